@@ -1,0 +1,90 @@
+#!/bin/sh
+# cluster-healthcheck.sh - Docker HEALTHCHECK of the openshell cluster image.
+#
+# POSIX sh without jq: it runs inside the real rancher/k3s image. It asks the
+# API with `kubectl ... -o jsonpath=...` and prints exactly one line:
+#   HEALTHCHECK_OK [gpus=N]                                    (exit 0)
+#   HEALTHCHECK_FAIL <marker> [key=value ...]                  (exit 1)
+# Markers (stable; openshell reads them from .State.Health.Log):
+#   k3s-not-ready                       GET /readyz did not answer "ok"
+#   gpu-runtimeclass-missing            RuntimeClass nvidia not found
+#   gpu-chart-install-failed job=J failed=N   helm-install job has failed pods
+#   gpu-device-plugin-missing namespace=NS daemonset=DS
+#   gpu-device-plugin-not-ready desired=D ready=R
+#   gpu-not-allocatable allocatable=V   V is the node's nvidia.com/gpu
+#                                       ("absent" when the key is missing)
+# The GPU checks run only when GPU_ENABLED=true, as in cluster-entrypoint.sh.
+#
+# jsonpath expressions used (a kubectl stand-in must answer exactly these):
+#   runtimeclass nvidia:          {.handler}
+#   job helm-install-<chart>:     {.status.failed}
+#   daemonset <ds> -n <ns>:       {.status.desiredNumberScheduled} {.status.numberReady}
+#   nodes (list):                 {.items[*].status.allocatable.nvidia\.com/gpu}
+set -u
+
+KUBECTL="${KUBECTL:-kubectl}"
+KUBECTL_TIMEOUT="${KUBECTL_TIMEOUT:-5s}"
+GPU_ENABLED="${GPU_ENABLED:-}"
+DP_NAMESPACE="${GPU_DEVICE_PLUGIN_NAMESPACE:-nvidia-device-plugin}"
+DP_DAEMONSET="${GPU_DEVICE_PLUGIN_DAEMONSET:-nvidia-device-plugin}"
+DP_CHART="${GPU_DEVICE_PLUGIN_CHART:-nvidia-device-plugin}"
+
+fail() {
+	echo "HEALTHCHECK_FAIL $*"
+	exit 1
+}
+
+# Word splitting of $KUBECTL is intended: tests may set it to "cmd arg".
+kc() {
+	# shellcheck disable=SC2086
+	$KUBECTL --request-timeout="$KUBECTL_TIMEOUT" "$@" 2>/dev/null
+}
+
+is_uint() {
+	case $1 in '' | *[!0-9]*) return 1 ;; *) return 0 ;; esac
+}
+
+readyz=$(kc get --raw /readyz) || fail "k3s-not-ready"
+[ "$readyz" = "ok" ] || fail "k3s-not-ready"
+
+if [ "$GPU_ENABLED" != "true" ]; then
+	echo "HEALTHCHECK_OK"
+	exit 0
+fi
+
+handler=$(kc get runtimeclass nvidia -o 'jsonpath={.handler}') || fail "gpu-runtimeclass-missing"
+[ -n "$handler" ] || fail "gpu-runtimeclass-missing"
+
+if ! ds=$(kc get daemonset "$DP_DAEMONSET" -n "$DP_NAMESPACE" \
+	-o 'jsonpath={.status.desiredNumberScheduled} {.status.numberReady}'); then
+	# Tell a chart that cannot install apart from one still installing.
+	job="helm-install-$DP_CHART"
+	failed=$(kc get job "$job" -n kube-system -o 'jsonpath={.status.failed}') || failed=""
+	if is_uint "$failed" && [ "$failed" -gt 0 ]; then
+		fail "gpu-chart-install-failed job=$job failed=$failed"
+	fi
+	fail "gpu-device-plugin-missing namespace=$DP_NAMESPACE daemonset=$DP_DAEMONSET"
+fi
+# shellcheck disable=SC2086 # split "D R" into two fields
+set -- $ds
+desired=${1:-}
+ready=${2:-}
+is_uint "$desired" || desired=0
+is_uint "$ready" || ready=0
+if [ "$desired" -eq 0 ] || [ "$ready" -ne "$desired" ]; then
+	fail "gpu-device-plugin-not-ready desired=$desired ready=$ready"
+fi
+
+alloc=$(kc get nodes -o 'jsonpath={.items[*].status.allocatable.nvidia\.com/gpu}') ||
+	fail "gpu-not-allocatable allocatable=absent"
+gpus=0
+seen=""
+for v in $alloc; do
+	is_uint "$v" || fail "gpu-not-allocatable allocatable=$v"
+	gpus=$((gpus + v))
+	seen=1
+done
+[ -n "$seen" ] || fail "gpu-not-allocatable allocatable=absent"
+[ "$gpus" -gt 0 ] || fail "gpu-not-allocatable allocatable=$gpus"
+
+echo "HEALTHCHECK_OK gpus=$gpus"
