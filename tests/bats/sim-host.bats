@@ -232,6 +232,20 @@ no-smi"
 	assert_output "sim-host: error: 'jq' not found; install the Debian package 'jq' (apt-get install jq)"
 }
 
+@test "sim_host_start fails (not skips) with the daemon's log when dockerd cannot start" {
+	sim_only "starts a sim host"
+	fake=$BATS_TEST_TMPDIR/fakebin
+	mkdir -p "$fake"
+	printf '#!/bin/sh\necho "failed to start daemon: simulated start-up failure" >&2\nexit 1\n' >"$fake/dockerd"
+	chmod +x "$fake/dockerd"
+	PATH=$fake:$PATH run sim_host_start
+	assert_failure
+	assert_output --partial "dockerd exited during start-up"
+	assert_output --partial "failed to start daemon: simulated start-up failure"
+	dir=$(grep -o '/tmp/osim\.[A-Za-z0-9]*' <<<"$output" | head -n 1)
+	[[ -n $dir && ! -e $dir ]]
+}
+
 @test "--no-toolkit: --gpus fails with Docker's own error, as on a host without the toolkit" {
 	sim_only "a host without the NVIDIA Container Toolkit exists only as a sim host"
 	sim_host_extra --no-toolkit
