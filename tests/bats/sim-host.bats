@@ -111,9 +111,10 @@ ${uuids[1]}, 81559 MiB, 1"
 		assert_line --regexp "^\| +$i +NVIDIA .+\| +[0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\.0 "
 	done
 	assert_output --partial '| Processes:'
-	# The table is rectangular, as the real tool's is.
+	# The table is rectangular, as the real tool's is (91 columns in the 550 series).
 	run bash -c "docker run --rm --gpus all $IMG nvidia-smi | sed 1d | grep '^[|+]' | awk '{ print length }' | sort -u"
-	assert_output 91
+	assert_success
+	assert_equal "${#lines[@]}" 1
 }
 
 @test "a container without --gpus has no GPU devices and no nvidia-smi" {
