@@ -8,7 +8,8 @@
 # Markers (stable; openshell reads them from .State.Health.Log):
 #   k3s-not-ready                       GET /readyz did not answer "ok"
 #   gpu-runtimeclass-missing            RuntimeClass nvidia not found
-#   gpu-chart-install-failed job=J failed=N   helm-install job has failed pods
+#   gpu-chart-install-failed job=J failures=N  the helm-install job's pod failed
+#                                       N times (its restarts plus failed pods)
 #   gpu-device-plugin-missing namespace=NS daemonset=DS
 #   gpu-device-plugin-not-ready desired=D ready=R
 #   gpu-not-allocatable allocatable=V   V is the node's nvidia.com/gpu
@@ -18,6 +19,8 @@
 # jsonpath expressions used (a kubectl stand-in must answer exactly these):
 #   runtimeclass nvidia:          {.handler}
 #   job helm-install-<chart>:     {.status.failed}
+#   pods -l job-name=helm-install-<chart> -n kube-system:
+#                                 {.items[*].status.containerStatuses[*].restartCount}
 #   daemonset <ds> -n <ns>:       {.status.desiredNumberScheduled} {.status.numberReady}
 #   nodes (list):                 {.items[*].status.allocatable.nvidia\.com/gpu}
 set -u
@@ -57,11 +60,18 @@ handler=$(kc get runtimeclass nvidia -o 'jsonpath={.handler}') || fail "gpu-runt
 
 if ! ds=$(kc get daemonset "$DP_DAEMONSET" -n "$DP_NAMESPACE" \
 	-o 'jsonpath={.status.desiredNumberScheduled} {.status.numberReady}'); then
-	# Tell a chart that cannot install apart from one still installing.
+	# Tell a chart that cannot install apart from one still installing. The
+	# k3s Helm controller's job pod restarts on failure (restartPolicy
+	# OnFailure), so failures show as restarts more than as failed pods.
 	job="helm-install-$DP_CHART"
-	failed=$(kc get job "$job" -n kube-system -o 'jsonpath={.status.failed}') || failed=""
-	if is_uint "$failed" && [ "$failed" -gt 0 ]; then
-		fail "gpu-chart-install-failed job=$job failed=$failed"
+	failures=0
+	for n in $(kc get job "$job" -n kube-system -o 'jsonpath={.status.failed}') \
+		$(kc get pods -n kube-system -l "job-name=$job" \
+			-o 'jsonpath={.items[*].status.containerStatuses[*].restartCount}'); do
+		is_uint "$n" && failures=$((failures + n))
+	done
+	if [ "$failures" -gt 0 ]; then
+		fail "gpu-chart-install-failed job=$job failures=$failures"
 	fi
 	fail "gpu-device-plugin-missing namespace=$DP_NAMESPACE daemonset=$DP_DAEMONSET"
 fi

@@ -1,0 +1,106 @@
+#!/usr/bin/env bats
+# deploy/docker/cluster-entrypoint.sh, run directly (under busybox sh, as in
+# the k3s image) against a temporary directory tree.
+
+bats_load_library bats-support
+bats_load_library bats-assert
+
+SCRIPT=$BATS_TEST_DIRNAME/../../deploy/docker/cluster-entrypoint.sh
+REAL_GPU_MANIFESTS=$BATS_TEST_DIRNAME/../../deploy/kube/gpu-manifests
+
+setup() {
+	root=$BATS_TEST_TMPDIR
+	export GPU_MANIFESTS_DIR=$root/opt/gpu-manifests
+	export OPENSHELL_MANIFESTS_DIR=$root/opt/manifests
+	export K3S_MANIFESTS_DIR=$root/k3s/server/manifests
+	export OPENSHELL_DEV_DIR=$root/dev
+	export K3S_BIN=$root/fake-k3s
+	mkdir -p "$GPU_MANIFESTS_DIR" "$OPENSHELL_MANIFESTS_DIR" "$OPENSHELL_DEV_DIR"
+	cp "$REAL_GPU_MANIFESTS"/*.yaml "$GPU_MANIFESTS_DIR/"
+	# The exec target records how it was called and what k3s would find.
+	cat >"$K3S_BIN" <<-'FAKE'
+	#!/bin/sh
+	echo "fake-k3s args: $*"
+	ls "$K3S_MANIFESTS_DIR" | sed 's/^/fake-k3s sees: /'
+	exit 7
+	FAKE
+	chmod +x "$K3S_BIN"
+	unset GPU_ENABLED
+}
+
+entrypoint() {
+	run busybox sh "$SCRIPT" "$@"
+}
+
+@test "GPU_ENABLED=true installs the GPU manifests, then execs k3s with the arguments" {
+	touch "$OPENSHELL_DEV_DIR/nvidia0" "$OPENSHELL_DEV_DIR/nvidia1"
+	GPU_ENABLED=true entrypoint server --disable=traefik --tls-san=127.0.0.1
+	assert_equal "$status" 7 # k3s' status: exec'd, not run as a child
+	assert_line "fake-k3s args: server --disable=traefik --tls-san=127.0.0.1"
+	assert_line "fake-k3s sees: nvidia-device-plugin-helmchart.yaml"
+	assert_line "openshell-entrypoint: GPU_ENABLED=true: enabling NVIDIA GPU support"
+	assert_line "openshell-entrypoint: found 2 GPU device(s) in $OPENSHELL_DEV_DIR"
+	cmp "$REAL_GPU_MANIFESTS/nvidia-device-plugin-helmchart.yaml" \
+		"$K3S_MANIFESTS_DIR/nvidia-device-plugin-helmchart.yaml"
+	run ls -A "$K3S_MANIFESTS_DIR"
+	refute_output --partial ".tmp."
+}
+
+@test "GPU_ENABLED=true without /dev/nvidia* warns that --gpus may be missing" {
+	GPU_ENABLED=true entrypoint server
+	assert_equal "$status" 7
+	assert_line "openshell-entrypoint: warning: no $OPENSHELL_DEV_DIR/nvidia[0-9]* devices: was the container started with --gpus?"
+}
+
+@test "GPU_ENABLED=true with no GPU manifest fails loudly before k3s starts" {
+	rm -f "$GPU_MANIFESTS_DIR"/*.yaml
+	GPU_ENABLED=true entrypoint server
+	assert_failure 1
+	assert_output --partial "error: GPU_ENABLED=true but no *.yaml in $GPU_MANIFESTS_DIR"
+	refute_output --partial "fake-k3s"
+}
+
+@test "without GPU_ENABLED a stale GPU manifest on the volume is removed" {
+	GPU_ENABLED=true entrypoint server
+	assert_line "fake-k3s sees: nvidia-device-plugin-helmchart.yaml"
+	entrypoint server
+	assert_equal "$status" 7
+	assert_line "openshell-entrypoint: GPU disabled: removed stale GPU manifest $K3S_MANIFESTS_DIR/nvidia-device-plugin-helmchart.yaml"
+	refute_line --partial "fake-k3s sees: nvidia-device-plugin"
+	[ ! -e "$K3S_MANIFESTS_DIR/.openshell-gpu-manifests" ]
+}
+
+@test "a GPU manifest renamed by a newer image is still removed (install record)" {
+	GPU_ENABLED=true entrypoint server
+	mv "$GPU_MANIFESTS_DIR/nvidia-device-plugin-helmchart.yaml" "$GPU_MANIFESTS_DIR/renamed.yaml"
+	entrypoint server
+	refute_line --partial "fake-k3s sees: nvidia-device-plugin"
+}
+
+@test "GPU_ENABLED other than true keeps GPU support off and says so" {
+	GPU_ENABLED=1 entrypoint server
+	assert_equal "$status" 7
+	assert_line 'openshell-entrypoint: GPU_ENABLED=1 is not "true": GPU support stays off'
+	refute_line --partial "fake-k3s sees:"
+}
+
+@test "without GPU, manifests that are not GPU manifests are left alone" {
+	mkdir -p "$K3S_MANIFESTS_DIR"
+	echo "kind: ConfigMap" >"$K3S_MANIFESTS_DIR/user.yaml"
+	entrypoint server
+	assert_line "fake-k3s sees: user.yaml"
+	refute_line --partial "removed stale"
+}
+
+@test "shipped manifests in /opt/openshell/manifests are installed with or without GPU" {
+	echo "kind: ConfigMap" >"$OPENSHELL_MANIFESTS_DIR/base.yaml"
+	echo "not yaml" >"$OPENSHELL_MANIFESTS_DIR/README"
+	entrypoint server
+	assert_line "fake-k3s sees: base.yaml"
+	refute_line "fake-k3s sees: README"
+}
+
+@test "the entrypoint is POSIX sh and shellcheck-clean" {
+	run shellcheck -s sh "$SCRIPT"
+	assert_success
+}

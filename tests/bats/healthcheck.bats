@@ -1,0 +1,143 @@
+#!/usr/bin/env bats
+# deploy/docker/cluster-healthcheck.sh, run directly (under busybox sh, as in
+# the k3s image) against a fake kubectl that answers from environment
+# variables and records every call.
+
+bats_load_library bats-support
+bats_load_library bats-assert
+
+SCRIPT=$BATS_TEST_DIRNAME/../../deploy/docker/cluster-healthcheck.sh
+
+setup() {
+	export FK_LOG=$BATS_TEST_TMPDIR/kubectl.calls
+	export KUBECTL=$BATS_TEST_TMPDIR/kubectl
+	# Healthy GPU cluster by default; each test breaks one thing.
+	export FK_READY=ok FK_RC=nvidia FK_DS="1 1" FK_ALLOC=2 FK_JOB_FAILED="" FK_RESTARTS=""
+	cat >"$KUBECTL" <<-'FAKE'
+	#!/bin/sh
+	printf '%s\n' "$*" >>"$FK_LOG"
+	case $1 in --request-timeout=*) shift ;; *) echo "missing --request-timeout" >&2; exit 3 ;; esac
+	nf() { echo "Error from server (NotFound): $1 \"$2\" not found" >&2; exit 1; }
+	case "$*" in
+	"get --raw /readyz")
+		[ -n "$FK_READY" ] || { echo "The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?" >&2; exit 1; }
+		echo "$FK_READY" ;;
+	"get runtimeclass nvidia -o jsonpath={.handler}")
+		[ -n "$FK_RC" ] || nf runtimeclasses.node.k8s.io nvidia
+		printf '%s' "$FK_RC" ;;
+	"get daemonset nvidia-device-plugin -n nvidia-device-plugin -o jsonpath={.status.desiredNumberScheduled} {.status.numberReady}")
+		[ -n "$FK_DS" ] || nf daemonsets.apps nvidia-device-plugin
+		printf '%s' "$FK_DS" ;;
+	"get job helm-install-nvidia-device-plugin -n kube-system -o jsonpath={.status.failed}")
+		printf '%s' "$FK_JOB_FAILED" ;;
+	"get pods -n kube-system -l job-name=helm-install-nvidia-device-plugin -o jsonpath={.items[*].status.containerStatuses[*].restartCount}")
+		printf '%s' "$FK_RESTARTS" ;;
+	'get nodes -o jsonpath={.items[*].status.allocatable.nvidia\.com/gpu}')
+		printf '%s' "$FK_ALLOC" ;;
+	*) echo "fake kubectl: unexpected call: $*" >&2; exit 3 ;;
+	esac
+	FAKE
+	chmod +x "$KUBECTL"
+}
+
+healthcheck() {
+	run busybox sh "$SCRIPT"
+}
+
+@test "without GPU: k3s ready is healthy, and no GPU question is asked" {
+	healthcheck
+	assert_success
+	assert_output "HEALTHCHECK_OK"
+	run cat "$FK_LOG"
+	assert_output --regexp '^--request-timeout=5s get --raw /readyz$'
+}
+
+@test "k3s API refused: k3s-not-ready" {
+	FK_READY="" healthcheck
+	assert_failure 1
+	assert_output "HEALTHCHECK_FAIL k3s-not-ready"
+}
+
+@test "readyz answering something else than ok: k3s-not-ready" {
+	FK_READY="[-]etcd failed" GPU_ENABLED=true healthcheck
+	assert_failure 1
+	assert_output "HEALTHCHECK_FAIL k3s-not-ready"
+}
+
+@test "GPU: all good prints the GPU count" {
+	GPU_ENABLED=true healthcheck
+	assert_success
+	assert_output "HEALTHCHECK_OK gpus=2"
+}
+
+@test "GPU: RuntimeClass nvidia missing" {
+	FK_RC="" GPU_ENABLED=true healthcheck
+	assert_failure 1
+	assert_output "HEALTHCHECK_FAIL gpu-runtimeclass-missing"
+}
+
+@test "GPU: device-plugin DaemonSet missing while the chart installs" {
+	FK_DS="" FK_RESTARTS="0" GPU_ENABLED=true healthcheck
+	assert_failure 1
+	assert_output "HEALTHCHECK_FAIL gpu-device-plugin-missing namespace=nvidia-device-plugin daemonset=nvidia-device-plugin"
+}
+
+@test "GPU: chart install failing (job pod restarts) is told apart" {
+	FK_DS="" FK_RESTARTS="3" GPU_ENABLED=true healthcheck
+	assert_failure 1
+	assert_output "HEALTHCHECK_FAIL gpu-chart-install-failed job=helm-install-nvidia-device-plugin failures=3"
+}
+
+@test "GPU: chart install failing (failed job pods) is told apart" {
+	FK_DS="" FK_JOB_FAILED="2" GPU_ENABLED=true healthcheck
+	assert_failure 1
+	assert_output "HEALTHCHECK_FAIL gpu-chart-install-failed job=helm-install-nvidia-device-plugin failures=2"
+}
+
+@test "GPU: DaemonSet that schedules no pod (affinity) is not ready" {
+	FK_DS="0 0" GPU_ENABLED=true healthcheck
+	assert_failure 1
+	assert_output "HEALTHCHECK_FAIL gpu-device-plugin-not-ready desired=0 ready=0"
+}
+
+@test "GPU: DaemonSet pod not ready (crash loop)" {
+	FK_DS="1 0" GPU_ENABLED=true healthcheck
+	assert_failure 1
+	assert_output "HEALTHCHECK_FAIL gpu-device-plugin-not-ready desired=1 ready=0"
+}
+
+@test "GPU: node without nvidia.com/gpu" {
+	FK_ALLOC="" GPU_ENABLED=true healthcheck
+	assert_failure 1
+	assert_output "HEALTHCHECK_FAIL gpu-not-allocatable allocatable=absent"
+}
+
+@test "GPU: node with nvidia.com/gpu 0" {
+	FK_ALLOC="0" GPU_ENABLED=true healthcheck
+	assert_failure 1
+	assert_output "HEALTHCHECK_FAIL gpu-not-allocatable allocatable=0"
+}
+
+@test "GPU: a non-numeric allocatable is reported as is" {
+	FK_ALLOC="2k" GPU_ENABLED=true healthcheck
+	assert_failure 1
+	assert_output "HEALTHCHECK_FAIL gpu-not-allocatable allocatable=2k"
+}
+
+@test "GPU: allocatable of several nodes adds up" {
+	FK_ALLOC="2 1" GPU_ENABLED=true healthcheck
+	assert_success
+	assert_output "HEALTHCHECK_OK gpus=3"
+}
+
+@test "plugin namespace and DaemonSet name are overridable" {
+	GPU_DEVICE_PLUGIN_NAMESPACE=other GPU_ENABLED=true healthcheck
+	assert_failure 1
+	run cat "$FK_LOG"
+	assert_line --partial "get daemonset nvidia-device-plugin -n other"
+}
+
+@test "the healthcheck is POSIX sh and shellcheck-clean" {
+	run shellcheck -s sh "$SCRIPT"
+	assert_success
+}
