@@ -1,0 +1,136 @@
+/* cli.c - subcommand dispatch and strict parsing of option values. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "exitcode.h"
+#include "log.h"
+
+int cli_dispatch(const char *parent, const struct os_command *cmds, int argc, char **argv)
+{
+	for (const struct os_command *c = cmds; c->name; c++)
+		if (strcmp(c->name, argv[0]) == 0) {
+			optind = 0;   /* reset getopt for the command's own parse */
+			return c->run(argc, argv);
+		}
+	if (parent)
+		return log_usage_error(parent, "unknown %s command '%s'", parent, argv[0]);
+	return log_usage_error(NULL, "unknown command '%s'", argv[0]);
+}
+
+int cli_common_option(int c)
+{
+	if (c == 'v') {
+		log_set_verbosity(log_verbosity() < 0 ? 1 : log_verbosity() + 1);
+		return 1;
+	}
+	if (c == 'q') {
+		log_set_verbosity(-1);
+		return 1;
+	}
+	return 0;
+}
+
+void cli_print_commands(FILE *out, const struct os_command *cmds)
+{
+	for (const struct os_command *c = cmds; c->name; c++)
+		fprintf(out, "  %-10s %s\n", c->name, c->summary);
+}
+
+int cli_bad_option(const char *cmd, int c, char **argv)
+{
+	const char *word = optind > 0 ? argv[optind - 1] : "";
+
+	if (c == ':')
+		return log_usage_error(cmd, "option '%s' needs a value", word);
+	if (optopt)
+		return log_usage_error(cmd, "unknown option '-%c'", optopt);
+	return log_usage_error(cmd, "unknown option '%s'", word);
+}
+
+int cli_parse_uint(const char *s, int max, int *out)
+{
+	unsigned long long v = 0;
+
+	if (!s || !*s || strlen(s) > 10)
+		return -1;
+	for (const char *p = s; *p; p++) {
+		if (!isdigit((unsigned char)*p))
+			return -1;
+		v = v * 10 + (unsigned)(*p - '0');
+	}
+	if (v > (unsigned long long)max)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+int cli_parse_port(const char *s, int *port)
+{
+	int v;
+
+	if (cli_parse_uint(s, 65535, &v) < 0 || v == 0)
+		return -1;
+	*port = v;
+	return 0;
+}
+
+int cli_parse_duration_ms(const char *s, int *ms)
+{
+	static const struct { const char *unit; long long ms; } units[] = {
+		{ "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 }, { NULL, 0 },
+	};
+	long long total = 0;
+	const char *p = s;
+
+	if (!s || !*s || strlen(s) > 32)
+		return -1;
+	if (strspn(s, "0123456789") == strlen(s)) {   /* bare seconds */
+		int secs;
+		if (cli_parse_uint(s, INT_MAX / 1000, &secs) < 0 || secs == 0)
+			return -1;
+		*ms = secs * 1000;
+		return 0;
+	}
+	while (*p) {
+		long long whole = 0, frac = 0, scale = 1;
+		size_t digits = strspn(p, "0123456789"), i;
+
+		if (!digits || digits > 9)
+			return -1;
+		for (i = 0; i < digits; i++)
+			whole = whole * 10 + (p[i] - '0');
+		p += digits;
+		if (*p == '.') {
+			size_t fd = strspn(++p, "0123456789");
+			if (!fd || fd > 6)
+				return -1;
+			for (i = 0; i < fd; i++, scale *= 10)
+				frac = frac * 10 + (p[i] - '0');
+			p += fd;
+		}
+		for (i = 0; units[i].unit; i++) {
+			size_t n = strlen(units[i].unit);
+			/* "ms" is listed before "m", so it wins */
+			if (strncmp(p, units[i].unit, n) == 0)
+				break;
+		}
+		if (!units[i].unit)
+			return -1;
+		total += whole * units[i].ms + frac * units[i].ms / scale;
+		p += strlen(units[i].unit);
+		if (total > INT_MAX)
+			return -1;
+	}
+	if (total <= 0)
+		return -1;
+	*ms = (int)total;
+	return 0;
+}

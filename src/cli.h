@@ -1,0 +1,53 @@
+/* cli.h - command tables, dispatch and value parsing shared by commands.
+ *
+ * main() and `gateway` each hold a table of subcommands and hand argv to
+ * cli_dispatch(); every command parses its own options with getopt_long
+ * and checks values with the parsers below, so bad input is refused with
+ * one line and OS_EXIT_USAGE before anything runs.
+ */
+#ifndef OPENSHELL_CLI_H
+#define OPENSHELL_CLI_H
+
+#include <stdio.h>
+
+struct os_command {
+	const char *name;
+	int (*run)(int argc, char **argv);  /* argv[0] is the command's name */
+	const char *summary;
+};
+
+/* Run the command named by argv[0] from the table. `parent` ("gateway" or
+ * NULL) is used in messages. Unknown names are a usage error. */
+int cli_dispatch(const char *parent, const struct os_command *cmds, int argc, char **argv);
+
+/* Options every command accepts, merged into each getopt_long table. */
+#define CLI_COMMON_SHORT "hvq"
+#define CLI_COMMON_LONG                                   \
+	{ "help", no_argument, NULL, 'h' },               \
+	{ "verbose", no_argument, NULL, 'v' },            \
+	{ "quiet", no_argument, NULL, 'q' }
+
+/* Apply -v / -q; returns 1 if c was one of them. */
+int cli_common_option(int c);
+
+/* Print "  name   summary" lines for a table. */
+void cli_print_commands(FILE *out, const struct os_command *cmds);
+
+/* getopt_long runs quiet (optstrings start with CLI_OPTS_PREFIX) so that
+ * this can report what it rejected in one line, with where to look. c is
+ * what getopt_long returned ('?' or ':'); cmd is e.g. "gateway start". */
+#define CLI_OPTS_PREFIX "+:"
+int cli_bad_option(const char *cmd, int c, char **argv);
+
+/* Durations as Docker and Go write them: "90s", "5m", "1m30s", "1h",
+ * "500ms"; a bare number means seconds. Must be > 0 and fit in an int of
+ * milliseconds. Returns 0, or -1 for a malformed or out-of-range value. */
+int cli_parse_duration_ms(const char *s, int *ms);
+
+/* A TCP port, 1..65535, decimal only. */
+int cli_parse_port(const char *s, int *port);
+
+/* A non-negative decimal integer no larger than max. */
+int cli_parse_uint(const char *s, int max, int *out);
+
+#endif

@@ -1,0 +1,47 @@
+/* cmd_gateway.c - `openshell gateway`: dispatch to the gateway commands. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "exitcode.h"
+#include "log.h"
+
+static const struct os_command gateway_commands[] = {
+	{ NULL, NULL, NULL },
+};
+
+static void usage(FILE *out)
+{
+	fputs("Usage: openshell gateway COMMAND [OPTIONS]\n"
+	      "\n"
+	      "A gateway is a single-node k3s cluster in a Docker container named\n"
+	      "openshell-cluster-NAME, optionally with the host's NVIDIA GPUs.\n"
+	      "\n"
+	      "Commands:\n", out);
+	cli_print_commands(out, gateway_commands);
+	fputs("\nRun 'openshell gateway COMMAND --help' for a command's options.\n", out);
+}
+
+int cmd_gateway(int argc, char **argv)
+{
+	static const struct option longopts[] = { CLI_COMMON_LONG, { NULL, 0, NULL, 0 } };
+	int c;
+
+	while ((c = getopt_long(argc, argv, CLI_OPTS_PREFIX CLI_COMMON_SHORT, longopts, NULL)) != -1) {
+		if (cli_common_option(c))
+			continue;
+		if (c == 'h') {
+			usage(stdout);
+			return OS_EXIT_OK;
+		}
+		return cli_bad_option("gateway", c, argv);
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return OS_EXIT_USAGE;
+	}
+	return cli_dispatch("gateway", gateway_commands, argc - optind, argv + optind);
+}

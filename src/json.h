@@ -1,0 +1,33 @@
+/* json.h - careful reading of JSON that other programs print.
+ *
+ * docker and kubectl output is untrusted input: these helpers parse it with
+ * cJSON's length-bounded parser and read fields case-sensitively with type
+ * checks, so a missing or mistyped field reads as absent, never as garbage.
+ */
+#ifndef OPENSHELL_JSON_H
+#define OPENSHELL_JSON_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "error.h"
+
+/* Parse buf (need not be NUL-terminated). `what` names the source in the
+ * error ("docker inspect output"). Returns NULL with *err set on failure. */
+cJSON *json_parse(const char *buf, size_t len, const char *what, os_error *err);
+
+/* Walk nested objects by keys (NULL-terminated list). NULL when any step
+ * is missing or not an object. */
+const cJSON *json_get(const cJSON *obj, ...) __attribute__((sentinel));
+
+/* The string at obj[key], or NULL if absent or not a string. */
+const char *json_str(const cJSON *obj, const char *key);
+
+/* obj[key] as a boolean: 1 true, 0 false, -1 absent or not a boolean. */
+int json_bool(const cJSON *obj, const char *key);
+
+/* A JSON number that is an integer within [min, max]; 0 or -1. */
+int json_int(const cJSON *item, long long min, long long max, long long *out);
+
+#endif

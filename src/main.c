@@ -1,0 +1,91 @@
+/* main.c - global options, then dispatch to a command. Nothing else. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "exitcode.h"
+#include "log.h"
+#include "xalloc.h"
+
+static int cmd_help(int argc, char **argv);
+
+static const struct os_command commands[] = {
+	{ "gateway", cmd_gateway, "create and manage gateways (k3s in Docker)" },
+	{ "doctor", cmd_doctor, "check that this host can run a GPU gateway" },
+	{ "help", cmd_help, "show help for a command" },
+	{ NULL, NULL, NULL },
+};
+
+static void usage(FILE *out)
+{
+	fputs("Usage: openshell [-v|-q] COMMAND [ARGS...]\n"
+	      "\n"
+	      "Bootstrap a single-node Kubernetes (k3s) gateway inside Docker, with\n"
+	      "NVIDIA GPUs passed through, and prove that its pods can use them.\n"
+	      "\n"
+	      "Commands:\n", out);
+	cli_print_commands(out, commands);
+	fputs("\n"
+	      "Options:\n"
+	      "  -v, --verbose   show each command openshell runs (repeat for more)\n"
+	      "  -q, --quiet     print errors only\n"
+	      "  -h, --help      show this help\n"
+	      "  -V, --version   show the version\n"
+	      "\n"
+	      "Run 'openshell COMMAND --help' for a command's options.\n", out);
+}
+
+/* `openshell help gateway start` is `openshell gateway start --help`. */
+static int cmd_help(int argc, char **argv)
+{
+	char *args[8];
+	int n = 0;
+
+	if (argc < 2) {
+		usage(stdout);
+		return OS_EXIT_OK;
+	}
+	if (argc > 6)
+		return log_usage_error("help", "too many words after 'help'");
+	for (int i = 1; i < argc; i++)
+		args[n++] = argv[i];
+	args[n++] = (char *)"--help";
+	args[n] = NULL;
+	return cli_dispatch(NULL, commands, n, args);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONG,
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	xalloc_init();
+	/* '+': stop at the command name; its options are its own. */
+	while ((c = getopt_long(argc, argv, CLI_OPTS_PREFIX CLI_COMMON_SHORT "V", longopts, NULL)) != -1) {
+		if (cli_common_option(c))
+			continue;
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			return OS_EXIT_OK;
+		case 'V':
+			printf("openshell %s\n", PACKAGE_VERSION);
+			return OS_EXIT_OK;
+		default:
+			return cli_bad_option(NULL, c, argv);
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return OS_EXIT_USAGE;
+	}
+	return cli_dispatch(NULL, commands, argc - optind, argv + optind);
+}

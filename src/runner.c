@@ -1,0 +1,460 @@
+/* runner.c - run children through libpipeline, with capture and deadlines.
+ *
+ * libpipeline forks, execs and reaps; it offers neither a deadline nor
+ * stderr capture, so this file adds both: stderr goes to an unlinked
+ * temporary file installed by a pre-exec hook, and the wait is a poll() on
+ * the stdout pipe and on a pidfd for the child, bounded by the deadline.
+ * Polling both means a chatty child never blocks on a full pipe and a
+ * silent one is noticed the moment it exits, with no sleeping.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pipeline.h>
+
+#include "exitcode.h"
+#include "log.h"
+#include "runner.h"
+#include "xalloc.h"
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+char *run_format_ms(int ms)
+{
+	if (ms % 1000 == 0)
+		return xasprintf("%ds", ms / 1000);
+	return xasprintf("%.1fs", ms / 1000.0);
+}
+
+static int is_shell_safe(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			    "0123456789_@%+=:,./-", *s))
+			return 0;
+	return 1;
+}
+
+char *run_argv_to_string(const char *const *argv)
+{
+	size_t cap = 64, len = 0;
+	char *s = xmalloc(cap);
+
+	s[0] = '\0';
+	for (size_t i = 0; argv[i]; i++) {
+		const char *a = argv[i];
+		size_t need = len + 4 * strlen(a) + 4;
+
+		if (need > cap) {
+			while (need > cap)
+				cap *= 2;
+			s = xrealloc(s, cap);
+		}
+		if (i)
+			s[len++] = ' ';
+		if (is_shell_safe(a)) {
+			len += (size_t)sprintf(s + len, "%s", a);
+			continue;
+		}
+		s[len++] = '\'';
+		for (; *a; a++) {
+			if (*a == '\'') {
+				memcpy(s + len, "'\\''", 4);
+				len += 4;
+			} else {
+				s[len++] = *a;
+			}
+		}
+		s[len++] = '\'';
+		s[len] = '\0';
+	}
+	return s;
+}
+
+/* "docker inspect" rather than the whole argv: messages stay one line. */
+static char *short_name(const char *const *argv)
+{
+	const char *base = strrchr(argv[0], '/');
+
+	base = base ? base + 1 : argv[0];
+	if (argv[1] && argv[1][0] != '-')
+		return xasprintf("%s %s", base, argv[1]);
+	return xstrdup(base);
+}
+
+char *run_find_executable(const char *name)
+{
+	const char *path = getenv("PATH");
+
+	if (!name || !*name)
+		return NULL;
+	if (strchr(name, '/'))
+		return access(name, X_OK) == 0 ? xstrdup(name) : NULL;
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+		char *cand = xasprintf("%.*s%s%s", (int)n, n ? path : ".", "/", name);
+		struct stat st;
+
+		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+			return cand;
+		free(cand);
+		path += n;
+		if (*path == ':')
+			path++;
+	}
+	return NULL;
+}
+
+/* An anonymous file: O_TMPFILE where the file system has it, else a
+ * mkstemp file unlinked at once. Nothing is left on disk either way. */
+static int anon_file(os_error *err)
+{
+	const char *dir = getenv("TMPDIR");
+	int fd;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		char *tmpl = xasprintf("%s/openshell.XXXXXX", dir);
+
+		fd = mkostemp(tmpl, O_CLOEXEC);
+		if (fd >= 0)
+			unlink(tmpl);
+		free(tmpl);
+	}
+	if (fd < 0)
+		return os_error_set(err, OS_EXIT_FAILURE,
+				    "cannot create a temporary file in %s: %s (set TMPDIR to a writable directory)",
+				    dir, strerror(errno));
+	return fd;
+}
+
+static void redirect_stderr(void *data)
+{
+	if (dup2(*(int *)data, STDERR_FILENO) < 0)
+		_exit(127);
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* stdin for the child: the given bytes in an anonymous file, rewound. */
+static int input_fd(const struct run_spec *spec, os_error *err)
+{
+	int fd;
+
+	if (!spec->input)
+		return open("/dev/null", O_RDONLY | O_CLOEXEC);
+	fd = anon_file(err);
+	if (fd < 0)
+		return -1;
+	if (write_all(fd, spec->input, spec->input_len) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
+		os_error_set(err, OS_EXIT_FAILURE, "cannot buffer input for a command: %s",
+			     strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Keep the tail of stderr: the cause of a failure is usually last. */
+static void read_stderr(int fd, struct run_result *res)
+{
+	struct stat st;
+	off_t from = 0;
+	ssize_t n;
+
+	if (fstat(fd, &st) < 0)
+		return;
+	if (st.st_size > (off_t)RUN_MAX_STDERR)
+		from = st.st_size - (off_t)RUN_MAX_STDERR;
+	res->err = xrealloc(res->err, (size_t)(st.st_size - from) + 1);
+	n = pread(fd, res->err, (size_t)(st.st_size - from), from);
+	res->err_len = n > 0 ? (size_t)n : 0;
+	res->err[res->err_len] = '\0';
+}
+
+struct wait_state {
+	int outfd;        /* -1 once closed or not captured */
+	int pidfd;        /* -1 when unavailable or closed */
+	int exited;       /* the child has exited (maybe not yet reaped) */
+	pid_t pid;
+	struct run_result *res;
+	size_t cap;
+	int too_big;
+};
+
+static int drain_stdout(struct wait_state *w)
+{
+	for (;;) {
+		ssize_t n;
+
+		if (w->res->out_len + 65536 + 1 > w->cap) {
+			w->cap = w->cap ? w->cap * 2 : 65536 * 2;
+			w->res->out = xrealloc(w->res->out, w->cap);
+		}
+		n = read(w->outfd, w->res->out + w->res->out_len, 65536);
+		if (n > 0) {
+			w->res->out_len += (size_t)n;
+			if (w->res->out_len > RUN_MAX_OUTPUT) {
+				w->too_big = 1;
+				return 1;
+			}
+			continue;
+		}
+		if (n == 0)
+			return 1;           /* EOF */
+		if (errno == EINTR)
+			continue;
+		return errno == EAGAIN ? 0 : 1;
+	}
+}
+
+/* Without a pidfd (valgrind does not know pidfd_open), look without
+ * reaping: the reaping belongs to libpipeline, whose SIGCHLD handler may
+ * already have done it (ECHILD), which also means the child is gone. */
+static void check_exited(struct wait_state *w)
+{
+	siginfo_t info = { 0 };
+
+	if (w->exited || w->pidfd >= 0)
+		return;
+	if (w->pid <= 0 || waitid(P_PID, (id_t)w->pid, &info, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+	    info.si_pid == w->pid)
+		w->exited = 1;
+}
+
+/* Wait until stdout is at EOF and the child has exited, or until the
+ * deadline. Returns 1 on timeout, 0 otherwise. */
+static int wait_child(struct wait_state *w, long long deadline)
+{
+	int backoff = 1;
+
+	for (check_exited(w); w->outfd >= 0 || !w->exited; check_exited(w)) {
+		struct pollfd fds[2];
+		nfds_t n = 0;
+		int timeout = -1, r;
+
+		if (deadline) {
+			long long left = deadline - now_ms();
+			if (left <= 0)
+				return 1;
+			timeout = left > 60000 ? 60000 : (int)left;
+		}
+		if (!w->exited && w->pidfd < 0) {   /* no pidfd: bounded backoff */
+			timeout = timeout < 0 || timeout > backoff ? backoff : timeout;
+			backoff = backoff < 50 ? backoff * 2 : 50;
+		}
+		if (w->outfd >= 0)
+			fds[n++] = (struct pollfd){ .fd = w->outfd, .events = POLLIN };
+		if (w->pidfd >= 0 && !w->exited)
+			fds[n++] = (struct pollfd){ .fd = w->pidfd, .events = POLLIN };
+		r = poll(fds, n, timeout);
+		if (r < 0 && errno == EINTR)
+			continue;   /* libpipeline's SIGCHLD handler */
+		if (r < 0)
+			return 0;
+		for (nfds_t i = 0; i < n; i++) {
+			if (!fds[i].revents)
+				continue;
+			if (fds[i].fd == w->outfd) {
+				if (drain_stdout(w)) {
+					w->outfd = -1;
+					if (w->too_big)
+						return 0;
+				}
+			} else {
+				w->exited = 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* SIGTERM, a short grace, then SIGKILL: the child cannot outlive its
+ * deadline by more than RUN_KILL_GRACE_MS. */
+static void terminate(struct wait_state *w)
+{
+	long long end = now_ms() + RUN_KILL_GRACE_MS;
+
+	check_exited(w);
+	if (w->exited)
+		return;
+	kill(w->pid, SIGTERM);
+	while (!w->exited && now_ms() < end) {
+		struct pollfd pfd = { .fd = w->pidfd, .events = POLLIN };
+		long long left = end - now_ms();
+
+		if (w->pidfd >= 0) {
+			if (poll(&pfd, 1, left > 10 ? 10 : (int)left) > 0)
+				w->exited = 1;
+		} else {
+			poll(NULL, 0, 10);
+			check_exited(w);
+		}
+	}
+	if (!w->exited)
+		kill(w->pid, SIGKILL);
+}
+
+static int decode_status(int raw)
+{
+	if (WIFEXITED(raw))
+		return WEXITSTATUS(raw);
+	if (WIFSIGNALED(raw))
+		return 128 + WTERMSIG(raw);
+	return OS_EXIT_FAILURE;
+}
+
+int run_command(const struct run_spec *spec, struct run_result *res, os_error *err)
+{
+	struct wait_state w = { .outfd = -1, .pidfd = -1, .res = res };
+	cleanup_free char *path = NULL;
+	cleanup_free char *name = NULL;
+	long long deadline = 0;
+	int infd = -1, errfd = -1, rc = -1, timed_out, *statuses = NULL, nstat = 0;
+	pipeline *p = NULL;
+	pipecmd *cmd;
+
+	memset(res, 0, sizeof(*res));
+	res->out = xstrdup("");
+	res->err = xstrdup("");
+	name = short_name(spec->argv);
+	path = run_find_executable(spec->argv[0]);
+	if (!path)
+		return os_error_set(err, OS_EXIT_FAILURE, "cannot run %s: '%s' not found on PATH",
+				    name, spec->argv[0]);
+	if (log_verbosity() > 0) {
+		cleanup_free char *line = run_argv_to_string(spec->argv);
+		log_verbose("+ %s", line);
+	}
+
+	cmd = pipecmd_new(path);
+	for (size_t i = 1; spec->argv[i]; i++)
+		pipecmd_arg(cmd, spec->argv[i]);
+	p = pipeline_new_commands(cmd, (void *)NULL);
+	if (spec->interactive) {
+		pipeline_ignore_signals(p, 1);   /* like system(): ^C is the child's */
+	} else {
+		pipeline_ignore_signals(p, 0);
+		if ((infd = input_fd(spec, err)) < 0 || (errfd = anon_file(err)) < 0)
+			goto out;
+		pipecmd_pre_exec(cmd, redirect_stderr, NULL, &errfd);
+		pipeline_want_in(p, infd);
+		pipeline_want_out(p, -1);
+	}
+
+	if (spec->timeout_ms > 0)
+		deadline = now_ms() + spec->timeout_ms;
+	pipeline_start(p);
+	w.pid = pipeline_get_pid(p, 0);
+	/* A child that already exited and was reaped has no pidfd to give. */
+	if (w.pid > 0)
+		w.pidfd = pidfd_open(w.pid, 0);
+	if (!spec->interactive) {
+		w.outfd = fileno(pipeline_get_outfile(p));
+		fcntl(w.outfd, F_SETFL, fcntl(w.outfd, F_GETFL) | O_NONBLOCK);
+	}
+
+	timed_out = wait_child(&w, deadline);
+	if (timed_out || w.too_big)
+		terminate(&w);
+	pipeline_wait_all(p, &statuses, &nstat);
+	res->status = nstat > 0 ? decode_status(statuses[0]) : OS_EXIT_FAILURE;
+	if (errfd >= 0)
+		read_stderr(errfd, res);
+	res->out[res->out_len] = '\0';
+
+	if (timed_out) {
+		cleanup_free char *dur = run_format_ms(spec->timeout_ms);
+		os_error_set(err, OS_EXIT_TIMEOUT, "%s timed out after %s and was stopped", name, dur);
+		os_error_set_detail(err, res->err);
+	} else if (w.too_big) {
+		os_error_set(err, OS_EXIT_FAILURE, "%s printed more than %u MiB; refusing to read more",
+			     name, RUN_MAX_OUTPUT >> 20);
+	} else {
+		rc = 0;
+	}
+out:
+	free(statuses);
+	if (w.pidfd >= 0)
+		close(w.pidfd);
+	if (infd >= 0)
+		close(infd);
+	if (errfd >= 0)
+		close(errfd);
+	pipeline_free(p);
+	return rc;
+}
+
+static char *first_line(const char *s)
+{
+	while (*s == '\n' || *s == ' ')
+		s++;
+	return xstrndup(s, strcspn(s, "\n"));
+}
+
+int run_command_ok(const struct run_spec *spec, struct run_result *res, os_error *err)
+{
+	cleanup_free char *name = NULL;
+	cleanup_free char *line = NULL;
+
+	if (run_command(spec, res, err) < 0)
+		return -1;
+	if (res->status == 0)
+		return 0;
+	name = short_name(spec->argv);
+	line = first_line(res->err);
+	if (*line)
+		os_error_set(err, OS_EXIT_FAILURE, "%s failed (exit status %d): %s", name,
+			     res->status, line);
+	else
+		os_error_set(err, OS_EXIT_FAILURE, "%s failed (exit status %d)", name, res->status);
+	if (strchr(res->err, '\n') && strchr(res->err, '\n')[1])
+		os_error_set_detail(err, res->err);
+	return -1;
+}
+
+void run_result_free(struct run_result *res)
+{
+	free(res->out);
+	free(res->err);
+	res->out = res->err = NULL;
+	res->out_len = res->err_len = 0;
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bats
+# The command line: help, version, dispatch and usage errors. No docker.
+
+setup() {
+	load helpers/common
+	# Keep the user's config and any daemon out of reach.
+	export XDG_CONFIG_HOME="$BATS_TEST_TMPDIR/config"
+}
+
+@test "--version prints the version and exits 0" {
+	run openshell --version
+	assert_success
+	assert_output --regexp '^openshell [0-9]+\.[0-9]+\.[0-9]+$'
+}
+
+@test "--help lists the commands on stdout" {
+	run --separate-stderr openshell --help
+	assert_success
+	assert_output --partial 'gateway'
+	assert_output --partial 'doctor'
+	[ -z "$stderr" ]
+}
+
+@test "no command prints usage on stderr and exits 2" {
+	run --separate-stderr openshell
+	assert_failure 2
+	[ -z "$output" ]
+	[[ "$stderr" == *"Usage: openshell"* ]]
+}
+
+@test "an unknown command is one line on stderr, exit 2" {
+	run --separate-stderr openshell nosuch
+	assert_failure 2
+	[ -z "$output" ]
+	[ "$stderr" = "openshell: unknown command 'nosuch' (see 'openshell --help')" ]
+}
+
+@test "an unknown global option is one line, exit 2" {
+	run --separate-stderr openshell --bogus
+	assert_failure 2
+	[ "$stderr" = "openshell: unknown option '--bogus' (see 'openshell --help')" ]
+}
+
+@test "gateway --help lists gateway commands" {
+	run openshell gateway --help
+	assert_success
+	assert_output --partial 'Usage: openshell gateway COMMAND'
+	assert_output --partial 'start'
+}
+
+@test "gateway with an unknown subcommand exits 2 naming it" {
+	run --separate-stderr openshell gateway frobnicate
+	assert_failure 2
+	[ "$stderr" = "openshell: unknown gateway command 'frobnicate' (see 'openshell gateway --help')" ]
+}
+
+@test "help CMD shows the command's help" {
+	run openshell help doctor
+	assert_success
+	assert_output --partial 'Usage: openshell doctor'
+	run openshell help gateway
+	assert_success
+	assert_output --partial 'Usage: openshell gateway'
+}
+
+@test "doctor rejects stray arguments with exit 2" {
+	run --separate-stderr openshell doctor extra
+	assert_failure 2
+	[[ "$stderr" == "openshell: unexpected argument 'extra'"* ]]
+}
+
+@test "a missing docker CLI is reported in one line" {
+	OPENSHELL_DOCKER=/nonexistent/docker run --separate-stderr openshell doctor
+	assert_failure 1
+	assert_output --partial "fail  docker client: OPENSHELL_DOCKER='/nonexistent/docker' is not an executable"
+}
+
+@test "-v shows the commands that run" {
+	# A fake docker that answers `version` proves the trace without a daemon.
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	printf '#!/bin/sh\n[ "$1" = version ] && { echo 99.0; exit 0; }\nexit 1\n' >"$BATS_TEST_TMPDIR/bin/docker"
+	chmod +x "$BATS_TEST_TMPDIR/bin/docker"
+	OPENSHELL_DOCKER="$BATS_TEST_TMPDIR/bin/docker" run --separate-stderr openshell -v doctor
+	[[ "$stderr" == *"openshell: + $BATS_TEST_TMPDIR/bin/docker version --format '{{.Server.Version}}'"* ]]
+	assert_output --partial 'ok    docker daemon: version 99.0'
+}
+
+@test "a bad OPENSHELL_CALL_TIMEOUT is refused with the rule" {
+	OPENSHELL_CALL_TIMEOUT=soon run --separate-stderr openshell doctor
+	assert_output --partial "OPENSHELL_CALL_TIMEOUT='soon' is not a duration"
+}

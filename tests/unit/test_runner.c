@@ -1,0 +1,179 @@
+/* test_runner.c - the subprocess runner: statuses, capture, deadlines. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../../src/exitcode.h"
+#include "../../src/runner.h"
+#include "../../src/xalloc.h"
+#include "tap.h"
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int run(const char *const *argv, const char *input, int timeout_ms,
+	       struct run_result *res, os_error *err)
+{
+	struct run_spec spec = {
+		.argv = argv, .input = input, .input_len = input ? strlen(input) : 0,
+		.timeout_ms = timeout_ms,
+	};
+	return run_command(&spec, res, err);
+}
+
+static void test_statuses(void)
+{
+	static const char *const t[] = { "true", NULL };
+	static const char *const three[] = { "sh", "-c", "exit 3", NULL };
+	static const char *const killed[] = { "sh", "-c", "kill -9 $$", NULL };
+	struct run_result res;
+	os_error err = { 0 };
+
+	is_int(run(t, NULL, 5000, &res, &err), 0, "true runs");
+	is_int(res.status, 0, "true exits 0");
+	run_result_free(&res);
+
+	is_int(run(three, NULL, 5000, &res, &err), 0, "a failing child still completes");
+	is_int(res.status, 3, "exit status 3 is reported");
+	run_result_free(&res);
+
+	struct run_spec spec = { .argv = three, .timeout_ms = 5000 };
+	is_int(run_command_ok(&spec, &res, &err), -1, "run_command_ok fails on exit 3");
+	ok(err.msg && strstr(err.msg, "exit status 3"), "message names the status: %s", err.msg);
+	run_result_free(&res);
+	os_error_clear(&err);
+
+	is_int(run(killed, NULL, 5000, &res, &err), 0, "a child killed by a signal completes");
+	is_int(res.status, 128 + 9, "SIGKILL reads as 137");
+	run_result_free(&res);
+}
+
+static void test_stderr(void)
+{
+	static const char *const argv[] = { "sh", "-c", "echo out; echo boom >&2; echo more >&2; exit 1", NULL };
+	struct run_spec spec = { .argv = argv, .timeout_ms = 5000 };
+	struct run_result res;
+	os_error err = { 0 };
+
+	is_int(run_command_ok(&spec, &res, &err), -1, "stderr child fails");
+	is_str(res.out, "out\n", "stdout is captured apart from stderr");
+	is_str(res.err, "boom\nmore\n", "stderr is captured");
+	ok(err.msg && strstr(err.msg, "sh failed (exit status 1): boom"),
+	   "the message quotes stderr's first line: %s", err.msg);
+	ok(err.detail && strstr(err.detail, "more"), "the whole stderr is kept as detail");
+	run_result_free(&res);
+	os_error_clear(&err);
+}
+
+static void test_deadline(void)
+{
+	static const char *const sleeper[] = { "sleep", "30", NULL };
+	static const char *const stubborn[] = { "sh", "-c", "trap '' TERM; exec sleep 30", NULL };
+	struct run_result res;
+	os_error err = { 0 };
+	long long t0 = now_ms(), dt;
+
+	is_int(run(sleeper, NULL, 500, &res, &err), -1, "sleep 30 with a 0.5s deadline fails");
+	dt = now_ms() - t0;
+	ok(dt < 500 + 1000, "it is stopped within deadline + 1s (took %lld ms)", dt);
+	is_int(err.code, OS_EXIT_TIMEOUT, "the error is a timeout");
+	ok(err.msg && strstr(err.msg, "sleep 30 timed out after 0.5s"),
+	   "the message names the command and the deadline: %s", err.msg);
+	run_result_free(&res);
+	os_error_clear(&err);
+
+	t0 = now_ms();
+	is_int(run(stubborn, NULL, 300, &res, &err), -1, "a child ignoring SIGTERM times out");
+	dt = now_ms() - t0;
+	ok(dt < 300 + 1000, "SIGKILL follows the grace period (took %lld ms)", dt);
+	is_int(res.status, 128 + 9, "it was killed by SIGKILL");
+	run_result_free(&res);
+	os_error_clear(&err);
+}
+
+static void test_missing(void)
+{
+	static const char *const abs[] = { "/nonexistent/openshell-x", NULL };
+	static const char *const rel[] = { "openshell-no-such-program", "arg", NULL };
+	struct run_result res;
+	os_error err = { 0 };
+
+	is_int(run(abs, NULL, 1000, &res, &err), -1, "a missing absolute path fails before fork");
+	ok(err.msg && strstr(err.msg, "not found"), "and says so: %s", err.msg);
+	run_result_free(&res);
+	os_error_clear(&err);
+	is_int(run(rel, NULL, 1000, &res, &err), -1, "a name missing on PATH fails");
+	ok(err.msg && strstr(err.msg, "'openshell-no-such-program' not found on PATH"),
+	   "and names it: %s", err.msg);
+	run_result_free(&res);
+	os_error_clear(&err);
+}
+
+static void test_io(void)
+{
+	static const char *const big[] = { "head", "-c", "8388608", "/dev/zero", NULL };
+	static const char *const cat[] = { "cat", NULL };
+	static const char *const wc[] = { "wc", "-c", NULL };
+	struct run_result res;
+	os_error err = { 0 };
+	char *input;
+
+	is_int(run(big, NULL, 10000, &res, &err), 0, "8 MiB of output");
+	is_int((long long)res.out_len, 8388608, "is captured completely");
+	run_result_free(&res);
+
+	is_int(run(cat, "hello\n", 5000, &res, &err), 0, "stdin can be fed");
+	is_str(res.out, "hello\n", "and reaches the child");
+	run_result_free(&res);
+
+	is_int(run(cat, NULL, 5000, &res, &err), 0, "without input the child reads /dev/null");
+	is_int((long long)res.out_len, 0, "and sees end of file at once");
+	run_result_free(&res);
+
+	input = xmalloc(4u << 20);
+	memset(input, 'x', 4u << 20);
+	input[(4u << 20) - 1] = '\0';
+	struct run_spec spec = { .argv = cat, .input = input, .input_len = (4u << 20) - 1, .timeout_ms = 10000 };
+	is_int(run_command(&spec, &res, &err), 0, "4 MiB in and out does not deadlock");
+	is_int((long long)res.out_len, (4 << 20) - 1, "all of it comes back");
+	run_result_free(&res);
+	spec.argv = wc;
+	is_int(run_command(&spec, &res, &err), 0, "wc reads fed input");
+	is_int(atoll(res.out), (4 << 20) - 1, "every byte of it");
+	run_result_free(&res);
+	free(input);
+}
+
+static void test_quoting(void)
+{
+	static const char *const argv[] = { "docker", "run", "--label", "a=b c", "it's", "", NULL };
+	char *s = run_argv_to_string(argv);
+
+	is_str(s, "docker run --label 'a=b c' 'it'\\''s' ''", "argv renders as a pasteable line");
+	free(s);
+	s = run_format_ms(1500);
+	is_str(s, "1.5s", "1500 ms formats as 1.5s");
+	free(s);
+	s = run_format_ms(60000);
+	is_str(s, "60s", "60000 ms formats as 60s");
+	free(s);
+}
+
+int main(void)
+{
+	xalloc_init();
+	test_statuses();
+	test_stderr();
+	test_deadline();
+	test_missing();
+	test_io();
+	test_quoting();
+	return tap_done();
+}
