@@ -1,0 +1,334 @@
+#!/usr/bin/env bats
+# The SIMULATED k3s stand-in image (openshell-cluster:sim, scripts/sim-image)
+# on a simulated 2-GPU host (scripts/sim-host): each behaviour openshell relies
+# on (design.md §5), the failure switches, and a container without --gpus.
+# Simulation only: on a real GPU runner these facts are the real k3s' and are
+# covered by the gateway suites.
+
+bats_load_library bats-support
+bats_load_library bats-assert
+load helpers/sim-host
+
+REPO=$BATS_TEST_DIRNAME/../..
+
+# start NAME [docker run args...] -- [k3s args...]: a cluster container as
+# openshell starts it (privileged, host cgroupns, own network and volume).
+start() {
+	local n=$1
+	shift
+	docker network create "openshell-cluster-$n" >/dev/null
+	docker volume create "openshell-cluster-$n" >/dev/null
+	docker run -d --privileged --cgroupns host --name "openshell-cluster-$n" \
+		--hostname "openshell-$n" --network "openshell-cluster-$n" \
+		-v "openshell-cluster-$n:/var/lib/rancher/k3s" "$@" \
+		server --disable=traefik --tls-san=127.0.0.1 >/dev/null
+}
+
+setup_file() {
+	sim_only "the k3s stand-in exists only in the simulation"
+	sim_host_start --gpus 2
+	"$REPO/scripts/sim-image" >/dev/null
+	export SIM_K3S_IMAGE=openshell-cluster:sim
+	start gpu --gpus all -e GPU_ENABLED=true -p 127.0.0.1:0:6443 "$SIM_K3S_IMAGE"
+	start nogpu "$SIM_K3S_IMAGE"
+	start gpuflag-only -e GPU_ENABLED=true "$SIM_K3S_IMAGE"
+	start never --gpus all -e GPU_ENABLED=true "$SIM_K3S_IMAGE-never-ready"
+	start chartfail --gpus all -e GPU_ENABLED=true -e SIM_CHART_INSTALL_FAIL=1 -e SIM_HELM_DELAY=0.3 "$SIM_K3S_IMAGE"
+	start crash --gpus all -e GPU_ENABLED=true -e SIM_PLUGIN_CRASHLOOP=1 -e SIM_CRASHLOOP_PERIOD=0.5 "$SIM_K3S_IMAGE"
+	start pressure --gpus all -e GPU_ENABLED=true -e SIM_NODE_PRESSURE=memory "$SIM_K3S_IMAGE"
+}
+
+teardown_file() {
+	sim_host_stop
+}
+
+kx() {
+	local n=$1
+	shift
+	docker exec -i "openshell-cluster-$n" kubectl "$@"
+}
+
+# wait_for SECONDS CMD...: poll CMD with a short backoff until it succeeds.
+wait_for() {
+	local deadline=$((SECONDS + $1)) delay=0.1
+	shift
+	until "$@"; do
+		if ((SECONDS >= deadline)); then
+			echo "timed out waiting for: $*" >&2
+			return 1
+		fi
+		sleep "$delay"
+		delay=0.3
+	done
+}
+
+health_has() {
+	docker inspect -f '{{range .State.Health.Log}}{{.Output}}{{end}}' "openshell-cluster-$1" | grep -qF -- "$2"
+}
+
+alloc() {
+	kx "$1" get nodes -o json | jq -r '.items[0].status.allocatable["nvidia.com/gpu"] // "absent"'
+}
+
+alloc_is() {
+	[[ $(alloc "$1") == "$2" ]]
+}
+
+pod_phase_is() {
+	[[ $(kx "$1" get pod "$2" -o json | jq -r .status.phase) == "$3" ]]
+}
+
+gpu_pod() { # NAME GPUS CMD-JSON
+	printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s"},"spec":{"restartPolicy":"Never","runtimeClassName":"nvidia","containers":[{"name":"%s","image":"busybox","command":%s,"resources":{"limits":{"nvidia.com/gpu":%s}}}]}}' \
+		"$1" "$1" "$3" "$2"
+}
+
+@test "k3s server writes a k3s-shaped kubeconfig, 0600, and answers /readyz" {
+	wait_for 30 kx gpu get --raw /readyz
+	run kx gpu get --raw /readyz
+	assert_success
+	assert_output "ok"
+	run docker exec openshell-cluster-gpu stat -c %a /etc/rancher/k3s/k3s.yaml
+	assert_output "600"
+	run docker exec openshell-cluster-gpu cat /etc/rancher/k3s/k3s.yaml
+	assert_line "    server: https://127.0.0.1:6443"
+	assert_line --regexp '^    certificate-authority-data: [A-Za-z0-9+/=]{100,}$'
+	assert_line --regexp '^    client-certificate-data: [A-Za-z0-9+/=]{100,}$'
+	assert_line --regexp '^    client-key-data: [A-Za-z0-9+/=]{100,}$'
+	assert_line "current-context: default"
+	ca=$(docker exec openshell-cluster-gpu sed -n 's/^ *certificate-authority-data: //p' /etc/rancher/k3s/k3s.yaml)
+	run bash -c "base64 -d <<<'$ca' | head -n 1"
+	assert_output "-----BEGIN CERTIFICATE-----"
+}
+
+@test "never-ready switch: kubectl gets the real connection-refused error" {
+	run kx never get --raw /readyz
+	assert_failure 1
+	assert_output "The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?"
+	run kx never get nodes -o json
+	assert_failure 1
+	wait_for 20 health_has never "HEALTHCHECK_FAIL k3s-not-ready"
+}
+
+@test "RuntimeClass nvidia exists because nvidia-container-runtime is on PATH" {
+	wait_for 30 kx gpu get runtimeclass nvidia -o json
+	run kx gpu get runtimeclass nvidia -o json
+	assert_success
+	run jq -r '[.apiVersion, .kind, .metadata.name, .handler] | join(" ")' <<<"$output"
+	assert_output "node.k8s.io/v1 RuntimeClass nvidia nvidia"
+}
+
+@test "the HelmChart becomes a completed helm-install job and the chart's DaemonSet" {
+	wait_for 30 alloc_is gpu 2
+	run kx gpu get job helm-install-nvidia-device-plugin -n kube-system -o json
+	assert_success
+	assert_equal "$(jq -r '.status.succeeded' <<<"$output")" 1
+	run kx gpu get helmcharts.helm.cattle.io nvidia-device-plugin -n kube-system -o json
+	assert_equal "$(jq -r '.spec.version' <<<"$output")" "$(sed -n 's/^  version: //p' "$REPO/deploy/kube/gpu-manifests/nvidia-device-plugin-helmchart.yaml")"
+	run kx gpu get ns nvidia-device-plugin -o json
+	assert_success
+	run kx gpu get ds -n nvidia-device-plugin -o json
+	assert_success
+	ds=$(jq -c '.items[0]' <<<"$output")
+	assert_equal "$(jq -r '.kind' <<<"$output")" "List"
+	assert_equal "$(jq -r '.metadata.name' <<<"$ds")" "nvidia-device-plugin"
+	assert_equal "$(jq -r '.metadata.labels["app.kubernetes.io/name"]' <<<"$ds")" "nvidia-device-plugin"
+	assert_equal "$(jq -r '.metadata.labels["app.kubernetes.io/instance"]' <<<"$ds")" "nvidia-device-plugin"
+	assert_equal "$(jq -c '.status | [.desiredNumberScheduled, .currentNumberScheduled, .numberReady, .numberAvailable, .updatedNumberScheduled, .observedGeneration]' <<<"$ds")" "[1,1,1,1,1,1]"
+	assert_equal "$(jq -r '.spec.template.spec.runtimeClassName' <<<"$ds")" "nvidia"
+	run kx gpu get pods -n nvidia-device-plugin -l app.kubernetes.io/name=nvidia-device-plugin -o json
+	pod=$(jq -c '.items[0]' <<<"$output")
+	assert_regex "$(jq -r .metadata.name <<<"$pod")" '^nvidia-device-plugin-[bcdfghjklmnpqrstvwxz2456789]{5}$'
+	assert_equal "$(jq -r '.status.phase' <<<"$pod")" "Running"
+	assert_equal "$(jq -r '.status.containerStatuses[0].ready' <<<"$pod")" "true"
+	run kx gpu logs -n nvidia-device-plugin -l app.kubernetes.io/name=nvidia-device-plugin --tail=1
+	assert_output --regexp "^I[0-9]{4} .* server.go:[0-9]+\] Registered device plugin for 'nvidia.com/gpu' with Kubelet$"
+	run kx gpu logs -n kube-system job/helm-install-nvidia-device-plugin
+	assert_line "STATUS: deployed"
+}
+
+@test "node advertises the simulated GPU count as strings; the container is healthy" {
+	wait_for 30 alloc_is gpu 2
+	run kx gpu get nodes -o json
+	assert_equal "$(jq -r '.items[0].metadata.name' <<<"$output")" "openshell-gpu"
+	assert_equal "$(jq -c '.items[0].status.capacity | [.["nvidia.com/gpu"], (.cpu | type), (.memory | type), .pods]' <<<"$output")" '["2","string","string","110"]'
+	assert_equal "$(sim_gpu_count)" 2
+	wait_for 20 health_has gpu "HEALTHCHECK_OK gpus=2"
+	# shellcheck disable=SC2016 # expanded by that bash
+	wait_for 20 bash -c '[[ $(docker inspect -f "{{.State.Health.Status}}" openshell-cluster-gpu) == healthy ]]'
+}
+
+@test "a pod with nvidia.com/gpu: 1 runs nvidia-smi -L and sees one simulated GPU" {
+	wait_for 30 alloc_is gpu 2
+	run kx gpu apply -f - <<<"$(gpu_pod smoke 1 '["nvidia-smi","-L"]')"
+	assert_success
+	assert_output "pod/smoke created"
+	wait_for 20 pod_phase_is gpu smoke Succeeded
+	run kx gpu logs smoke
+	assert_success
+	assert_equal "${#lines[@]}" 1
+	assert_output --regexp '^GPU 0: .* \(UUID: GPU-[0-9a-f-]+\)$'
+	uuid=$(sed -n 's/.*(UUID: \(.*\))$/\1/p' <<<"$output")
+	sim_gpu_uuids | grep -qxF "$uuid"
+	run kx gpu get pod smoke -o json
+	assert_equal "$(jq -r '.status.containerStatuses[0].state.terminated.exitCode' <<<"$output")" 0
+	run kx gpu apply -f - <<<"$(gpu_pod smoke 1 '["nvidia-smi","-L"]')"
+	assert_output "pod/smoke unchanged"
+	run kx gpu delete pod smoke
+	assert_output 'pod "smoke" deleted'
+	run kx gpu get pod smoke -o json
+	assert_failure 1
+	assert_output 'Error from server (NotFound): pods "smoke" not found'
+}
+
+@test "a pod asking for more GPUs than are free stays Pending: Insufficient nvidia.com/gpu" {
+	wait_for 30 alloc_is gpu 2
+	kx gpu apply -f - <<<"$(gpu_pod greedy 3 '["nvidia-smi","-L"]')"
+	cond() {
+		kx gpu get pod greedy -o json |
+			jq -e '.status.phase == "Pending" and any(.status.conditions[]; .type == "PodScheduled" and .status == "False" and .reason == "Unschedulable")' >/dev/null
+	}
+	wait_for 20 cond
+	run kx gpu get pod greedy -o 'jsonpath={.status.conditions[0].message}'
+	assert_output --partial "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+	kx gpu delete pod greedy --ignore-not-found
+}
+
+@test "a failing command is recorded: phase Failed, exit code, logs" {
+	wait_for 30 alloc_is gpu 2
+	kx gpu apply -f - <<<"$(gpu_pod fails 1 '["sh","-c","echo about to fail; exit 3"]')"
+	wait_for 20 pod_phase_is gpu fails Failed
+	run kx gpu get pod fails -o 'jsonpath={.status.containerStatuses[0].state.terminated.exitCode}'
+	assert_output "3"
+	run kx gpu logs fails
+	assert_output "about to fail"
+}
+
+@test "without runtimeClassName nvidia the container gets no nvidia-smi (StartError)" {
+	wait_for 30 alloc_is gpu 2
+	kx gpu apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"runc"},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox","command":["nvidia-smi"],"resources":{"limits":{"nvidia.com/gpu":1}}}]}}'
+	wait_for 20 pod_phase_is gpu runc Failed
+	run kx gpu get pod runc -o json
+	assert_equal "$(jq -r '.status.containerStatuses[0].state.terminated.reason' <<<"$output")" StartError
+	# shellcheck disable=SC2016 # a literal $PATH in the expected message
+	assert_regex "$(jq -r '.status.containerStatuses[0].state.terminated.message' <<<"$output")" 'exec: "nvidia-smi": executable file not found in \$PATH'
+	run kx gpu apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},"spec":{"runtimeClassName":"nope","containers":[{"name":"c","image":"busybox"}]}}'
+	assert_failure 1
+	assert_output 'Error from server (Forbidden): error when creating "STDIN": pods "x" is forbidden: pod rejected: RuntimeClass "nope" not found'
+}
+
+@test "the chart's default affinity, or an empty map, schedules no plugin pod" {
+	wait_for 30 alloc_is gpu 2
+	for variant in default:absent empty:'{}'; do
+		name=dp-${variant%%:*}
+		aff=${variant#*:}
+		{
+			printf 'apiVersion: helm.cattle.io/v1\nkind: HelmChart\nmetadata:\n  name: %s\n  namespace: kube-system\n' "$name"
+			printf 'spec:\n  repo: https://nvidia.github.io/k8s-device-plugin\n  chart: nvidia-device-plugin\n  version: 0.17.1\n'
+			printf '  targetNamespace: %s\n  createNamespace: true\n  valuesContent: |-\n    runtimeClassName: nvidia\n' "$name"
+			[[ $aff == absent ]] || printf '    affinity: %s\n' "$aff"
+		} | docker exec -i openshell-cluster-gpu sh -c "cat >/var/lib/rancher/k3s/server/manifests/$name.yaml"
+	done
+	for name in dp-default dp-empty; do
+		wait_for 20 kx gpu get ds "$name" -n "$name" -o json
+		run kx gpu get ds "$name" -n "$name" -o 'jsonpath={.status.desiredNumberScheduled} {.status.numberReady}'
+		assert_output "0 0"
+	done
+	alloc_is gpu 2
+}
+
+@test "GPU_ENABLED=true without --gpus: no devices, no nvidia-smi, allocatable \"0\"" {
+	wait_for 30 alloc_is gpuflag-only 0
+	run docker exec openshell-cluster-gpuflag-only sh -c 'ls /dev/nvidia* 2>/dev/null || echo no-devices; command -v nvidia-smi || echo no-nvidia-smi'
+	assert_success
+	assert_output "no-devices
+no-nvidia-smi"
+	wait_for 20 health_has gpuflag-only "HEALTHCHECK_FAIL gpu-not-allocatable allocatable=0"
+}
+
+@test "no --gpus and no GPU_ENABLED: no device plugin, no nvidia.com/gpu, healthy" {
+	wait_for 30 kx nogpu get --raw /readyz
+	run alloc nogpu
+	assert_output "absent"
+	run kx nogpu get ds nvidia-device-plugin -n nvidia-device-plugin -o json
+	assert_failure 1
+	assert_output 'Error from server (NotFound): daemonsets.apps "nvidia-device-plugin" not found'
+	run docker exec openshell-cluster-nogpu ls /var/lib/rancher/k3s/server/manifests
+	refute_output --partial nvidia
+	wait_for 20 health_has nogpu "HEALTHCHECK_OK"
+}
+
+@test "chart install failure switch: helm-install pod restarts with helm's error, no DaemonSet" {
+	restarted() {
+		[[ $(kx chartfail get pods -n kube-system -l job-name=helm-install-nvidia-device-plugin \
+			-o 'jsonpath={.items[*].status.containerStatuses[*].restartCount}') =~ ^[1-9] ]]
+	}
+	wait_for 30 restarted
+	run kx chartfail logs -n kube-system -l job-name=helm-install-nvidia-device-plugin --tail=1
+	assert_output --regexp '^Error: INSTALLATION FAILED: looks like "https://nvidia.github.io/k8s-device-plugin" is not a valid chart repository or cannot be reached'
+	run kx chartfail get job helm-install-nvidia-device-plugin -n kube-system -o 'jsonpath={.status.active}'
+	assert_output "1"
+	run kx chartfail get ds -n nvidia-device-plugin -o json
+	assert_equal "$(jq '.items | length' <<<"$output")" 0
+	wait_for 20 health_has chartfail "HEALTHCHECK_FAIL gpu-chart-install-failed job=helm-install-nvidia-device-plugin"
+}
+
+@test "plugin crash-loop switch: CrashLoopBackOff, growing restarts, NVML error, no GPUs" {
+	restarts() {
+		kx crash get pods -n nvidia-device-plugin -o 'jsonpath={.items[0].status.containerStatuses[0].restartCount}'
+	}
+	crashing() { [[ $(restarts) -ge 2 ]]; }
+	wait_for 30 crashing
+	run kx crash get pods -n nvidia-device-plugin -o json
+	assert_equal "$(jq -r '.items[0].status.containerStatuses[0].state.waiting.reason' <<<"$output")" CrashLoopBackOff
+	assert_equal "$(jq -r '.items[0].status.containerStatuses[0].ready' <<<"$output")" false
+	run kx crash get ds nvidia-device-plugin -n nvidia-device-plugin -o 'jsonpath={.status.desiredNumberScheduled} {.status.numberReady}'
+	assert_output "1 0"
+	run kx crash logs -n nvidia-device-plugin -l app.kubernetes.io/name=nvidia-device-plugin --tail=-1
+	assert_output --partial "could not load NVML library"
+	run alloc crash
+	assert_output "absent"
+	wait_for 20 health_has crash "HEALTHCHECK_FAIL gpu-device-plugin-not-ready desired=1 ready=0"
+}
+
+@test "node pressure switch: MemoryPressure True with its taint, node still Ready" {
+	wait_for 30 kx pressure get --raw /readyz
+	wait_for 20 kx pressure get nodes -o json
+	run kx pressure get nodes -o json
+	node=$(jq -c '.items[0]' <<<"$output")
+	assert_equal "$(jq -r '.status.conditions[] | select(.type == "MemoryPressure") | .status + " " + .reason' <<<"$node")" "True KubeletHasInsufficientMemory"
+	assert_equal "$(jq -r '.status.conditions[] | select(.type == "Ready") | .status' <<<"$node")" "True"
+	assert_equal "$(jq -r '.spec.taints[0].key' <<<"$node")" "node.kubernetes.io/memory-pressure"
+}
+
+@test "kubectl errors read like the real ones" {
+	wait_for 30 kx gpu get --raw /readyz
+	run kx gpu get runtimeclass missing -o json
+	assert_failure 1
+	assert_output 'Error from server (NotFound): runtimeclasses.node.k8s.io "missing" not found'
+	run kx gpu get jobs.batch nope -n kube-system -o json
+	assert_output 'Error from server (NotFound): jobs.batch "nope" not found'
+	run kx gpu get frobs
+	assert_failure 1
+	assert_output 'error: the server doesn'"'"'t have a resource type "frobs"'
+	run kx gpu get pods --frob
+	assert_failure 1
+	assert_line 'error: unknown flag: --frob'
+	run kx gpu get pods -n kube-system -o json
+	assert_equal "$(jq -c '[.apiVersion, .kind, .metadata]' <<<"$output")" '["v1","List",{"resourceVersion":""}]'
+	run kx gpu delete pod nothere
+	assert_failure 1
+	assert_output 'Error from server (NotFound): pods "nothere" not found'
+	run kx gpu delete pod nothere --ignore-not-found
+	assert_success
+	assert_output ""
+}
+
+@test "a restarted container keeps its cluster state and comes back with its GPUs" {
+	wait_for 30 alloc_is gpu 2
+	uid=$(kx gpu get helmchart nvidia-device-plugin -n kube-system -o 'jsonpath={.metadata.uid}')
+	docker restart -t 2 openshell-cluster-gpu >/dev/null
+	wait_for 30 alloc_is gpu 2
+	run kx gpu get helmchart nvidia-device-plugin -n kube-system -o 'jsonpath={.metadata.uid}'
+	assert_output "$uid"
+}
