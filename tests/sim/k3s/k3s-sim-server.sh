@@ -289,7 +289,7 @@ srv_val() {
 srv_manifests() {
 	for f in "$SIM_MANIFESTS"/*.yaml "$SIM_MANIFESTS"/*.yml; do
 		[ -f "$f" ] || continue
-		ck=$(cksum <"$f")
+		ck=$(md5sum <"$f")
 		if [ -f "$SIM_RUN/manifest.$(basename "$f")" ] && [ "$(cat "$SIM_RUN/manifest.$(basename "$f")")" = "$ck" ]; then
 			continue
 		fi
