@@ -1,0 +1,639 @@
+/* test_deploy.c - deploy options: defaults, validation, the docker run argv,
+ * and the option parsing of `gateway start` that fills them. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../src/commands.h"
+#include "../../src/deploy.h"
+#include "../../src/exitcode.h"
+#include "../../src/names.h"
+#include "../../src/strv.h"
+#include "../../src/xalloc.h"
+#include "tap.h"
+
+#define NAME_53 "a1234567890123456789012345678901234567890123456789012"
+#define NAME_54 NAME_53 "3"
+
+/* ---- argv helpers ---------------------------------------------------- */
+
+static int argv_has(struct strv *sv, const char *arg)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		if (strcmp(sv->v[i], arg) == 0)
+			return 1;
+	return 0;
+}
+
+static int argv_count_prefix(struct strv *sv, const char *prefix)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < sv->n; i++)
+		n += strncmp(sv->v[i], prefix, strlen(prefix)) == 0;
+	return n;
+}
+
+/* The whole argv, element by element, against a NULL-terminated list. */
+static void argv_is(struct strv *sv, const char *const *want, const char *what)
+{
+	size_t nwant = 0, i;
+	int same;
+
+	while (want[nwant])
+		nwant++;
+	same = sv->n == nwant;
+	for (i = 0; same && i < nwant; i++)
+		same = strcmp(sv->v[i], want[i]) == 0;
+	ok(same, "%s", what);
+	if (!same) {
+		for (i = 0; i < sv->n || i < nwant; i++)
+			printf("#   [%zu] got '%s', want '%s'\n", i, i < sv->n ? sv->v[i] : "(end)",
+			       i < nwant ? want[i] : "(end)");
+	}
+	ok(strv_argv(sv)[sv->n] == NULL, "%s: argv is NULL-terminated", what);
+}
+
+static void build(const struct deploy_opts *o, struct strv *sv)
+{
+	memset(sv, 0, sizeof(*sv));
+	deploy_run_argv(o, sv);
+}
+
+/* ---- deploy_run_argv --------------------------------------------------- */
+
+static void test_argv_default(void)
+{
+	static const char *const want[] = {
+		"run", "--detach",
+		"--name=openshell-cluster-openshell",
+		"--hostname=openshell-openshell",
+		"--label=org.openshell.managed-by=openshell",
+		"--label=org.openshell.gateway=openshell",
+		"--label=org.openshell.gpu=false",
+		"--privileged", "--cgroupns=host", "--restart=unless-stopped",
+		"--network=openshell-cluster-openshell",
+		"--volume=openshell-cluster-openshell:/var/lib/rancher/k3s",
+		"--publish=127.0.0.1:6443:6443",
+		"ghcr.io/openshell/cluster:" PACKAGE_VERSION,
+		"server", "--disable=traefik", "--tls-san=127.0.0.1", "--tls-san=localhost",
+		NULL,
+	};
+	struct deploy_opts o;
+	struct strv sv;
+
+	unsetenv("OPENSHELL_CLUSTER_IMAGE");
+	deploy_opts_init(&o);
+	build(&o, &sv);
+	argv_is(&sv, want, "default argv is exactly docker run … server …");
+	ok(!argv_has(&sv, "--env=GPU_ENABLED=true"), "no GPU_ENABLED without --gpu");
+	is_int(argv_count_prefix(&sv, "--gpus"), 0, "no --gpus without --gpu");
+	strv_free(&sv);
+}
+
+static void test_argv_gpu(void)
+{
+	static const char *const want[] = {
+		"run", "--detach",
+		"--name=openshell-cluster-gpu1",
+		"--hostname=openshell-gpu1",
+		"--label=org.openshell.managed-by=openshell",
+		"--label=org.openshell.gateway=gpu1",
+		"--label=org.openshell.gpu=true",
+		"--privileged", "--cgroupns=host", "--restart=unless-stopped",
+		"--network=openshell-cluster-gpu1",
+		"--volume=openshell-cluster-gpu1:/var/lib/rancher/k3s",
+		"--publish=127.0.0.1:6443:6443",
+		"--gpus=driver=nvidia,count=all,\"capabilities=utility,compute\"",
+		"--env=GPU_ENABLED=true",
+		"registry.example/cluster:dev",
+		"server", "--disable=traefik", "--tls-san=127.0.0.1", "--tls-san=localhost",
+		NULL,
+	};
+	struct deploy_opts o;
+	struct strv sv;
+
+	deploy_opts_init(&o);
+	o.name = "gpu1";
+	o.gpu = 1;
+	o.image = "registry.example/cluster:dev";
+	build(&o, &sv);
+	argv_is(&sv, want, "--gpu argv is exactly docker run … --gpus … --env … server …");
+	strv_free(&sv);
+}
+
+struct bind_case {
+	const char *bind;
+	const char *publish_host;  /* as --publish writes it: IPv6 in brackets */
+	const char *extra_san;     /* NULL: none beyond 127.0.0.1 and localhost */
+};
+
+static const struct bind_case bind_cases[] = {
+	{ "127.0.0.1", "127.0.0.1", NULL },
+	{ "127.0.0.2", "127.0.0.2", NULL },
+	{ "192.168.1.10", "192.168.1.10", "--tls-san=192.168.1.10" },
+	{ "0.0.0.0", "0.0.0.0", NULL },
+	{ "::1", "[::1]", NULL },
+	{ "::", "[::]", NULL },
+	{ "fd00::5", "[fd00::5]", "--tls-san=fd00::5" },
+};
+
+/* Every combination of gpu, port, bind, recreate and no-wait. */
+static void test_argv_matrix(void)
+{
+	static const int ports[] = { DEPLOY_DEFAULT_PORT, 16443 };
+	int combos = 0, bad = 0;
+
+	for (int gpu = 0; gpu <= 1; gpu++)
+	for (size_t p = 0; p < sizeof(ports) / sizeof(ports[0]); p++)
+	for (size_t b = 0; b < sizeof(bind_cases) / sizeof(bind_cases[0]); b++) {
+		const struct bind_case *bc = &bind_cases[b];
+		struct deploy_opts o;
+		struct strv sv, sv2;
+		char *publish = xasprintf("--publish=%s:%d:6443", bc->publish_host, ports[p]);
+		const char *last;
+		int good;
+
+		deploy_opts_init(&o);
+		o.name = "m";
+		o.image = "img:1";
+		o.gpu = gpu;
+		o.port = ports[p];
+		o.bind = bc->bind;
+		build(&o, &sv);
+		last = sv.n ? sv.v[sv.n - 1] : "";
+
+		good = argv_has(&sv, publish) && argv_count_prefix(&sv, "--publish=") == 1;
+		ok(good, "gpu=%d port=%d bind=%s: %s", gpu, ports[p], bc->bind, publish);
+		bad += !good;
+
+		good = argv_count_prefix(&sv, "--gpus=") == gpu && argv_has(&sv, "--env=GPU_ENABLED=true") == gpu &&
+		       argv_has(&sv, gpu ? "--label=org.openshell.gpu=true" : "--label=org.openshell.gpu=false");
+		ok(good, "gpu=%d port=%d bind=%s: GPU flags and label follow gpu", gpu, ports[p], bc->bind);
+		bad += !good;
+
+		if (bc->extra_san) {
+			char *san = xasprintf("--tls-san=%s", bc->bind);
+			good = strcmp(last, san) == 0 && argv_count_prefix(&sv, "--tls-san=") == 3;
+			free(san);
+		} else {
+			good = strcmp(last, "--tls-san=localhost") == 0 && argv_count_prefix(&sv, "--tls-san=") == 2;
+		}
+		ok(good, "gpu=%d port=%d bind=%s: tls-san %s", gpu, ports[p], bc->bind,
+		   bc->extra_san ? bc->extra_san : "only 127.0.0.1 and localhost");
+		bad += !good;
+
+		/* The image comes right before "server", after every option. */
+		good = 0;
+		for (size_t i = 0; i + 1 < sv.n; i++)
+			if (strcmp(sv.v[i + 1], "server") == 0) {
+				good = strcmp(sv.v[i], "img:1") == 0;
+				break;
+			}
+		ok(good, "gpu=%d port=%d bind=%s: image then server", gpu, ports[p], bc->bind);
+
+		/* recreate, no-wait, json and timeout are not docker's business. */
+		o.recreate = 1;
+		o.no_wait = 1;
+		o.json = 1;
+		o.timeout_ms = 1234;
+		build(&o, &sv2);
+		good = sv.n == sv2.n;
+		for (size_t i = 0; good && i < sv.n; i++)
+			good = strcmp(sv.v[i], sv2.v[i]) == 0;
+		ok(good, "gpu=%d port=%d bind=%s: recreate/no-wait/json/timeout leave argv alone", gpu,
+		   ports[p], bc->bind);
+		strv_free(&sv);
+		strv_free(&sv2);
+		free(publish);
+		combos++;
+	}
+	is_int(combos, 2 * 2 * 7, "all combinations were built");
+	if (bad)
+		printf("# %d matrix checks failed\n", bad);
+}
+
+/* ---- deploy_opts_init -------------------------------------------------- */
+
+static void test_opts_init(void)
+{
+	struct deploy_opts o;
+
+	unsetenv("OPENSHELL_CLUSTER_IMAGE");
+	memset(&o, 0x5a, sizeof(o));
+	deploy_opts_init(&o);
+	is_str(o.name, "openshell", "default name");
+	is_int(o.gpu, 0, "default gpu off");
+	is_int(o.port, 6443, "default port");
+	is_str(o.bind, "127.0.0.1", "default bind");
+	is_str(o.image, "ghcr.io/openshell/cluster:" PACKAGE_VERSION, "default image");
+	is_int(o.recreate, 0, "default recreate off");
+	is_int(o.timeout_ms, 600000, "default timeout 10m");
+	is_int(o.no_wait, 0, "default no-wait off");
+	is_int(o.json, 0, "default json off");
+
+	setenv("OPENSHELL_CLUSTER_IMAGE", "localhost:5000/cluster:test", 1);
+	deploy_opts_init(&o);
+	is_str(o.image, "localhost:5000/cluster:test", "OPENSHELL_CLUSTER_IMAGE overrides the image");
+	setenv("OPENSHELL_CLUSTER_IMAGE", "", 1);
+	deploy_opts_init(&o);
+	is_str(o.image, "ghcr.io/openshell/cluster:" PACKAGE_VERSION, "empty OPENSHELL_CLUSTER_IMAGE is ignored");
+	unsetenv("OPENSHELL_CLUSTER_IMAGE");
+}
+
+/* ---- deploy_opts_check --------------------------------------------------- */
+
+static int one_line_n(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+static int one_line(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f)
+			return 0;
+	return 1;
+}
+
+/* Check a field; want_ok 1 or 0. want_in: a substring the message must hold. */
+static void check(const char *name, const char *bind, const char *image, int want_ok,
+		  const char *want_in, const char *what)
+{
+	struct deploy_opts o;
+	os_error err = { 0 };
+	int rc;
+
+	deploy_opts_init(&o);
+	if (name)
+		o.name = name;
+	if (bind)
+		o.bind = bind;
+	if (image)
+		o.image = image;
+	rc = deploy_opts_check(&o, &err);
+	if (want_ok) {
+		ok(rc == 0 && err.msg == NULL, "accepted: %s", what);
+		if (rc != 0)
+			printf("#   message: %s\n", err.msg ? err.msg : "(none)");
+	} else {
+		ok(rc == -1 && err.msg && err.code == OS_EXIT_USAGE, "refused with usage status: %s", what);
+		ok(err.msg && one_line(err.msg), "one-line message: %s", what);
+		if (want_in) {
+			ok(err.msg && strstr(err.msg, want_in), "message shows '%s': %s", want_in, what);
+			if (err.msg && !strstr(err.msg, want_in))
+				printf("#   message: %s\n", err.msg);
+		}
+	}
+	os_error_clear(&err);
+}
+
+static void test_opts_check(void)
+{
+	char img255[256], img256[257];
+
+	unsetenv("OPENSHELL_CLUSTER_IMAGE");
+	/* names */
+	check(NULL, NULL, NULL, 1, NULL, "defaults");
+	check("a", NULL, NULL, 1, NULL, "name 'a'");
+	check("dev-1", NULL, NULL, 1, NULL, "name 'dev-1'");
+	check("0x", NULL, NULL, 1, NULL, "name starting with a digit");
+	check("a--b", NULL, NULL, 1, NULL, "name with a double hyphen");
+	check(NAME_53, NULL, NULL, 1, NULL, "53-character name");
+	check(NAME_54, NULL, NULL, 0, "invalid gateway name", "54-character name");
+	check("", NULL, NULL, 0, "invalid gateway name ''", "empty name");
+	check("Dev", NULL, NULL, 0, "'Dev'", "uppercase name");
+	check("my_gw", NULL, NULL, 0, "'my_gw'", "underscore in name");
+	check("-gw", NULL, NULL, 0, "'-gw'", "leading '-'");
+	check("gw-", NULL, NULL, 0, "'gw-'", "trailing '-'");
+	check("../x", NULL, NULL, 0, "'../x'", "path in name");
+	check("a.b", NULL, NULL, 0, "'a.b'", "dot in name");
+	check("a;rm", NULL, NULL, 0, "'a;rm'", "shell metacharacter ';'");
+	check("a$(id)", NULL, NULL, 0, "invalid gateway name", "shell metacharacter '$('");
+	check("a b", NULL, NULL, 0, "'a b'", "space in name");
+	check("a\nb", NULL, NULL, 0, "'a\\x0ab'", "newline in name, shown as \\x0a");
+	check("a\x1b[31mb", NULL, NULL, 0, "'a\\x1b[31mb'", "escape sequence in name, shown as \\x1b");
+	check("caf\xc3\xa9", NULL, NULL, 0, "'caf\\xc3\\xa9'", "UTF-8 name, bytes shown as \\xHH");
+	check("a\xff\xfe", NULL, NULL, 0, "'a\\xff\\xfe'", "non-UTF-8 bytes, shown as \\xHH");
+	check("a\\b", NULL, NULL, 0, "'a\\x5cb'", "backslash in name, shown as \\x5c");
+
+	/* bind addresses */
+	check(NULL, "::1", NULL, 1, NULL, "bind ::1");
+	check(NULL, "0.0.0.0", NULL, 1, NULL, "bind 0.0.0.0");
+	check(NULL, "::", NULL, 1, NULL, "bind ::");
+	check(NULL, "10.1.2.3", NULL, 1, NULL, "bind 10.1.2.3");
+	check(NULL, "fe80::1", NULL, 1, NULL, "bind fe80::1");
+	check(NULL, "", NULL, 0, "invalid --bind address ''", "empty bind");
+	check(NULL, "localhost", NULL, 0, "'localhost'", "bind host name");
+	check(NULL, "256.1.1.1", NULL, 0, "'256.1.1.1'", "bind 256.1.1.1");
+	check(NULL, "1.2.3", NULL, 0, "'1.2.3'", "bind 1.2.3");
+	check(NULL, "[::1]", NULL, 0, "'[::1]'", "bracketed IPv6 bind");
+	check(NULL, "127.0.0.1:80", NULL, 0, "'127.0.0.1:80'", "bind with a port");
+	check(NULL, " 127.0.0.1", NULL, 0, "invalid --bind", "bind with a leading space");
+	check(NULL, "127.0.0.1\n", NULL, 0, "'127.0.0.1\\x0a'", "bind with a newline");
+
+	/* image references */
+	memset(img255, 'a', 255);
+	img255[255] = '\0';
+	memset(img256, 'a', 256);
+	img256[256] = '\0';
+	check(NULL, NULL, "ghcr.io/openshell/cluster:0.1.0", 1, NULL, "image with registry and tag");
+	check(NULL, NULL, "openshell-cluster:sim", 1, NULL, "local image");
+	check(NULL, NULL, "localhost:5000/x@sha256:0123abcd", 1, NULL, "image with port and digest");
+	check(NULL, NULL, img255, 1, NULL, "255-character image");
+	check(NULL, NULL, img256, 0, "invalid image reference", "256-character image");
+	check(NULL, NULL, "", 0, "invalid image reference ''", "empty image");
+	check(NULL, NULL, "-v", 0, "'-v'", "image with a leading '-'");
+	check(NULL, NULL, "--privileged", 0, "'--privileged'", "image that reads as an option");
+	check(NULL, NULL, "a b", 0, "'a b'", "image with a space");
+	check(NULL, NULL, "$(x)", 0, "'$(x)'", "image with $(x)");
+	check(NULL, NULL, "img;rm", 0, "'img;rm'", "image with ';'");
+	check(NULL, NULL, "img\t1", 0, "'img\\x091'", "image with a tab, shown as \\x09");
+	check(NULL, NULL, ".img", 0, "'.img'", "image with a leading '.'");
+
+	/* the name is checked first, the image last */
+	{
+		struct deploy_opts o;
+		os_error err = { 0 };
+
+		deploy_opts_init(&o);
+		o.name = "BAD";
+		o.bind = "nope";
+		o.image = "-x";
+		ok(deploy_opts_check(&o, &err) < 0 && err.msg && strstr(err.msg, "gateway name"),
+		   "with everything wrong the name is reported");
+		os_error_clear(&err);
+	}
+	/* a long value is cut in the message */
+	{
+		char longname[300];
+		struct deploy_opts o;
+		os_error err = { 0 };
+
+		memset(longname, 'X', sizeof(longname) - 1);
+		longname[sizeof(longname) - 1] = '\0';
+		deploy_opts_init(&o);
+		o.name = longname;
+		ok(deploy_opts_check(&o, &err) < 0 && err.msg && strstr(err.msg, "...") &&
+		   strlen(err.msg) < 250, "a 299-character name is cut with '...' in the message");
+		os_error_clear(&err);
+	}
+}
+
+/* ---- printable ------------------------------------------------------------ */
+
+static void test_printable(void)
+{
+	char *s;
+
+	s = printable("plain", 64);
+	is_str(s, "plain", "printable keeps plain text");
+	free(s);
+	s = printable("a\nb\x7f\xff", 64);
+	is_str(s, "a\\x0ab\\x7f\\xff", "printable escapes control, DEL and high bytes");
+	free(s);
+	s = printable("abcdef", 3);
+	is_str(s, "abc...", "printable cuts at max with '...'");
+	free(s);
+	s = printable("abc", 3);
+	is_str(s, "abc", "printable does not cut at exactly max");
+	free(s);
+	s = printable("\x01\x02\x03", 3);
+	is_str(s, "\\x01\\x02\\x03", "printable of all-escaped text at max fits");
+	free(s);
+	s = printable("", 8);
+	is_str(s, "", "printable of empty text");
+	free(s);
+}
+
+/* ---- image references, addresses, loopback ------------------------------- */
+
+static void test_image_registry(void)
+{
+	ok(image_ref_has_registry("ghcr.io/x/y:1"), "ghcr.io/x/y:1 names a registry");
+	ok(image_ref_has_registry("localhost:5000/x"), "localhost:5000/x names a registry");
+	ok(image_ref_has_registry("localhost/x"), "localhost/x names a registry");
+	ok(image_ref_has_registry("10.0.0.1:5000/x:y"), "10.0.0.1:5000/x:y names a registry");
+	ok(!image_ref_has_registry("library/ubuntu"), "library/ubuntu names no registry");
+	ok(!image_ref_has_registry("openshell-cluster:sim"), "openshell-cluster:sim names no registry");
+	ok(!image_ref_has_registry("ubuntu"), "ubuntu names no registry");
+	ok(!image_ref_has_registry("localhostx/y"), "localhostx/y names no registry");
+	ok(!image_ref_has_registry("user/repo:1.0"), "a dot in the tag is not a registry");
+}
+
+static void api_address(const char *bind, int port, const char *want)
+{
+	struct deploy_opts o;
+	char *s;
+
+	deploy_opts_init(&o);
+	o.bind = bind;
+	o.port = port;
+	s = deploy_api_address(&o);
+	is_str(s, want, bind);
+	free(s);
+}
+
+static void test_api_address(void)
+{
+	api_address("127.0.0.1", 6443, "127.0.0.1:6443");
+	api_address("192.168.0.7", 16443, "192.168.0.7:16443");
+	api_address("0.0.0.0", 7000, "127.0.0.1:7000");
+	api_address("::1", 6443, "[::1]:6443");
+	api_address("::", 6443, "[::1]:6443");
+	api_address("fd00::5", 8443, "[fd00::5]:8443");
+}
+
+static void test_loopback(void)
+{
+	ok(bind_is_loopback("127.0.0.1"), "127.0.0.1 is loopback");
+	ok(bind_is_loopback("127.255.0.9"), "127.255.0.9 is loopback");
+	ok(bind_is_loopback("::1"), "::1 is loopback");
+	ok(!bind_is_loopback("0.0.0.0"), "0.0.0.0 is not loopback");
+	ok(!bind_is_loopback("128.0.0.1"), "128.0.0.1 is not loopback");
+	ok(!bind_is_loopback("::"), ":: is not loopback");
+	ok(!bind_is_loopback("10.0.0.1"), "10.0.0.1 is not loopback");
+}
+
+/* ---- gateway_start_parse ------------------------------------------------ */
+
+#define MAXARGS 16
+
+/* argv is copied into writable strings, as a real argv is. */
+static int parse(struct deploy_opts *o, char *store[MAXARGS], const char *first, ...)
+{
+	va_list ap;
+	const char *a;
+	int argc = 0;
+
+	store[argc++] = xstrdup("start");
+	va_start(ap, first);
+	for (a = first; a && argc < MAXARGS - 1; a = va_arg(ap, const char *))
+		store[argc++] = xstrdup(a);
+	va_end(ap);
+	store[argc] = NULL;
+	optind = 0;   /* GNU getopt: full reinitialisation */
+	return gateway_start_parse(argc, store, o);
+}
+
+static void drop(char *store[MAXARGS])
+{
+	for (int i = 0; store[i]; i++)
+		free(store[i]);
+}
+
+/* A usage error: status 2 and one line on stderr naming what was wrong. */
+static void usage_error(struct deploy_opts *o, const char *what, const char *want_in, ...)
+{
+	char *st[MAXARGS];
+	char msg[1024];
+	FILE *cap = tmpfile();
+	int saved, rc, argc = 0;
+	size_t n;
+	va_list ap;
+	const char *a;
+
+	st[argc++] = xstrdup("start");
+	va_start(ap, want_in);
+	while ((a = va_arg(ap, const char *)) && argc < MAXARGS - 1)
+		st[argc++] = xstrdup(a);
+	va_end(ap);
+	st[argc] = NULL;
+
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	dup2(fileno(cap), STDERR_FILENO);
+	optind = 0;
+	rc = gateway_start_parse(argc, st, o);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(cap);
+	n = fread(msg, 1, sizeof(msg) - 1, cap);
+	msg[n] = '\0';
+	fclose(cap);
+	drop(st);
+
+	is_int(rc, OS_EXIT_USAGE, what);
+	ok(n > 0 && strchr(msg, '\n') == msg + n - 1 && one_line_n(msg, n - 1),
+	   "%s: one line on stderr", what);
+	ok(strstr(msg, want_in) != NULL, "%s: message shows %s", what, want_in);
+	if (!strstr(msg, want_in) || n == 0 || !one_line_n(msg, n - 1)) {
+		char *shown = printable(msg, 200);
+		printf("#   stderr: %s\n", shown);
+		free(shown);
+	}
+}
+
+static void test_parse(void)
+{
+	struct deploy_opts o;
+	char *st[MAXARGS];
+	int rc;
+
+	unsetenv("OPENSHELL_CLUSTER_IMAGE");
+	rc = parse(&o, st, NULL);
+	is_int(rc, -1, "no options: go on");
+	is_str(o.name, "openshell", "no options: default name");
+	is_int(o.port, 6443, "no options: default port");
+	drop(st);
+
+	rc = parse(&o, st, "--name", "dev", "--gpu", "--port", "16443", "--bind", "::1", "--image",
+		   "localhost/img:2", "--recreate", "--timeout", "90s", "--no-wait", "--json", NULL);
+	is_int(rc, -1, "every option: go on");
+	is_str(o.name, "dev", "--name sets name");
+	is_int(o.gpu, 1, "--gpu sets gpu");
+	is_int(o.port, 16443, "--port sets port");
+	is_str(o.bind, "::1", "--bind sets bind");
+	is_str(o.image, "localhost/img:2", "--image sets image");
+	is_int(o.recreate, 1, "--recreate sets recreate");
+	is_int(o.timeout_ms, 90000, "--timeout sets timeout_ms");
+	is_int(o.no_wait, 1, "--no-wait sets no_wait");
+	is_int(o.json, 1, "--json sets json");
+	drop(st);
+
+	rc = parse(&o, st, "--name=eq", "--port=7000", "--timeout=2m", NULL);
+	is_int(rc, -1, "--opt=value forms: go on");
+	ok(strcmp(o.name, "eq") == 0 && o.port == 7000 && o.timeout_ms == 120000,
+	   "--opt=value forms set name, port and timeout");
+	ok(o.gpu == 0 && o.recreate == 0 && o.no_wait == 0 && o.json == 0,
+	   "flags not given stay off after an earlier parse");
+	drop(st);
+
+	setenv("OPENSHELL_CLUSTER_IMAGE", "env/img:3", 1);
+	rc = parse(&o, st, NULL);
+	is_str(o.image, "env/img:3", "parse starts from OPENSHELL_CLUSTER_IMAGE");
+	drop(st);
+	rc = parse(&o, st, "--image", "flag/img:4", NULL);
+	is_str(o.image, "flag/img:4", "--image beats OPENSHELL_CLUSTER_IMAGE");
+	drop(st);
+	unsetenv("OPENSHELL_CLUSTER_IMAGE");
+
+	usage_error(&o, "--port 0 is a usage error", "'0'", "--port", "0", NULL);
+	usage_error(&o, "--port x is a usage error", "'x'", "--port", "x", NULL);
+	usage_error(&o, "--port 65536 is a usage error", "'65536'", "--port", "65536", NULL);
+	usage_error(&o, "--port 6x\\n is a usage error", "'6x\\x0a'", "--port", "6x\n", NULL);
+	usage_error(&o, "--timeout soon is a usage error", "'soon'", "--timeout", "soon", NULL);
+	usage_error(&o, "unknown long option is a usage error", "'--bogus'", "--bogus", NULL);
+	usage_error(&o, "unknown short option is a usage error", "'-Z'", "-Z", NULL);
+	usage_error(&o, "--name without a value is a usage error", "'--name'", "--name", NULL);
+	usage_error(&o, "stray argument is a usage error", "'extra'", "extra", NULL);
+	usage_error(&o, "stray argument between options is a usage error", "'extra'", "--gpu", "extra",
+		    "--json", NULL);
+	/* getopt_long reports a value given to a flag with optopt set to the
+	 * option's val (here > 255), not to a character. */
+	usage_error(&o, "--gpu=yes is a usage error", "--gpu", "--gpu=yes", NULL);
+	usage_error(&o, "--json=1 is a usage error", "--json", "--json=1", NULL);
+
+	/* --help prints the usage on stdout, which would break the TAP stream. */
+	{
+		int saved, devnull;
+
+		fflush(stdout);
+		saved = dup(STDOUT_FILENO);
+		devnull = open("/dev/null", O_WRONLY);
+		dup2(devnull, STDOUT_FILENO);
+		close(devnull);
+		rc = parse(&o, st, "--gpu", "--help", "--port", "0", NULL);
+		fflush(stdout);
+		dup2(saved, STDOUT_FILENO);
+		close(saved);
+		is_int(rc, OS_EXIT_OK, "--help returns 0");
+		drop(st);
+
+		fflush(stdout);
+		saved = dup(STDOUT_FILENO);
+		devnull = open("/dev/null", O_WRONLY);
+		dup2(devnull, STDOUT_FILENO);
+		close(devnull);
+		rc = parse(&o, st, "-h", NULL);
+		fflush(stdout);
+		dup2(saved, STDOUT_FILENO);
+		close(saved);
+		is_int(rc, OS_EXIT_OK, "-h returns 0");
+		drop(st);
+	}
+}
+
+int main(void)
+{
+	test_argv_default();
+	test_argv_gpu();
+	test_argv_matrix();
+	test_opts_init();
+	test_opts_check();
+	test_printable();
+	test_image_registry();
+	test_api_address();
+	test_loopback();
+	test_parse();
+	return tap_done();
+}

@@ -1,0 +1,436 @@
+/* test_parsers.c - readers of docker inspect and kubectl JSON, and json.h. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "../../src/container.h"
+#include "../../src/exitcode.h"
+#include "../../src/json.h"
+#include "../../src/kube.h"
+#include "../../src/xalloc.h"
+#include "tap.h"
+
+/* ---- docker inspect ----------------------------------------------------- */
+
+/* `docker inspect --type=container openshell-cluster-x` of a GPU gateway,
+ * trimmed to the fields around the ones read, in docker's own layout. */
+static const char inspect_gpu[] =
+	"[\n"
+	"    {\n"
+	"        \"Id\": \"4f0c3d2a9b8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a\",\n"
+	"        \"Created\": \"2026-11-29T14:31:43.123456789Z\",\n"
+	"        \"Path\": \"/bin/k3s\",\n"
+	"        \"Args\": [\"server\", \"--disable=traefik\"],\n"
+	"        \"State\": {\n"
+	"            \"Status\": \"running\",\n"
+	"            \"Running\": true,\n"
+	"            \"Paused\": false,\n"
+	"            \"Restarting\": false,\n"
+	"            \"OOMKilled\": false,\n"
+	"            \"Dead\": false,\n"
+	"            \"Pid\": 4242,\n"
+	"            \"ExitCode\": 0,\n"
+	"            \"Error\": \"\",\n"
+	"            \"StartedAt\": \"2026-11-29T14:31:44.5Z\",\n"
+	"            \"FinishedAt\": \"0001-01-01T00:00:00Z\",\n"
+	"            \"Health\": {\n"
+	"                \"Status\": \"healthy\",\n"
+	"                \"FailingStreak\": 0,\n"
+	"                \"Log\": [\n"
+	"                    {\"Start\": \"2026-11-29T14:31:50Z\", \"End\": \"2026-11-29T14:31:50Z\", \"ExitCode\": 1, \"Output\": \"k3s API not ready\\n\"},\n"
+	"                    {\"Start\": \"2026-11-29T14:32:00Z\", \"End\": \"2026-11-29T14:32:00Z\", \"ExitCode\": 0, \"Output\": \"ok\\n\"}\n"
+	"                ]\n"
+	"            }\n"
+	"        },\n"
+	"        \"Image\": \"sha256:0123456789abcdef\",\n"
+	"        \"Name\": \"/openshell-cluster-x\",\n"
+	"        \"RestartCount\": 2,\n"
+	"        \"HostConfig\": {\n"
+	"            \"Privileged\": true,\n"
+	"            \"RestartPolicy\": {\"Name\": \"unless-stopped\", \"MaximumRetryCount\": 0},\n"
+	"            \"DeviceRequests\": [\n"
+	"                {\"Driver\": \"nvidia\", \"Count\": -1, \"DeviceIDs\": null,\n"
+	"                 \"Capabilities\": [[\"utility\", \"compute\", \"gpu\"]], \"Options\": {}}\n"
+	"            ]\n"
+	"        },\n"
+	"        \"Config\": {\n"
+	"            \"Hostname\": \"openshell-x\",\n"
+	"            \"Env\": [\"GPU_ENABLED=true\", \"PATH=/bin\"],\n"
+	"            \"Image\": \"ghcr.io/openshell/cluster:0.1.0\",\n"
+	"            \"Labels\": {\n"
+	"                \"org.openshell.gateway\": \"x\",\n"
+	"                \"org.openshell.gpu\": \"true\",\n"
+	"                \"org.openshell.managed-by\": \"openshell\"\n"
+	"            }\n"
+	"        }\n"
+	"    }\n"
+	"]\n";
+
+static int parse_inspect(const char *json, struct gw_container *c, os_error *err)
+{
+	return container_parse_inspect(json, strlen(json), c, err);
+}
+
+static void test_inspect_full(void)
+{
+	struct gw_container c;
+	os_error err = { 0 };
+
+	is_int(parse_inspect(inspect_gpu, &c, &err), 0, "docker inspect of a GPU gateway parses");
+	is_int(c.exists, 1, "exists");
+	is_str(c.id, "4f0c3d2a9b8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a", "Id");
+	is_str(c.status, "running", "State.Status");
+	is_int(c.running, 1, "State.Running");
+	is_int(c.restarting, 0, "State.Restarting");
+	is_int(c.exit_code, 0, "State.ExitCode");
+	is_int(c.restart_count, 2, "RestartCount");
+	is_str(c.state_error, "", "State.Error (empty)");
+	is_str(c.health, "healthy", "State.Health.Status");
+	is_str(c.health_output, "ok\n", "the last health log entry's Output");
+	is_int(c.gpu_request, 1, "DeviceRequests to nvidia: gpu_request");
+	is_str(c.managed_by, "openshell", "label org.openshell.managed-by");
+	is_str(c.gateway, "x", "label org.openshell.gateway");
+	is_str(c.image, "ghcr.io/openshell/cluster:0.1.0", "Config.Image, not the image id");
+	container_free(&c);
+	ok(c.id == NULL && c.status == NULL && c.exists == 0, "container_free clears the struct");
+
+	/* len bounds the input: only the bytes given are read. */
+	is_int(container_parse_inspect(inspect_gpu, strlen(inspect_gpu) - 3, &c, &err), -1,
+	       "docker inspect output cut short is refused");
+	os_error_clear(&err);
+	container_free(&c);
+}
+
+/* An exited container without GPUs, healthcheck or labels, and a failed one. */
+static void test_inspect_variants(void)
+{
+	struct gw_container c;
+	os_error err = { 0 };
+
+	is_int(parse_inspect("[{\"Id\":\"a\",\"State\":{\"Status\":\"exited\",\"Running\":false,"
+			     "\"Restarting\":false,\"ExitCode\":137,\"Error\":\"\"},\"RestartCount\":0,"
+			     "\"HostConfig\":{\"DeviceRequests\":null},\"Config\":{\"Image\":\"img\",\"Labels\":{}}}]",
+			     &c, &err),
+	       0, "exited container without healthcheck parses");
+	is_str(c.status, "exited", "status exited");
+	is_int(c.running, 0, "not running");
+	is_int(c.exit_code, 137, "ExitCode 137");
+	is_int(c.gpu_request, 0, "DeviceRequests null: no GPU request");
+	ok(c.health == NULL && c.health_output == NULL, "no Health: health NULL");
+	ok(c.managed_by == NULL && c.gateway == NULL, "no labels: NULL");
+	container_free(&c);
+
+	is_int(parse_inspect("[{\"Id\":\"b\",\"State\":{\"Status\":\"created\",\"Running\":false,"
+			     "\"ExitCode\":128,\"Error\":\"failed to create task for container: unable to apply caps: "
+			     "operation not permitted\"},\"HostConfig\":{\"DeviceRequests\":[{\"Driver\":\"\","
+			     "\"Count\":-1,\"DeviceIDs\":null,\"Capabilities\":[[\"gpu\"]],\"Options\":{}}]},"
+			     "\"Config\":{\"Image\":\"img\",\"Labels\":null}}]",
+			     &c, &err),
+	       0, "a container that failed to start parses");
+	is_int(c.gpu_request, 1, "Driver \"\" with capability gpu: GPU request");
+	is_int(c.exit_code, 128, "ExitCode 128");
+	is_str(c.state_error, "failed to create task for container: unable to apply caps: operation not permitted",
+	       "State.Error carries the runtime's complaint");
+	is_int(c.restart_count, 0, "absent RestartCount reads 0");
+	container_free(&c);
+
+	is_int(parse_inspect("[{\"State\":{\"Status\":\"running\",\"Health\":{\"Status\":\"starting\",\"Log\":[]}},"
+			     "\"HostConfig\":{\"DeviceRequests\":[{\"Driver\":\"\",\"Capabilities\":[[\"compute\"]]},"
+			     "{\"Driver\":\"other\",\"Capabilities\":null}]}}]",
+			     &c, &err),
+	       0, "starting container with empty health log parses");
+	is_str(c.health, "starting", "health starting");
+	ok(c.health_output == NULL, "empty health log: no output");
+	is_int(c.gpu_request, 0, "requests without nvidia or gpu: no GPU request");
+	ok(c.id == NULL && c.image == NULL, "absent Id and Config read NULL");
+	container_free(&c);
+
+	is_int(parse_inspect("[{\"State\":{\"Status\":\"restarting\",\"Running\":true,\"Restarting\":true,"
+			     "\"ExitCode\":\"1\",\"Health\":{\"Status\":\"unhealthy\",\"Log\":[{\"Output\":\"a\"},"
+			     "{\"ExitCode\":1}]}},\"RestartCount\":\"3\"}]",
+			     &c, &err),
+	       0, "mistyped numbers still parse");
+	is_int(c.restarting, 1, "Restarting true");
+	is_int(c.exit_code, 0, "ExitCode as a string reads 0");
+	is_int(c.restart_count, 0, "RestartCount as a string reads 0");
+	is_str(c.health, "unhealthy", "health unhealthy");
+	ok(c.health_output == NULL, "last log entry without Output: NULL, not an earlier one");
+	container_free(&c);
+
+	is_int(parse_inspect("[{\"State\":{\"Status\":\"running\",\"Running\":\"yes\",\"ExitCode\":1e300},"
+			     "\"RestartCount\":99999999999999999999999}]",
+			     &c, &err),
+	       0, "huge numbers still parse");
+	is_int(c.exit_code, 0, "ExitCode 1e300 reads 0");
+	is_int(c.restart_count, 0, "RestartCount 1e23 reads 0");
+	is_int(c.running, 0, "Running as a string reads false");
+	container_free(&c);
+
+	is_int(parse_inspect("[{\"State\":{\"Status\":\"exited\",\"ExitCode\":-1}},{\"State\":{\"Status\":\"running\"}}]",
+			     &c, &err),
+	       0, "two objects: the first is read");
+	is_str(c.status, "exited", "first object's status");
+	is_int(c.exit_code, -1, "ExitCode -1");
+	container_free(&c);
+	os_error_clear(&err);
+}
+
+static void malformed(const char *json, const char *want_in, const char *what)
+{
+	struct gw_container c;
+	os_error err = { 0 };
+
+	memset(&c, 0x5a, sizeof(c));
+	is_int(parse_inspect(json, &c, &err), -1, what);
+	ok(err.msg && strstr(err.msg, want_in), "%s: message has '%s'", what, want_in);
+	if (err.msg && !strstr(err.msg, want_in))
+		printf("#   message: %s\n", err.msg);
+	ok(c.id == NULL && c.status == NULL && c.image == NULL && c.exists == 0, "%s: struct left empty", what);
+	os_error_clear(&err);
+	container_free(&c);
+}
+
+static void test_inspect_malformed(void)
+{
+	malformed("Error: No such object: x", "not valid JSON", "not JSON");
+	malformed("", "not valid JSON", "empty output");
+	malformed("[]", "not an array of objects", "empty array");
+	malformed("{}", "not an array of objects", "an object, not an array");
+	malformed("[1]", "not an array of objects", "array of numbers");
+	malformed("[null]", "not an array of objects", "array of null");
+	malformed("[{\"Id\":\"a\",\"State\":{\"Running\":true}}]", "State.Status", "missing State.Status");
+	malformed("[{\"Id\":\"a\",\"State\":{\"Status\":5}}]", "State.Status", "State.Status as a number");
+	malformed("[{\"Id\":\"a\",\"State\":\"running\"}]", "State.Status", "State as a string");
+	malformed("[{\"Id\":\"a\"}]", "State.Status", "no State");
+}
+
+static void test_says_missing(void)
+{
+	ok(docker_says_missing("Error: No such container: openshell-cluster-x\n"), "No such container");
+	ok(docker_says_missing("Error response from daemon: No such object: openshell-cluster-x\n"),
+	   "No such object");
+	ok(docker_says_missing("Error: No such image: ghcr.io/openshell/cluster:0.1.0\n"), "No such image");
+	ok(docker_says_missing("Error: No such network: openshell-cluster-x\n"), "No such network");
+	ok(docker_says_missing("Error response from daemon: get openshell-cluster-x: no such volume\n"),
+	   "no such volume");
+	ok(!docker_says_missing("Cannot connect to the Docker daemon at unix:///var/run/docker.sock. "
+				"Is the docker daemon running?\n"),
+	   "daemon unreachable is not 'missing'");
+	ok(!docker_says_missing("permission denied while trying to connect to the Docker daemon socket\n"),
+	   "permission denied is not 'missing'");
+	ok(!docker_says_missing(""), "empty stderr is not 'missing'");
+}
+
+/* ---- kubectl JSON -------------------------------------------------------- */
+
+static cJSON *J(const char *text)
+{
+	cJSON *j = cJSON_Parse(text);
+
+	if (!j)
+		printf("# fixture does not parse: %s\n", text);
+	return j;
+}
+
+#define NODE(alloc) \
+	"{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"openshell-x\"}," \
+	"\"status\":{\"allocatable\":{" alloc "},\"capacity\":{\"cpu\":\"16\"}}}"
+#define NODELIST(items) "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[" items "]}"
+#define ALLOC_BASE "\"cpu\":\"16\",\"memory\":\"131811748Ki\",\"pods\":\"110\""
+
+static void gpus(const char *text, long long want, const char *what)
+{
+	cJSON *j = J(text);
+
+	is_int(kube_nodes_allocatable_gpus(j), want, what);
+	cJSON_Delete(j);
+}
+
+static void test_nodes(void)
+{
+	gpus(NODELIST(NODE(ALLOC_BASE ",\"nvidia.com/gpu\":\"2\"")), 2, "allocatable \"2\" is 2");
+	gpus(NODELIST(NODE(ALLOC_BASE ",\"nvidia.com/gpu\":\"0\"")), 0, "allocatable \"0\" is 0");
+	gpus(NODELIST(NODE(ALLOC_BASE)), -1, "key absent: -1 (plugin not registered)");
+	gpus(NODELIST(NODE(ALLOC_BASE ",\"nvidia.com/gpu\":2")), -1, "a number, not a quantity string: -1");
+	gpus(NODELIST(NODE(ALLOC_BASE ",\"nvidia.com/gpu\":\"abc\"")), -1, "\"abc\": -1");
+	gpus(NODELIST(NODE(ALLOC_BASE ",\"nvidia.com/gpu\":\"-1\"")), -1, "\"-1\": -1");
+	gpus(NODELIST(NODE(ALLOC_BASE ",\"nvidia.com/gpu\":\"\"")), -1, "\"\": -1");
+	gpus(NODELIST(NODE(ALLOC_BASE ",\"nvidia.com/gpu\":\"2x\"")), -1, "\"2x\": -1");
+	gpus(NODELIST(NODE(ALLOC_BASE ",\"nvidia.com/gpu\":\"99999999999999999999\"")), -1, "overflowing count: -1");
+	gpus(NODELIST(NODE(ALLOC_BASE ",\"nvidia.com/gpu\":\"1\"") "," NODE(ALLOC_BASE ",\"nvidia.com/gpu\":\"2\"")),
+	     3, "two nodes \"1\" + \"2\" is 3");
+	gpus(NODELIST(NODE(ALLOC_BASE) "," NODE(ALLOC_BASE ",\"nvidia.com/gpu\":\"4\"")), 4,
+	     "a node without the key and one with \"4\" is 4");
+	gpus(NODELIST(NODE(ALLOC_BASE ",\"nvidia.com/gpu\":\"0\"") "," NODE(ALLOC_BASE)), 0,
+	     "a node with \"0\" and one without is 0");
+	gpus(NODELIST(""), -1, "no nodes: -1");
+	gpus(NODE(ALLOC_BASE ",\"nvidia.com/gpu\":\"8\""), 8, "a single Node object");
+	gpus(NODE(ALLOC_BASE), -1, "a single Node without the key: -1");
+	gpus("{\"kind\":\"List\",\"items\":null}", -1, "items null: -1");
+	gpus("[1,2]", -1, "an array: -1");
+	is_int(kube_nodes_allocatable_gpus(NULL), -1, "NULL: -1");
+}
+
+#define DS(name, ns, labels, status) \
+	"{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"" name "\"," \
+	"\"namespace\":\"" ns "\",\"labels\":{" labels "}},\"status\":{" status "}}"
+
+static void test_daemonsets(void)
+{
+	cJSON *j;
+	const cJSON *ds;
+	struct ds_status st;
+
+	j = J(NODELIST(DS("svclb-traefik", "kube-system", "\"app\":\"svclb-traefik\"", "\"numberReady\":1") ","
+		       DS("nvidia-device-plugin-daemonset", "nvidia-device-plugin",
+			  "\"app.kubernetes.io/instance\":\"nvidia-device-plugin\","
+			  "\"app.kubernetes.io/name\":\"nvidia-device-plugin\"",
+			  "\"currentNumberScheduled\":1,\"desiredNumberScheduled\":1,\"numberAvailable\":1,"
+			  "\"numberMisscheduled\":0,\"numberReady\":1,\"observedGeneration\":1,\"updatedNumberScheduled\":1") ","
+		       DS("other", "default", "\"app.kubernetes.io/name\":\"something-else\"", "")));
+	ds = kube_find_device_plugin(j);
+	ok(ds != NULL, "the device plugin is found among three DaemonSets");
+	is_str(json_str(json_get(ds, "metadata", NULL), "name"), "nvidia-device-plugin-daemonset",
+	       "it is the labelled one");
+	kube_daemonset_status(ds, &st);
+	is_int(st.desired, 1, "desiredNumberScheduled");
+	is_int(st.ready, 1, "numberReady");
+	is_int(st.available, 1, "numberAvailable");
+	cJSON_Delete(j);
+
+	j = J(NODELIST(DS("nvidia-device-plugin", "kube-system", "\"app\":\"nvidia-device-plugin\"", "") ","
+		       DS("x", "y", "\"app.kubernetes.io/name\":\"nvidia-device-plugin-x\"", "")));
+	ok(kube_find_device_plugin(j) == NULL, "absent: a name or another label key is not enough");
+	cJSON_Delete(j);
+
+	j = J("{\"kind\":\"List\"}");
+	ok(kube_find_device_plugin(j) == NULL, "items missing: NULL");
+	cJSON_Delete(j);
+	j = J(NODELIST(""));
+	ok(kube_find_device_plugin(j) == NULL, "no items: NULL");
+	cJSON_Delete(j);
+	j = J("{\"items\":[{\"metadata\":{\"labels\":{\"app.kubernetes.io/name\":7}}},{\"metadata\":null}]}");
+	ok(kube_find_device_plugin(j) == NULL, "mistyped label or metadata: NULL");
+	cJSON_Delete(j);
+	ok(kube_find_device_plugin(NULL) == NULL, "NULL: NULL");
+
+	j = J(DS("p", "n", "", "\"desiredNumberScheduled\":3,\"numberReady\":2"));
+	memset(&st, 0x5a, sizeof(st));
+	kube_daemonset_status(j, &st);
+	ok(st.desired == 3 && st.ready == 2 && st.available == 0, "absent numberAvailable reads 0");
+	cJSON_Delete(j);
+
+	j = J(DS("p", "n", "", "\"desiredNumberScheduled\":\"3\",\"numberReady\":1.5,\"numberAvailable\":-2"));
+	memset(&st, 0x5a, sizeof(st));
+	kube_daemonset_status(j, &st);
+	ok(st.desired == 0 && st.ready == 0 && st.available == 0, "string, fraction and negative counters read 0");
+	cJSON_Delete(j);
+
+	j = J("{\"metadata\":{\"name\":\"p\"}}");
+	memset(&st, 0x5a, sizeof(st));
+	kube_daemonset_status(j, &st);
+	ok(st.desired == 0 && st.ready == 0 && st.available == 0, "no status at all reads 0");
+	cJSON_Delete(j);
+
+	memset(&st, 0x5a, sizeof(st));
+	kube_daemonset_status(NULL, &st);
+	ok(st.desired == 0 && st.ready == 0 && st.available == 0, "NULL DaemonSet reads 0");
+}
+
+/* ---- json.h ------------------------------------------------------------------ */
+
+static void test_json(void)
+{
+	cJSON *j;
+	long long v;
+	os_error err = { 0 };
+	static const char bad[] = "{\"a\": [1, 2,, 3]}";
+
+	j = J("{\"i\":42,\"neg\":-7,\"frac\":1.5,\"big\":1e300,\"str\":\"42\",\"t\":true,\"f\":false,"
+	      "\"null\":null,\"max\":65535,\"o\":{\"p\":{\"q\":\"deep\"}},\"arr\":[1],\"Case\":\"C\"}");
+
+	v = -99;
+	ok(json_int(json_get(j, "i", NULL), 0, 100, &v) == 0 && v == 42, "json_int 42 in [0,100]");
+	ok(json_int(json_get(j, "i", NULL), 42, 42, &v) == 0 && v == 42, "json_int bounds are inclusive");
+	v = -99;
+	ok(json_int(json_get(j, "i", NULL), 0, 41, &v) == -1 && v == -99, "json_int above max: -1, *out untouched");
+	ok(json_int(json_get(j, "i", NULL), 43, 100, &v) == -1, "json_int below min: -1");
+	ok(json_int(json_get(j, "neg", NULL), -10, 0, &v) == 0 && v == -7, "json_int negative in range");
+	ok(json_int(json_get(j, "neg", NULL), 0, 10, &v) == -1, "json_int negative below 0: -1");
+	ok(json_int(json_get(j, "frac", NULL), 0, 10, &v) == -1, "json_int 1.5: -1");
+	ok(json_int(json_get(j, "big", NULL), 0, 1LL << 40, &v) == -1, "json_int 1e300: -1");
+	ok(json_int(json_get(j, "str", NULL), 0, 100, &v) == -1, "json_int \"42\": -1");
+	ok(json_int(json_get(j, "t", NULL), 0, 100, &v) == -1, "json_int true: -1");
+	ok(json_int(json_get(j, "null", NULL), 0, 100, &v) == -1, "json_int null: -1");
+	ok(json_int(NULL, 0, 100, &v) == -1, "json_int NULL: -1");
+	ok(json_int(json_get(j, "max", NULL), 1, 65535, &v) == 0 && v == 65535, "json_int 65535 in [1,65535]");
+
+	is_str(json_str(json_get(j, "o", "p", NULL), "q"), "deep", "json_get walks nested objects");
+	ok(json_get(j, NULL) == j, "json_get with no keys returns obj");
+	ok(json_get(j, "o", "x", "q", NULL) == NULL, "json_get with a missing step: NULL");
+	ok(json_get(j, "str", "x", NULL) == NULL, "json_get through a string: NULL");
+	ok(json_get(j, "arr", "0", NULL) == NULL, "json_get through an array: NULL");
+	ok(json_get(j, "null", "x", NULL) == NULL, "json_get through null: NULL");
+	ok(json_get(NULL, "a", NULL) == NULL, "json_get on NULL: NULL");
+	ok(json_get(j, "case", NULL) == NULL, "json_get is case-sensitive");
+	ok(json_get(json_get(j, "arr", NULL), "x", NULL) == NULL, "json_get on an array: NULL");
+
+	ok(json_str(j, "str") && strcmp(json_str(j, "str"), "42") == 0, "json_str of a string");
+	ok(json_str(j, "i") == NULL, "json_str of a number: NULL");
+	ok(json_str(j, "null") == NULL, "json_str of null: NULL");
+	ok(json_str(j, "absent") == NULL, "json_str of an absent key: NULL");
+	ok(json_str(json_get(j, "arr", NULL), "x") == NULL, "json_str on an array: NULL");
+	ok(json_str(NULL, "x") == NULL, "json_str on NULL: NULL");
+	is_int(json_bool(j, "t"), 1, "json_bool true");
+	is_int(json_bool(j, "f"), 0, "json_bool false");
+	is_int(json_bool(j, "i"), -1, "json_bool of a number: -1");
+	is_int(json_bool(j, "str"), -1, "json_bool of a string: -1");
+	is_int(json_bool(j, "absent"), -1, "json_bool absent: -1");
+	is_int(json_bool(NULL, "t"), -1, "json_bool on NULL: -1");
+	cJSON_Delete(j);
+
+	j = json_parse(bad, strlen(bad), "kubectl output", &err);
+	ok(j == NULL, "json_parse refuses invalid JSON");
+	ok(err.msg && strstr(err.msg, "at byte"), "the message says at which byte");
+	ok(err.msg && strstr(err.msg, "kubectl output"), "the message names the source");
+	ok(err.msg && strstr(err.msg, "of 17)"), "the message gives the length");
+	is_int(err.code, OS_EXIT_FAILURE, "with status 1");
+	if (err.msg && !strstr(err.msg, "at byte"))
+		printf("#   message: %s\n", err.msg);
+	os_error_clear(&err);
+
+	j = json_parse("", 0, "docker output", &err);
+	ok(j == NULL && err.msg && strstr(err.msg, "at byte 0 of 0"), "empty input: at byte 0 of 0");
+	os_error_clear(&err);
+
+	/* len is a bound: the text need not be NUL-terminated. */
+	{
+		char *buf = xmalloc(8);
+
+		memcpy(buf, "{\"a\":12}", 8);
+		j = json_parse(buf, 8, "x", &err);
+		ok(j && json_int(json_get(j, "a", NULL), 0, 100, &v) == 0 && v == 12,
+		   "json_parse reads an unterminated buffer of exactly len bytes");
+		cJSON_Delete(j);
+		j = json_parse(buf, 5, "x", &err);
+		ok(j == NULL && err.msg, "json_parse stops at len");
+		os_error_clear(&err);
+		free(buf);
+	}
+}
+
+int main(void)
+{
+	xalloc_init();
+	test_inspect_full();
+	test_inspect_variants();
+	test_inspect_malformed();
+	test_says_missing();
+	test_nodes();
+	test_daemonsets();
+	test_json();
+	return tap_done();
+}
