@@ -12,6 +12,8 @@
 #include "cli.h"
 #include "exitcode.h"
 #include "log.h"
+#include "names.h"
+#include "xalloc.h"
 
 int cli_dispatch(const char *parent, const struct os_command *cmds, int argc, char **argv)
 {
@@ -48,11 +50,17 @@ int cli_bad_option(const char *cmd, int c, char **argv)
 {
 	const char *word = optind > 0 ? argv[optind - 1] : "";
 
+	cleanup_free char *shown = printable(word, 64);
+
 	if (c == ':')
-		return log_usage_error(cmd, "option '%s' needs a value", word);
-	if (optopt)
+		return log_usage_error(cmd, "option '%s' needs a value", shown);
+	/* A known long option given a value it does not take: optopt holds
+	 * the option's code, not a character, so name the word instead. */
+	if (strncmp(word, "--", 2) == 0 && strchr(word, '=') && optopt)
+		return log_usage_error(cmd, "option '%.*s' takes no value", (int)strcspn(shown, "="), shown);
+	if (optopt > 0 && optopt < 128 && strncmp(word, "--", 2) != 0)
 		return log_usage_error(cmd, "unknown option '-%c'", optopt);
-	return log_usage_error(cmd, "unknown option '%s'", word);
+	return log_usage_error(cmd, "unknown option '%s'", shown);
 }
 
 int cli_parse_uint(const char *s, int max, int *out)

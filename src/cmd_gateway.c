@@ -10,6 +10,7 @@
 #include "log.h"
 
 static const struct os_command gateway_commands[] = {
+	{ "start", cmd_gateway_start, "create (or resume) a gateway and wait until it is ready" },
 	{ NULL, NULL, NULL },
 };
 

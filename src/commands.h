@@ -10,4 +10,10 @@ int cmd_gateway(int argc, char **argv);
 int cmd_gateway_start(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 
+/* The option parsing of `gateway start`, apart so that it can be tested:
+ * fills o from argv; returns -1 to go on, or the exit status to end with
+ * (0 after --help, OS_EXIT_USAGE after a bad option or value). */
+struct deploy_opts;
+int gateway_start_parse(int argc, char **argv, struct deploy_opts *o);
+
 #endif

@@ -27,18 +27,13 @@
 #include "exitcode.h"
 #include "log.h"
 #include "runner.h"
+#include "wait.h"
 #include "xalloc.h"
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 char *run_format_ms(int ms)
 {
+	if (ms < 1000)
+		return xasprintf("%dms", ms);
 	if (ms % 1000 == 0)
 		return xasprintf("%ds", ms / 1000);
 	return xasprintf("%.1fs", ms / 1000.0);
@@ -272,7 +267,7 @@ static int wait_child(struct wait_state *w, long long deadline)
 		int timeout = -1, r;
 
 		if (deadline) {
-			long long left = deadline - now_ms();
+			long long left = deadline - clock_ms();
 			if (left <= 0)
 				return 1;
 			timeout = left > 60000 ? 60000 : (int)left;
@@ -311,15 +306,15 @@ static int wait_child(struct wait_state *w, long long deadline)
  * deadline by more than RUN_KILL_GRACE_MS. */
 static void terminate(struct wait_state *w)
 {
-	long long end = now_ms() + RUN_KILL_GRACE_MS;
+	long long end = clock_ms() + RUN_KILL_GRACE_MS;
 
 	check_exited(w);
 	if (w->exited)
 		return;
 	kill(w->pid, SIGTERM);
-	while (!w->exited && now_ms() < end) {
+	while (!w->exited && clock_ms() < end) {
 		struct pollfd pfd = { .fd = w->pidfd, .events = POLLIN };
-		long long left = end - now_ms();
+		long long left = end - clock_ms();
 
 		if (w->pidfd >= 0) {
 			if (poll(&pfd, 1, left > 10 ? 10 : (int)left) > 0)
@@ -381,7 +376,7 @@ int run_command(const struct run_spec *spec, struct run_result *res, os_error *e
 	}
 
 	if (spec->timeout_ms > 0)
-		deadline = now_ms() + spec->timeout_ms;
+		deadline = clock_ms() + spec->timeout_ms;
 	pipeline_start(p);
 	w.pid = pipeline_get_pid(p, 0);
 	/* A child that already exited and was reaped has no pidfd to give. */

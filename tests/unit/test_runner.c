@@ -80,11 +80,11 @@ static void test_deadline(void)
 	os_error err = { 0 };
 	long long t0 = now_ms(), dt;
 
-	is_int(run(sleeper, NULL, 500, &res, &err), -1, "sleep 30 with a 0.5s deadline fails");
+	is_int(run(sleeper, NULL, 500, &res, &err), -1, "sleep 30 with a 500ms deadline fails");
 	dt = now_ms() - t0;
 	ok(dt < 500 + 1000, "it is stopped within deadline + 1s (took %lld ms)", dt);
 	is_int(err.code, OS_EXIT_TIMEOUT, "the error is a timeout");
-	ok(err.msg && strstr(err.msg, "sleep 30 timed out after 0.5s"),
+	ok(err.msg && strstr(err.msg, "sleep 30 timed out after 500ms"),
 	   "the message names the command and the deadline: %s", err.msg);
 	run_result_free(&res);
 	os_error_clear(&err);
@@ -160,6 +160,9 @@ static void test_quoting(void)
 	free(s);
 	s = run_format_ms(1500);
 	is_str(s, "1.5s", "1500 ms formats as 1.5s");
+	free(s);
+	s = run_format_ms(250);
+	is_str(s, "250ms", "250 ms formats as 250ms");
 	free(s);
 	s = run_format_ms(60000);
 	is_str(s, "60s", "60000 ms formats as 60s");

@@ -1,0 +1,34 @@
+/* names.h - gateway names and everything derived from them.
+ *
+ * A gateway name becomes part of a container name, a hostname, a k3s node
+ * name and a directory name, so it must be a DNS label: 1-53 characters
+ * (hostname "openshell-NAME" stays within 63) of lowercase letters, digits
+ * and '-', beginning and ending with a letter or digit. Checked before any
+ * docker call, so nothing the user types reaches docker unvetted.
+ */
+#ifndef OPENSHELL_NAMES_H
+#define OPENSHELL_NAMES_H
+
+#include "error.h"
+
+#define GATEWAY_DEFAULT_NAME "openshell"
+#define GATEWAY_NAME_MAX 53
+
+/* The labels by which openshell recognises what it created. */
+#define LABEL_MANAGED "org.openshell.managed-by"
+#define LABEL_MANAGED_VALUE "openshell"
+#define LABEL_GATEWAY "org.openshell.gateway"
+#define LABEL_GPU "org.openshell.gpu"
+
+int gateway_name_check(const char *name, os_error *err);
+
+/* "openshell-cluster-NAME": the container, its network and its volume. */
+char *gateway_resource_name(const char *name);
+/* "openshell-NAME": the container's hostname, hence the k3s node name. */
+char *gateway_hostname(const char *name);
+
+/* A copy of s fit for a one-line message: control and non-ASCII bytes as
+ * \xHH, cut to `max` bytes with "..." appended. */
+char *printable(const char *s, size_t max);
+
+#endif

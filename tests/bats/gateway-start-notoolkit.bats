@@ -1,0 +1,35 @@
+#!/usr/bin/env bats
+# `gateway start --gpu` on a host whose Docker has no NVIDIA toolkit: one
+# clear line, the fix, a documented exit status, and nothing left behind.
+
+setup_file() {
+	load helpers/gateway
+	sim_only "a host without the toolkit is made by sim-host --no-toolkit"
+	gateway_suite_start --no-toolkit
+}
+
+teardown_file() {
+	load helpers/gateway
+	gateway_suite_stop
+}
+
+setup() {
+	load helpers/gateway
+}
+
+@test "start --gpu without the toolkit exits 7 naming the fix, leaving nothing" {
+	run --separate-stderr openshell gateway start --gpu --name nt --image "$IMAGE" --port "$(free_port)"
+	assert_failure 7
+	[[ "${stderr_lines[-3]}" == *"openshell: error: Docker cannot give the gateway GPUs: the NVIDIA Container Toolkit is missing or not configured for Docker; install it, run 'nvidia-ctk runtime configure --runtime=docker' and restart docker"* ]] ||
+		[[ "$stderr" == *"openshell: error: Docker cannot give the gateway GPUs: the NVIDIA Container Toolkit is missing or not configured for Docker; install it, run 'nvidia-ctk runtime configure --runtime=docker' and restart docker"* ]]
+	# Docker's own words are quoted beneath.
+	[[ "$stderr" == *'could not select device driver "nvidia" with capabilities: [[utility compute gpu]]'* ]]
+	assert_no_gateway_resources nt
+	[ ! -e "$XDG_CONFIG_HOME/openshell/gateways/nt/kubeconfig" ]
+}
+
+@test "the same host still starts a gateway without --gpu" {
+	run openshell gateway start --name plain --image "$IMAGE" --port "$(free_port)"
+	assert_success
+	assert_output --partial 'GPUs:        none'
+}

@@ -1,0 +1,187 @@
+#!/usr/bin/env bats
+# `openshell gateway start` end to end: a real Docker engine, GPUs from the
+# (simulated, unless OPENSHELL_TEST_REAL_HOST=1) NVIDIA toolkit, and the
+# cluster image (the k3s stand-in, or the real one on a GPU runner).
+
+setup_file() {
+	load helpers/gateway
+	gateway_suite_start --gpus 2
+}
+
+teardown_file() {
+	load helpers/gateway
+	gateway_suite_stop
+}
+
+setup() {
+	load helpers/gateway
+}
+
+@test "start --gpu reaches allocatable GPUs equal to the host's count" {
+	port=$(free_port)
+	run --separate-stderr openshell gateway start --gpu --name t1 --image "$IMAGE" --port "$port"
+	assert_success
+	assert_output --partial "GPUs:        $(sim_gpu_count) allocatable (nvidia.com/gpu)"
+	assert_output --partial "API:         https://127.0.0.1:$port"
+	# Readiness came from state: the node really advertises them.
+	run gw_kubectl t1 get nodes -o jsonpath='{.items[0].status.allocatable.nvidia\.com/gpu}'
+	assert_output "$(sim_gpu_count)"
+}
+
+@test "the GPU container carries the DeviceRequest and GPU_ENABLED=true" {
+	run docker inspect openshell-cluster-t1 --format '{{json .HostConfig.DeviceRequests}}'
+	assert_output '[{"Driver":"nvidia","Count":-1,"DeviceIDs":null,"Capabilities":[["utility","compute","gpu"]],"Options":{}}]'
+	run docker inspect openshell-cluster-t1 --format '{{json .Config.Env}}'
+	assert_output --partial '"GPU_ENABLED=true"'
+	run docker inspect openshell-cluster-t1 --format '{{.HostConfig.Privileged}} {{.HostConfig.CgroupnsMode}} {{.HostConfig.RestartPolicy.Name}} {{.Config.Hostname}}'
+	assert_output 'true host unless-stopped openshell-t1'
+	run docker inspect openshell-cluster-t1 --format '{{index .Config.Labels "org.openshell.gateway"}} {{index .Config.Labels "org.openshell.gpu"}} {{index .Config.Labels "org.openshell.managed-by"}}'
+	assert_output 't1 true openshell'
+	run docker inspect openshell-cluster-t1 --format '{{range $p, $b := .HostConfig.PortBindings}}{{$p}}={{(index $b 0).HostIp}}{{end}}'
+	assert_output '6443/tcp=127.0.0.1'
+}
+
+@test "the kubeconfig is 0600, points at the published port, and keeps k3s' credentials" {
+	dir=$XDG_CONFIG_HOME/openshell/gateways/t1
+	[ "$(stat -c %a "$dir")" = 700 ]
+	[ "$(stat -c %a "$dir/kubeconfig")" = 600 ]
+	[ "$(stat -c %a "$dir/metadata.json")" = 600 ]
+	port=$(jq -r .port "$dir/metadata.json")
+	run grep -E '^ +server: ' "$dir/kubeconfig"
+	assert_output "    server: https://127.0.0.1:$port"
+	run grep -c 'current-context: openshell-t1' "$dir/kubeconfig"
+	assert_output 1
+	# The client key is k3s' own, unchanged.
+	key=$(docker exec openshell-cluster-t1 cat /etc/rancher/k3s/k3s.yaml | awk '/client-key-data/ {print $2}')
+	[ -n "$key" ]
+	grep -qF "client-key-data: $key" "$dir/kubeconfig"
+	run jq -r '[.name, .container, .image, .gpu, .server, .kubeconfig] | @tsv' "$dir/metadata.json"
+	assert_output "$(printf 't1\topenshell-cluster-t1\t%s\ttrue\thttps://127.0.0.1:%s\t%s' "$IMAGE" "$port" "$dir/kubeconfig")"
+}
+
+@test "a second start --gpu is a no-op success on the same container" {
+	before=$(docker inspect openshell-cluster-t1 --format '{{.Id}}')
+	port=$(jq -r .port "$XDG_CONFIG_HOME/openshell/gateways/t1/metadata.json")
+	run --separate-stderr openshell gateway start --gpu --name t1 --image "$IMAGE" --port "$port" --json
+	assert_success
+	[[ "$stderr" == *"gateway 't1' is already running"* ]]
+	run jq -r '[.outcome, .gpus_allocatable, .gpu] | @tsv' <<<"$output"
+	assert_output "$(printf 'running\t%s\ttrue' "$(sim_gpu_count)")"
+	[ "$(docker inspect openshell-cluster-t1 --format '{{.Id}}')" = "$before" ]
+}
+
+@test "start without --gpu against a GPU gateway is refused, naming --recreate" {
+	before=$(docker inspect openshell-cluster-t1 --format '{{.Id}}')
+	run --separate-stderr openshell gateway start --name t1 --image "$IMAGE"
+	assert_failure 6
+	[ "${#stderr_lines[@]}" -ge 1 ]
+	[[ "${stderr_lines[-1]}" == "openshell: error: gateway 't1' exists with GPUs but no GPUs were asked for; rerun with --recreate"* ]]
+	[ "$(docker inspect openshell-cluster-t1 --format '{{.Id}}')" = "$before" ]
+}
+
+@test "a stopped gateway is resumed with its state kept" {
+	before=$(docker inspect openshell-cluster-t1 --format '{{.Id}}')
+	docker exec openshell-cluster-t1 touch /var/lib/rancher/k3s/kept-marker
+	docker stop openshell-cluster-t1 >/dev/null
+	port=$(jq -r .port "$XDG_CONFIG_HOME/openshell/gateways/t1/metadata.json")
+	run --separate-stderr openshell gateway start --gpu --name t1 --image "$IMAGE" --port "$port" --json
+	assert_success
+	run jq -r .outcome <<<"$output"
+	assert_output resumed
+	[ "$(docker inspect openshell-cluster-t1 --format '{{.Id}}')" = "$before" ]
+	docker exec openshell-cluster-t1 test -e /var/lib/rancher/k3s/kept-marker
+}
+
+@test "--recreate rebuilds the gateway without GPUs and drops its volume" {
+	before=$(docker inspect openshell-cluster-t1 --format '{{.Id}}')
+	run --separate-stderr openshell gateway start --name t1 --image "$IMAGE" --port "$(free_port)" --recreate
+	assert_success
+	assert_output --partial 'GPUs:        none'
+	[ "$(docker inspect openshell-cluster-t1 --format '{{.Id}}')" != "$before" ]
+	run docker inspect openshell-cluster-t1 --format '{{json .HostConfig.DeviceRequests}} {{index .Config.Labels "org.openshell.gpu"}}'
+	assert_output 'null false'
+	run docker exec openshell-cluster-t1 test -e /var/lib/rancher/k3s/kept-marker
+	assert_failure
+	# Without GPUs the node advertises none: the key is absent.
+	run gw_kubectl t1 get nodes -o jsonpath='{.items[0].status.allocatable.nvidia\.com/gpu}'
+	assert_output ''
+	run docker exec openshell-cluster-t1 sh -c 'ls /dev/nvidia* 2>/dev/null'
+	assert_output ''
+}
+
+@test "a name that is not a DNS label is refused before any docker call" {
+	calls=$BATS_TEST_TMPDIR/calls
+	printf '#!/bin/sh\necho "$@" >>%s\nexit 1\n' "$calls" >"$BATS_TEST_TMPDIR/docker"
+	chmod +x "$BATS_TEST_TMPDIR/docker"
+	for bad in 'Upper' 'a_b' '-x' 'x-' '../etc' 'a;rm -rf' "$(printf 'a\nb')" "$(printf 'x%.0s' {1..54})"; do
+		OPENSHELL_DOCKER=$BATS_TEST_TMPDIR/docker run --separate-stderr openshell gateway start --name "$bad"
+		assert_failure 2
+		[ "${#stderr_lines[@]}" -eq 1 ]
+		[[ "$stderr" == "openshell: error: invalid gateway name '"* ]]
+	done
+	[ ! -e "$calls" ]
+}
+
+@test "an image that is absent and names no registry is a clear error, nothing created" {
+	run --separate-stderr openshell gateway start --name noimg --image openshell-cluster:nosuch
+	assert_failure 1
+	[[ "$stderr" == *"image openshell-cluster:nosuch is not present and names no registry to pull it from"* ]]
+	assert_no_gateway_resources noimg
+}
+
+@test "a port already in use is named, and the failed gateway is rolled back" {
+	sim_only "needs a second gateway on a known port"
+	port=$(free_port)
+	run openshell gateway start --name p1 --image "$IMAGE" --port "$port"
+	assert_success
+	run --separate-stderr openshell gateway start --name p2 --image "$IMAGE" --port "$port"
+	assert_failure 1
+	[[ "$stderr" == *"port $port on 127.0.0.1 is already in use; choose another with --port"* ]]
+	assert_no_gateway_resources p2
+	docker rm -f openshell-cluster-p1 >/dev/null
+}
+
+@test "a k3s that never becomes ready ends in a timeout error with diagnostics" {
+	sim_only "needs the stand-in's never-ready switch"
+	"$OPENSHELL_SRCDIR/scripts/sim-image" >/dev/null
+	run --separate-stderr openshell gateway start --name nr --image openshell-cluster:sim-never-ready \
+		--port "$(free_port)" --timeout 4s
+	assert_failure 4
+	[[ "$stderr" == *"openshell: error: timed out after 4s waiting for the k3s API (kubectl get --raw /readyz); the gateway was kept for inspection"* ]]
+	# The healthcheck's marker is quoted from .State.Health.Log.
+	[[ "$stderr" == *"HEALTHCHECK_FAIL k3s-not-ready"* ]]
+}
+
+@test "a crash-looping device plugin times out naming the DaemonSet, with its logs" {
+	sim_only "needs the stand-in's crash-loop switch"
+	run --separate-stderr openshell gateway start --gpu --name cl --image openshell-cluster:sim-plugin-crashloop \
+		--port "$(free_port)" --timeout 8s
+	assert_failure 4
+	[[ "$stderr" == *"waiting for GPUs: the nvidia-device-plugin DaemonSet has 0 of 1 pods ready"* ]]
+	[[ "$stderr" == *"device plugin logs:"* ]]
+	[[ "$stderr" == *"NVML"* ]]
+}
+
+@test "a failing chart install names the missing DaemonSet and shows the helm job's logs" {
+	sim_only "needs the stand-in's chart-failure switch"
+	run --separate-stderr openshell gateway start --gpu --name cf --image openshell-cluster:sim-chart-fail \
+		--port "$(free_port)" --timeout 6s
+	assert_failure 4
+	[[ "$stderr" == *"the nvidia-device-plugin DaemonSet does not exist"* ]]
+	[[ "$stderr" == *"helm-install-nvidia-device-plugin logs:"* ]]
+}
+
+@test "--no-wait returns once the container is healthy" {
+	run --separate-stderr openshell gateway start --gpu --name nw --image "$IMAGE" --port "$(free_port)" --no-wait --json
+	assert_success
+	run jq -r '.outcome' <<<"$output"
+	assert_output created
+	run docker inspect openshell-cluster-nw --format '{{.State.Health.Status}}'
+	assert_output healthy
+}
+
+@test "a non-loopback --bind warns that the API is exposed" {
+	run --separate-stderr openshell gateway start --name bw --image "$IMAGE" --port "$(free_port)" --bind 0.0.0.0 --no-wait
+	assert_success
+	[[ "$stderr" == *"warning: the k3s API will be published on 0.0.0.0"* ]]
+}

@@ -1,0 +1,63 @@
+# shellcheck shell=bash
+# gateway.bash - what the gateway suites share: a Docker engine with GPUs
+# (a sim host, or the real one with OPENSHELL_TEST_REAL_HOST=1), the
+# cluster image, a private config dir, and free ports.
+#
+#   load helpers/gateway
+#   setup_file()    { gateway_suite_start [sim-host start args…]; }
+#   teardown_file() { gateway_suite_stop; }
+#
+# IMAGE is the cluster image: the simulated openshell-cluster:sim built by
+# scripts/sim-image, or on a real runner $OPENSHELL_CLUSTER_IMAGE.
+load helpers/common
+load helpers/sim-host
+
+gateway_suite_start() {
+	sim_host_start "$@" || return 1
+	if sim_real_host; then
+		export IMAGE=${OPENSHELL_CLUSTER_IMAGE:?set OPENSHELL_CLUSTER_IMAGE to the real cluster image}
+	else
+		"$OPENSHELL_SRCDIR/scripts/sim-image" >/dev/null || return 1
+		export IMAGE=openshell-cluster:sim
+	fi
+	export XDG_CONFIG_HOME=$BATS_FILE_TMPDIR/config
+}
+
+gateway_suite_stop() {
+	# On a real host the suite's gateways must go; a sim host takes them along.
+	if sim_real_host; then
+		local c
+		for c in $(docker ps -aq --filter label=org.openshell.test-suite="$BATS_TEST_FILENAME"); do
+			docker rm -f "$c" >/dev/null 2>&1 || true
+		done
+	fi
+	sim_host_stop
+}
+
+# A TCP port nothing listens on, from a random start so that suites running
+# side by side rarely meet.
+free_port() {
+	local p
+	for ((p = 20000 + RANDOM % 20000; p < 65000; p++)); do
+		ss -Hltn "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+# Nothing named openshell-cluster-$1 is left: container, volume, network.
+assert_no_gateway_resources() {
+	local res=openshell-cluster-$1
+	run docker ps -a --filter "name=^${res}\$" --format '{{.Names}}'
+	assert_output ''
+	run docker volume ls --filter "name=^${res}\$" --format '{{.Name}}'
+	assert_output ''
+	run docker network ls --filter "name=^${res}\$" --format '{{.Name}}'
+	assert_output ''
+}
+
+# kubectl inside the gateway, as openshell reaches it.
+gw_kubectl() {
+	local name=$1
+	shift
+	docker exec "openshell-cluster-$name" kubectl "$@"
+}
