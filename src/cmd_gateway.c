@@ -11,6 +11,8 @@
 
 static const struct os_command gateway_commands[] = {
 	{ "start", cmd_gateway_start, "create (or resume) a gateway and wait until it is ready" },
+	{ "verify", cmd_gateway_verify, "prove the GPUs are usable, check by check" },
+	/* (lifecycle commands: add below) */
 	{ NULL, NULL, NULL },
 };
 

@@ -8,6 +8,8 @@
 
 int cmd_gateway(int argc, char **argv);
 int cmd_gateway_start(int argc, char **argv);
+int cmd_gateway_verify(int argc, char **argv);
+/* (lifecycle commands: add below) */
 int cmd_doctor(int argc, char **argv);
 
 /* The option parsing of `gateway start`, apart so that it can be tested:

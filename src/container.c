@@ -21,7 +21,7 @@ int docker_says_missing(const char *text)
 
 /* A request asks for GPUs when it goes to the nvidia driver or names the
  * "gpu" capability (Docker's default for --gpus). */
-static int wants_gpu(const cJSON *requests)
+static const cJSON *gpu_request(const cJSON *requests)
 {
 	const cJSON *req, *set, *cap;
 	const char *driver;
@@ -29,13 +29,48 @@ static int wants_gpu(const cJSON *requests)
 	cJSON_ArrayForEach(req, requests) {
 		driver = json_str(req, "Driver");
 		if (driver && strcmp(driver, "nvidia") == 0)
-			return 1;
+			return req;
 		cJSON_ArrayForEach(set, cJSON_GetObjectItemCaseSensitive(req, "Capabilities"))
 			cJSON_ArrayForEach(cap, set)
 				if (cJSON_IsString(cap) && strcmp(cap->valuestring, "gpu") == 0)
-					return 1;
+					return req;
 	}
-	return 0;
+	return NULL;
+}
+
+/* Join the strings of a JSON array (nested arrays flattened) with sep. */
+static char *join_strings(const cJSON *arr, const char *sep)
+{
+	const cJSON *v;
+	char *out = xstrdup("");
+
+	cJSON_ArrayForEach(v, arr) {
+		cleanup_free char *part = cJSON_IsArray(v) ? join_strings(v, sep)
+				       : xstrdup(cJSON_IsString(v) ? v->valuestring : "");
+		char *next = *part ? xasprintf("%s%s%s", out, *out ? sep : "", part) : xstrdup(out);
+		free(out);
+		out = next;
+	}
+	return out;
+}
+
+/* The request as evidence: "driver=nvidia count=all capabilities=…". */
+static char *describe_request(const cJSON *req)
+{
+	const char *driver = json_str(req, "Driver");
+	cleanup_free char *caps = join_strings(cJSON_GetObjectItemCaseSensitive(req, "Capabilities"), ",");
+	cleanup_free char *ids = join_strings(cJSON_GetObjectItemCaseSensitive(req, "DeviceIDs"), ",");
+	cleanup_free char *count = NULL;
+	long long n;
+
+	if (*ids)
+		count = xasprintf("devices=%s", ids);
+	else if (json_int(cJSON_GetObjectItemCaseSensitive(req, "Count"), -1, 1 << 20, &n) == 0)
+		count = n < 0 ? xstrdup("count=all") : xasprintf("count=%lld", n);
+	else
+		count = xstrdup("count=?");
+	return xasprintf("driver=%s %s capabilities=%s", driver && *driver ? driver : "(default)",
+			 count, *caps ? caps : "(none)");
 }
 
 static void parse_health(const cJSON *state, struct gw_container *c)
@@ -75,7 +110,9 @@ int container_parse_inspect(const char *json, size_t len, struct gw_container *c
 		c->restart_count = 0;
 	c->state_error = dup_or_null(json_str(state, "Error"));
 	parse_health(state, c);
-	c->gpu_request = wants_gpu(json_get(obj, "HostConfig", "DeviceRequests", NULL));
+	const cJSON *req = gpu_request(json_get(obj, "HostConfig", "DeviceRequests", NULL));
+	c->gpu_request = req != NULL;
+	c->gpu_request_desc = req ? describe_request(req) : NULL;
 	labels = json_get(obj, "Config", "Labels", NULL);
 	c->managed_by = dup_or_null(json_str(labels, LABEL_MANAGED));
 	c->gateway = dup_or_null(json_str(labels, LABEL_GATEWAY));
@@ -123,6 +160,7 @@ void container_free(struct gw_container *c)
 	free(c->state_error);
 	free(c->health);
 	free(c->health_output);
+	free(c->gpu_request_desc);
 	free(c->managed_by);
 	free(c->gateway);
 	free(c->image);

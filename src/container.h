@@ -22,6 +22,7 @@ struct gw_container {
 	char *health;         /* starting|healthy|unhealthy; NULL: no healthcheck */
 	char *health_output;  /* output of the latest health probe */
 	int gpu_request;      /* HostConfig.DeviceRequests asks for GPUs */
+	char *gpu_request_desc; /* "driver=nvidia count=all capabilities=…", or NULL */
 	char *managed_by;     /* label org.openshell.managed-by */
 	char *gateway;        /* label org.openshell.gateway */
 	char *image;          /* Config.Image */

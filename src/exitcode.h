@@ -15,6 +15,8 @@ enum os_exit {
 	OS_EXIT_NOTFOUND = 5,  /* the named gateway does not exist */
 	OS_EXIT_CONFLICT = 6,  /* a gateway exists with another configuration */
 	OS_EXIT_NOGPU = 7,     /* the host cannot give Docker GPUs (toolkit missing) */
+	OS_EXIT_CHECKS = 8,    /* verify: at least one check failed */
+	OS_EXIT_NOTAPPLICABLE = 9, /* verify: the gateway has no GPU request */
 	OS_EXIT_SIGINT = 130,  /* interrupted by SIGINT (128 + 2) */
 	OS_EXIT_SIGTERM = 143, /* interrupted by SIGTERM (128 + 15) */
 };

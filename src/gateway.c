@@ -1,0 +1,69 @@
+/* gateway.c - gateway lookup: docker inspect plus metadata.json. */
+#include "config.h"
+
+#include <string.h>
+
+#include "exitcode.h"
+#include "fsutil.h"
+#include "gateway.h"
+#include "names.h"
+#include "xalloc.h"
+
+#define METADATA_MAX (64u << 10)
+
+static void load_metadata(struct gateway *gw)
+{
+	cleanup_free char *path = xasprintf("%s/metadata.json", gw->state_dir);
+	cleanup_free char *text = NULL;
+	os_error err = { 0 };
+	size_t len;
+
+	if (read_file(path, METADATA_MAX, &text, &len, &err) == 0 &&
+	    metadata_parse(text, len, &gw->md, &err) == 0 && strcmp(gw->md.name, gw->name) == 0) {
+		gw->has_metadata = 1;
+	} else if (err.code != OS_EXIT_NOTFOUND) {
+		gw->metadata_error = err.msg ? xasprintf("%s", err.msg)
+					     : xasprintf("%s names another gateway", path);
+		if (!err.msg)
+			metadata_free(&gw->md);
+	}
+	os_error_clear(&err);
+}
+
+int gateway_lookup(const char *name, struct gateway *gw, os_error *err)
+{
+	memset(gw, 0, sizeof(*gw));
+	if (gateway_name_check(name, err) < 0)
+		return -1;
+	gw->name = xstrdup(name);
+	gw->container = gateway_resource_name(name);
+	if (gateway_state_dir(name, &gw->state_dir, err) < 0 ||
+	    container_inspect(gw->container, &gw->c, err) < 0)
+		goto fail;
+	if (gw->c.exists && (!gw->c.managed_by || strcmp(gw->c.managed_by, LABEL_MANAGED_VALUE) != 0)) {
+		os_error_set(err, OS_EXIT_CONFLICT,
+			     "container %s exists but was not created by openshell (no %s label); openshell will not manage it",
+			     gw->container, LABEL_MANAGED);
+		goto fail;
+	}
+	load_metadata(gw);
+	if (!gw->c.exists && !gw->has_metadata && !gw->metadata_error) {
+		os_error_set(err, OS_EXIT_NOTFOUND, "no gateway named '%s' (see 'openshell gateway list')", name);
+		goto fail;
+	}
+	return 0;
+fail:
+	gateway_free(gw);
+	return -1;
+}
+
+void gateway_free(struct gateway *gw)
+{
+	free(gw->name);
+	free(gw->container);
+	free(gw->state_dir);
+	free(gw->metadata_error);
+	container_free(&gw->c);
+	metadata_free(&gw->md);
+	memset(gw, 0, sizeof(*gw));
+}

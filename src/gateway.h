@@ -1,0 +1,31 @@
+/* gateway.h - find an existing gateway by name: its container and files.
+ *
+ * Every command after `start` begins here. A gateway exists when its
+ * container (openshell-cluster-NAME) or its metadata.json does. A
+ * container that is not labelled as openshell's is never managed; a
+ * metadata.json that cannot be read is reported, not trusted.
+ */
+#ifndef OPENSHELL_GATEWAY_H
+#define OPENSHELL_GATEWAY_H
+
+#include "container.h"
+#include "error.h"
+#include "metadata.h"
+
+struct gateway {
+	char *name;
+	char *container;          /* openshell-cluster-NAME */
+	char *state_dir;          /* $XDG_CONFIG_HOME/openshell/gateways/NAME */
+	struct gw_container c;    /* c.exists == 0 when there is no container */
+	struct gw_metadata md;    /* valid when has_metadata */
+	int has_metadata;
+	char *metadata_error;     /* why metadata.json was not usable, or NULL */
+};
+
+/* Fails with OS_EXIT_USAGE for a bad name, OS_EXIT_NOTFOUND when neither
+ * container nor metadata exists, OS_EXIT_CONFLICT when the container of
+ * that name is not openshell's. */
+int gateway_lookup(const char *name, struct gateway *gw, os_error *err);
+void gateway_free(struct gateway *gw);
+
+#endif

@@ -1,0 +1,92 @@
+#!/usr/bin/env bats
+# `openshell gateway verify`: five checks, each of which fails when its
+# piece of the GPU chain is broken, and n/a (never pass) without --gpu.
+
+setup_file() {
+	load helpers/gateway
+	gateway_suite_start --gpus 2
+	openshell -q gateway start --gpu --name vg --image "$IMAGE" --port "$(free_port)" >/dev/null
+}
+
+teardown_file() {
+	load helpers/gateway
+	gateway_suite_stop
+}
+
+setup() {
+	load helpers/gateway
+}
+
+@test "verify passes all five checks on a GPU gateway" {
+	run --separate-stderr openshell gateway verify --name vg
+	assert_success
+	assert_line --regexp '^  PASS  device-request  driver=nvidia count=all capabilities=utility,compute,gpu$'
+	assert_line '  PASS  runtime-class   RuntimeClass nvidia, handler nvidia'
+	assert_line --regexp '^  PASS  device-plugin   DaemonSet nvidia-device-plugin/nvidia-device-plugin: 1/1 pods ready$'
+	assert_line "  PASS  allocatable     node allocatable nvidia.com/gpu = $(sim_gpu_count)"
+	assert_line --regexp '^  PASS  smoke-pod       pod openshell-verify-[0-9a-f]+ Succeeded: GPU 0: .*\(UUID: GPU-'
+	assert_line '5 passed, 0 failed'
+}
+
+@test "verify --json is one object with every check's status and evidence" {
+	run --separate-stderr openshell gateway verify --name vg --json
+	assert_success
+	run jq -r '[.gateway, .passed, .failed, (.checks | length), ([.checks[].status] | unique | join(","))] | @tsv' <<<"$output"
+	assert_output "$(printf 'vg\t5\t0\t5\tpass')"
+}
+
+@test "the smoke pod is deleted afterwards, and kept with --keep" {
+	run gw_kubectl vg get pods --namespace default -o json
+	run jq -r '[.items[].metadata.name | select(startswith("openshell-verify-"))] | length' <<<"$output"
+	assert_output 0
+	run --separate-stderr openshell gateway verify --name vg --keep
+	assert_success
+	run gw_kubectl vg get pods --namespace default -o json
+	run jq -r '[.items[] | select(.metadata.name | startswith("openshell-verify-")) | .status.phase] | join(",")' <<<"$output"
+	assert_output Succeeded
+}
+
+@test "a smoke pod that cannot schedule fails with the scheduler's condition" {
+	# Two GPUs held by another pod leave none for the smoke test.
+	hog='{"apiVersion":"v1","kind":"Pod","metadata":{"name":"hog","namespace":"default"},"spec":{"restartPolicy":"Never","runtimeClassName":"nvidia","containers":[{"name":"hog","image":"busybox","command":["sleep","600"],"resources":{"limits":{"nvidia.com/gpu":"2"}}}]}}'
+	docker exec -i openshell-cluster-vg kubectl apply -f - <<<"$hog"
+	run --separate-stderr openshell gateway verify --name vg --timeout 3s
+	assert_failure 8
+	assert_line --regexp '^  FAIL  smoke-pod       pod openshell-verify-[0-9a-f]+ Pending: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu\.'
+	assert_line '4 passed, 1 failed'
+	gw_kubectl vg delete pod hog --namespace default >/dev/null
+}
+
+@test "a crash-looping device plugin fails the device-plugin check with its logs" {
+	sim_only "needs the stand-in's crash-loop switch"
+	openshell -q gateway start --gpu --name vc --image openshell-cluster:sim-plugin-crashloop \
+		--port "$(free_port)" --timeout 6s || true
+	run --separate-stderr openshell gateway verify --name vc
+	assert_failure 8
+	assert_line --regexp '^  FAIL  device-plugin   DaemonSet nvidia-device-plugin/nvidia-device-plugin: 0/1 pods ready$'
+	assert_output --partial 'could not load NVML library'
+	assert_line '  SKIP  smoke-pod       not run: no allocatable GPU'
+}
+
+@test "a gateway without --gpu reports every check as n/a and exits 9" {
+	openshell -q gateway start --name vn --image "$IMAGE" --port "$(free_port)" >/dev/null
+	run --separate-stderr openshell gateway verify --name vn
+	assert_failure 9
+	run grep -c '^  N/A ' <<<"$output"
+	assert_output 5
+	refute_output --partial PASS
+}
+
+@test "verify of an unknown gateway exits 5" {
+	run --separate-stderr openshell gateway verify --name nosuch
+	assert_failure 5
+	[ "$stderr" = "openshell: error: no gateway named 'nosuch' (see 'openshell gateway list')" ]
+}
+
+@test "verify of a stopped gateway says how to start it" {
+	openshell -q gateway start --name vs --image "$IMAGE" --port "$(free_port)" >/dev/null
+	docker stop openshell-cluster-vs >/dev/null
+	run --separate-stderr openshell gateway verify --name vs
+	assert_failure 1
+	[[ "$stderr" == "openshell: error: gateway 'vs' is not running (exited); start it with 'openshell gateway start --name vs'" ]]
+}
