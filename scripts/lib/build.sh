@@ -1,0 +1,50 @@
+# shellcheck shell=bash
+# scripts/lib/build.sh - shared by scripts/check and scripts/demo: the
+# Debian packages the project needs, and an out-of-tree build.
+#
+#   . scripts/lib/build.sh
+#   install_packages            apt-get what is missing (root; no-op when all there)
+#   build_tree DIR [ARGS...]    autoreconf, configure in DIR with ARGS, make
+
+# The toolchain, the libraries, bats, and the test bed (a real dockerd with
+# containerd and runc, busybox-static for images, jq for the runtime shim and
+# the stand-in, nsenter from util-linux, ss from iproute2).
+packages=(
+	autoconf automake make gcc pkg-config
+	libpipeline-dev libcjson-dev libyaml-dev
+	bats bats-support bats-assert
+	docker.io containerd runc busybox-static jq util-linux coreutils iproute2
+	shellcheck valgrind
+)
+
+install_packages() {
+	local missing=() p
+	for p in "${packages[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	echo "installing ${missing[*]}" >&2
+	if [ "$(id -u)" != 0 ]; then
+		echo "need root to install packages: ${missing[*]}" >&2
+		return 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Configure (again only when configure changed) and build in $1.
+build_tree() {
+	local dir=$1 top
+	shift
+	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	(cd "$top" && { autoreconf -fi >/dev/null 2>&1 || autoreconf -fi; }) || return 1
+	mkdir -p "$dir"
+	(
+		cd "$dir" || exit 1
+		if [ ! -f Makefile ] || [ "$top/configure" -nt config.status ]; then
+			"$top/configure" -q "$@" || exit 1
+		fi
+		make -j"$(nproc)" >/dev/null
+	)
+}
