@@ -7,27 +7,85 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "exitcode.h"
 #include "fsutil.h"
+#include "log.h"
+#include "signals.h"
+#include "wait.h"
 #include "xalloc.h"
 
-int gateway_state_dir(const char *name, char **dir, os_error *err)
+int config_root(char **dir, os_error *err)
 {
 	const char *xdg = getenv("XDG_CONFIG_HOME");
 	const char *home = getenv("HOME");
 
 	/* XDG says a relative XDG_CONFIG_HOME is invalid and to be ignored. */
 	if (xdg && xdg[0] == '/')
-		*dir = xasprintf("%s/openshell/gateways/%s", xdg, name);
+		*dir = xasprintf("%s/openshell", xdg);
 	else if (home && home[0] == '/')
-		*dir = xasprintf("%s/.config/openshell/gateways/%s", home, name);
+		*dir = xasprintf("%s/.config/openshell", home);
 	else
 		return os_error_set(err, OS_EXIT_FAILURE,
 				    "cannot find the config directory: set HOME or XDG_CONFIG_HOME to an absolute path");
 	return 0;
+}
+
+int gateway_state_dir(const char *name, char **dir, os_error *err)
+{
+	cleanup_free char *root = NULL;
+
+	if (config_root(&root, err) < 0)
+		return -1;
+	*dir = xasprintf("%s/gateways/%s", root, name);
+	return 0;
+}
+
+int gateway_lock(const char *name, long long deadline, os_error *err)
+{
+	cleanup_free char *root = NULL;
+	cleanup_free char *dir = NULL;
+	cleanup_free char *path = NULL;
+	struct backoff b = { 0 };
+	int fd, said = 0;
+
+	if (config_root(&root, err) < 0)
+		return -1;
+	dir = xasprintf("%s/locks", root);
+	path = xasprintf("%s/%s.lock", dir, name);
+	if (mkdir_p(dir, 0700, err) < 0)
+		return -1;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return os_error_set(err, OS_EXIT_FAILURE, "cannot open lock %s: %s", path, strerror(errno));
+	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			int saved = errno;
+			close(fd);
+			return os_error_set(err, OS_EXIT_FAILURE, "cannot lock %s: %s", path, strerror(saved));
+		}
+		if (!said++)
+			log_info("waiting for another openshell working on gateway '%s' (%s)", name, path);
+		if (signals_stop_requested() || !backoff_wait(&b, deadline)) {
+			close(fd);
+			if (signals_stop_requested())
+				return os_error_set(err, 128 + signals_pending(),
+						    "interrupted while waiting for the lock of gateway '%s'", name);
+			return os_error_set(err, OS_EXIT_TIMEOUT,
+					    "gave up waiting for another openshell working on gateway '%s' (%s)",
+					    name, path);
+		}
+	}
+	return fd;
+}
+
+void gateway_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);   /* closing releases the flock */
 }
 
 int mkdir_p(const char *path, mode_t mode, os_error *err)

@@ -14,8 +14,19 @@
 
 #include "error.h"
 
+/* $XDG_CONFIG_HOME/openshell, or ~/.config/openshell (not created). */
+int config_root(char **dir, os_error *err);
+
 /* $XDG_CONFIG_HOME/openshell/gateways/NAME (not created). */
 int gateway_state_dir(const char *name, char **dir, os_error *err);
+
+/* An exclusive lock on gateway NAME (openshell/locks/NAME.lock, flock), so
+ * that two commands never change one gateway at once. Waits, saying so
+ * once, until the deadline (OS_EXIT_TIMEOUT) or an interrupt. Returns the
+ * lock's fd; release it with gateway_unlock(). The lock file stays: it is
+ * empty, and removing it would let two waiters lock different files. */
+int gateway_lock(const char *name, long long deadline, os_error *err);
+void gateway_unlock(int fd);
 
 /* mkdir -p with mode for every directory it creates. */
 int mkdir_p(const char *path, mode_t mode, os_error *err);

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "metadata.h"
 #include "names.h"
+#include "signals.h"
 #include "strv.h"
 #include "wait.h"
 #include "xalloc.h"
@@ -29,6 +30,8 @@ struct start {
 	long long deadline;
 	long long restarts;        /* RestartCount when the waits began */
 	int created_network, created_volume, created_container;
+	int have_container;        /* a gateway container exists and is kept */
+	int rolled_back;           /* this run removed what it had created */
 };
 
 static int budget(const struct start *st)
@@ -165,6 +168,7 @@ static int reconcile_existing(struct start *st, os_error *err)
 	}
 	if (c.exists)
 		st->restarts = c.restart_count;
+	st->have_container = rc > 0;
 	container_free(&c);
 	return rc;
 }
@@ -212,6 +216,8 @@ static void rollback(struct start *st)
 	const char *rmnet[] = { "network", "rm", st->res, NULL };
 	os_error err = { 0 };
 
+	signals_shield();   /* a second ^C must not cut the rollback short */
+	st->rolled_back = st->created_container || st->created_volume || st->created_network;
 	if (st->created_container && docker_ok(st, rm, &err) < 0)
 		log_warn("could not remove container %s: %s", st->res, err.msg);
 	os_error_clear(&err);
@@ -222,6 +228,7 @@ static void rollback(struct start *st)
 		log_warn("could not remove network %s: %s", st->res, err.msg);
 	os_error_clear(&err);
 	st->created_container = st->created_volume = st->created_network = 0;
+	signals_unshield();
 }
 
 static int ensure_network(struct start *st, os_error *err)
@@ -311,6 +318,7 @@ static int create_container(struct start *st, os_error *err)
 		goto out;
 	}
 	st->r->outcome = "created";
+	st->have_container = 1;
 	log_step_done(1);
 	rc = 0;
 out:
@@ -583,10 +591,26 @@ static int wait_gpus(struct start *st, os_error *err)
 
 /* --- the flow ------------------------------------------------------------- */
 
+/* After SIGINT/SIGTERM: say what state the gateway was left in. What this
+ * run created before the container ran is already rolled back. */
+static int interrupted(const struct start *st, os_error *err)
+{
+	int code = 128 + signals_pending();
+
+	if (st->have_container)
+		return os_error_set(err, code,
+				    "interrupted; gateway '%s' was kept and goes on starting: run 'openshell gateway start --name %s%s' to wait for it again, or destroy it with 'openshell gateway destroy --name %s'",
+				    st->o->name, st->o->name, st->o->gpu ? " --gpu" : "", st->o->name);
+	if (st->rolled_back)
+		return os_error_set(err, code, "interrupted; removed what this run had created for gateway '%s'",
+				    st->o->name);
+	return os_error_set(err, code, "interrupted; gateway '%s' was not changed", st->o->name);
+}
+
 int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error *err)
 {
 	struct start st = { .o = o, .r = r };
-	int existing, rc = -1;
+	int existing, lock = -1, rc = -1;
 
 	memset(r, 0, sizeof(*r));
 	r->gpus = -1;
@@ -594,7 +618,10 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 	st.deadline = clock_ms() + o->timeout_ms;
 	r->container = xstrdup(st.res);
 
-	if (preflight(&st, err) < 0 || (existing = reconcile_existing(&st, err)) < 0)
+	/* One command at a time per gateway: a second start waits here, then
+	 * finds the gateway the first one made. */
+	if ((lock = gateway_lock(o->name, st.deadline, err)) < 0 || preflight(&st, err) < 0 ||
+	    (existing = reconcile_existing(&st, err)) < 0)
 		goto out;
 	if (!existing && (ensure_image(&st, err) < 0 || create_container(&st, err) < 0))
 		goto out;
@@ -607,6 +634,9 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 	}
 	rc = 0;
 out:
+	if (rc < 0 && signals_pending())
+		interrupted(&st, err);
+	gateway_unlock(lock);
 	free(st.res);
 	return rc;
 }

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "exitcode.h"
 #include "log.h"
+#include "signals.h"
 #include "xalloc.h"
 
 static int cmd_help(int argc, char **argv);
@@ -68,6 +69,7 @@ int main(int argc, char **argv)
 	int c;
 
 	xalloc_init();
+	signals_install();
 	/* '+': stop at the command name; its options are its own. */
 	while ((c = getopt_long(argc, argv, CLI_OPTS_PREFIX CLI_COMMON_SHORT "V", longopts, NULL)) != -1) {
 		if (cli_common_option(c))

@@ -27,6 +27,7 @@
 #include "exitcode.h"
 #include "log.h"
 #include "runner.h"
+#include "signals.h"
 #include "wait.h"
 #include "xalloc.h"
 
@@ -147,8 +148,12 @@ static int anon_file(os_error *err)
 	return fd;
 }
 
-static void redirect_stderr(void *data)
+/* In the child, before exec: stderr to the capture file, and a process
+ * group of its own, so that a terminal's ^C reaches openshell alone and
+ * openshell decides how the child ends (signals.h). */
+static void prepare_child(void *data)
 {
+	setpgid(0, 0);
 	if (dup2(*(int *)data, STDERR_FILENO) < 0)
 		_exit(127);
 }
@@ -256,7 +261,7 @@ static void check_exited(struct wait_state *w)
 }
 
 /* Wait until stdout is at EOF and the child has exited, or until the
- * deadline. Returns 1 on timeout, 0 otherwise. */
+ * deadline or an interrupt. Returns 1 on timeout, 2 on interrupt, else 0. */
 static int wait_child(struct wait_state *w, long long deadline)
 {
 	int backoff = 1;
@@ -266,6 +271,8 @@ static int wait_child(struct wait_state *w, long long deadline)
 		nfds_t n = 0;
 		int timeout = -1, r;
 
+		if (signals_stop_requested())
+			return 2;
 		if (deadline) {
 			long long left = deadline - clock_ms();
 			if (left <= 0)
@@ -311,7 +318,9 @@ static void terminate(struct wait_state *w)
 	check_exited(w);
 	if (w->exited)
 		return;
-	kill(w->pid, SIGTERM);
+	/* The whole group: a child's own children must not outlive it. */
+	if (kill(-w->pid, SIGTERM) < 0)
+		kill(w->pid, SIGTERM);
 	while (!w->exited && clock_ms() < end) {
 		struct pollfd pfd = { .fd = w->pidfd, .events = POLLIN };
 		long long left = end - clock_ms();
@@ -324,8 +333,29 @@ static void terminate(struct wait_state *w)
 			check_exited(w);
 		}
 	}
-	if (!w->exited)
+	if (!w->exited && kill(-w->pid, SIGKILL) < 0)
 		kill(w->pid, SIGKILL);
+}
+
+/* libpipeline prints "cmd: Terminated" for a child ended by a signal; the
+ * runner reports that itself, in context (a deadline, an interrupt, an
+ * exit status of 128 + N), so the library's line is sent to /dev/null. */
+static void wait_quietly(pipeline *p, int **statuses, int *nstat)
+{
+	int saved = dup(STDERR_FILENO);
+	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+	fflush(stderr);
+	if (saved >= 0 && null >= 0)
+		dup2(null, STDERR_FILENO);
+	pipeline_wait_all(p, statuses, nstat);
+	fflush(stderr);
+	if (saved >= 0 && null >= 0)
+		dup2(saved, STDERR_FILENO);
+	if (saved >= 0)
+		close(saved);
+	if (null >= 0)
+		close(null);
 }
 
 static int decode_status(int raw)
@@ -343,7 +373,7 @@ int run_command(const struct run_spec *spec, struct run_result *res, os_error *e
 	cleanup_free char *path = NULL;
 	cleanup_free char *name = NULL;
 	long long deadline = 0;
-	int infd = -1, errfd = -1, rc = -1, timed_out, *statuses = NULL, nstat = 0;
+	int infd = -1, errfd = -1, rc = -1, timed_out, interrupted, *statuses = NULL, nstat = 0;
 	pipeline *p = NULL;
 	pipecmd *cmd;
 
@@ -351,6 +381,8 @@ int run_command(const struct run_spec *spec, struct run_result *res, os_error *e
 	res->out = xstrdup("");
 	res->err = xstrdup("");
 	name = short_name(spec->argv);
+	if (signals_stop_requested())
+		return os_error_set(err, 128 + signals_pending(), "interrupted before %s could run", name);
 	path = run_find_executable(spec->argv[0]);
 	if (!path)
 		return os_error_set(err, OS_EXIT_FAILURE, "cannot run %s: '%s' not found on PATH",
@@ -370,7 +402,7 @@ int run_command(const struct run_spec *spec, struct run_result *res, os_error *e
 		pipeline_ignore_signals(p, 0);
 		if ((infd = input_fd(spec, err)) < 0 || (errfd = anon_file(err)) < 0)
 			goto out;
-		pipecmd_pre_exec(cmd, redirect_stderr, NULL, &errfd);
+		pipecmd_pre_exec(cmd, prepare_child, NULL, &errfd);
 		pipeline_want_in(p, infd);
 		pipeline_want_out(p, -1);
 	}
@@ -390,13 +422,16 @@ int run_command(const struct run_spec *spec, struct run_result *res, os_error *e
 	timed_out = wait_child(&w, deadline);
 	if (timed_out || w.too_big)
 		terminate(&w);
-	pipeline_wait_all(p, &statuses, &nstat);
+	interrupted = timed_out == 2;
+	wait_quietly(p, &statuses, &nstat);
 	res->status = nstat > 0 ? decode_status(statuses[0]) : OS_EXIT_FAILURE;
 	if (errfd >= 0)
 		read_stderr(errfd, res);
 	res->out[res->out_len] = '\0';
 
-	if (timed_out) {
+	if (interrupted) {
+		os_error_set(err, 128 + signals_pending(), "interrupted while %s was running; it was stopped", name);
+	} else if (timed_out) {
 		cleanup_free char *dur = run_format_ms(spec->timeout_ms);
 		os_error_set(err, OS_EXIT_TIMEOUT, "%s timed out after %s and was stopped", name, dur);
 		os_error_set_detail(err, res->err);

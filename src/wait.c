@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <time.h>
 
+#include "signals.h"
 #include "wait.h"
 
 long long clock_ms(void)
@@ -27,7 +28,8 @@ int backoff_wait(struct backoff *b, long long deadline)
 	d = b->delay_ms < left ? b->delay_ms : left;
 	ts.tv_sec = d / 1000;
 	ts.tv_nsec = (d % 1000) * 1000000;
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+	/* An interrupt ends the sleep early; the next docker call reports it. */
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !signals_stop_requested())
 		;
 	b->delay_ms = b->delay_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : b->delay_ms * 2;
 	return clock_ms() < deadline;

@@ -18,8 +18,9 @@ struct backoff {
 	int delay_ms;
 };
 
-/* Sleep the next backoff step, cut short at the deadline. Returns 0 when
- * the deadline has passed (the caller should give up), 1 otherwise. */
+/* Sleep the next backoff step, cut short at the deadline or by SIGINT or
+ * SIGTERM. Returns 0 when the deadline has passed (the caller should give
+ * up), 1 otherwise. */
 int backoff_wait(struct backoff *b, long long deadline);
 
 /* The time a single call may take: the per-call limit, or what is left

@@ -1,0 +1,216 @@
+#!/usr/bin/env bats
+# Faults users meet, injected on purpose: interrupts at each step, a hung
+# or absent docker, a container killed while openshell waits, unwritable
+# config, hostile input, and two starts at once. Each test asserts the
+# clear error, the exit status, and that nothing was lost or left behind.
+
+setup_file() {
+	load helpers/gateway
+	gateway_suite_start --gpus 2
+	# A cluster image whose device plugin arrives late, to interrupt the GPU wait.
+	if ! sim_real_host; then
+		cid=$(docker create openshell-cluster:sim)
+		docker commit --change 'ENV SIM_HELM_DELAY=30' "$cid" openshell-cluster:sim-slow-plugin >/dev/null
+		docker rm "$cid" >/dev/null
+	fi
+}
+
+teardown_file() {
+	load helpers/gateway
+	gateway_suite_stop
+}
+
+setup() {
+	load helpers/gateway
+	FAKE=$BATS_TEST_TMPDIR/bin
+	mkdir -p "$FAKE"
+}
+
+# A docker that hangs on every call; its processes carry a unique marker.
+fake_hanging_docker() {
+	marker=fakedocker-$BATS_TEST_NUMBER-$$
+	printf '#!/bin/bash\nexec -a %s sleep 300\n' "$marker" >"$FAKE/docker"
+	chmod +x "$FAKE/docker"
+}
+
+# Start openshell in the background with stderr to a file; wait until the
+# file shows $1, then send signal $2; sets $status and $stderr.
+interrupt_when() {
+	local want=$1 sig=$2 i
+	shift 2
+	"$OPENSHELL_SRCDIR/tests/run-under-test" "$OPENSHELL_BIN" "$@" 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	for ((i = 0; i < 600; i++)); do
+		grep -qF -- "$want" "$BATS_TEST_TMPDIR/err" && break
+		sleep 0.1
+	done
+	kill -"$sig" "$pid"
+	status=0
+	wait "$pid" || status=$?
+	stderr=$(cat "$BATS_TEST_TMPDIR/err")
+}
+
+@test "SIGINT before the container exists: exit 130, no orphan docker, nothing changed" {
+	fake_hanging_docker
+	OPENSHELL_DOCKER=$FAKE/docker interrupt_when 'checking Docker' INT gateway start --name i0
+	[ "$status" -eq 130 ]
+	[[ "$stderr" == *"openshell: error: interrupted; gateway 'i0' was not changed"* ]]
+	sleep 0.2
+	run pgrep -f "$marker"
+	assert_failure
+}
+
+@test "SIGTERM exits 143" {
+	fake_hanging_docker
+	OPENSHELL_DOCKER=$FAKE/docker interrupt_when 'checking Docker' TERM gateway start --name i1
+	[ "$status" -eq 143 ]
+}
+
+@test "a hung docker times out by itself, naming the command and the deadline" {
+	fake_hanging_docker
+	OPENSHELL_DOCKER=$FAKE/docker OPENSHELL_CALL_TIMEOUT=1s run --separate-stderr openshell gateway start --name h1
+	assert_failure 4
+	[[ "$stderr" == *"openshell: error: cannot reach the Docker daemon: docker version timed out after 1s and was stopped"* ]]
+	run pgrep -f "$marker"
+	assert_failure
+}
+
+@test "a Docker daemon that is not running is named with DOCKER_HOST and the fix" {
+	DOCKER_HOST=unix://$BATS_TEST_TMPDIR/nosuch.sock run --separate-stderr openshell gateway start --name d1
+	assert_failure 3
+	[[ "$stderr" == *"openshell: error: cannot reach the Docker daemon (DOCKER_HOST=unix://$BATS_TEST_TMPDIR/nosuch.sock): "*"check that the daemon runs and 'docker info' works" ]]
+}
+
+@test "SIGINT while waiting for the k3s API keeps the gateway and says how to resume" {
+	sim_only "needs the stand-in's never-ready switch"
+	interrupt_when 'waiting for the k3s API' INT gateway start --name i2 --image openshell-cluster:sim-never-ready --port "$(free_port)"
+	[ "$status" -eq 130 ]
+	[[ "$stderr" == *"interrupted; gateway 'i2' was kept and goes on starting: run 'openshell gateway start --name i2' to wait for it again"* ]]
+	run docker inspect openshell-cluster-i2 --format '{{.State.Running}}'
+	assert_output true
+}
+
+@test "SIGINT while waiting for GPUs keeps the gateway and a complete kubeconfig" {
+	sim_only "needs a stand-in with a slow device plugin"
+	port=$(free_port)
+	interrupt_when 'waiting for allocatable nvidia.com/gpu' INT gateway start --gpu --name i3 --image openshell-cluster:sim-slow-plugin --port "$port"
+	[ "$status" -eq 130 ]
+	[[ "$stderr" == *"gateway 'i3' was kept"* ]]
+	# The kubeconfig was already complete when the interrupt came.
+	[ "$(stat -c %a "$XDG_CONFIG_HOME/openshell/gateways/i3/kubeconfig")" = 600 ]
+	run ls "$XDG_CONFIG_HOME/openshell/gateways/i3"
+	refute_output --partial '.tmp.'
+}
+
+@test "the container dying during the wait is reported with its exit code and logs" {
+	sim_only "needs the stand-in's never-ready switch"
+	port=$(free_port)
+	openshell -q gateway start --name k1 --image openshell-cluster:sim-never-ready --port "$port" --timeout 60s 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	for ((i = 0; i < 100; i++)); do
+		docker exec openshell-cluster-k1 true 2>/dev/null && break
+		sleep 0.1
+	done
+	docker kill openshell-cluster-k1 >/dev/null
+	status=0
+	wait "$pid" || status=$?
+	[ "$status" -eq 1 ]
+	grep -q "openshell: error: container openshell-cluster-k1 is exited (exit code 137); the gateway was kept for inspection, its last log lines follow" "$BATS_TEST_TMPDIR/err"
+	grep -q 'openshell-entrypoint' "$BATS_TEST_TMPDIR/err"
+}
+
+@test "a read-only config directory fails clearly and loses nothing" {
+	port=$(free_port)
+	mkdir -p "$BATS_TEST_TMPDIR/ro/openshell"
+	chmod 0555 "$BATS_TEST_TMPDIR/ro/openshell"
+	# root ignores permissions: drop CAP_DAC_OVERRIDE (setpriv, util-linux).
+	drop=()
+	[ "$(id -u)" != 0 ] || drop=(setpriv --inh-caps=-dac_override,-dac_read_search
+		--bounding-set=-dac_override,-dac_read_search)
+	XDG_CONFIG_HOME=$BATS_TEST_TMPDIR/ro run --separate-stderr \
+		"${drop[@]}" "$OPENSHELL_BIN" gateway start --name ro --image "$IMAGE" --port "$port"
+	assert_failure 1
+	[[ "$stderr" == *"openshell: error: cannot create directory $BATS_TEST_TMPDIR/ro/openshell/locks: Permission denied"* ]]
+}
+
+@test "a corrupt metadata.json is not trusted, and the next start rewrites it whole" {
+	port=$(free_port)
+	openshell -q gateway start --name cm --image "$IMAGE" --port "$port" >/dev/null
+	md=$XDG_CONFIG_HOME/openshell/gateways/cm/metadata.json
+	echo '{"schema": 1, "name": 42' >"$md"
+	# The container is still found and judged; the metadata is not used.
+	run --separate-stderr openshell gateway verify --name cm
+	assert_failure 9
+	run --separate-stderr openshell gateway start --name cm --image "$IMAGE" --port "$port"
+	assert_success
+	run jq -r '[.schema, .name, .port] | @tsv' "$md"
+	assert_output "$(printf '1\tcm\t%s' "$port")"
+}
+
+@test "a container of the same name that openshell did not make is never touched" {
+	sim_busybox_image rel-bb
+	docker run -d --name openshell-cluster-foreign rel-bb sleep 600 >/dev/null
+	run --separate-stderr openshell gateway start --name foreign --image "$IMAGE" --recreate
+	assert_failure 6
+	[[ "$stderr" == *"container openshell-cluster-foreign exists but was not created by openshell"* ]]
+	run docker inspect openshell-cluster-foreign --format '{{.State.Running}}'
+	assert_output true
+	docker rm -f openshell-cluster-foreign >/dev/null
+}
+
+@test "two starts of one gateway at once: one creates, the other waits and reuses it" {
+	port=$(free_port)
+	openshell gateway start --name cc --image "$IMAGE" --port "$port" --json >"$BATS_TEST_TMPDIR/a" 2>"$BATS_TEST_TMPDIR/ea" &
+	a=$!
+	openshell gateway start --name cc --image "$IMAGE" --port "$port" --json >"$BATS_TEST_TMPDIR/b" 2>"$BATS_TEST_TMPDIR/eb" &
+	b=$!
+	wait "$a"
+	wait "$b"
+	run jq -rs '[.[].outcome] | sort | join(",")' "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/b"
+	assert_output 'created,running'
+	run docker ps -a --filter name=openshell-cluster-cc --format '{{.Names}}'
+	assert_output openshell-cluster-cc
+}
+
+@test "two different gateways start side by side" {
+	openshell -q gateway start --name s1 --image "$IMAGE" --port "$(free_port)" >/dev/null &
+	a=$!
+	openshell -q gateway start --name s2 --image "$IMAGE" --port "$(free_port)" >/dev/null &
+	b=$!
+	wait "$a"
+	wait "$b"
+	[ "$(docker inspect openshell-cluster-s1 --format '{{.State.Running}}')" = true ]
+	[ "$(docker inspect openshell-cluster-s2 --format '{{.State.Running}}')" = true ]
+}
+
+@test "hostile option values are refused before any docker call, with the rule" {
+	printf '#!/bin/sh\necho called >>%s/calls\nexit 1\n' "$BATS_TEST_TMPDIR" >"$FAKE/docker"
+	chmod +x "$FAKE/docker"
+	long=$(printf 'a%.0s' {1..300})
+	while IFS='|' read -r opt value rule; do
+		OPENSHELL_DOCKER=$FAKE/docker run --separate-stderr openshell gateway start "$opt" "$value"
+		assert_failure 2
+		[ "${#stderr_lines[@]}" -eq 1 ]
+		[[ "$stderr" == *"$rule"* ]]
+	done <<EOT
+--port|0|invalid --port '0': give a number from 1 to 65535
+--port|6443;reboot|invalid --port '6443;reboot'
+--port|99999999999999|invalid --port
+--bind|\$(reboot)|invalid --bind address '\$(reboot)'
+--bind|127.0.0.1 -p 1:1|invalid --bind address
+--bind|localhost|invalid --bind address 'localhost': give an IPv4 or IPv6 address
+--image|--privileged|invalid image reference '--privileged'
+--image|img\`id\`|invalid image reference
+--image|$long|invalid image reference
+--name|../../etc|invalid gateway name '../../etc'
+--timeout|-1|invalid --timeout '-1'
+--timeout|1y|invalid --timeout '1y'
+EOT
+	OPENSHELL_DOCKER=$FAKE/docker run --separate-stderr openshell gateway start --name "$(printf 'a\033[31mred')"
+	assert_failure 2
+	[[ "$stderr" == *'\x1b[31mred'* ]]
+	OPENSHELL_DOCKER=$FAKE/docker run --separate-stderr openshell gateway start --name "$(printf 'caf\xc3\xa9')"
+	assert_failure 2
+	[[ "$stderr" == *'caf\xc3\xa9'* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/calls" ]
+}
