@@ -13,6 +13,13 @@ static const struct os_command gateway_commands[] = {
 	{ "start", cmd_gateway_start, "create (or resume) a gateway and wait until it is ready" },
 	{ "verify", cmd_gateway_verify, "prove the GPUs are usable, check by check" },
 	/* (lifecycle commands: add below) */
+	{ "status", cmd_gateway_status, "show a gateway's state, health, API and GPUs" },
+	{ "list", cmd_gateway_list, "list every gateway openshell knows" },
+	{ "stop", cmd_gateway_stop, "stop a gateway, keeping its state" },
+	{ "destroy", cmd_gateway_destroy, "remove a gateway's container, network, volume and files" },
+	{ "logs", cmd_gateway_logs, "print the gateway container's logs" },
+	{ "exec", cmd_gateway_exec, "run a command in the gateway's container" },
+	{ "kubectl", cmd_gateway_kubectl, "run kubectl in the gateway's container" },
 	{ NULL, NULL, NULL },
 };
 

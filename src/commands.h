@@ -10,6 +10,13 @@ int cmd_gateway(int argc, char **argv);
 int cmd_gateway_start(int argc, char **argv);
 int cmd_gateway_verify(int argc, char **argv);
 /* (lifecycle commands: add below) */
+int cmd_gateway_status(int argc, char **argv);
+int cmd_gateway_list(int argc, char **argv);
+int cmd_gateway_stop(int argc, char **argv);
+int cmd_gateway_destroy(int argc, char **argv);
+int cmd_gateway_logs(int argc, char **argv);
+int cmd_gateway_exec(int argc, char **argv);
+int cmd_gateway_kubectl(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 
 /* The option parsing of `gateway start`, apart so that it can be tested:

@@ -1,0 +1,237 @@
+/* cmd_gateway_destroy.c - `openshell gateway destroy`: remove a gateway.
+ *
+ * The container, network and volume share the name openshell-cluster-NAME,
+ * which anyone could also have chosen; each is removed only when its labels
+ * say openshell made it for this gateway, and is otherwise left with a
+ * warning. In the state directory only the files openshell writes are
+ * removed. Destroying what is not there succeeds, so a script can run it
+ * twice; without --yes the user is asked, and with no terminal to ask on,
+ * nothing is done.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "container.h"
+#include "docker.h"
+#include "exitcode.h"
+#include "fsutil.h"
+#include "json.h"
+#include "log.h"
+#include "names.h"
+#include "xalloc.h"
+
+enum presence { ABSENT, OURS, FOREIGN };
+
+struct plan {
+	const char *name;
+	char *res;                 /* openshell-cluster-NAME */
+	char *dir;                 /* the state directory */
+	enum presence container, network, volume;
+	int has_dir;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: openshell gateway destroy [OPTIONS]\n"
+		"\n"
+		"Remove a gateway: its container, network and volume (openshell-cluster-NAME)\n"
+		"and its kubeconfig and metadata. Only objects labelled %s=%s\n"
+		"and %s=NAME are removed; others of the same name are left, with a warning.\n"
+		"A gateway that does not exist is reported and counts as destroyed (exit 0).\n"
+		"\n"
+		"Options:\n"
+		"      --name NAME     gateway name (default: %s)\n"
+		"      --keep-volume   keep the volume (the cluster's data)\n"
+		"      --yes           do not ask; required when stdin is not a terminal\n"
+		"  -v, --verbose       show each docker command\n"
+		"  -q, --quiet         print errors only\n"
+		"  -h, --help          show this help\n",
+		LABEL_MANAGED, LABEL_MANAGED_VALUE, LABEL_GATEWAY, GATEWAY_DEFAULT_NAME);
+}
+
+static enum presence judge(const char *managed_by, const char *gateway, const char *name)
+{
+	return managed_by && strcmp(managed_by, LABEL_MANAGED_VALUE) == 0 && gateway &&
+	       strcmp(gateway, name) == 0 ? OURS : FOREIGN;
+}
+
+/* `docker network|volume inspect` of the shared name, judged by labels. */
+static int inspect_labelled(const char *type, const struct plan *p, enum presence *out, os_error *err)
+{
+	const char *args[] = { type, "inspect", "--format", "{{json .Labels}}", p->res, NULL };
+	struct run_result res;
+	cJSON *labels = NULL;
+	int rc = -1;
+
+	*out = ABSENT;
+	if (docker_run(args, NULL, 0, 0, &res, err) < 0)
+		goto out;
+	if (res.status != 0) {
+		/* Daemons word a missing network "network X not found". */
+		if (docker_says_missing(res.err) || strstr(res.err, " not found"))
+			rc = 0;
+		else
+			os_error_set(err, OS_EXIT_FAILURE, "docker %s inspect %s failed: %.*s", type, p->res,
+				     (int)strcspn(res.err, "\n"), res.err);
+		goto out;
+	}
+	/* An object without labels prints null, which is simply not ours. */
+	if (!(labels = json_parse(res.out, res.out_len, "docker inspect output", err)))
+		goto out;
+	*out = judge(json_str(labels, LABEL_MANAGED), json_str(labels, LABEL_GATEWAY), p->name);
+	rc = 0;
+out:
+	cJSON_Delete(labels);
+	run_result_free(&res);
+	return rc;
+}
+
+static int survey(struct plan *p, os_error *err)
+{
+	struct gw_container c;
+
+	if (gateway_state_dir(p->name, &p->dir, err) < 0 || container_inspect(p->res, &c, err) < 0)
+		return -1;
+	p->container = c.exists ? judge(c.managed_by, c.gateway, p->name) : ABSENT;
+	container_free(&c);
+	p->has_dir = access(p->dir, F_OK) == 0;
+	if (inspect_labelled("network", p, &p->network, err) < 0 ||
+	    inspect_labelled("volume", p, &p->volume, err) < 0)
+		return -1;
+	return 0;
+}
+
+static void warn_foreign(const char *what, enum presence pr, const struct plan *p)
+{
+	if (pr == FOREIGN)
+		log_warn("left %s %s: it lacks the labels %s=%s and %s=%s, so openshell did not create it",
+			 what, p->res, LABEL_MANAGED, LABEL_MANAGED_VALUE, LABEL_GATEWAY, p->name);
+}
+
+static int confirmed(const struct plan *p)
+{
+	char answer[16] = "";
+
+	fprintf(stderr, "Destroy gateway '%s' and its data? [y/N] ", p->name);
+	fflush(stderr);
+	if (!fgets(answer, sizeof(answer), stdin))
+		return 0;
+	answer[strcspn(answer, "\n")] = '\0';
+	return strcmp(answer, "y") == 0 || strcmp(answer, "Y") == 0 || strcmp(answer, "yes") == 0;
+}
+
+static int remove_object(const char *const *args, const char *what, const struct plan *p, os_error *err)
+{
+	struct run_result res;
+	int rc = docker_run_ok(args, NULL, 0, 0, &res, err);
+
+	run_result_free(&res);
+	return rc < 0 ? os_error_wrap(err, "cannot remove %s %s", what, p->res) : 0;
+}
+
+/* Only the files openshell writes; anything else keeps the directory. */
+static void remove_state(const struct plan *p)
+{
+	static const char *const files[] = { "kubeconfig", "metadata.json", NULL };
+
+	for (size_t i = 0; files[i]; i++) {
+		cleanup_free char *path = xasprintf("%s/%s", p->dir, files[i]);
+		if (unlink(path) < 0 && errno != ENOENT)
+			log_warn("cannot remove %s: %s", path, strerror(errno));
+	}
+	if (rmdir(p->dir) < 0 && errno != ENOENT)
+		log_warn("left %s: %s", p->dir,
+			 errno == ENOTEMPTY ? "it holds files openshell did not write" : strerror(errno));
+}
+
+/* Container first: the network and volume cannot go while it uses them. */
+static int destroy(const struct plan *p, int keep_volume, os_error *err)
+{
+	const char *rm[] = { "rm", "--force", p->res, NULL };
+	const char *rmnet[] = { "network", "rm", p->res, NULL };
+	const char *rmvol[] = { "volume", "rm", p->res, NULL };
+
+	log_step("destroying gateway '%s'", p->name);
+	if ((p->container == OURS && remove_object(rm, "container", p, err) < 0) ||
+	    (p->network == OURS && remove_object(rmnet, "network", p, err) < 0) ||
+	    (p->volume == OURS && !keep_volume && remove_object(rmvol, "volume", p, err) < 0))
+		return -1;
+	if (p->has_dir)
+		remove_state(p);
+	log_step_done(1);
+	if (keep_volume && p->volume == OURS)
+		log_info("kept volume %s (--keep-volume)", p->res);
+	return 0;
+}
+
+static int run_destroy(struct plan *p, int yes, int keep_volume, os_error *err)
+{
+	if (gateway_name_check(p->name, err) < 0)
+		return -1;
+	p->res = gateway_resource_name(p->name);
+	if (survey(p, err) < 0)
+		return -1;
+	warn_foreign("container", p->container, p);
+	warn_foreign("network", p->network, p);
+	warn_foreign("volume", p->volume, p);
+	if (p->container != OURS && p->network != OURS && p->volume != OURS && !p->has_dir) {
+		log_info("no gateway named '%s'; nothing to destroy", p->name);
+		return 0;
+	}
+	if (!yes && !confirmed(p))
+		return os_error_set(err, OS_EXIT_FAILURE, "gateway '%s' was not destroyed", p->name);
+	return destroy(p, keep_volume, err);
+}
+
+enum { OPT_NAME = 256, OPT_KEEP_VOLUME, OPT_YES };
+
+int cmd_gateway_destroy(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONG,
+		{ "name", required_argument, NULL, OPT_NAME },
+		{ "keep-volume", no_argument, NULL, OPT_KEEP_VOLUME },
+		{ "yes", no_argument, NULL, OPT_YES },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *cmd = "gateway destroy";
+	struct plan p = { .name = GATEWAY_DEFAULT_NAME };
+	os_error err = { 0 };
+	int c, yes = 0, keep_volume = 0, rc = OS_EXIT_OK;
+
+	while ((c = getopt_long(argc, argv, CLI_OPTS_PREFIX CLI_COMMON_SHORT, longopts, NULL)) != -1) {
+		if (cli_common_option(c))
+			continue;
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			return OS_EXIT_OK;
+		case OPT_NAME: p.name = optarg; break;
+		case OPT_KEEP_VOLUME: keep_volume = 1; break;
+		case OPT_YES: yes = 1; break;
+		default:
+			return cli_bad_option(cmd, c, argv);
+		}
+	}
+	if (optind < argc) {
+		cleanup_free char *shown = printable(argv[optind], 64);
+		return log_usage_error(cmd, "unexpected argument '%s'", shown);
+	}
+	/* Decided before anything runs, so a script learns it at once. */
+	if (!yes && !isatty(STDIN_FILENO))
+		return log_usage_error(cmd, "stdin is not a terminal to confirm on; pass --yes to destroy without asking");
+	if (run_destroy(&p, yes, keep_volume, &err) < 0)
+		rc = log_error_report(&err);
+	free(p.res);
+	free(p.dir);
+	os_error_clear(&err);
+	return rc;
+}

@@ -1,0 +1,146 @@
+/* cmd_gateway_list.c - `openshell gateway list`: every gateway, one line each.
+ *
+ * Names come from both labelled containers and metadata files
+ * (gateway_info.h); each is then looked up as `status` would, so the two
+ * commands never disagree about a gateway's state.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "exitcode.h"
+#include "gateway.h"
+#include "gateway_info.h"
+#include "log.h"
+#include "names.h"
+#include "xalloc.h"
+
+struct row {
+	struct gateway gw;
+	int found;
+};
+
+static void usage(FILE *out)
+{
+	fputs("Usage: openshell gateway list [OPTIONS]\n"
+	      "\n"
+	      "List every gateway openshell knows: those with a container labelled as\n"
+	      "openshell's and those with a metadata.json, so a gateway whose metadata\n"
+	      "was deleted, or whose container was removed (state 'missing'), still shows.\n"
+	      "\n"
+	      "Options:\n"
+	      "      --json        print a JSON array on stdout\n"
+	      "  -v, --verbose     show each docker command\n"
+	      "  -h, --help        show this help\n", out);
+}
+
+/* A gateway may vanish between the listing and its lookup; one that
+ * cannot be looked up is named on stderr and left out. */
+static void lookup_rows(const struct strv *names, struct row *rows)
+{
+	for (size_t i = 0; i < names->n; i++) {
+		os_error err = { 0 };
+
+		rows[i].found = gateway_lookup(names->v[i], &rows[i].gw, &err) == 0;
+		if (!rows[i].found && err.code != OS_EXIT_NOTFOUND)
+			log_warn("gateway '%s': %s", names->v[i], err.msg);
+		os_error_clear(&err);
+	}
+}
+
+static const char *api_of(const struct gateway *gw)
+{
+	return gw->has_metadata ? gw->md.server : "-";
+}
+
+static void print_table(const struct row *rows, size_t n)
+{
+	int wname = 4, wstate = 5;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!rows[i].found)
+			continue;
+		int a = (int)strlen(rows[i].gw.name), b = (int)strlen(gateway_state_word(&rows[i].gw));
+		wname = a > wname ? a : wname;
+		wstate = b > wstate ? b : wstate;
+	}
+	printf("%-*s  %-*s  %-3s  %s\n", wname, "NAME", wstate, "STATE", "GPU", "API");
+	for (size_t i = 0; i < n; i++) {
+		const struct gateway *gw = &rows[i].gw;
+
+		if (rows[i].found)
+			printf("%-*s  %-*s  %-3s  %s\n", wname, gw->name, wstate, gateway_state_word(gw),
+			       gateway_wants_gpu(gw) ? "yes" : "no", api_of(gw));
+	}
+}
+
+static void print_json(const struct row *rows, size_t n)
+{
+	cJSON *arr = cJSON_CreateArray();
+	char *text;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!rows[i].found)
+			continue;
+		cJSON *o = cJSON_CreateObject();
+		gateway_json_common(o, &rows[i].gw);
+		cJSON_AddItemToArray(arr, o);
+	}
+	text = cJSON_Print(arr);
+	puts(text);
+	free(text);
+	cJSON_Delete(arr);
+}
+
+int cmd_gateway_list(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONG,
+		{ "json", no_argument, NULL, 256 },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct strv names = { 0 };
+	struct row *rows;
+	os_error err = { 0 };
+	int c, json = 0, rc;
+
+	while ((c = getopt_long(argc, argv, CLI_OPTS_PREFIX CLI_COMMON_SHORT, longopts, NULL)) != -1) {
+		if (cli_common_option(c))
+			continue;
+		if (c == 'h') {
+			usage(stdout);
+			return OS_EXIT_OK;
+		}
+		if (c != 256)
+			return cli_bad_option("gateway list", c, argv);
+		json = 1;
+	}
+	if (optind < argc) {
+		cleanup_free char *shown = printable(argv[optind], 64);
+		return log_usage_error("gateway list", "unexpected argument '%s'", shown);
+	}
+	if (gateway_known_names(&names, &err) < 0) {
+		rc = log_error_report(&err);
+		os_error_clear(&err);
+		strv_free(&names);
+		return rc;
+	}
+	rows = xcalloc(names.n + 1, sizeof(*rows));
+	lookup_rows(&names, rows);
+	if (json)
+		print_json(rows, names.n);
+	else
+		print_table(rows, names.n);
+	for (size_t i = 0; i < names.n; i++)
+		if (rows[i].found)
+			gateway_free(&rows[i].gw);
+	free(rows);
+	strv_free(&names);
+	return OS_EXIT_OK;
+}

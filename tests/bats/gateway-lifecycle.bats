@@ -1,0 +1,276 @@
+#!/usr/bin/env bats
+# The lifecycle commands end to end: status, list, stop (and start resuming),
+# destroy, logs, exec and kubectl, and doctor --json, on a Docker engine with
+# GPUs (the SIMULATED toolkit and k3s stand-in unless OPENSHELL_TEST_REAL_HOST=1).
+
+setup_file() {
+	load helpers/gateway
+	gateway_suite_start --gpus 2
+	LC_PORT=$(free_port)
+	export LC_PORT
+	openshell gateway start --gpu --name lc --image "$IMAGE" --port "$LC_PORT" >/dev/null
+}
+
+teardown_file() {
+	load helpers/gateway
+	gateway_suite_stop
+}
+
+setup() {
+	load helpers/gateway
+}
+
+state_dir() {
+	printf '%s/openshell/gateways/%s\n' "$XDG_CONFIG_HOME" "$1"
+}
+
+@test "status of a running GPU gateway: state, health, API ready, GPUs, address, kubeconfig" {
+	run --separate-stderr openshell gateway status --name lc
+	assert_success
+	assert_line --index 0 "Gateway 'lc'"
+	assert_line '  Container:   openshell-cluster-lc (running)'
+	assert_line --regexp '^  Health:      healthy: HEALTHCHECK_OK'
+	assert_line '  API ready:   yes'
+	assert_line "  GPUs:        requested; $(sim_gpu_count) allocatable (nvidia.com/gpu)"
+	assert_line "  API:         https://127.0.0.1:$LC_PORT"
+	assert_line "  Kubeconfig:  $(state_dir lc)/kubeconfig"
+	refute_line --partial 'Metadata:'
+}
+
+@test "status --json is one object with the stable keys" {
+	run --separate-stderr openshell gateway status --name lc --json
+	assert_success
+	run jq -r 'keys_unsorted | sort | join(",")' <<<"$output"
+	assert_output 'api_ready,container,gpu,gpus_allocatable,health,kubeconfig,metadata_error,name,server,state'
+	run --separate-stderr openshell gateway status --name lc --json
+	run jq -r '[.name, .container, .state, .health, .api_ready, .gpu, .gpus_allocatable, .server, .metadata_error] | map(tostring) | join(" ")' <<<"$output"
+	assert_output "lc openshell-cluster-lc running healthy true true $(sim_gpu_count) https://127.0.0.1:$LC_PORT null"
+}
+
+@test "status of an unknown gateway exits 5 and says so" {
+	run --separate-stderr openshell gateway status --name nosuch
+	assert_failure 5
+	assert_output ''
+	[[ "$stderr" == "openshell: error: no gateway named 'nosuch'"* ]]
+	run --separate-stderr openshell gateway status --name Bad_Name
+	assert_failure 2
+}
+
+@test "list shows every gateway, sorted, with state, GPU and API" {
+	run openshell gateway start --name lb --image "$IMAGE" --port "$(free_port)" --no-wait
+	assert_success
+	run --separate-stderr openshell gateway list
+	assert_success
+	assert_line --index 0 --regexp '^NAME +STATE +GPU +API$'
+	assert_line --index 1 --regexp '^lb +running +no +https://127\.0\.0\.1:[0-9]+$'
+	assert_line --index 2 "$(printf 'lc    running  yes  https://127.0.0.1:%s' "$LC_PORT")"
+	[ "${#lines[@]}" -eq 3 ]
+}
+
+@test "a gateway whose metadata.json was deleted is still listed" {
+	rm "$(state_dir lb)/metadata.json"
+	run --separate-stderr openshell gateway list
+	assert_success
+	assert_line --regexp '^lb +running +no +-$'
+	run --separate-stderr openshell gateway status --name lb --json
+	assert_success
+	run jq -r '[.state, .metadata_error, .server] | map(tostring) | join("|")' <<<"$output"
+	assert_output 'running|metadata.json is missing|null'
+}
+
+@test "a gateway whose container is gone is listed as missing" {
+	mkdir -p "$(state_dir ghost)"
+	jq '.name = "ghost" | .container = "openshell-cluster-ghost"' "$(state_dir lc)/metadata.json" \
+		>"$(state_dir ghost)/metadata.json"
+	run --separate-stderr openshell gateway list --json
+	assert_success
+	run jq -r 'map(.name + "=" + .state) | join(" ")' <<<"$output"
+	assert_output 'ghost=missing lb=running lc=running'
+	run --separate-stderr openshell gateway list --json
+	run jq -r '.[0] | keys | join(",")' <<<"$output"
+	assert_output 'container,gpu,kubeconfig,metadata_error,name,server,state'
+}
+
+@test "stop stops, stopping again is a no-op, and start resumes with the state kept" {
+	docker exec openshell-cluster-lc touch /var/lib/rancher/k3s/lifecycle-marker
+	run --separate-stderr openshell gateway stop --name lc
+	assert_success
+	run docker inspect openshell-cluster-lc --format '{{.State.Status}}'
+	assert_output exited
+	run --separate-stderr openshell gateway status --name lc --json
+	assert_success
+	run jq -r '[.state, .api_ready, .gpus_allocatable] | map(tostring) | join(" ")' <<<"$output"
+	assert_output 'exited false null'
+	run --separate-stderr openshell gateway stop --name lc
+	assert_success
+	[[ "$stderr" == *"gateway 'lc' is already stopped (exited)"* ]]
+	run --separate-stderr openshell gateway start --gpu --name lc --image "$IMAGE" --port "$LC_PORT" --json
+	assert_success
+	run jq -r .outcome <<<"$output"
+	assert_output resumed
+	docker exec openshell-cluster-lc test -e /var/lib/rancher/k3s/lifecycle-marker
+	run --separate-stderr openshell gateway status --name lc --json
+	run jq -r '[.state, .api_ready] | map(tostring) | join(" ")' <<<"$output"
+	assert_output 'running true'
+}
+
+@test "stop of an unknown gateway exits 5" {
+	run --separate-stderr openshell gateway stop --name nosuch
+	assert_failure 5
+}
+
+@test "logs shows the entrypoint's lines and --tail limits them" {
+	run --separate-stderr openshell gateway logs --name lc
+	assert_success
+	assert_output --partial 'openshell-entrypoint'
+	run --separate-stderr openshell gateway logs --name lc --tail 1
+	assert_success
+	[ "${#lines[@]}" -le 1 ]
+	run --separate-stderr openshell gateway logs --name lc --tail many
+	assert_failure 2
+	[[ "$stderr" == "openshell: invalid --tail 'many'"* ]]
+}
+
+@test "exec returns the child's output and exit status, with the k3s kubeconfig set" {
+	run --separate-stderr openshell gateway exec --name lc -- sh -c 'echo "kc=$KUBECONFIG"; exit 3'
+	assert_failure 3
+	assert_output 'kc=/etc/rancher/k3s/k3s.yaml'
+	run --separate-stderr openshell gateway exec --name lc -- true
+	assert_success
+}
+
+@test "exec passes stdin through" {
+	run --separate-stderr openshell gateway exec --name lc -- cat <<<'through stdin'
+	assert_success
+	assert_output 'through stdin'
+}
+
+@test "exec without '--' or without a command is a usage error" {
+	run --separate-stderr openshell gateway exec --name lc sh
+	assert_failure 2
+	[[ "$stderr" == *"put '--' before the command to run"* ]]
+	run --separate-stderr openshell gateway exec --name lc --
+	assert_failure 2
+	[[ "$stderr" == *"no command after '--'"* ]]
+	run --separate-stderr openshell gateway exec --name nosuch -- true
+	assert_failure 5
+}
+
+@test "kubectl -- get nodes shows the node's allocatable GPUs" {
+	run --separate-stderr openshell gateway kubectl --name lc -- get nodes -o json
+	assert_success
+	run jq -r '.items[0].status.allocatable["nvidia.com/gpu"]' <<<"$output"
+	assert_output "$(sim_gpu_count)"
+}
+
+@test "destroy refuses without --yes when stdin is not a terminal" {
+	run --separate-stderr openshell gateway destroy --name lb </dev/null
+	assert_failure 2
+	[[ "$stderr" == *"pass --yes"* ]]
+	run docker inspect openshell-cluster-lb --format '{{.State.Status}}'
+	assert_output running
+}
+
+@test "destroy --yes leaves no container, network, volume or config dir" {
+	run docker volume inspect openshell-cluster-lb --format '{{.Name}}'
+	assert_success
+	run --separate-stderr openshell gateway destroy --name lb --yes
+	assert_success
+	assert_no_gateway_resources lb
+	[ ! -e "$(state_dir lb)" ]
+	run --separate-stderr openshell gateway list
+	refute_line --regexp '^lb '
+}
+
+@test "destroying a gateway that does not exist says so and succeeds" {
+	run --separate-stderr openshell gateway destroy --name lb --yes
+	assert_success
+	[[ "$stderr" == *"no gateway named 'lb'; nothing to destroy"* ]]
+	run --separate-stderr openshell gateway destroy --name ghost --yes
+	assert_success
+	[ ! -e "$(state_dir ghost)" ]
+}
+
+@test "destroy --keep-volume keeps the volume; a later destroy removes it" {
+	run openshell gateway start --name kv --image "$IMAGE" --port "$(free_port)" --no-wait
+	assert_success
+	run --separate-stderr openshell gateway destroy --name kv --yes --keep-volume
+	assert_success
+	run docker volume inspect openshell-cluster-kv --format '{{index .Labels "org.openshell.gateway"}}'
+	assert_output kv
+	run docker ps -a --filter name=^openshell-cluster-kv\$ --format '{{.Names}}'
+	assert_output ''
+	run --separate-stderr openshell gateway destroy --name kv --yes
+	assert_success
+	assert_no_gateway_resources kv
+}
+
+@test "destroy never removes an unlabelled container, network or volume of the same name" {
+	sim_busybox_image lifecycle-busybox
+	docker volume create openshell-cluster-fv >/dev/null
+	docker network create openshell-cluster-fv >/dev/null
+	docker create --name openshell-cluster-fv lifecycle-busybox >/dev/null
+	# A volume labelled for another gateway is not this one's either.
+	docker volume create --label org.openshell.managed-by=openshell --label org.openshell.gateway=other \
+		openshell-cluster-fw >/dev/null
+	run --separate-stderr openshell gateway destroy --name fv --yes
+	assert_success
+	[[ "$stderr" == *"left container openshell-cluster-fv: it lacks the labels"* ]]
+	[[ "$stderr" == *"left network openshell-cluster-fv"* ]]
+	[[ "$stderr" == *"left volume openshell-cluster-fv"* ]]
+	run --separate-stderr openshell gateway destroy --name fw --yes
+	assert_success
+	docker container inspect openshell-cluster-fv >/dev/null
+	docker network inspect openshell-cluster-fv >/dev/null
+	docker volume inspect openshell-cluster-fv >/dev/null
+	docker volume inspect openshell-cluster-fw >/dev/null
+	# The other commands refuse to manage it too.
+	run --separate-stderr openshell gateway status --name fv
+	assert_failure 6
+	docker rm openshell-cluster-fv >/dev/null
+	docker network rm openshell-cluster-fv >/dev/null
+	docker volume rm openshell-cluster-fv openshell-cluster-fw >/dev/null
+}
+
+@test "doctor --json is one object with checks, failed and warnings" {
+	run --separate-stderr openshell doctor --json
+	assert_success
+	run jq -r '[.failed, .warnings, (.checks | length > 3)] | map(tostring) | join(" ")' <<<"$output"
+	assert_output --regexp '^0 [0-9]+ true$'
+	run --separate-stderr openshell doctor --json
+	run jq -r '.checks[] | select(.name == "docker-daemon") | .status' <<<"$output"
+	assert_output ok
+	run --separate-stderr openshell doctor --json
+	run jq -e 'all(.checks[]; (.status | IN("ok", "warn", "fail")) and (.detail | type == "string")
+		and (.status == "ok" or has("fix") or .status == "fail"))' <<<"$output"
+	assert_success
+	# The human output shows the same checks, one line each.
+	run --separate-stderr openshell doctor --json
+	n=$(jq '.checks | length' <<<"$output")
+	run --separate-stderr openshell doctor
+	assert_success
+	[ "$(grep -cE '^(ok  |warn|fail)  ' <<<"$output")" -eq "$n" ]
+}
+
+@test "doctor sees the toolkit hook on PATH" {
+	sim_only "the simulated hook stands in for the real toolkit's"
+	# Only the hook: the simulated nvidia-smi answers only inside the sim host's containers.
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	ln -s "$SIM_HOST_DIR/toolkit/nvidia-container-runtime-hook" "$BATS_TEST_TMPDIR/bin/"
+	PATH=$BATS_TEST_TMPDIR/bin:$PATH run --separate-stderr openshell doctor --json
+	assert_success
+	run jq -r '.checks[] | select(.name == "nvidia-container-runtime-hook") | .status + " " + .detail' <<<"$output"
+	assert_output "ok nvidia-container-runtime-hook: $BATS_TEST_TMPDIR/bin/nvidia-container-runtime-hook"
+	run --separate-stderr openshell doctor --json
+	run jq -r '.checks[] | select(.name == "nvidia-container-runtime-hook") | .status' <<<"$output"
+	assert_output warn
+}
+
+@test "destroy of the GPU gateway cleans up after it" {
+	run --separate-stderr openshell gateway destroy --name lc --yes
+	assert_success
+	assert_no_gateway_resources lc
+	[ ! -e "$(state_dir lc)" ]
+	run --separate-stderr openshell gateway list --json
+	assert_output '[]'
+}

@@ -1,0 +1,107 @@
+/* test_lifecycle.c - gateway names for `gateway list`, and the words and
+ * JSON fields `status` and `list` derive from a looked-up gateway. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "../../src/gateway_info.h"
+#include "../../src/json.h"
+#include "../../src/xalloc.h"
+#include "tap.h"
+
+static void test_lines(void)
+{
+	struct strv names = { 0 };
+
+	/* docker ps output: a container without the gateway label prints an
+	 * empty line; hand-made labels can hold anything. */
+	gateway_names_add_lines(&names, "t1\n\nBad_Name\nt2\n../etc\nx-\nt1");
+	is_int(names.n, 3, "valid names kept, empty and invalid lines skipped");
+	is_str(names.v[0], "t1", "first name");
+	is_str(names.v[1], "t2", "second name");
+	is_str(names.v[2], "t1", "last line without a newline");
+	gateway_names_add_lines(&names, "");
+	is_int(names.n, 3, "empty output adds nothing");
+	strv_free(&names);
+}
+
+static void test_sort_unique(void)
+{
+	struct strv names = { 0 };
+
+	gateway_names_sort_unique(&names);
+	is_int(names.n, 0, "sorting nothing is fine");
+	gateway_names_add_lines(&names, "zeta\nalpha\nmid\nalpha\nzeta\nalpha\n");
+	gateway_names_sort_unique(&names);
+	is_int(names.n, 3, "duplicates dropped");
+	is_str(names.v[0], "alpha", "sorted 0");
+	is_str(names.v[1], "mid", "sorted 1");
+	is_str(names.v[2], "zeta", "sorted 2");
+	ok(names.v[3] == NULL, "still NULL-terminated");
+	strv_free(&names);
+}
+
+static void test_words(void)
+{
+	struct gateway gw = { .name = (char *)"g", .container = (char *)"openshell-cluster-g" };
+
+	is_str(gateway_state_word(&gw), "missing", "no container: missing");
+	is_str(gateway_metadata_problem(&gw), "metadata.json is missing", "no metadata is a problem");
+	ok(!gateway_wants_gpu(&gw), "nothing known: no GPU");
+	gw.has_metadata = 1;
+	gw.md.gpu = 1;
+	ok(gateway_wants_gpu(&gw), "without a container the metadata tells the GPU request");
+	ok(gateway_metadata_problem(&gw) == NULL, "good metadata: no problem");
+	gw.c.exists = 1;
+	gw.c.status = (char *)"exited";
+	gw.c.gpu_request = 0;
+	is_str(gateway_state_word(&gw), "exited", "the container's state");
+	ok(!gateway_wants_gpu(&gw), "the container's request wins over the metadata");
+	gw.metadata_error = (char *)"metadata.json is corrupt";
+	is_str(gateway_metadata_problem(&gw), "metadata.json is corrupt", "the lookup's complaint");
+}
+
+static void test_json(void)
+{
+	struct gateway gw = { .name = (char *)"g", .container = (char *)"openshell-cluster-g" };
+	cJSON *o = cJSON_CreateObject();
+
+	gateway_json_common(o, &gw);
+	is_str(json_str(o, "state"), "missing", "json state");
+	ok(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, "server")), "no metadata: server null");
+	ok(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, "kubeconfig")), "no metadata: kubeconfig null");
+	is_str(json_str(o, "metadata_error"), "metadata.json is missing", "json metadata_error");
+	is_int(json_bool(o, "gpu"), 0, "json gpu false");
+	cJSON_Delete(o);
+
+	o = cJSON_CreateObject();
+	gw.has_metadata = 1;
+	gw.md.server = (char *)"https://127.0.0.1:6443";
+	gw.md.kubeconfig = (char *)"/c/kubeconfig";
+	gw.c.exists = 1;
+	gw.c.status = (char *)"running";
+	gw.c.gpu_request = 1;
+	gateway_json_common(o, &gw);
+	is_str(json_str(o, "name"), "g", "json name");
+	is_str(json_str(o, "container"), "openshell-cluster-g", "json container");
+	is_str(json_str(o, "state"), "running", "json running");
+	is_str(json_str(o, "server"), "https://127.0.0.1:6443", "json server");
+	is_str(json_str(o, "kubeconfig"), "/c/kubeconfig", "json kubeconfig");
+	ok(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, "metadata_error")), "good metadata: null error");
+	is_int(json_bool(o, "gpu"), 1, "json gpu true");
+	is_int(cJSON_GetArraySize(o), 7, "exactly the seven shared keys");
+	cJSON_Delete(o);
+}
+
+int main(void)
+{
+	xalloc_init();
+	test_lines();
+	test_sort_unique();
+	test_words();
+	test_json();
+	return tap_done();
+}
