@@ -47,6 +47,9 @@ static void usage(FILE *out)
 		"      --timeout DUR    give up after DUR, e.g. 90s or 10m (default: 10m)\n"
 		"      --no-wait        return once the container reports healthy\n"
 		"      --json           print a JSON summary on stdout\n"
+		"      --update-kubeconfig  also merge the gateway into $KUBECONFIG or\n"
+		"                       ~/.kube/config and make it the current context; the\n"
+		"                       old file is kept as FILE.openshell-backup\n"
 		"  -v, --verbose        show each docker command\n"
 		"  -q, --quiet          print errors only\n"
 		"  -h, --help           show this help\n"
@@ -58,7 +61,7 @@ static void usage(FILE *out)
 }
 
 enum { OPT_NAME = 256, OPT_GPU, OPT_PORT, OPT_BIND, OPT_IMAGE, OPT_RECREATE, OPT_TIMEOUT,
-       OPT_NO_WAIT, OPT_JSON };
+       OPT_NO_WAIT, OPT_JSON, OPT_UPDATE_KUBECONFIG };
 
 int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 {
@@ -73,6 +76,7 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "update-kubeconfig", no_argument, NULL, OPT_UPDATE_KUBECONFIG },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *cmd = "gateway start";
@@ -93,6 +97,7 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 		case OPT_RECREATE: o->recreate = 1; break;
 		case OPT_NO_WAIT: o->no_wait = 1; break;
 		case OPT_JSON: o->json = 1; break;
+		case OPT_UPDATE_KUBECONFIG: o->update_kubeconfig = 1; break;
 		case OPT_PORT:
 			if (cli_parse_port(optarg, &o->port) < 0) {
 				cleanup_free char *shown = printable(optarg, 32);
@@ -129,6 +134,8 @@ static void print_summary(const struct deploy_opts *o, const struct start_result
 		cJSON_AddStringToObject(j, "server", r->server);
 		cJSON_AddStringToObject(j, "kubeconfig", r->kubeconfig);
 		cJSON_AddBoolToObject(j, "gpu", o->gpu);
+		if (r->user_kubeconfig)
+			cJSON_AddStringToObject(j, "user_kubeconfig", r->user_kubeconfig);
 		if (r->gpus >= 0)
 			cJSON_AddNumberToObject(j, "gpus_allocatable", (double)r->gpus);
 		else
@@ -148,7 +155,16 @@ static void print_summary(const struct deploy_opts *o, const struct start_result
 		printf("  GPUs:        requested; not yet checked (--no-wait)\n");
 	else
 		printf("  GPUs:        none (start with --gpu --recreate to add them)\n");
-	printf("\nNext:\n  export KUBECONFIG=%s\n  kubectl get nodes\n", r->kubeconfig);
+	if (r->user_kubeconfig) {
+		printf("  Merged into: %s (current context openshell-%s)\n", r->user_kubeconfig, o->name);
+		if (r->user_backup)
+			printf("  Backup:      %s\n", r->user_backup);
+		printf("\nNext:\n  kubectl get nodes\n");
+	} else {
+		printf("\nNext:\n  export KUBECONFIG=%s\n  kubectl get nodes\n", r->kubeconfig);
+	}
+	if (o->gpu)
+		printf("  openshell gateway verify --name %s\n", o->name);
 }
 
 int cmd_gateway_start(int argc, char **argv)

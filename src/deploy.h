@@ -38,6 +38,7 @@ struct deploy_opts {
 	int timeout_ms;       /* overall deadline of the start */
 	int no_wait;          /* return once the container is healthy */
 	int json;             /* print a JSON summary on stdout */
+	int update_kubeconfig; /* also merge into the user's kubeconfig */
 };
 
 void deploy_opts_init(struct deploy_opts *o);

@@ -481,6 +481,11 @@ static int write_files(struct start *st, os_error *err)
 	    write_file_atomic(st->r->kubeconfig, text, len, 0600, err) < 0 ||
 	    write_metadata(st, dir, err) < 0)
 		goto out;
+	if (st->o->update_kubeconfig &&
+	    kubeconfig_update_user(text, len, &st->r->user_kubeconfig, &st->r->user_backup, err) < 0) {
+		os_error_wrap(err, "cannot update your kubeconfig");
+		goto out;
+	}
 	rc = 0;
 out:
 	run_result_free(&res);
@@ -646,5 +651,7 @@ void start_result_free(struct start_result *r)
 	free(r->container);
 	free(r->server);
 	free(r->kubeconfig);
+	free(r->user_kubeconfig);
+	free(r->user_backup);
 	memset(r, 0, sizeof(*r));
 }

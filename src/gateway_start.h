@@ -20,6 +20,8 @@ struct start_result {
 	char *container;
 	char *server;            /* https://ADDR:PORT */
 	char *kubeconfig;        /* path of the written kubeconfig */
+	char *user_kubeconfig;   /* --update-kubeconfig: the file merged into */
+	char *user_backup;       /* and the copy of what it held before */
 	long long gpus;          /* allocatable nvidia.com/gpu; -1 unknown */
 };
 

@@ -1,12 +1,14 @@
 /* kubeconfig.c - libyaml document edits of a kubeconfig. */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include <yaml.h>
 
 #include "exitcode.h"
+#include "fsutil.h"
 #include "kubeconfig.h"
 #include "xalloc.h"
 
@@ -139,6 +141,17 @@ static int emit(yaml_document_t *doc, char **out, size_t *out_len, os_error *err
 	return ok ? 0 : -1;
 }
 
+/* Parse and emit: validates add and normalises its layout like a merge. */
+static int kubeconfig_rewrite_identity(const char *in, size_t len, char **out, size_t *out_len,
+				       os_error *err)
+{
+	yaml_document_t doc;
+
+	if (load(in, len, &doc, err) < 0)
+		return -1;
+	return emit(&doc, out, out_len, err);
+}
+
 int kubeconfig_rewrite(const char *in, size_t len, const char *server, const char *name,
 		       char **out, size_t *out_len, os_error *err)
 {
@@ -172,6 +185,190 @@ int kubeconfig_rewrite(const char *in, size_t len, const char *server, const cha
 				    "kubeconfig from k3s has no clusters[].cluster.server to rewrite");
 	}
 	return emit(&doc, out, out_len, err);
+}
+
+/* Copy node `id` of src into dst; returns its id in dst (0 on failure).
+ * Ids, not pointers, are held across additions: adding a node may move
+ * the document's node array. */
+static int copy_node(yaml_document_t *dst, yaml_document_t *src, int id)
+{
+	yaml_node_t *n = yaml_document_get_node(src, id);
+	int copy = 0;
+
+	if (!n)
+		return 0;
+	switch (n->type) {
+	case YAML_SCALAR_NODE:
+		return yaml_document_add_scalar(dst, n->tag, n->data.scalar.value,
+						(int)n->data.scalar.length, n->data.scalar.style);
+	case YAML_SEQUENCE_NODE: {
+		int count = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
+		copy = yaml_document_add_sequence(dst, n->tag, n->data.sequence.style);
+		for (int i = 0; copy && i < count; i++) {
+			int item = copy_node(dst, src, yaml_document_get_node(src, id)->data.sequence.items.start[i]);
+			if (!item || !yaml_document_append_sequence_item(dst, copy, item))
+				return 0;
+		}
+		return copy;
+	}
+	case YAML_MAPPING_NODE: {
+		int count = (int)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+		copy = yaml_document_add_mapping(dst, n->tag, n->data.mapping.style);
+		for (int i = 0; copy && i < count; i++) {
+			yaml_node_pair_t pair = yaml_document_get_node(src, id)->data.mapping.pairs.start[i];
+			int k = copy_node(dst, src, pair.key);
+			int v = k ? copy_node(dst, src, pair.value) : 0;
+			if (!v || !yaml_document_append_mapping_pair(dst, copy, k, v))
+				return 0;
+		}
+		return copy;
+	}
+	default:
+		return 0;
+	}
+}
+
+static int node_id(yaml_document_t *doc, yaml_node_t *n)
+{
+	return n ? (int)(n - doc->nodes.start) + 1 : 0;
+}
+
+/* The id of root[key], adding an empty sequence there when it is missing. */
+static int ensure_sequence(yaml_document_t *doc, const char *key)
+{
+	yaml_node_t *v = map_get(doc, yaml_document_get_root_node(doc), key);
+	int root = node_id(doc, yaml_document_get_root_node(doc));
+	int k, seq;
+
+	if (v)
+		return v->type == YAML_SEQUENCE_NODE ? node_id(doc, v) : 0;
+	k = yaml_document_add_scalar(doc, NULL, (yaml_char_t *)key, -1, YAML_PLAIN_SCALAR_STYLE);
+	seq = yaml_document_add_sequence(doc, NULL, YAML_BLOCK_SEQUENCE_STYLE);
+	if (!k || !seq || !yaml_document_append_mapping_pair(doc, root, k, seq))
+		return 0;
+	return seq;
+}
+
+static const char *item_name(yaml_document_t *doc, yaml_node_t *item)
+{
+	yaml_node_t *n = map_get(doc, item, "name");
+
+	return is_scalar(n, NULL) ? (const char *)n->data.scalar.value : NULL;
+}
+
+/* Put each entry of add's root[key] into base's, replacing same names. */
+static int merge_list(yaml_document_t *base, yaml_document_t *add, const char *key)
+{
+	int seq = ensure_sequence(base, key);
+
+	if (!seq)
+		return -1;
+	EACH_ITEM(add, yaml_document_get_root_node(add), key, item) {
+		const char *name = item_name(add, item);
+		int copy = copy_node(base, add, node_id(add, item));
+		yaml_node_t *s;
+		int replaced = 0;
+
+		if (!copy || !name)
+			return -1;
+		s = yaml_document_get_node(base, seq);   /* after the copy: nodes may have moved */
+		for (yaml_node_item_t *i = s->data.sequence.items.start; i < s->data.sequence.items.top; i++) {
+			const char *other = item_name(base, yaml_document_get_node(base, *i));
+			if (other && strcmp(other, name) == 0 && !replaced) {
+				*i = copy;   /* the old entry stays unreachable, freed with the document */
+				replaced = 1;
+			}
+		}
+		if (!replaced && !yaml_document_append_sequence_item(base, seq, copy))
+			return -1;
+	}
+	return 0;
+}
+
+int kubeconfig_merge(const char *base, size_t base_len, const char *add, size_t add_len,
+		     char **out, size_t *out_len, os_error *err)
+{
+	yaml_document_t bdoc, adoc;
+	yaml_node_t *cur;
+	const char *ctx;
+	size_t blank = 0;
+
+	while (blank < base_len && strchr(" \t\r\n", base[blank]) && base[blank])
+		blank++;
+	if (blank >= base_len)   /* no config yet: the new one is the config */
+		return kubeconfig_rewrite_identity(add, add_len, out, out_len, err);
+	if (load(base, base_len, &bdoc, err) < 0)
+		return os_error_wrap(err, "existing kubeconfig");
+	if (load(add, add_len, &adoc, err) < 0) {
+		yaml_document_delete(&bdoc);
+		return -1;
+	}
+	if (merge_list(&bdoc, &adoc, "clusters") < 0 || merge_list(&bdoc, &adoc, "contexts") < 0 ||
+	    merge_list(&bdoc, &adoc, "users") < 0) {
+		yaml_document_delete(&bdoc);
+		yaml_document_delete(&adoc);
+		return os_error_set(err, OS_EXIT_FAILURE,
+				    "cannot merge kubeconfigs: clusters, contexts and users must be lists of named entries");
+	}
+	cur = map_get(&adoc, yaml_document_get_root_node(&adoc), "current-context");
+	ctx = is_scalar(cur, NULL) ? (const char *)cur->data.scalar.value : NULL;
+	if (ctx) {
+		yaml_node_t *bcur = map_get(&bdoc, yaml_document_get_root_node(&bdoc), "current-context");
+		if (is_scalar(bcur, NULL)) {
+			set_scalar(bcur, ctx);
+		} else {
+			int k = yaml_document_add_scalar(&bdoc, NULL, (yaml_char_t *)"current-context", -1,
+							 YAML_PLAIN_SCALAR_STYLE);
+			int v = yaml_document_add_scalar(&bdoc, NULL, (yaml_char_t *)ctx, -1,
+							 needs_quotes(ctx) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
+									   : YAML_PLAIN_SCALAR_STYLE);
+			yaml_document_append_mapping_pair(&bdoc, node_id(&bdoc, yaml_document_get_root_node(&bdoc)), k, v);
+		}
+	}
+	yaml_document_delete(&adoc);
+	return emit(&bdoc, out, out_len, err);
+}
+
+static char *user_kubeconfig_path(os_error *err)
+{
+	const char *env = getenv("KUBECONFIG");
+	const char *home = getenv("HOME");
+
+	if (env && *env && *env != ':')
+		return xstrndup(env, strcspn(env, ":"));
+	if (home && *home == '/')
+		return xasprintf("%s/.kube/config", home);
+	os_error_set(err, OS_EXIT_FAILURE, "cannot find your kubeconfig: set KUBECONFIG or HOME");
+	return NULL;
+}
+
+int kubeconfig_update_user(const char *text, size_t len, char **path, char **backup, os_error *err)
+{
+	cleanup_free char *old = NULL;
+	cleanup_free char *merged = NULL;
+	cleanup_free char *dir = NULL;
+	size_t old_len = 0, merged_len;
+	os_error rerr = { 0 };
+
+	*backup = NULL;
+	if (!(*path = user_kubeconfig_path(err)))
+		return -1;
+	if (read_file(*path, 64u << 20, &old, &old_len, &rerr) < 0 && rerr.code != OS_EXIT_NOTFOUND) {
+		*err = rerr;
+		return -1;
+	}
+	os_error_clear(&rerr);
+	if (kubeconfig_merge(old ? old : "", old_len, text, len, &merged, &merged_len, err) < 0)
+		return os_error_wrap(err, "%s", *path);
+	dir = xstrndup(*path, (size_t)(strrchr(*path, '/') - *path));
+	if (*dir && mkdir_p(dir, 0700, err) < 0)
+		return -1;
+	if (old) {
+		*backup = xasprintf("%s.openshell-backup", *path);
+		if (write_file_atomic(*backup, old, old_len, 0600, err) < 0)
+			return -1;
+	}
+	return write_file_atomic(*path, merged, merged_len, 0600, err);
 }
 
 int kubeconfig_server(const char *in, size_t len, char **server, os_error *err)

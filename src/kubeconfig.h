@@ -22,6 +22,19 @@
 int kubeconfig_rewrite(const char *in, size_t len, const char *server, const char *name,
 		       char **out, size_t *out_len, os_error *err);
 
+/* Merge the clusters, contexts and users of `add` into `base` (an entry of
+ * the same name is replaced, all others are kept in place) and make add's
+ * current-context the current one, as `kind` and `k3d` do. An empty base
+ * yields add. Comments in base are not kept (libyaml does not load them). */
+int kubeconfig_merge(const char *base, size_t base_len, const char *add, size_t add_len,
+		     char **out, size_t *out_len, os_error *err);
+
+/* Merge a gateway's kubeconfig into the user's: the first file named by
+ * $KUBECONFIG, else ~/.kube/config. The old file is first copied to
+ * PATH.openshell-backup (0600); both writes are atomic. *path and *backup
+ * (NULL when there was no file) are set for the caller to report. */
+int kubeconfig_update_user(const char *text, size_t len, char **path, char **backup, os_error *err);
+
 /* The server of the current context's cluster (or of the first cluster),
  * newly allocated; used to check a written file. */
 int kubeconfig_server(const char *in, size_t len, char **server, os_error *err);

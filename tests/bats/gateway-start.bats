@@ -185,3 +185,23 @@ setup() {
 	assert_success
 	[[ "$stderr" == *"warning: the k3s API will be published on 0.0.0.0"* ]]
 }
+
+@test "--update-kubeconfig merges into ~/.kube/config, keeping a backup" {
+	home=$BATS_TEST_TMPDIR/home
+	mkdir -p "$home/.kube"
+	printf 'apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    server: https://prod.example:6443\n  name: prod\ncontexts: []\ncurrent-context: ""\nusers: []\n' >"$home/.kube/config"
+	cp "$home/.kube/config" "$BATS_TEST_TMPDIR/orig"
+	HOME=$home KUBECONFIG='' run --separate-stderr openshell gateway start --name uk --image "$IMAGE" \
+		--port "$(free_port)" --update-kubeconfig
+	assert_success
+	assert_output --partial "Merged into: $home/.kube/config (current context openshell-uk)"
+	cmp "$home/.kube/config.openshell-backup" "$BATS_TEST_TMPDIR/orig"
+	grep -q 'server: https://prod.example:6443' "$home/.kube/config"
+	grep -q 'current-context: openshell-uk' "$home/.kube/config"
+	[ "$(stat -c %a "$home/.kube/config")" = 600 ]
+	# Without the flag the user's file is never touched.
+	cp "$home/.kube/config" "$BATS_TEST_TMPDIR/after"
+	HOME=$home KUBECONFIG='' run openshell gateway start --name uk --image "$IMAGE"
+	assert_success
+	cmp "$home/.kube/config" "$BATS_TEST_TMPDIR/after"
+}
