@@ -69,6 +69,16 @@ static int docker_spawn(const char *const *args, const char *input, size_t input
 	};
 	rc = want_ok ? run_command_ok(&spec, res, err) : run_command(&spec, res, err);
 	strv_free(&argv);
+	/* Whatever the command, a daemon that stopped answering is the error
+	 * to report: every caller would otherwise misread it as its own. */
+	if (res->status != 0 && (strstr(res->err, "Cannot connect to the Docker daemon") ||
+				 strstr(res->err, "error during connect"))) {
+		const char *host = getenv("DOCKER_HOST");
+		os_error_set(err, OS_EXIT_DOCKER,
+			     "lost the Docker daemon (DOCKER_HOST=%s): %.*s; check that it runs and 'docker info' works",
+			     host && *host ? host : "unset", (int)strcspn(res->err, "\n"), res->err);
+		return -1;
+	}
 	return rc;
 }
 
@@ -92,8 +102,11 @@ int docker_ping(char **server_version, os_error *err)
 	int rc = -1;
 
 	if (docker_run(args, NULL, 0, 0, &res, err) < 0) {
-		os_error_wrap(err, "cannot reach the Docker daemon");
-		goto out;
+		if (err->code != OS_EXIT_DOCKER || !res.err) {
+			os_error_wrap(err, "cannot reach the Docker daemon");
+			goto out;
+		}
+		os_error_clear(err);   /* no daemon: said below, in the words for a first contact */
 	}
 	if (res.status != 0 || res.out_len == 0 || res.out[0] == '\n') {
 		size_t n = strcspn(res.err, "\n");

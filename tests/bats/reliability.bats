@@ -214,3 +214,31 @@ EOT
 	[[ "$stderr" == *'caf\xc3\xa9'* ]]
 	[ ! -e "$BATS_TEST_TMPDIR/calls" ]
 }
+
+@test "the Docker daemon dying mid-start is reported as such, exit 3" {
+	sim_only "needs a second, killable sim host"
+	sim_host_extra --gpus 1
+	DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST "$OPENSHELL_SRCDIR/scripts/sim-image" >/dev/null
+	DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST openshell gateway start --name dd --image openshell-cluster:sim-never-ready \
+		--port "$(free_port)" --timeout 60s 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	for ((i = 0; i < 100; i++)); do
+		grep -q 'waiting for the k3s API' "$BATS_TEST_TMPDIR/err" && break
+		sleep 0.1
+	done
+	kill -KILL "$(cat "$SIM_HOST_EXTRA_DIR/docker.pid")"
+	status=0
+	wait "$pid" || status=$?
+	[ "$status" -eq 3 ]
+	grep -q "openshell: error: lost the Docker daemon (DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST): " "$BATS_TEST_TMPDIR/err"
+}
+
+@test "no secret from the kubeconfig is printed, at any verbosity" {
+	run openshell -v -v gateway start --name sec --image "$IMAGE" --port "$(free_port)" --json
+	assert_success
+	key=$(awk '/client-key-data/ {print $2}' "$XDG_CONFIG_HOME/openshell/gateways/sec/kubeconfig")
+	[ -n "$key" ]
+	refute_output --partial "$key"
+	refute_output --partial 'client-key-data'
+	refute_output --partial 'BEGIN'
+}
