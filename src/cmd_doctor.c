@@ -234,11 +234,13 @@ static void usage(FILE *out)
 	      "  -h, --help      show this help\n", out);
 }
 
+enum { OPT_JSON = 256 };
+
 int cmd_doctor(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		CLI_COMMON_LONG,
-		{ "json", no_argument, NULL, 256 },
+		{ "json", no_argument, NULL, OPT_JSON },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct doctor d = { 0 };
@@ -253,7 +255,7 @@ int cmd_doctor(int argc, char **argv)
 			usage(stdout);
 			return OS_EXIT_OK;
 		}
-		if (c != 256)
+		if (c != OPT_JSON)
 			return cli_bad_option("doctor", c, argv);
 		if (!d.checks)
 			d.checks = cJSON_CreateArray();

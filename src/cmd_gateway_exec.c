@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "exitcode.h"
 #include "gateway.h"
+#include "gateway_info.h"
 #include "kubeconfig.h"
 #include "log.h"
 #include "names.h"
@@ -52,8 +53,9 @@ static int exec_in(const struct gateway *gw, const char *prefix, char **cmd, int
 
 	if (!gw->c.running)
 		return os_error_set(err, OS_EXIT_FAILURE,
-				    "gateway '%s' is not running (%s); start it with 'openshell gateway start --name %s'",
-				    gw->name, gw->c.exists ? gw->c.status : "no container", gw->name);
+				    "gateway '%s' is not running (%s); start it with 'openshell gateway start --name %s%s'",
+				    gw->name, gw->c.exists ? gw->c.status : "no container", gw->name,
+				    gateway_wants_gpu(gw) ? " --gpu" : "");
 	strv_push(&args, "exec");
 	strv_push(&args, "--interactive");
 	if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
@@ -68,12 +70,14 @@ static int exec_in(const struct gateway *gw, const char *prefix, char **cmd, int
 	return rc;
 }
 
+enum { OPT_NAME = 256 };
+
 /* Both commands: options, then `--`, then the command line to run. */
 static int exec_main(int argc, char **argv, const char *prefix)
 {
 	static const struct option longopts[] = {
 		CLI_COMMON_LONG,
-		{ "name", required_argument, NULL, 256 },
+		{ "name", required_argument, NULL, OPT_NAME },
 		{ NULL, 0, NULL, 0 },
 	};
 	cleanup_free char *cmd = xasprintf("gateway %s", argv[0]);
@@ -89,7 +93,7 @@ static int exec_main(int argc, char **argv, const char *prefix)
 			usage(stdout, argv[0]);
 			return OS_EXIT_OK;
 		}
-		if (c != 256)
+		if (c != OPT_NAME)
 			return cli_bad_option(cmd, c, argv);
 		name = optarg;
 	}

@@ -98,11 +98,13 @@ static void print_json(const struct row *rows, size_t n)
 	cJSON_Delete(arr);
 }
 
+enum { OPT_JSON = 256 };
+
 int cmd_gateway_list(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		CLI_COMMON_LONG,
-		{ "json", no_argument, NULL, 256 },
+		{ "json", no_argument, NULL, OPT_JSON },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct strv names = { 0 };
@@ -117,7 +119,7 @@ int cmd_gateway_list(int argc, char **argv)
 			usage(stdout);
 			return OS_EXIT_OK;
 		}
-		if (c != 256)
+		if (c != OPT_JSON)
 			return cli_bad_option("gateway list", c, argv);
 		json = 1;
 	}

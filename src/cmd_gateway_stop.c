@@ -60,11 +60,13 @@ static int stop(const struct gateway *gw, os_error *err)
 	return 0;
 }
 
+enum { OPT_NAME = 256 };
+
 int cmd_gateway_stop(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		CLI_COMMON_LONG,
-		{ "name", required_argument, NULL, 256 },
+		{ "name", required_argument, NULL, OPT_NAME },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *name = GATEWAY_DEFAULT_NAME;
@@ -79,7 +81,7 @@ int cmd_gateway_stop(int argc, char **argv)
 			usage(stdout);
 			return OS_EXIT_OK;
 		}
-		if (c != 256)
+		if (c != OPT_NAME)
 			return cli_bad_option("gateway stop", c, argv);
 		name = optarg;
 	}
