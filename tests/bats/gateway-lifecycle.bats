@@ -132,6 +132,7 @@ state_dir() {
 }
 
 @test "exec returns the child's output and exit status, with the k3s kubeconfig set" {
+	# shellcheck disable=SC2016 # expanded by the shell in the container
 	run --separate-stderr openshell gateway exec --name lc -- sh -c 'echo "kc=$KUBECONFIG"; exit 3'
 	assert_failure 3
 	assert_output 'kc=/etc/rancher/k3s/k3s.yaml'
