@@ -75,8 +75,7 @@ static int inspect_labelled(const char *type, const struct plan *p, enum presenc
 	if (docker_run(args, NULL, 0, 0, &res, err) < 0)
 		goto out;
 	if (res.status != 0) {
-		/* Daemons word a missing network "network X not found". */
-		if (docker_says_missing(res.err) || strstr(res.err, " not found"))
+		if (docker_says_missing(res.err))
 			rc = 0;
 		else
 			os_error_set(err, OS_EXIT_FAILURE, "docker %s inspect %s failed: %.*s", type, p->res,

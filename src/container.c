@@ -14,9 +14,11 @@ static char *dup_or_null(const char *s) { return s ? xstrdup(s) : NULL; }
 
 int docker_says_missing(const char *text)
 {
+	/* Daemons word a missing network "network X not found". */
 	return strstr(text, "No such container") || strstr(text, "No such object") ||
 	       strstr(text, "No such image") || strstr(text, "No such network") ||
-	       strstr(text, "no such volume") || strstr(text, "No such volume");
+	       strstr(text, "no such volume") || strstr(text, "No such volume") ||
+	       (strstr(text, "network ") && strstr(text, " not found"));
 }
 
 /* A request asks for GPUs when it goes to the nvidia driver or names the

@@ -474,7 +474,10 @@ static int write_files(struct start *st, os_error *err)
 		goto out;
 	st->r->kubeconfig = xasprintf("%s/kubeconfig", dir);
 	if (docker_run_ok(strv_argv(&args), NULL, 0, budget(st), &res, err) < 0) {
-		os_error_wrap(err, "cannot read %s from the gateway", K3S_KUBECONFIG_PATH);
+		if (deadline_hit(st, err))
+			timeout_error(st, "the kubeconfig (" K3S_KUBECONFIG_PATH ")", NULL, err);
+		else
+			os_error_wrap(err, "cannot read %s from the gateway", K3S_KUBECONFIG_PATH);
 		goto out;
 	}
 	if (kubeconfig_rewrite(res.out, res.out_len, st->r->server, ctx, &text, &len, err) < 0 ||

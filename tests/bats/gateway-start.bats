@@ -145,17 +145,25 @@ setup() {
 	sim_only "needs the stand-in's never-ready switch"
 	"$OPENSHELL_SRCDIR/scripts/sim-image" >/dev/null
 	run --separate-stderr openshell gateway start --name nr --image openshell-cluster:sim-never-ready \
-		--port "$(free_port)" --timeout 4s
+		--port "$(free_port)" --timeout 8s
 	assert_failure 4
-	[[ "$stderr" == *"openshell: error: timed out after 4s waiting for the k3s API (kubectl get --raw /readyz); the gateway was kept for inspection"* ]]
+	[[ "$stderr" == *"openshell: error: timed out after 8s waiting for the k3s API (kubectl get --raw /readyz); the gateway was kept for inspection"* ]]
 	# The healthcheck's marker is quoted from .State.Health.Log.
 	[[ "$stderr" == *"HEALTHCHECK_FAIL k3s-not-ready"* ]]
 }
 
+# The GPU wait's diagnosis, free of the timing of the earlier stages: the
+# first start creates the gateway (and may time out anywhere); once the
+# cluster shows the fault, a second start reuses it and times out in the
+# GPU wait alone.
 @test "a crash-looping device plugin times out naming the DaemonSet, with its logs" {
 	sim_only "needs the stand-in's crash-loop switch"
+	port=$(free_port)
+	openshell -q gateway start --gpu --name cl --image openshell-cluster:sim-plugin-crashloop \
+		--port "$port" --timeout 3s || true
+	eventually sh -c "docker exec openshell-cluster-cl kubectl get pods -n nvidia-device-plugin -o json | jq -e '.items[0].status.containerStatuses[0].restartCount > 0'"
 	run --separate-stderr openshell gateway start --gpu --name cl --image openshell-cluster:sim-plugin-crashloop \
-		--port "$(free_port)" --timeout 8s
+		--port "$port" --timeout 8s
 	assert_failure 4
 	[[ "$stderr" == *"waiting for GPUs: the nvidia-device-plugin DaemonSet has 0 of 1 pods ready"* ]]
 	[[ "$stderr" == *"device plugin logs:"* ]]
@@ -164,8 +172,12 @@ setup() {
 
 @test "a failing chart install names the missing DaemonSet and shows the helm job's logs" {
 	sim_only "needs the stand-in's chart-failure switch"
+	port=$(free_port)
+	openshell -q gateway start --gpu --name cf --image openshell-cluster:sim-chart-fail \
+		--port "$port" --timeout 3s || true
+	eventually sh -c "docker exec openshell-cluster-cf kubectl logs -n kube-system -l job-name=helm-install-nvidia-device-plugin | grep -q Error"
 	run --separate-stderr openshell gateway start --gpu --name cf --image openshell-cluster:sim-chart-fail \
-		--port "$(free_port)" --timeout 6s
+		--port "$port" --timeout 8s
 	assert_failure 4
 	[[ "$stderr" == *"the nvidia-device-plugin DaemonSet does not exist"* ]]
 	[[ "$stderr" == *"helm-install-nvidia-device-plugin logs:"* ]]

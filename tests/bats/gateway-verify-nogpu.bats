@@ -6,7 +6,9 @@ setup_file() {
 	load helpers/gateway
 	sim_only "a GPU host with zero GPUs is made by sim-host --gpus 0"
 	gateway_suite_start --gpus 0
-	openshell -q gateway start --gpu --name z0 --image "$IMAGE" --port "$(free_port)" --timeout 6s || true
+	openshell -q gateway start --gpu --name z0 --image "$IMAGE" --port "$(free_port)" --timeout 3s || true
+	# The plugin registers, finding no GPU: the key appears as "0".
+	eventually sh -c "docker exec openshell-cluster-z0 kubectl get nodes -o json | jq -e '.items[0].status.allocatable[\"nvidia.com/gpu\"] == \"0\"'"
 }
 
 teardown_file() {
@@ -26,7 +28,7 @@ setup() {
 }
 
 @test "start --gpu on that host times out naming allocatable 0" {
-	run --separate-stderr openshell gateway start --gpu --name z0 --image "$IMAGE" --timeout 3s
+	run --separate-stderr openshell gateway start --gpu --name z0 --image "$IMAGE" --timeout 8s
 	assert_failure 4
 	[[ "$stderr" == *"waiting for GPUs: the node's allocatable nvidia.com/gpu is 0 (the plugin found no GPU)"* ]]
 }

@@ -50,7 +50,7 @@ setup() {
 	# Two GPUs held by another pod leave none for the smoke test.
 	hog='{"apiVersion":"v1","kind":"Pod","metadata":{"name":"hog","namespace":"default"},"spec":{"restartPolicy":"Never","runtimeClassName":"nvidia","containers":[{"name":"hog","image":"busybox","command":["sleep","600"],"resources":{"limits":{"nvidia.com/gpu":"2"}}}]}}'
 	docker exec -i openshell-cluster-vg kubectl apply -f - <<<"$hog"
-	run --separate-stderr openshell gateway verify --name vg --timeout 3s
+	run --separate-stderr openshell gateway verify --name vg --timeout 8s
 	assert_failure 8
 	assert_line --regexp '^  FAIL  smoke-pod       pod openshell-verify-[0-9a-f]+ Pending: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu\.'
 	assert_line '4 passed, 1 failed'
@@ -60,7 +60,8 @@ setup() {
 @test "a crash-looping device plugin fails the device-plugin check with its logs" {
 	sim_only "needs the stand-in's crash-loop switch"
 	openshell -q gateway start --gpu --name vc --image openshell-cluster:sim-plugin-crashloop \
-		--port "$(free_port)" --timeout 6s || true
+		--port "$(free_port)" --timeout 3s || true
+	eventually sh -c "docker exec openshell-cluster-vc kubectl get pods -n nvidia-device-plugin -o json | jq -e '.items[0].status.containerStatuses[0].restartCount > 0'"
 	run --separate-stderr openshell gateway verify --name vc
 	assert_failure 8
 	assert_line --regexp '^  FAIL  device-plugin   DaemonSet nvidia-device-plugin/nvidia-device-plugin: 0/1 pods ready$'

@@ -281,8 +281,9 @@ no-smi"
 
 	run sim_host_stop_dir "$odir"
 	assert_success
-	# Anchored, so that grep does not find its own argv.
-	run grep -lzE "^${odir//./\\.}/" /proc/[0-9]*/cmdline
+	# Anchored, so that grep does not find its own argv; processes that end
+	# while grep reads /proc are not ours to report.
+	run --separate-stderr grep -lzE "^${odir//./\\.}/" /proc/[0-9]*/cmdline
 	assert_output ""
 	run grep -F " $odir" /proc/self/mountinfo
 	assert_failure

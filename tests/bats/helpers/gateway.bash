@@ -61,3 +61,14 @@ gw_kubectl() {
 	shift
 	docker exec "openshell-cluster-$name" kubectl "$@"
 }
+
+# Poll (up to ~60 s) until a command succeeds: the stand-in's state under
+# a loaded CI machine arrives when it arrives.
+eventually() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	"$@"
+}
