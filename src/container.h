@@ -8,6 +8,8 @@
 #ifndef OPENSHELL_CONTAINER_H
 #define OPENSHELL_CONTAINER_H
 
+#include <stddef.h>
+
 #include "error.h"
 
 struct gw_container {

@@ -14,7 +14,7 @@ packages=(
 	libpipeline-dev libcjson-dev libyaml-dev
 	bats bats-support bats-assert
 	docker.io containerd runc busybox-static jq util-linux coreutils iproute2
-	shellcheck valgrind
+	shellcheck valgrind unzip
 )
 
 install_packages() {
