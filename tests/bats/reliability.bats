@@ -34,14 +34,19 @@ fake_hanging_docker() {
 }
 
 # Start openshell in the background with stderr to a file; wait until the
-# file shows $1, then send signal $2; sets $status and $stderr.
+# file shows $1 (or, for "file:PATH", until PATH exists), then send signal
+# $2; sets $status and $stderr.
 interrupt_when() {
 	local want=$1 sig=$2 i
 	shift 2
 	"$OPENSHELL_SRCDIR/tests/run-under-test" "$OPENSHELL_BIN" "$@" 2>"$BATS_TEST_TMPDIR/err" &
 	pid=$!
 	for ((i = 0; i < 600; i++)); do
-		grep -qF -- "$want" "$BATS_TEST_TMPDIR/err" && break
+		if [[ $want == file:* ]]; then
+			[ -e "${want#file:}" ] && break
+		else
+			grep -qF -- "$want" "$BATS_TEST_TMPDIR/err" && break
+		fi
 		sleep 0.1
 	done
 	kill -"$sig" "$pid"
@@ -64,6 +69,18 @@ interrupt_when() {
 	fake_hanging_docker
 	OPENSHELL_DOCKER=$FAKE/docker interrupt_when 'checking Docker' TERM gateway start --name i1
 	[ "$status" -eq 143 ]
+}
+
+@test "SIGINT during docker run removes the network and volume this run made" {
+	# docker, but `run` hangs first: the interrupt lands inside it.
+	printf '#!/bin/bash\n[ "$1" = run ] && { touch %s/in-run; sleep 300; }\nexec %s "$@"\n' \
+		"$BATS_TEST_TMPDIR" "$(command -v docker)" >"$FAKE/docker"
+	chmod +x "$FAKE/docker"
+	OPENSHELL_DOCKER=$FAKE/docker interrupt_when "file:$BATS_TEST_TMPDIR/in-run" INT \
+		gateway start --name ir --image "$IMAGE" --port "$(free_port)"
+	[ "$status" -eq 130 ]
+	[[ "$stderr" == *"openshell: error: interrupted; removed what this run had created for gateway 'ir'"* ]]
+	assert_no_gateway_resources ir
 }
 
 @test "a hung docker times out by itself, naming the command and the deadline" {
