@@ -92,13 +92,20 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 			return OS_EXIT_OK;
 		case OPT_NAME: o->name = optarg; break;
 		case OPT_GPU: o->gpu = 1; break;
-		case OPT_BIND: o->bind = optarg; break;
-		case OPT_IMAGE: o->image = optarg; break;
+		case OPT_BIND:
+			o->bind = optarg;
+			o->bind_set = 1;
+			break;
+		case OPT_IMAGE:
+			o->image = optarg;
+			o->image_set = 1;
+			break;
 		case OPT_RECREATE: o->recreate = 1; break;
 		case OPT_NO_WAIT: o->no_wait = 1; break;
 		case OPT_JSON: o->json = 1; break;
 		case OPT_UPDATE_KUBECONFIG: o->update_kubeconfig = 1; break;
 		case OPT_PORT:
+			o->port_set = 1;
 			if (cli_parse_port(optarg, &o->port) < 0) {
 				cleanup_free char *shown = printable(optarg, 32);
 				return log_usage_error(cmd, "invalid --port '%s': give a number from 1 to 65535", shown);
@@ -130,7 +137,7 @@ static void print_summary(const struct deploy_opts *o, const struct start_result
 		cJSON_AddStringToObject(j, "name", o->name);
 		cJSON_AddStringToObject(j, "container", r->container);
 		cJSON_AddStringToObject(j, "outcome", r->outcome ? r->outcome : "running");
-		cJSON_AddStringToObject(j, "image", o->image);
+		cJSON_AddStringToObject(j, "image", r->image);
 		cJSON_AddStringToObject(j, "server", r->server);
 		cJSON_AddStringToObject(j, "kubeconfig", r->kubeconfig);
 		cJSON_AddBoolToObject(j, "gpu", o->gpu);

@@ -1,6 +1,7 @@
 /* container.c - docker inspect of the gateway container, parsed. */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "container.h"
@@ -56,23 +57,36 @@ static char *join_strings(const cJSON *arr, const char *sep)
 	return out;
 }
 
-/* The request as evidence: "driver=nvidia count=all capabilities=…". */
-static char *describe_request(const cJSON *req)
+/* Keep the request's facts, and say them as evidence:
+ * "driver=nvidia count=all capabilities=…". */
+static void read_request(const cJSON *req, struct gw_container *c)
 {
 	const char *driver = json_str(req, "Driver");
-	cleanup_free char *caps = join_strings(cJSON_GetObjectItemCaseSensitive(req, "Capabilities"), ",");
-	cleanup_free char *ids = join_strings(cJSON_GetObjectItemCaseSensitive(req, "DeviceIDs"), ",");
 	cleanup_free char *count = NULL;
-	long long n;
 
-	if (*ids)
-		count = xasprintf("devices=%s", ids);
-	else if (json_int(cJSON_GetObjectItemCaseSensitive(req, "Count"), -1, 1 << 20, &n) == 0)
-		count = n < 0 ? xstrdup("count=all") : xasprintf("count=%lld", n);
+	c->gpu_driver = xstrdup(driver ? driver : "");
+	c->gpu_caps = join_strings(cJSON_GetObjectItemCaseSensitive(req, "Capabilities"), ",");
+	c->gpu_devices = join_strings(cJSON_GetObjectItemCaseSensitive(req, "DeviceIDs"), ",");
+	if (json_int(cJSON_GetObjectItemCaseSensitive(req, "Count"), -1, 1 << 20, &c->gpu_count) < 0)
+		c->gpu_count = 0;
+	if (*c->gpu_devices)
+		count = xasprintf("devices=%s", c->gpu_devices);
 	else
-		count = xstrdup("count=?");
-	return xasprintf("driver=%s %s capabilities=%s", driver && *driver ? driver : "(default)",
-			 count, *caps ? caps : "(none)");
+		count = c->gpu_count < 0 ? xstrdup("count=all") : xasprintf("count=%lld", c->gpu_count);
+	c->gpu_request_desc = xasprintf("driver=%s %s capabilities=%s", *c->gpu_driver ? c->gpu_driver : "(default)",
+					count, *c->gpu_caps ? c->gpu_caps : "(none)");
+}
+
+/* The host side of the k3s API port: HostConfig.PortBindings["6443/tcp"][0]. */
+static void read_api_binding(const cJSON *obj, struct gw_container *c)
+{
+	const cJSON *b = cJSON_GetArrayItem(json_get(obj, "HostConfig", "PortBindings", "6443/tcp", NULL), 0);
+	const char *ip = json_str(b, "HostIp"), *port = json_str(b, "HostPort");
+	char *end;
+	long p = port ? strtol(port, &end, 10) : 0;
+
+	c->api_host_ip = ip ? xstrdup(ip) : NULL;
+	c->api_host_port = port && *port && !*end && p > 0 && p <= 65535 ? (int)p : 0;
 }
 
 static void parse_health(const cJSON *state, struct gw_container *c)
@@ -114,7 +128,9 @@ int container_parse_inspect(const char *json, size_t len, struct gw_container *c
 	parse_health(state, c);
 	const cJSON *req = gpu_request(json_get(obj, "HostConfig", "DeviceRequests", NULL));
 	c->gpu_request = req != NULL;
-	c->gpu_request_desc = req ? describe_request(req) : NULL;
+	if (req)
+		read_request(req, c);
+	read_api_binding(obj, c);
 	labels = json_get(obj, "Config", "Labels", NULL);
 	c->managed_by = dup_or_null(json_str(labels, LABEL_MANAGED));
 	c->gateway = dup_or_null(json_str(labels, LABEL_GATEWAY));
@@ -131,10 +147,42 @@ out:
 	return rc;
 }
 
+int docker_object_owner(const char *type, const char *object, const char *gateway, int timeout_ms,
+			enum owner *out, os_error *err)
+{
+	const char *args[] = { type, "inspect", "--format", "{{json .Labels}}", object, NULL };
+	struct run_result res = { 0 };
+	cJSON *labels = NULL;
+	int rc = -1;
+
+	*out = OWNER_ABSENT;
+	if (docker_run(args, NULL, 0, timeout_ms, &res, err) < 0)
+		goto out;
+	if (res.status != 0) {
+		if (docker_says_missing(res.err))
+			rc = 0;
+		else
+			os_error_set(err, OS_EXIT_FAILURE, "docker %s inspect %s failed: %.*s", type, object,
+				     (int)strcspn(res.err, "\n"), res.err);
+		goto out;
+	}
+	/* An object without labels prints null: simply not ours. */
+	if (!(labels = json_parse(res.out, res.out_len, "docker inspect output", err)))
+		goto out;
+	const char *m = json_str(labels, LABEL_MANAGED), *g = json_str(labels, LABEL_GATEWAY);
+	*out = m && g && strcmp(m, LABEL_MANAGED_VALUE) == 0 && strcmp(g, gateway) == 0 ? OWNER_OURS
+											 : OWNER_FOREIGN;
+	rc = 0;
+out:
+	cJSON_Delete(labels);
+	run_result_free(&res);
+	return rc;
+}
+
 int container_inspect(const char *name, struct gw_container *c, os_error *err)
 {
 	const char *args[] = { "inspect", "--type=container", name, NULL };
-	struct run_result res;
+	struct run_result res = { 0 };
 	int rc = -1;
 
 	memset(c, 0, sizeof(*c));
@@ -163,6 +211,10 @@ void container_free(struct gw_container *c)
 	free(c->health);
 	free(c->health_output);
 	free(c->gpu_request_desc);
+	free(c->gpu_driver);
+	free(c->gpu_devices);
+	free(c->gpu_caps);
+	free(c->api_host_ip);
 	free(c->managed_by);
 	free(c->gateway);
 	free(c->image);

@@ -25,6 +25,12 @@ struct gw_container {
 	char *health_output;  /* output of the latest health probe */
 	int gpu_request;      /* HostConfig.DeviceRequests asks for GPUs */
 	char *gpu_request_desc; /* "driver=nvidia count=all capabilities=…", or NULL */
+	char *gpu_driver;     /* of that request: "nvidia", or "" for Docker's default */
+	long long gpu_count;  /* -1: all; 0 with gpu_devices set: by device ID */
+	char *gpu_devices;    /* DeviceIDs, comma-joined, or "" */
+	char *gpu_caps;       /* every capability named, comma-joined */
+	char *api_host_ip;    /* where 6443/tcp is published: HostIp, HostPort */
+	int api_host_port;    /* 0 when not published */
 	char *managed_by;     /* label org.openshell.managed-by */
 	char *gateway;        /* label org.openshell.gateway */
 	char *image;          /* Config.Image */
@@ -33,6 +39,12 @@ struct gw_container {
 int container_parse_inspect(const char *json, size_t len, struct gw_container *c, os_error *err);
 int container_inspect(const char *name, struct gw_container *c, os_error *err);
 void container_free(struct gw_container *c);
+
+/* Who a network or volume belongs to, by its labels: openshell's for this
+ * gateway (managed-by=openshell and gateway=NAME), someone else's, or none. */
+enum owner { OWNER_ABSENT, OWNER_OURS, OWNER_FOREIGN };
+int docker_object_owner(const char *type, const char *object, const char *gateway, int timeout_ms,
+			enum owner *out, os_error *err);
 
 /* Does stderr from docker say the object does not exist? */
 int docker_says_missing(const char *stderr_text);

@@ -39,6 +39,9 @@ struct deploy_opts {
 	int no_wait;          /* return once the container is healthy */
 	int json;             /* print a JSON summary on stdout */
 	int update_kubeconfig; /* also merge into the user's kubeconfig */
+	/* Given on the command line, rather than defaults: a reused gateway
+	 * keeps its own values unless these contradict them. */
+	int port_set, bind_set, image_set;
 };
 
 void deploy_opts_init(struct deploy_opts *o);

@@ -97,7 +97,7 @@ int docker_run_ok(const char *const *args, const char *input, size_t input_len, 
 int docker_ping(char **server_version, os_error *err)
 {
 	static const char *const args[] = { "version", "--format", "{{.Server.Version}}", NULL };
-	struct run_result res;
+	struct run_result res = { 0 };
 	const char *host = getenv("DOCKER_HOST");
 	int rc = -1;
 

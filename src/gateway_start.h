@@ -18,6 +18,7 @@
 struct start_result {
 	const char *outcome;     /* "created", "resumed" or "running" (static) */
 	char *container;
+	char *image;             /* the image the gateway runs (a reused one's own) */
 	char *server;            /* https://ADDR:PORT */
 	char *kubeconfig;        /* path of the written kubeconfig */
 	char *user_kubeconfig;   /* --update-kubeconfig: the file merged into */

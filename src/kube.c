@@ -31,7 +31,7 @@ int kube_exec(const char *ctr, const char *const *args, const char *input, int t
 int kube_readyz(const char *ctr, int timeout_ms, os_error *err)
 {
 	static const char *const args[] = { "get", "--raw", "/readyz", NULL };
-	struct run_result res;
+	struct run_result res = { 0 };
 	int rc;
 
 	if (kube_exec(ctr, args, NULL, timeout_ms, &res, err) < 0) {
@@ -47,7 +47,7 @@ int kube_get(const char *ctr, const char *resource, const char *name, const char
 	     int all_namespaces, int timeout_ms, cJSON **out, os_error *err)
 {
 	struct strv args = { 0 };
-	struct run_result res;
+	struct run_result res = { 0 };
 	int rc = -1;
 
 	*out = NULL;
@@ -147,7 +147,7 @@ char *kube_logs_tail(const char *ctr, const char *ns, const char *selector, int 
 		     int timeout_ms)
 {
 	struct strv args = { 0 };
-	struct run_result res;
+	struct run_result res = { 0 };
 	os_error err = { 0 };
 	char *text;
 

@@ -187,15 +187,19 @@ int kubeconfig_rewrite(const char *in, size_t len, const char *server, const cha
 	return emit(&doc, out, out_len, err);
 }
 
+/* Deeper than any kubeconfig; an alias that contains itself (&a [*a])
+ * loads as a cycle, and must end here rather than in a stack overflow. */
+#define COPY_MAX_DEPTH 64
+
 /* Copy node `id` of src into dst; returns its id in dst (0 on failure).
  * Ids, not pointers, are held across additions: adding a node may move
  * the document's node array. */
-static int copy_node(yaml_document_t *dst, yaml_document_t *src, int id)
+static int copy_node(yaml_document_t *dst, yaml_document_t *src, int id, int depth)
 {
 	yaml_node_t *n = yaml_document_get_node(src, id);
 	int copy = 0;
 
-	if (!n)
+	if (!n || depth > COPY_MAX_DEPTH)
 		return 0;
 	switch (n->type) {
 	case YAML_SCALAR_NODE:
@@ -205,7 +209,8 @@ static int copy_node(yaml_document_t *dst, yaml_document_t *src, int id)
 		int count = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
 		copy = yaml_document_add_sequence(dst, n->tag, n->data.sequence.style);
 		for (int i = 0; copy && i < count; i++) {
-			int item = copy_node(dst, src, yaml_document_get_node(src, id)->data.sequence.items.start[i]);
+			int item = copy_node(dst, src, yaml_document_get_node(src, id)->data.sequence.items.start[i],
+					     depth + 1);
 			if (!item || !yaml_document_append_sequence_item(dst, copy, item))
 				return 0;
 		}
@@ -216,8 +221,8 @@ static int copy_node(yaml_document_t *dst, yaml_document_t *src, int id)
 		copy = yaml_document_add_mapping(dst, n->tag, n->data.mapping.style);
 		for (int i = 0; copy && i < count; i++) {
 			yaml_node_pair_t pair = yaml_document_get_node(src, id)->data.mapping.pairs.start[i];
-			int k = copy_node(dst, src, pair.key);
-			int v = k ? copy_node(dst, src, pair.value) : 0;
+			int k = copy_node(dst, src, pair.key, depth + 1);
+			int v = k ? copy_node(dst, src, pair.value, depth + 1) : 0;
 			if (!v || !yaml_document_append_mapping_pair(dst, copy, k, v))
 				return 0;
 		}
@@ -233,18 +238,35 @@ static int node_id(yaml_document_t *doc, yaml_node_t *n)
 	return n ? (int)(n - doc->nodes.start) + 1 : 0;
 }
 
-/* The id of root[key], adding an empty sequence there when it is missing. */
+static int is_null(const yaml_node_t *n)
+{
+	const char *v = (const char *)n->data.scalar.value;
+
+	return n->type == YAML_SCALAR_NODE && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+	       (!*v || !strcmp(v, "null") || !strcmp(v, "~"));
+}
+
+/* The id of root[key], adding an empty sequence there when it is missing
+ * or null (kubectl writes "clusters: null" after deleting the last one). */
 static int ensure_sequence(yaml_document_t *doc, const char *key)
 {
-	yaml_node_t *v = map_get(doc, yaml_document_get_root_node(doc), key);
-	int root = node_id(doc, yaml_document_get_root_node(doc));
-	int k, seq;
+	yaml_node_t *root = yaml_document_get_root_node(doc);
+	yaml_node_t *v = map_get(doc, root, key);
+	int root_id = node_id(doc, root), v_id = node_id(doc, v), k, seq;
 
-	if (v)
-		return v->type == YAML_SEQUENCE_NODE ? node_id(doc, v) : 0;
-	k = yaml_document_add_scalar(doc, NULL, (yaml_char_t *)key, -1, YAML_PLAIN_SCALAR_STYLE);
+	if (v && !is_null(v))
+		return v->type == YAML_SEQUENCE_NODE ? v_id : 0;
 	seq = yaml_document_add_sequence(doc, NULL, YAML_BLOCK_SEQUENCE_STYLE);
-	if (!k || !seq || !yaml_document_append_mapping_pair(doc, root, k, seq))
+	if (!seq)
+		return 0;
+	root = yaml_document_get_node(doc, root_id);   /* adding may have moved it */
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; v_id && p < root->data.mapping.pairs.top; p++)
+		if (p->value == v_id) {
+			p->value = seq;   /* the null stays unreachable, freed with the document */
+			return seq;
+		}
+	k = yaml_document_add_scalar(doc, NULL, (yaml_char_t *)key, -1, YAML_PLAIN_SCALAR_STYLE);
+	if (!k || !yaml_document_append_mapping_pair(doc, root_id, k, seq))
 		return 0;
 	return seq;
 }
@@ -265,7 +287,7 @@ static int merge_list(yaml_document_t *base, yaml_document_t *add, const char *k
 		return -1;
 	EACH_ITEM(add, yaml_document_get_root_node(add), key, item) {
 		const char *name = item_name(add, item);
-		int copy = copy_node(base, add, node_id(add, item));
+		int copy = copy_node(base, add, node_id(add, item), 0);
 		yaml_node_t *s;
 		int replaced = 0;
 
@@ -360,9 +382,17 @@ int kubeconfig_update_user(const char *text, size_t len, char **path, char **bac
 	os_error_clear(&rerr);
 	if (kubeconfig_merge(old ? old : "", old_len, text, len, &merged, &merged_len, err) < 0)
 		return os_error_wrap(err, "%s", *path);
-	dir = xstrndup(*path, (size_t)(strrchr(*path, '/') - *path));
-	if (*dir && mkdir_p(dir, 0700, err) < 0)
-		return -1;
+	/* Write through a symlinked config to the file it names. */
+	char *real = realpath(*path, NULL);
+	if (real) {
+		free(*path);
+		*path = real;
+	}
+	if (strrchr(*path, '/')) {
+		dir = xstrndup(*path, (size_t)(strrchr(*path, '/') - *path));
+		if (*dir && mkdir_p(dir, 0700, err) < 0)
+			return -1;
+	}
 	if (old) {
 		*backup = xasprintf("%s.openshell-backup", *path);
 		if (write_file_atomic(*backup, old, old_len, 0600, err) < 0)

@@ -13,6 +13,7 @@
 #include "json.h"
 #include "kube.h"
 #include "log.h"
+#include "signals.h"
 #include "verify.h"
 #include "wait.h"
 #include "xalloc.h"
@@ -33,9 +34,37 @@ static void set(struct check *c, enum check_status s, char *evidence)
 	c->evidence = evidence;
 }
 
+static int has_cap(const char *caps, const char *cap)
+{
+	size_t n = strlen(cap);
+
+	for (const char *p = caps; (p = strstr(p, cap)); p += n)
+		if ((p == caps || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+/* The request must reach the nvidia driver, name at least one GPU, and
+ * carry what the chain needs: utility (NVML, nvidia-smi) and compute. */
 static void check_device_request(const struct gateway *gw, struct check *c)
 {
-	set(c, CHECK_PASS, xstrdup(gw->c.gpu_request_desc));
+	const struct gw_container *k = &gw->c;
+	cleanup_free char *missing = xstrdup("");
+
+	for (const char *const *cap = (const char *const[]){ "gpu", "utility", "compute", NULL }; *cap; cap++)
+		if (!has_cap(k->gpu_caps, *cap)) {
+			char *m = xasprintf("%s%s%s", missing, *missing ? "," : "", *cap);
+			free(missing);
+			missing = m;
+		}
+	if (*k->gpu_driver && strcmp(k->gpu_driver, "nvidia") != 0)
+		set(c, CHECK_FAIL, xasprintf("%s: driver is not nvidia", k->gpu_request_desc));
+	else if (k->gpu_count == 0 && !*k->gpu_devices)
+		set(c, CHECK_FAIL, xasprintf("%s: the request names no GPU", k->gpu_request_desc));
+	else if (*missing)
+		set(c, CHECK_FAIL, xasprintf("%s: capabilities %s missing", k->gpu_request_desc, missing));
+	else
+		set(c, CHECK_PASS, xstrdup(k->gpu_request_desc));
 }
 
 static int check_runtime_class(const struct gateway *gw, struct check *c, os_error *err)
@@ -151,7 +180,7 @@ static const char *unschedulable_reason(const cJSON *pod)
 static char *pod_logs(const char *ctr, const char *pod)
 {
 	const char *args[] = { "logs", "--namespace", SMOKE_NAMESPACE, pod, "--tail=20", NULL };
-	struct run_result res;
+	struct run_result res = { 0 };
 	os_error err = { 0 };
 	char *out = kube_exec(ctr, args, NULL, 0, &res, &err) == 0 && res.status == 0
 			    ? xstrdup(res.out) : xstrdup("");
@@ -189,7 +218,7 @@ static int run_smoke(const struct gateway *gw, const struct verify_opts *vo, str
 	cleanup_free char *manifest = verify_smoke_manifest(pod, vo->smoke_image);
 	const char *apply[] = { "apply", "-f", "-", NULL };
 	const char *del[] = { "delete", "pod", pod, "--namespace", SMOKE_NAMESPACE, "--ignore-not-found", NULL };
-	struct run_result res;
+	struct run_result res = { 0 };
 	long long deadline = clock_ms() + vo->timeout_ms;
 	struct backoff b = { 0 };
 	cleanup_free char *pending = NULL;
@@ -230,8 +259,10 @@ out:
 	run_result_free(&res);
 	if (!vo->keep) {
 		os_error derr = { 0 };
+		signals_shield();   /* an interrupted verify still cleans up its pod */
 		if (kube_exec(gw->container, del, NULL, 0, &res, &derr) < 0 || res.status != 0)
 			log_warn("could not delete smoke pod %s: %s", pod, derr.msg ? derr.msg : res.err);
+		signals_unshield();
 		run_result_free(&res);
 		os_error_clear(&derr);
 	} else {

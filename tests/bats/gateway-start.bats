@@ -217,3 +217,56 @@ setup() {
 	assert_success
 	cmp "$home/.kube/config" "$BATS_TEST_TMPDIR/after"
 }
+
+@test "a resumed gateway keeps its own port; the kubeconfig says so" {
+	port=$(free_port)
+	run openshell gateway start --name rp --image "$IMAGE" --port "$port"
+	assert_success
+	docker stop openshell-cluster-rp >/dev/null
+	# No --port this time: the gateway's own port wins over the default.
+	run --separate-stderr openshell gateway start --name rp --image "$IMAGE" --json
+	assert_success
+	run jq -r '[.outcome, .server] | @tsv' <<<"$output"
+	assert_output "$(printf 'resumed\thttps://127.0.0.1:%s' "$port")"
+	run jq -r .port "$XDG_CONFIG_HOME/openshell/gateways/rp/metadata.json"
+	assert_output "$port"
+	grep -q "server: https://127.0.0.1:$port" "$XDG_CONFIG_HOME/openshell/gateways/rp/kubeconfig"
+}
+
+@test "an explicit --port or --image that contradicts the gateway is refused" {
+	run --separate-stderr openshell gateway start --name rp --image "$IMAGE" --port "$(free_port)"
+	assert_failure 6
+	[[ "$stderr" == *"gateway 'rp' exists with another --port than asked for; rerun with --recreate"* ]]
+	run --separate-stderr openshell gateway start --name rp --image openshell-cluster:sim-never-ready
+	assert_failure 6
+	[[ "$stderr" == *"exists with another --image than asked for"* ]]
+}
+
+@test "without --port, a taken default moves to the next free port" {
+	sim_only "publishes on the default port, which a real host may use"
+	run --separate-stderr openshell gateway start --name d1 --image "$IMAGE" --json
+	assert_success
+	first=$(jq -r .server <<<"$output")
+	run --separate-stderr openshell gateway start --name d2 --image "$IMAGE" --json
+	assert_success
+	second=$(jq -r .server <<<"$output")
+	[ "$first" != "$second" ]
+	[[ "$second" == https://127.0.0.1:* ]]
+	docker rm -f openshell-cluster-d1 openshell-cluster-d2 >/dev/null
+}
+
+@test "--recreate with an image that cannot be had keeps the old gateway" {
+	before=$(docker inspect openshell-cluster-rp --format '{{.Id}}')
+	run --separate-stderr openshell gateway start --name rp --image openshell-cluster:nosuch --recreate
+	assert_failure 1
+	[[ "$stderr" == *"image openshell-cluster:nosuch is not present"* ]]
+	[ "$(docker inspect openshell-cluster-rp --format '{{.Id}}')" = "$before" ]
+}
+
+@test "--recreate works on a gateway whose container had restarted" {
+	docker restart openshell-cluster-rp >/dev/null
+	docker exec openshell-cluster-rp sh -c 'kill 1' || true
+	eventually sh -c '[ "$(docker inspect openshell-cluster-rp --format "{{.RestartCount}}")" -gt 0 ]'
+	run --separate-stderr openshell gateway start --name rp --image "$IMAGE" --recreate --port "$(free_port)"
+	assert_success
+}

@@ -18,6 +18,12 @@ static const char *const servers[] = {
 };
 static const char *const names[] = { "fz", "openshell", "default", "a-1", "null", "0" };
 
+/* A gateway kubeconfig as openshell writes it, for the merges. */
+static const char gateway_config[] =
+	"apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    server: https://127.0.0.1:6443\n"
+	"  name: openshell-fz\ncontexts:\n- context:\n    cluster: openshell-fz\n    user: openshell-fz\n"
+	"  name: openshell-fz\ncurrent-context: openshell-fz\nusers:\n- name: openshell-fz\n  user: {}\n";
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *buf = fuzz_bytes(data, size);
@@ -51,6 +57,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(out == NULL && err.msg != NULL && fuzz_one_line(err.msg));
 	}
 	os_error_clear(&err);
+
+	/* --update-kubeconfig: the input as the user's file, and as the
+	 * gateway's; a merge either succeeds whole or fails in one line. */
+	for (int as_base = 0; as_base < 2; as_base++) {
+		char *merged = NULL;
+		size_t merged_len = 0;
+		int rc = as_base ? kubeconfig_merge(buf, size, gateway_config, strlen(gateway_config),
+						    &merged, &merged_len, &err)
+				 : kubeconfig_merge(gateway_config, strlen(gateway_config), buf, size,
+						    &merged, &merged_len, &err);
+		if (rc == 0)
+			FUZZ_ASSERT(merged != NULL && merged_len == strlen(merged) && err.msg == NULL);
+		else
+			FUZZ_ASSERT(merged == NULL && err.msg != NULL && fuzz_one_line(err.msg));
+		os_error_clear(&err);
+		free(merged);
+	}
 	free(got);
 	free(out);
 	free(first);

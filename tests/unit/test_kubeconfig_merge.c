@@ -92,6 +92,25 @@ int main(void)
 	ok(out && strstr(out, "current-context: openshell-t1"), "and a current-context");
 	free(out);
 
+	/* kubectl leaves "clusters: null" after deleting the last cluster. */
+	static const char *const nulls = "apiVersion: v1\nkind: Config\nclusters: null\ncontexts: ~\nusers:\ncurrent-context: \"\"\n";
+	out = NULL;
+	ok(kubeconfig_merge(nulls, strlen(nulls), gateway, strlen(gateway), &out, &len, &err) == 0,
+	   "null lists are merged into, not refused: %s", err.msg ? err.msg : "");
+	is_int(count(out, "name: openshell-t1"), 3, "the gateway's entries replace the nulls");
+	ok(out && !strstr(out, "null"), "no null is left behind");
+	free(out);
+	os_error_clear(&err);
+
+	/* An alias that contains itself loads as a cycle; copying must stop. */
+	static const char *const cyclic =
+		"apiVersion: v1\nclusters:\n- &a\n  name: loop\n  cluster: [*a]\ncurrent-context: loop\n";
+	out = NULL;
+	ok(kubeconfig_merge(user, strlen(user), cyclic, strlen(cyclic), &out, &len, &err) < 0,
+	   "a self-referencing kubeconfig is refused, not followed forever");
+	free(out);
+	os_error_clear(&err);
+
 	static const char *const odd = "clusters: 5\n";
 	out = NULL;
 	ok(kubeconfig_merge(odd, strlen(odd), gateway, strlen(gateway), &out, &len, &err) < 0,
