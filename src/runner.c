@@ -151,8 +151,25 @@ static int anon_file(os_error *err)
 /* In the child, before exec: stderr to the capture file, and a process
  * group of its own, so that a terminal's ^C reaches openshell alone and
  * openshell decides how the child ends (signals.h). */
+static void unblock_sigchld(void)
+{
+	sigset_t chld;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_UNBLOCK, &chld, NULL);
+}
+
+/* An attached child keeps openshell's process group and terminal. */
+static void prepare_attached_child(void *unused)
+{
+	(void)unused;
+	unblock_sigchld();
+}
+
 static void prepare_child(void *data)
 {
+	unblock_sigchld();   /* blocked by the parent around the fork */
 	setpgid(0, 0);
 	if (dup2(*(int *)data, STDERR_FILENO) < 0)
 		_exit(127);
@@ -179,8 +196,12 @@ static int input_fd(const struct run_spec *spec, os_error *err)
 {
 	int fd;
 
-	if (!spec->input)
-		return open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (!spec->input) {
+		fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			os_error_set(err, OS_EXIT_FAILURE, "cannot open /dev/null: %s", strerror(errno));
+		return fd;
+	}
 	fd = anon_file(err);
 	if (fd < 0)
 		return -1;
@@ -291,7 +312,7 @@ static int wait_child(struct wait_state *w, long long deadline)
 		if (r < 0 && errno == EINTR)
 			continue;   /* libpipeline's SIGCHLD handler */
 		if (r < 0)
-			return 0;
+			return 1;   /* cannot watch the child: stop it rather than wait blind */
 		for (nfds_t i = 0; i < n; i++) {
 			if (!fds[i].revents)
 				continue;
@@ -376,6 +397,7 @@ int run_command(const struct run_spec *spec, struct run_result *res, os_error *e
 	int infd = -1, errfd = -1, rc = -1, timed_out, interrupted, *statuses = NULL, nstat = 0;
 	pipeline *p = NULL;
 	pipecmd *cmd;
+	sigset_t chld, old_mask;
 
 	memset(res, 0, sizeof(*res));
 	res->out = xstrdup("");
@@ -398,6 +420,7 @@ int run_command(const struct run_spec *spec, struct run_result *res, os_error *e
 	p = pipeline_new_commands(cmd, (void *)NULL);
 	if (spec->interactive) {
 		pipeline_ignore_signals(p, 1);   /* like system(): ^C is the child's */
+		pipecmd_pre_exec(cmd, prepare_attached_child, NULL, NULL);
 	} else {
 		pipeline_ignore_signals(p, 0);
 		if ((infd = input_fd(spec, err)) < 0 || (errfd = anon_file(err)) < 0)
@@ -409,11 +432,16 @@ int run_command(const struct run_spec *spec, struct run_result *res, os_error *e
 
 	if (spec->timeout_ms > 0)
 		deadline = clock_ms() + spec->timeout_ms;
+	/* With SIGCHLD blocked, libpipeline cannot reap the child before it is
+	 * pinned by a pidfd: its pid cannot be reused under us. */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &old_mask);
 	pipeline_start(p);
 	w.pid = pipeline_get_pid(p, 0);
-	/* A child that already exited and was reaped has no pidfd to give. */
 	if (w.pid > 0)
 		w.pidfd = pidfd_open(w.pid, 0);
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	if (!spec->interactive) {
 		w.outfd = fileno(pipeline_get_outfile(p));
 		fcntl(w.outfd, F_SETFL, fcntl(w.outfd, F_GETFL) | O_NONBLOCK);

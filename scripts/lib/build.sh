@@ -38,7 +38,12 @@ build_tree() {
 	local dir=$1 top
 	shift
 	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-	(cd "$top" && { autoreconf -fi >/dev/null 2>&1 || autoreconf -fi; }) || return 1
+	# autoreconf only when its inputs changed: a fresh configure would make
+	# every build directory configure again.
+	if [ ! -x "$top/configure" ] || [ "$top/configure.ac" -nt "$top/configure" ] ||
+		[ "$top/Makefile.am" -nt "$top/Makefile.in" ]; then
+		(cd "$top" && { autoreconf -fi >/dev/null 2>&1 || autoreconf -fi; }) || return 1
+	fi
 	mkdir -p "$dir"
 	(
 		cd "$dir" || exit 1
