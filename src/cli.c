@@ -63,6 +63,38 @@ int cli_bad_option(const char *cmd, int c, char **argv)
 	return log_usage_error(cmd, "unknown option '%s'", shown);
 }
 
+int cli_next_option(struct cli_parser *p, int argc, char **argv)
+{
+	cleanup_free char *shortopts = xasprintf(CLI_OPTS_PREFIX CLI_COMMON_SHORT "%s",
+						 p->shortopts ? p->shortopts : "");
+	int c;
+
+	p->done = -1;
+	while ((c = getopt_long(argc, argv, shortopts, p->longopts, NULL)) != -1) {
+		if (cli_common_option(c))
+			continue;
+		if (c == 'h') {
+			p->usage(stdout);
+			p->done = OS_EXIT_OK;
+			return -1;
+		}
+		if (c == '?' || c == ':') {
+			p->done = cli_bad_option(p->cmd, c, argv);
+			return -1;
+		}
+		return c;
+	}
+	return -1;
+}
+
+int cli_no_operands(const char *cmd, int argc, char **argv)
+{
+	if (optind >= argc)
+		return -1;
+	cleanup_free char *shown = printable(argv[optind], 64);
+	return log_usage_error(cmd, "unexpected argument '%s'", shown);
+}
+
 int cli_parse_uint(const char *s, int max, int *out)
 {
 	unsigned long long v = 0;

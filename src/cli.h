@@ -8,6 +8,7 @@
 #ifndef OPENSHELL_CLI_H
 #define OPENSHELL_CLI_H
 
+#include <getopt.h>
 #include <stdio.h>
 
 struct os_command {
@@ -38,6 +39,26 @@ void cli_print_commands(FILE *out, const struct os_command *cmds);
  * what getopt_long returned ('?' or ':'); cmd is e.g. "gateway start". */
 #define CLI_OPTS_PREFIX "+:"
 int cli_bad_option(const char *cmd, int c, char **argv);
+
+/* One command's option parse, stepped by cli_next_option(). */
+struct cli_parser {
+	const char *cmd;                  /* "gateway stop"; NULL for openshell itself */
+	const char *shortopts;            /* the command's own, beyond CLI_COMMON_SHORT */
+	const struct option *longopts;    /* CLI_COMMON_LONG plus the command's own */
+	void (*usage)(FILE *out);
+	int done;                         /* see cli_next_option() */
+};
+
+/* The next option that is the command's own, with -v/-q applied, -h
+ * answered with usage on stdout, and a bad option reported. Returns -1
+ * when parsing ends; then p->done is -1 to go on with the operands at
+ * optind, or the exit status to end with (OS_EXIT_OK after -h,
+ * OS_EXIT_USAGE after a bad option). */
+int cli_next_option(struct cli_parser *p, int argc, char **argv);
+
+/* -1 when no operand follows the options; otherwise reports the first as
+ * unexpected and returns OS_EXIT_USAGE. */
+int cli_no_operands(const char *cmd, int argc, char **argv);
 
 /* Durations as Docker and Go write them: "90s", "5m", "1m30s", "1h",
  * "500ms"; a bare number means seconds. Must be > 0 and fit in an int of

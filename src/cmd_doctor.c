@@ -64,22 +64,6 @@ static void report(struct doctor *d, enum verdict v, const char *name, const cha
 	cJSON_AddItemToArray(d->checks, c);
 }
 
-/* "a, b, c" from the strings of an array, or NULL for none. */
-static char *join_strings(const cJSON *arr)
-{
-	const cJSON *item;
-	char *out = NULL;
-
-	cJSON_ArrayForEach(item, arr) {
-		if (!cJSON_IsString(item))
-			continue;
-		char *n = xasprintf("%s%s%s", out ? out : "", out ? ", " : "", item->valuestring);
-		free(out);
-		out = n;
-	}
-	return out;
-}
-
 static void check_nvidia_runtime(struct doctor *d, const cJSON *info)
 {
 	const cJSON *runtimes = json_get(info, "Runtimes", NULL);
@@ -104,11 +88,11 @@ static void check_nvidia_runtime(struct doctor *d, const cJSON *info)
  * (e.g. nvidia.com/gpu=0) it found there. Absent on older daemons. */
 static void check_cdi(struct doctor *d, const cJSON *info)
 {
-	cleanup_free char *dirs = join_strings(json_get(info, "CDISpecDirs", NULL));
+	cleanup_free char *dirs = json_join_strings(json_get(info, "CDISpecDirs", NULL), ", ");
 	cleanup_free char *devices = NULL;
 	const cJSON *dev;
 
-	if (dirs)
+	if (*dirs)
 		report(d, OK, "cdi-spec-dirs", NULL, "CDI spec directories: %s", dirs);
 	cJSON_ArrayForEach(dev, json_get(info, "DiscoveredDevices", NULL)) {
 		const char *id = json_str(dev, "ID"), *source = json_str(dev, "Source");
@@ -207,16 +191,12 @@ static void check_toolkit_tool(struct doctor *d, const char *tool)
 static void print_json(struct doctor *d)
 {
 	cJSON *j = cJSON_CreateObject();
-	char *text;
 
 	cJSON_AddItemToObject(j, "checks", d->checks);
 	cJSON_AddNumberToObject(j, "failed", d->failed);
 	cJSON_AddNumberToObject(j, "warnings", d->warned);
-	text = cJSON_Print(j);
-	puts(text);
-	free(text);
-	cJSON_Delete(j);
-	d->checks = NULL;
+	d->checks = NULL;   /* j owns it now */
+	json_print_stdout(j);
 }
 
 static void usage(FILE *out)
@@ -234,6 +214,29 @@ static void usage(FILE *out)
 	      "  -h, --help      show this help\n", out);
 }
 
+static void run_checks(struct doctor *d)
+{
+	cleanup_free char *server = NULL;
+	os_error err = { 0 };
+
+	if (docker_init(&err) < 0) {
+		report(d, FAIL, "docker-client", NULL, "docker client: %s", err.msg);
+	} else {
+		report(d, OK, "docker-client", NULL, "docker client: %s", docker_path());
+		if (docker_ping(&server, &err) < 0) {
+			report(d, FAIL, "docker-daemon", NULL, "docker daemon: %s", err.msg);
+		} else {
+			report(d, OK, "docker-daemon", NULL, "docker daemon: version %s", server);
+			check_docker_info(d);
+		}
+	}
+	check_host_gpus(d);
+	check_toolkit_tool(d, "nvidia-container-runtime-hook");
+	check_toolkit_tool(d, "nvidia-ctk");
+	check_bpf_jit_harden(d);
+	os_error_clear(&err);
+}
+
 enum { OPT_JSON = 256 };
 
 int cmd_doctor(int argc, char **argv)
@@ -243,44 +246,21 @@ int cmd_doctor(int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct cli_parser p = { .cmd = "doctor", .longopts = longopts, .usage = usage };
 	struct doctor d = { 0 };
-	os_error err = { 0 };
-	cleanup_free char *server = NULL;
-	int c;
+	int json = 0, rc;
 
-	while ((c = getopt_long(argc, argv, CLI_OPTS_PREFIX CLI_COMMON_SHORT, longopts, NULL)) != -1) {
-		if (cli_common_option(c))
-			continue;
-		if (c == 'h') {
-			usage(stdout);
-			return OS_EXIT_OK;
-		}
-		if (c != OPT_JSON)
-			return cli_bad_option("doctor", c, argv);
-		if (!d.checks)
-			d.checks = cJSON_CreateArray();
-	}
-	if (optind < argc) {
-		cJSON_Delete(d.checks);
-		return log_usage_error("doctor", "unexpected argument '%s'", argv[optind]);
-	}
-
-	if (docker_init(&err) < 0) {
-		report(&d, FAIL, "docker-client", NULL, "docker client: %s", err.msg);
-	} else {
-		report(&d, OK, "docker-client", NULL, "docker client: %s", docker_path());
-		if (docker_ping(&server, &err) < 0) {
-			report(&d, FAIL, "docker-daemon", NULL, "docker daemon: %s", err.msg);
-		} else {
-			report(&d, OK, "docker-daemon", NULL, "docker daemon: version %s", server);
-			check_docker_info(&d);
-		}
-	}
-	check_host_gpus(&d);
-	check_toolkit_tool(&d, "nvidia-container-runtime-hook");
-	check_toolkit_tool(&d, "nvidia-ctk");
-	check_bpf_jit_harden(&d);
-	os_error_clear(&err);
+	/* --json is the only option of its own. */
+	while (cli_next_option(&p, argc, argv) != -1)
+		json = 1;
+	if (p.done >= 0)
+		return p.done;
+	if ((rc = cli_no_operands(p.cmd, argc, argv)) >= 0)
+		return rc;
+	/* Made after parsing, so a usage error leaves nothing to free. */
+	if (json)
+		d.checks = cJSON_CreateArray();
+	run_checks(&d);
 	if (d.checks)
 		print_json(&d);
 	else

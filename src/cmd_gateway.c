@@ -7,12 +7,10 @@
 #include "cli.h"
 #include "commands.h"
 #include "exitcode.h"
-#include "log.h"
 
 static const struct os_command gateway_commands[] = {
 	{ "start", cmd_gateway_start, "create (or resume) a gateway and wait until it is ready" },
 	{ "verify", cmd_gateway_verify, "prove the GPUs are usable, check by check" },
-	/* (lifecycle commands: add below) */
 	{ "status", cmd_gateway_status, "show a gateway's state, health, API and GPUs" },
 	{ "list", cmd_gateway_list, "list every gateway openshell knows" },
 	{ "stop", cmd_gateway_stop, "stop a gateway, keeping its state" },
@@ -38,17 +36,13 @@ static void usage(FILE *out)
 int cmd_gateway(int argc, char **argv)
 {
 	static const struct option longopts[] = { CLI_COMMON_LONG, { NULL, 0, NULL, 0 } };
-	int c;
+	struct cli_parser p = { .cmd = "gateway", .longopts = longopts, .usage = usage };
 
-	while ((c = getopt_long(argc, argv, CLI_OPTS_PREFIX CLI_COMMON_SHORT, longopts, NULL)) != -1) {
-		if (cli_common_option(c))
-			continue;
-		if (c == 'h') {
-			usage(stdout);
-			return OS_EXIT_OK;
-		}
-		return cli_bad_option("gateway", c, argv);
-	}
+	/* Only the common options come before the command's name, so the
+	 * parse ends at once: with p.done set, or at the name. */
+	cli_next_option(&p, argc, argv);
+	if (p.done >= 0)
+		return p.done;
 	if (optind >= argc) {
 		usage(stderr);
 		return OS_EXIT_USAGE;

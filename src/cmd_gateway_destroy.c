@@ -6,7 +6,8 @@
  * warning. In the state directory only the files openshell writes are
  * removed. Destroying what is not there succeeds, so a script can run it
  * twice; without --yes the user is asked, and with no terminal to ask on,
- * nothing is done.
+ * nothing is done. All of it happens under the gateway's lock, as in
+ * `stop` and `start`, so that it never interleaves with them.
  */
 #include "config.h"
 
@@ -22,6 +23,7 @@
 #include "docker.h"
 #include "exitcode.h"
 #include "fsutil.h"
+#include "gateway.h"
 #include "json.h"
 #include "log.h"
 #include "names.h"
@@ -171,10 +173,8 @@ static int destroy(const struct plan *p, int keep_volume, os_error *err)
 	return 0;
 }
 
-static int run_destroy(struct plan *p, int yes, int keep_volume, os_error *err)
+static int survey_and_destroy(struct plan *p, int yes, int keep_volume, os_error *err)
 {
-	if (gateway_name_check(p->name, err) < 0)
-		return -1;
 	p->res = gateway_resource_name(p->name);
 	if (survey(p, err) < 0)
 		return -1;
@@ -190,6 +190,20 @@ static int run_destroy(struct plan *p, int yes, int keep_volume, os_error *err)
 	return destroy(p, keep_volume, err);
 }
 
+/* Under the gateway's lock, so a `start` of the same gateway never runs
+ * between the survey and the removal; it is held while the user is asked
+ * too, as the answer is about what the survey found. */
+static int run_destroy(struct plan *p, int yes, int keep_volume, os_error *err)
+{
+	int lock, rc;
+
+	if ((lock = gateway_lock_for_change(p->name, err)) < 0)
+		return -1;
+	rc = survey_and_destroy(p, yes, keep_volume, err);
+	gateway_unlock(lock);
+	return rc;
+}
+
 enum { OPT_NAME = 256, OPT_KEEP_VOLUME, OPT_YES };
 
 int cmd_gateway_destroy(int argc, char **argv)
@@ -201,34 +215,26 @@ int cmd_gateway_destroy(int argc, char **argv)
 		{ "yes", no_argument, NULL, OPT_YES },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *cmd = "gateway destroy";
+	struct cli_parser parser = { .cmd = "gateway destroy", .longopts = longopts, .usage = usage };
 	struct plan p = { .name = GATEWAY_DEFAULT_NAME };
 	os_error err = { 0 };
-	int c, yes = 0, keep_volume = 0, rc = OS_EXIT_OK;
+	int c, yes = 0, keep_volume = 0, rc;
 
-	while ((c = getopt_long(argc, argv, CLI_OPTS_PREFIX CLI_COMMON_SHORT, longopts, NULL)) != -1) {
-		if (cli_common_option(c))
-			continue;
+	while ((c = cli_next_option(&parser, argc, argv)) != -1) {
 		switch (c) {
-		case 'h':
-			usage(stdout);
-			return OS_EXIT_OK;
 		case OPT_NAME: p.name = optarg; break;
 		case OPT_KEEP_VOLUME: keep_volume = 1; break;
 		case OPT_YES: yes = 1; break;
-		default:
-			return cli_bad_option(cmd, c, argv);
 		}
 	}
-	if (optind < argc) {
-		cleanup_free char *shown = printable(argv[optind], 64);
-		return log_usage_error(cmd, "unexpected argument '%s'", shown);
-	}
+	if (parser.done >= 0)
+		return parser.done;
+	if ((rc = cli_no_operands(parser.cmd, argc, argv)) >= 0)
+		return rc;
 	/* Decided before anything runs, so a script learns it at once. */
 	if (!yes && !isatty(STDIN_FILENO))
-		return log_usage_error(cmd, "stdin is not a terminal to confirm on; pass --yes to destroy without asking");
-	if (run_destroy(&p, yes, keep_volume, &err) < 0)
-		rc = log_error_report(&err);
+		return log_usage_error(parser.cmd, "stdin is not a terminal to confirm on; pass --yes to destroy without asking");
+	rc = run_destroy(&p, yes, keep_volume, &err) < 0 ? log_error_report(&err) : OS_EXIT_OK;
 	free(p.res);
 	free(p.dir);
 	os_error_clear(&err);

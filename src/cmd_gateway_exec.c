@@ -26,7 +26,7 @@
 #include "strv.h"
 #include "xalloc.h"
 
-static void usage(FILE *out, const char *cmd)
+static void usage_for(FILE *out, const char *cmd)
 {
 	int kubectl = strcmp(cmd, "kubectl") == 0;
 
@@ -43,6 +43,16 @@ static void usage(FILE *out, const char *cmd)
 		"  -h, --help        show this help\n",
 		cmd, kubectl ? "ARGS..." : "CMD [ARGS...]",
 		kubectl ? "Run kubectl ARGS" : "Run CMD", K3S_KUBECONFIG_PATH, GATEWAY_DEFAULT_NAME);
+}
+
+static void usage_exec(FILE *out)
+{
+	usage_for(out, "exec");
+}
+
+static void usage_kubectl(FILE *out)
+{
+	usage_for(out, "kubectl");
 }
 
 static int exec_in(const struct gateway *gw, const char *prefix, char **cmd, int *status,
@@ -73,7 +83,7 @@ static int exec_in(const struct gateway *gw, const char *prefix, char **cmd, int
 enum { OPT_NAME = 256 };
 
 /* Both commands: options, then `--`, then the command line to run. */
-static int exec_main(int argc, char **argv, const char *prefix)
+static int exec_main(int argc, char **argv, const char *prefix, void (*usage)(FILE *))
 {
 	static const struct option longopts[] = {
 		CLI_COMMON_LONG,
@@ -81,45 +91,38 @@ static int exec_main(int argc, char **argv, const char *prefix)
 		{ NULL, 0, NULL, 0 },
 	};
 	cleanup_free char *cmd = xasprintf("gateway %s", argv[0]);
+	struct cli_parser p = { .cmd = cmd, .longopts = longopts, .usage = usage };
 	const char *name = GATEWAY_DEFAULT_NAME;
 	struct gateway gw;
 	os_error err = { 0 };
-	int c, status = OS_EXIT_FAILURE;
+	int status;
 
-	while ((c = getopt_long(argc, argv, CLI_OPTS_PREFIX CLI_COMMON_SHORT, longopts, NULL)) != -1) {
-		if (cli_common_option(c))
-			continue;
-		if (c == 'h') {
-			usage(stdout, argv[0]);
-			return OS_EXIT_OK;
-		}
-		if (c != OPT_NAME)
-			return cli_bad_option(cmd, c, argv);
+	/* --name is the only option of its own. */
+	while (cli_next_option(&p, argc, argv) != -1)
 		name = optarg;
-	}
+	if (p.done >= 0)
+		return p.done;
 	/* getopt consumed a "--" iff it is the word just before optind; the
 	 * command's own options must never be taken for openshell's. */
 	if (optind < 1 || strcmp(argv[optind - 1], "--") != 0)
 		return log_usage_error(cmd, "put '--' before the command to run");
 	if (optind >= argc)
 		return log_usage_error(cmd, "no command after '--'");
-	if (gateway_lookup(name, &gw, &err) == 0) {
-		if (exec_in(&gw, prefix, argv + optind, &status, &err) < 0)
-			status = log_error_report(&err);
-		gateway_free(&gw);
-	} else {
+	if ((status = gateway_lookup_or_report(name, &gw)) != OS_EXIT_OK)
+		return status;
+	if (exec_in(&gw, prefix, argv + optind, &status, &err) < 0)
 		status = log_error_report(&err);
-	}
+	gateway_free(&gw);
 	os_error_clear(&err);
 	return status;
 }
 
 int cmd_gateway_exec(int argc, char **argv)
 {
-	return exec_main(argc, argv, NULL);
+	return exec_main(argc, argv, NULL, usage_exec);
 }
 
 int cmd_gateway_kubectl(int argc, char **argv)
 {
-	return exec_main(argc, argv, "kubectl");
+	return exec_main(argc, argv, "kubectl", usage_kubectl);
 }

@@ -17,8 +17,8 @@
 #include "exitcode.h"
 #include "gateway.h"
 #include "gateway_info.h"
+#include "json.h"
 #include "log.h"
-#include "names.h"
 #include "xalloc.h"
 
 struct row {
@@ -83,7 +83,6 @@ static void print_table(const struct row *rows, size_t n)
 static void print_json(const struct row *rows, size_t n)
 {
 	cJSON *arr = cJSON_CreateArray();
-	char *text;
 
 	for (size_t i = 0; i < n; i++) {
 		if (!rows[i].found)
@@ -92,10 +91,7 @@ static void print_json(const struct row *rows, size_t n)
 		gateway_json_common(o, &rows[i].gw);
 		cJSON_AddItemToArray(arr, o);
 	}
-	text = cJSON_Print(arr);
-	puts(text);
-	free(text);
-	cJSON_Delete(arr);
+	json_print_stdout(arr);
 }
 
 enum { OPT_JSON = 256 };
@@ -107,26 +103,19 @@ int cmd_gateway_list(int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct cli_parser p = { .cmd = "gateway list", .longopts = longopts, .usage = usage };
 	struct strv names = { 0 };
 	struct row *rows;
 	os_error err = { 0 };
-	int c, json = 0, rc;
+	int json = 0, rc;
 
-	while ((c = getopt_long(argc, argv, CLI_OPTS_PREFIX CLI_COMMON_SHORT, longopts, NULL)) != -1) {
-		if (cli_common_option(c))
-			continue;
-		if (c == 'h') {
-			usage(stdout);
-			return OS_EXIT_OK;
-		}
-		if (c != OPT_JSON)
-			return cli_bad_option("gateway list", c, argv);
+	/* --json is the only option of its own. */
+	while (cli_next_option(&p, argc, argv) != -1)
 		json = 1;
-	}
-	if (optind < argc) {
-		cleanup_free char *shown = printable(argv[optind], 64);
-		return log_usage_error("gateway list", "unexpected argument '%s'", shown);
-	}
+	if (p.done >= 0)
+		return p.done;
+	if ((rc = cli_no_operands(p.cmd, argc, argv)) >= 0)
+		return rc;
 	if (gateway_known_names(&names, &err) < 0) {
 		rc = log_error_report(&err);
 		os_error_clear(&err);

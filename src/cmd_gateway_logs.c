@@ -34,8 +34,8 @@ static void usage(FILE *out)
 		GATEWAY_DEFAULT_NAME);
 }
 
-static int show_logs(const struct gateway *gw, int follow, const char *tail, int *status,
-		     os_error *err)
+/* tail < 0: every line. */
+static int show_logs(const struct gateway *gw, int follow, int tail, int *status, os_error *err)
 {
 	struct strv args = { 0 };
 	int rc;
@@ -46,10 +46,8 @@ static int show_logs(const struct gateway *gw, int follow, const char *tail, int
 	strv_push(&args, "logs");
 	if (follow)
 		strv_push(&args, "--follow");
-	if (tail) {
-		strv_push(&args, "--tail");
-		strv_push(&args, tail);
-	}
+	if (tail >= 0)
+		strv_pushf(&args, "--tail=%d", tail);
 	strv_push(&args, gw->container);
 	/* Following has no natural end; a plain read keeps the per-call deadline. */
 	rc = docker_attach(strv_argv(&args), follow ? 0 : docker_call_timeout_ms(), status, err);
@@ -68,43 +66,34 @@ int cmd_gateway_logs(int argc, char **argv)
 		{ "tail", required_argument, NULL, OPT_TAIL },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *cmd = "gateway logs";
-	const char *name = GATEWAY_DEFAULT_NAME, *tail = NULL;
+	struct cli_parser p = { .cmd = "gateway logs", .shortopts = "f", .longopts = longopts,
+				.usage = usage };
+	const char *name = GATEWAY_DEFAULT_NAME;
 	struct gateway gw;
 	os_error err = { 0 };
-	int c, follow = 0, lines, status = OS_EXIT_FAILURE;
+	int c, follow = 0, tail = -1, status;
 
-	while ((c = getopt_long(argc, argv, CLI_OPTS_PREFIX CLI_COMMON_SHORT "f", longopts, NULL)) != -1) {
-		if (cli_common_option(c))
-			continue;
+	while ((c = cli_next_option(&p, argc, argv)) != -1) {
 		switch (c) {
-		case 'h':
-			usage(stdout);
-			return OS_EXIT_OK;
 		case 'f': follow = 1; break;
 		case OPT_NAME: name = optarg; break;
 		case OPT_TAIL:
-			if (cli_parse_uint(optarg, INT_MAX, &lines) < 0) {
+			if (cli_parse_uint(optarg, INT_MAX, &tail) < 0) {
 				cleanup_free char *shown = printable(optarg, 32);
-				return log_usage_error(cmd, "invalid --tail '%s': give a number of lines", shown);
+				return log_usage_error(p.cmd, "invalid --tail '%s': give a number of lines", shown);
 			}
-			tail = optarg;
 			break;
-		default:
-			return cli_bad_option(cmd, c, argv);
 		}
 	}
-	if (optind < argc) {
-		cleanup_free char *shown = printable(argv[optind], 64);
-		return log_usage_error(cmd, "unexpected argument '%s'", shown);
-	}
-	if (gateway_lookup(name, &gw, &err) == 0) {
-		if (show_logs(&gw, follow, tail, &status, &err) < 0)
-			status = log_error_report(&err);
-		gateway_free(&gw);
-	} else {
+	if (p.done >= 0)
+		return p.done;
+	if ((status = cli_no_operands(p.cmd, argc, argv)) >= 0)
+		return status;
+	if ((status = gateway_lookup_or_report(name, &gw)) != OS_EXIT_OK)
+		return status;
+	if (show_logs(&gw, follow, tail, &status, &err) < 0)
 		status = log_error_report(&err);
-	}
+	gateway_free(&gw);
 	os_error_clear(&err);
 	return status;
 }

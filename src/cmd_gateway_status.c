@@ -17,6 +17,7 @@
 #include "exitcode.h"
 #include "gateway.h"
 #include "gateway_info.h"
+#include "json.h"
 #include "kube.h"
 #include "log.h"
 #include "names.h"
@@ -82,22 +83,12 @@ static void probe(const struct gateway *gw, struct status *s)
 static void print_json(const struct gateway *gw, const struct status *s)
 {
 	cJSON *j = cJSON_CreateObject();
-	char *text;
 
 	gateway_json_common(j, gw);
-	if (gw->c.health)
-		cJSON_AddStringToObject(j, "health", gw->c.health);
-	else
-		cJSON_AddNullToObject(j, "health");
+	json_add_string_or_null(j, "health", gw->c.health);
 	cJSON_AddBoolToObject(j, "api_ready", s->api_ready);
-	if (s->gpus >= 0)
-		cJSON_AddNumberToObject(j, "gpus_allocatable", (double)s->gpus);
-	else
-		cJSON_AddNullToObject(j, "gpus_allocatable");
-	text = cJSON_Print(j);
-	puts(text);
-	free(text);
-	cJSON_Delete(j);
+	json_add_count_or_null(j, "gpus_allocatable", s->gpus);
+	json_print_stdout(j);
 }
 
 static void print_text(const struct gateway *gw, const struct status *s)
@@ -132,34 +123,24 @@ int cmd_gateway_status(int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct cli_parser p = { .cmd = "gateway status", .longopts = longopts, .usage = usage };
 	const char *name = GATEWAY_DEFAULT_NAME;
 	struct gateway gw;
 	struct status s = { 0 };
-	os_error err = { 0 };
 	int c, json = 0, rc;
 
-	while ((c = getopt_long(argc, argv, CLI_OPTS_PREFIX CLI_COMMON_SHORT, longopts, NULL)) != -1) {
-		if (cli_common_option(c))
-			continue;
+	while ((c = cli_next_option(&p, argc, argv)) != -1) {
 		switch (c) {
-		case 'h':
-			usage(stdout);
-			return OS_EXIT_OK;
 		case OPT_NAME: name = optarg; break;
 		case OPT_JSON: json = 1; break;
-		default:
-			return cli_bad_option("gateway status", c, argv);
 		}
 	}
-	if (optind < argc) {
-		cleanup_free char *shown = printable(argv[optind], 64);
-		return log_usage_error("gateway status", "unexpected argument '%s'", shown);
-	}
-	if (gateway_lookup(name, &gw, &err) < 0) {
-		rc = log_error_report(&err);
-		os_error_clear(&err);
+	if (p.done >= 0)
+		return p.done;
+	if ((rc = cli_no_operands(p.cmd, argc, argv)) >= 0)
 		return rc;
-	}
+	if ((rc = gateway_lookup_or_report(name, &gw)) != OS_EXIT_OK)
+		return rc;
 	probe(&gw, &s);
 	if (json)
 		print_json(&gw, &s);

@@ -1,5 +1,6 @@
 /* cmd_gateway_stop.c - `openshell gateway stop`: stop the container, keep
- * everything else, so that `gateway start` resumes it with its state. */
+ * everything else, so that `gateway start` resumes it with its state. It
+ * waits for the gateway's lock, so it never interleaves with a `start`. */
 #include "config.h"
 
 #include <getopt.h>
@@ -9,10 +10,10 @@
 #include "commands.h"
 #include "docker.h"
 #include "exitcode.h"
+#include "fsutil.h"
 #include "gateway.h"
 #include "log.h"
 #include "names.h"
-#include "xalloc.h"
 
 /* k3s gets this long to shut down before docker kills it. */
 #define STOP_GRACE_S 10
@@ -60,6 +61,24 @@ static int stop(const struct gateway *gw, os_error *err)
 	return 0;
 }
 
+/* Under the gateway's lock, so a `start` of the same gateway never runs
+ * between the lookup and the stop. */
+static int stop_locked(const char *name, os_error *err)
+{
+	struct gateway gw;
+	int lock, rc;
+
+	if ((lock = gateway_lock_for_change(name, err)) < 0)
+		return -1;
+	rc = gateway_lookup(name, &gw, err);
+	if (rc == 0) {
+		rc = stop(&gw, err);
+		gateway_free(&gw);
+	}
+	gateway_unlock(lock);
+	return rc;
+}
+
 enum { OPT_NAME = 256 };
 
 int cmd_gateway_stop(int argc, char **argv)
@@ -69,34 +88,19 @@ int cmd_gateway_stop(int argc, char **argv)
 		{ "name", required_argument, NULL, OPT_NAME },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct cli_parser p = { .cmd = "gateway stop", .longopts = longopts, .usage = usage };
 	const char *name = GATEWAY_DEFAULT_NAME;
-	struct gateway gw;
 	os_error err = { 0 };
-	int c, rc = OS_EXIT_OK;
+	int rc;
 
-	while ((c = getopt_long(argc, argv, CLI_OPTS_PREFIX CLI_COMMON_SHORT, longopts, NULL)) != -1) {
-		if (cli_common_option(c))
-			continue;
-		if (c == 'h') {
-			usage(stdout);
-			return OS_EXIT_OK;
-		}
-		if (c != OPT_NAME)
-			return cli_bad_option("gateway stop", c, argv);
+	/* --name is the only option of its own. */
+	while (cli_next_option(&p, argc, argv) != -1)
 		name = optarg;
-	}
-	if (optind < argc) {
-		cleanup_free char *shown = printable(argv[optind], 64);
-		return log_usage_error("gateway stop", "unexpected argument '%s'", shown);
-	}
-	if (gateway_lookup(name, &gw, &err) < 0) {
-		rc = log_error_report(&err);
-		os_error_clear(&err);
+	if (p.done >= 0)
+		return p.done;
+	if ((rc = cli_no_operands(p.cmd, argc, argv)) >= 0)
 		return rc;
-	}
-	if (stop(&gw, &err) < 0)
-		rc = log_error_report(&err);
-	gateway_free(&gw);
+	rc = stop_locked(name, &err) < 0 ? log_error_report(&err) : OS_EXIT_OK;
 	os_error_clear(&err);
 	return rc;
 }

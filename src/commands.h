@@ -9,7 +9,6 @@
 int cmd_gateway(int argc, char **argv);
 int cmd_gateway_start(int argc, char **argv);
 int cmd_gateway_verify(int argc, char **argv);
-/* (lifecycle commands: add below) */
 int cmd_gateway_status(int argc, char **argv);
 int cmd_gateway_list(int argc, char **argv);
 int cmd_gateway_stop(int argc, char **argv);

@@ -1,4 +1,5 @@
-/* fsutil.c - config paths, mkdir -p, atomic replace, bounded reads. */
+/* fsutil.c - config paths, gateway locks, mkdir -p, full writes, atomic
+ * replace, bounded reads. */
 #include "config.h"
 
 #include <errno.h>
@@ -108,15 +109,16 @@ int mkdir_p(const char *path, mode_t mode, os_error *err)
 	return 0;
 }
 
-static int write_all(int fd, const char *data, size_t len)
+int write_all(int fd, const char *buf, size_t len)
 {
 	while (len) {
-		ssize_t n = write(fd, data, len);
+		ssize_t n = write(fd, buf, len);
+
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return -1;
-		data += n;
+		buf += n;
 		len -= (size_t)n;
 	}
 	return 0;

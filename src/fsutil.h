@@ -31,6 +31,10 @@ void gateway_unlock(int fd);
 /* mkdir -p with mode for every directory it creates. */
 int mkdir_p(const char *path, mode_t mode, os_error *err);
 
+/* write(2) until all of buf is written, retrying on EINTR. 0, or -1 with
+ * errno set. */
+int write_all(int fd, const char *buf, size_t len);
+
 int write_file_atomic(const char *path, const char *data, size_t len, mode_t mode,
 		      os_error *err);
 

@@ -1,4 +1,5 @@
-/* gateway.c - gateway lookup: docker inspect plus metadata.json. */
+/* gateway.c - gateway lookup (docker inspect plus metadata.json) and the
+ * lock taken to change one. */
 #include "config.h"
 
 #include <string.h>
@@ -6,7 +7,9 @@
 #include "exitcode.h"
 #include "fsutil.h"
 #include "gateway.h"
+#include "log.h"
 #include "names.h"
+#include "wait.h"
 #include "xalloc.h"
 
 #define METADATA_MAX (64u << 10)
@@ -66,4 +69,23 @@ void gateway_free(struct gateway *gw)
 	container_free(&gw->c);
 	metadata_free(&gw->md);
 	memset(gw, 0, sizeof(*gw));
+}
+
+int gateway_lookup_or_report(const char *name, struct gateway *gw)
+{
+	os_error err = { 0 };
+	int rc = OS_EXIT_OK;
+
+	if (gateway_lookup(name, gw, &err) < 0)
+		rc = log_error_report(&err);
+	os_error_clear(&err);
+	return rc;
+}
+
+int gateway_lock_for_change(const char *name, os_error *err)
+{
+	/* The name becomes a file name under locks/: it must be checked first. */
+	if (gateway_name_check(name, err) < 0)
+		return -1;
+	return gateway_lock(name, clock_ms() + GATEWAY_LOCK_WAIT_MS, err);
 }

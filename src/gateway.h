@@ -1,4 +1,5 @@
-/* gateway.h - find an existing gateway by name: its container and files.
+/* gateway.h - find an existing gateway by name: its container and files;
+ * lock one before changing it.
  *
  * Every command after `start` begins here. A gateway exists when its
  * container (openshell-cluster-NAME) or its metadata.json does. A
@@ -27,5 +28,17 @@ struct gateway {
  * that name is not openshell's. */
 int gateway_lookup(const char *name, struct gateway *gw, os_error *err);
 void gateway_free(struct gateway *gw);
+
+/* gateway_lookup() for a command's top level: returns 0, or reports the
+ * error on stderr and returns the exit status to end with. */
+int gateway_lookup_or_report(const char *name, struct gateway *gw);
+
+/* How long stop and destroy wait for another openshell (a `start`, say)
+ * to finish with the same gateway. */
+#define GATEWAY_LOCK_WAIT_MS 60000
+
+/* Check the name, then take the gateway's lock (fsutil.h), waiting at
+ * most GATEWAY_LOCK_WAIT_MS. Returns the lock's fd for gateway_unlock(). */
+int gateway_lock_for_change(const char *name, os_error *err);
 
 #endif

@@ -11,6 +11,7 @@
 #include "exitcode.h"
 #include "fsutil.h"
 #include "gateway_info.h"
+#include "json.h"
 #include "names.h"
 #include "xalloc.h"
 
@@ -131,21 +132,13 @@ const char *gateway_metadata_problem(const struct gateway *gw)
 	return gw->has_metadata ? NULL : "metadata.json is missing";
 }
 
-static void add_str_or_null(cJSON *obj, const char *key, const char *value)
-{
-	if (value)
-		cJSON_AddStringToObject(obj, key, value);
-	else
-		cJSON_AddNullToObject(obj, key);
-}
-
 void gateway_json_common(cJSON *obj, const struct gateway *gw)
 {
 	cJSON_AddStringToObject(obj, "name", gw->name);
 	cJSON_AddStringToObject(obj, "container", gw->container);
 	cJSON_AddStringToObject(obj, "state", gateway_state_word(gw));
 	cJSON_AddBoolToObject(obj, "gpu", gateway_wants_gpu(gw));
-	add_str_or_null(obj, "server", gw->has_metadata ? gw->md.server : NULL);
-	add_str_or_null(obj, "kubeconfig", gw->has_metadata ? gw->md.kubeconfig : NULL);
-	add_str_or_null(obj, "metadata_error", gateway_metadata_problem(gw));
+	json_add_string_or_null(obj, "server", gw->has_metadata ? gw->md.server : NULL);
+	json_add_string_or_null(obj, "kubeconfig", gw->has_metadata ? gw->md.kubeconfig : NULL);
+	json_add_string_or_null(obj, "metadata_error", gateway_metadata_problem(gw));
 }

@@ -1,11 +1,14 @@
-/* json.c - type-checked access to parsed JSON. */
+/* json.c - type-checked access to parsed JSON; --json output. */
 #include "config.h"
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "exitcode.h"
 #include "json.h"
+#include "xalloc.h"
 
 cJSON *json_parse(const char *buf, size_t len, const char *what, os_error *err)
 {
@@ -58,4 +61,44 @@ int json_int(const cJSON *item, long long min, long long max, long long *out)
 		return -1;
 	*out = (long long)d;
 	return 0;
+}
+
+char *json_join_strings(const cJSON *arr, const char *sep)
+{
+	const cJSON *v;
+	char *out = xstrdup("");
+
+	cJSON_ArrayForEach(v, arr) {
+		cleanup_free char *part = cJSON_IsArray(v) ? json_join_strings(v, sep)
+				       : xstrdup(cJSON_IsString(v) ? v->valuestring : "");
+		char *next = *part ? xasprintf("%s%s%s", out, *out ? sep : "", part) : xstrdup(out);
+		free(out);
+		out = next;
+	}
+	return out;
+}
+
+void json_print_stdout(cJSON *obj)
+{
+	char *text = cJSON_Print(obj);
+
+	puts(text);
+	free(text);
+	cJSON_Delete(obj);
+}
+
+void json_add_string_or_null(cJSON *obj, const char *key, const char *value)
+{
+	if (value)
+		cJSON_AddStringToObject(obj, key, value);
+	else
+		cJSON_AddNullToObject(obj, key);
+}
+
+void json_add_count_or_null(cJSON *obj, const char *key, long long n)
+{
+	if (n >= 0)
+		cJSON_AddNumberToObject(obj, key, (double)n);
+	else
+		cJSON_AddNullToObject(obj, key);
 }

@@ -40,19 +40,25 @@ static void usage(FILE *out)
 	      "Run 'openshell COMMAND --help' for a command's options.\n", out);
 }
 
-/* `openshell help gateway start` is `openshell gateway start --help`. */
+/* `openshell help gateway start` is `openshell gateway start --help`;
+ * `help`, `help help` and `help --help` show the main usage. */
 static int cmd_help(int argc, char **argv)
 {
+	static const struct option longopts[] = { CLI_COMMON_LONG, { NULL, 0, NULL, 0 } };
+	struct cli_parser p = { .cmd = "help", .longopts = longopts, .usage = usage };
 	char *args[8];
 	int n = 0;
 
-	if (argc < 2) {
+	cli_next_option(&p, argc, argv);   /* only the common options: it ends at once */
+	if (p.done >= 0)
+		return p.done;
+	if (optind >= argc || strcmp(argv[optind], "help") == 0) {
 		usage(stdout);
 		return OS_EXIT_OK;
 	}
-	if (argc > 6)
+	if (argc - optind > 5)
 		return log_usage_error("help", "too many words after 'help'");
-	for (int i = 1; i < argc; i++)
+	for (int i = optind; i < argc; i++)
 		args[n++] = argv[i];
 	args[n++] = (char *)"--help";
 	args[n] = NULL;
@@ -66,25 +72,17 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	struct cli_parser p = { .shortopts = "V", .longopts = longopts, .usage = usage };
 
 	xalloc_init();
 	signals_install();
-	/* '+': stop at the command name; its options are its own. */
-	while ((c = getopt_long(argc, argv, CLI_OPTS_PREFIX CLI_COMMON_SHORT "V", longopts, NULL)) != -1) {
-		if (cli_common_option(c))
-			continue;
-		switch (c) {
-		case 'h':
-			usage(stdout);
-			return OS_EXIT_OK;
-		case 'V':
-			printf("openshell %s\n", PACKAGE_VERSION);
-			return OS_EXIT_OK;
-		default:
-			return cli_bad_option(NULL, c, argv);
-		}
+	/* '+' in the optstring: stop at the command name; its options are its own. */
+	if (cli_next_option(&p, argc, argv) == 'V') {
+		printf("openshell %s\n", PACKAGE_VERSION);
+		return OS_EXIT_OK;
 	}
+	if (p.done >= 0)
+		return p.done;
 	if (optind >= argc) {
 		usage(stderr);
 		return OS_EXIT_USAGE;

@@ -63,10 +63,33 @@ setup() {
 	assert_output --partial 'Usage: openshell gateway'
 }
 
+@test "help help and help --help show the main usage, exit 0" {
+	run --separate-stderr openshell --help
+	main_usage=$output
+	run --separate-stderr openshell help help
+	assert_success
+	assert_output "$main_usage"
+	run --separate-stderr openshell help --help
+	assert_success
+	assert_output "$main_usage"
+	[ -z "$stderr" ]
+}
+
 @test "doctor rejects stray arguments with exit 2" {
 	run --separate-stderr openshell doctor extra
 	assert_failure 2
 	[[ "$stderr" == "openshell: unexpected argument 'extra'"* ]]
+	# A control byte is shown escaped, never sent to the terminal.
+	run --separate-stderr openshell doctor $'a\x1b[2Jb'
+	assert_failure 2
+	[[ "$stderr" == "openshell: unexpected argument 'a\\x1b[2Jb'"* ]]
+}
+
+@test "doctor --json with a bad option is a usage error" {
+	run --separate-stderr openshell doctor --json --bogus
+	assert_failure 2
+	assert_output ''
+	[ "$stderr" = "openshell: unknown option '--bogus' (see 'openshell doctor --help')" ]
 }
 
 @test "a missing docker CLI is reported in one line" {

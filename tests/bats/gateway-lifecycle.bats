@@ -24,6 +24,20 @@ state_dir() {
 	printf '%s/openshell/gateways/%s\n' "$XDG_CONFIG_HOME" "$1"
 }
 
+# Hold gateway $1's lock in the background for about two seconds, as a
+# `gateway start` of it would; returns once the lock is held. The holder
+# creates $BATS_TEST_TMPDIR/released just before it lets go.
+hold_gateway_lock() {
+	local dir=$XDG_CONFIG_HOME/openshell/locks
+	mkdir -p "$dir"
+	# shellcheck disable=SC2016 # expanded by the holder's shell
+	flock "$dir/$1.lock" sh -c 'touch "$1/held"; sleep 2; touch "$1/released"' sh "$BATS_TEST_TMPDIR" 3>&- &
+	while [ ! -e "$BATS_TEST_TMPDIR/held" ]; do
+		kill -0 $! 2>/dev/null || return 1
+		sleep 0.05
+	done
+}
+
 @test "status of a running GPU gateway: state, health, API ready, GPUs, address, kubeconfig" {
 	run --separate-stderr openshell gateway status --name lc
 	assert_success
@@ -170,6 +184,25 @@ state_dir() {
 	[[ "$stderr" == *"pass --yes"* ]]
 	run docker inspect openshell-cluster-lb --format '{{.State.Status}}'
 	assert_output running
+}
+
+@test "stop waits while another openshell holds the gateway's lock, then stops it" {
+	hold_gateway_lock lb
+	run --separate-stderr openshell gateway stop --name lb
+	assert_success
+	[[ "$stderr" == *"waiting for another openshell working on gateway 'lb'"* ]]
+	[ -e "$BATS_TEST_TMPDIR/released" ]
+	run docker inspect openshell-cluster-lb --format '{{.State.Status}}'
+	assert_output exited
+}
+
+@test "destroy waits for the gateway's lock too" {
+	hold_gateway_lock locked
+	run --separate-stderr openshell gateway destroy --name locked --yes
+	assert_success
+	[[ "$stderr" == *"waiting for another openshell working on gateway 'locked'"* ]]
+	[[ "$stderr" == *"no gateway named 'locked'; nothing to destroy"* ]]
+	[ -e "$BATS_TEST_TMPDIR/released" ]
 }
 
 @test "destroy --yes leaves no container, network, volume or config dir" {

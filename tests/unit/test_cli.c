@@ -1,8 +1,73 @@
-/* test_cli.c - parsing of option values: durations, ports, counts. */
+/* test_cli.c - the option loop every command shares, and parsing of
+ * option values: durations, ports, counts. */
 #include "config.h"
 
 #include "../../src/cli.h"
+#include "../../src/exitcode.h"
 #include "tap.h"
+
+enum { OPT_NAME = 256, OPT_JSON };
+
+static const struct option longopts[] = {
+	CLI_COMMON_LONG,
+	{ "name", required_argument, NULL, OPT_NAME },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int usage_calls;
+
+/* Counts instead of printing: stdout carries the TAP stream. */
+static void count_usage(FILE *out)
+{
+	usage_calls++;
+}
+
+static struct cli_parser parser(void)
+{
+	struct cli_parser p = { .cmd = "test", .shortopts = "f", .longopts = longopts,
+				.usage = count_usage };
+
+	optind = 0;   /* as cli_dispatch() does before each command */
+	return p;
+}
+
+static void test_options(void)
+{
+	char *argv[] = { "test", "-v", "--name", "n1", "-q", "-f", "--json", "op", NULL };
+	struct cli_parser p = parser();
+
+	is_int(cli_next_option(&p, 8, argv), OPT_NAME, "--name comes back, -v handled");
+	is_str(optarg, "n1", "with its value");
+	is_int(cli_next_option(&p, 8, argv), 'f', "-q handled, -f comes back");
+	is_int(cli_next_option(&p, 8, argv), OPT_JSON, "--json comes back");
+	is_int(cli_next_option(&p, 8, argv), -1, "the operand ends the options");
+	is_int(p.done, -1, "and parsing goes on");
+	is_int(optind, 7, "optind at the operand");
+	is_int(cli_no_operands(p.cmd, 8, argv), OS_EXIT_USAGE, "an operand is refused");
+	optind = 8;
+	is_int(cli_no_operands(p.cmd, 8, argv), -1, "no operand: go on");
+}
+
+static void test_option_ends(void)
+{
+	char *help[] = { "test", "--json", "-h", "--bogus", NULL };
+	char *bogus[] = { "test", "--bogus", NULL };
+	char *novalue[] = { "test", "--name", NULL };
+	struct cli_parser p = parser();
+
+	is_int(cli_next_option(&p, 4, help), OPT_JSON, "--json before -h");
+	is_int(cli_next_option(&p, 4, help), -1, "-h ends the parse");
+	is_int(p.done, OS_EXIT_OK, "-h: exit 0");
+	is_int(usage_calls, 1, "-h: usage shown once");
+	p = parser();
+	is_int(cli_next_option(&p, 2, bogus), -1, "an unknown option ends the parse");
+	is_int(p.done, OS_EXIT_USAGE, "unknown option: usage error");
+	p = parser();
+	is_int(cli_next_option(&p, 2, novalue), -1, "a missing value ends the parse");
+	is_int(p.done, OS_EXIT_USAGE, "missing value: usage error");
+	is_int(usage_calls, 1, "usage only for -h");
+}
 
 static void duration(const char *s, int want)
 {
@@ -18,6 +83,9 @@ static void duration(const char *s, int want)
 int main(void)
 {
 	int v;
+
+	test_options();
+	test_option_ends();
 
 	duration("90", 90000);
 	duration("90s", 90000);

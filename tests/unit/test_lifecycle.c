@@ -1,5 +1,5 @@
 /* test_lifecycle.c - gateway names for `gateway list`, and the words and
- * JSON fields `status` and `list` derive from a looked-up gateway. */
+ * JSON fields `status`, `list` and `doctor` derive from what they saw. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -96,6 +96,35 @@ static void test_json(void)
 	cJSON_Delete(o);
 }
 
+static void test_json_helpers(void)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *arr = cJSON_Parse("[\"a\", 1, [\"b\", \"\"], \"c\"]");
+	long long n = -1;
+	char *joined;
+
+	json_add_count_or_null(o, "zero", 0);
+	json_add_count_or_null(o, "two", 2);
+	json_add_count_or_null(o, "unknown", -1);
+	json_add_string_or_null(o, "s", "x");
+	json_add_string_or_null(o, "none", NULL);
+	ok(json_int(cJSON_GetObjectItemCaseSensitive(o, "zero"), 0, 10, &n) == 0 && n == 0,
+	   "a count of 0 is the number 0");
+	ok(json_int(cJSON_GetObjectItemCaseSensitive(o, "two"), 0, 10, &n) == 0 && n == 2, "count 2");
+	ok(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, "unknown")), "an unknown count is null");
+	is_str(json_str(o, "s"), "x", "a string");
+	ok(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, "none")), "no string is null");
+	cJSON_Delete(o);
+
+	joined = json_join_strings(arr, ", ");
+	is_str(joined, "a, b, c", "strings joined, nested flattened, others skipped");
+	free(joined);
+	joined = json_join_strings(NULL, ", ");
+	is_str(joined, "", "nothing joins to the empty string");
+	free(joined);
+	cJSON_Delete(arr);
+}
+
 int main(void)
 {
 	xalloc_init();
@@ -103,5 +132,6 @@ int main(void)
 	test_sort_unique();
 	test_words();
 	test_json();
+	test_json_helpers();
 	return tap_done();
 }
