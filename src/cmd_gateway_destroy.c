@@ -29,13 +29,11 @@
 #include "names.h"
 #include "xalloc.h"
 
-enum presence { ABSENT, OURS, FOREIGN };
-
 struct plan {
 	const char *name;
 	char *res;                 /* openshell-cluster-NAME */
 	char *dir;                 /* the state directory */
-	enum presence container, network, volume;
+	enum owner container, network, volume;
 	int has_dir;
 };
 
@@ -59,40 +57,10 @@ static void usage(FILE *out)
 		LABEL_MANAGED, LABEL_MANAGED_VALUE, LABEL_GATEWAY, GATEWAY_DEFAULT_NAME);
 }
 
-static enum presence judge(const char *managed_by, const char *gateway, const char *name)
+static enum owner judge(const char *managed_by, const char *gateway, const char *name)
 {
 	return managed_by && strcmp(managed_by, LABEL_MANAGED_VALUE) == 0 && gateway &&
-	       strcmp(gateway, name) == 0 ? OURS : FOREIGN;
-}
-
-/* `docker network|volume inspect` of the shared name, judged by labels. */
-static int inspect_labelled(const char *type, const struct plan *p, enum presence *out, os_error *err)
-{
-	const char *args[] = { type, "inspect", "--format", "{{json .Labels}}", p->res, NULL };
-	struct run_result res;
-	cJSON *labels = NULL;
-	int rc = -1;
-
-	*out = ABSENT;
-	if (docker_run(args, NULL, 0, 0, &res, err) < 0)
-		goto out;
-	if (res.status != 0) {
-		if (docker_says_missing(res.err))
-			rc = 0;
-		else
-			os_error_set(err, OS_EXIT_FAILURE, "docker %s inspect %s failed: %.*s", type, p->res,
-				     (int)strcspn(res.err, "\n"), res.err);
-		goto out;
-	}
-	/* An object without labels prints null, which is simply not ours. */
-	if (!(labels = json_parse(res.out, res.out_len, "docker inspect output", err)))
-		goto out;
-	*out = judge(json_str(labels, LABEL_MANAGED), json_str(labels, LABEL_GATEWAY), p->name);
-	rc = 0;
-out:
-	cJSON_Delete(labels);
-	run_result_free(&res);
-	return rc;
+	       strcmp(gateway, name) == 0 ? OWNER_OURS : OWNER_FOREIGN;
 }
 
 static int survey(struct plan *p, os_error *err)
@@ -101,18 +69,18 @@ static int survey(struct plan *p, os_error *err)
 
 	if (gateway_state_dir(p->name, &p->dir, err) < 0 || container_inspect(p->res, &c, err) < 0)
 		return -1;
-	p->container = c.exists ? judge(c.managed_by, c.gateway, p->name) : ABSENT;
+	p->container = c.exists ? judge(c.managed_by, c.gateway, p->name) : OWNER_ABSENT;
 	container_free(&c);
 	p->has_dir = access(p->dir, F_OK) == 0;
-	if (inspect_labelled("network", p, &p->network, err) < 0 ||
-	    inspect_labelled("volume", p, &p->volume, err) < 0)
+	if (docker_object_owner("network", p->res, p->name, 0, &p->network, err) < 0 ||
+	    docker_object_owner("volume", p->res, p->name, 0, &p->volume, err) < 0)
 		return -1;
 	return 0;
 }
 
-static void warn_foreign(const char *what, enum presence pr, const struct plan *p)
+static void warn_foreign(const char *what, enum owner pr, const struct plan *p)
 {
-	if (pr == FOREIGN)
+	if (pr == OWNER_FOREIGN)
 		log_warn("left %s %s: it lacks the labels %s=%s and %s=%s, so openshell did not create it",
 			 what, p->res, LABEL_MANAGED, LABEL_MANAGED_VALUE, LABEL_GATEWAY, p->name);
 }
@@ -161,14 +129,14 @@ static int destroy(const struct plan *p, int keep_volume, os_error *err)
 	const char *rmvol[] = { "volume", "rm", p->res, NULL };
 
 	log_step("destroying gateway '%s'", p->name);
-	if ((p->container == OURS && remove_object(rm, "container", p, err) < 0) ||
-	    (p->network == OURS && remove_object(rmnet, "network", p, err) < 0) ||
-	    (p->volume == OURS && !keep_volume && remove_object(rmvol, "volume", p, err) < 0))
+	if ((p->container == OWNER_OURS && remove_object(rm, "container", p, err) < 0) ||
+	    (p->network == OWNER_OURS && remove_object(rmnet, "network", p, err) < 0) ||
+	    (p->volume == OWNER_OURS && !keep_volume && remove_object(rmvol, "volume", p, err) < 0))
 		return -1;
 	if (p->has_dir)
 		remove_state(p);
 	log_step_done(1);
-	if (keep_volume && p->volume == OURS)
+	if (keep_volume && p->volume == OWNER_OURS)
 		log_info("kept volume %s (--keep-volume)", p->res);
 	return 0;
 }
@@ -181,7 +149,7 @@ static int survey_and_destroy(struct plan *p, int yes, int keep_volume, os_error
 	warn_foreign("container", p->container, p);
 	warn_foreign("network", p->network, p);
 	warn_foreign("volume", p->volume, p);
-	if (p->container != OURS && p->network != OURS && p->volume != OURS && !p->has_dir) {
+	if (p->container != OWNER_OURS && p->network != OWNER_OURS && p->volume != OWNER_OURS && !p->has_dir) {
 		log_info("no gateway named '%s'; nothing to destroy", p->name);
 		return 0;
 	}

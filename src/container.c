@@ -41,22 +41,6 @@ static const cJSON *gpu_request(const cJSON *requests)
 	return NULL;
 }
 
-/* Join the strings of a JSON array (nested arrays flattened) with sep. */
-static char *join_strings(const cJSON *arr, const char *sep)
-{
-	const cJSON *v;
-	char *out = xstrdup("");
-
-	cJSON_ArrayForEach(v, arr) {
-		cleanup_free char *part = cJSON_IsArray(v) ? join_strings(v, sep)
-				       : xstrdup(cJSON_IsString(v) ? v->valuestring : "");
-		char *next = *part ? xasprintf("%s%s%s", out, *out ? sep : "", part) : xstrdup(out);
-		free(out);
-		out = next;
-	}
-	return out;
-}
-
 /* Keep the request's facts, and say them as evidence:
  * "driver=nvidia count=all capabilities=…". */
 static void read_request(const cJSON *req, struct gw_container *c)
@@ -65,8 +49,8 @@ static void read_request(const cJSON *req, struct gw_container *c)
 	cleanup_free char *count = NULL;
 
 	c->gpu_driver = xstrdup(driver ? driver : "");
-	c->gpu_caps = join_strings(cJSON_GetObjectItemCaseSensitive(req, "Capabilities"), ",");
-	c->gpu_devices = join_strings(cJSON_GetObjectItemCaseSensitive(req, "DeviceIDs"), ",");
+	c->gpu_caps = json_join_strings(cJSON_GetObjectItemCaseSensitive(req, "Capabilities"), ",");
+	c->gpu_devices = json_join_strings(cJSON_GetObjectItemCaseSensitive(req, "DeviceIDs"), ",");
 	if (json_int(cJSON_GetObjectItemCaseSensitive(req, "Count"), -1, 1 << 20, &c->gpu_count) < 0)
 		c->gpu_count = 0;
 	if (*c->gpu_devices)

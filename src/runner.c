@@ -25,6 +25,7 @@
 #include <pipeline.h>
 
 #include "exitcode.h"
+#include "fsutil.h"
 #include "log.h"
 #include "runner.h"
 #include "signals.h"
@@ -173,22 +174,6 @@ static void prepare_child(void *data)
 	setpgid(0, 0);
 	if (dup2(*(int *)data, STDERR_FILENO) < 0)
 		_exit(127);
-}
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /* stdin for the child: the given bytes in an anonymous file, rewound. */
