@@ -122,6 +122,16 @@ int cli_parse_port(const char *s, int *port)
 	return 0;
 }
 
+int cli_duration_option(const char *cmd, const char *opt, const char *value, int *ms)
+{
+	cleanup_free char *shown = NULL;
+
+	if (cli_parse_duration_ms(value, ms) == 0)
+		return -1;
+	shown = printable(value, 32);
+	return log_usage_error(cmd, "invalid %s '%s': give a duration such as 90s or 10m", opt, shown);
+}
+
 int cli_parse_duration_ms(const char *s, int *ms)
 {
 	static const struct { const char *unit; long long ms; } units[] = {

@@ -65,6 +65,10 @@ int cli_no_operands(const char *cmd, int argc, char **argv);
  * milliseconds. Returns 0, or -1 for a malformed or out-of-range value. */
 int cli_parse_duration_ms(const char *s, int *ms);
 
+/* An option whose value is a duration: -1 when value parses into *ms,
+ * else the usage error is reported (naming the option) and returned. */
+int cli_duration_option(const char *cmd, const char *opt, const char *value, int *ms);
+
 /* A TCP port, 1..65535, decimal only. */
 int cli_parse_port(const char *s, int *port);
 

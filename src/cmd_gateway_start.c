@@ -12,6 +12,7 @@
 #include "deploy.h"
 #include "exitcode.h"
 #include "gateway_start.h"
+#include "json.h"
 #include "log.h"
 #include "names.h"
 #include "xalloc.h"
@@ -79,17 +80,13 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 		{ "update-kubeconfig", no_argument, NULL, OPT_UPDATE_KUBECONFIG },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *cmd = "gateway start";
-	int c;
+	struct cli_parser p = { .cmd = "gateway start", .shortopts = "", .longopts = longopts,
+				.usage = usage };
+	int c, rc = -1;
 
 	deploy_opts_init(o);
-	while ((c = getopt_long(argc, argv, CLI_OPTS_PREFIX CLI_COMMON_SHORT, longopts, NULL)) != -1) {
-		if (cli_common_option(c))
-			continue;
+	while (rc < 0 && (c = cli_next_option(&p, argc, argv)) != -1) {
 		switch (c) {
-		case 'h':
-			usage(stdout);
-			return OS_EXIT_OK;
 		case OPT_NAME: o->name = optarg; break;
 		case OPT_GPU: o->gpu = 1; break;
 		case OPT_BIND:
@@ -108,31 +105,25 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 			o->port_set = 1;
 			if (cli_parse_port(optarg, &o->port) < 0) {
 				cleanup_free char *shown = printable(optarg, 32);
-				return log_usage_error(cmd, "invalid --port '%s': give a number from 1 to 65535", shown);
+				rc = log_usage_error(p.cmd, "invalid --port '%s': give a number from 1 to 65535", shown);
 			}
 			break;
 		case OPT_TIMEOUT:
-			if (cli_parse_duration_ms(optarg, &o->timeout_ms) < 0) {
-				cleanup_free char *shown = printable(optarg, 32);
-				return log_usage_error(cmd, "invalid --timeout '%s': give a duration such as 90s or 10m", shown);
-			}
+			rc = cli_duration_option(p.cmd, "--timeout", optarg, &o->timeout_ms);
 			break;
-		default:
-			return cli_bad_option(cmd, c, argv);
 		}
 	}
-	if (optind < argc) {
-		cleanup_free char *shown = printable(argv[optind], 64);
-		return log_usage_error(cmd, "unexpected argument '%s'", shown);
-	}
-	return -1;
+	if (rc >= 0)
+		return rc;
+	if (p.done >= 0)
+		return p.done;
+	return cli_no_operands(p.cmd, argc, argv);
 }
 
 static void print_summary(const struct deploy_opts *o, const struct start_result *r)
 {
 	if (o->json) {
 		cJSON *j = cJSON_CreateObject();
-		char *s;
 
 		cJSON_AddStringToObject(j, "name", o->name);
 		cJSON_AddStringToObject(j, "container", r->container);
@@ -143,14 +134,8 @@ static void print_summary(const struct deploy_opts *o, const struct start_result
 		cJSON_AddBoolToObject(j, "gpu", o->gpu);
 		if (r->user_kubeconfig)
 			cJSON_AddStringToObject(j, "user_kubeconfig", r->user_kubeconfig);
-		if (r->gpus >= 0)
-			cJSON_AddNumberToObject(j, "gpus_allocatable", (double)r->gpus);
-		else
-			cJSON_AddNullToObject(j, "gpus_allocatable");
-		s = cJSON_Print(j);
-		puts(s);
-		free(s);
-		cJSON_Delete(j);
+		json_add_count_or_null(j, "gpus_allocatable", r->gpus);
+		json_print_stdout(j);
 		return;
 	}
 	printf("Gateway '%s' is ready (%s).\n", o->name, r->outcome ? r->outcome : "running");

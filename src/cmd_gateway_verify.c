@@ -13,6 +13,7 @@
 #include "deploy.h"
 #include "exitcode.h"
 #include "gateway.h"
+#include "json.h"
 #include "log.h"
 #include "names.h"
 #include "verify.h"
@@ -76,7 +77,6 @@ static void print_json(const char *name, const struct check *checks)
 	cJSON *o = cJSON_CreateObject();
 	cJSON *arr;
 	int passed = 0, failed = 0;
-	char *s;
 
 	cJSON_AddStringToObject(o, "gateway", name);
 	arr = cJSON_AddArrayToObject(o, "checks");
@@ -85,20 +85,14 @@ static void print_json(const char *name, const struct check *checks)
 		cJSON_AddStringToObject(c, "name", checks[i].name);
 		cJSON_AddStringToObject(c, "status", check_status_name(checks[i].status));
 		cJSON_AddStringToObject(c, "evidence", checks[i].evidence ? checks[i].evidence : "");
-		if (checks[i].detail)
-			cJSON_AddStringToObject(c, "detail", checks[i].detail);
-		else
-			cJSON_AddNullToObject(c, "detail");
+		json_add_string_or_null(c, "detail", checks[i].detail);
 		cJSON_AddItemToArray(arr, c);
 		passed += checks[i].status == CHECK_PASS;
 		failed += checks[i].status == CHECK_FAIL;
 	}
 	cJSON_AddNumberToObject(o, "passed", passed);
 	cJSON_AddNumberToObject(o, "failed", failed);
-	s = cJSON_Print(o);
-	puts(s);
-	free(s);
-	cJSON_Delete(o);
+	json_print_stdout(o);
 }
 
 static int verdict(const struct check *checks)
@@ -124,39 +118,33 @@ int cmd_gateway_verify(int argc, char **argv)
 		{ "keep", no_argument, NULL, OPT_KEEP },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *cmd = "gateway verify", *name = GATEWAY_DEFAULT_NAME;
+	struct cli_parser p = { .cmd = "gateway verify", .shortopts = "", .longopts = longopts,
+				.usage = usage };
+	const char *name = GATEWAY_DEFAULT_NAME;
 	struct verify_opts vo = { .smoke_image = VERIFY_DEFAULT_SMOKE_IMAGE,
 				  .timeout_ms = VERIFY_DEFAULT_TIMEOUT_MS };
 	struct check checks[VERIFY_NCHECKS] = { 0 };
 	struct gateway gw;
 	os_error err = { 0 };
-	int c, json = 0, rc;
+	int c, json = 0, rc = -1;
 
-	while ((c = getopt_long(argc, argv, CLI_OPTS_PREFIX CLI_COMMON_SHORT, longopts, NULL)) != -1) {
-		if (cli_common_option(c))
-			continue;
+	while (rc < 0 && (c = cli_next_option(&p, argc, argv)) != -1) {
 		switch (c) {
-		case 'h':
-			usage(stdout);
-			return OS_EXIT_OK;
 		case OPT_NAME: name = optarg; break;
 		case OPT_JSON: json = 1; break;
 		case OPT_SMOKE_IMAGE: vo.smoke_image = optarg; break;
 		case OPT_KEEP: vo.keep = 1; break;
 		case OPT_TIMEOUT:
-			if (cli_parse_duration_ms(optarg, &vo.timeout_ms) < 0) {
-				cleanup_free char *shown = printable(optarg, 32);
-				return log_usage_error(cmd, "invalid --timeout '%s': give a duration such as 90s or 2m", shown);
-			}
+			rc = cli_duration_option(p.cmd, "--timeout", optarg, &vo.timeout_ms);
 			break;
-		default:
-			return cli_bad_option(cmd, c, argv);
 		}
 	}
-	if (optind < argc) {
-		cleanup_free char *shown = printable(argv[optind], 64);
-		return log_usage_error(cmd, "unexpected argument '%s'", shown);
-	}
+	if (rc >= 0)
+		return rc;
+	if (p.done >= 0)
+		return p.done;
+	if ((rc = cli_no_operands(p.cmd, argc, argv)) >= 0)
+		return rc;
 	if (image_ref_check(vo.smoke_image, &err) < 0 || gateway_lookup(name, &gw, &err) < 0) {
 		rc = log_error_report(&err);
 		os_error_clear(&err);

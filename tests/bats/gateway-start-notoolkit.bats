@@ -33,3 +33,9 @@ setup() {
 	assert_success
 	assert_output --partial 'GPUs:        none'
 }
+
+@test "start --gpu warns before it fails: no nvidia runtime and no hook on PATH" {
+	run --separate-stderr openshell gateway start --gpu --name nw --image "$IMAGE" --port "$(free_port)"
+	assert_failure 7
+	[[ "$stderr" == *"warning: the NVIDIA Container Toolkit looks absent: Docker lists no nvidia runtime and nvidia-container-runtime-hook is not on PATH"* ]]
+}

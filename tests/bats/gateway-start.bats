@@ -22,6 +22,8 @@ setup() {
 	run --separate-stderr openshell gateway start --gpu --name t1 --image "$IMAGE" --port "$port"
 	assert_success
 	assert_output --partial "GPUs:        $(sim_gpu_count) allocatable (nvidia.com/gpu)"
+	# The toolkit is there: no warning that it looks absent.
+	[[ "$stderr" != *"looks absent"* ]]
 	assert_output --partial "API:         https://127.0.0.1:$port"
 	# Readiness came from state: the node really advertises them.
 	run gw_kubectl t1 get nodes -o jsonpath='{.items[0].status.allocatable.nvidia\.com/gpu}'
@@ -159,9 +161,9 @@ setup() {
 @test "a crash-looping device plugin times out naming the DaemonSet, with its logs" {
 	sim_only "needs the stand-in's crash-loop switch"
 	port=$(free_port)
-	openshell -q gateway start --gpu --name cl --image openshell-cluster:sim-plugin-crashloop \
-		--port "$port" --timeout 3s || true
-	eventually sh -c "docker exec openshell-cluster-cl kubectl get pods -n nvidia-device-plugin -o json | jq -e '.items[0].status.containerStatuses[0].restartCount > 0'"
+	background_start --gpu --name cl --image openshell-cluster:sim-plugin-crashloop --port "$port"
+	eventually plugin_crashlooping cl
+	stop_background_start
 	run --separate-stderr openshell gateway start --gpu --name cl --image openshell-cluster:sim-plugin-crashloop \
 		--port "$port" --timeout 8s
 	assert_failure 4
@@ -173,9 +175,9 @@ setup() {
 @test "a failing chart install names the missing DaemonSet and shows the helm job's logs" {
 	sim_only "needs the stand-in's chart-failure switch"
 	port=$(free_port)
-	openshell -q gateway start --gpu --name cf --image openshell-cluster:sim-chart-fail \
-		--port "$port" --timeout 3s || true
+	background_start --gpu --name cf --image openshell-cluster:sim-chart-fail --port "$port"
 	eventually sh -c "docker exec openshell-cluster-cf kubectl logs -n kube-system -l job-name=helm-install-nvidia-device-plugin | grep -q Error"
+	stop_background_start
 	run --separate-stderr openshell gateway start --gpu --name cf --image openshell-cluster:sim-chart-fail \
 		--port "$port" --timeout 8s
 	assert_failure 4

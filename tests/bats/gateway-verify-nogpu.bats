@@ -6,9 +6,10 @@ setup_file() {
 	load helpers/gateway
 	sim_only "a GPU host with zero GPUs is made by sim-host --gpus 0"
 	gateway_suite_start --gpus 0
-	openshell -q gateway start --gpu --name z0 --image "$IMAGE" --port "$(free_port)" --timeout 3s || true
+	background_start --gpu --name z0 --image "$IMAGE" --port "$(free_port)"
 	# The plugin registers, finding no GPU: the key appears as "0".
-	eventually sh -c "docker exec openshell-cluster-z0 kubectl get nodes -o json | jq -e '.items[0].status.allocatable[\"nvidia.com/gpu\"] == \"0\"'"
+	eventually node_allocatable_is z0 0
+	stop_background_start
 }
 
 teardown_file() {

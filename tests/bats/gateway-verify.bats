@@ -59,9 +59,9 @@ setup() {
 
 @test "a crash-looping device plugin fails the device-plugin check with its logs" {
 	sim_only "needs the stand-in's crash-loop switch"
-	openshell -q gateway start --gpu --name vc --image openshell-cluster:sim-plugin-crashloop \
-		--port "$(free_port)" --timeout 3s || true
-	eventually sh -c "docker exec openshell-cluster-vc kubectl get pods -n nvidia-device-plugin -o json | jq -e '.items[0].status.containerStatuses[0].restartCount > 0'"
+	background_start --gpu --name vc --image openshell-cluster:sim-plugin-crashloop --port "$(free_port)"
+	eventually plugin_crashlooping vc
+	stop_background_start
 	run --separate-stderr openshell gateway verify --name vc
 	assert_failure 8
 	assert_line --regexp '^  FAIL  device-plugin   DaemonSet nvidia-device-plugin/nvidia-device-plugin: 0/1 pods ready$'

@@ -189,12 +189,14 @@ no-smi"
 
 # --- sim-host itself ------------------------------------------------------------------------
 
-@test "sim-host env prints an eval-able DOCKER_HOST; status says running (exit 0)" {
+@test "sim-host env prints an eval-able DOCKER_HOST and the hook's PATH; status says running (exit 0)" {
 	sim_only "sim-host's own interface"
 	run "$SIM_HOST_BIN" env
 	assert_success
-	assert_output "export DOCKER_HOST=unix://$SIM_HOST_DIR/docker.sock"
-	(eval "$output" && [[ $DOCKER_HOST == "unix://$SIM_HOST_DIR/docker.sock" ]])
+	assert_line "export DOCKER_HOST=unix://$SIM_HOST_DIR/docker.sock"
+	assert_line "export PATH=$SIM_HOST_DIR/host-bin:\"\$PATH\""
+	(eval "$output" && [[ $DOCKER_HOST == "unix://$SIM_HOST_DIR/docker.sock" ]] &&
+		[[ $(command -v nvidia-container-runtime-hook) == "$SIM_HOST_DIR/host-bin/nvidia-container-runtime-hook" ]])
 	run "$SIM_HOST_BIN" status
 	assert_success
 	assert_output --regexp "^running: pid [0-9]+, DOCKER_HOST=unix://$SIM_HOST_DIR/docker.sock, 2 simulated GPUs, toolkit: yes$"

@@ -72,3 +72,33 @@ eventually() {
 	done
 	"$@"
 }
+
+# A start that a fault keeps from finishing, in the background, so that the
+# gateway exists while the test waits for the fault itself; the start is
+# then interrupted (which keeps the gateway). Sets BG_START_PID.
+background_start() {
+	# Not the openshell function: the pid must be openshell's own, so
+	# that the interrupt reaches it (a background subshell ignores SIGINT).
+	"$OPENSHELL_SRCDIR/tests/run-under-test" "$OPENSHELL_BIN" -q gateway start "$@" --timeout 300s \
+		>/dev/null 2>"$BATS_TEST_TMPDIR/background-start.err" 3>&- &
+	BG_START_PID=$!
+}
+
+stop_background_start() {
+	kill -INT "$BG_START_PID" 2>/dev/null || true
+	wait "$BG_START_PID" || true
+}
+
+# The device plugin's pod in gateway $1 has restarted at least once.
+plugin_crashlooping() {
+	local n
+	n=$(docker exec "openshell-cluster-$1" kubectl get pods -n nvidia-device-plugin -o json 2>/dev/null |
+		jq '.items[0].status.containerStatuses[0].restartCount // 0')
+	[ "${n:-0}" -gt 0 ] 2>/dev/null
+}
+
+# Node allocatable nvidia.com/gpu in gateway $1 reads exactly $2.
+node_allocatable_is() {
+	[ "$(docker exec "openshell-cluster-$1" kubectl get nodes -o json 2>/dev/null |
+		jq -r '.items[0].status.allocatable["nvidia.com/gpu"] // "absent"')" = "$2" ]
+}

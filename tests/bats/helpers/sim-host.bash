@@ -70,7 +70,11 @@ sim_host_start() {
 	dir=$(mktemp -d /tmp/osim.XXXXXX)
 	export SIM_HOST_DIR=$dir
 	export DOCKER_HOST=unix://$dir/docker.sock
-	_sim_host_start_in "$dir" "$@"
+	_sim_host_start_in "$dir" "$@" || return 1
+	# The host's toolkit hook on PATH, as on a real host (sim-host env).
+	if [[ -d $dir/host-bin ]]; then
+		export PATH=$dir/host-bin:$PATH
+	fi
 }
 
 sim_host_extra() {
