@@ -84,7 +84,7 @@ gpu_pod() { # NAME GPUS CMD-JSON
 }
 
 @test "k3s server writes a k3s-shaped kubeconfig, 0600, and answers /readyz" {
-	wait_for 30 kx gpu get --raw /readyz
+	wait_for 60 kx gpu get --raw /readyz
 	run kx gpu get --raw /readyz
 	assert_success
 	assert_output "ok"
@@ -107,11 +107,11 @@ gpu_pod() { # NAME GPUS CMD-JSON
 	assert_output "The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?"
 	run kx never get nodes -o json
 	assert_failure 1
-	wait_for 20 health_has never "HEALTHCHECK_FAIL k3s-not-ready"
+	wait_for 60 health_has never "HEALTHCHECK_FAIL k3s-not-ready"
 }
 
 @test "RuntimeClass nvidia exists because nvidia-container-runtime is on PATH" {
-	wait_for 30 kx gpu get runtimeclass nvidia -o json
+	wait_for 60 kx gpu get runtimeclass nvidia -o json
 	run kx gpu get runtimeclass nvidia -o json
 	assert_success
 	run jq -r '[.apiVersion, .kind, .metadata.name, .handler] | join(" ")' <<<"$output"
@@ -119,7 +119,7 @@ gpu_pod() { # NAME GPUS CMD-JSON
 }
 
 @test "the HelmChart becomes a completed helm-install job and the chart's DaemonSet" {
-	wait_for 30 alloc_is gpu 2
+	wait_for 60 alloc_is gpu 2
 	run kx gpu get job helm-install-nvidia-device-plugin -n kube-system -o json
 	assert_success
 	assert_equal "$(jq -r '.status.succeeded' <<<"$output")" 1
@@ -148,22 +148,22 @@ gpu_pod() { # NAME GPUS CMD-JSON
 }
 
 @test "node advertises the simulated GPU count as strings; the container is healthy" {
-	wait_for 30 alloc_is gpu 2
+	wait_for 60 alloc_is gpu 2
 	run kx gpu get nodes -o json
 	assert_equal "$(jq -r '.items[0].metadata.name' <<<"$output")" "openshell-gpu"
 	assert_equal "$(jq -c '.items[0].status.capacity | [.["nvidia.com/gpu"], (.cpu | type), (.memory | type), .pods]' <<<"$output")" '["2","string","string","110"]'
 	assert_equal "$(sim_gpu_count)" 2
-	wait_for 20 health_has gpu "HEALTHCHECK_OK gpus=2"
+	wait_for 60 health_has gpu "HEALTHCHECK_OK gpus=2"
 	# shellcheck disable=SC2016 # expanded by that bash
-	wait_for 20 bash -c '[[ $(docker inspect -f "{{.State.Health.Status}}" openshell-cluster-gpu) == healthy ]]'
+	wait_for 60 bash -c '[[ $(docker inspect -f "{{.State.Health.Status}}" openshell-cluster-gpu) == healthy ]]'
 }
 
 @test "a pod with nvidia.com/gpu: 1 runs nvidia-smi -L and sees one simulated GPU" {
-	wait_for 30 alloc_is gpu 2
+	wait_for 60 alloc_is gpu 2
 	run kx gpu apply -f - <<<"$(gpu_pod smoke 1 '["nvidia-smi","-L"]')"
 	assert_success
 	assert_output "pod/smoke created"
-	wait_for 20 pod_phase_is gpu smoke Succeeded
+	wait_for 60 pod_phase_is gpu smoke Succeeded
 	run kx gpu logs smoke
 	assert_success
 	assert_equal "${#lines[@]}" 1
@@ -182,22 +182,22 @@ gpu_pod() { # NAME GPUS CMD-JSON
 }
 
 @test "a pod asking for more GPUs than are free stays Pending: Insufficient nvidia.com/gpu" {
-	wait_for 30 alloc_is gpu 2
+	wait_for 60 alloc_is gpu 2
 	kx gpu apply -f - <<<"$(gpu_pod greedy 3 '["nvidia-smi","-L"]')"
 	cond() {
 		kx gpu get pod greedy -o json |
 			jq -e '.status.phase == "Pending" and any(.status.conditions[]; .type == "PodScheduled" and .status == "False" and .reason == "Unschedulable")' >/dev/null
 	}
-	wait_for 20 cond
+	wait_for 60 cond
 	run kx gpu get pod greedy -o 'jsonpath={.status.conditions[0].message}'
 	assert_output --partial "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
 	kx gpu delete pod greedy --ignore-not-found
 }
 
 @test "a failing command is recorded: phase Failed, exit code, logs" {
-	wait_for 30 alloc_is gpu 2
+	wait_for 60 alloc_is gpu 2
 	kx gpu apply -f - <<<"$(gpu_pod fails 1 '["sh","-c","echo about to fail; exit 3"]')"
-	wait_for 20 pod_phase_is gpu fails Failed
+	wait_for 60 pod_phase_is gpu fails Failed
 	run kx gpu get pod fails -o 'jsonpath={.status.containerStatuses[0].state.terminated.exitCode}'
 	assert_output "3"
 	run kx gpu logs fails
@@ -205,9 +205,9 @@ gpu_pod() { # NAME GPUS CMD-JSON
 }
 
 @test "without runtimeClassName nvidia the container gets no nvidia-smi (StartError)" {
-	wait_for 30 alloc_is gpu 2
+	wait_for 60 alloc_is gpu 2
 	kx gpu apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"runc"},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox","command":["nvidia-smi"],"resources":{"limits":{"nvidia.com/gpu":1}}}]}}'
-	wait_for 20 pod_phase_is gpu runc Failed
+	wait_for 60 pod_phase_is gpu runc Failed
 	run kx gpu get pod runc -o json
 	assert_equal "$(jq -r '.status.containerStatuses[0].state.terminated.reason' <<<"$output")" StartError
 	# shellcheck disable=SC2016 # a literal $PATH in the expected message
@@ -218,7 +218,7 @@ gpu_pod() { # NAME GPUS CMD-JSON
 }
 
 @test "the chart's default affinity, or an empty map, schedules no plugin pod" {
-	wait_for 30 alloc_is gpu 2
+	wait_for 60 alloc_is gpu 2
 	for variant in default:absent empty:'{}'; do
 		name=dp-${variant%%:*}
 		aff=${variant#*:}
@@ -230,7 +230,7 @@ gpu_pod() { # NAME GPUS CMD-JSON
 		} | docker exec -i openshell-cluster-gpu sh -c "cat >/var/lib/rancher/k3s/server/manifests/$name.yaml"
 	done
 	for name in dp-default dp-empty; do
-		wait_for 20 kx gpu get ds "$name" -n "$name" -o json
+		wait_for 60 kx gpu get ds "$name" -n "$name" -o json
 		run kx gpu get ds "$name" -n "$name" -o 'jsonpath={.status.desiredNumberScheduled} {.status.numberReady}'
 		assert_output "0 0"
 	done
@@ -238,16 +238,16 @@ gpu_pod() { # NAME GPUS CMD-JSON
 }
 
 @test "GPU_ENABLED=true without --gpus: no devices, no nvidia-smi, allocatable \"0\"" {
-	wait_for 30 alloc_is gpuflag-only 0
+	wait_for 60 alloc_is gpuflag-only 0
 	run docker exec openshell-cluster-gpuflag-only sh -c 'ls /dev/nvidia* 2>/dev/null || echo no-devices; command -v nvidia-smi || echo no-nvidia-smi'
 	assert_success
 	assert_output "no-devices
 no-nvidia-smi"
-	wait_for 20 health_has gpuflag-only "HEALTHCHECK_FAIL gpu-not-allocatable allocatable=0"
+	wait_for 60 health_has gpuflag-only "HEALTHCHECK_FAIL gpu-not-allocatable allocatable=0"
 }
 
 @test "no --gpus and no GPU_ENABLED: no device plugin, no nvidia.com/gpu, healthy" {
-	wait_for 30 kx nogpu get --raw /readyz
+	wait_for 60 kx nogpu get --raw /readyz
 	run alloc nogpu
 	assert_output "absent"
 	run kx nogpu get ds nvidia-device-plugin -n nvidia-device-plugin -o json
@@ -255,7 +255,7 @@ no-nvidia-smi"
 	assert_output 'Error from server (NotFound): daemonsets.apps "nvidia-device-plugin" not found'
 	run docker exec openshell-cluster-nogpu ls /var/lib/rancher/k3s/server/manifests
 	refute_output --partial nvidia
-	wait_for 20 health_has nogpu "HEALTHCHECK_OK"
+	wait_for 60 health_has nogpu "HEALTHCHECK_OK"
 }
 
 @test "chart install failure switch: helm-install pod restarts with helm's error, no DaemonSet" {
@@ -263,14 +263,14 @@ no-nvidia-smi"
 		[[ $(kx chartfail get pods -n kube-system -l job-name=helm-install-nvidia-device-plugin \
 			-o 'jsonpath={.items[*].status.containerStatuses[*].restartCount}') =~ ^[1-9] ]]
 	}
-	wait_for 30 restarted
+	wait_for 60 restarted
 	run kx chartfail logs -n kube-system -l job-name=helm-install-nvidia-device-plugin --tail=1
 	assert_output --regexp '^Error: INSTALLATION FAILED: looks like "https://nvidia.github.io/k8s-device-plugin" is not a valid chart repository or cannot be reached'
 	run kx chartfail get job helm-install-nvidia-device-plugin -n kube-system -o 'jsonpath={.status.active}'
 	assert_output "1"
 	run kx chartfail get ds -n nvidia-device-plugin -o json
 	assert_equal "$(jq '.items | length' <<<"$output")" 0
-	wait_for 20 health_has chartfail "HEALTHCHECK_FAIL gpu-chart-install-failed job=helm-install-nvidia-device-plugin"
+	wait_for 60 health_has chartfail "HEALTHCHECK_FAIL gpu-chart-install-failed job=helm-install-nvidia-device-plugin"
 }
 
 @test "plugin crash-loop switch: CrashLoopBackOff, growing restarts, NVML error, no GPUs" {
@@ -278,7 +278,7 @@ no-nvidia-smi"
 		kx crash get pods -n nvidia-device-plugin -o 'jsonpath={.items[0].status.containerStatuses[0].restartCount}'
 	}
 	crashing() { [[ $(restarts) -ge 2 ]]; }
-	wait_for 30 crashing
+	wait_for 60 crashing
 	run kx crash get pods -n nvidia-device-plugin -o json
 	assert_equal "$(jq -r '.items[0].status.containerStatuses[0].state.waiting.reason' <<<"$output")" CrashLoopBackOff
 	assert_equal "$(jq -r '.items[0].status.containerStatuses[0].ready' <<<"$output")" false
@@ -288,12 +288,12 @@ no-nvidia-smi"
 	assert_output --partial "could not load NVML library"
 	run alloc crash
 	assert_output "absent"
-	wait_for 20 health_has crash "HEALTHCHECK_FAIL gpu-device-plugin-not-ready desired=1 ready=0"
+	wait_for 60 health_has crash "HEALTHCHECK_FAIL gpu-device-plugin-not-ready desired=1 ready=0"
 }
 
 @test "node pressure switch: MemoryPressure True with its taint, node still Ready" {
-	wait_for 30 kx pressure get --raw /readyz
-	wait_for 20 kx pressure get nodes -o json
+	wait_for 60 kx pressure get --raw /readyz
+	wait_for 60 kx pressure get nodes -o json
 	run kx pressure get nodes -o json
 	node=$(jq -c '.items[0]' <<<"$output")
 	assert_equal "$(jq -r '.status.conditions[] | select(.type == "MemoryPressure") | .status + " " + .reason' <<<"$node")" "True KubeletHasInsufficientMemory"
@@ -302,7 +302,7 @@ no-nvidia-smi"
 }
 
 @test "kubectl errors read like the real ones" {
-	wait_for 30 kx gpu get --raw /readyz
+	wait_for 60 kx gpu get --raw /readyz
 	run kx gpu get runtimeclass missing -o json
 	assert_failure 1
 	assert_output 'Error from server (NotFound): runtimeclasses.node.k8s.io "missing" not found'
@@ -325,10 +325,10 @@ no-nvidia-smi"
 }
 
 @test "a restarted container keeps its cluster state and comes back with its GPUs" {
-	wait_for 30 alloc_is gpu 2
+	wait_for 60 alloc_is gpu 2
 	uid=$(kx gpu get helmchart nvidia-device-plugin -n kube-system -o 'jsonpath={.metadata.uid}')
 	docker restart -t 2 openshell-cluster-gpu >/dev/null
-	wait_for 30 alloc_is gpu 2
+	wait_for 60 alloc_is gpu 2
 	run kx gpu get helmchart nvidia-device-plugin -n kube-system -o 'jsonpath={.metadata.uid}'
 	assert_output "$uid"
 }
