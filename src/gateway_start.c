@@ -447,6 +447,18 @@ static int interrupted(const struct start *st, os_error *err)
 	return os_error_set(err, code, "interrupted; gateway '%s' was not changed", st->o.name);
 }
 
+/* The files come after the container runs: a failure to write them (a
+ * full or read-only disk) keeps the gateway, and says how to finish. */
+static int save_files(struct start *st, os_error *err)
+{
+	if (write_files(st, err) == 0)
+		return 0;
+	if (err->code == OS_EXIT_TIMEOUT || signals_pending())
+		return -1;
+	return os_error_wrap(err, "gateway '%s' runs, but its files were not saved (fix that, then rerun 'openshell gateway start --name %s')",
+			     st->o.name, st->o.name);
+}
+
 int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error *err)
 {
 	struct start st = { .o = *o, .r = r };
@@ -467,9 +479,9 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 	if (!existing && ((!st.image_ready && ensure_image(&st, err) < 0) || create_container(&st, err) < 0))
 		goto out;
 	if (st.o.no_wait) {
-		if (wait_healthy(&st.w, err) < 0 || write_files(&st, err) < 0)
+		if (wait_healthy(&st.w, err) < 0 || save_files(&st, err) < 0)
 			goto out;
-	} else if (wait_k3s_api(&st.w, err) < 0 || write_files(&st, err) < 0 ||
+	} else if (wait_k3s_api(&st.w, err) < 0 || save_files(&st, err) < 0 ||
 		   (st.o.gpu && wait_gpus(&st.w, &r->gpus, err) < 0) ||
 		   /* Last, Docker's own verdict, so that `status` right after
 		    * agrees: its healthcheck judges the same facts, at its interval. */

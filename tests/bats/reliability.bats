@@ -150,6 +150,23 @@ interrupt_when() {
 	[[ "$stderr" == *"openshell: error: cannot create directory $BATS_TEST_TMPDIR/ro/openshell/locks: Permission denied"* ]]
 }
 
+@test "a full config file system fails clearly and leaves no partial file" {
+	sim_only "mounts a tiny tmpfs on the test machine"
+	full=$BATS_TEST_TMPDIR/full
+	mkdir -p "$full"
+	mount -t tmpfs -o size=64k tmpfs "$full"
+	mkdir -p "$full/openshell/locks" "$full/openshell/gateways/fu"
+	# Fill it, leaving no room for a kubeconfig.
+	dd if=/dev/zero of="$full/filler" bs=4k 2>/dev/null || true
+	XDG_CONFIG_HOME=$full run --separate-stderr openshell gateway start --name fu --image "$IMAGE" --port "$(free_port)"
+	status_was=$status
+	left=$(ls -A "$full/openshell/gateways/fu")
+	umount "$full"
+	[ "$status_was" -eq 1 ]
+	[[ "$stderr" == *"gateway 'fu' runs, but its files were not saved"*"cannot write $full/openshell/gateways/fu/"*"No space left on device"* ]]
+	[ -z "$left" ]
+}
+
 @test "a corrupt metadata.json is not trusted, and the next start rewrites it whole" {
 	port=$(free_port)
 	openshell -q gateway start --name cm --image "$IMAGE" --port "$port" >/dev/null
