@@ -4,6 +4,7 @@
 # on a real GPU host too (OPENSHELL_TEST_REAL_HOST=1); sim-host's own behaviour is guarded by
 # sim_only.
 
+bats_require_minimum_version 1.5.0
 bats_load_library bats-support
 bats_load_library bats-assert
 load helpers/sim-host
