@@ -39,7 +39,8 @@ static void usage(FILE *out)
 		"                       the NVIDIA Container Toolkit configured for Docker\n"
 		"                       (nvidia-ctk runtime configure --runtime=docker);\n"
 		"                       'openshell doctor' checks\n"
-		"      --port PORT      host port for the k3s API (default: %d)\n"
+		"      --port PORT      host port for the k3s API (default: %d, or the next\n"
+		"                       free port when that is taken)\n"
 		"      --bind ADDR      host address to publish the API on (default: %s);\n"
 		"                       anything but loopback exposes the cluster to the network\n"
 		"      --image REF      cluster image (default: $OPENSHELL_CLUSTER_IMAGE, else\n"
@@ -55,8 +56,10 @@ static void usage(FILE *out)
 		"  -q, --quiet          print errors only\n"
 		"  -h, --help           show this help\n"
 		"\n"
-		"A running gateway is reused as is; one with a different GPU request is\n"
-		"refused (use --recreate). See openshell(1) for exit statuses.\n",
+		"An existing gateway is reused (resumed if stopped) with its own port,\n"
+		"address and image; a different GPU request, or a --port, --bind or\n"
+		"--image that contradicts it, is refused (use --recreate). See\n"
+		"openshell(1) for exit statuses.\n",
 		GATEWAY_DEFAULT_NAME, GATEWAY_NAME_MAX, DEPLOY_DEFAULT_PORT, DEPLOY_DEFAULT_BIND,
 		DEPLOY_DEFAULT_IMAGE);
 }

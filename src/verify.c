@@ -287,6 +287,17 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		return 0;
 	}
 	check_device_request(gw, &checks[0]);
+	/* A cluster that does not answer fails the cluster checks, with that
+	 * as their evidence, rather than ending verify without a report. */
+	int ready = kube_readyz(gw->container, 0, err);
+	if (ready < 0)
+		return -1;
+	if (!ready) {
+		for (i = 1; i < VERIFY_NCHECKS - 1; i++)
+			set(&checks[i], CHECK_FAIL, xstrdup("the k3s API does not answer (kubectl get --raw /readyz)"));
+		set(&checks[VERIFY_NCHECKS - 1], CHECK_SKIP, xstrdup("not run: the k3s API does not answer"));
+		return 0;
+	}
 	if (check_runtime_class(gw, &checks[1], err) < 0 || check_device_plugin(gw, &checks[2], err) < 0 ||
 	    check_allocatable(gw, &checks[3], err) < 0)
 		return -1;

@@ -84,10 +84,34 @@ setup() {
 	[ "$stderr" = "openshell: error: no gateway named 'nosuch' (see 'openshell gateway list')" ]
 }
 
+@test "verify of a gateway whose k3s API does not answer fails the cluster checks, with that reason" {
+	sim_only "needs the stand-in's never-ready switch"
+	background_start --gpu --name vr --image openshell-cluster:sim-never-ready --port "$(free_port)"
+	eventually docker exec openshell-cluster-vr true
+	stop_background_start
+	run --separate-stderr openshell gateway verify --name vr
+	assert_failure 8
+	assert_line '  FAIL  runtime-class   the k3s API does not answer (kubectl get --raw /readyz)'
+	assert_line '  SKIP  smoke-pod       not run: the k3s API does not answer'
+}
+
 @test "verify of a stopped gateway says how to start it" {
 	openshell -q gateway start --name vs --image "$IMAGE" --port "$(free_port)" >/dev/null
 	docker stop openshell-cluster-vs >/dev/null
 	run --separate-stderr openshell gateway verify --name vs
 	assert_failure 1
 	[[ "$stderr" == "openshell: error: gateway 'vs' is not running (exited); start it with 'openshell gateway start --name vs'" ]]
+}
+
+@test "a GPU request without the compute capability fails the device-request check" {
+	# Made by hand, as openshell never would: the check must judge the
+	# request itself, not only that there is one.
+	docker run -d --privileged --cgroupns host --network none --name openshell-cluster-dr --hostname openshell-dr \
+		--label org.openshell.managed-by=openshell --label org.openshell.gateway=dr \
+		--gpus 'driver=nvidia,count=all,"capabilities=utility"' --env GPU_ENABLED=true \
+		"$IMAGE" server --disable=traefik >/dev/null
+	run --separate-stderr openshell gateway verify --name dr --timeout 5s
+	assert_failure 8
+	assert_line '  FAIL  device-request  driver=nvidia count=all capabilities=utility,gpu: capabilities compute missing'
+	docker rm -f openshell-cluster-dr >/dev/null
 }
