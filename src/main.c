@@ -5,12 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "exitcode.h"
-#include "log.h"
-#include "signals.h"
-#include "xalloc.h"
+#include "base/exitcode.h"
+#include "base/log.h"
+#include "base/signals.h"
+#include "base/xalloc.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
 
 static int cmd_help(int argc, char **argv);
 

@@ -28,17 +28,19 @@ setup() {
 	[[ "$stderr" == *"Usage: openshell"* ]]
 }
 
-@test "an unknown command is one line on stderr, exit 2" {
+@test "an unknown command is an error line and a --help hint on stderr, exit 2" {
 	run --separate-stderr openshell nosuch
 	assert_failure 2
 	[ -z "$output" ]
-	[ "$stderr" = "openshell: unknown command 'nosuch' (see 'openshell --help')" ]
+	[ "$stderr" = "openshell: error: unknown command 'nosuch'
+Try 'openshell --help' for more information." ]
 }
 
-@test "an unknown global option is one line, exit 2" {
+@test "an unknown global option is an error line and a --help hint, exit 2" {
 	run --separate-stderr openshell --bogus
 	assert_failure 2
-	[ "$stderr" = "openshell: unknown option '--bogus' (see 'openshell --help')" ]
+	[ "$stderr" = "openshell: error: unknown option '--bogus'
+Try 'openshell --help' for more information." ]
 }
 
 @test "gateway --help lists gateway commands" {
@@ -51,7 +53,8 @@ setup() {
 @test "gateway with an unknown subcommand exits 2 naming it" {
 	run --separate-stderr openshell gateway frobnicate
 	assert_failure 2
-	[ "$stderr" = "openshell: unknown gateway command 'frobnicate' (see 'openshell gateway --help')" ]
+	[ "$stderr" = "openshell: error: unknown gateway command 'frobnicate'
+Try 'openshell gateway --help' for more information." ]
 }
 
 @test "help CMD shows the command's help" {
@@ -78,18 +81,29 @@ setup() {
 @test "doctor rejects stray arguments with exit 2" {
 	run --separate-stderr openshell doctor extra
 	assert_failure 2
-	[[ "$stderr" == "openshell: unexpected argument 'extra'"* ]]
+	[[ "$stderr" == "openshell: error: unexpected argument 'extra'"* ]]
 	# A control byte is shown escaped, never sent to the terminal.
 	run --separate-stderr openshell doctor $'a\x1b[2Jb'
 	assert_failure 2
-	[[ "$stderr" == "openshell: unexpected argument 'a\\x1b[2Jb'"* ]]
+	[[ "$stderr" == "openshell: error: unexpected argument 'a\\x1b[2Jb'"* ]]
 }
 
 @test "doctor --json with a bad option is a usage error" {
 	run --separate-stderr openshell doctor --json --bogus
 	assert_failure 2
 	assert_output ''
-	[ "$stderr" = "openshell: unknown option '--bogus' (see 'openshell doctor --help')" ]
+	[ "$stderr" = "openshell: error: unknown option '--bogus'
+Try 'openshell doctor --help' for more information." ]
+}
+
+@test "a bad value found past the option parse gets the same error and --help hint, for its command" {
+	OPENSHELL_DOCKER=/nonexistent/docker run --separate-stderr openshell gateway start --name Bad_Name
+	assert_failure 2
+	[[ "${stderr%%$'\n'*}" == "openshell: error: invalid gateway name 'Bad_Name'"* ]]
+	[ "${stderr##*$'\n'}" = "Try 'openshell gateway start --help' for more information." ]
+	run --separate-stderr openshell gateway status --name -bad-
+	assert_failure 2
+	[ "${stderr##*$'\n'}" = "Try 'openshell gateway status --help' for more information." ]
 }
 
 @test "a missing docker CLI is reported in one line" {

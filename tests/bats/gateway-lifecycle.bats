@@ -147,7 +147,7 @@ hold_gateway_lock() {
 	[ "${#lines[@]}" -le 1 ]
 	run --separate-stderr openshell gateway logs --name lc --tail many
 	assert_failure 2
-	[[ "$stderr" == "openshell: invalid --tail 'many'"* ]]
+	[[ "$stderr" == "openshell: error: invalid --tail 'many'"* ]]
 }
 
 @test "exec returns the child's output and exit status, with the k3s kubeconfig set" {
@@ -255,9 +255,9 @@ hold_gateway_lock() {
 		openshell-cluster-fw >/dev/null
 	run --separate-stderr openshell gateway destroy --name fv --yes
 	assert_success
-	[[ "$stderr" == *"left container openshell-cluster-fv: it lacks the labels"* ]]
-	[[ "$stderr" == *"left network openshell-cluster-fv"* ]]
-	[[ "$stderr" == *"left volume openshell-cluster-fv"* ]]
+	[[ "$stderr" == *"container openshell-cluster-fv exists but was not created by openshell (it lacks the labels"* ]]
+	[[ "$stderr" == *"network openshell-cluster-fv exists but was not created by openshell"*"; left it in place"* ]]
+	[[ "$stderr" == *"volume openshell-cluster-fv exists but was not created by openshell"*"; left it in place"* ]]
 	run --separate-stderr openshell gateway destroy --name fw --yes
 	assert_success
 	docker container inspect openshell-cluster-fv >/dev/null

@@ -118,8 +118,9 @@ setup() {
 	for bad in 'Upper' 'a_b' '-x' 'x-' '../etc' 'a;rm -rf' "$(printf 'a\nb')" "$(printf 'x%.0s' {1..54})"; do
 		OPENSHELL_DOCKER=$BATS_TEST_TMPDIR/docker run --separate-stderr openshell gateway start --name "$bad"
 		assert_failure 2
-		[ "${#stderr_lines[@]}" -eq 1 ]
+		[ "${#stderr_lines[@]}" -eq 2 ]
 		[[ "$stderr" == "openshell: error: invalid gateway name '"* ]]
+		[ "${stderr_lines[1]}" = "Try 'openshell gateway start --help' for more information." ]
 	done
 	[ ! -e "$calls" ]
 }
@@ -145,7 +146,7 @@ setup() {
 
 @test "a k3s that never becomes ready ends in a timeout error with diagnostics" {
 	sim_only "needs the stand-in's never-ready switch"
-	"$OPENSHELL_SRCDIR/scripts/sim-image" >/dev/null
+	"$OPENSHELL_SRCDIR/tests/testbed/sim-image" >/dev/null
 	run --separate-stderr openshell gateway start --name nr --image openshell-cluster:sim-never-ready \
 		--port "$(free_port)" --timeout 8s
 	assert_failure 4

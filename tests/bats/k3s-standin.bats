@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# The SIMULATED k3s stand-in image (openshell-cluster:sim, scripts/sim-image)
-# on a simulated 2-GPU host (scripts/sim-host): each behaviour openshell relies
+# The SIMULATED k3s stand-in image (openshell-cluster:sim, tests/testbed/sim-image)
+# on a simulated 2-GPU host (tests/testbed/sim-host): each behaviour openshell relies
 # on (design.md §5), the failure switches, and a container without --gpus.
 # Simulation only: on a real GPU runner these facts are the real k3s' and are
 # covered by the gateway suites.
@@ -27,7 +27,7 @@ start() {
 setup_file() {
 	sim_only "the k3s stand-in exists only in the simulation"
 	sim_host_start --gpus 2
-	"$REPO/scripts/sim-image" >/dev/null
+	"$REPO/tests/testbed/sim-image" >/dev/null
 	export SIM_K3S_IMAGE=openshell-cluster:sim
 	start gpu --gpus all -e GPU_ENABLED=true -p 127.0.0.1:0:6443 "$SIM_K3S_IMAGE"
 	start nogpu "$SIM_K3S_IMAGE"

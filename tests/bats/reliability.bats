@@ -224,8 +224,9 @@ interrupt_when() {
 	while IFS='|' read -r opt value rule; do
 		OPENSHELL_DOCKER=$FAKE/docker run --separate-stderr openshell gateway start "$opt" "$value"
 		assert_failure 2
-		[ "${#stderr_lines[@]}" -eq 1 ]
-		[[ "$stderr" == *"$rule"* ]]
+		[ "${#stderr_lines[@]}" -eq 2 ]
+		[[ "${stderr_lines[0]}" == "openshell: error: "*"$rule"* ]]
+		[ "${stderr_lines[1]}" = "Try 'openshell gateway start --help' for more information." ]
 	done <<EOT
 --port|0|invalid --port '0': give a number from 1 to 65535
 --port|6443;reboot|invalid --port '6443;reboot'
@@ -252,7 +253,7 @@ EOT
 @test "the Docker daemon dying mid-start is reported as such, exit 3" {
 	sim_only "needs a second, killable sim host"
 	sim_host_extra --gpus 1
-	DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST "$OPENSHELL_SRCDIR/scripts/sim-image" >/dev/null
+	DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST "$OPENSHELL_SRCDIR/tests/testbed/sim-image" >/dev/null
 	DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST openshell gateway start --name dd --image openshell-cluster:sim-never-ready \
 		--port "$(free_port)" --timeout 60s 2>"$BATS_TEST_TMPDIR/err" &
 	pid=$!

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The test bed itself: scripts/sim-host (a real private dockerd), the runtime shim (test-bed
+# The test bed itself: tests/testbed/sim-host (a real private dockerd), the runtime shim (test-bed
 # adaptation) and the SIMULATED NVIDIA Container Toolkit (hook + nvidia-smi). GPU-facing tests hold
 # on a real GPU host too (OPENSHELL_TEST_REAL_HOST=1); sim-host's own behaviour is guarded by
 # sim_only.
@@ -176,13 +176,13 @@ no-smi"
 	done
 	expected="[$expected]"
 
-	run env PATH="$fake:$PATH" "$SIM_HOST_REPO/tests/sim/runc-shim" --root /r --log /l create --bundle "$bundle" --pid-file p ctr
+	run env PATH="$fake:$PATH" "$SIM_HOST_REPO/tests/testbed/host/runc-shim" --root /r --log /l create --bundle "$bundle" --pid-file p ctr
 	assert_success
 	assert_output "runc --root /r --log /l create --bundle $bundle --pid-file p ctr"
 	run jq -c '[.process.capabilities.bounding, .process.capabilities.effective, .process.capabilities.ambient, .keep]' "$bundle/config.json"
 	assert_output "[$expected,$expected,null,1]"
 
-	run env PATH="$fake:$PATH" "$SIM_HOST_REPO/tests/sim/runc-shim" --root /r exec --process "$bundle/process.json" --detach ctr
+	run env PATH="$fake:$PATH" "$SIM_HOST_REPO/tests/testbed/host/runc-shim" --root /r exec --process "$bundle/process.json" --detach ctr
 	assert_success
 	run jq -c '[.capabilities.bounding, .capabilities.permitted, .args]' "$bundle/process.json"
 	assert_output "[$expected,$expected,[\"sh\"]]"

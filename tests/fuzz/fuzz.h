@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xalloc.h"
+#include "base/xalloc.h"
 
 #define FUZZ_ASSERT(cond)                                                              \
 	do {                                                                           \

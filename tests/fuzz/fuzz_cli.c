@@ -15,13 +15,14 @@
 #include <ctype.h>
 #include <limits.h>
 
-#include "cli.h"
-#include "deploy.h"
-#include "error.h"
-#include "exitcode.h"
+#include "base/error.h"
+#include "base/exitcode.h"
+#include "base/parse.h"
+#include "cmd/cli.h"
+#include "gateway/deploy.h"
 #include "fuzz.h"
-#include "names.h"
-#include "strv.h"
+#include "base/names.h"
+#include "base/strv.h"
 
 #define FIELDS 5
 
@@ -86,13 +87,13 @@ static void check_numbers(const char *s)
 {
 	int v = -1;
 
-	if (cli_parse_port(s, &v) == 0) {
+	if (parse_port(s, &v) == 0) {
 		FUZZ_ASSERT(all_digits(s) && v >= 1 && v <= 65535);
 		FUZZ_ASSERT(strtol(s, NULL, 10) == v);
 	}
-	if (cli_parse_uint(s, INT_MAX, &v) == 0)
+	if (parse_uint(s, INT_MAX, &v) == 0)
 		FUZZ_ASSERT(all_digits(s) && v >= 0 && strtoll(s, NULL, 10) == v);
-	if (cli_parse_duration_ms(s, &v) == 0) {
+	if (parse_duration_ms(s, &v) == 0) {
 		FUZZ_ASSERT(v > 0);
 		if (all_digits(s))
 			FUZZ_ASSERT(strtoll(s, NULL, 10) * 1000 == v);
@@ -156,7 +157,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.name = field[0];
 	o.bind = field[1];
 	o.image = field[2];
-	if (cli_parse_port(field[3], &port) == 0)
+	if (parse_port(field[3], &port) == 0)
 		o.port = port;
 	o.gpu = size & 1;
 	if (deploy_opts_check(&o, &err) == 0) {

@@ -6,11 +6,11 @@
  */
 #include "config.h"
 
-/* fuzz.h first: container.h uses size_t without including <stddef.h> */
+/* fuzz.h first: docker/container.h uses size_t without including <stddef.h> */
 #include "fuzz.h"
 
-#include "container.h"
-#include "error.h"
+#include "base/error.h"
+#include "docker/container.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -8,10 +8,10 @@
  */
 #include "config.h"
 
-#include "error.h"
+#include "base/error.h"
 #include "fuzz.h"
-#include "json.h"
-#include "kube.h"
+#include "base/json.h"
+#include "kube/kubectl.h"
 
 #define COUNTER_MAX (1LL << 40)
 

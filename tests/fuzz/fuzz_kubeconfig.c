@@ -8,9 +8,9 @@
  */
 #include "config.h"
 
-#include "error.h"
+#include "base/error.h"
 #include "fuzz.h"
-#include "kubeconfig.h"
+#include "kube/kubeconfig.h"
 
 static const char *const servers[] = {
 	"https://127.0.0.1:18443", "https://[::1]:6443", "https://10.1.2.3:443",

@@ -7,9 +7,9 @@
  */
 #include "config.h"
 
-#include "error.h"
+#include "base/error.h"
 #include "fuzz.h"
-#include "metadata.h"
+#include "gateway/metadata.h"
 
 static int same(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
 

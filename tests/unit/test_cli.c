@@ -2,8 +2,9 @@
  * option values: durations, ports, counts. */
 #include "config.h"
 
-#include "../../src/cli.h"
-#include "../../src/exitcode.h"
+#include "base/exitcode.h"
+#include "base/parse.h"
+#include "cmd/cli.h"
 #include "tap.h"
 
 enum { OPT_NAME = 256, OPT_JSON };
@@ -72,7 +73,7 @@ static void test_option_ends(void)
 static void duration(const char *s, int want)
 {
 	int ms = -7;
-	int rc = cli_parse_duration_ms(s, &ms);
+	int rc = parse_duration_ms(s, &ms);
 
 	if (want < 0)
 		ok(rc < 0, "duration '%s' is refused", s);
@@ -106,15 +107,15 @@ int main(void)
 	duration("99999999h", -1);
 	duration("1.s", -1);
 
-	ok(cli_parse_port("6443", &v) == 0 && v == 6443, "port 6443");
-	ok(cli_parse_port("65535", &v) == 0 && v == 65535, "port 65535");
-	ok(cli_parse_port("0", &v) < 0, "port 0 is refused");
-	ok(cli_parse_port("65536", &v) < 0, "port 65536 is refused");
-	ok(cli_parse_port("64x", &v) < 0, "port with junk is refused");
-	ok(cli_parse_port("+80", &v) < 0, "signed port is refused");
-	ok(cli_parse_port("", &v) < 0, "empty port is refused");
-	ok(cli_parse_uint("12", 100, &v) == 0 && v == 12, "uint 12");
-	ok(cli_parse_uint("101", 100, &v) < 0, "uint over max is refused");
-	ok(cli_parse_uint("99999999999", 2147483647, &v) < 0, "uint overflow is refused");
+	ok(parse_port("6443", &v) == 0 && v == 6443, "port 6443");
+	ok(parse_port("65535", &v) == 0 && v == 65535, "port 65535");
+	ok(parse_port("0", &v) < 0, "port 0 is refused");
+	ok(parse_port("65536", &v) < 0, "port 65536 is refused");
+	ok(parse_port("64x", &v) < 0, "port with junk is refused");
+	ok(parse_port("+80", &v) < 0, "signed port is refused");
+	ok(parse_port("", &v) < 0, "empty port is refused");
+	ok(parse_uint("12", 100, &v) == 0 && v == 12, "uint 12");
+	ok(parse_uint("101", 100, &v) < 0, "uint over max is refused");
+	ok(parse_uint("99999999999", 2147483647, &v) < 0, "uint overflow is refused");
 	return tap_done();
 }

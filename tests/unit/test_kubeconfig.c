@@ -6,8 +6,8 @@
 
 #include <yaml.h>
 
-#include "../../src/kubeconfig.h"
-#include "../../src/xalloc.h"
+#include "base/xalloc.h"
+#include "kube/kubeconfig.h"
 #include "tap.h"
 
 /* ---- fixtures -------------------------------------------------------- */

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/kubeconfig.h"
-#include "../../src/xalloc.h"
+#include "base/xalloc.h"
+#include "kube/kubeconfig.h"
 #include "tap.h"
 
 static const char *const user =

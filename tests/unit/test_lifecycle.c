@@ -7,9 +7,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "../../src/gateway_info.h"
-#include "../../src/json.h"
-#include "../../src/xalloc.h"
+#include "base/json.h"
+#include "base/xalloc.h"
+#include "gateway/info.h"
 #include "tap.h"
 
 static void test_lines(void)

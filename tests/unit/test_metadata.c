@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../src/exitcode.h"
-#include "../../src/fsutil.h"
-#include "../../src/metadata.h"
-#include "../../src/xalloc.h"
+#include "base/exitcode.h"
+#include "base/files.h"
+#include "base/xalloc.h"
+#include "gateway/metadata.h"
 #include "tap.h"
 
 /* ---- metadata ----------------------------------------------------------- */

@@ -1,4 +1,4 @@
-/* test_parsers.c - readers of docker inspect and kubectl JSON, and json.h. */
+/* test_parsers.c - readers of docker inspect and kubectl JSON, and base/json.h. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -6,11 +6,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "../../src/container.h"
-#include "../../src/exitcode.h"
-#include "../../src/json.h"
-#include "../../src/kube.h"
-#include "../../src/xalloc.h"
+#include "base/exitcode.h"
+#include "base/json.h"
+#include "base/xalloc.h"
+#include "docker/container.h"
+#include "kube/kubectl.h"
 #include "tap.h"
 
 /* ---- docker inspect ----------------------------------------------------- */
@@ -340,7 +340,7 @@ static void test_daemonsets(void)
 	ok(st.desired == 0 && st.ready == 0 && st.available == 0, "NULL DaemonSet reads 0");
 }
 
-/* ---- json.h ------------------------------------------------------------------ */
+/* ---- base/json.h--------------------------------------------------------------- */
 
 static void test_json(void)
 {

@@ -5,9 +5,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../src/exitcode.h"
-#include "../../src/runner.h"
-#include "../../src/xalloc.h"
+#include "base/clock.h"
+#include "base/command.h"
+#include "base/exitcode.h"
+#include "base/runner.h"
+#include "base/xalloc.h"
 #include "tap.h"
 
 static long long now_ms(void)
@@ -154,17 +156,17 @@ static void test_io(void)
 static void test_quoting(void)
 {
 	static const char *const argv[] = { "docker", "run", "--label", "a=b c", "it's", "", NULL };
-	char *s = run_argv_to_string(argv);
+	char *s = command_string(argv);
 
 	is_str(s, "docker run --label 'a=b c' 'it'\\''s' ''", "argv renders as a pasteable line");
 	free(s);
-	s = run_format_ms(1500);
+	s = clock_format_ms(1500);
 	is_str(s, "1.5s", "1500 ms formats as 1.5s");
 	free(s);
-	s = run_format_ms(250);
+	s = clock_format_ms(250);
 	is_str(s, "250ms", "250 ms formats as 250ms");
 	free(s);
-	s = run_format_ms(60000);
+	s = clock_format_ms(60000);
 	is_str(s, "60s", "60000 ms formats as 60s");
 	free(s);
 }

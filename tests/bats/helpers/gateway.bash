@@ -8,7 +8,7 @@
 #   teardown_file() { gateway_suite_stop; }
 #
 # IMAGE is the cluster image: the simulated openshell-cluster:sim built by
-# scripts/sim-image, or on a real runner $OPENSHELL_CLUSTER_IMAGE.
+# tests/testbed/sim-image, or on a real runner $OPENSHELL_CLUSTER_IMAGE.
 load helpers/common
 load helpers/sim-host
 
@@ -17,7 +17,7 @@ gateway_suite_start() {
 	if sim_real_host; then
 		export IMAGE=${OPENSHELL_CLUSTER_IMAGE:?set OPENSHELL_CLUSTER_IMAGE to the real cluster image}
 	else
-		"$OPENSHELL_SRCDIR/scripts/sim-image" >/dev/null || return 1
+		"$OPENSHELL_SRCDIR/tests/testbed/sim-image" >/dev/null || return 1
 		export IMAGE=openshell-cluster:sim
 	fi
 	export XDG_CONFIG_HOME=$BATS_FILE_TMPDIR/config

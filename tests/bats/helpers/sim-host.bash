@@ -2,7 +2,7 @@
 # bats helper: the Docker engine the end-to-end suites talk to.
 #
 # By default each suite gets its own private dockerd with a SIMULATED NVIDIA GPU host around it
-# (scripts/sim-host, see docs/testing.md). With OPENSHELL_TEST_REAL_HOST=1 nothing is started: the
+# (tests/testbed/sim-host, see docs/testing.md). With OPENSHELL_TEST_REAL_HOST=1 nothing is started: the
 # suites use the Docker engine of the environment (DOCKER_HOST, or Docker's default socket), which
 # on a real GPU runner has the real NVIDIA driver and Container Toolkit.
 #
@@ -29,7 +29,7 @@
 #   sim_gpu_count            how many GPUs the host has
 
 SIM_HOST_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
-SIM_HOST_BIN=$SIM_HOST_REPO/scripts/sim-host
+SIM_HOST_BIN=$SIM_HOST_REPO/tests/testbed/sim-host
 
 sim_real_host() {
 	[[ ${OPENSHELL_TEST_REAL_HOST:-0} == 1 ]]

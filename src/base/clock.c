@@ -1,0 +1,55 @@
+/* base/clock.c - monotonic time and bounded exponential backoff. */
+#include "config.h"
+
+#include <errno.h>
+#include <time.h>
+
+#include "base/clock.h"
+#include "base/signals.h"
+#include "base/xalloc.h"
+
+long long clock_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int backoff_wait(struct backoff *b, long long deadline)
+{
+	long long left = deadline - clock_ms();
+	long long d;
+	struct timespec ts;
+
+	if (left <= 0)
+		return 0;
+	if (b->delay_ms <= 0)
+		b->delay_ms = BACKOFF_FIRST_MS;
+	d = b->delay_ms < left ? b->delay_ms : left;
+	ts.tv_sec = d / 1000;
+	ts.tv_nsec = (d % 1000) * 1000000;
+	/* An interrupt ends the sleep early; the next docker call reports it. */
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !signals_stop_requested())
+		;
+	b->delay_ms = b->delay_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : b->delay_ms * 2;
+	return clock_ms() < deadline;
+}
+
+int call_budget_ms(long long deadline, int per_call_ms)
+{
+	long long left = deadline - clock_ms();
+
+	if (left < 1)
+		left = 1;
+	return left < per_call_ms ? (int)left : per_call_ms;
+}
+
+char *clock_format_ms(int ms)
+{
+	if (ms < 1000)
+		return xasprintf("%dms", ms);
+	if (ms % 1000 == 0)
+		return xasprintf("%ds", ms / 1000);
+	return xasprintf("%.1fs", ms / 1000.0);
+}

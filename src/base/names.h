@@ -1,0 +1,45 @@
+/* base/names.h - gateway names and everything derived from them.
+ *
+ * A gateway name becomes part of a container name, a hostname, a k3s node
+ * name and a directory name, so it must be a DNS label: 1-53 characters
+ * (hostname "openshell-NAME" stays within 63) of lowercase letters, digits
+ * and '-', beginning and ending with a letter or digit. Checked before any
+ * docker call, so nothing the user types reaches docker unvetted.
+ */
+#ifndef OPENSHELL_BASE_NAMES_H
+#define OPENSHELL_BASE_NAMES_H
+
+#include "base/error.h"
+
+#define GATEWAY_DEFAULT_NAME "openshell"
+#define GATEWAY_NAME_MAX 53
+
+/* The labels by which openshell recognises what it created. */
+#define LABEL_MANAGED "org.openshell.managed-by"
+#define LABEL_MANAGED_VALUE "openshell"
+#define LABEL_GATEWAY "org.openshell.gateway"
+#define LABEL_GPU "org.openshell.gpu"
+
+/* Whose a container, network or volume is, judged by its labels alone:
+ * openshell's for gateway NAME only when managed-by=openshell and
+ * gateway=NAME both hold. Every command asks this one predicate. */
+enum owner { OWNER_ABSENT, OWNER_OURS, OWNER_FOREIGN };
+enum owner labels_owner(const char *managed_by, const char *gateway_label, const char *name);
+
+/* Why an object of type `what` named `object` is not gateway NAME's, in
+ * one clause for messages: "container X exists but was not created by
+ * openshell (it lacks the labels ...=openshell and ...=NAME)". */
+char *labels_foreign_reason(const char *what, const char *object, const char *name);
+
+int gateway_name_check(const char *name, os_error *err);
+
+/* "openshell-cluster-NAME": the container, its network and its volume. */
+char *gateway_resource_name(const char *name);
+/* "openshell-NAME": the container's hostname, hence the k3s node name. */
+char *gateway_hostname(const char *name);
+
+/* A copy of s fit for a one-line message: control and non-ASCII bytes as
+ * \xHH, cut to `max` bytes with "..." appended. */
+char *printable(const char *s, size_t max);
+
+#endif

@@ -1,0 +1,447 @@
+/* base/runner.c - run children through libpipeline, with capture and deadlines.
+ *
+ * libpipeline forks, execs and reaps; it offers neither a deadline nor
+ * stderr capture, so this file adds both: stderr goes to an unlinked
+ * temporary file installed by a pre-exec hook, and the wait is a poll() on
+ * the stdout pipe and on a pidfd for the child, bounded by the deadline.
+ * Polling both means a chatty child never blocks on a full pipe and a
+ * silent one is noticed the moment it exits, with no sleeping.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pipeline.h>
+
+#include "base/clock.h"
+#include "base/command.h"
+#include "base/exitcode.h"
+#include "base/files.h"
+#include "base/log.h"
+#include "base/runner.h"
+#include "base/signals.h"
+#include "base/xalloc.h"
+
+/* An anonymous file: O_TMPFILE where the file system has it, else a
+ * mkstemp file unlinked at once. Nothing is left on disk either way. */
+static int anon_file(os_error *err)
+{
+	const char *dir = getenv("TMPDIR");
+	int fd;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		char *tmpl = xasprintf("%s/openshell.XXXXXX", dir);
+
+		fd = mkostemp(tmpl, O_CLOEXEC);
+		if (fd >= 0)
+			unlink(tmpl);
+		free(tmpl);
+	}
+	if (fd < 0)
+		return os_error_set(err, OS_EXIT_FAILURE,
+				    "cannot create a temporary file in %s: %s (set TMPDIR to a writable directory)",
+				    dir, strerror(errno));
+	return fd;
+}
+
+/* In the child, before exec: stderr to the capture file, and a process
+ * group of its own, so that a terminal's ^C reaches openshell alone and
+ * openshell decides how the child ends (base/signals.h). */
+static void unblock_sigchld(void)
+{
+	sigset_t chld;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_UNBLOCK, &chld, NULL);
+}
+
+/* An attached child keeps openshell's process group and terminal. */
+static void prepare_attached_child(void *unused)
+{
+	(void)unused;
+	unblock_sigchld();
+}
+
+static void prepare_child(void *data)
+{
+	unblock_sigchld();   /* blocked by the parent around the fork */
+	setpgid(0, 0);
+	if (dup2(*(int *)data, STDERR_FILENO) < 0)
+		_exit(127);
+}
+
+/* stdin for the child: the given bytes in an anonymous file, rewound. */
+static int input_fd(const struct run_spec *spec, os_error *err)
+{
+	int fd;
+
+	if (!spec->input) {
+		fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			os_error_set(err, OS_EXIT_FAILURE, "cannot open /dev/null: %s", strerror(errno));
+		return fd;
+	}
+	fd = anon_file(err);
+	if (fd < 0)
+		return -1;
+	if (write_all(fd, spec->input, spec->input_len) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
+		os_error_set(err, OS_EXIT_FAILURE, "cannot buffer input for a command: %s",
+			     strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Keep the tail of stderr: the cause of a failure is usually last. */
+static void read_stderr(int fd, struct run_result *res)
+{
+	struct stat st;
+	off_t from = 0;
+	ssize_t n;
+
+	if (fstat(fd, &st) < 0)
+		return;
+	if (st.st_size > (off_t)RUN_MAX_STDERR)
+		from = st.st_size - (off_t)RUN_MAX_STDERR;
+	res->err = xrealloc(res->err, (size_t)(st.st_size - from) + 1);
+	n = pread(fd, res->err, (size_t)(st.st_size - from), from);
+	res->err_len = n > 0 ? (size_t)n : 0;
+	res->err[res->err_len] = '\0';
+}
+
+struct wait_state {
+	int outfd;        /* -1 once closed or not captured */
+	int pidfd;        /* -1 when unavailable or closed */
+	int exited;       /* the child has exited (maybe not yet reaped) */
+	pid_t pid;
+	struct run_result *res;
+	size_t cap;
+	int too_big;
+};
+
+static int drain_stdout(struct wait_state *w)
+{
+	for (;;) {
+		ssize_t n;
+
+		if (w->res->out_len + 65536 + 1 > w->cap) {
+			w->cap = w->cap ? w->cap * 2 : 65536 * 2;
+			w->res->out = xrealloc(w->res->out, w->cap);
+		}
+		n = read(w->outfd, w->res->out + w->res->out_len, 65536);
+		if (n > 0) {
+			w->res->out_len += (size_t)n;
+			if (w->res->out_len > RUN_MAX_OUTPUT) {
+				w->too_big = 1;
+				return 1;
+			}
+			continue;
+		}
+		if (n == 0)
+			return 1;           /* EOF */
+		if (errno == EINTR)
+			continue;
+		return errno == EAGAIN ? 0 : 1;
+	}
+}
+
+/* Without a pidfd (valgrind does not know pidfd_open), look without
+ * reaping: the reaping belongs to libpipeline, whose SIGCHLD handler may
+ * already have done it (ECHILD), which also means the child is gone. */
+static void check_exited(struct wait_state *w)
+{
+	siginfo_t info = { 0 };
+
+	if (w->exited || w->pidfd >= 0)
+		return;
+	if (w->pid <= 0 || waitid(P_PID, (id_t)w->pid, &info, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+	    info.si_pid == w->pid)
+		w->exited = 1;
+}
+
+/* Wait until stdout is at EOF and the child has exited, or until the
+ * deadline or an interrupt. Returns 1 on timeout, 2 on interrupt, else 0. */
+static int wait_child(struct wait_state *w, long long deadline)
+{
+	int backoff = 1;
+
+	for (check_exited(w); w->outfd >= 0 || !w->exited; check_exited(w)) {
+		struct pollfd fds[2];
+		nfds_t n = 0;
+		int timeout = -1, r;
+
+		if (signals_stop_requested())
+			return 2;
+		if (deadline) {
+			long long left = deadline - clock_ms();
+			if (left <= 0)
+				return 1;
+			timeout = left > 60000 ? 60000 : (int)left;
+		}
+		if (!w->exited && w->pidfd < 0) {   /* no pidfd: bounded backoff */
+			timeout = timeout < 0 || timeout > backoff ? backoff : timeout;
+			backoff = backoff < 50 ? backoff * 2 : 50;
+		}
+		if (w->outfd >= 0)
+			fds[n++] = (struct pollfd){ .fd = w->outfd, .events = POLLIN };
+		if (w->pidfd >= 0 && !w->exited)
+			fds[n++] = (struct pollfd){ .fd = w->pidfd, .events = POLLIN };
+		r = poll(fds, n, timeout);
+		if (r < 0 && errno == EINTR)
+			continue;   /* libpipeline's SIGCHLD handler */
+		if (r < 0)
+			return 1;   /* cannot watch the child: stop it rather than wait blind */
+		for (nfds_t i = 0; i < n; i++) {
+			if (!fds[i].revents)
+				continue;
+			if (fds[i].fd == w->outfd) {
+				if (drain_stdout(w)) {
+					w->outfd = -1;
+					if (w->too_big)
+						return 0;
+				}
+			} else {
+				w->exited = 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* SIGTERM, a short grace, then SIGKILL: the child cannot outlive its
+ * deadline by more than RUN_KILL_GRACE_MS. */
+static void terminate(struct wait_state *w)
+{
+	long long end = clock_ms() + RUN_KILL_GRACE_MS;
+
+	check_exited(w);
+	if (w->exited)
+		return;
+	/* The whole group: a child's own children must not outlive it. */
+	if (kill(-w->pid, SIGTERM) < 0)
+		kill(w->pid, SIGTERM);
+	while (!w->exited && clock_ms() < end) {
+		struct pollfd pfd = { .fd = w->pidfd, .events = POLLIN };
+		long long left = end - clock_ms();
+
+		if (w->pidfd >= 0) {
+			if (poll(&pfd, 1, left > 10 ? 10 : (int)left) > 0)
+				w->exited = 1;
+		} else {
+			poll(NULL, 0, 10);
+			check_exited(w);
+		}
+	}
+	if (!w->exited && kill(-w->pid, SIGKILL) < 0)
+		kill(w->pid, SIGKILL);
+}
+
+/* libpipeline prints "cmd: Terminated" for a child ended by a signal; the
+ * runner reports that itself, in context (a deadline, an interrupt, an
+ * exit status of 128 + N), so the library's line is sent to /dev/null. */
+static void wait_quietly(pipeline *p, int **statuses, int *nstat)
+{
+	int saved = dup(STDERR_FILENO);
+	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+	fflush(stderr);
+	if (saved >= 0 && null >= 0)
+		dup2(null, STDERR_FILENO);
+	pipeline_wait_all(p, statuses, nstat);
+	fflush(stderr);
+	if (saved >= 0 && null >= 0)
+		dup2(saved, STDERR_FILENO);
+	if (saved >= 0)
+		close(saved);
+	if (null >= 0)
+		close(null);
+}
+
+static int decode_status(int raw)
+{
+	if (WIFEXITED(raw))
+		return WEXITSTATUS(raw);
+	if (WIFSIGNALED(raw))
+		return 128 + WTERMSIG(raw);
+	return OS_EXIT_FAILURE;
+}
+
+/* The pipeline for one command: argv as given, stdin from the input (or
+ * /dev/null), stdout to a pipe, stderr to *errfd, a process group of its
+ * own; or, attached, the user's terminal for all three. */
+static pipeline *build_pipeline(const struct run_spec *spec, const char *path, int *infd, int *errfd,
+				os_error *err)
+{
+	pipecmd *cmd = pipecmd_new(path);
+	pipeline *p;
+
+	for (size_t i = 1; spec->argv[i]; i++)
+		pipecmd_arg(cmd, spec->argv[i]);
+	p = pipeline_new_commands(cmd, (void *)NULL);
+	if (spec->interactive) {
+		pipeline_ignore_signals(p, 1);   /* like system(): ^C is the child's */
+		pipecmd_pre_exec(cmd, prepare_attached_child, NULL, NULL);
+		return p;
+	}
+	pipeline_ignore_signals(p, 0);
+	if ((*infd = input_fd(spec, err)) < 0 || (*errfd = anon_file(err)) < 0) {
+		pipeline_free(p);
+		return NULL;
+	}
+	pipecmd_pre_exec(cmd, prepare_child, NULL, errfd);
+	pipeline_want_in(p, *infd);
+	pipeline_want_out(p, -1);
+	return p;
+}
+
+/* Start it with SIGCHLD blocked, so that libpipeline cannot reap the child
+ * before a pidfd pins it: its pid cannot be reused under us. */
+static void start_pinned(pipeline *p, int interactive, struct wait_state *w)
+{
+	sigset_t chld, old_mask;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &old_mask);
+	pipeline_start(p);
+	w->pid = pipeline_get_pid(p, 0);
+	if (w->pid > 0)
+		w->pidfd = pidfd_open(w->pid, 0);
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	if (!interactive) {
+		w->outfd = fileno(pipeline_get_outfile(p));
+		fcntl(w->outfd, F_SETFL, fcntl(w->outfd, F_GETFL) | O_NONBLOCK);
+	}
+}
+
+/* How the wait ended, as the caller's error: 0 for a normal exit. */
+static int report_wait(int waited, const struct wait_state *w, const struct run_spec *spec,
+		       const char *name, os_error *err)
+{
+	if (waited == 2)
+		return os_error_set(err, 128 + signals_pending(), "interrupted while %s was running; it was stopped",
+				    name);
+	if (waited == 1) {
+		cleanup_free char *dur = clock_format_ms(spec->timeout_ms);
+		os_error_set(err, OS_EXIT_TIMEOUT, "%s timed out after %s and was stopped", name, dur);
+		os_error_set_detail(err, w->res->err);
+		return -1;
+	}
+	if (w->too_big)
+		return os_error_set(err, OS_EXIT_FAILURE, "%s printed more than %u MiB; refusing to read more",
+				    name, RUN_MAX_OUTPUT >> 20);
+	return 0;
+}
+
+int run_command(const struct run_spec *spec, struct run_result *res, os_error *err)
+{
+	struct wait_state w = { .outfd = -1, .pidfd = -1, .res = res };
+	cleanup_free char *path = NULL;
+	cleanup_free char *name = NULL;
+	long long deadline = 0;
+	int infd = -1, errfd = -1, rc = -1, waited, *statuses = NULL, nstat = 0;
+	pipeline *p;
+
+	memset(res, 0, sizeof(*res));
+	res->out = xstrdup("");
+	res->err = xstrdup("");
+	name = command_short_name(spec->argv);
+	if (signals_stop_requested())
+		return os_error_set(err, 128 + signals_pending(), "interrupted before %s could run", name);
+	path = command_find(spec->argv[0]);
+	if (!path)
+		return os_error_set(err, OS_EXIT_FAILURE, "cannot run %s: '%s' not found on PATH",
+				    name, spec->argv[0]);
+	if (log_verbosity() > 0) {
+		cleanup_free char *line = command_string(spec->argv);
+		log_verbose("+ %s", line);
+	}
+	if (!(p = build_pipeline(spec, path, &infd, &errfd, err)))
+		goto out;
+	if (spec->timeout_ms > 0)
+		deadline = clock_ms() + spec->timeout_ms;
+	start_pinned(p, spec->interactive, &w);
+	waited = wait_child(&w, deadline);
+	if (waited || w.too_big)
+		terminate(&w);
+	wait_quietly(p, &statuses, &nstat);
+	pipeline_free(p);
+	res->status = nstat > 0 ? decode_status(statuses[0]) : OS_EXIT_FAILURE;
+	if (errfd >= 0)
+		read_stderr(errfd, res);
+	res->out[res->out_len] = '\0';
+	rc = report_wait(waited, &w, spec, name, err);
+out:
+	free(statuses);
+	if (w.pidfd >= 0)
+		close(w.pidfd);
+	if (infd >= 0)
+		close(infd);
+	if (errfd >= 0)
+		close(errfd);
+	return rc;
+}
+
+char *run_first_line(const char *text)
+{
+	if (!text)
+		return xstrdup("");
+	while (*text == '\n' || *text == ' ')
+		text++;
+	return xstrndup(text, strcspn(text, "\n"));
+}
+
+int run_failure(os_error *err, int code, const struct run_result *res, const char *fmt, ...)
+{
+	cleanup_free char *what = NULL;
+	cleanup_free char *line = run_first_line(res->err);
+	const char *nl = res->err ? strchr(res->err, '\n') : NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	what = xvasprintf(fmt, ap);
+	va_end(ap);
+	if (*line)
+		os_error_set(err, code, "%s: %s", what, line);
+	else
+		os_error_set(err, code, "%s", what);
+	if (nl && nl[1])
+		os_error_set_detail(err, res->err);
+	return -1;
+}
+
+int run_command_ok(const struct run_spec *spec, struct run_result *res, os_error *err)
+{
+	cleanup_free char *name = NULL;
+
+	if (run_command(spec, res, err) < 0)
+		return -1;
+	if (res->status == 0)
+		return 0;
+	name = command_short_name(spec->argv);
+	return run_failure(err, OS_EXIT_FAILURE, res, "%s failed (exit status %d)", name, res->status);
+}
+
+void run_result_free(struct run_result *res)
+{
+	free(res->out);
+	free(res->err);
+	res->out = res->err = NULL;
+	res->out_len = res->err_len = 0;
+}

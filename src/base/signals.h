@@ -1,0 +1,26 @@
+/* base/signals.h - SIGINT and SIGTERM, turned into an orderly stop.
+ *
+ * The handlers only record the signal. The runner notices it: it stops the
+ * child it is waiting for (children run in their own process group, so a
+ * terminal's ^C reaches openshell alone, which then stops them) and refuses
+ * to start new ones, so the error climbs to the command, which decides what
+ * to keep and what to undo, says which, and exits 128 + the signal number.
+ * Cleanup that must run after an interrupt shields itself, so a second ^C
+ * cannot cut a rollback short.
+ */
+#ifndef OPENSHELL_BASE_SIGNALS_H
+#define OPENSHELL_BASE_SIGNALS_H
+
+void signals_install(void);
+
+/* The first SIGINT or SIGTERM received, or 0. */
+int signals_pending(void);
+
+/* Nesting shield: while raised, pending signals do not stop children. */
+void signals_shield(void);
+void signals_unshield(void);
+
+/* Should the runner give up now? (pending and not shielded) */
+int signals_stop_requested(void);
+
+#endif

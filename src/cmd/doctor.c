@@ -1,0 +1,270 @@
+/* cmd/doctor.c - `openshell doctor`: host preflight, creating nothing.
+ *
+ * Each check prints one line: ok, warn or fail, what was seen, and for
+ * anything short of ok, the fix. With --json the same checks become one
+ * object, each check with a stable name. The exit status is 1 when any
+ * check failed, so scripts can gate on it.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/command.h"
+#include "base/exitcode.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/runner.h"
+#include "base/xalloc.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "docker/client.h"
+
+enum verdict { OK, WARN, FAIL };
+
+struct doctor {
+	int failed;
+	int warned;
+	cJSON *checks;   /* --json: the checks so far; NULL: print lines */
+};
+
+static void report(struct doctor *d, enum verdict v, const char *name, const char *fix,
+		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* One check: name is its stable key in --json; the line shows what was
+ * seen (fmt) and, in parentheses, the fix. */
+static void report(struct doctor *d, enum verdict v, const char *name, const char *fix,
+		   const char *fmt, ...)
+{
+	static const char *const words[] = { "ok  ", "warn", "fail" };
+	static const char *const statuses[] = { "ok", "warn", "fail" };
+	cleanup_free char *detail = NULL;
+	va_list ap;
+
+	d->failed += v == FAIL;
+	d->warned += v == WARN;
+	va_start(ap, fmt);
+	if (vasprintf(&detail, fmt, ap) < 0)
+		detail = NULL;
+	va_end(ap);
+	if (!detail)
+		detail = xstrdup("?");
+	if (!d->checks) {
+		printf("%s  %s%s%s%s\n", words[v], detail, fix ? " (" : "", fix ? fix : "", fix ? ")" : "");
+		return;
+	}
+	cJSON *c = cJSON_CreateObject();
+	cJSON_AddStringToObject(c, "name", name);
+	cJSON_AddStringToObject(c, "status", statuses[v]);
+	cJSON_AddStringToObject(c, "detail", detail);
+	if (fix)
+		cJSON_AddStringToObject(c, "fix", fix);
+	cJSON_AddItemToArray(d->checks, c);
+}
+
+static void check_nvidia_runtime(struct doctor *d, const cJSON *info)
+{
+	const cJSON *runtimes = json_get(info, "Runtimes", NULL);
+	const cJSON *rt;
+	int has_nvidia = cJSON_GetObjectItemCaseSensitive(runtimes, "nvidia") != NULL;
+	cleanup_free char *names = xstrdup("");
+
+	cJSON_ArrayForEach(rt, runtimes) {
+		char *n = xasprintf("%s%s%s", names, *names ? "," : "", rt->string);
+		free(names);
+		names = n;
+	}
+	if (has_nvidia)
+		report(d, OK, "docker-runtimes", NULL, "docker runtimes: %s (nvidia registered)", names);
+	else
+		report(d, WARN, "docker-runtimes",
+		       "no nvidia runtime; if 'docker run --gpus all' fails, run 'nvidia-ctk runtime configure --runtime=docker' and restart docker",
+		       "docker runtimes: %s", *names ? names : "none");
+}
+
+/* Docker's CDI view (Docker 25+): where it reads specs, and the devices
+ * (e.g. nvidia.com/gpu=0) it found there. Absent on older daemons. */
+static void check_cdi(struct doctor *d, const cJSON *info)
+{
+	cleanup_free char *dirs = json_join_strings(json_get(info, "CDISpecDirs", NULL), ", ");
+	cleanup_free char *devices = NULL;
+	const cJSON *dev;
+
+	if (*dirs)
+		report(d, OK, "cdi-spec-dirs", NULL, "CDI spec directories: %s", dirs);
+	cJSON_ArrayForEach(dev, json_get(info, "DiscoveredDevices", NULL)) {
+		const char *id = json_str(dev, "ID"), *source = json_str(dev, "Source");
+		if (!id)
+			continue;
+		char *n = xasprintf("%s%s%s%s%s", devices ? devices : "", devices ? ", " : "", id,
+				    source ? " from " : "", source ? source : "");
+		free(devices);
+		devices = n;
+	}
+	if (devices)
+		report(d, OK, "discovered-devices", NULL, "devices Docker discovered: %s", devices);
+}
+
+static void check_docker_info(struct doctor *d)
+{
+	static const char *const args[] = { "info", "--format", "{{json .}}", NULL };
+	struct run_result res;
+	os_error err = { 0 };
+	cJSON *info = NULL;
+
+	if (docker_run_ok(args, NULL, 0, 0, &res, &err) < 0 ||
+	    !(info = json_parse(res.out, res.out_len, "docker info output", &err))) {
+		report(d, FAIL, "docker-info", NULL, "docker info: %s", err.msg);
+		goto out;
+	}
+	const char *cg = json_str(info, "CgroupVersion");
+	const char *driver = json_str(info, "CgroupDriver");
+	report(d, OK, "cgroups", NULL, "cgroups: v%s, driver %s", cg ? cg : "?", driver ? driver : "?");
+	check_nvidia_runtime(d, info);
+	check_cdi(d, info);
+out:
+	cJSON_Delete(info);
+	run_result_free(&res);
+	os_error_clear(&err);
+}
+
+static void check_host_gpus(struct doctor *d)
+{
+	static const char *const args[] = { "nvidia-smi", "-L", NULL };
+	struct run_spec spec = { .argv = args, .timeout_ms = docker_call_timeout_ms() };
+	struct run_result res;
+	os_error err = { 0 };
+	cleanup_free char *path = command_find("nvidia-smi");
+
+	if (!path) {
+		report(d, WARN, "nvidia-smi",
+		       "install the NVIDIA driver to use --gpu; remote Docker hosts may differ",
+		       "nvidia-smi: not found on this host");
+		return;
+	}
+	if (run_command_ok(&spec, &res, &err) < 0) {
+		report(d, FAIL, "nvidia-smi", "check the NVIDIA driver", "nvidia-smi: %s", err.msg);
+	} else {
+		int n = 0;
+		for (const char *p = res.out; (p = strstr(p, "GPU ")); p++)
+			n += p == res.out || p[-1] == '\n';
+		report(d, n ? OK : WARN, "nvidia-smi", n ? NULL : "check the NVIDIA driver",
+		       "nvidia-smi: %d GPU%s on this host", n, n == 1 ? "" : "s");
+	}
+	run_result_free(&res);
+	os_error_clear(&err);
+}
+
+static void check_bpf_jit_harden(struct doctor *d)
+{
+	FILE *f = fopen("/proc/sys/net/core/bpf_jit_harden", "r");
+	int v = -1;
+
+	if (!f)
+		return;
+	if (fscanf(f, "%d", &v) != 1)
+		v = -1;
+	fclose(f);
+	if (v == 2)
+		report(d, WARN, "bpf-jit-harden", "set it to 1 with sysctl",
+		       "net.core.bpf_jit_harden=2: some CNI/eBPF programs in k3s may fail");
+	else if (v >= 0)
+		report(d, OK, "bpf-jit-harden", NULL, "net.core.bpf_jit_harden=%d", v);
+}
+
+/* The toolkit's tools on this client's PATH. Only the Docker host needs
+ * them, which may be another machine, so their absence is a warning. */
+static void check_toolkit_tool(struct doctor *d, const char *tool)
+{
+	cleanup_free char *path = command_find(tool);
+
+	if (path)
+		report(d, OK, tool, NULL, "%s: %s", tool, path);
+	else
+		report(d, WARN, tool,
+		       "install the NVIDIA Container Toolkit on the Docker host; ignore this if Docker runs on another machine",
+		       "%s: not on this client's PATH", tool);
+}
+
+static void print_json(struct doctor *d)
+{
+	cJSON *j = cJSON_CreateObject();
+
+	cJSON_AddItemToObject(j, "checks", d->checks);
+	cJSON_AddNumberToObject(j, "failed", d->failed);
+	cJSON_AddNumberToObject(j, "warnings", d->warned);
+	d->checks = NULL;   /* j owns it now */
+	json_print_stdout(j);
+}
+
+static void usage(FILE *out)
+{
+	fputs("Usage: openshell doctor [OPTIONS]\n"
+	      "\n"
+	      "Check this host for what a GPU gateway needs: the docker CLI and daemon,\n"
+	      "the NVIDIA driver, Docker's NVIDIA runtime, cgroups and known pitfalls.\n"
+	      "Creates nothing. Exit status 1 when a check fails.\n"
+	      "\n"
+	      "Options:\n"
+	      "      --json      print one JSON object: checks (name, status, detail, fix),\n"
+	      "                  failed, warnings\n"
+	      "  -v, --verbose   show each command run\n"
+	      "  -h, --help      show this help\n", out);
+}
+
+static void run_checks(struct doctor *d)
+{
+	cleanup_free char *server = NULL;
+	os_error err = { 0 };
+
+	if (docker_init(&err) < 0) {
+		report(d, FAIL, "docker-client", NULL, "docker client: %s", err.msg);
+	} else {
+		report(d, OK, "docker-client", NULL, "docker client: %s", docker_path());
+		if (docker_ping(&server, &err) < 0) {
+			report(d, FAIL, "docker-daemon", NULL, "docker daemon: %s", err.msg);
+		} else {
+			report(d, OK, "docker-daemon", NULL, "docker daemon: version %s", server);
+			check_docker_info(d);
+		}
+	}
+	check_host_gpus(d);
+	check_toolkit_tool(d, "nvidia-container-runtime-hook");
+	check_toolkit_tool(d, "nvidia-ctk");
+	check_bpf_jit_harden(d);
+	os_error_clear(&err);
+}
+
+enum { OPT_JSON = 256 };
+
+int cmd_doctor(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONG,
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli_parser p = { .cmd = "doctor", .longopts = longopts, .usage = usage };
+	struct doctor d = { 0 };
+	int json = 0, rc;
+
+	/* --json is the only option of its own. */
+	while (cli_next_option(&p, argc, argv) != -1)
+		json = 1;
+	if (p.done >= 0)
+		return p.done;
+	if ((rc = cli_no_operands(p.cmd, argc, argv)) >= 0)
+		return rc;
+	/* Made after parsing, so a usage error leaves nothing to free. */
+	if (json)
+		d.checks = cJSON_CreateArray();
+	run_checks(&d);
+	if (d.checks)
+		print_json(&d);
+	else
+		printf("%d failed, %d warning%s\n", d.failed, d.warned, d.warned == 1 ? "" : "s");
+	return d.failed ? OS_EXIT_FAILURE : OS_EXIT_OK;
+}

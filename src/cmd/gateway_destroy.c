@@ -1,0 +1,205 @@
+/* cmd/gateway_destroy.c - `openshell gateway destroy`: remove a gateway.
+ *
+ * The container, network and volume share the name openshell-cluster-NAME,
+ * which anyone could also have chosen; each is removed only when its labels
+ * say openshell made it for this gateway, and is otherwise left with a
+ * warning. In the state directory only the files openshell writes are
+ * removed. Destroying what is not there succeeds, so a script can run it
+ * twice; without --yes the user is asked, and with no terminal to ask on,
+ * nothing is done. All of it happens under the gateway's lock, as in
+ * `stop` and `start`, so that it never interleaves with them.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/exitcode.h"
+#include "base/files.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/names.h"
+#include "base/xalloc.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "docker/client.h"
+#include "docker/container.h"
+#include "gateway/lookup.h"
+
+struct plan {
+	const char *name;
+	char *res;                 /* openshell-cluster-NAME */
+	char *dir;                 /* the state directory */
+	enum owner container, network, volume;
+	int has_dir;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: openshell gateway destroy [OPTIONS]\n"
+		"\n"
+		"Remove a gateway: its container, network and volume (openshell-cluster-NAME)\n"
+		"and its kubeconfig and metadata. Only objects labelled %s=%s\n"
+		"and %s=NAME are removed; others of the same name are left, with a warning.\n"
+		"A gateway that does not exist is reported and counts as destroyed (exit 0).\n"
+		"\n"
+		"Options:\n"
+		"      --name NAME     gateway name (default: %s)\n"
+		"      --keep-volume   keep the volume (the cluster's data)\n"
+		"      --yes           do not ask; required when stdin is not a terminal\n"
+		"  -v, --verbose       show each docker command\n"
+		"  -q, --quiet         print errors only\n"
+		"  -h, --help          show this help\n",
+		LABEL_MANAGED, LABEL_MANAGED_VALUE, LABEL_GATEWAY, GATEWAY_DEFAULT_NAME);
+}
+
+static int survey(struct plan *p, os_error *err)
+{
+	struct gw_container c;
+
+	if (gateway_state_dir(p->name, &p->dir, err) < 0 || container_inspect(p->res, &c, err) < 0)
+		return -1;
+	p->container = container_owner(&c, p->name);
+	container_free(&c);
+	p->has_dir = access(p->dir, F_OK) == 0;
+	if (docker_object_owner("network", p->res, p->name, 0, &p->network, err) < 0 ||
+	    docker_object_owner("volume", p->res, p->name, 0, &p->volume, err) < 0)
+		return -1;
+	return 0;
+}
+
+static void warn_foreign(const char *what, enum owner pr, const struct plan *p)
+{
+	if (pr == OWNER_FOREIGN) {
+		cleanup_free char *why = labels_foreign_reason(what, p->res, p->name);
+		log_warn("%s; left it in place", why);
+	}
+}
+
+static int confirmed(const struct plan *p)
+{
+	char answer[16] = "";
+
+	fprintf(stderr, "Destroy gateway '%s' and its data? [y/N] ", p->name);
+	fflush(stderr);
+	if (!fgets(answer, sizeof(answer), stdin))
+		return 0;
+	answer[strcspn(answer, "\n")] = '\0';
+	return strcmp(answer, "y") == 0 || strcmp(answer, "Y") == 0 || strcmp(answer, "yes") == 0;
+}
+
+static int remove_object(const char *const *args, const char *what, const struct plan *p, os_error *err)
+{
+	struct run_result res;
+	int rc = docker_run_ok(args, NULL, 0, 0, &res, err);
+
+	run_result_free(&res);
+	return rc < 0 ? os_error_wrap(err, "cannot remove %s %s", what, p->res) : 0;
+}
+
+/* Only the files openshell writes; anything else keeps the directory. */
+static void remove_state(const struct plan *p)
+{
+	static const char *const files[] = { "kubeconfig", "metadata.json", NULL };
+
+	for (size_t i = 0; files[i]; i++) {
+		cleanup_free char *path = xasprintf("%s/%s", p->dir, files[i]);
+		if (unlink(path) < 0 && errno != ENOENT)
+			log_warn("cannot remove %s: %s", path, strerror(errno));
+	}
+	if (rmdir(p->dir) < 0 && errno != ENOENT)
+		log_warn("left %s: %s", p->dir,
+			 errno == ENOTEMPTY ? "it holds files openshell did not write" : strerror(errno));
+}
+
+/* Container first: the network and volume cannot go while it uses them. */
+static int destroy(const struct plan *p, int keep_volume, os_error *err)
+{
+	const char *rm[] = { "rm", "--force", p->res, NULL };
+	const char *rmnet[] = { "network", "rm", p->res, NULL };
+	const char *rmvol[] = { "volume", "rm", p->res, NULL };
+
+	log_step("destroying gateway '%s'", p->name);
+	if ((p->container == OWNER_OURS && remove_object(rm, "container", p, err) < 0) ||
+	    (p->network == OWNER_OURS && remove_object(rmnet, "network", p, err) < 0) ||
+	    (p->volume == OWNER_OURS && !keep_volume && remove_object(rmvol, "volume", p, err) < 0))
+		return -1;
+	if (p->has_dir)
+		remove_state(p);
+	log_step_done(1);
+	if (keep_volume && p->volume == OWNER_OURS)
+		log_info("kept volume %s (--keep-volume)", p->res);
+	return 0;
+}
+
+static int survey_and_destroy(struct plan *p, int yes, int keep_volume, os_error *err)
+{
+	p->res = gateway_resource_name(p->name);
+	if (survey(p, err) < 0)
+		return -1;
+	warn_foreign("container", p->container, p);
+	warn_foreign("network", p->network, p);
+	warn_foreign("volume", p->volume, p);
+	if (p->container != OWNER_OURS && p->network != OWNER_OURS && p->volume != OWNER_OURS && !p->has_dir) {
+		log_info("no gateway named '%s'; nothing to destroy", p->name);
+		return 0;
+	}
+	if (!yes && !confirmed(p))
+		return os_error_set(err, OS_EXIT_FAILURE, "gateway '%s' was not destroyed", p->name);
+	return destroy(p, keep_volume, err);
+}
+
+/* Under the gateway's lock, so a `start` of the same gateway never runs
+ * between the survey and the removal; it is held while the user is asked
+ * too, as the answer is about what the survey found. */
+static int run_destroy(struct plan *p, int yes, int keep_volume, os_error *err)
+{
+	int lock, rc;
+
+	if ((lock = gateway_lock_for_change(p->name, err)) < 0)
+		return -1;
+	rc = survey_and_destroy(p, yes, keep_volume, err);
+	gateway_unlock(lock);
+	return rc;
+}
+
+enum { OPT_NAME = 256, OPT_KEEP_VOLUME, OPT_YES };
+
+int cmd_gateway_destroy(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONG,
+		{ "name", required_argument, NULL, OPT_NAME },
+		{ "keep-volume", no_argument, NULL, OPT_KEEP_VOLUME },
+		{ "yes", no_argument, NULL, OPT_YES },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli_parser parser = { .cmd = "gateway destroy", .longopts = longopts, .usage = usage };
+	struct plan p = { .name = GATEWAY_DEFAULT_NAME };
+	os_error err = { 0 };
+	int c, yes = 0, keep_volume = 0, rc;
+
+	while ((c = cli_next_option(&parser, argc, argv)) != -1) {
+		switch (c) {
+		case OPT_NAME: p.name = optarg; break;
+		case OPT_KEEP_VOLUME: keep_volume = 1; break;
+		case OPT_YES: yes = 1; break;
+		}
+	}
+	if (parser.done >= 0)
+		return parser.done;
+	if ((rc = cli_no_operands(parser.cmd, argc, argv)) >= 0)
+		return rc;
+	/* Decided before anything runs, so a script learns it at once. */
+	if (!yes && !isatty(STDIN_FILENO))
+		return log_usage_error(parser.cmd, "stdin is not a terminal to confirm on; pass --yes to destroy without asking");
+	rc = run_destroy(&p, yes, keep_volume, &err) < 0 ? log_error_report(&err) : OS_EXIT_OK;
+	free(p.res);
+	free(p.dir);
+	os_error_clear(&err);
+	return rc;
+}

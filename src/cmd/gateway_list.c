@@ -1,0 +1,137 @@
+/* cmd/gateway_list.c - `openshell gateway list`: every gateway, one line each.
+ *
+ * Names come from both labelled containers and metadata files
+ * (gateway/info.h); each is then looked up as `status` would, so the two
+ * commands never disagree about a gateway's state.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/exitcode.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/xalloc.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "gateway/info.h"
+#include "gateway/lookup.h"
+
+struct row {
+	struct gateway gw;
+	int found;
+};
+
+static void usage(FILE *out)
+{
+	fputs("Usage: openshell gateway list [OPTIONS]\n"
+	      "\n"
+	      "List every gateway openshell knows: those with a container labelled as\n"
+	      "openshell's and those with a metadata.json, so a gateway whose metadata\n"
+	      "was deleted, or whose container was removed (state 'missing'), still shows.\n"
+	      "\n"
+	      "Options:\n"
+	      "      --json        print a JSON array on stdout\n"
+	      "  -v, --verbose     show each docker command\n"
+	      "  -h, --help        show this help\n", out);
+}
+
+/* A gateway may vanish between the listing and its lookup; one that
+ * cannot be looked up is named on stderr and left out. */
+static void lookup_rows(const struct strv *names, struct row *rows)
+{
+	for (size_t i = 0; i < names->n; i++) {
+		os_error err = { 0 };
+
+		rows[i].found = gateway_lookup(names->v[i], &rows[i].gw, &err) == 0;
+		if (!rows[i].found && err.code != OS_EXIT_NOTFOUND)
+			log_warn("gateway '%s': %s", names->v[i], err.msg);
+		os_error_clear(&err);
+	}
+}
+
+static const char *api_of(const struct gateway *gw)
+{
+	return gw->has_metadata ? gw->md.server : "-";
+}
+
+static void print_table(const struct row *rows, size_t n)
+{
+	int wname = 4, wstate = 5;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!rows[i].found)
+			continue;
+		int a = (int)strlen(rows[i].gw.name), b = (int)strlen(gateway_state_word(&rows[i].gw));
+		wname = a > wname ? a : wname;
+		wstate = b > wstate ? b : wstate;
+	}
+	printf("%-*s  %-*s  %-3s  %s\n", wname, "NAME", wstate, "STATE", "GPU", "API");
+	for (size_t i = 0; i < n; i++) {
+		const struct gateway *gw = &rows[i].gw;
+
+		if (rows[i].found)
+			printf("%-*s  %-*s  %-3s  %s\n", wname, gw->name, wstate, gateway_state_word(gw),
+			       gateway_wants_gpu(gw) ? "yes" : "no", api_of(gw));
+	}
+}
+
+static void print_json(const struct row *rows, size_t n)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (size_t i = 0; i < n; i++) {
+		if (!rows[i].found)
+			continue;
+		cJSON *o = cJSON_CreateObject();
+		gateway_json_common(o, &rows[i].gw);
+		cJSON_AddItemToArray(arr, o);
+	}
+	json_print_stdout(arr);
+}
+
+enum { OPT_JSON = 256 };
+
+int cmd_gateway_list(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONG,
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli_parser p = { .cmd = "gateway list", .longopts = longopts, .usage = usage };
+	struct strv names = { 0 };
+	struct row *rows;
+	os_error err = { 0 };
+	int json = 0, rc;
+
+	/* --json is the only option of its own. */
+	while (cli_next_option(&p, argc, argv) != -1)
+		json = 1;
+	if (p.done >= 0)
+		return p.done;
+	if ((rc = cli_no_operands(p.cmd, argc, argv)) >= 0)
+		return rc;
+	if (gateway_known_names(&names, &err) < 0) {
+		rc = log_error_report(&err);
+		os_error_clear(&err);
+		strv_free(&names);
+		return rc;
+	}
+	rows = xcalloc(names.n + 1, sizeof(*rows));
+	lookup_rows(&names, rows);
+	if (json)
+		print_json(rows, names.n);
+	else
+		print_table(rows, names.n);
+	for (size_t i = 0; i < names.n; i++)
+		if (rows[i].found)
+			gateway_free(&rows[i].gw);
+	free(rows);
+	strv_free(&names);
+	return OS_EXIT_OK;
+}

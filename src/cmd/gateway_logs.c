@@ -1,0 +1,100 @@
+/* cmd/gateway_logs.c - `openshell gateway logs`: the container's logs,
+ * streamed straight to the terminal by docker. */
+#include "config.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+
+#include "base/exitcode.h"
+#include "base/log.h"
+#include "base/names.h"
+#include "base/parse.h"
+#include "base/strv.h"
+#include "base/xalloc.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "docker/attach.h"
+#include "docker/client.h"
+#include "gateway/lookup.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: openshell gateway logs [OPTIONS]\n"
+		"\n"
+		"Print the gateway container's logs (k3s and the entrypoint), as\n"
+		"'docker logs' does. Exits with docker's status.\n"
+		"\n"
+		"Options:\n"
+		"      --name NAME   gateway name (default: %s)\n"
+		"  -f, --follow      keep printing new lines until interrupted\n"
+		"      --tail N      only the last N lines\n"
+		"  -v, --verbose     show the docker command\n"
+		"  -h, --help        show this help\n",
+		GATEWAY_DEFAULT_NAME);
+}
+
+/* tail < 0: every line. */
+static int show_logs(const struct gateway *gw, int follow, int tail, int *status, os_error *err)
+{
+	struct strv args = { 0 };
+	int rc;
+
+	if (!gw->c.exists)
+		return os_error_set(err, OS_EXIT_NOTFOUND, "gateway '%s' has no container (%s is gone)",
+				    gw->name, gw->container);
+	strv_push(&args, "logs");
+	if (follow)
+		strv_push(&args, "--follow");
+	if (tail >= 0)
+		strv_pushf(&args, "--tail=%d", tail);
+	strv_push(&args, gw->container);
+	/* Following has no natural end; a plain read keeps the per-call deadline. */
+	rc = docker_attach(strv_argv(&args), follow ? 0 : docker_call_timeout_ms(), status, err);
+	strv_free(&args);
+	return rc;
+}
+
+enum { OPT_NAME = 256, OPT_TAIL };
+
+int cmd_gateway_logs(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONG,
+		{ "name", required_argument, NULL, OPT_NAME },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "tail", required_argument, NULL, OPT_TAIL },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli_parser p = { .cmd = "gateway logs", .shortopts = "f", .longopts = longopts,
+				.usage = usage };
+	const char *name = GATEWAY_DEFAULT_NAME;
+	struct gateway gw;
+	os_error err = { 0 };
+	int c, follow = 0, tail = -1, status;
+
+	while ((c = cli_next_option(&p, argc, argv)) != -1) {
+		switch (c) {
+		case 'f': follow = 1; break;
+		case OPT_NAME: name = optarg; break;
+		case OPT_TAIL:
+			if (parse_uint(optarg, INT_MAX, &tail) < 0) {
+				cleanup_free char *shown = printable(optarg, 32);
+				return log_usage_error(p.cmd, "invalid --tail '%s': give a number of lines", shown);
+			}
+			break;
+		}
+	}
+	if (p.done >= 0)
+		return p.done;
+	if ((status = cli_no_operands(p.cmd, argc, argv)) >= 0)
+		return status;
+	if ((status = gateway_lookup_or_report(name, &gw)) != OS_EXIT_OK)
+		return status;
+	if (show_logs(&gw, follow, tail, &status, &err) < 0)
+		status = log_error_report(&err);
+	gateway_free(&gw);
+	os_error_clear(&err);
+	return status;
+}

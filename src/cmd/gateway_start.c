@@ -1,0 +1,192 @@
+/* cmd/gateway_start.c - `openshell gateway start`: options in, summary out. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/exitcode.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/names.h"
+#include "base/parse.h"
+#include "base/xalloc.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "gateway/deploy.h"
+#include "gateway/start.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: openshell gateway start [OPTIONS]\n"
+		"\n"
+		"Create a gateway - k3s in a privileged Docker container named\n"
+		"openshell-cluster-NAME - or resume a stopped one, and wait until it is ready:\n"
+		"the k3s API answers and, with --gpu, the node has allocatable GPUs.\n"
+		"The kubeconfig is written to $XDG_CONFIG_HOME/openshell/gateways/NAME/.\n"
+		"\n"
+		"Options:\n"
+		"      --name NAME      gateway name (default: %s); a DNS label of at most %d\n"
+		"                       lowercase letters, digits and '-'\n"
+		"      --gpu            pass all of the host's NVIDIA GPUs to the gateway:\n"
+		"                       Docker's --gpus (driver nvidia, capabilities gpu, utility,\n"
+		"                       compute) and GPU_ENABLED=true, so that k3s uses the\n"
+		"                       nvidia runtime and installs the NVIDIA device plugin;\n"
+		"                       pods then request GPUs with resources.limits\n"
+		"                       nvidia.com/gpu. The host needs the NVIDIA driver and\n"
+		"                       the NVIDIA Container Toolkit configured for Docker\n"
+		"                       (nvidia-ctk runtime configure --runtime=docker);\n"
+		"                       'openshell doctor' checks\n"
+		"      --port PORT      host port for the k3s API (default: %d, or the next\n"
+		"                       free port when that is taken)\n"
+		"      --bind ADDR      host address to publish the API on (default: %s);\n"
+		"                       anything but loopback exposes the cluster to the network\n"
+		"      --image REF      cluster image (default: $OPENSHELL_CLUSTER_IMAGE, else\n"
+		"                       %s)\n"
+		"      --recreate       remove an existing gateway and its volume first\n"
+		"      --timeout DUR    give up after DUR, e.g. 90s or 10m (default: 10m)\n"
+		"      --no-wait        return once the container reports healthy\n"
+		"      --json           print a JSON summary on stdout\n"
+		"      --update-kubeconfig  also merge the gateway into $KUBECONFIG or\n"
+		"                       ~/.kube/config and make it the current context; the\n"
+		"                       old file is kept as FILE.openshell-backup\n"
+		"  -v, --verbose        show each docker command\n"
+		"  -q, --quiet          print errors only\n"
+		"  -h, --help           show this help\n"
+		"\n"
+		"An existing gateway is reused (resumed if stopped) with its own port,\n"
+		"address and image; a different GPU request, or a --port, --bind or\n"
+		"--image that contradicts it, is refused (use --recreate). See\n"
+		"openshell(1) for exit statuses.\n",
+		GATEWAY_DEFAULT_NAME, GATEWAY_NAME_MAX, DEPLOY_DEFAULT_PORT, DEPLOY_DEFAULT_BIND,
+		DEPLOY_DEFAULT_IMAGE);
+}
+
+enum { OPT_NAME = 256, OPT_GPU, OPT_PORT, OPT_BIND, OPT_IMAGE, OPT_RECREATE, OPT_TIMEOUT,
+       OPT_NO_WAIT, OPT_JSON, OPT_UPDATE_KUBECONFIG };
+
+int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONG,
+		{ "name", required_argument, NULL, OPT_NAME },
+		{ "gpu", no_argument, NULL, OPT_GPU },
+		{ "port", required_argument, NULL, OPT_PORT },
+		{ "bind", required_argument, NULL, OPT_BIND },
+		{ "image", required_argument, NULL, OPT_IMAGE },
+		{ "recreate", no_argument, NULL, OPT_RECREATE },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "update-kubeconfig", no_argument, NULL, OPT_UPDATE_KUBECONFIG },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli_parser p = { .cmd = "gateway start", .shortopts = "", .longopts = longopts,
+				.usage = usage };
+	int c, rc = -1;
+
+	deploy_opts_init(o);
+	while (rc < 0 && (c = cli_next_option(&p, argc, argv)) != -1) {
+		switch (c) {
+		case OPT_NAME: o->name = optarg; break;
+		case OPT_GPU: o->gpu = 1; break;
+		case OPT_BIND:
+			o->bind = optarg;
+			o->bind_set = 1;
+			break;
+		case OPT_IMAGE:
+			o->image = optarg;
+			o->image_set = 1;
+			break;
+		case OPT_RECREATE: o->recreate = 1; break;
+		case OPT_NO_WAIT: o->no_wait = 1; break;
+		case OPT_JSON: o->json = 1; break;
+		case OPT_UPDATE_KUBECONFIG: o->update_kubeconfig = 1; break;
+		case OPT_PORT:
+			o->port_set = 1;
+			if (parse_port(optarg, &o->port) < 0) {
+				cleanup_free char *shown = printable(optarg, 32);
+				rc = log_usage_error(p.cmd, "invalid --port '%s': give a number from 1 to 65535", shown);
+			}
+			break;
+		case OPT_TIMEOUT:
+			rc = cli_duration_option(p.cmd, "--timeout", optarg, &o->timeout_ms);
+			break;
+		}
+	}
+	if (rc >= 0)
+		return rc;
+	if (p.done >= 0)
+		return p.done;
+	return cli_no_operands(p.cmd, argc, argv);
+}
+
+static void print_summary(const struct deploy_opts *o, const struct start_result *r)
+{
+	if (o->json) {
+		cJSON *j = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(j, "name", o->name);
+		cJSON_AddStringToObject(j, "container", r->container);
+		cJSON_AddStringToObject(j, "outcome", r->outcome ? r->outcome : "running");
+		cJSON_AddStringToObject(j, "image", r->image);
+		cJSON_AddStringToObject(j, "server", r->server);
+		cJSON_AddStringToObject(j, "kubeconfig", r->kubeconfig);
+		cJSON_AddBoolToObject(j, "gpu", o->gpu);
+		if (r->user_kubeconfig)
+			cJSON_AddStringToObject(j, "user_kubeconfig", r->user_kubeconfig);
+		json_add_count_or_null(j, "gpus_allocatable", r->gpus);
+		json_print_stdout(j);
+		return;
+	}
+	printf("Gateway '%s' is ready (%s).\n", o->name, r->outcome ? r->outcome : "running");
+	printf("  API:         %s\n", r->server);
+	printf("  Kubeconfig:  %s\n", r->kubeconfig);
+	if (o->gpu && r->gpus >= 0)
+		printf("  GPUs:        %lld allocatable (nvidia.com/gpu)\n", r->gpus);
+	else if (o->gpu)
+		printf("  GPUs:        requested; not yet checked (--no-wait)\n");
+	else
+		printf("  GPUs:        none (start with --gpu --recreate to add them)\n");
+	if (r->user_kubeconfig) {
+		printf("  Merged into: %s (current context openshell-%s)\n", r->user_kubeconfig, o->name);
+		if (r->user_backup)
+			printf("  Backup:      %s\n", r->user_backup);
+		printf("\nNext:\n  kubectl get nodes\n");
+	} else {
+		printf("\nNext:\n  export KUBECONFIG=%s\n  kubectl get nodes\n", r->kubeconfig);
+	}
+	if (o->gpu)
+		printf("  openshell gateway verify --name %s\n", o->name);
+}
+
+int cmd_gateway_start(int argc, char **argv)
+{
+	struct deploy_opts o;
+	struct start_result r;
+	os_error err = { 0 };
+	int rc = gateway_start_parse(argc, argv, &o);
+
+	if (rc >= 0)
+		return rc;
+	if (deploy_opts_check(&o, &err) < 0) {
+		rc = log_error_report(&err);
+		os_error_clear(&err);
+		return rc;
+	}
+	if (!bind_is_loopback(o.bind))
+		log_warn("the k3s API will be published on %s: reachable from other machines, not just this one",
+			 o.bind);
+	if (gateway_start(&o, &r, &err) < 0) {
+		rc = log_error_report(&err);
+	} else {
+		print_summary(&o, &r);
+		rc = OS_EXIT_OK;
+	}
+	start_result_free(&r);
+	os_error_clear(&err);
+	return rc;
+}

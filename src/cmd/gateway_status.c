@@ -1,0 +1,152 @@
+/* cmd/gateway_status.c - `openshell gateway status`: one gateway, looked at.
+ *
+ * Reads, never changes: docker inspect for the container and its health,
+ * and only while it runs, the k3s API's /readyz and the node's allocatable
+ * GPUs. A gateway that exists but is stopped is a successful answer.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/exitcode.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/names.h"
+#include "base/xalloc.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "gateway/info.h"
+#include "gateway/lookup.h"
+#include "kube/kubectl.h"
+
+struct status {
+	int api_ready;
+	long long gpus;          /* allocatable nvidia.com/gpu; -1 absent or unknown */
+	char *health_line;       /* last line of the latest health probe, or NULL */
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: openshell gateway status [OPTIONS]\n"
+		"\n"
+		"Show a gateway's container state and health, whether the k3s API is\n"
+		"ready, its GPU request and allocatable GPUs, API address and kubeconfig.\n"
+		"\n"
+		"Options:\n"
+		"      --name NAME   gateway name (default: %s)\n"
+		"      --json        print one JSON object on stdout\n"
+		"  -v, --verbose     show each docker command\n"
+		"  -h, --help        show this help\n"
+		"\n"
+		"Exit status 0 when the gateway exists, even stopped; 5 when it does not.\n",
+		GATEWAY_DEFAULT_NAME);
+}
+
+/* The healthcheck ends its output with the marker that matters. */
+static char *last_line(const char *text)
+{
+	const char *end = text + strlen(text), *start;
+
+	while (end > text && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	for (start = end; start > text && start[-1] != '\n'; start--)
+		;
+	return end > start ? xstrndup(start, (size_t)(end - start)) : NULL;
+}
+
+/* The API and GPU probes only make sense in a running container; their
+ * failure is part of the answer, not an error. */
+static void probe(const struct gateway *gw, struct status *s)
+{
+	os_error err = { 0 };
+	cJSON *nodes = NULL;
+
+	s->gpus = -1;
+	if (gw->c.health_output)
+		s->health_line = last_line(gw->c.health_output);
+	if (!gw->c.running)
+		return;
+	s->api_ready = kube_readyz(gw->container, 0, &err) > 0;
+	if (s->api_ready && kube_get(gw->container, "nodes", NULL, NULL, 0, 0, &nodes, &err) > 0)
+		s->gpus = kube_nodes_allocatable_gpus(nodes);
+	if (err.msg)
+		log_verbose("%s", err.msg);
+	cJSON_Delete(nodes);
+	os_error_clear(&err);
+}
+
+static void print_json(const struct gateway *gw, const struct status *s)
+{
+	cJSON *j = cJSON_CreateObject();
+
+	gateway_json_common(j, gw);
+	json_add_string_or_null(j, "health", gw->c.health);
+	cJSON_AddBoolToObject(j, "api_ready", s->api_ready);
+	json_add_count_or_null(j, "gpus_allocatable", s->gpus);
+	json_print_stdout(j);
+}
+
+static void print_text(const struct gateway *gw, const struct status *s)
+{
+	const char *problem = gateway_metadata_problem(gw);
+
+	printf("Gateway '%s'\n", gw->name);
+	printf("  Container:   %s (%s)\n", gw->container, gateway_state_word(gw));
+	if (gw->c.exists)
+		printf("  Health:      %s%s%s\n", gw->c.health ? gw->c.health : "no healthcheck",
+		       s->health_line ? ": " : "", s->health_line ? s->health_line : "");
+	printf("  API ready:   %s\n", s->api_ready ? "yes" : gw->c.running ? "no" : "no (not running)");
+	if (!gateway_wants_gpu(gw))
+		printf("  GPUs:        none requested\n");
+	else if (s->gpus >= 0)
+		printf("  GPUs:        requested; %lld allocatable (nvidia.com/gpu)\n", s->gpus);
+	else
+		printf("  GPUs:        requested; allocatable absent\n");
+	printf("  API:         %s\n", gw->has_metadata ? gw->md.server : "unknown");
+	printf("  Kubeconfig:  %s\n", gw->has_metadata ? gw->md.kubeconfig : "unknown");
+	if (problem)
+		printf("  Metadata:    %s\n", problem);
+}
+
+enum { OPT_NAME = 256, OPT_JSON };
+
+int cmd_gateway_status(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONG,
+		{ "name", required_argument, NULL, OPT_NAME },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli_parser p = { .cmd = "gateway status", .longopts = longopts, .usage = usage };
+	const char *name = GATEWAY_DEFAULT_NAME;
+	struct gateway gw;
+	struct status s = { 0 };
+	int c, json = 0, rc;
+
+	while ((c = cli_next_option(&p, argc, argv)) != -1) {
+		switch (c) {
+		case OPT_NAME: name = optarg; break;
+		case OPT_JSON: json = 1; break;
+		}
+	}
+	if (p.done >= 0)
+		return p.done;
+	if ((rc = cli_no_operands(p.cmd, argc, argv)) >= 0)
+		return rc;
+	if ((rc = gateway_lookup_or_report(name, &gw)) != OS_EXIT_OK)
+		return rc;
+	probe(&gw, &s);
+	if (json)
+		print_json(&gw, &s);
+	else
+		print_text(&gw, &s);
+	free(s.health_line);
+	gateway_free(&gw);
+	return OS_EXIT_OK;
+}

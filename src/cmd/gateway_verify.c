@@ -1,0 +1,168 @@
+/* cmd/gateway_verify.c - `openshell gateway verify`: the checklist. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/exitcode.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/names.h"
+#include "base/xalloc.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "gateway/deploy.h"
+#include "gateway/lookup.h"
+#include "gateway/verify.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: openshell gateway verify [OPTIONS]\n"
+		"\n"
+		"Prove that a gateway's GPUs are usable, check by check:\n"
+		"  device-request  the container asks Docker for GPUs (HostConfig.DeviceRequests)\n"
+		"  runtime-class   RuntimeClass nvidia exists\n"
+		"  device-plugin   the NVIDIA device plugin DaemonSet has all its pods ready\n"
+		"  allocatable     the node has allocatable nvidia.com/gpu > 0\n"
+		"  smoke-pod       a pod limited to nvidia.com/gpu: 1 runs nvidia-smi -L,\n"
+		"                  succeeds and names a GPU\n"
+		"\n"
+		"Options:\n"
+		"      --name NAME        gateway name (default: %s)\n"
+		"      --json             print the checks as one JSON object on stdout\n"
+		"      --smoke-image IMG  image of the smoke pod (default: %s)\n"
+		"      --timeout DUR      how long the smoke pod may take (default: 2m)\n"
+		"      --keep             leave the smoke pod in place for inspection\n"
+		"  -v, --verbose          show each docker command\n"
+		"  -h, --help             show this help\n"
+		"\n"
+		"Exit status: 0 when every check passes, 8 when one fails, 9 when the\n"
+		"gateway was started without --gpu (the checks do not apply).\n",
+		GATEWAY_DEFAULT_NAME, VERIFY_DEFAULT_SMOKE_IMAGE);
+}
+
+enum { OPT_NAME = 256, OPT_JSON, OPT_SMOKE_IMAGE, OPT_TIMEOUT, OPT_KEEP };
+
+static void print_human(const char *name, const struct check *checks)
+{
+	int passed = 0, failed = 0;
+
+	printf("Verifying gateway '%s'\n", name);
+	for (int i = 0; i < VERIFY_NCHECKS; i++) {
+		const struct check *c = &checks[i];
+		static const char *const words[] = { "PASS", "FAIL", "SKIP", "N/A " };
+
+		passed += c->status == CHECK_PASS;
+		failed += c->status == CHECK_FAIL;
+		printf("  %s  %-15s %s\n", words[c->status], c->name, c->evidence ? c->evidence : "");
+		if (c->detail && *c->detail) {
+			const char *p = c->detail;
+			while (*p) {
+				size_t n = strcspn(p, "\n");
+				printf("        | %.*s\n", (int)n, p);
+				p += n + (p[n] == '\n');
+			}
+		}
+	}
+	printf("%d passed, %d failed\n", passed, failed);
+}
+
+static void print_json(const char *name, const struct check *checks)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *arr;
+	int passed = 0, failed = 0;
+
+	cJSON_AddStringToObject(o, "gateway", name);
+	arr = cJSON_AddArrayToObject(o, "checks");
+	for (int i = 0; i < VERIFY_NCHECKS; i++) {
+		cJSON *c = cJSON_CreateObject();
+		cJSON_AddStringToObject(c, "name", checks[i].name);
+		cJSON_AddStringToObject(c, "status", check_status_name(checks[i].status));
+		cJSON_AddStringToObject(c, "evidence", checks[i].evidence ? checks[i].evidence : "");
+		json_add_string_or_null(c, "detail", checks[i].detail);
+		cJSON_AddItemToArray(arr, c);
+		passed += checks[i].status == CHECK_PASS;
+		failed += checks[i].status == CHECK_FAIL;
+	}
+	cJSON_AddNumberToObject(o, "passed", passed);
+	cJSON_AddNumberToObject(o, "failed", failed);
+	json_print_stdout(o);
+}
+
+static int verdict(const struct check *checks)
+{
+	int na = 1;
+
+	for (int i = 0; i < VERIFY_NCHECKS; i++) {
+		if (checks[i].status == CHECK_FAIL || checks[i].status == CHECK_SKIP)
+			return OS_EXIT_CHECKS;
+		na = na && checks[i].status == CHECK_NA;
+	}
+	return na ? OS_EXIT_NOTAPPLICABLE : OS_EXIT_OK;
+}
+
+int cmd_gateway_verify(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONG,
+		{ "name", required_argument, NULL, OPT_NAME },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "smoke-image", required_argument, NULL, OPT_SMOKE_IMAGE },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "keep", no_argument, NULL, OPT_KEEP },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli_parser p = { .cmd = "gateway verify", .shortopts = "", .longopts = longopts,
+				.usage = usage };
+	const char *name = GATEWAY_DEFAULT_NAME;
+	struct verify_opts vo = { .smoke_image = VERIFY_DEFAULT_SMOKE_IMAGE,
+				  .timeout_ms = VERIFY_DEFAULT_TIMEOUT_MS };
+	struct check checks[VERIFY_NCHECKS] = { 0 };
+	struct gateway gw;
+	os_error err = { 0 };
+	int c, json = 0, rc = -1;
+
+	while (rc < 0 && (c = cli_next_option(&p, argc, argv)) != -1) {
+		switch (c) {
+		case OPT_NAME: name = optarg; break;
+		case OPT_JSON: json = 1; break;
+		case OPT_SMOKE_IMAGE: vo.smoke_image = optarg; break;
+		case OPT_KEEP: vo.keep = 1; break;
+		case OPT_TIMEOUT:
+			rc = cli_duration_option(p.cmd, "--timeout", optarg, &vo.timeout_ms);
+			break;
+		}
+	}
+	if (rc >= 0)
+		return rc;
+	if (p.done >= 0)
+		return p.done;
+	if ((rc = cli_no_operands(p.cmd, argc, argv)) >= 0)
+		return rc;
+	if (image_ref_check(vo.smoke_image, &err) < 0 || gateway_lookup(name, &gw, &err) < 0) {
+		rc = log_error_report(&err);
+		os_error_clear(&err);
+		return rc;
+	}
+	if (gateway_require_running(&gw, &err) < 0) {
+		rc = log_error_report(&err);
+	} else if (verify_gateway(&gw, &vo, checks, &err) < 0) {
+		rc = log_error_report(&err);
+	} else {
+		if (json)
+			print_json(name, checks);
+		else
+			print_human(name, checks);
+		rc = verdict(checks);
+	}
+	verify_free(checks);
+	gateway_free(&gw);
+	os_error_clear(&err);
+	return rc;
+}

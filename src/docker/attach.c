@@ -1,0 +1,25 @@
+/* docker/attach.c - docker run through the runner's interactive mode. */
+#include "config.h"
+
+#include "base/runner.h"
+#include "base/strv.h"
+#include "docker/attach.h"
+#include "docker/client.h"
+
+int docker_attach(const char *const *args, int timeout_ms, int *status, os_error *err)
+{
+	struct strv argv = { 0 };
+	struct run_result res;
+	int rc;
+
+	if (docker_init(err) < 0)
+		return -1;
+	strv_push(&argv, docker_path());
+	strv_pushv(&argv, args);
+	struct run_spec spec = { .argv = strv_argv(&argv), .timeout_ms = timeout_ms, .interactive = 1 };
+	rc = run_command(&spec, &res, err);
+	*status = res.status;
+	run_result_free(&res);
+	strv_free(&argv);
+	return rc;
+}

@@ -1,0 +1,126 @@
+/* docker/client.c - the docker executable, its deadline, and reachability. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/command.h"
+#include "base/exitcode.h"
+#include "base/parse.h"
+#include "base/strv.h"
+#include "base/xalloc.h"
+#include "docker/client.h"
+
+static char *docker_exe;
+static int call_timeout_ms = DOCKER_DEFAULT_CALL_TIMEOUT_MS;
+
+static void docker_fini(void)
+{
+	free(docker_exe);
+	docker_exe = NULL;
+}
+
+int docker_init(os_error *err)
+{
+	const char *want = getenv("OPENSHELL_DOCKER");
+	const char *t = getenv("OPENSHELL_CALL_TIMEOUT");
+
+	if (docker_exe)
+		return 0;
+	if (t && *t && parse_duration_ms(t, &call_timeout_ms) < 0)
+		return os_error_set(err, OS_EXIT_USAGE,
+				    "OPENSHELL_CALL_TIMEOUT='%s' is not a duration; use a value like 30s or 2m",
+				    t);
+	if (!want || !*want)
+		want = "docker";
+	docker_exe = command_find(want);
+	if (!docker_exe) {
+		if (getenv("OPENSHELL_DOCKER") && *getenv("OPENSHELL_DOCKER"))
+			return os_error_set(err, OS_EXIT_DOCKER,
+					    "OPENSHELL_DOCKER='%s' is not an executable; point it at the docker CLI",
+					    want);
+		return os_error_set(err, OS_EXIT_DOCKER,
+				    "the docker CLI was not found on PATH; install Docker (Debian: apt-get install docker.io) or set OPENSHELL_DOCKER");
+	}
+	atexit(docker_fini);
+	return 0;
+}
+
+const char *docker_path(void) { return docker_exe; }
+int docker_call_timeout_ms(void) { return call_timeout_ms; }
+
+/* Both entry points share this: prefix the executable, apply the deadline. */
+static int docker_spawn(const char *const *args, const char *input, size_t input_len,
+			int timeout_ms, int want_ok, struct run_result *res, os_error *err)
+{
+	struct strv argv = { 0 };
+	int rc;
+
+	if (docker_init(err) < 0) {
+		memset(res, 0, sizeof(*res));
+		return -1;
+	}
+	strv_push(&argv, docker_exe);
+	strv_pushv(&argv, args);
+	struct run_spec spec = {
+		.argv = strv_argv(&argv),
+		.input = input,
+		.input_len = input_len,
+		.timeout_ms = timeout_ms > 0 ? timeout_ms : call_timeout_ms,
+	};
+	rc = want_ok ? run_command_ok(&spec, res, err) : run_command(&spec, res, err);
+	strv_free(&argv);
+	/* Whatever the command, a daemon that stopped answering is the error
+	 * to report: every caller would otherwise misread it as its own. */
+	if (res->status != 0 && (strstr(res->err, "Cannot connect to the Docker daemon") ||
+				 strstr(res->err, "error during connect"))) {
+		const char *host = getenv("DOCKER_HOST");
+		cleanup_free char *line = run_first_line(res->err);
+		os_error_set(err, OS_EXIT_DOCKER,
+			     "lost the Docker daemon (DOCKER_HOST=%s): %s; check that it runs and 'docker info' works",
+			     host && *host ? host : "unset", line);
+		return -1;
+	}
+	return rc;
+}
+
+int docker_run(const char *const *args, const char *input, size_t input_len, int timeout_ms,
+	       struct run_result *res, os_error *err)
+{
+	return docker_spawn(args, input, input_len, timeout_ms, 0, res, err);
+}
+
+int docker_run_ok(const char *const *args, const char *input, size_t input_len, int timeout_ms,
+		  struct run_result *res, os_error *err)
+{
+	return docker_spawn(args, input, input_len, timeout_ms, 1, res, err);
+}
+
+int docker_ping(char **server_version, os_error *err)
+{
+	static const char *const args[] = { "version", "--format", "{{.Server.Version}}", NULL };
+	struct run_result res = { 0 };
+	const char *host = getenv("DOCKER_HOST");
+	int rc = -1;
+
+	if (docker_run(args, NULL, 0, 0, &res, err) < 0) {
+		if (err->code != OS_EXIT_DOCKER || !res.err) {
+			os_error_wrap(err, "cannot reach the Docker daemon");
+			goto out;
+		}
+		os_error_clear(err);   /* no daemon: said below, in the words for a first contact */
+	}
+	if (res.status != 0 || res.out_len == 0 || res.out[0] == '\n') {
+		cleanup_free char *line = run_first_line(res.err);
+		os_error_set(err, OS_EXIT_DOCKER,
+			     "cannot reach the Docker daemon (DOCKER_HOST=%s): %s; check that the daemon runs and 'docker info' works",
+			     host && *host ? host : "unset", *line ? line : "no answer");
+		goto out;
+	}
+	if (server_version)
+		*server_version = xstrndup(res.out, strcspn(res.out, "\n"));
+	rc = 0;
+out:
+	run_result_free(&res);
+	return rc;
+}

@@ -1,0 +1,41 @@
+/* docker/client.h - calling the Docker CLI.
+ *
+ * openshell drives the docker command-line client, never the Engine API, so
+ * DOCKER_HOST, DOCKER_CONTEXT and the user's CLI config apply exactly as
+ * they do for the user's own docker commands (the environment is passed
+ * through untouched). The executable is resolved once: $OPENSHELL_DOCKER if
+ * set, else `docker` on PATH. Every call has a deadline: the per-call
+ * default is 60s, settable with $OPENSHELL_CALL_TIMEOUT (a duration).
+ */
+#ifndef OPENSHELL_DOCKER_CLIENT_H
+#define OPENSHELL_DOCKER_CLIENT_H
+
+#include "base/error.h"
+#include "base/runner.h"
+
+#define DOCKER_DEFAULT_CALL_TIMEOUT_MS 60000
+
+/* Resolve the executable and the per-call deadline; idempotent. Fails with
+ * OS_EXIT_DOCKER when docker cannot be found, OS_EXIT_USAGE for a bad
+ * OPENSHELL_CALL_TIMEOUT. */
+int docker_init(os_error *err);
+
+const char *docker_path(void);
+int docker_call_timeout_ms(void);
+
+/* Run `docker ARGS…` (args NULL-terminated, without "docker"), capturing
+ * output, with stdin from input (may be NULL), under timeout_ms (0: the
+ * per-call default). Same contract as run_command(). */
+int docker_run(const char *const *args, const char *input, size_t input_len, int timeout_ms,
+	       struct run_result *res, os_error *err);
+
+/* As docker_run(), but a non-zero exit status is an error as well. */
+int docker_run_ok(const char *const *args, const char *input, size_t input_len, int timeout_ms,
+		  struct run_result *res, os_error *err);
+
+/* Check that the daemon answers (`docker version`), explaining how to fix
+ * it when it does not. On success, *server_version (if given) receives the
+ * daemon's version, owned by the caller. */
+int docker_ping(char **server_version, os_error *err);
+
+#endif

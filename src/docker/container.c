@@ -1,0 +1,207 @@
+/* docker/container.c - docker inspect of the gateway container, parsed. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/exitcode.h"
+#include "base/json.h"
+#include "base/names.h"
+#include "base/xalloc.h"
+#include "docker/client.h"
+#include "docker/container.h"
+
+static char *dup_or_null(const char *s) { return s ? xstrdup(s) : NULL; }
+
+int docker_says_missing(const char *text)
+{
+	/* Daemons word a missing network "network X not found". */
+	return strstr(text, "No such container") || strstr(text, "No such object") ||
+	       strstr(text, "No such image") || strstr(text, "No such network") ||
+	       strstr(text, "no such volume") || strstr(text, "No such volume") ||
+	       (strstr(text, "network ") && strstr(text, " not found"));
+}
+
+/* A request asks for GPUs when it goes to the nvidia driver or names the
+ * "gpu" capability (Docker's default for --gpus). */
+static const cJSON *gpu_request(const cJSON *requests)
+{
+	const cJSON *req, *set, *cap;
+	const char *driver;
+
+	cJSON_ArrayForEach(req, requests) {
+		driver = json_str(req, "Driver");
+		if (driver && strcmp(driver, "nvidia") == 0)
+			return req;
+		cJSON_ArrayForEach(set, cJSON_GetObjectItemCaseSensitive(req, "Capabilities"))
+			cJSON_ArrayForEach(cap, set)
+				if (cJSON_IsString(cap) && strcmp(cap->valuestring, "gpu") == 0)
+					return req;
+	}
+	return NULL;
+}
+
+/* Keep the request's facts, and say them as evidence:
+ * "driver=nvidia count=all capabilities=…". */
+static void read_request(const cJSON *req, struct gw_container *c)
+{
+	const char *driver = json_str(req, "Driver");
+	cleanup_free char *count = NULL;
+
+	c->gpu_driver = xstrdup(driver ? driver : "");
+	c->gpu_caps = json_join_strings(cJSON_GetObjectItemCaseSensitive(req, "Capabilities"), ",");
+	c->gpu_devices = json_join_strings(cJSON_GetObjectItemCaseSensitive(req, "DeviceIDs"), ",");
+	if (json_int(cJSON_GetObjectItemCaseSensitive(req, "Count"), -1, 1 << 20, &c->gpu_count) < 0)
+		c->gpu_count = 0;
+	if (*c->gpu_devices)
+		count = xasprintf("devices=%s", c->gpu_devices);
+	else
+		count = c->gpu_count < 0 ? xstrdup("count=all") : xasprintf("count=%lld", c->gpu_count);
+	c->gpu_request_desc = xasprintf("driver=%s %s capabilities=%s", *c->gpu_driver ? c->gpu_driver : "(default)",
+					count, *c->gpu_caps ? c->gpu_caps : "(none)");
+}
+
+/* The host side of the k3s API port: HostConfig.PortBindings["6443/tcp"][0]. */
+static void read_api_binding(const cJSON *obj, struct gw_container *c)
+{
+	const cJSON *b = cJSON_GetArrayItem(json_get(obj, "HostConfig", "PortBindings", "6443/tcp", NULL), 0);
+	const char *ip = json_str(b, "HostIp"), *port = json_str(b, "HostPort");
+	char *end;
+	long p = port ? strtol(port, &end, 10) : 0;
+
+	c->api_host_ip = ip ? xstrdup(ip) : NULL;
+	c->api_host_port = port && *port && !*end && p > 0 && p <= 65535 ? (int)p : 0;
+}
+
+static void parse_health(const cJSON *state, struct gw_container *c)
+{
+	const cJSON *health = json_get(state, "Health", NULL);
+	const cJSON *log = json_get(health, "Log", NULL);
+	int n = cJSON_IsArray(log) ? cJSON_GetArraySize(log) : 0;
+
+	c->health = dup_or_null(json_str(health, "Status"));
+	if (n > 0)
+		c->health_output = dup_or_null(json_str(cJSON_GetArrayItem(log, n - 1), "Output"));
+}
+
+int container_parse_inspect(const char *json, size_t len, struct gw_container *c, os_error *err)
+{
+	cJSON *root = json_parse(json, len, "docker inspect output", err);
+	const cJSON *obj, *state, *labels;
+	int rc = -1;
+
+	memset(c, 0, sizeof(*c));
+	if (!root)
+		return -1;
+	obj = cJSON_IsArray(root) ? cJSON_GetArrayItem(root, 0) : NULL;
+	if (!cJSON_IsObject(obj)) {
+		os_error_set(err, OS_EXIT_FAILURE, "docker inspect output is not an array of objects");
+		goto out;
+	}
+	c->exists = 1;
+	c->id = dup_or_null(json_str(obj, "Id"));
+	state = json_get(obj, "State", NULL);
+	c->status = dup_or_null(json_str(state, "Status"));
+	c->running = json_bool(state, "Running") == 1;
+	c->restarting = json_bool(state, "Restarting") == 1;
+	if (json_int(json_get(state, "ExitCode", NULL), -1, 255, &c->exit_code) < 0)
+		c->exit_code = 0;
+	if (json_int(json_get(obj, "RestartCount", NULL), 0, 1LL << 40, &c->restart_count) < 0)
+		c->restart_count = 0;
+	c->state_error = dup_or_null(json_str(state, "Error"));
+	parse_health(state, c);
+	const cJSON *req = gpu_request(json_get(obj, "HostConfig", "DeviceRequests", NULL));
+	c->gpu_request = req != NULL;
+	if (req)
+		read_request(req, c);
+	read_api_binding(obj, c);
+	labels = json_get(obj, "Config", "Labels", NULL);
+	c->managed_by = dup_or_null(json_str(labels, LABEL_MANAGED));
+	c->gateway = dup_or_null(json_str(labels, LABEL_GATEWAY));
+	c->image = dup_or_null(json_str(json_get(obj, "Config", NULL), "Image"));
+	if (!c->status) {
+		os_error_set(err, OS_EXIT_FAILURE, "docker inspect output has no State.Status");
+		goto out;
+	}
+	rc = 0;
+out:
+	cJSON_Delete(root);
+	if (rc < 0)
+		container_free(c);
+	return rc;
+}
+
+enum owner container_owner(const struct gw_container *c, const char *gateway)
+{
+	return c->exists ? labels_owner(c->managed_by, c->gateway, gateway) : OWNER_ABSENT;
+}
+
+int docker_object_owner(const char *type, const char *object, const char *gateway, int timeout_ms,
+			enum owner *out, os_error *err)
+{
+	const char *args[] = { type, "inspect", "--format", "{{json .Labels}}", object, NULL };
+	struct run_result res = { 0 };
+	cJSON *labels = NULL;
+	int rc = -1;
+
+	*out = OWNER_ABSENT;
+	if (docker_run(args, NULL, 0, timeout_ms, &res, err) < 0)
+		goto out;
+	if (res.status != 0) {
+		if (docker_says_missing(res.err))
+			rc = 0;
+		else
+			run_failure(err, OS_EXIT_FAILURE, &res, "docker %s inspect %s failed", type, object);
+		goto out;
+	}
+	/* An object without labels prints null: simply not ours. */
+	if (!(labels = json_parse(res.out, res.out_len, "docker inspect output", err)))
+		goto out;
+	*out = labels_owner(json_str(labels, LABEL_MANAGED), json_str(labels, LABEL_GATEWAY), gateway);
+	rc = 0;
+out:
+	cJSON_Delete(labels);
+	run_result_free(&res);
+	return rc;
+}
+
+int container_inspect(const char *name, struct gw_container *c, os_error *err)
+{
+	const char *args[] = { "inspect", "--type=container", name, NULL };
+	struct run_result res = { 0 };
+	int rc = -1;
+
+	memset(c, 0, sizeof(*c));
+	if (docker_run(args, NULL, 0, 0, &res, err) < 0)
+		goto out;
+	if (res.status != 0) {
+		if (docker_says_missing(res.err)) {
+			rc = 0;   /* exists = 0 */
+			goto out;
+		}
+		run_failure(err, OS_EXIT_FAILURE, &res, "docker inspect %s failed", name);
+		goto out;
+	}
+	rc = container_parse_inspect(res.out, res.out_len, c, err);
+out:
+	run_result_free(&res);
+	return rc;
+}
+
+void container_free(struct gw_container *c)
+{
+	free(c->id);
+	free(c->status);
+	free(c->state_error);
+	free(c->health);
+	free(c->health_output);
+	free(c->gpu_request_desc);
+	free(c->gpu_driver);
+	free(c->gpu_devices);
+	free(c->gpu_caps);
+	free(c->api_host_ip);
+	free(c->managed_by);
+	free(c->gateway);
+	free(c->image);
+	memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,55 @@
+/* docker/container.h - a gateway's container as `docker inspect` describes it.
+ *
+ * container_parse_inspect() reads the JSON array docker prints into the
+ * few facts the commands act on, tolerating missing fields (older daemons,
+ * images without a healthcheck); container_inspect() runs docker for it and
+ * reports a missing container as exists = 0, not as an error.
+ */
+#ifndef OPENSHELL_DOCKER_CONTAINER_H
+#define OPENSHELL_DOCKER_CONTAINER_H
+
+#include <stddef.h>
+
+#include "base/error.h"
+#include "base/names.h"
+
+struct gw_container {
+	int exists;
+	char *id;
+	char *status;         /* created|running|paused|restarting|removing|exited|dead */
+	int running;
+	int restarting;
+	long long exit_code;
+	long long restart_count;
+	char *state_error;    /* State.Error, e.g. the runtime's complaint */
+	char *health;         /* starting|healthy|unhealthy; NULL: no healthcheck */
+	char *health_output;  /* output of the latest health probe */
+	int gpu_request;      /* HostConfig.DeviceRequests asks for GPUs */
+	char *gpu_request_desc; /* "driver=nvidia count=all capabilities=…", or NULL */
+	char *gpu_driver;     /* of that request: "nvidia", or "" for Docker's default */
+	long long gpu_count;  /* -1: all; 0 with gpu_devices set: by device ID */
+	char *gpu_devices;    /* DeviceIDs, comma-joined, or "" */
+	char *gpu_caps;       /* every capability named, comma-joined */
+	char *api_host_ip;    /* where 6443/tcp is published: HostIp, HostPort */
+	int api_host_port;    /* 0 when not published */
+	char *managed_by;     /* label org.openshell.managed-by */
+	char *gateway;        /* label org.openshell.gateway */
+	char *image;          /* Config.Image */
+};
+
+int container_parse_inspect(const char *json, size_t len, struct gw_container *c, os_error *err);
+int container_inspect(const char *name, struct gw_container *c, os_error *err);
+void container_free(struct gw_container *c);
+
+/* Whose the container is (base/names.h's labels_owner()); OWNER_ABSENT
+ * when it does not exist. */
+enum owner container_owner(const struct gw_container *c, const char *gateway);
+
+/* Whose a network or volume is, by the same rule. */
+int docker_object_owner(const char *type, const char *object, const char *gateway, int timeout_ms,
+			enum owner *out, os_error *err);
+
+/* Does stderr from docker say the object does not exist? */
+int docker_says_missing(const char *stderr_text);
+
+#endif

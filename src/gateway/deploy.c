@@ -1,0 +1,131 @@
+/* gateway/deploy.c - deploy options: defaults, validation, the docker run argv. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/exitcode.h"
+#include "base/names.h"
+#include "base/xalloc.h"
+#include "gateway/deploy.h"
+
+void deploy_opts_init(struct deploy_opts *o)
+{
+	const char *image = getenv("OPENSHELL_CLUSTER_IMAGE");
+
+	memset(o, 0, sizeof(*o));
+	o->name = GATEWAY_DEFAULT_NAME;
+	o->port = DEPLOY_DEFAULT_PORT;
+	o->bind = DEPLOY_DEFAULT_BIND;
+	o->image = image && *image ? image : DEPLOY_DEFAULT_IMAGE;
+	o->timeout_ms = DEPLOY_DEFAULT_TIMEOUT_MS;
+}
+
+static int is_ipv6(const char *addr)
+{
+	struct in6_addr a6;
+
+	return inet_pton(AF_INET6, addr, &a6) == 1;
+}
+
+int bind_is_loopback(const char *addr)
+{
+	struct in_addr a4;
+
+	if (inet_pton(AF_INET, addr, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	return strcmp(addr, "::1") == 0;
+}
+
+int image_ref_check(const char *ref, os_error *err)
+{
+	size_t n = strlen(ref);
+	int ok = n > 0 && n <= 255 &&
+		 strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", ref[0]) &&
+		 strspn(ref, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/:@-") == n;
+
+	if (!ok) {
+		cleanup_free char *shown = printable(ref, 64);
+		return os_error_set(err, OS_EXIT_USAGE,
+				    "invalid image reference '%s': use [registry/]repository[:tag][@digest] of letters, digits and ._/:@-",
+				    shown);
+	}
+	return 0;
+}
+
+int image_ref_has_registry(const char *ref)
+{
+	const char *slash = strchr(ref, '/');
+	size_t n;
+
+	if (!slash)
+		return 0;
+	n = (size_t)(slash - ref);
+	/* Docker's rule: the first component is a registry when it has a dot
+	 * or a port, or is "localhost". */
+	return memchr(ref, '.', n) || memchr(ref, ':', n) ||
+	       (n == 9 && strncmp(ref, "localhost", 9) == 0);
+}
+
+int deploy_opts_check(const struct deploy_opts *o, os_error *err)
+{
+	struct in_addr a4;
+
+	if (gateway_name_check(o->name, err) < 0)
+		return -1;
+	if (inet_pton(AF_INET, o->bind, &a4) != 1 && !is_ipv6(o->bind)) {
+		cleanup_free char *shown = printable(o->bind, 64);
+		return os_error_set(err, OS_EXIT_USAGE,
+				    "invalid --bind address '%s': give an IPv4 or IPv6 address such as 127.0.0.1",
+				    shown);
+	}
+	return image_ref_check(o->image, err);
+}
+
+char *deploy_api_address(const struct deploy_opts *o)
+{
+	/* A wildcard bind is still reached locally through loopback. */
+	const char *host = strcmp(o->bind, "0.0.0.0") == 0 ? "127.0.0.1"
+			 : strcmp(o->bind, "::") == 0     ? "::1"
+							  : o->bind;
+
+	return is_ipv6(host) ? xasprintf("[%s]:%d", host, o->port)
+			     : xasprintf("%s:%d", host, o->port);
+}
+
+void deploy_run_argv(const struct deploy_opts *o, struct strv *argv)
+{
+	cleanup_free char *res = gateway_resource_name(o->name);
+	cleanup_free char *host = gateway_hostname(o->name);
+
+	strv_push(argv, "run");
+	strv_push(argv, "--detach");
+	strv_pushf(argv, "--name=%s", res);
+	strv_pushf(argv, "--hostname=%s", host);
+	strv_pushf(argv, "--label=%s=%s", LABEL_MANAGED, LABEL_MANAGED_VALUE);
+	strv_pushf(argv, "--label=%s=%s", LABEL_GATEWAY, o->name);
+	strv_pushf(argv, "--label=%s=%s", LABEL_GPU, o->gpu ? "true" : "false");
+	/* k3s runs containerd, mounts cgroups and manages iptables itself. */
+	strv_push(argv, "--privileged");
+	strv_push(argv, "--cgroupns=host");
+	strv_push(argv, "--restart=unless-stopped");
+	strv_pushf(argv, "--network=%s", res);
+	strv_pushf(argv, "--volume=%s:%s", res, K3S_DATA_DIR);
+	if (is_ipv6(o->bind))
+		strv_pushf(argv, "--publish=[%s]:%d:%d", o->bind, o->port, K3S_API_PORT);
+	else
+		strv_pushf(argv, "--publish=%s:%d:%d", o->bind, o->port, K3S_API_PORT);
+	if (o->gpu) {
+		strv_pushf(argv, "--gpus=%s", DEPLOY_GPU_REQUEST);
+		strv_push(argv, "--env=GPU_ENABLED=true");
+	}
+	strv_push(argv, o->image);
+	strv_push(argv, "server");
+	strv_push(argv, "--disable=traefik");
+	/* The API certificate must name the address clients will use. */
+	strv_push(argv, "--tls-san=127.0.0.1");
+	strv_push(argv, "--tls-san=localhost");
+	if (!bind_is_loopback(o->bind) && strcmp(o->bind, "0.0.0.0") && strcmp(o->bind, "::"))
+		strv_pushf(argv, "--tls-san=%s", o->bind);
+}

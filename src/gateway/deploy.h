@@ -1,0 +1,65 @@
+/* gateway/deploy.h - what a gateway is asked to be, and the docker run that makes it.
+ *
+ * struct deploy_opts carries the user's request from the command line to
+ * the deploy flow (design.md §1: CLI flag -> deploy options -> container
+ * creation). deploy_opts_init() fills the defaults, the command line sets
+ * fields, deploy_opts_check() refuses bad values before any docker call,
+ * and deploy_run_argv() is the one place that turns options into the
+ * `docker run` argv (design.md §3), so every combination is unit-tested.
+ */
+#ifndef OPENSHELL_GATEWAY_DEPLOY_H
+#define OPENSHELL_GATEWAY_DEPLOY_H
+
+#include "base/error.h"
+#include "base/strv.h"
+
+#define DEPLOY_DEFAULT_IMAGE "ghcr.io/openshell/cluster:" PACKAGE_VERSION
+#define DEPLOY_DEFAULT_PORT 6443
+#define DEPLOY_DEFAULT_BIND "127.0.0.1"
+#define DEPLOY_DEFAULT_TIMEOUT_MS (10 * 60 * 1000)
+#define K3S_API_PORT 6443
+#define K3S_DATA_DIR "/var/lib/rancher/k3s"
+
+/* What --gpu asks Docker for: every GPU, through the nvidia driver, with
+ * the capabilities gpu, utility (nvidia-smi, NVML for the device plugin)
+ * and compute (CUDA). The docker CLI appends "gpu" to whatever set it is
+ * given, so naming it here too would request it twice; the request reads
+ * back as Capabilities [["utility","compute","gpu"]]. The quotes are
+ * Docker's CSV syntax for a value holding commas. */
+#define DEPLOY_GPU_REQUEST "driver=nvidia,count=all,\"capabilities=utility,compute\""
+
+struct deploy_opts {
+	const char *name;     /* gateway name (base/names.h rules) */
+	int gpu;              /* request all GPUs, install the device plugin */
+	int port;             /* host port for the k3s API */
+	const char *bind;     /* host address the API port is published on */
+	const char *image;    /* cluster image reference */
+	int recreate;         /* remove an existing gateway first */
+	int timeout_ms;       /* overall deadline of the start */
+	int no_wait;          /* return once the container is healthy */
+	int json;             /* print a JSON summary on stdout */
+	int update_kubeconfig; /* also merge into the user's kubeconfig */
+	/* Given on the command line, rather than defaults: a reused gateway
+	 * keeps its own values unless these contradict them. */
+	int port_set, bind_set, image_set;
+};
+
+void deploy_opts_init(struct deploy_opts *o);
+int deploy_opts_check(const struct deploy_opts *o, os_error *err);
+
+/* Append `run -d … IMAGE server …` (without the docker executable). */
+void deploy_run_argv(const struct deploy_opts *o, struct strv *argv);
+
+/* "127.0.0.1:6443", or "[::1]:6443" for IPv6: where the API is reached. */
+char *deploy_api_address(const struct deploy_opts *o);
+
+/* Does the image reference name a registry (so that a pull can work)? */
+int image_ref_has_registry(const char *ref);
+
+/* Reject references Docker would refuse or misread as an option. */
+int image_ref_check(const char *ref, os_error *err);
+
+/* Is the bind address a loopback address? */
+int bind_is_loopback(const char *addr);
+
+#endif

@@ -1,0 +1,105 @@
+/* gateway/lookup.c - gateway lookup (docker inspect plus metadata.json) and the
+ * lock taken to change one. */
+#include "config.h"
+
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/exitcode.h"
+#include "base/files.h"
+#include "base/log.h"
+#include "base/names.h"
+#include "base/xalloc.h"
+#include "gateway/lookup.h"
+
+#define METADATA_MAX (64u << 10)
+
+static void load_metadata(struct gateway *gw)
+{
+	cleanup_free char *path = xasprintf("%s/metadata.json", gw->state_dir);
+	cleanup_free char *text = NULL;
+	os_error err = { 0 };
+	size_t len;
+
+	if (read_file(path, METADATA_MAX, &text, &len, &err) == 0 &&
+	    metadata_parse(text, len, &gw->md, &err) == 0 && strcmp(gw->md.name, gw->name) == 0) {
+		gw->has_metadata = 1;
+	} else if (err.code != OS_EXIT_NOTFOUND) {
+		gw->metadata_error = err.msg ? xasprintf("%s", err.msg)
+					     : xasprintf("%s names another gateway", path);
+		if (!err.msg)
+			metadata_free(&gw->md);
+	}
+	os_error_clear(&err);
+}
+
+int gateway_lookup(const char *name, struct gateway *gw, os_error *err)
+{
+	memset(gw, 0, sizeof(*gw));
+	if (gateway_name_check(name, err) < 0)
+		return -1;
+	gw->name = xstrdup(name);
+	gw->container = gateway_resource_name(name);
+	if (gateway_state_dir(name, &gw->state_dir, err) < 0 ||
+	    container_inspect(gw->container, &gw->c, err) < 0)
+		goto fail;
+	if (container_owner(&gw->c, name) == OWNER_FOREIGN) {
+		cleanup_free char *why = labels_foreign_reason("container", gw->container, name);
+		os_error_set(err, OS_EXIT_CONFLICT, "%s; openshell will not manage it", why);
+		goto fail;
+	}
+	load_metadata(gw);
+	if (!gw->c.exists && !gw->has_metadata && !gw->metadata_error) {
+		os_error_set(err, OS_EXIT_NOTFOUND, "no gateway named '%s' (see 'openshell gateway list')", name);
+		goto fail;
+	}
+	return 0;
+fail:
+	gateway_free(gw);
+	return -1;
+}
+
+int gateway_wants_gpu(const struct gateway *gw)
+{
+	return gw->c.exists ? gw->c.gpu_request : gw->has_metadata && gw->md.gpu;
+}
+
+int gateway_require_running(const struct gateway *gw, os_error *err)
+{
+	if (gw->c.exists && gw->c.running)
+		return 0;
+	return os_error_set(err, OS_EXIT_FAILURE,
+			    "gateway '%s' is not running (%s); start it with 'openshell gateway start --name %s%s'",
+			    gw->name, gw->c.exists ? gw->c.status : "no container", gw->name,
+			    gateway_wants_gpu(gw) ? " --gpu" : "");
+}
+
+void gateway_free(struct gateway *gw)
+{
+	free(gw->name);
+	free(gw->container);
+	free(gw->state_dir);
+	free(gw->metadata_error);
+	container_free(&gw->c);
+	metadata_free(&gw->md);
+	memset(gw, 0, sizeof(*gw));
+}
+
+int gateway_lookup_or_report(const char *name, struct gateway *gw)
+{
+	os_error err = { 0 };
+	int rc = OS_EXIT_OK;
+
+	if (gateway_lookup(name, gw, &err) < 0)
+		rc = log_error_report(&err);
+	os_error_clear(&err);
+	return rc;
+}
+
+int gateway_lock_for_change(const char *name, os_error *err)
+{
+	/* The name becomes a file name under locks/: it must be checked first. */
+	if (gateway_name_check(name, err) < 0)
+		return -1;
+	return gateway_lock(name, clock_ms() + GATEWAY_LOCK_WAIT_MS, err);
+}

@@ -1,0 +1,53 @@
+/* gateway/lookup.h - find an existing gateway by name: its container and files;
+ * lock one before changing it.
+ *
+ * Every command after `start` begins here. A gateway exists when its
+ * container (openshell-cluster-NAME) or its metadata.json does. A
+ * container that is not labelled as openshell's is never managed; a
+ * metadata.json that cannot be read is reported, not trusted.
+ */
+#ifndef OPENSHELL_GATEWAY_LOOKUP_H
+#define OPENSHELL_GATEWAY_LOOKUP_H
+
+#include "base/error.h"
+#include "docker/container.h"
+#include "gateway/metadata.h"
+
+struct gateway {
+	char *name;
+	char *container;          /* openshell-cluster-NAME */
+	char *state_dir;          /* $XDG_CONFIG_HOME/openshell/gateways/NAME */
+	struct gw_container c;    /* c.exists == 0 when there is no container */
+	struct gw_metadata md;    /* valid when has_metadata */
+	int has_metadata;
+	char *metadata_error;     /* why metadata.json was not usable, or NULL */
+};
+
+/* Fails with OS_EXIT_USAGE for a bad name, OS_EXIT_NOTFOUND when neither
+ * container nor metadata exists, OS_EXIT_CONFLICT when the container of
+ * that name is not openshell's. */
+int gateway_lookup(const char *name, struct gateway *gw, os_error *err);
+void gateway_free(struct gateway *gw);
+
+/* gateway_lookup() for a command's top level: returns 0, or reports the
+ * error on stderr and returns the exit status to end with. */
+int gateway_lookup_or_report(const char *name, struct gateway *gw);
+
+/* Does the gateway ask for GPUs? The container says; without one, the
+ * metadata does. */
+int gateway_wants_gpu(const struct gateway *gw);
+
+/* 0 when the container runs; else fails with "gateway 'NAME' is not
+ * running (STATE); start it with 'openshell gateway start --name NAME'",
+ * naming --gpu when the gateway asks for GPUs. */
+int gateway_require_running(const struct gateway *gw, os_error *err);
+
+/* How long stop and destroy wait for another openshell (a `start`, say)
+ * to finish with the same gateway. */
+#define GATEWAY_LOCK_WAIT_MS 60000
+
+/* Check the name, then take the gateway's lock (base/files.h), waiting at
+ * most GATEWAY_LOCK_WAIT_MS. Returns the lock's fd for gateway_unlock(). */
+int gateway_lock_for_change(const char *name, os_error *err);
+
+#endif

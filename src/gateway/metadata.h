@@ -1,0 +1,35 @@
+/* gateway/metadata.h - gateways/NAME/metadata.json: what openshell made, and when.
+ *
+ * Written with cJSON when a gateway starts and read back by the other
+ * commands. A file that is not ours (wrong schema, missing or mistyped
+ * fields) is reported as such, never half-trusted.
+ */
+#ifndef OPENSHELL_GATEWAY_METADATA_H
+#define OPENSHELL_GATEWAY_METADATA_H
+
+#include <stddef.h>
+
+#include "base/error.h"
+
+#define METADATA_SCHEMA 1
+
+struct gw_metadata {
+	char *name;
+	char *container;
+	char *image;
+	char *bind;
+	int port;
+	int gpu;
+	char *server;       /* https://ADDR:PORT, as in the kubeconfig */
+	char *kubeconfig;   /* absolute path */
+	char *created;      /* RFC 3339, UTC */
+};
+
+char *metadata_to_json(const struct gw_metadata *md);
+int metadata_parse(const char *json, size_t len, struct gw_metadata *md, os_error *err);
+void metadata_free(struct gw_metadata *md);
+
+/* The current time as RFC 3339 UTC ("2026-11-29T14:31:43Z"). */
+char *metadata_now(void);
+
+#endif

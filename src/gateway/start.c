@@ -1,0 +1,480 @@
+/* gateway/start.c - the `gateway start` flow (see gateway/start.h). */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/clock.h"
+#include "base/command.h"
+#include "base/exitcode.h"
+#include "base/files.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/names.h"
+#include "base/signals.h"
+#include "base/strv.h"
+#include "base/xalloc.h"
+#include "docker/client.h"
+#include "docker/container.h"
+#include "gateway/image.h"
+#include "gateway/metadata.h"
+#include "gateway/start.h"
+#include "gateway/wait.h"
+#include "kube/kubeconfig.h"
+
+/* When --port was not given and the default is taken, try the next ports. */
+#define PORT_TRIES 20
+
+struct start {
+	struct deploy_opts o;      /* the request; a reused gateway's own values replace defaults */
+	struct start_result *r;
+	char *res;                 /* openshell-cluster-NAME */
+	char *reused_image;        /* owned copy behind o.image when adopted */
+	char *reused_bind;         /* owned copy behind o.bind when adopted */
+	struct wait_ctx w;         /* deadline, restart count for the waits */
+	int created_network, created_volume, created_container;
+	int have_container;        /* a gateway container exists and is kept */
+	int rolled_back;           /* this run removed what it had created */
+	int image_ready;           /* ensure_image() succeeded */
+};
+
+/* docker ARGS... within timeout_ms; a non-zero exit is an error. */
+static int docker_ok(const char *const *args, int timeout_ms, os_error *err)
+{
+	struct run_result res = { 0 };
+	int rc = docker_run_ok(args, NULL, 0, timeout_ms, &res, err);
+
+	run_result_free(&res);
+	return rc;
+}
+
+/* --- a: preflight ------------------------------------------------------ */
+
+static int daemon_is_local(void)
+{
+	const char *host = getenv("DOCKER_HOST");
+	const char *ctx = getenv("DOCKER_CONTEXT");
+
+	return (!host || !*host || strncmp(host, "unix://", 7) == 0) && (!ctx || !*ctx || !strcmp(ctx, "default"));
+}
+
+/* The toolkit shows itself to a client as a registered nvidia runtime or,
+ * on the daemon's own host, as the hook on PATH. With neither, warn: the
+ * start itself gives the verdict (exit 7) if Docker cannot select the
+ * driver. A remote daemon's host cannot be looked at, so it gets no warning. */
+static void gpu_preflight(const struct start *st)
+{
+	static const char *const args[] = { "info", "--format", "{{json .Runtimes}}", NULL };
+	struct run_result res = { 0 };
+	os_error err = { 0 };
+	cJSON *rt = NULL;
+	cleanup_free char *hook = command_find("nvidia-container-runtime-hook");
+
+	if (docker_run_ok(args, NULL, 0, wait_call_budget_ms(&st->w), &res, &err) == 0 &&
+	    (rt = json_parse(res.out, res.out_len, "docker info output", &err)) &&
+	    !cJSON_GetObjectItemCaseSensitive(rt, "nvidia") && !hook && daemon_is_local())
+		log_warn("the NVIDIA Container Toolkit looks absent: Docker lists no nvidia runtime and nvidia-container-runtime-hook is not on PATH (install the toolkit, then 'nvidia-ctk runtime configure --runtime=docker')");
+	cJSON_Delete(rt);
+	run_result_free(&res);
+	os_error_clear(&err);
+}
+
+static int preflight(struct start *st, os_error *err)
+{
+	cleanup_free char *version = NULL;
+
+	log_step("checking Docker");
+	if (docker_ping(&version, err) < 0)
+		return -1;
+	log_verbose("docker daemon %s", version);
+	log_step_done(1);
+	if (st->o.gpu)
+		gpu_preflight(st);
+	return 0;
+}
+
+/* --- c: the image -------------------------------------------------------- */
+
+static int ensure_image(struct start *st, os_error *err)
+{
+	if (image_ensure(st->o.image, st->w.deadline, st->o.timeout_ms, err) < 0)
+		return -1;
+	st->image_ready = 1;
+	return 0;
+}
+
+/* --- b: an existing gateway --------------------------------------------- */
+
+static int refuse_foreign(const char *type, const struct start *st, os_error *err)
+{
+	cleanup_free char *why = labels_foreign_reason(type, st->res, st->o.name);
+	return os_error_set(err, OS_EXIT_CONFLICT, "%s; remove or rename it first", why);
+}
+
+static int remove_gateway(struct start *st, os_error *err)
+{
+	const char *rm[] = { "rm", "--force", "--volumes", st->res, NULL };
+	const char *rmvol[] = { "volume", "rm", st->res, NULL };
+	enum owner vol;
+
+	log_step("removing gateway '%s' (--recreate)", st->o.name);
+	if (docker_object_owner("volume", st->res, st->o.name, wait_call_budget_ms(&st->w), &vol, err) < 0)
+		return -1;
+	if (vol == OWNER_FOREIGN)
+		return refuse_foreign("volume", st, err);
+	if (docker_ok(rm, wait_call_budget_ms(&st->w), err) < 0)
+		return os_error_wrap(err, "cannot remove the old container");
+	/* Only now that the container is gone can its volume go. */
+	if (vol == OWNER_OURS && docker_ok(rmvol, wait_call_budget_ms(&st->w), err) < 0)
+		return os_error_wrap(err, "cannot remove the old volume");
+	log_step_done(1);
+	return 0;
+}
+
+static int refuse_gpu_mismatch(const struct start *st, const struct gw_container *c, os_error *err)
+{
+	return os_error_set(err, OS_EXIT_CONFLICT,
+			    "gateway '%s' exists %s GPUs but %s asked for; rerun with --recreate to rebuild it%s (its cluster state is lost)",
+			    st->o.name, c->gpu_request ? "with" : "without",
+			    st->o.gpu ? "--gpu was" : "no GPUs were", st->o.gpu ? " with --gpu" : "");
+}
+
+/* A reused gateway is what its container is: options the user gave that
+ * contradict it are refused; defaults give way to its own values, so the
+ * kubeconfig and metadata describe the gateway as it runs. */
+static int adopt_existing(struct start *st, const struct gw_container *c, os_error *err)
+{
+	const char *what = NULL;
+
+	if (c->gpu_request != st->o.gpu)
+		return refuse_gpu_mismatch(st, c, err);
+	if (st->o.port_set && c->api_host_port && c->api_host_port != st->o.port)
+		what = "--port";
+	else if (st->o.bind_set && c->api_host_ip && strcmp(c->api_host_ip, st->o.bind) != 0)
+		what = "--bind";
+	else if (st->o.image_set && c->image && strcmp(c->image, st->o.image) != 0)
+		what = "--image";
+	if (what)
+		return os_error_set(err, OS_EXIT_CONFLICT,
+				    "gateway '%s' exists with another %s than asked for; rerun with --recreate to rebuild it (its cluster state is lost)",
+				    st->o.name, what);
+	if (c->api_host_port)
+		st->o.port = c->api_host_port;
+	if (c->api_host_ip && *c->api_host_ip)
+		st->o.bind = st->reused_bind = xstrdup(c->api_host_ip);
+	if (c->image)
+		st->o.image = st->reused_image = xstrdup(c->image);
+	return 0;
+}
+
+/* Turn a docker run/start failure into the one line that names the fix. */
+static int explain_run_failure(const struct start *st, const struct run_result *res, const char *verb,
+			       os_error *err)
+{
+	if (strstr(res->err, "could not select device driver")) {
+		os_error_set(err, OS_EXIT_NOGPU,
+			     "Docker cannot give the gateway GPUs: the NVIDIA Container Toolkit is missing or not configured for Docker; install it, run 'nvidia-ctk runtime configure --runtime=docker' and restart docker");
+	} else if (strstr(res->err, "port is already allocated") ||
+		   strstr(res->err, "address already in use")) {
+		os_error_set(err, OS_EXIT_FAILURE, "port %d on %s is already in use; choose another with --port",
+			     st->o.port, st->o.bind);
+	} else {
+		run_failure(err, OS_EXIT_FAILURE, res, "docker %s failed (exit status %d)", verb, res->status);
+	}
+	os_error_set_detail(err, res->err);
+	return -1;
+}
+
+static int resume(struct start *st, os_error *err)
+{
+	const char *start[] = { "start", st->res, NULL };
+	struct run_result res = { 0 };
+	int rc;
+
+	log_step("resuming stopped gateway '%s'", st->o.name);
+	rc = docker_run(start, NULL, 0, wait_call_budget_ms(&st->w), &res, err);
+	if (rc == 0 && res.status != 0)
+		rc = explain_run_failure(st, &res, "start", err);
+	run_result_free(&res);
+	if (rc < 0)
+		return -1;
+	st->r->outcome = "resumed";
+	log_step_done(1);
+	return 0;
+}
+
+/* 1: reuse (running or resumed), 0: create anew, -1: error. */
+static int reconcile_existing(struct start *st, os_error *err)
+{
+	struct gw_container c;
+	int rc = -1;
+
+	if (container_inspect(st->res, &c, err) < 0)
+		return -1;
+	if (!c.exists) {
+		rc = 0;
+	} else if (container_owner(&c, st->o.name) == OWNER_FOREIGN) {
+		refuse_foreign("container", st, err);
+	} else if (st->o.recreate) {
+		/* The new image must be at hand before the old gateway goes. */
+		rc = ensure_image(st, err) < 0 || remove_gateway(st, err) < 0 ? -1 : 0;
+	} else if (adopt_existing(st, &c, err) == 0) {
+		st->w.restarts = c.restart_count;
+		st->have_container = 1;
+		if (c.running || c.restarting) {
+			st->r->outcome = "running";
+			log_info("gateway '%s' is already running; checking that it is ready", st->o.name);
+			rc = 1;
+		} else {
+			rc = resume(st, err) < 0 ? -1 : 1;
+		}
+	}
+	container_free(&c);
+	return rc;
+}
+
+/* --- d/e: network, volume, container ------------------------------------ */
+
+/* Undo what this run created, newest first; failures only warn, since the
+ * error that led here is the one to report. Past the deadline too: the
+ * calls get a budget of their own. */
+static void rollback(struct start *st)
+{
+	const char *rm[] = { "rm", "--force", st->res, NULL };
+	const char *rmvol[] = { "volume", "rm", "--force", st->res, NULL };
+	const char *rmnet[] = { "network", "rm", st->res, NULL };
+	int t = cleanup_budget_ms();
+	os_error err = { 0 };
+
+	signals_shield();   /* a second ^C must not cut the rollback short */
+	st->rolled_back = st->created_container || st->created_volume || st->created_network;
+	if (st->created_container && docker_ok(rm, t, &err) < 0)
+		log_warn("could not remove container %s: %s", st->res, err.msg);
+	os_error_clear(&err);
+	if (st->created_volume && docker_ok(rmvol, t, &err) < 0)
+		log_warn("could not remove volume %s: %s", st->res, err.msg);
+	os_error_clear(&err);
+	if (st->created_network && docker_ok(rmnet, t, &err) < 0)
+		log_warn("could not remove network %s: %s", st->res, err.msg);
+	os_error_clear(&err);
+	st->created_container = st->created_volume = st->created_network = 0;
+	signals_unshield();
+}
+
+/* `docker network|volume create` of the gateway's name, unless it exists
+ * as ours already; *created records that this run made it, for rollback. */
+static int ensure_object(struct start *st, const char *type, int *created, os_error *err)
+{
+	cleanup_free char *l1 = xasprintf("--label=%s=%s", LABEL_MANAGED, LABEL_MANAGED_VALUE);
+	cleanup_free char *l2 = xasprintf("--label=%s=%s", LABEL_GATEWAY, st->o.name);
+	const char *create[] = { type, "create", l1, l2, st->res, NULL };
+	enum owner owner;
+
+	if (docker_object_owner(type, st->res, st->o.name, wait_call_budget_ms(&st->w), &owner, err) < 0)
+		return -1;
+	if (owner == OWNER_FOREIGN)
+		return refuse_foreign(type, st, err);
+	if (owner == OWNER_OURS)
+		return 0;
+	if (docker_ok(create, wait_call_budget_ms(&st->w), err) < 0)
+		return os_error_wrap(err, "cannot create %s %s", type, st->res);
+	*created = 1;
+	return 0;
+}
+
+/* One docker run. 1: the port was taken and may be moved on; 0: created;
+ * -1: error (the Created container, if any, is left for rollback). */
+static int run_once(struct start *st, os_error *err)
+{
+	struct strv argv = { 0 };
+	struct run_result res = { 0 };
+	int rc = -1;
+
+	deploy_run_argv(&st->o, &argv);
+	/* docker run leaves a Created container behind when the start fails,
+	 * and one may exist even when the call was cut short. */
+	st->created_container = 1;
+	if (docker_run(strv_argv(&argv), NULL, 0, wait_call_budget_ms(&st->w), &res, err) < 0)
+		goto out;
+	if (res.status == 0) {
+		rc = 0;
+	} else if (!st->o.port_set && (strstr(res.err, "port is already allocated") ||
+					 strstr(res.err, "address already in use"))) {
+		const char *rm[] = { "rm", "--force", st->res, NULL };
+		rc = docker_ok(rm, wait_call_budget_ms(&st->w), err) < 0 ? -1 : 1;
+		st->created_container = rc < 0;
+	} else {
+		explain_run_failure(st, &res, "run", err);
+	}
+out:
+	run_result_free(&res);
+	strv_free(&argv);
+	return rc;
+}
+
+static int create_container(struct start *st, os_error *err)
+{
+	int rc = -1;
+
+	log_step("creating gateway '%s'%s", st->o.name, st->o.gpu ? " with all GPUs" : "");
+	if (ensure_object(st, "network", &st->created_network, err) < 0 ||
+	    ensure_object(st, "volume", &st->created_volume, err) < 0)
+		goto out;
+	/* Without --port, a taken default moves to the next free port rather
+	 * than failing: two gateways can start side by side. */
+	for (int tries = 0; (rc = run_once(st, err)) == 1 && tries < PORT_TRIES; tries++)
+		st->o.port++;
+	if (rc == 1)
+		rc = os_error_set(err, OS_EXIT_FAILURE, "ports %d to %d on %s are all in use; choose one with --port",
+				  st->o.port - PORT_TRIES, st->o.port, st->o.bind);
+	if (rc == 0) {
+		st->r->outcome = "created";
+		st->have_container = 1;
+		log_step_done(1);
+	}
+out:
+	if (rc < 0)
+		rollback(st);
+	return rc;
+}
+
+/* --- h: kubeconfig and metadata ------------------------------------------ */
+
+static int write_metadata(struct start *st, const char *dir, os_error *err)
+{
+	cleanup_free char *path = xasprintf("%s/metadata.json", dir);
+	cleanup_free char *created = metadata_now();
+	cleanup_free char *json = NULL;
+	struct gw_metadata md = {
+		.name = (char *)st->o.name, .container = st->res, .image = (char *)st->o.image,
+		.bind = (char *)st->o.bind, .port = st->o.port, .gpu = st->o.gpu,
+		.server = st->r->server, .kubeconfig = st->r->kubeconfig, .created = created,
+	};
+
+	json = metadata_to_json(&md);
+	return write_file_atomic(path, json, strlen(json), 0600, err);
+}
+
+static int write_files(struct start *st, os_error *err)
+{
+	static const char *const cat[] = { "cat", K3S_KUBECONFIG_PATH, NULL };
+	cleanup_free char *dir = NULL;
+	cleanup_free char *ctx = gateway_hostname(st->o.name);
+	cleanup_free char *text = NULL;
+	cleanup_free char *addr = deploy_api_address(&st->o);
+	struct strv args = { 0 };
+	struct run_result res = { 0 };
+	size_t len;
+	int rc = -1;
+
+	strv_pushv(&args, (const char *const[]){ "exec", st->res, NULL });
+	strv_pushv(&args, cat);
+	st->r->server = xasprintf("https://%s", addr);
+	if (gateway_state_dir(st->o.name, &dir, err) < 0 || mkdir_p(dir, 0700, err) < 0)
+		goto out;
+	st->r->kubeconfig = xasprintf("%s/kubeconfig", dir);
+	if (docker_run_ok(strv_argv(&args), NULL, 0, wait_call_budget_ms(&st->w), &res, err) < 0) {
+		if (deadline_hit(&st->w, err))
+			wait_timeout_error(&st->w, "the kubeconfig (" K3S_KUBECONFIG_PATH ")", NULL, err);
+		else
+			os_error_wrap(err, "cannot read %s from the gateway", K3S_KUBECONFIG_PATH);
+		goto out;
+	}
+	if (kubeconfig_rewrite(res.out, res.out_len, st->r->server, ctx, &text, &len, err) < 0 ||
+	    write_file_atomic(st->r->kubeconfig, text, len, 0600, err) < 0 ||
+	    write_metadata(st, dir, err) < 0)
+		goto out;
+	if (st->o.update_kubeconfig &&
+	    kubeconfig_update_user(text, len, &st->r->user_kubeconfig, &st->r->user_backup, err) < 0) {
+		os_error_wrap(err, "cannot update your kubeconfig");
+		goto out;
+	}
+	rc = 0;
+out:
+	run_result_free(&res);
+	strv_free(&args);
+	return rc;
+}
+
+/* After SIGINT/SIGTERM: say what state the gateway was left in. What this
+ * run created before the container ran is already rolled back. */
+static int interrupted(const struct start *st, os_error *err)
+{
+	int code = 128 + signals_pending();
+
+	if (st->have_container)
+		return os_error_set(err, code,
+				    "interrupted; gateway '%s' was kept and goes on starting: run 'openshell gateway start --name %s%s' to wait for it again, or destroy it with 'openshell gateway destroy --name %s'",
+				    st->o.name, st->o.name, st->o.gpu ? " --gpu" : "", st->o.name);
+	if (st->rolled_back)
+		return os_error_set(err, code, "interrupted; removed what this run had created for gateway '%s'",
+				    st->o.name);
+	return os_error_set(err, code, "interrupted; gateway '%s' was not changed", st->o.name);
+}
+
+/* The files come after the container runs: a failure to write them (a
+ * full or read-only disk) keeps the gateway, and says how to finish. */
+static int save_files(struct start *st, os_error *err)
+{
+	if (write_files(st, err) == 0)
+		return 0;
+	if (err->code == OS_EXIT_TIMEOUT || signals_pending())
+		return -1;
+	return os_error_wrap(err, "gateway '%s' runs, but its files were not saved (fix that, then rerun 'openshell gateway start --name %s')",
+			     st->o.name, st->o.name);
+}
+
+int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error *err)
+{
+	struct start st = { .o = *o, .r = r };
+	int existing, lock = -1, rc = -1;
+
+	memset(r, 0, sizeof(*r));
+	r->gpus = -1;
+	st.res = gateway_resource_name(o->name);
+	st.w = (struct wait_ctx){ .container = st.res, .deadline = clock_ms() + o->timeout_ms,
+				  .timeout_ms = o->timeout_ms };
+	r->container = xstrdup(st.res);
+
+	/* One command at a time per gateway: a second start waits here, then
+	 * finds the gateway the first one made. */
+	if ((lock = gateway_lock(o->name, st.w.deadline, err)) < 0 || preflight(&st, err) < 0 ||
+	    (existing = reconcile_existing(&st, err)) < 0)
+		goto out;
+	if (!existing && ((!st.image_ready && ensure_image(&st, err) < 0) || create_container(&st, err) < 0))
+		goto out;
+	if (st.o.no_wait) {
+		if (wait_healthy(&st.w, err) < 0 || save_files(&st, err) < 0)
+			goto out;
+	} else if (wait_k3s_api(&st.w, err) < 0 || save_files(&st, err) < 0 ||
+		   (st.o.gpu && wait_gpus(&st.w, &r->gpus, err) < 0) ||
+		   /* Last, Docker's own verdict, so that `status` right after
+		    * agrees: its healthcheck judges the same facts, at its interval. */
+		   wait_healthy(&st.w, err) < 0) {
+		goto out;
+	}
+	r->image = xstrdup(st.o.image);
+	rc = 0;
+out:
+	if (rc < 0 && signals_pending())
+		interrupted(&st, err);
+	gateway_unlock(lock);
+	free(st.res);
+	free(st.reused_image);
+	free(st.reused_bind);
+	return rc;
+}
+
+void start_result_free(struct start_result *r)
+{
+	free(r->container);
+	free(r->image);
+	free(r->server);
+	free(r->kubeconfig);
+	free(r->user_kubeconfig);
+	free(r->user_backup);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,320 @@
+/* gateway/verify.c - the five GPU checks (see gateway/verify.h). */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/clock.h"
+#include "base/exitcode.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/signals.h"
+#include "base/xalloc.h"
+#include "docker/client.h"
+#include "gateway/verify.h"
+#include "kube/kubectl.h"
+
+#define SMOKE_NAMESPACE "default"
+
+const char *check_status_name(enum check_status s)
+{
+	static const char *const names[] = { "pass", "fail", "skip", "n/a" };
+
+	return names[s];
+}
+
+static void set(struct check *c, enum check_status s, char *evidence)
+{
+	c->status = s;
+	free(c->evidence);
+	c->evidence = evidence;
+}
+
+static int has_cap(const char *caps, const char *cap)
+{
+	size_t n = strlen(cap);
+
+	for (const char *p = caps; (p = strstr(p, cap)); p += n)
+		if ((p == caps || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+/* The request must reach the nvidia driver, name at least one GPU, and
+ * carry what the chain needs: utility (NVML, nvidia-smi) and compute. */
+static void check_device_request(const struct gateway *gw, struct check *c)
+{
+	const struct gw_container *k = &gw->c;
+	cleanup_free char *missing = xstrdup("");
+
+	for (const char *const *cap = (const char *const[]){ "gpu", "utility", "compute", NULL }; *cap; cap++)
+		if (!has_cap(k->gpu_caps, *cap)) {
+			char *m = xasprintf("%s%s%s", missing, *missing ? "," : "", *cap);
+			free(missing);
+			missing = m;
+		}
+	if (*k->gpu_driver && strcmp(k->gpu_driver, "nvidia") != 0)
+		set(c, CHECK_FAIL, xasprintf("%s: driver is not nvidia", k->gpu_request_desc));
+	else if (k->gpu_count == 0 && !*k->gpu_devices)
+		set(c, CHECK_FAIL, xasprintf("%s: the request names no GPU", k->gpu_request_desc));
+	else if (*missing)
+		set(c, CHECK_FAIL, xasprintf("%s: capabilities %s missing", k->gpu_request_desc, missing));
+	else
+		set(c, CHECK_PASS, xstrdup(k->gpu_request_desc));
+}
+
+static int check_runtime_class(const struct gateway *gw, struct check *c, os_error *err)
+{
+	cJSON *rc = NULL;
+	int found = kube_get(gw->container, "runtimeclasses", NVIDIA_RUNTIME_CLASS, NULL, 0, 0, &rc, err);
+	const char *handler = json_str(rc, "handler");
+
+	if (found < 0)
+		return -1;
+	if (!found)
+		set(c, CHECK_FAIL, xstrdup("RuntimeClass nvidia not found: k3s did not find nvidia-container-runtime in the container"));
+	else if (!handler || strcmp(handler, "nvidia") != 0)
+		set(c, CHECK_FAIL, xasprintf("RuntimeClass nvidia has handler '%s', not 'nvidia'", handler ? handler : ""));
+	else
+		set(c, CHECK_PASS, xstrdup("RuntimeClass nvidia, handler nvidia"));
+	cJSON_Delete(rc);
+	return 0;
+}
+
+static int check_device_plugin(const struct gateway *gw, struct check *c, os_error *err)
+{
+	cJSON *list = NULL;
+	struct ds_status st;
+	const cJSON *ds;
+
+	if (kube_get(gw->container, "daemonsets", NULL, NULL, 1, 0, &list, err) < 0)
+		return -1;
+	ds = kube_find_device_plugin(list);
+	kube_daemonset_status(ds, &st);
+	if (!ds) {
+		set(c, CHECK_FAIL, xstrdup("no DaemonSet labelled " DEVICE_PLUGIN_LABEL "=" DEVICE_PLUGIN_NAME
+					   " (was the Helm chart installed? see job " DEVICE_PLUGIN_HELM_JOB ")"));
+	} else {
+		const char *ns = json_str(json_get(ds, "metadata", NULL), "namespace");
+		const char *name = json_str(json_get(ds, "metadata", NULL), "name");
+		if (st.desired == 0)
+			set(c, CHECK_FAIL, xasprintf("DaemonSet %s/%s schedules 0 pods: its node affinity matches no node",
+						     ns ? ns : "?", name ? name : "?"));
+		else
+			set(c, st.ready == st.desired ? CHECK_PASS : CHECK_FAIL,
+			    xasprintf("DaemonSet %s/%s: %lld/%lld pods ready", ns ? ns : "?",
+				      name ? name : "?", st.ready, st.desired));
+		if (c->status == CHECK_FAIL)
+			c->detail = kube_logs_tail(gw->container, ns ? ns : DEVICE_PLUGIN_NAMESPACE,
+						   DEVICE_PLUGIN_LABEL "=" DEVICE_PLUGIN_NAME, 20, 0);
+	}
+	cJSON_Delete(list);
+	return 0;
+}
+
+static int check_allocatable(const struct gateway *gw, struct check *c, os_error *err)
+{
+	cJSON *nodes = NULL;
+	long long n;
+
+	if (kube_get(gw->container, "nodes", NULL, NULL, 0, 0, &nodes, err) < 0)
+		return -1;
+	n = kube_nodes_allocatable_gpus(nodes);
+	if (n < 0)
+		set(c, CHECK_FAIL, xstrdup("node allocatable has no nvidia.com/gpu: the device plugin has not registered"));
+	else
+		set(c, n > 0 ? CHECK_PASS : CHECK_FAIL,
+		    xasprintf("node allocatable nvidia.com/gpu = %lld%s", n, n ? "" : ": the plugin found no GPU"));
+	cJSON_Delete(nodes);
+	return 0;
+}
+
+char *verify_smoke_manifest(const char *pod, const char *image)
+{
+	cJSON *m = cJSON_CreateObject();
+	cJSON *meta = cJSON_AddObjectToObject(m, "metadata");
+	cJSON *spec, *ctr, *cmd;
+	char *s;
+
+	cJSON_AddStringToObject(m, "apiVersion", "v1");
+	cJSON_AddStringToObject(m, "kind", "Pod");
+	cJSON_AddStringToObject(meta, "name", pod);
+	cJSON_AddStringToObject(meta, "namespace", SMOKE_NAMESPACE);
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(meta, "labels"), "app.kubernetes.io/managed-by", "openshell");
+	spec = cJSON_AddObjectToObject(m, "spec");
+	/* Never: a finished smoke test must stay Succeeded, not restart. The
+	 * nvidia RuntimeClass is what mounts the driver into the container. */
+	cJSON_AddStringToObject(spec, "restartPolicy", "Never");
+	cJSON_AddStringToObject(spec, "runtimeClassName", NVIDIA_RUNTIME_CLASS);
+	ctr = cJSON_CreateObject();
+	cJSON_AddStringToObject(ctr, "name", "smoke");
+	cJSON_AddStringToObject(ctr, "image", image);
+	cmd = cJSON_AddArrayToObject(ctr, "command");
+	cJSON_AddItemToArray(cmd, cJSON_CreateString("nvidia-smi"));
+	cJSON_AddItemToArray(cmd, cJSON_CreateString("-L"));
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(ctr, "resources"), "limits"),
+				GPU_RESOURCE, "1");
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(spec, "containers"), ctr);
+	s = cJSON_PrintUnformatted(m);
+	cJSON_Delete(m);
+	return s;
+}
+
+/* The scheduler's reason a pod is Pending, or NULL. */
+static const char *unschedulable_reason(const cJSON *pod)
+{
+	const cJSON *cond;
+
+	cJSON_ArrayForEach(cond, json_get(pod, "status", "conditions", NULL)) {
+		const char *type = json_str(cond, "type"), *status = json_str(cond, "status");
+		if (type && status && strcmp(type, "PodScheduled") == 0 && strcmp(status, "False") == 0)
+			return json_str(cond, "message");
+	}
+	return NULL;
+}
+
+static char *pod_logs(const char *ctr, const char *pod)
+{
+	const char *args[] = { "logs", "--namespace", SMOKE_NAMESPACE, pod, "--tail=20", NULL };
+	struct run_result res = { 0 };
+	os_error err = { 0 };
+	char *out = kube_exec(ctr, args, NULL, 0, &res, &err) == 0 && res.status == 0
+			    ? xstrdup(res.out) : xstrdup("");
+
+	run_result_free(&res);
+	os_error_clear(&err);
+	return out;
+}
+
+/* Judge a finished pod: Succeeded with a GPU named in its log. */
+static void judge_smoke(const char *ctr, const char *pod, const cJSON *obj, struct check *c)
+{
+	const char *phase = json_str(json_get(obj, "status", NULL), "phase");
+	cleanup_free char *logs = pod_logs(ctr, pod);
+	const char *gpu = strstr(logs, "GPU ");
+	cleanup_free char *gpu_line = run_first_line(gpu);
+	long long code = -1;
+	const cJSON *cs = cJSON_GetArrayItem(json_get(obj, "status", "containerStatuses", NULL), 0);
+
+	json_int(json_get(cs, "state", "terminated", "exitCode", NULL), -1000, 1000, &code);
+	if (strcmp(phase, "Succeeded") == 0 && gpu)
+		set(c, CHECK_PASS, xasprintf("pod %s Succeeded: %s", pod, gpu_line));
+	else if (strcmp(phase, "Succeeded") == 0)
+		set(c, CHECK_FAIL, xasprintf("pod %s Succeeded but its log names no GPU", pod));
+	else
+		set(c, CHECK_FAIL, xasprintf("pod %s Failed (exit code %lld)", pod, code));
+	if (c->status == CHECK_FAIL)
+		c->detail = xstrdup(logs);
+}
+
+static int run_smoke(const struct gateway *gw, const struct verify_opts *vo, struct check *c,
+		     os_error *err)
+{
+	cleanup_free char *pod = xasprintf("openshell-verify-%x%04x", (unsigned)getpid() & 0xffff,
+					   (unsigned)(clock_ms() & 0xffff));
+	cleanup_free char *manifest = verify_smoke_manifest(pod, vo->smoke_image);
+	const char *apply[] = { "apply", "-f", "-", NULL };
+	const char *del[] = { "delete", "pod", pod, "--namespace", SMOKE_NAMESPACE, "--ignore-not-found", NULL };
+	struct run_result res = { 0 };
+	long long deadline = clock_ms() + vo->timeout_ms;
+	struct backoff b = { 0 };
+	cleanup_free char *pending = NULL;
+	int rc = -1;
+
+	if (kube_exec(gw->container, apply, manifest, 0, &res, err) < 0)
+		goto out;
+	if (res.status != 0) {
+		cleanup_free char *line = run_first_line(res.err);
+		set(c, CHECK_FAIL, xasprintf("kubectl apply of the smoke pod failed: %s", line));
+		rc = 0;
+		goto out;
+	}
+	for (;;) {
+		cJSON *obj = NULL;
+		int found = kube_get(gw->container, "pods", pod, SMOKE_NAMESPACE, 0, 0, &obj, err);
+		const char *phase = json_str(json_get(obj, "status", NULL), "phase");
+
+		if (found < 0)
+			goto out;
+		if (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)) {
+			judge_smoke(gw->container, pod, obj, c);
+			cJSON_Delete(obj);
+			break;
+		}
+		free(pending);
+		pending = unschedulable_reason(obj) ? xstrdup(unschedulable_reason(obj)) : NULL;
+		cJSON_Delete(obj);
+		if (!backoff_wait(&b, deadline)) {
+			cleanup_free char *dur = clock_format_ms(vo->timeout_ms);
+			set(c, CHECK_FAIL, pending ? xasprintf("pod %s Pending: %s", pod, pending)
+						   : xasprintf("pod %s did not finish within %s", pod, dur));
+			break;
+		}
+	}
+	rc = 0;
+out:
+	run_result_free(&res);
+	if (!vo->keep) {
+		os_error derr = { 0 };
+		signals_shield();   /* an interrupted verify still cleans up its pod */
+		if (kube_exec(gw->container, del, NULL, 0, &res, &derr) < 0 || res.status != 0)
+			log_warn("could not delete smoke pod %s: %s", pod, derr.msg ? derr.msg : res.err);
+		signals_unshield();
+		run_result_free(&res);
+		os_error_clear(&derr);
+	} else {
+		log_info("kept smoke pod %s in namespace %s (--keep)", pod, SMOKE_NAMESPACE);
+	}
+	return rc;
+}
+
+int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
+		   struct check checks[VERIFY_NCHECKS], os_error *err)
+{
+	static const char *const names[VERIFY_NCHECKS] = {
+		"device-request", "runtime-class", "device-plugin", "allocatable", "smoke-pod",
+	};
+	int i;
+
+	for (i = 0; i < VERIFY_NCHECKS; i++)
+		checks[i] = (struct check){ .name = names[i], .status = CHECK_SKIP };
+	if (!gw->c.gpu_request) {
+		for (i = 0; i < VERIFY_NCHECKS; i++)
+			set(&checks[i], CHECK_NA, xstrdup("the gateway was started without --gpu"));
+		return 0;
+	}
+	check_device_request(gw, &checks[0]);
+	/* A cluster that does not answer fails the cluster checks, with that
+	 * as their evidence, rather than ending verify without a report. */
+	int ready = kube_readyz(gw->container, 0, err);
+	if (ready < 0)
+		return -1;
+	if (!ready) {
+		for (i = 1; i < VERIFY_NCHECKS - 1; i++)
+			set(&checks[i], CHECK_FAIL, xstrdup("the k3s API does not answer (kubectl get --raw /readyz)"));
+		set(&checks[VERIFY_NCHECKS - 1], CHECK_SKIP, xstrdup("not run: the k3s API does not answer"));
+		return 0;
+	}
+	if (check_runtime_class(gw, &checks[1], err) < 0 || check_device_plugin(gw, &checks[2], err) < 0 ||
+	    check_allocatable(gw, &checks[3], err) < 0)
+		return -1;
+	/* Without a schedulable GPU the smoke pod could only wait for nothing. */
+	if (checks[3].status != CHECK_PASS) {
+		set(&checks[4], CHECK_SKIP, xstrdup("not run: no allocatable GPU"));
+		return 0;
+	}
+	return run_smoke(gw, vo, &checks[4], err);
+}
+
+void verify_free(struct check checks[VERIFY_NCHECKS])
+{
+	for (int i = 0; i < VERIFY_NCHECKS; i++) {
+		free(checks[i].evidence);
+		free(checks[i].detail);
+		checks[i].evidence = checks[i].detail = NULL;
+	}
+}

@@ -1,0 +1,47 @@
+/* gateway/verify.h - the checks that prove a gateway's GPUs are usable.
+ *
+ * The design's testing plan as code, in order: the container asks Docker
+ * for GPUs; RuntimeClass nvidia exists; the device-plugin DaemonSet has all
+ * its pods ready; the node has allocatable nvidia.com/gpu; and a pod that
+ * requests one GPU runs nvidia-smi to completion and names the GPU. Each
+ * check yields a status and the evidence it saw. A gateway without a GPU
+ * request gets "n/a" for all of them, never "pass".
+ */
+#ifndef OPENSHELL_GATEWAY_VERIFY_H
+#define OPENSHELL_GATEWAY_VERIFY_H
+
+#include "base/error.h"
+#include "gateway/lookup.h"
+
+#define VERIFY_DEFAULT_SMOKE_IMAGE "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
+#define VERIFY_DEFAULT_TIMEOUT_MS (2 * 60 * 1000)
+#define VERIFY_NCHECKS 5
+
+enum check_status { CHECK_PASS, CHECK_FAIL, CHECK_SKIP, CHECK_NA };
+
+struct check {
+	const char *name;           /* static: "device-request", … */
+	enum check_status status;
+	char *evidence;             /* what was seen, one line (owned) */
+	char *detail;               /* optional: logs (owned) */
+};
+
+struct verify_opts {
+	const char *smoke_image;
+	int timeout_ms;             /* for the smoke pod */
+	int keep;                   /* leave the smoke pod in place */
+};
+
+/* Run every check against a running gateway; checks[] gets VERIFY_NCHECKS
+ * results. Returns -1 only when verification itself could not run (docker
+ * unreachable, container not running), not when a check fails. */
+int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
+		   struct check checks[VERIFY_NCHECKS], os_error *err);
+void verify_free(struct check checks[VERIFY_NCHECKS]);
+
+const char *check_status_name(enum check_status s);
+
+/* The smoke pod's manifest (JSON, as kubectl apply -f - takes it). */
+char *verify_smoke_manifest(const char *pod, const char *image);
+
+#endif

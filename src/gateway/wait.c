@@ -1,0 +1,256 @@
+/* gateway/wait.c - readiness waits (see gateway/wait.h). */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/clock.h"
+#include "base/exitcode.h"
+#include "base/log.h"
+#include "base/runner.h"
+#include "base/xalloc.h"
+#include "docker/client.h"
+#include "docker/container.h"
+#include "gateway/wait.h"
+#include "kube/kubectl.h"
+
+#define LOG_TAIL_LINES 20
+
+int wait_call_budget_ms(const struct wait_ctx *w)
+{
+	return call_budget_ms(w->deadline, docker_call_timeout_ms());
+}
+
+int cleanup_budget_ms(void)
+{
+	return docker_call_timeout_ms() < 10000 ? docker_call_timeout_ms() : 10000;
+}
+
+static char *docker_logs_tail(const struct wait_ctx *w)
+{
+	char tail[16];
+	struct run_result res = { 0 };
+	os_error err = { 0 };
+	char *text;
+
+	snprintf(tail, sizeof(tail), "%d", LOG_TAIL_LINES);
+	const char *args[] = { "logs", "--tail", tail, w->container, NULL };
+	if (docker_run(args, NULL, 0, cleanup_budget_ms(), &res, &err) < 0)
+		text = xasprintf("(logs unavailable: %s)", err.msg);
+	else
+		text = xasprintf("%s%s", res.out, res.err);
+	run_result_free(&res);
+	os_error_clear(&err);
+	return text;
+}
+
+/* Fail if the container has stopped or restarted since the waits began. */
+static int check_alive(const struct wait_ctx *w, struct gw_container *c, os_error *err)
+{
+	if (container_inspect(w->container, c, err) < 0)
+		return -1;
+	if (!c->exists)
+		return os_error_set(err, OS_EXIT_FAILURE, "container %s disappeared while starting",
+				    w->container);
+	if (c->running && !c->restarting && c->restart_count == w->restarts)
+		return 0;
+	cleanup_free char *logs = docker_logs_tail(w);
+	if (c->restarting || c->restart_count > w->restarts)
+		os_error_set(err, OS_EXIT_FAILURE,
+			     "container %s restarted (last exit code %lld); the gateway was kept for inspection, its last log lines follow",
+			     w->container, c->exit_code);
+	else
+		os_error_set(err, OS_EXIT_FAILURE,
+			     "container %s is %s (exit code %lld%s%s); the gateway was kept for inspection, its last log lines follow",
+			     w->container, c->status, c->exit_code, c->state_error && *c->state_error ? ": " : "",
+			     c->state_error ? c->state_error : "");
+	os_error_set_detail(err, logs);
+	return -1;
+}
+
+/* A call cut short because the overall deadline came: not the call's
+ * failure but the wait's, which the caller reports with its diagnostics. */
+int deadline_hit(const struct wait_ctx *w, os_error *err)
+{
+	if (err->code != OS_EXIT_TIMEOUT || clock_ms() < w->deadline)
+		return 0;
+	os_error_clear(err);
+	return 1;
+}
+
+int wait_timeout_error(const struct wait_ctx *w, const char *what, const char *detail,
+		       os_error *err)
+{
+	cleanup_free char *dur = clock_format_ms(w->timeout_ms);
+
+	os_error_set(err, OS_EXIT_TIMEOUT,
+		     "timed out after %s waiting for %s; the gateway was kept for inspection (--timeout sets the limit)",
+		     dur, what);
+	if (detail)
+		os_error_set_detail(err, detail);
+	return -1;
+}
+
+int wait_k3s_api(const struct wait_ctx *w, os_error *err)
+{
+	struct backoff b = { 0 };
+	cleanup_free char *health = NULL;
+
+	log_step("waiting for the k3s API");
+	for (;;) {
+		struct gw_container c;
+		int ready;
+
+		if (check_alive(w, &c, err) < 0) {
+			container_free(&c);
+			if (deadline_hit(w, err))
+				return wait_timeout_error(w, "the k3s API (kubectl get --raw /readyz)", health, err);
+			return -1;
+		}
+		free(health);
+		health = c.health_output ? xstrdup(c.health_output) : NULL;
+		container_free(&c);
+		if ((ready = kube_readyz(w->container, wait_call_budget_ms(w), err)) < 0 && !deadline_hit(w, err))
+			return -1;
+		if (ready > 0)
+			break;
+		if (!backoff_wait(&b, w->deadline))
+			return wait_timeout_error(w, "the k3s API (kubectl get --raw /readyz)", health, err);
+	}
+	log_step_done(1);
+	return 0;
+}
+
+/* --no-wait: the container's own healthcheck is the judge. */
+int wait_healthy(const struct wait_ctx *w, os_error *err)
+{
+	struct backoff b = { 0 };
+
+	log_step("waiting for the container to be healthy");
+	for (;;) {
+		struct gw_container c;
+		int healthy;
+
+		if (check_alive(w, &c, err) < 0) {
+			container_free(&c);
+			if (deadline_hit(w, err))
+				return wait_timeout_error(w, "the container's healthcheck", NULL, err);
+			return -1;
+		}
+		healthy = !c.health || strcmp(c.health, "healthy") == 0;
+		if (!healthy && !backoff_wait(&b, w->deadline)) {
+			wait_timeout_error(w, "the container's healthcheck", c.health_output, err);
+			container_free(&c);
+			return -1;
+		}
+		container_free(&c);
+		if (healthy)
+			break;
+	}
+	log_step_done(1);
+	return 0;
+}
+
+/* --- GPUs allocatable --- */
+
+struct gpu_state {
+	int runtime_class;        /* RuntimeClass nvidia exists */
+	int plugin_found;
+	struct ds_status ds;
+	long long allocatable;    /* -1: absent */
+};
+
+static int gpu_ready(const struct gpu_state *g)
+{
+	return g->runtime_class && g->plugin_found && g->ds.desired > 0 &&
+	       g->ds.ready == g->ds.desired && g->allocatable > 0;
+}
+
+static int read_gpu_state(const struct wait_ctx *w, struct gpu_state *g, os_error *err)
+{
+	cJSON *obj = NULL;
+	int found;
+
+	if (!g->runtime_class) {
+		found = kube_get(w->container, "runtimeclasses", NVIDIA_RUNTIME_CLASS, NULL, 0, wait_call_budget_ms(w), &obj, err);
+		cJSON_Delete(obj);
+		if (found < 0)
+			return -1;
+		g->runtime_class = found;
+	}
+	if (kube_get(w->container, "daemonsets", NULL, NULL, 1, wait_call_budget_ms(w), &obj, err) < 0)
+		return -1;
+	const cJSON *ds = kube_find_device_plugin(obj);
+	g->plugin_found = ds != NULL;
+	kube_daemonset_status(ds, &g->ds);
+	cJSON_Delete(obj);
+	if (kube_get(w->container, "nodes", NULL, NULL, 0, wait_call_budget_ms(w), &obj, err) < 0)
+		return -1;
+	g->allocatable = kube_nodes_allocatable_gpus(obj);
+	cJSON_Delete(obj);
+	return 0;
+}
+
+static char *gpu_missing(const struct gpu_state *g)
+{
+	if (!g->runtime_class)
+		return xstrdup("RuntimeClass 'nvidia' does not exist (k3s found no nvidia-container-runtime)");
+	if (!g->plugin_found)
+		return xstrdup("the nvidia-device-plugin DaemonSet does not exist (did the Helm install run?)");
+	if (g->ds.desired == 0)
+		return xstrdup("the nvidia-device-plugin DaemonSet schedules no pod (desired 0: check its node affinity)");
+	if (g->ds.ready < g->ds.desired)
+		return xasprintf("the nvidia-device-plugin DaemonSet has %lld of %lld pods ready",
+				 g->ds.ready, g->ds.desired);
+	if (g->allocatable < 0)
+		return xstrdup("the node has no allocatable nvidia.com/gpu (the plugin has not registered)");
+	return xstrdup("the node's allocatable nvidia.com/gpu is 0 (the plugin found no GPU)");
+}
+
+static int gpu_timeout(const struct wait_ctx *w, const struct gpu_state *g, os_error *err)
+{
+	cleanup_free char *what = gpu_missing(g);
+	cleanup_free char *dur = clock_format_ms(w->timeout_ms);
+	cleanup_free char *plugin = NULL, *helm = NULL, *detail = NULL;
+	/* The deadline has passed; the diagnostics get a budget of their own. */
+	int t = cleanup_budget_ms();
+
+	plugin = kube_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE,
+				DEVICE_PLUGIN_LABEL "=" DEVICE_PLUGIN_NAME, LOG_TAIL_LINES, t);
+	helm = kube_logs_tail(w->container, "kube-system", "job-name=" DEVICE_PLUGIN_HELM_JOB, LOG_TAIL_LINES, t);
+	detail = xasprintf("device plugin logs:\n%s\n%s logs:\n%s", *plugin ? plugin : "(none)\n",
+			   DEVICE_PLUGIN_HELM_JOB, *helm ? helm : "(none)\n");
+	os_error_set(err, OS_EXIT_TIMEOUT,
+		     "timed out after %s waiting for GPUs: %s; the gateway was kept for inspection", dur, what);
+	os_error_set_detail(err, detail);
+	return -1;
+}
+
+int wait_gpus(const struct wait_ctx *w, long long *gpus, os_error *err)
+{
+	struct backoff b = { 0 };
+	struct gpu_state g = { .allocatable = -1 };
+
+	log_step("waiting for allocatable nvidia.com/gpu");
+	for (;;) {
+		struct gw_container c;
+		int alive = check_alive(w, &c, err);
+
+		container_free(&c);
+		if (alive < 0 || read_gpu_state(w, &g, err) < 0) {
+			if (deadline_hit(w, err))
+				return gpu_timeout(w, &g, err);
+			return -1;
+		}
+		if (gpu_ready(&g))
+			break;
+		if (!backoff_wait(&b, w->deadline))
+			return gpu_timeout(w, &g, err);
+	}
+	*gpus = g.allocatable;
+	log_step_done(1);
+	return 0;
+}
+

@@ -1,0 +1,170 @@
+/* kube/kubectl.c - kubectl through docker exec, and readers of its JSON. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/exitcode.h"
+#include "base/json.h"
+#include "base/strv.h"
+#include "base/xalloc.h"
+#include "docker/client.h"
+#include "kube/kubectl.h"
+
+int kube_exec(const char *ctr, const char *const *args, const char *input, int timeout_ms,
+	      struct run_result *res, os_error *err)
+{
+	struct strv argv = { 0 };
+	int rc;
+
+	strv_push(&argv, "exec");
+	if (input)
+		strv_push(&argv, "--interactive");   /* keep stdin open for apply -f - */
+	strv_push(&argv, ctr);
+	strv_push(&argv, "kubectl");
+	strv_pushv(&argv, args);
+	rc = docker_run(strv_argv(&argv), input, input ? strlen(input) : 0, timeout_ms, res, err);
+	strv_free(&argv);
+	return rc;
+}
+
+int kube_readyz(const char *ctr, int timeout_ms, os_error *err)
+{
+	static const char *const args[] = { "get", "--raw", "/readyz", NULL };
+	struct run_result res = { 0 };
+	int rc;
+
+	if (kube_exec(ctr, args, NULL, timeout_ms, &res, err) < 0) {
+		run_result_free(&res);
+		return -1;
+	}
+	rc = res.status == 0 && strncmp(res.out, "ok", 2) == 0;
+	run_result_free(&res);
+	return rc;
+}
+
+int kube_get(const char *ctr, const char *resource, const char *name, const char *ns,
+	     int all_namespaces, int timeout_ms, cJSON **out, os_error *err)
+{
+	struct strv args = { 0 };
+	struct run_result res = { 0 };
+	int rc = -1;
+
+	*out = NULL;
+	strv_push(&args, "get");
+	strv_push(&args, resource);
+	if (name)
+		strv_push(&args, name);
+	if (ns) {
+		strv_push(&args, "--namespace");
+		strv_push(&args, ns);
+	} else if (all_namespaces) {
+		strv_push(&args, "--all-namespaces");
+	}
+	strv_push(&args, "--output=json");
+	if (kube_exec(ctr, strv_argv(&args), NULL, timeout_ms, &res, err) < 0)
+		goto out;
+	if (res.status != 0) {
+		if (strstr(res.err, "(NotFound)")) {
+			rc = 0;
+			goto out;
+		}
+		run_failure(err, OS_EXIT_FAILURE, &res, "kubectl get %s failed (exit status %d)", resource,
+			    res.status);
+		goto out;
+	}
+	*out = json_parse(res.out, res.out_len, "kubectl output", err);
+	rc = *out ? 1 : -1;
+out:
+	run_result_free(&res);
+	strv_free(&args);
+	return rc;
+}
+
+/* Quantities are strings ("2"); a GPU count is a plain integer. */
+static int parse_count(const cJSON *q, long long *out)
+{
+	char *end;
+	long long v;
+
+	if (!cJSON_IsString(q) || !*q->valuestring)
+		return -1;
+	v = strtoll(q->valuestring, &end, 10);
+	if (*end || v < 0 || v > 1 << 20)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+long long kube_nodes_allocatable_gpus(const cJSON *nodes)
+{
+	const cJSON *items = json_get(nodes, "items", NULL);
+	const cJSON *node;
+	long long total = -1, n;
+
+	if (!items && cJSON_IsObject(nodes)) {   /* a single Node */
+		const cJSON *q = json_get(nodes, "status", "allocatable", GPU_RESOURCE, NULL);
+		return parse_count(q, &n) == 0 ? n : -1;
+	}
+	cJSON_ArrayForEach(node, items) {
+		const cJSON *q = json_get(node, "status", "allocatable", GPU_RESOURCE, NULL);
+		if (parse_count(q, &n) == 0)
+			total = (total < 0 ? 0 : total) + n;
+	}
+	return total;
+}
+
+const cJSON *kube_find_device_plugin(const cJSON *daemonsets)
+{
+	const cJSON *ds;
+
+	cJSON_ArrayForEach(ds, json_get(daemonsets, "items", NULL)) {
+		const char *v = json_str(json_get(ds, "metadata", "labels", NULL), DEVICE_PLUGIN_LABEL);
+		if (v && strcmp(v, DEVICE_PLUGIN_NAME) == 0)
+			return ds;
+	}
+	return NULL;
+}
+
+static long long counter(const cJSON *status, const char *key)
+{
+	long long v;
+
+	return json_int(json_get(status, key, NULL), 0, 1LL << 40, &v) == 0 ? v : 0;
+}
+
+void kube_daemonset_status(const cJSON *ds, struct ds_status *st)
+{
+	const cJSON *status = json_get(ds, "status", NULL);
+
+	st->desired = counter(status, "desiredNumberScheduled");
+	st->ready = counter(status, "numberReady");
+	st->available = counter(status, "numberAvailable");
+}
+
+char *kube_logs_tail(const char *ctr, const char *ns, const char *selector, int lines,
+		     int timeout_ms)
+{
+	struct strv args = { 0 };
+	struct run_result res = { 0 };
+	os_error err = { 0 };
+	char *text;
+
+	strv_push(&args, "logs");
+	strv_push(&args, "--namespace");
+	strv_push(&args, ns);
+	strv_pushf(&args, "--selector=%s", selector);
+	strv_pushf(&args, "--tail=%d", lines);
+	if (kube_exec(ctr, strv_argv(&args), NULL, timeout_ms, &res, &err) < 0)
+		text = xasprintf("(logs unavailable: %s)", err.msg);
+	else if (res.status != 0) {
+		cleanup_free char *line = run_first_line(res.err);
+		text = xasprintf("(logs unavailable: %s)", line);
+	}
+	else
+		text = xstrdup(res.out);
+	run_result_free(&res);
+	strv_free(&args);
+	os_error_clear(&err);
+	return text;
+}

@@ -1,0 +1,59 @@
+/* kube/kubectl.h - Kubernetes, reached only through `docker exec CTR kubectl`.
+ *
+ * Keeps to the kubectl subset of design.md §5 (get -o json, get --raw
+ * /readyz, apply -f -, delete --ignore-not-found, logs), so that a real k3s
+ * and a faithful stand-in answer alike. Readiness is judged from object
+ * state: the parsers below read it from the JSON, tolerating absent fields
+ * (a node has no nvidia.com/gpu key until the device plugin registers).
+ */
+#ifndef OPENSHELL_KUBE_KUBECTL_H
+#define OPENSHELL_KUBE_KUBECTL_H
+
+#include <cjson/cJSON.h>
+
+#include "base/error.h"
+#include "base/runner.h"
+
+#define GPU_RESOURCE "nvidia.com/gpu"
+#define DEVICE_PLUGIN_LABEL "app.kubernetes.io/name"
+#define DEVICE_PLUGIN_NAME "nvidia-device-plugin"
+#define DEVICE_PLUGIN_NAMESPACE "nvidia-device-plugin"
+#define DEVICE_PLUGIN_HELM_JOB "helm-install-nvidia-device-plugin"
+#define NVIDIA_RUNTIME_CLASS "nvidia"
+
+/* Run kubectl ARGS in the container; input (may be NULL) goes to its
+ * stdin. timeout_ms 0: the per-call default. Contract of run_command(). */
+int kube_exec(const char *ctr, const char *const *args, const char *input, int timeout_ms,
+	      struct run_result *res, os_error *err);
+
+/* 1 when /readyz answers ok, 0 when not (yet), -1 when docker failed. */
+int kube_readyz(const char *ctr, int timeout_ms, os_error *err);
+
+/* `kubectl get RESOURCE [NAME] [-n NS | -A] -o json`. ns NULL: -A for a
+ * list, none for cluster-scoped objects. Returns 1 with *out set, 0 when
+ * the object is NotFound, -1 on failure. */
+int kube_get(const char *ctr, const char *resource, const char *name, const char *ns,
+	     int all_namespaces, int timeout_ms, cJSON **out, os_error *err);
+
+/* Node allocatable nvidia.com/gpu summed over a NodeList (or one Node).
+ * -1 when no node has the key (plugin not registered), else the count. */
+long long kube_nodes_allocatable_gpus(const cJSON *nodes);
+
+struct ds_status {
+	long long desired;
+	long long ready;
+	long long available;
+};
+
+/* Find the device plugin's DaemonSet in a DaemonSetList by its label. */
+const cJSON *kube_find_device_plugin(const cJSON *daemonsets);
+
+/* Read a DaemonSet's status counters (absent counters read as 0). */
+void kube_daemonset_status(const cJSON *ds, struct ds_status *st);
+
+/* The last lines of logs: `kubectl logs -n NS -l SELECTOR --tail=N`.
+ * Returns newly allocated text (possibly empty), never NULL. */
+char *kube_logs_tail(const char *ctr, const char *ns, const char *selector, int lines,
+		     int timeout_ms);
+
+#endif

@@ -1,0 +1,54 @@
+#!/usr/bin/env bats
+# The layout of src/ is the architecture (docs/design.md, "Modules"): each
+# layer includes only itself and the layers below it, by path, and no file
+# grows past the size a reader can hold.
+
+setup() {
+	load helpers/common
+	SRC=$OPENSHELL_SRCDIR/src
+}
+
+# The layers, highest first; a file may include its own layer and any later one.
+layers=(cmd gateway kube docker base)
+
+allowed_below() {
+	local i
+	for i in "${!layers[@]}"; do
+		[ "${layers[$i]}" = "$1" ] && { echo "${layers[@]:$i}"; return; }
+	done
+}
+
+@test "every source file sits in a layer folder (main.c alone at the top)" {
+	run find "$SRC" -maxdepth 1 -type f ! -name main.c
+	assert_output ''
+	for d in "$SRC"/*/; do
+		d=${d%/}
+		[[ " ${layers[*]} " == *" ${d##*/} "* ]] || fail "src/${d##*/} is not a layer of docs/design.md"
+	done
+}
+
+@test "a layer includes only itself and the layers below it" {
+	local bad=() layer f inc
+	for layer in "${layers[@]}"; do
+		read -r -a ok <<<"$(allowed_below "$layer")"
+		for f in "$SRC/$layer"/*.[ch]; do
+			while read -r inc; do
+				[[ " ${ok[*]} " == *" ${inc%%/*} "* ]] || bad+=("src/$layer/${f##*/} includes $inc")
+			done < <(sed -n 's/^#include "\([a-z]*\/[^"]*\)".*/\1/p' "$f")
+		done
+	done
+	[ ${#bad[@]} -eq 0 ] || fail "$(printf '%s\n' "${bad[@]}")"
+}
+
+@test "project headers are included by their path, never by a bare name" {
+	run grep -rnE '^#include "[^/"]+\.h"' "$SRC" --include='*.[ch]'
+	# config.h is autoconf's, in the build tree.
+	run grep -v '"config.h"' <<<"$output"
+	assert_output ''
+}
+
+@test "no source file is over 500 lines" {
+	run awk 'FNR == 1 && prev && n > 500 { print prev ": " n } { prev = FILENAME; n = FNR }
+		 END { if (n > 500) print prev ": " n }' "$SRC"/*.c "$SRC"/*/*.[ch]
+	assert_output ''
+}
