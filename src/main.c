@@ -16,6 +16,7 @@ static int cmd_help(int argc, char **argv);
 
 static const struct os_command commands[] = {
 	{ "gateway", cmd_gateway, "create and manage gateways (k3s in Docker)" },
+	{ "image", cmd_image, "build and inspect the cluster image" },
 	{ "doctor", cmd_doctor, "check that this host can run a GPU gateway" },
 	{ "help", cmd_help, "show help for a command" },
 	{ NULL, NULL, NULL },

@@ -1,9 +1,16 @@
 #!/bin/sh
-# cluster-entrypoint.sh - prepare the k3s auto-deploy manifests, then exec k3s.
+# cluster-entrypoint.sh - hand k3s the image's bundle and manifests, then exec k3s.
 #
 # Runs as the ENTRYPOINT of the openshell cluster image (design.md §6). It must
-# work under the real rancher/k3s image (busybox-like sh, no bash, no jq) and
-# under the test bed's busybox stand-in, so it is plain POSIX sh.
+# work under the image's glibc base (dash) and under the test bed's busybox
+# stand-in, so it is plain POSIX sh without jq.
+#
+# The bundle: /var/lib/rancher/k3s is the gateway's volume, which hides what
+# the image has there, so the image keeps its bundle under /opt/openshell and
+# this script copies it in at every start (unchanged files are skipped):
+#   images/*  -> agent/images/          (k3s imports these tarballs at start)
+#   charts/*  -> server/static/charts/  (k3s serves these at /static/charts/)
+# A file that an older image bundled and this one does not is removed.
 #
 # GPU support is gated on GPU_ENABLED=true (set by `openshell gateway start
 # --gpu` together with Docker's --gpus request):
@@ -18,8 +25,11 @@ set -eu
 
 GPU_MANIFESTS_DIR="${GPU_MANIFESTS_DIR:-/opt/openshell/gpu-manifests}"
 OPENSHELL_MANIFESTS_DIR="${OPENSHELL_MANIFESTS_DIR:-/opt/openshell/manifests}"
-K3S_MANIFESTS_DIR="${K3S_MANIFESTS_DIR:-/var/lib/rancher/k3s/server/manifests}"
-K3S_BIN="${K3S_BIN:-/bin/k3s}"
+BUNDLE_DIR="${OPENSHELL_BUNDLE_DIR:-/opt/openshell}"
+VERSIONS_FILE="${OPENSHELL_VERSIONS_FILE:-/opt/openshell/versions.env}"
+K3S_DATA_DIR="${K3S_DATA_DIR:-/var/lib/rancher/k3s}"
+K3S_MANIFESTS_DIR="${K3S_MANIFESTS_DIR:-$K3S_DATA_DIR/server/manifests}"
+K3S_BIN="${K3S_BIN:-/usr/local/bin/k3s}"
 DEV_DIR="${OPENSHELL_DEV_DIR:-/dev}"
 GPU_ENABLED="${GPU_ENABLED:-}"
 
@@ -37,19 +47,69 @@ die() {
 	exit 1
 }
 
-# Copy through a temporary file in the target directory and rename, so k3s
+# The sed program that replaces each @KEY@ of a manifest with its pin. The
+# values are checked: they come from the image, but land in YAML k3s applies.
+render_program() {
+	[ -f "$VERSIONS_FILE" ] || return 0
+	while IFS= read -r line; do
+		case $line in '' | '#'*) continue ;; esac
+		key=${line%%=*}
+		value=${line#*=}
+		case $key in *[!A-Z0-9_]* | '') die "$VERSIONS_FILE: bad line '$line'" ;; esac
+		case $value in *[!A-Za-z0-9._:/@+-]*) die "$VERSIONS_FILE: $key has characters a manifest cannot take" ;; esac
+		printf 's|@%s@|%s|g\n' "$key" "$value"
+	done <"$VERSIONS_FILE"
+}
+
+# Render through a temporary file in the target directory and rename, so k3s
 # (which watches the directory) never reads a half-written manifest.
 install_manifest() {
 	src=$1
 	dst="$K3S_MANIFESTS_DIR/$(basename "$src")"
 	tmp="$K3S_MANIFESTS_DIR/.$(basename "$src").tmp.$$"
-	cp "$src" "$tmp" || die "cannot copy $src to $tmp"
+	sed "$RENDER" "$src" >"$tmp" || die "cannot render $src into $tmp"
+	if grep -q '@[A-Z][A-Z0-9_]*@' "$tmp"; then
+		rm -f "$tmp"
+		die "$src names a pin that $VERSIONS_FILE lacks: $(grep -o '@[A-Z][A-Z0-9_]*@' "$src" | sort -u | tr '\n' ' ')"
+	fi
 	chmod 0644 "$tmp"
 	mv -f "$tmp" "$dst" || die "cannot rename $tmp to $dst"
 	log "installed manifest $dst"
 }
 
+# sync_bundle SRC DST: copy SRC/* into DST (temporary name, then rename, so a
+# watcher never sees half a file; unchanged files, by size and time, are
+# skipped), and remove what an earlier image put there and this one lacks.
+sync_bundle() {
+	src=$1 dst=$2 record="$2/.openshell-bundle"
+	mkdir -p "$dst" || die "cannot create $dst"
+	names=""
+	for f in "$src"/*; do
+		[ -f "$f" ] || continue
+		name=$(basename "$f")
+		names="$names$name
+"
+		if [ -f "$dst/$name" ] && [ "$(stat -c '%s %Y' "$f")" = "$(stat -c '%s %Y' "$dst/$name")" ]; then
+			continue
+		fi
+		cp -p "$f" "$dst/.$name.tmp.$$" || die "cannot copy $f into $dst"
+		mv -f "$dst/.$name.tmp.$$" "$dst/$name" || die "cannot rename $dst/.$name.tmp.$$"
+		log "bundled $dst/$name"
+	done
+	if [ -f "$record" ]; then
+		while IFS= read -r old; do
+			case $old in '' | */*) continue ;; esac
+			printf '%s' "$names" | grep -qxF "$old" && continue
+			rm -f "$dst/$old" && log "removed $dst/$old (no longer in the image's bundle)"
+		done <"$record"
+	fi
+	printf '%s' "$names" >"$record.tmp.$$" && mv -f "$record.tmp.$$" "$record"
+}
+
 mkdir -p "$K3S_MANIFESTS_DIR" || die "cannot create $K3S_MANIFESTS_DIR"
+RENDER=$(render_program)
+sync_bundle "$BUNDLE_DIR/images" "$K3S_DATA_DIR/agent/images"
+sync_bundle "$BUNDLE_DIR/charts" "$K3S_DATA_DIR/server/static/charts"
 
 # Manifests shipped for every gateway (none yet, but the image has the dir).
 if [ -d "$OPENSHELL_MANIFESTS_DIR" ]; then

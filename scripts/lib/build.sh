@@ -8,12 +8,12 @@
 
 # The toolchain, the libraries, bats, and the test bed (a real dockerd with
 # containerd and runc, busybox-static for images, jq for the runtime shim and
-# the stand-in, nsenter from util-linux, ss from iproute2).
+# the stand-in, zstd for its airgap tarball, nsenter from util-linux, ss from iproute2).
 packages=(
 	autoconf automake make gcc pkg-config
 	libpipeline-dev libcjson-dev libyaml-dev
 	bats bats-support bats-assert
-	docker.io containerd runc busybox-static jq util-linux coreutils iproute2
+	docker.io containerd runc busybox-static jq zstd util-linux coreutils iproute2
 	shellcheck valgrind unzip
 )
 

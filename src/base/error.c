@@ -40,6 +40,17 @@ int os_error_wrap(os_error *err, const char *fmt, ...)
 	return -1;
 }
 
+int os_error_add_fix(os_error *err, const char *fix)
+{
+	char *msg = xasprintf("%s; %s", err->msg ? err->msg : "unknown error", fix);
+
+	free(err->msg);
+	err->msg = msg;
+	if (!err->code)
+		err->code = OS_EXIT_FAILURE;
+	return -1;
+}
+
 void os_error_set_detail(os_error *err, const char *detail)
 {
 	free(err->detail);

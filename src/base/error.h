@@ -24,6 +24,9 @@ int os_error_set(os_error *err, int code, const char *fmt, ...)
 int os_error_wrap(os_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Append what to do about it: "old message; fix". Returns -1. */
+int os_error_add_fix(os_error *err, const char *fix);
+
 /* Attach detail text (copied); replaces earlier detail. */
 void os_error_set_detail(os_error *err, const char *detail);
 

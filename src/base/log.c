@@ -91,6 +91,23 @@ void log_step(const char *fmt, ...)
 	fflush(stderr);
 }
 
+void log_step_progress(const char *fmt, ...)
+{
+	cleanup_free char *news = NULL;
+	va_list ap;
+
+	if (verbosity < 0 || !step_text)
+		return;
+	va_start(ap, fmt);
+	news = xvasprintf(fmt, ap);
+	va_end(ap);
+	if (stderr_is_tty() && verbosity == 0)
+		fprintf(stderr, "\r  ... %s: %s\033[K", step_text, news);
+	else
+		fprintf(stderr, "openshell: %s: %s\n", step_text, news);
+	fflush(stderr);
+}
+
 void log_step_done(int ok)
 {
 	if (verbosity >= 0 && step_text) {

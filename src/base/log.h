@@ -25,6 +25,11 @@ void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_step(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_step_done(int ok);
 
+/* News of the step in progress (a build's current stage): on a terminal
+ * the step's line is rewritten to end with it; otherwise a plain line
+ * "openshell: STEP: NEWS". */
+void log_step_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Print an error the way the top level reports it, and return err->code. */
 int log_error_report(const os_error *err);
 

@@ -77,11 +77,14 @@ static void prepare_attached_child(void *unused)
 	unblock_sigchld();
 }
 
+/* The stderr fd for the child: the capture file, or -1 for stdout's pipe. */
 static void prepare_child(void *data)
 {
+	int fd = *(int *)data;
+
 	unblock_sigchld();   /* blocked by the parent around the fork */
 	setpgid(0, 0);
-	if (dup2(*(int *)data, STDERR_FILENO) < 0)
+	if (dup2(fd >= 0 ? fd : STDOUT_FILENO, STDERR_FILENO) < 0)
 		_exit(127);
 }
 
@@ -126,6 +129,7 @@ static void read_stderr(int fd, struct run_result *res)
 }
 
 struct wait_state {
+	const struct run_spec *spec;
 	int outfd;        /* -1 once closed or not captured */
 	int pidfd;        /* -1 when unavailable or closed */
 	int exited;       /* the child has exited (maybe not yet reaped) */
@@ -146,6 +150,8 @@ static int drain_stdout(struct wait_state *w)
 		}
 		n = read(w->outfd, w->res->out + w->res->out_len, 65536);
 		if (n > 0) {
+			if (w->spec->on_output)
+				w->spec->on_output(w->spec->on_output_ctx, w->res->out + w->res->out_len, (size_t)n);
 			w->res->out_len += (size_t)n;
 			if (w->res->out_len > RUN_MAX_OUTPUT) {
 				w->too_big = 1;
@@ -283,8 +289,8 @@ static int decode_status(int raw)
 }
 
 /* The pipeline for one command: argv as given, stdin from the input (or
- * /dev/null), stdout to a pipe, stderr to *errfd, a process group of its
- * own; or, attached, the user's terminal for all three. */
+ * /dev/null), stdout to a pipe, stderr to *errfd (or that pipe), a process
+ * group of its own; or, attached, the user's terminal for all three. */
 static pipeline *build_pipeline(const struct run_spec *spec, const char *path, int *infd, int *errfd,
 				os_error *err)
 {
@@ -293,6 +299,11 @@ static pipeline *build_pipeline(const struct run_spec *spec, const char *path, i
 
 	for (size_t i = 1; spec->argv[i]; i++)
 		pipecmd_arg(cmd, spec->argv[i]);
+	for (size_t i = 0; spec->env && spec->env[i]; i++) {
+		cleanup_free char *name = xstrndup(spec->env[i], strcspn(spec->env[i], "="));
+		const char *eq = strchr(spec->env[i], '=');
+		pipecmd_setenv(cmd, name, eq ? eq + 1 : "");
+	}
 	p = pipeline_new_commands(cmd, (void *)NULL);
 	if (spec->interactive) {
 		pipeline_ignore_signals(p, 1);   /* like system(): ^C is the child's */
@@ -300,7 +311,7 @@ static pipeline *build_pipeline(const struct run_spec *spec, const char *path, i
 		return p;
 	}
 	pipeline_ignore_signals(p, 0);
-	if ((*infd = input_fd(spec, err)) < 0 || (*errfd = anon_file(err)) < 0) {
+	if ((*infd = input_fd(spec, err)) < 0 || (!spec->merge_stderr && (*errfd = anon_file(err)) < 0)) {
 		pipeline_free(p);
 		return NULL;
 	}
@@ -351,7 +362,7 @@ static int report_wait(int waited, const struct wait_state *w, const struct run_
 
 int run_command(const struct run_spec *spec, struct run_result *res, os_error *err)
 {
-	struct wait_state w = { .outfd = -1, .pidfd = -1, .res = res };
+	struct wait_state w = { .spec = spec, .outfd = -1, .pidfd = -1, .res = res };
 	cleanup_free char *path = NULL;
 	cleanup_free char *name = NULL;
 	long long deadline = 0;

@@ -31,6 +31,12 @@ struct run_spec {
 	size_t input_len;
 	int timeout_ms;           /* > 0: deadline for the whole call; 0: none */
 	int interactive;          /* inherit stdio; nothing is captured */
+	int merge_stderr;         /* stderr into the stdout capture (2>&1) */
+	const char *const *env;   /* "NAME=VALUE" set for the child only, or NULL */
+	/* Called with each piece of stdout as it arrives (also captured), so
+	 * that a long child's progress can be shown while it runs. */
+	void (*on_output)(void *ctx, const char *data, size_t len);
+	void *on_output_ctx;
 };
 
 struct run_result {

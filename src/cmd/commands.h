@@ -17,6 +17,9 @@ int cmd_gateway_logs(int argc, char **argv);
 int cmd_gateway_exec(int argc, char **argv);
 int cmd_gateway_kubectl(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_image(int argc, char **argv);
+int cmd_image_build(int argc, char **argv);
+int cmd_image_info(int argc, char **argv);
 
 /* The option parsing of `gateway start`, apart so that it can be tested:
  * fills o from argv; returns -1 to go on, or the exit status to end with

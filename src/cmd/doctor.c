@@ -22,6 +22,9 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "docker/client.h"
+#include "docker/image.h"
+#include "gateway/deploy.h"
+#include "gateway/image.h"
 
 enum verdict { OK, WARN, FAIL };
 
@@ -131,6 +134,39 @@ out:
 	os_error_clear(&err);
 }
 
+/* The image a start would use: built yet? self-contained (a start needs no
+ * network)? An absent default image is only a warning: start builds it. */
+static void check_cluster_image(struct doctor *d)
+{
+	struct deploy_opts o;
+	struct docker_image img = { 0 };
+	cleanup_free char *why = NULL;
+	os_error err = { 0 };
+	int ok;
+
+	deploy_opts_init(&o);
+	if (image_inspect(o.image, 0, &img, &err) < 0) {
+		report(d, FAIL, "cluster-image", NULL, "cluster image %s: %s", o.image, err.msg);
+	} else if (!img.exists) {
+		report(d, WARN, "cluster-image",
+		       o.image_named ? "it is pulled at the first start; pull it now with 'docker pull'"
+				     : "the first 'gateway start' builds it; build it now with 'openshell image build'",
+		       "cluster image %s: not here yet", o.image);
+	} else if ((ok = image_self_contained(o.image, &img, &why, &err)) < 0) {
+		report(d, FAIL, "cluster-image", NULL, "cluster image %s: %s", o.image, err.msg);
+	} else if (ok) {
+		const char *k3s = image_label(&img, "org.openshell.k3s-version");
+		const char *chart = image_label(&img, "org.openshell.device-plugin-chart-version");
+		report(d, OK, "cluster-image", NULL, "cluster image %s: self-contained (k3s %s, device plugin %s)",
+		       o.image, k3s ? k3s : "?", chart ? chart : "?");
+	} else {
+		report(d, WARN, "cluster-image", "rebuild it with 'openshell image build'",
+		       "cluster image %s: not self-contained, a start may need network: %s", o.image, why);
+	}
+	docker_image_free(&img);
+	os_error_clear(&err);
+}
+
 static void check_host_gpus(struct doctor *d)
 {
 	static const char *const args[] = { "nvidia-smi", "-L", NULL };
@@ -205,7 +241,8 @@ static void usage(FILE *out)
 	fputs("Usage: openshell doctor [OPTIONS]\n"
 	      "\n"
 	      "Check this host for what a GPU gateway needs: the docker CLI and daemon,\n"
-	      "the NVIDIA driver, Docker's NVIDIA runtime, cgroups and known pitfalls.\n"
+	      "the NVIDIA driver, Docker's NVIDIA runtime, cgroups, the cluster image\n"
+	      "(built? self-contained?) and known pitfalls.\n"
 	      "Creates nothing. Exit status 1 when a check fails.\n"
 	      "\n"
 	      "Options:\n"
@@ -229,6 +266,7 @@ static void run_checks(struct doctor *d)
 		} else {
 			report(d, OK, "docker-daemon", NULL, "docker daemon: version %s", server);
 			check_docker_info(d);
+			check_cluster_image(d);
 		}
 	}
 	check_host_gpus(d);

@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
@@ -16,6 +17,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "gateway/deploy.h"
+#include "gateway/image.h"
 #include "gateway/start.h"
 
 static void usage(FILE *out)
@@ -45,7 +47,10 @@ static void usage(FILE *out)
 		"      --bind ADDR      host address to publish the API on (default: %s);\n"
 		"                       anything but loopback exposes the cluster to the network\n"
 		"      --image REF      cluster image (default: $OPENSHELL_CLUSTER_IMAGE, else\n"
-		"                       %s)\n"
+		"                       %s, which 'openshell image build' makes and\n"
+		"                       start builds when it is absent); any other image\n"
+		"                       that is absent is pulled (Docker Hub names too)\n"
+		"      --no-build       refuse to build the default image; say how instead\n"
 		"      --recreate       remove an existing gateway and its volume first\n"
 		"      --timeout DUR    give up after DUR, e.g. 90s or 10m (default: 10m)\n"
 		"      --no-wait        return once the container reports healthy\n"
@@ -62,11 +67,11 @@ static void usage(FILE *out)
 		"--image that contradicts it, is refused (use --recreate). See\n"
 		"openshell(1) for exit statuses.\n",
 		GATEWAY_DEFAULT_NAME, GATEWAY_NAME_MAX, DEPLOY_DEFAULT_PORT, DEPLOY_DEFAULT_BIND,
-		DEPLOY_DEFAULT_IMAGE);
+		IMAGE_DEFAULT_TAG);
 }
 
 enum { OPT_NAME = 256, OPT_GPU, OPT_PORT, OPT_BIND, OPT_IMAGE, OPT_RECREATE, OPT_TIMEOUT,
-       OPT_NO_WAIT, OPT_JSON, OPT_UPDATE_KUBECONFIG };
+       OPT_NO_WAIT, OPT_JSON, OPT_UPDATE_KUBECONFIG, OPT_NO_BUILD };
 
 int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 {
@@ -82,6 +87,7 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "update-kubeconfig", no_argument, NULL, OPT_UPDATE_KUBECONFIG },
+		{ "no-build", no_argument, NULL, OPT_NO_BUILD },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli_parser p = { .cmd = "gateway start", .shortopts = "", .longopts = longopts,
@@ -100,7 +106,9 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 		case OPT_IMAGE:
 			o->image = optarg;
 			o->image_set = 1;
+			o->image_named = strcmp(optarg, IMAGE_DEFAULT_TAG) != 0;
 			break;
+		case OPT_NO_BUILD: o->no_build = 1; break;
 		case OPT_RECREATE: o->recreate = 1; break;
 		case OPT_NO_WAIT: o->no_wait = 1; break;
 		case OPT_JSON: o->json = 1; break;

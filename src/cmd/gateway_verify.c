@@ -35,7 +35,8 @@ static void usage(FILE *out)
 		"Options:\n"
 		"      --name NAME        gateway name (default: %s)\n"
 		"      --json             print the checks as one JSON object on stdout\n"
-		"      --smoke-image IMG  image of the smoke pod (default: %s)\n"
+		"      --smoke-image IMG  image of the smoke pod (default: the one the gateway's\n"
+		"                         image bundles, else %s)\n"
 		"      --timeout DUR      how long the smoke pod may take (default: 2m)\n"
 		"      --keep             leave the smoke pod in place for inspection\n"
 		"  -v, --verbose          show each docker command\n"
@@ -121,8 +122,7 @@ int cmd_gateway_verify(int argc, char **argv)
 	struct cli_parser p = { .cmd = "gateway verify", .shortopts = "", .longopts = longopts,
 				.usage = usage };
 	const char *name = GATEWAY_DEFAULT_NAME;
-	struct verify_opts vo = { .smoke_image = VERIFY_DEFAULT_SMOKE_IMAGE,
-				  .timeout_ms = VERIFY_DEFAULT_TIMEOUT_MS };
+	struct verify_opts vo = { .timeout_ms = VERIFY_DEFAULT_TIMEOUT_MS };
 	struct check checks[VERIFY_NCHECKS] = { 0 };
 	struct gateway gw;
 	os_error err = { 0 };
@@ -145,11 +145,14 @@ int cmd_gateway_verify(int argc, char **argv)
 		return p.done;
 	if ((rc = cli_no_operands(p.cmd, argc, argv)) >= 0)
 		return rc;
-	if (image_ref_check(vo.smoke_image, &err) < 0 || gateway_lookup(name, &gw, &err) < 0) {
+	if ((vo.smoke_image && image_ref_check(vo.smoke_image, &err) < 0) || gateway_lookup(name, &gw, &err) < 0) {
 		rc = log_error_report(&err);
 		os_error_clear(&err);
 		return rc;
 	}
+	/* The image the gateway's own image bundled runs without network. */
+	if (!vo.smoke_image)
+		vo.smoke_image = gw.c.smoke_image ? gw.c.smoke_image : VERIFY_DEFAULT_SMOKE_IMAGE;
 	if (gateway_require_running(&gw, &err) < 0) {
 		rc = log_error_report(&err);
 	} else if (verify_gateway(&gw, &vo, checks, &err) < 0) {

@@ -49,11 +49,26 @@ int docker_init(os_error *err)
 const char *docker_path(void) { return docker_exe; }
 int docker_call_timeout_ms(void) { return call_timeout_ms; }
 
-/* Both entry points share this: prefix the executable, apply the deadline. */
-static int docker_spawn(const char *const *args, const char *input, size_t input_len,
-			int timeout_ms, int want_ok, struct run_result *res, os_error *err)
+/* Where a failed docker says it lost its daemon (stderr, or the merged
+ * output of a streamed command), or NULL. */
+static const char *daemon_lost(const struct run_result *res)
+{
+	const char *texts[] = { res->err, res->out }, *marks[] = { "Cannot connect to the Docker daemon",
+								  "error during connect" };
+
+	for (size_t i = 0; i < 2 && res->status != 0; i++)
+		for (size_t j = 0; j < 2 && texts[i]; j++)
+			if (strstr(texts[i], marks[j]))
+				return strstr(texts[i], marks[j]);
+	return NULL;
+}
+
+/* Every entry point shares this: prefix the executable, apply the deadline. */
+static int docker_spawn(struct run_spec spec, const char *const *args, int want_ok, struct run_result *res,
+			os_error *err)
 {
 	struct strv argv = { 0 };
+	const char *lost;
 	int rc;
 
 	if (docker_init(err) < 0) {
@@ -62,20 +77,16 @@ static int docker_spawn(const char *const *args, const char *input, size_t input
 	}
 	strv_push(&argv, docker_exe);
 	strv_pushv(&argv, args);
-	struct run_spec spec = {
-		.argv = strv_argv(&argv),
-		.input = input,
-		.input_len = input_len,
-		.timeout_ms = timeout_ms > 0 ? timeout_ms : call_timeout_ms,
-	};
+	spec.argv = strv_argv(&argv);
+	if (spec.timeout_ms <= 0)
+		spec.timeout_ms = call_timeout_ms;
 	rc = want_ok ? run_command_ok(&spec, res, err) : run_command(&spec, res, err);
 	strv_free(&argv);
 	/* Whatever the command, a daemon that stopped answering is the error
 	 * to report: every caller would otherwise misread it as its own. */
-	if (res->status != 0 && (strstr(res->err, "Cannot connect to the Docker daemon") ||
-				 strstr(res->err, "error during connect"))) {
+	if ((lost = daemon_lost(res))) {
 		const char *host = getenv("DOCKER_HOST");
-		cleanup_free char *line = run_first_line(res->err);
+		cleanup_free char *line = run_first_line(lost);
 		os_error_set(err, OS_EXIT_DOCKER,
 			     "lost the Docker daemon (DOCKER_HOST=%s): %s; check that it runs and 'docker info' works",
 			     host && *host ? host : "unset", line);
@@ -87,13 +98,27 @@ static int docker_spawn(const char *const *args, const char *input, size_t input
 int docker_run(const char *const *args, const char *input, size_t input_len, int timeout_ms,
 	       struct run_result *res, os_error *err)
 {
-	return docker_spawn(args, input, input_len, timeout_ms, 0, res, err);
+	struct run_spec spec = { .input = input, .input_len = input_len, .timeout_ms = timeout_ms };
+
+	return docker_spawn(spec, args, 0, res, err);
 }
 
 int docker_run_ok(const char *const *args, const char *input, size_t input_len, int timeout_ms,
 		  struct run_result *res, os_error *err)
 {
-	return docker_spawn(args, input, input_len, timeout_ms, 1, res, err);
+	struct run_spec spec = { .input = input, .input_len = input_len, .timeout_ms = timeout_ms };
+
+	return docker_spawn(spec, args, 1, res, err);
+}
+
+int docker_stream(const char *const *args, const char *const *env, int timeout_ms,
+		  void (*on_output)(void *ctx, const char *data, size_t len), void *ctx,
+		  struct run_result *res, os_error *err)
+{
+	struct run_spec spec = { .timeout_ms = timeout_ms, .merge_stderr = 1, .env = env,
+				 .on_output = on_output, .on_output_ctx = ctx };
+
+	return docker_spawn(spec, args, 0, res, err);
 }
 
 int docker_ping(char **server_version, os_error *err)

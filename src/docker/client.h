@@ -33,6 +33,13 @@ int docker_run(const char *const *args, const char *input, size_t input_len, int
 int docker_run_ok(const char *const *args, const char *input, size_t input_len, int timeout_ms,
 		  struct run_result *res, os_error *err);
 
+/* As docker_run(), for a long command whose output is shown as it comes:
+ * stderr merged into stdout, each piece handed to on_output, env
+ * ("NAME=VALUE", NULL-terminated, may be NULL) set for docker alone. */
+int docker_stream(const char *const *args, const char *const *env, int timeout_ms,
+		  void (*on_output)(void *ctx, const char *data, size_t len), void *ctx,
+		  struct run_result *res, os_error *err);
+
 /* Check that the daemon answers (`docker version`), explaining how to fix
  * it when it does not. On success, *server_version (if given) receives the
  * daemon's version, owned by the caller. */

@@ -119,6 +119,7 @@ int container_parse_inspect(const char *json, size_t len, struct gw_container *c
 	c->managed_by = dup_or_null(json_str(labels, LABEL_MANAGED));
 	c->gateway = dup_or_null(json_str(labels, LABEL_GATEWAY));
 	c->image = dup_or_null(json_str(json_get(obj, "Config", NULL), "Image"));
+	c->smoke_image = dup_or_null(json_str(labels, "org.openshell.smoke-image"));
 	if (!c->status) {
 		os_error_set(err, OS_EXIT_FAILURE, "docker inspect output has no State.Status");
 		goto out;
@@ -203,5 +204,6 @@ void container_free(struct gw_container *c)
 	free(c->managed_by);
 	free(c->gateway);
 	free(c->image);
+	free(c->smoke_image);
 	memset(c, 0, sizeof(*c));
 }

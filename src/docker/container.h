@@ -35,6 +35,7 @@ struct gw_container {
 	char *managed_by;     /* label org.openshell.managed-by */
 	char *gateway;        /* label org.openshell.gateway */
 	char *image;          /* Config.Image */
+	char *smoke_image;    /* label org.openshell.smoke-image (from the image) */
 };
 
 int container_parse_inspect(const char *json, size_t len, struct gw_container *c, os_error *err);

@@ -9,6 +9,7 @@
 #include "base/names.h"
 #include "base/xalloc.h"
 #include "gateway/deploy.h"
+#include "gateway/image.h"
 
 void deploy_opts_init(struct deploy_opts *o)
 {
@@ -18,7 +19,8 @@ void deploy_opts_init(struct deploy_opts *o)
 	o->name = GATEWAY_DEFAULT_NAME;
 	o->port = DEPLOY_DEFAULT_PORT;
 	o->bind = DEPLOY_DEFAULT_BIND;
-	o->image = image && *image ? image : DEPLOY_DEFAULT_IMAGE;
+	o->image = image && *image ? image : IMAGE_DEFAULT_TAG;
+	o->image_named = strcmp(o->image, IMAGE_DEFAULT_TAG) != 0;
 	o->timeout_ms = DEPLOY_DEFAULT_TIMEOUT_MS;
 }
 
@@ -52,20 +54,6 @@ int image_ref_check(const char *ref, os_error *err)
 				    shown);
 	}
 	return 0;
-}
-
-int image_ref_has_registry(const char *ref)
-{
-	const char *slash = strchr(ref, '/');
-	size_t n;
-
-	if (!slash)
-		return 0;
-	n = (size_t)(slash - ref);
-	/* Docker's rule: the first component is a registry when it has a dot
-	 * or a port, or is "localhost". */
-	return memchr(ref, '.', n) || memchr(ref, ':', n) ||
-	       (n == 9 && strncmp(ref, "localhost", 9) == 0);
 }
 
 int deploy_opts_check(const struct deploy_opts *o, os_error *err)

@@ -13,7 +13,6 @@
 #include "base/error.h"
 #include "base/strv.h"
 
-#define DEPLOY_DEFAULT_IMAGE "ghcr.io/openshell/cluster:" PACKAGE_VERSION
 #define DEPLOY_DEFAULT_PORT 6443
 #define DEPLOY_DEFAULT_BIND "127.0.0.1"
 #define DEPLOY_DEFAULT_TIMEOUT_MS (10 * 60 * 1000)
@@ -34,6 +33,8 @@ struct deploy_opts {
 	int port;             /* host port for the k3s API */
 	const char *bind;     /* host address the API port is published on */
 	const char *image;    /* cluster image reference */
+	int image_named;      /* not the default: pulled when absent, never built */
+	int no_build;         /* refuse to build the default image when absent */
 	int recreate;         /* remove an existing gateway first */
 	int timeout_ms;       /* overall deadline of the start */
 	int no_wait;          /* return once the container is healthy */
@@ -52,9 +53,6 @@ void deploy_run_argv(const struct deploy_opts *o, struct strv *argv);
 
 /* "127.0.0.1:6443", or "[::1]:6443" for IPv6: where the API is reached. */
 char *deploy_api_address(const struct deploy_opts *o);
-
-/* Does the image reference name a registry (so that a pull can work)? */
-int image_ref_has_registry(const char *ref);
 
 /* Reject references Docker would refuse or misread as an option. */
 int image_ref_check(const char *ref, os_error *err);

@@ -1,19 +1,73 @@
-/* gateway/image.h - the cluster image a gateway runs: at hand before the
- * container is made.
+/* gateway/image.h - the cluster image: where its recipe is, how it is
+ * built, what it holds, and getting it before a gateway is made.
  *
- * image_ensure() looks for the image on the daemon and pulls it when the
- * reference names a registry; an image that is absent and cannot be pulled
- * is one error naming the reference and what to do, before anything of the
- * gateway is created.
+ * The recipe is a directory (the build context) holding
+ * docker/Dockerfile.cluster and versions.env: $OPENSHELL_IMAGE_CONTEXT, or
+ * the source tree's deploy/ when this openshell runs from its build tree,
+ * or what `make install` put in $(pkgdatadir)/deploy. versions.env holds
+ * every pin; each becomes a build argument, and the image records them in
+ * labels, which image_describe() reads back.
+ *
+ * The default image of `gateway start` is IMAGE_DEFAULT_TAG, exactly what
+ * `image build` makes: when it is absent, start builds it; an image given
+ * with --image is pulled instead. Either happens before anything of the
+ * gateway is created, so a failure leaves nothing behind.
  */
 #ifndef OPENSHELL_GATEWAY_IMAGE_H
 #define OPENSHELL_GATEWAY_IMAGE_H
 
-#include "base/error.h"
+#include <stdio.h>
 
-/* deadline: the clock_ms() time of the start's overall deadline; a pull
- * gets what is left of it (timeout_ms: the overall timeout), a look-up the
- * per-call deadline within it. */
-int image_ensure(const char *ref, long long deadline, int timeout_ms, os_error *err);
+#include <cjson/cJSON.h>
+
+#include "base/error.h"
+#include "base/strv.h"
+#include "docker/image.h"
+
+#define IMAGE_DEFAULT_TAG "openshell-cluster:" PACKAGE_VERSION
+#define IMAGE_DOCKERFILE "docker/Dockerfile.cluster"
+#define IMAGE_VERSIONS_FILE "versions.env"
+#define IMAGE_BUILD_TIMEOUT_MS (30 * 60 * 1000)
+
+/* The labels the recipe sets. */
+#define IMAGE_LABEL_KIND "org.openshell.image"
+#define IMAGE_LABEL_SMOKE "org.openshell.smoke-image"
+
+struct image_build_opts {
+	const char *tag;
+	int pull;                       /* fresh base images */
+	int no_cache;
+	const char *network;            /* docker build --network, or NULL */
+	const struct strv *build_args;  /* KEY=VALUE overriding versions.env */
+	int timeout_ms;
+};
+
+/* The recipe's directory (not checked to exist). */
+char *image_context_dir(void);
+
+/* versions.env of the recipe in dir, as KEY=VALUE strings, each checked:
+ * KEY of [A-Z0-9_], a non-empty value without spaces or quotes. */
+int image_versions(const char *dir, struct strv *pairs, os_error *err);
+
+/* Build the image, showing each build step, and tag it. */
+int image_build(const struct image_build_opts *o, os_error *err);
+
+/* Have ref at hand: an explicit reference is pulled when absent; the
+ * default one is built (or, with no_build, refused with the command that
+ * builds it). *built is set when a build happened. */
+int image_ensure(const char *ref, int explicit_ref, int no_build, long long deadline, int timeout_ms,
+		 int *built, os_error *err);
+
+/* Whether the image holds the bundle a start needs without network: its
+ * labels name a bundle and every file of it is in the image (listed by a
+ * container of it, run without network). 1 yes; 0 no, with *why (owned)
+ * saying what is missing; -1 when it cannot be looked at. */
+int image_self_contained(const char *ref, const struct docker_image *img, char **why, os_error *err);
+
+/* What `image info` prints: text lines, or the JSON object. */
+void image_describe(const char *ref, const struct docker_image *img, int self_contained, const char *why,
+		    FILE *out);
+cJSON *image_describe_json(const char *ref, const struct docker_image *img, int self_contained,
+			   const char *why);
 
 #endif

@@ -98,10 +98,17 @@ static int preflight(struct start *st, os_error *err)
 
 /* --- c: the image -------------------------------------------------------- */
 
+/* A build takes as long as its downloads do, which --timeout (a wait for
+ * readiness) does not foresee: after one, the deadline starts afresh. */
 static int ensure_image(struct start *st, os_error *err)
 {
-	if (image_ensure(st->o.image, st->w.deadline, st->o.timeout_ms, err) < 0)
+	int built;
+
+	if (image_ensure(st->o.image, st->o.image_named, st->o.no_build, st->w.deadline, st->o.timeout_ms,
+			 &built, err) < 0)
 		return -1;
+	if (built)
+		st->w.deadline = clock_ms() + st->o.timeout_ms;
 	st->image_ready = 1;
 	return 0;
 }

@@ -13,7 +13,9 @@
 #include "base/error.h"
 #include "gateway/lookup.h"
 
-#define VERIFY_DEFAULT_SMOKE_IMAGE "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
+/* The image's own bundled smoke image wins (its org.openshell.smoke-image
+ * label); this pin of deploy/versions.env serves images without one. */
+#define VERIFY_DEFAULT_SMOKE_IMAGE OPENSHELL_SMOKE_IMAGE
 #define VERIFY_DEFAULT_TIMEOUT_MS (2 * 60 * 1000)
 #define VERIFY_NCHECKS 5
 

@@ -198,7 +198,7 @@ static char *gpu_missing(const struct gpu_state *g)
 	if (!g->runtime_class)
 		return xstrdup("RuntimeClass 'nvidia' does not exist (k3s found no nvidia-container-runtime)");
 	if (!g->plugin_found)
-		return xstrdup("the nvidia-device-plugin DaemonSet does not exist (did the Helm install run?)");
+		return xstrdup("the nvidia-device-plugin DaemonSet does not exist");
 	if (g->ds.desired == 0)
 		return xstrdup("the nvidia-device-plugin DaemonSet schedules no pod (desired 0: check its node affinity)");
 	if (g->ds.ready < g->ds.desired)
@@ -209,21 +209,47 @@ static char *gpu_missing(const struct gpu_state *g)
 	return xstrdup("the node's allocatable nvidia.com/gpu is 0 (the plugin found no GPU)");
 }
 
+/* What keeps the device plugin from running, when the cluster can say:
+ * a pod that cannot start (its image cannot be pulled, say), or the Helm
+ * install job's error. NULL when nothing says more than gpu_missing(). */
+static char *gpu_cause(const struct wait_ctx *w, const struct gpu_state *g, const char *helm_logs, int t)
+{
+	cleanup_free char *line = g->plugin_found ? NULL : kube_last_error_line(helm_logs);
+	const char *ns = g->plugin_found ? DEVICE_PLUGIN_NAMESPACE : "kube-system";
+	os_error err = { 0 };
+	cJSON *pods = NULL;
+	char *cause = NULL;
+
+	/* Helm's own error says more than its pod's crash loop. */
+	if (line)
+		return xasprintf("its Helm install fails: %s", line);
+	if (kube_get(w->container, "pods", NULL, ns, 0, t, &pods, &err) > 0)
+		cause = g->plugin_found ? kube_pods_stuck(pods, DEVICE_PLUGIN_LABEL, DEVICE_PLUGIN_NAME)
+					: kube_pods_stuck(pods, "job-name", DEVICE_PLUGIN_HELM_JOB);
+	cJSON_Delete(pods);
+	os_error_clear(&err);
+	if (!cause && !g->plugin_found)
+		cause = xstrdup("its Helm install has not finished (see the job's logs below)");
+	return cause;
+}
+
 static int gpu_timeout(const struct wait_ctx *w, const struct gpu_state *g, os_error *err)
 {
 	cleanup_free char *what = gpu_missing(g);
 	cleanup_free char *dur = clock_format_ms(w->timeout_ms);
-	cleanup_free char *plugin = NULL, *helm = NULL, *detail = NULL;
+	cleanup_free char *plugin = NULL, *helm = NULL, *detail = NULL, *cause = NULL;
 	/* The deadline has passed; the diagnostics get a budget of their own. */
 	int t = cleanup_budget_ms();
 
 	plugin = kube_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE,
 				DEVICE_PLUGIN_LABEL "=" DEVICE_PLUGIN_NAME, LOG_TAIL_LINES, t);
 	helm = kube_logs_tail(w->container, "kube-system", "job-name=" DEVICE_PLUGIN_HELM_JOB, LOG_TAIL_LINES, t);
+	cause = gpu_cause(w, g, helm, t);
 	detail = xasprintf("device plugin logs:\n%s\n%s logs:\n%s", *plugin ? plugin : "(none)\n",
 			   DEVICE_PLUGIN_HELM_JOB, *helm ? helm : "(none)\n");
 	os_error_set(err, OS_EXIT_TIMEOUT,
-		     "timed out after %s waiting for GPUs: %s; the gateway was kept for inspection", dur, what);
+		     "timed out after %s waiting for GPUs: %s%s%s; the gateway was kept for inspection", dur, what,
+		     cause ? ": " : "", cause ? cause : "");
 	os_error_set_detail(err, detail);
 	return -1;
 }

@@ -142,6 +142,43 @@ void kube_daemonset_status(const cJSON *ds, struct ds_status *st)
 	st->available = counter(status, "numberAvailable");
 }
 
+char *kube_pods_stuck(const cJSON *pods, const char *key, const char *value)
+{
+	const cJSON *pod;
+
+	cJSON_ArrayForEach(pod, json_get(pods, "items", NULL)) {
+		const char *v = json_str(json_get(pod, "metadata", "labels", NULL), key);
+		const cJSON *cs;
+
+		if (!v || strcmp(v, value) != 0)
+			continue;
+		cJSON_ArrayForEach(cs, json_get(pod, "status", "containerStatuses", NULL)) {
+			const cJSON *w = json_get(cs, "state", "waiting", NULL);
+			const char *reason = json_str(w, "reason"), *msg = json_str(w, "message");
+
+			if (!reason || strcmp(reason, "ContainerCreating") == 0 || strcmp(reason, "PodInitializing") == 0)
+				continue;
+			const char *ns = json_str(json_get(pod, "metadata", NULL), "namespace");
+			const char *name = json_str(json_get(pod, "metadata", NULL), "name");
+			return xasprintf("pod %s/%s: %s%s%s", ns ? ns : "?", name ? name : "?", reason,
+					 msg ? ": " : "", msg ? msg : "");
+		}
+	}
+	return NULL;
+}
+
+char *kube_last_error_line(const char *text)
+{
+	const char *found = NULL;
+
+	for (const char *p = text; p && *p; p += strcspn(p, "\n"), p += *p == '\n') {
+		const char *q = p + strspn(p, " |");
+		if (strncmp(q, "Error:", 6) == 0)
+			found = q;
+	}
+	return found ? xstrndup(found, strcspn(found, "\n")) : NULL;
+}
+
 char *kube_logs_tail(const char *ctr, const char *ns, const char *selector, int lines,
 		     int timeout_ms)
 {

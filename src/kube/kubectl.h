@@ -51,6 +51,15 @@ const cJSON *kube_find_device_plugin(const cJSON *daemonsets);
 /* Read a DaemonSet's status counters (absent counters read as 0). */
 void kube_daemonset_status(const cJSON *ds, struct ds_status *st);
 
+/* Why a pod of a PodList whose label KEY is VALUE cannot run its container,
+ * as the kubelet says it: "pod NS/NAME: REASON: MESSAGE" for the first
+ * container waiting for a reason other than being created (a pull that
+ * fails, a sandbox that cannot be made, a crash loop), or NULL. */
+char *kube_pods_stuck(const cJSON *pods, const char *key, const char *value);
+
+/* The last line of text that starts with "Error:" (helm's), or NULL. */
+char *kube_last_error_line(const char *text);
+
 /* The last lines of logs: `kubectl logs -n NS -l SELECTOR --tail=N`.
  * Returns newly allocated text (possibly empty), never NULL. */
 char *kube_logs_tail(const char *ctr, const char *ns, const char *selector, int lines,

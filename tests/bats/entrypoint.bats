@@ -7,13 +7,19 @@ bats_load_library bats-assert
 
 SCRIPT=$BATS_TEST_DIRNAME/../../deploy/docker/cluster-entrypoint.sh
 REAL_GPU_MANIFESTS=$BATS_TEST_DIRNAME/../../deploy/kube/gpu-manifests
+REAL_VERSIONS=$BATS_TEST_DIRNAME/../../deploy/versions.env
 
 setup() {
 	root=$BATS_TEST_TMPDIR
 	export GPU_MANIFESTS_DIR=$root/opt/gpu-manifests
 	export OPENSHELL_MANIFESTS_DIR=$root/opt/manifests
+	export K3S_DATA_DIR=$root/k3s
 	export K3S_MANIFESTS_DIR=$root/k3s/server/manifests
+	export OPENSHELL_BUNDLE_DIR=$root/opt/bundle
+	export OPENSHELL_VERSIONS_FILE=$root/opt/versions.env
 	export OPENSHELL_DEV_DIR=$root/dev
+	mkdir -p "$OPENSHELL_BUNDLE_DIR/images" "$OPENSHELL_BUNDLE_DIR/charts"
+	cp "$REAL_VERSIONS" "$OPENSHELL_VERSIONS_FILE"
 	export K3S_BIN=$root/fake-k3s
 	mkdir -p "$GPU_MANIFESTS_DIR" "$OPENSHELL_MANIFESTS_DIR" "$OPENSHELL_DEV_DIR"
 	cp "$REAL_GPU_MANIFESTS"/*.yaml "$GPU_MANIFESTS_DIR/"
@@ -40,8 +46,12 @@ entrypoint() {
 	assert_line "fake-k3s sees: nvidia-device-plugin-helmchart.yaml"
 	assert_line "openshell-entrypoint: GPU_ENABLED=true: enabling NVIDIA GPU support"
 	assert_line "openshell-entrypoint: found 2 GPU device(s) in $OPENSHELL_DEV_DIR"
-	cmp "$REAL_GPU_MANIFESTS/nvidia-device-plugin-helmchart.yaml" \
+	# Installed as shipped, but for the pins filled in.
+	chart=$(sed -n 's/^DEVICE_PLUGIN_CHART_VERSION=//p' "$REAL_VERSIONS")
+	run diff "$REAL_GPU_MANIFESTS/nvidia-device-plugin-helmchart.yaml" \
 		"$K3S_MANIFESTS_DIR/nvidia-device-plugin-helmchart.yaml"
+	assert_line "> $(sed -n 's/@DEVICE_PLUGIN_CHART_VERSION@/'"$chart"'/p' "$REAL_GPU_MANIFESTS/nvidia-device-plugin-helmchart.yaml")"
+	[ "${#lines[@]}" -eq 4 ] # 1c1, <, ---, >
 	run ls -A "$K3S_MANIFESTS_DIR"
 	refute_output --partial ".tmp."
 }
@@ -98,6 +108,53 @@ entrypoint() {
 	entrypoint server
 	assert_line "fake-k3s sees: base.yaml"
 	refute_line "fake-k3s sees: README"
+}
+
+@test "a manifest naming a pin the versions file lacks stops the start, naming it" {
+	sed -i '/^DEVICE_PLUGIN_CHART_VERSION=/d' "$OPENSHELL_VERSIONS_FILE"
+	GPU_ENABLED=true entrypoint server
+	assert_failure 1
+	assert_output --partial "names a pin that $OPENSHELL_VERSIONS_FILE lacks: @DEVICE_PLUGIN_CHART_VERSION@"
+	refute_output --partial "fake-k3s"
+	run ls -A "$K3S_MANIFESTS_DIR"
+	refute_output --partial "helmchart"
+}
+
+@test "a pin a manifest cannot take is refused" {
+	echo 'DEVICE_PLUGIN_CHART_VERSION=0.20.0|evil' >>"$OPENSHELL_VERSIONS_FILE"
+	GPU_ENABLED=true entrypoint server
+	assert_failure 1
+	assert_output --partial "DEVICE_PLUGIN_CHART_VERSION has characters a manifest cannot take"
+}
+
+@test "the bundle is copied into the volume, unchanged files are skipped, dropped ones removed" {
+	echo image-a >"$OPENSHELL_BUNDLE_DIR/images/a.tar"
+	echo chart >"$OPENSHELL_BUNDLE_DIR/charts/c-1.tgz"
+	entrypoint server
+	assert_equal "$status" 7
+	assert_line "openshell-entrypoint: bundled $K3S_DATA_DIR/agent/images/a.tar"
+	assert_line "openshell-entrypoint: bundled $K3S_DATA_DIR/server/static/charts/c-1.tgz"
+	cmp "$OPENSHELL_BUNDLE_DIR/images/a.tar" "$K3S_DATA_DIR/agent/images/a.tar"
+	# Again: nothing to copy.
+	entrypoint server
+	refute_line --partial "bundled"
+	# A newer image: a.tar changed, the chart replaced by another version.
+	echo image-a2 >"$OPENSHELL_BUNDLE_DIR/images/a.tar"
+	touch -d '2001-01-01' "$OPENSHELL_BUNDLE_DIR/images/a.tar"
+	rm "$OPENSHELL_BUNDLE_DIR/charts/c-1.tgz"
+	echo chart2 >"$OPENSHELL_BUNDLE_DIR/charts/c-2.tgz"
+	entrypoint server
+	assert_line "openshell-entrypoint: bundled $K3S_DATA_DIR/agent/images/a.tar"
+	assert_line "openshell-entrypoint: removed $K3S_DATA_DIR/server/static/charts/c-1.tgz (no longer in the image's bundle)"
+	cmp "$OPENSHELL_BUNDLE_DIR/images/a.tar" "$K3S_DATA_DIR/agent/images/a.tar"
+	[ -f "$K3S_DATA_DIR/server/static/charts/c-2.tgz" ]
+	[ ! -e "$K3S_DATA_DIR/server/static/charts/c-1.tgz" ]
+	# A file the user put there is not the bundle's: left alone.
+	echo mine >"$K3S_DATA_DIR/agent/images/mine.tar"
+	entrypoint server
+	[ -f "$K3S_DATA_DIR/agent/images/mine.tar" ]
+	run ls -A "$K3S_DATA_DIR/agent/images"
+	refute_output --partial ".tmp."
 }
 
 @test "the entrypoint is POSIX sh and shellcheck-clean" {

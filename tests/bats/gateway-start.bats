@@ -125,10 +125,10 @@ setup() {
 	[ ! -e "$calls" ]
 }
 
-@test "an image that is absent and names no registry is a clear error, nothing created" {
+@test "an absent --image that cannot be pulled is a clear error, nothing created" {
 	run --separate-stderr openshell gateway start --name noimg --image openshell-cluster:nosuch
 	assert_failure 1
-	[[ "$stderr" == *"image openshell-cluster:nosuch is not present and names no registry to pull it from"* ]]
+	[[ "$stderr" == *"cannot get image openshell-cluster:nosuch: docker pull failed"*"'docker login'"* ]]
 	assert_no_gateway_resources noimg
 }
 
@@ -171,6 +171,38 @@ setup() {
 	[[ "$stderr" == *"waiting for GPUs: the nvidia-device-plugin DaemonSet has 0 of 1 pods ready"* ]]
 	[[ "$stderr" == *"device plugin logs:"* ]]
 	[[ "$stderr" == *"NVML"* ]]
+}
+
+@test "an image without its bundle fails offline, naming the chart it lacks" {
+	sim_only "needs the stand-in image built without its bundle"
+	run --separate-stderr openshell gateway start --gpu --name nob --image openshell-cluster:sim-nobundle \
+		--port "$(free_port)" --timeout 10s
+	assert_failure 4
+	chart=nvidia-device-plugin-$(sed -n 's/^DEVICE_PLUGIN_CHART_VERSION=//p' "$OPENSHELL_SRCDIR/deploy/versions.env").tgz
+	err_line=$(grep '^openshell: error:' <<<"$stderr")
+	[[ "$err_line" == *"the nvidia-device-plugin DaemonSet does not exist: its Helm install fails: Error: INSTALLATION FAILED: failed to fetch https://10.43.0.1:443/static/charts/$chart : 404 Not Found"* ]]
+	docker rm -f openshell-cluster-nob >/dev/null
+}
+
+@test "a device-plugin image that is not bundled is named, with the kubelet's pull error" {
+	sim_only "removes the plugin's image from the stand-in's store"
+	port=$(free_port)
+	background_start --gpu --name npi --image "$IMAGE" --port "$port"
+	eventually sh -c 'docker exec openshell-cluster-npi kubectl get pods -n nvidia-device-plugin -o name | grep -q pod/'
+	stop_background_start
+	# As if the tarball had never been there: k3s has not imported the image.
+	docker exec openshell-cluster-npi sh -c 'rm /var/lib/rancher/k3s/agent/images/nvcr.io_nvidia_k8s-device-plugin_*
+		grep -v k8s-device-plugin /var/lib/rancher/k3s/sim/images/store >/tmp/s; cat /tmp/s >/var/lib/rancher/k3s/sim/images/store
+		for p in $(kubectl get pods -n nvidia-device-plugin -o jsonpath="{.items[*].metadata.name}"); do
+			kubectl delete pod "$p" -n nvidia-device-plugin >/dev/null
+		done'
+	run --separate-stderr openshell gateway start --gpu --name npi --image "$IMAGE" --port "$port" --timeout 8s
+	assert_failure 4
+	image=$(sed -n 's/^DEVICE_PLUGIN_IMAGE=//p' "$OPENSHELL_SRCDIR/deploy/versions.env")
+	err_line=$(grep '^openshell: error:' <<<"$stderr")
+	[[ "$err_line" == *"pods ready: pod nvidia-device-plugin/nvidia-device-plugin-"*": "*"Back-off pulling image \"$image\""* ||
+		"$err_line" == *"pods ready: pod nvidia-device-plugin/nvidia-device-plugin-"*": ErrImagePull: "*"failed to pull and unpack image \"$image\""* ]]
+	docker rm -f openshell-cluster-npi >/dev/null
 }
 
 @test "a failing chart install names the missing DaemonSet and shows the helm job's logs" {
@@ -262,7 +294,7 @@ setup() {
 	before=$(docker inspect openshell-cluster-rp --format '{{.Id}}')
 	run --separate-stderr openshell gateway start --name rp --image openshell-cluster:nosuch --recreate
 	assert_failure 1
-	[[ "$stderr" == *"image openshell-cluster:nosuch is not present"* ]]
+	[[ "$stderr" == *"cannot get image openshell-cluster:nosuch"* ]]
 	[ "$(docker inspect openshell-cluster-rp --format '{{.Id}}')" = "$before" ]
 }
 

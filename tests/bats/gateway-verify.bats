@@ -5,6 +5,7 @@
 setup_file() {
 	load helpers/gateway
 	gateway_suite_start --gpus 2
+	gateway_suite_real_health
 	openshell -q gateway start --gpu --name vg --image "$IMAGE" --port "$(free_port)" >/dev/null
 }
 
@@ -47,8 +48,10 @@ setup() {
 }
 
 @test "a smoke pod that cannot schedule fails with the scheduler's condition" {
-	# Two GPUs held by another pod leave none for the smoke test.
-	hog='{"apiVersion":"v1","kind":"Pod","metadata":{"name":"hog","namespace":"default"},"spec":{"restartPolicy":"Never","runtimeClassName":"nvidia","containers":[{"name":"hog","image":"busybox","command":["sleep","600"],"resources":{"limits":{"nvidia.com/gpu":"2"}}}]}}'
+	# Every GPU of the host held by another pod leaves none for the smoke test.
+	# Its image is the bundled smoke image: the gateway has no network.
+	smoke=$(sed -n 's/^SMOKE_IMAGE=//p' "$OPENSHELL_SRCDIR/deploy/versions.env")
+	hog='{"apiVersion":"v1","kind":"Pod","metadata":{"name":"hog","namespace":"default"},"spec":{"restartPolicy":"Never","runtimeClassName":"nvidia","containers":[{"name":"hog","image":"'$smoke'","command":["sleep","600"],"resources":{"limits":{"nvidia.com/gpu":"'$(sim_gpu_count)'"}}}]}}'
 	docker exec -i openshell-cluster-vg kubectl apply -f - <<<"$hog"
 	run --separate-stderr openshell gateway verify --name vg --timeout 8s
 	assert_failure 8

@@ -10,6 +10,10 @@ bats_load_library bats-assert
 load helpers/sim-host
 
 REPO=$BATS_TEST_DIRNAME/../..
+pin() { sed -n "s/^$1=//p" "$REPO/deploy/versions.env"; }
+# The stand-in is offline, as a host without network: pods run the images
+# the cluster image bundles.
+SMOKE=$(pin SMOKE_IMAGE)
 
 # start NAME [docker run args...] -- [k3s args...]: a cluster container as
 # openshell starts it (privileged, host cgroupns, own network and volume).
@@ -79,8 +83,8 @@ pod_phase_is() {
 }
 
 gpu_pod() { # NAME GPUS CMD-JSON
-	printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s"},"spec":{"restartPolicy":"Never","runtimeClassName":"nvidia","containers":[{"name":"%s","image":"busybox","command":%s,"resources":{"limits":{"nvidia.com/gpu":%s}}}]}}' \
-		"$1" "$1" "$3" "$2"
+	printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s"},"spec":{"restartPolicy":"Never","runtimeClassName":"nvidia","containers":[{"name":"%s","image":"%s","command":%s,"resources":{"limits":{"nvidia.com/gpu":%s}}}]}}' \
+		"$1" "$1" "$SMOKE" "$3" "$2"
 }
 
 @test "k3s server writes a k3s-shaped kubeconfig, 0600, and answers /readyz" {
@@ -124,7 +128,10 @@ gpu_pod() { # NAME GPUS CMD-JSON
 	assert_success
 	assert_equal "$(jq -r '.status.succeeded' <<<"$output")" 1
 	run kx gpu get helmcharts.helm.cattle.io nvidia-device-plugin -n kube-system -o json
-	assert_equal "$(jq -r '.spec.version' <<<"$output")" "$(sed -n 's/^  version: //p' "$REPO/deploy/kube/gpu-manifests/nvidia-device-plugin-helmchart.yaml")"
+	# The entrypoint rendered the pinned chart version into the bundled chart's URL.
+	assert_equal "$(jq -r '.spec.chart' <<<"$output")" \
+		"https://%{KUBERNETES_API}%/static/charts/nvidia-device-plugin-$(pin DEVICE_PLUGIN_CHART_VERSION).tgz"
+	assert_equal "$(jq -r '.spec.repo // "none"' <<<"$output")" none
 	run kx gpu get ns nvidia-device-plugin -o json
 	assert_success
 	run kx gpu get ds -n nvidia-device-plugin -o json
@@ -206,7 +213,7 @@ gpu_pod() { # NAME GPUS CMD-JSON
 
 @test "without runtimeClassName nvidia the container gets no nvidia-smi (StartError)" {
 	wait_for 60 alloc_is gpu 2
-	kx gpu apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"runc"},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox","command":["nvidia-smi"],"resources":{"limits":{"nvidia.com/gpu":1}}}]}}'
+	kx gpu apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"runc"},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"'"$SMOKE"'","command":["nvidia-smi"],"resources":{"limits":{"nvidia.com/gpu":1}}}]}}'
 	wait_for 60 pod_phase_is gpu runc Failed
 	run kx gpu get pod runc -o json
 	assert_equal "$(jq -r '.status.containerStatuses[0].state.terminated.reason' <<<"$output")" StartError
@@ -217,6 +224,44 @@ gpu_pod() { # NAME GPUS CMD-JSON
 	assert_output 'Error from server (Forbidden): error when creating "STDIN": pods "x" is forbidden: pod rejected: RuntimeClass "nope" not found'
 }
 
+@test "offline, a pod whose image was not imported fails to pull as containerd says, then backs off" {
+	wait_for 60 alloc_is gpu 2
+	kx gpu apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"pull"},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox:1.36","command":["true"]}]}}'
+	waiting_is() {
+		[ "$(kx gpu get pod pull -o 'jsonpath={.status.containerStatuses[0].state.waiting.reason}')" = "$1" ]
+	}
+	wait_for 60 waiting_is ErrImagePull
+	run kx gpu get pod pull -o 'jsonpath={.status.containerStatuses[0].state.waiting.message}'
+	assert_output 'rpc error: code = Unknown desc = failed to pull and unpack image "docker.io/library/busybox:1.36": failed to resolve reference "docker.io/library/busybox:1.36": failed to do request: Head "https://registry-1.docker.io/v2/library/busybox/manifests/1.36": dial tcp: lookup registry-1.docker.io: no such host'
+	wait_for 60 waiting_is ImagePullBackOff
+	run kx gpu get pod pull -o 'jsonpath={.status.phase} {.status.containerStatuses[0].state.waiting.message}'
+	assert_output --partial 'Pending Back-off pulling image "busybox:1.36": ErrImagePull: rpc error:'
+	# The bundled images were imported from agent/images at start.
+	run docker exec openshell-cluster-gpu cat /var/lib/rancher/k3s/sim/images/store
+	assert_line "$(pin SMOKE_IMAGE)"
+	assert_line "$(pin DEVICE_PLUGIN_IMAGE)"
+	run docker logs openshell-cluster-gpu
+	assert_output --partial 'msg="Imported images from /var/lib/rancher/k3s/agent/images/k3s-airgap-images-amd64.tar.zst in '
+	# With network (the switch), the same pod pulls and runs.
+	docker exec openshell-cluster-gpu sh -c 'echo online >/var/lib/rancher/k3s/sim/switches/SIM_NETWORK'
+	wait_for 60 pod_phase_is gpu pull Succeeded
+	docker exec openshell-cluster-gpu rm /var/lib/rancher/k3s/sim/switches/SIM_NETWORK
+	kx gpu delete pod pull >/dev/null
+}
+
+@test "offline, a chart named by a repository fails as the Helm job does without network" {
+	wait_for 60 alloc_is gpu 2
+	printf 'apiVersion: helm.cattle.io/v1\nkind: HelmChart\nmetadata:\n  name: repochart\n  namespace: kube-system\nspec:\n  repo: https://charts.example.com/stable\n  chart: thing\n  version: 1.0.0\n' |
+		docker exec -i openshell-cluster-gpu sh -c 'cat >/var/lib/rancher/k3s/server/manifests/repochart.yaml'
+	failed() {
+		kx gpu logs -n kube-system -l job-name=helm-install-repochart --tail=1 | grep -q '^Error:'
+	}
+	wait_for 60 failed
+	run kx gpu logs -n kube-system -l job-name=helm-install-repochart --tail=1
+	assert_output 'Error: INSTALLATION FAILED: looks like "https://charts.example.com/stable" is not a valid chart repository or cannot be reached: Get "https://charts.example.com/stable/index.yaml": dial tcp: lookup charts.example.com on 10.43.0.10:53: server misbehaving'
+	docker exec openshell-cluster-gpu rm /var/lib/rancher/k3s/server/manifests/repochart.yaml
+}
+
 @test "the chart's default affinity, or an empty map, schedules no plugin pod" {
 	wait_for 60 alloc_is gpu 2
 	for variant in default:absent empty:'{}'; do
@@ -224,7 +269,8 @@ gpu_pod() { # NAME GPUS CMD-JSON
 		aff=${variant#*:}
 		{
 			printf 'apiVersion: helm.cattle.io/v1\nkind: HelmChart\nmetadata:\n  name: %s\n  namespace: kube-system\n' "$name"
-			printf 'spec:\n  repo: https://nvidia.github.io/k8s-device-plugin\n  chart: nvidia-device-plugin\n  version: 0.17.1\n'
+			printf 'spec:\n  chart: https://%%{KUBERNETES_API}%%/static/charts/nvidia-device-plugin-%s.tgz\n' \
+				"$(pin DEVICE_PLUGIN_CHART_VERSION)"
 			printf '  targetNamespace: %s\n  createNamespace: true\n  valuesContent: |-\n    runtimeClassName: nvidia\n' "$name"
 			[[ $aff == absent ]] || printf '    affinity: %s\n' "$aff"
 		} | docker exec -i openshell-cluster-gpu sh -c "cat >/var/lib/rancher/k3s/server/manifests/$name.yaml"
@@ -265,7 +311,7 @@ no-nvidia-smi"
 	}
 	wait_for 60 restarted
 	run kx chartfail logs -n kube-system -l job-name=helm-install-nvidia-device-plugin --tail=1
-	assert_output --regexp '^Error: INSTALLATION FAILED: looks like "https://nvidia.github.io/k8s-device-plugin" is not a valid chart repository or cannot be reached'
+	assert_output "Error: INSTALLATION FAILED: failed to fetch https://10.43.0.1:443/static/charts/nvidia-device-plugin-$(pin DEVICE_PLUGIN_CHART_VERSION).tgz : 500 Internal Server Error"
 	run kx chartfail get job helm-install-nvidia-device-plugin -n kube-system -o 'jsonpath={.status.active}'
 	assert_output "1"
 	run kx chartfail get ds -n nvidia-device-plugin -o json

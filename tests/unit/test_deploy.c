@@ -15,6 +15,7 @@
 #include "base/xalloc.h"
 #include "cmd/commands.h"
 #include "gateway/deploy.h"
+#include "gateway/image.h"
 #include "tap.h"
 
 #define NAME_53 "a1234567890123456789012345678901234567890123456789012"
@@ -80,7 +81,7 @@ static void test_argv_default(void)
 		"--network=openshell-cluster-openshell",
 		"--volume=openshell-cluster-openshell:/var/lib/rancher/k3s",
 		"--publish=127.0.0.1:6443:6443",
-		"ghcr.io/openshell/cluster:" PACKAGE_VERSION,
+		IMAGE_DEFAULT_TAG,
 		"server", "--disable=traefik", "--tls-san=127.0.0.1", "--tls-san=localhost",
 		NULL,
 	};
@@ -231,7 +232,7 @@ static void test_opts_init(void)
 	is_int(o.gpu, 0, "default gpu off");
 	is_int(o.port, 6443, "default port");
 	is_str(o.bind, "127.0.0.1", "default bind");
-	is_str(o.image, "ghcr.io/openshell/cluster:" PACKAGE_VERSION, "default image");
+	is_str(o.image, IMAGE_DEFAULT_TAG, "default image");
 	is_int(o.recreate, 0, "default recreate off");
 	is_int(o.timeout_ms, 600000, "default timeout 10m");
 	is_int(o.no_wait, 0, "default no-wait off");
@@ -242,7 +243,7 @@ static void test_opts_init(void)
 	is_str(o.image, "localhost:5000/cluster:test", "OPENSHELL_CLUSTER_IMAGE overrides the image");
 	setenv("OPENSHELL_CLUSTER_IMAGE", "", 1);
 	deploy_opts_init(&o);
-	is_str(o.image, "ghcr.io/openshell/cluster:" PACKAGE_VERSION, "empty OPENSHELL_CLUSTER_IMAGE is ignored");
+	is_str(o.image, IMAGE_DEFAULT_TAG, "empty OPENSHELL_CLUSTER_IMAGE is ignored");
 	unsetenv("OPENSHELL_CLUSTER_IMAGE");
 }
 
@@ -416,17 +417,20 @@ static void test_printable(void)
 
 /* ---- image references, addresses, loopback ------------------------------- */
 
-static void test_image_registry(void)
+static void test_image_default(void)
 {
-	ok(image_ref_has_registry("ghcr.io/x/y:1"), "ghcr.io/x/y:1 names a registry");
-	ok(image_ref_has_registry("localhost:5000/x"), "localhost:5000/x names a registry");
-	ok(image_ref_has_registry("localhost/x"), "localhost/x names a registry");
-	ok(image_ref_has_registry("10.0.0.1:5000/x:y"), "10.0.0.1:5000/x:y names a registry");
-	ok(!image_ref_has_registry("library/ubuntu"), "library/ubuntu names no registry");
-	ok(!image_ref_has_registry("openshell-cluster:sim"), "openshell-cluster:sim names no registry");
-	ok(!image_ref_has_registry("ubuntu"), "ubuntu names no registry");
-	ok(!image_ref_has_registry("localhostx/y"), "localhostx/y names no registry");
-	ok(!image_ref_has_registry("user/repo:1.0"), "a dot in the tag is not a registry");
+	struct deploy_opts o;
+
+	unsetenv("OPENSHELL_CLUSTER_IMAGE");
+	deploy_opts_init(&o);
+	ok(!o.image_named, "the default image is built when absent, not pulled");
+	setenv("OPENSHELL_CLUSTER_IMAGE", IMAGE_DEFAULT_TAG, 1);
+	deploy_opts_init(&o);
+	ok(!o.image_named, "OPENSHELL_CLUSTER_IMAGE naming the default tag is still the default");
+	setenv("OPENSHELL_CLUSTER_IMAGE", "org/cluster:1", 1);
+	deploy_opts_init(&o);
+	ok(o.image_named, "another OPENSHELL_CLUSTER_IMAGE is pulled when absent");
+	unsetenv("OPENSHELL_CLUSTER_IMAGE");
 }
 
 static void api_address(const char *bind, int port, const char *want)
@@ -638,7 +642,7 @@ int main(void)
 	test_opts_init();
 	test_opts_check();
 	test_printable();
-	test_image_registry();
+	test_image_default();
 	test_api_address();
 	test_loopback();
 	test_parse();

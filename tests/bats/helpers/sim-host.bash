@@ -31,6 +31,11 @@
 SIM_HOST_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 SIM_HOST_BIN=$SIM_HOST_REPO/tests/testbed/sim-host
 
+# A docker CLI that builds with BuildKit (tests/testbed/buildkit-docker).
+sim_buildkit_docker() {
+	"$SIM_HOST_REPO/tests/testbed/buildkit-docker"
+}
+
 sim_real_host() {
 	[[ ${OPENSHELL_TEST_REAL_HOST:-0} == 1 ]]
 }

@@ -9,7 +9,13 @@
 # real k3s state; per-process state lives in a run dir that the server clears
 # at every start.
 
-SIM_VERSION="v1.31.4+k3s1"
+# The stand-in's release: what real k3s compiles in (its version and the
+# image of its Helm jobs). tests/testbed/sim-image writes release.env from
+# deploy/versions.env and the stand-in's airgap list; these are the defaults.
+SIM_VERSION="v1.35.0+k3s1"
+SIM_HELM_JOB_IMAGE="rancher/klipper-helm:v0.9.12-build20251215"
+# shellcheck source=/dev/null
+[ -f "${SIM_LIB:-/nonexistent}/release.env" ] && . "$SIM_LIB/release.env"
 SIM_DATA_DIR=${SIM_K3S_DATA_DIR:-/var/lib/rancher/k3s}
 SIM_STATE=$SIM_DATA_DIR/sim
 SIM_OBJ=$SIM_STATE/objects
@@ -155,7 +161,9 @@ sim_helm_uninstall() {
 		fi
 	done
 	rm -f "$(sim_obj daemonsets "$tns" "$1")" "$(sim_obj jobs kube-system "helm-install-$1")"
-	rm -f "$SIM_RUN/plugin-$1".* "$SIM_RUN/gpu-registered"
+	rm -f "$SIM_RUN/plugin-$1".*
+	# Only a device plugin's release takes the node's GPUs with it.
+	[ ! -f "$hd/plugin_pod" ] || rm -f "$SIM_RUN/gpu-registered"
 	# Keep the manifest checksum: like the k3s deploy controller, the chart
 	# comes back only when its file changes or k3s restarts.
 	echo uninstalled >"$hd/phase"

@@ -41,10 +41,11 @@ server_main() {
 
 	rm -rf "$SIM_RUN"
 	mkdir -p "$SIM_RUN/pods" "$SIM_OBJ" "$SIM_LOGS" "$SIM_STATE/helm" "$SIM_STATE/podstate" \
-		"$SIM_STATE/alloc" "$SIM_STATE/switches" "$SIM_MANIFESTS"
+		"$SIM_STATE/alloc" "$SIM_STATE/switches" "$SIM_MANIFESTS" "$SIM_IMAGE_STORE"
 	echo $$ >"$SIM_RUN/server.pid"
 	srv_log info "Starting k3s $SIM_VERSION (SIMULATION: openshell k3s stand-in, not k3s)"
 	srv_kubeconfig
+	img_import_dir
 	if SRV_NVIDIA=$(command -v nvidia-container-runtime 2>/dev/null); then
 		srv_log info "Found nvidia container runtime at $SRV_NVIDIA"
 	else
@@ -156,6 +157,7 @@ srv_namespace() {
 }
 
 srv_tick() {
+	img_import_dir
 	srv_node
 	srv_manifests
 	for hd in "$SIM_STATE/helm"/*; do
@@ -391,7 +393,7 @@ srv_helm_job_start() {
 srv_helm_job_object() {
 	hd=$SIM_STATE/helm/$1
 	$JQ -n --arg name "helm-install-$1" --arg uid "$(cat "$hd/job_uid")" --arg ts "$(sim_ts)" \
-		--argjson active "$2" --argjson ok "$3" --arg chart "$1" '
+		--argjson active "$2" --argjson ok "$3" --arg chart "$1" --arg jobimage "$SIM_HELM_JOB_IMAGE" '
 		{apiVersion: "batch/v1", kind: "Job",
 		 metadata: {name: $name, namespace: "kube-system", uid: $uid, resourceVersion: "1",
 		            creationTimestamp: $ts, generation: 1,
@@ -401,7 +403,7 @@ srv_helm_job_object() {
 		 spec: {backoffLimit: 1000, completions: 1, parallelism: 1, completionMode: "NonIndexed",
 		        template: {metadata: {labels: {"helmcharts.helm.cattle.io/chart": $chart, "job-name": $name}},
 		                   spec: {serviceAccountName: "helm-\($chart)", restartPolicy: "OnFailure",
-		                          containers: [{name: "helm", image: "rancher/klipper-helm:v0.9.3-build20241008",
+		                          containers: [{name: "helm", image: $jobimage,
 		                                        args: ["install"]}]}}},
 		 status: ({startTime: $ts}
 		          + (if $active > 0 then {active: $active} else {} end)
@@ -423,8 +425,73 @@ srv_helm() {
 	esac
 }
 
+# The chart the job installs, as klipper-helm's entry script gets it: a URL
+# (the placeholder %{KUBERNETES_API}% replaced by the API's in-cluster
+# address; k3s serves server/static/ there) is downloaded, a name is looked
+# up in REPO. Prints name=, version=, appVersion= lines of its Chart.yaml, or
+# fails with helm's error on stdout. SIM_CHART_INSTALL_FAIL=1 makes the
+# chart's server fail (the repository unreachable, a static chart a 500).
+srv_chart_fetch() {
+	chart=$1 repo=$2 version=$3
+	api=10.43.0.1:443
+	case $chart in
+	http://* | https://*)
+		url=$(printf '%s' "$chart" | sed "s|%{KUBERNETES_API}%|$api|g")
+		case $url in
+		https://$api/static/*)
+			file=$SIM_DATA_DIR/server/static/${url#https://"$api"/static/}
+			if [ "$(sim_switch SIM_CHART_INSTALL_FAIL)" = 1 ]; then
+				echo "Error: INSTALLATION FAILED: failed to fetch $url : 500 Internal Server Error"
+				return 1
+			fi
+			if [ ! -f "$file" ]; then
+				echo "Error: INSTALLATION FAILED: failed to fetch $url : 404 Not Found"
+				return 1
+			fi
+			top=$(tar -tzf "$file" 2>/dev/null | head -n 1)
+			top=${top%%/*}
+			if ! tar -xzOf "$file" "$top/Chart.yaml" >"$SIM_RUN/chart.$$" 2>/dev/null; then
+				rm -f "$SIM_RUN/chart.$$"
+				echo "Error: INSTALLATION FAILED: file '$url' does not appear to be a gzipped archive; got 'application/octet-stream'"
+				return 1
+			fi
+			sed -nE 's/^(name|version|appVersion): *"?([^"]*)"?$/\1=\2/p' "$SIM_RUN/chart.$$"
+			rm -f "$SIM_RUN/chart.$$"
+			;;
+		*)
+			host=${url#*://}
+			host=${host%%/*}
+			if [ "$(sim_switch SIM_NETWORK)" != online ]; then
+				echo "Error: INSTALLATION FAILED: Get \"$url\": dial tcp: lookup $host on 10.43.0.10:53: server misbehaving"
+				return 1
+			fi
+			base=$(basename "$url" .tgz)
+			printf 'name=%s\nversion=%s\nappVersion=%s\n' "${base%-*}" "${base##*-}" "${base##*-}"
+			;;
+		esac
+		;;
+	*)
+		if [ -n "$repo" ] && { [ "$(sim_switch SIM_NETWORK)" != online ] || [ "$(sim_switch SIM_CHART_INSTALL_FAIL)" = 1 ]; }; then
+			host=${repo#*://}
+			host=${host%%/*}
+			echo "Error: INSTALLATION FAILED: looks like \"$repo\" is not a valid chart repository or cannot be reached: Get \"$repo/index.yaml\": dial tcp: lookup $host on 10.43.0.10:53: server misbehaving"
+			return 1
+		fi
+		printf 'name=%s\nversion=%s\nappVersion=%s\n' "$chart" "${version:-0.0.0}" "${version:-0.0.0}"
+		;;
+	esac
+}
+
 srv_helm_installing() {
 	hd=$SIM_STATE/helm/$1
+	pod=$(cat "$hd/job_pod")
+	# The job's pod needs k3s's klipper-helm image, like any pod.
+	if ! img_ready kube-system "$pod"; then
+		sim_now >"$hd/t_attempt"
+		return 0
+	fi
+	[ "$($JQ -r '.status.containerStatuses[0].state.running // empty | length' "$(sim_obj pods kube-system "$pod")")" ] ||
+		srv_pod_status kube-system "$pod" running "" "" "$(cat "$hd/failed")"
 	sim_after "$(cat "$hd/t_attempt")" "${SIM_HELM_DELAY:-1}" || return 0
 	v=$hd/vals
 	chart=$(srv_val chart "$v")
@@ -433,18 +500,26 @@ srv_helm_installing() {
 	tns=$(srv_val targetNamespace "$v")
 	[ -n "$tns" ] || tns=kube-system
 	cns=$(srv_val createNamespace "$v")
-	pod=$(cat "$hd/job_pod")
 	log=$SIM_LOGS/kube-system/$pod.log
 	{
 		echo "+ export HELM_HOST=127.0.0.1:44134"
-		echo "+ helm_v3 repo update"
+		case $chart in
+		http://* | https://*) echo "chart path is a url, skipping repo update" ;;
+		*) echo "+ helm_v3 repo update" ;;
+		esac
 		echo "+ echo 'Installing helm_v3 chart'"
-		echo "+ helm_v3 install --namespace $tns${cns:+ --create-namespace} --repo $repo${version:+ --version $version} $1 $chart --values /config/values-01_HelmChart.yaml"
+		echo "+ helm_v3 install --namespace $tns${cns:+ --create-namespace}${repo:+ --repo $repo}${version:+ --version $version} $1 $chart --values /config/values-01_HelmChart.yaml"
 	} >"$log"
 	err=""
-	if [ "$(sim_switch SIM_CHART_INSTALL_FAIL)" = 1 ]; then
-		err="Error: INSTALLATION FAILED: looks like \"$repo\" is not a valid chart repository or cannot be reached: Get \"$repo/index.yaml\": dial tcp: lookup nvidia.github.io on 10.43.0.10:53: server misbehaving"
-	elif [ "$chart" = nvidia-device-plugin ] && [ "$tns" = default ] &&
+	if ! srv_chart_fetch "$chart" "$repo" "$version" >"$hd/chart"; then
+		err=$(cat "$hd/chart")
+		: >"$hd/chart"
+	fi
+	chart_name=$(srv_val name "$hd/chart")
+	version=$(srv_val version "$hd/chart")
+	if [ -n "$err" ]; then
+		:
+	elif [ "$chart_name" = nvidia-device-plugin ] && [ "$tns" = default ] &&
 		! grep -q '^allowDefaultNamespace: *true' "$hd/values.yaml"; then
 		err="Error: INSTALLATION FAILED: execution error at (nvidia-device-plugin/templates/validation.yml:22:4): 
 Running in the 'default' namespace is not recommended.
@@ -478,13 +553,13 @@ See: https://helm.sh/docs/helm/helm_install/#options"
 	srv_pod_status kube-system "$pod" terminated 0 Completed "$(cat "$hd/failed")"
 	srv_helm_job_object "$1" 0 1
 	echo installed >"$hd/phase"
-	if [ "$chart" = nvidia-device-plugin ]; then
+	if [ "$chart_name" = nvidia-device-plugin ]; then
 		echo "$tns" >"$hd/ds_ns"
 		sim_uid >"$hd/ds_uid"
 		rm -f "$hd/ds_sig" "$hd/plugin_pod"
 		srv_log info "SIMULATION: rendered DaemonSet $tns/$1 of chart $chart ${version:-latest}"
 	else
-		srv_log info "SIMULATION: chart $chart is not simulated: release installed without objects"
+		srv_log info "SIMULATION: chart ${chart_name:-$chart} is not simulated: release installed without objects"
 	fi
 }
 
@@ -555,9 +630,9 @@ srv_plugin() {
 	set) aff=$(srv_val affinityTerms "$v" | $JQ -Rc 'split(",") | map(split("=") | {matchExpressions: [{key: .[0], operator: "In", values: [.[1]]}]}) | {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: .}}}') ;;
 	*) aff='{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"feature.node.kubernetes.io/pci-10de.present","operator":"In","values":["true"]}]},{"matchExpressions":[{"key":"feature.node.kubernetes.io/cpu-model.vendor_id","operator":"In","values":["NVIDIA"]}]},{"matchExpressions":[{"key":"nvidia.com/gpu.present","operator":"In","values":["true"]}]}]}}}' ;;
 	esac
-	version=$(srv_val version "$v")
 	$JQ -n --arg name "$1" --arg ns "$ns" --arg uid "$(cat "$hd/ds_uid")" --arg ts "$(sim_ts)" \
-		--arg ver "${version:-0.17.1}" --arg rc "$rc" --argjson aff "$aff" \
+		--arg ver "$(srv_val version "$hd/chart")" --arg app "$(srv_val appVersion "$hd/chart")" \
+		--arg rc "$rc" --argjson aff "$aff" \
 		--argjson d "$desired" --argjson c "$current" --argjson r "$ready" '
 		{"app.kubernetes.io/name": "nvidia-device-plugin", "app.kubernetes.io/instance": $name} as $sel
 		| {apiVersion: "apps/v1", kind: "DaemonSet",
@@ -573,7 +648,7 @@ srv_plugin() {
 		                     spec: ({priorityClassName: "system-node-critical",
 		                             serviceAccountName: "\($name)-service-account",
 		                             containers: [{name: "nvidia-device-plugin-ctr",
-		                                           image: "nvcr.io/nvidia/k8s-device-plugin:v\($ver)",
+		                                           image: "nvcr.io/nvidia/k8s-device-plugin:v\($app)",
 		                                           command: ["nvidia-device-plugin"],
 		                                           env: [{name: "MPS_ROOT", value: "/run/nvidia/mps"},
 		                                                 {name: "NVIDIA_VISIBLE_DEVICES", value: "all"},
@@ -613,6 +688,7 @@ srv_plugin_pod() {
 	crash=$(sim_switch SIM_PLUGIN_CRASHLOOP)
 	case $state in
 	starting)
+		img_ready "$2" "$pod" || { echo "starting $(sim_now)" >"$st"; return 1; }
 		sim_after "$since" "${SIM_PLUGIN_DELAY:-0.5}" || return 1
 		mkdir -p "$SIM_LOGS/$2"
 		srv_plugin_log "$1" >"$SIM_LOGS/$2/$pod.log"
@@ -703,7 +779,8 @@ srv_managed_pod() {
 	hd=$SIM_STATE/helm/$4
 	if [ "$3" = helm ]; then
 		$JQ -n --arg ns "$1" --arg name "$2" --arg uid "$(sim_uid)" --arg ts "$(sim_ts)" \
-			--arg chart "$4" --arg juid "$(cat "$hd/job_uid")" --arg node "$SRV_NODE" '
+			--arg chart "$4" --arg juid "$(cat "$hd/job_uid")" --arg node "$SRV_NODE" \
+			--arg jobimage "$SIM_HELM_JOB_IMAGE" '
 			{apiVersion: "v1", kind: "Pod",
 			 metadata: {name: $name, generateName: "helm-install-\($chart)-", namespace: $ns, uid: $uid,
 			            resourceVersion: "1", creationTimestamp: $ts,
@@ -713,15 +790,14 @@ srv_managed_pod() {
 			            ownerReferences: [{apiVersion: "batch/v1", kind: "Job", name: "helm-install-\($chart)",
 			                               uid: $juid, controller: true, blockOwnerDeletion: true}]},
 			 spec: {nodeName: $node, restartPolicy: "OnFailure", serviceAccountName: "helm-\($chart)",
-			        containers: [{name: "helm", image: "rancher/klipper-helm:v0.9.3-build20241008", args: ["install"],
+			        containers: [{name: "helm", image: $jobimage, args: ["install"],
 			                      resources: {}}]},
 			 status: {phase: "Pending", qosClass: "BestEffort"}}'
 	else
 		v=$hd/vals
-		ver=$(srv_val version "$v")
 		$JQ -n --arg ns "$1" --arg name "$2" --arg uid "$(sim_uid)" --arg ts "$(sim_ts)" \
 			--arg chart "$4" --arg dsuid "$(cat "$hd/ds_uid")" --arg node "$SRV_NODE" \
-			--arg rc "$(srv_val runtimeClassName "$v")" --arg ver "${ver:-0.17.1}" '
+			--arg rc "$(srv_val runtimeClassName "$v")" --arg app "$(srv_val appVersion "$hd/chart")" '
 			{apiVersion: "v1", kind: "Pod",
 			 metadata: {name: $name, generateName: "\($chart)-", namespace: $ns, uid: $uid,
 			            resourceVersion: "1", creationTimestamp: $ts,
@@ -731,7 +807,7 @@ srv_managed_pod() {
 			                               controller: true, blockOwnerDeletion: true}]},
 			 spec: ({nodeName: $node, restartPolicy: "Always", priorityClassName: "system-node-critical",
 			         serviceAccountName: "\($chart)-service-account",
-			         containers: [{name: "nvidia-device-plugin-ctr", image: "nvcr.io/nvidia/k8s-device-plugin:v\($ver)",
+			         containers: [{name: "nvidia-device-plugin-ctr", image: "nvcr.io/nvidia/k8s-device-plugin:v\($app)",
 			                       command: ["nvidia-device-plugin"], resources: {}}]}
 			        + (if $rc != "" then {runtimeClassName: $rc} else {} end)),
 			 status: {phase: "Pending", qosClass: "BestEffort"}}'
@@ -739,7 +815,8 @@ srv_managed_pod() {
 }
 
 # srv_pod_status NS NAME MODE CODE REASON RESTARTS [MESSAGE]
-# MODE: unschedulable | creating | running | terminated | crashloop | backoff
+# MODE: unschedulable | creating | waiting (REASON, MESSAGE: a pull failure)
+#       | running | terminated | crashloop | backoff
 srv_pod_status() {
 	f=$(sim_obj pods "$1" "$2")
 	[ -f "$f" ] || return 0
@@ -768,6 +845,13 @@ srv_pod_status() {
 		            c("ContainersReady"; "False") + {reason: "ContainersNotReady", message: "containers with unready status: [\($c.name)]"},
 		            c("PodScheduled"; "True")]
 		        | .status.containerStatuses = [$base + {containerID: null, state: {waiting: {reason: "ContainerCreating"}}, lastState: {}} | del(.containerID)]
+		      elif $mode == "waiting" then
+		        .status.phase = "Pending"
+		        | .status.conditions = [c("PodReadyToStartContainers"; "True"), c("Initialized"; "True"),
+		            c("Ready"; "False") + {reason: "ContainersNotReady", message: "containers with unready status: [\($c.name)]"},
+		            c("ContainersReady"; "False") + {reason: "ContainersNotReady", message: "containers with unready status: [\($c.name)]"},
+		            c("PodScheduled"; "True")]
+		        | .status.containerStatuses = [$base + {state: {waiting: {reason: $reason, message: $msg}}, lastState: {}} | del(.containerID)]
 		      elif $mode == "running" then
 		        .status.phase = "Running"
 		        | .status.conditions = [c("PodReadyToStartContainers"; "True"), c("Initialized"; "True"),
@@ -829,6 +913,7 @@ srv_pod() {
 	case $state in
 	new | unsched) srv_schedule "$ns" "$name" "$f" "$state" ;;
 	running) srv_check_exit "$ns" "$name" "$f" ;;
+	pulling) srv_start_pod "$ns" "$name" "$f" ;;
 	backoff)
 		if sim_after "$since" "${SIM_POD_BACKOFF:-1}"; then
 			mv -f "$SIM_LOGS/$ns/$name.log" "$SIM_LOGS/$ns/$name.log.prev" 2>/dev/null
@@ -879,6 +964,10 @@ srv_schedule() {
 srv_start_pod() {
 	ns=$1 name=$2 f=$3
 	mkdir -p "$SIM_LOGS/$ns" "$SIM_RUN/pods"
+	if ! img_ready "$ns" "$name"; then
+		echo "pulling $(sim_now)" >"$SIM_STATE/podstate/$ns/$name"
+		return 0
+	fi
 	base=$SIM_RUN/pods/${ns}_$name
 	rm -f "$base.exit" "$base.pid"
 	gpus=""

@@ -1,0 +1,215 @@
+/* test_image.c - the cluster image's readers: build output (BuildKit and
+ * legacy), docker image inspect, the recipe's pins; and the kubectl
+ * readers that explain a device plugin that does not come up. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/exitcode.h"
+#include "base/strv.h"
+#include "base/xalloc.h"
+#include "docker/build.h"
+#include "docker/image.h"
+#include "gateway/image.h"
+#include "kube/kubectl.h"
+#include "tap.h"
+
+/* ---- build output ----------------------------------------------------- */
+
+/* dockerd 20.10's BuildKit, a RUN step failing. */
+static const char buildkit_run_fail[] =
+	"#1 [internal] load build definition from Dockerfile\n"
+	"#1 sha256:335eb4992422b32186aa34e8444325065bfc19fc59b40f192a1b19c0c8c83516\n"
+	"#1 DONE 0.0s\n"
+	"\n"
+	"#4 [other 1/2] FROM docker.io/local/bb:1\n"
+	"#4 DONE 0.0s\n"
+	"\n"
+	"#5 [other 2/2] RUN mkdir -p /out && echo hi > /out/x\n"
+	"#5 sha256:dd396e5bc795f0b91c43429f3a64782a810c41cced8fee41db59e337f7666ac6\n"
+	"#5 ERROR: executor failed running [/bin/sh -c mkdir -p /out && echo hi > /out/x]: network bridge not found\n"
+	"------\n"
+	" > [other 2/2] RUN mkdir -p /out && echo hi > /out/x:\n"
+	"------\n"
+	"executor failed running [/bin/sh -c mkdir -p /out && echo hi > /out/x]: network bridge not found\n";
+
+/* buildx: a base image that cannot be resolved, then the closing error. */
+static const char buildx_metadata_fail[] =
+	"#0 building with \"default\" instance using docker driver\n"
+	"\n"
+	"#3 [internal] load metadata for docker.io/openshell-testbed/nosuch:sim\n"
+	"#3 ERROR: pull access denied, repository does not exist or may require authorization: server message: insufficient_scope: authorization failed\n"
+	"------\n"
+	" > [internal] load metadata for docker.io/openshell-testbed/nosuch:sim:\n"
+	"------\n"
+	"ERROR: failed to solve: openshell-testbed/nosuch:sim: failed to resolve source metadata\n";
+
+/* The legacy builder: no step ids, the error as the last line. */
+static const char legacy_fail[] =
+	"Sending build context to Docker daemon  3.987MB\n"
+	"Step 1/10 : ARG BASE=ubuntu:24.04\n"
+	"Step 2/10 : ARG SRC=fetch\n"
+	"Step 3/10 : FROM ubuntu:24.04 AS fetch\n"
+	"Get \"https://registry-1.docker.io/v2/\": dial tcp: lookup registry-1.docker.io on 10.255.255.53:53: no such host\n";
+
+static void test_build_outcome(void)
+{
+	struct build_outcome o = { 0 };
+
+	build_outcome_read(buildkit_run_fail, &o);
+	is_str(o.step, "[other 2/2] RUN mkdir -p /out && echo hi > /out/x", "BuildKit: the step that failed");
+	is_str(o.cause, "executor failed running [/bin/sh -c mkdir -p /out && echo hi > /out/x]: network bridge not found",
+	       "BuildKit: the step's own ERROR line is the cause");
+	build_outcome_free(&o);
+
+	build_outcome_read(buildx_metadata_fail, &o);
+	is_str(o.step, "[internal] load metadata for docker.io/openshell-testbed/nosuch:sim",
+	       "buildx: a base image that cannot be resolved is the step");
+	ok(o.cause && strncmp(o.cause, "pull access denied", 18) == 0, "buildx: the step's error wins over the closing one");
+	build_outcome_free(&o);
+
+	build_outcome_read(legacy_fail, &o);
+	is_str(o.step, "Step 3/10 : FROM ubuntu:24.04 AS fetch", "legacy: the last step begun");
+	ok(o.cause && strstr(o.cause, "no such host"), "legacy: the last line is the cause");
+	build_outcome_free(&o);
+
+	build_outcome_read("ERROR: failed to solve: no Dockerfile\n", &o);
+	ok(o.step == NULL, "no step when the build never began one");
+	is_str(o.cause, "failed to solve: no Dockerfile", "the closing error without a step");
+	build_outcome_free(&o);
+
+	build_outcome_read("", &o);
+	ok(o.step == NULL && o.cause == NULL, "empty output: neither");
+	build_outcome_free(&o);
+
+	/* A step id out of range or a malformed header is plain output. */
+	build_outcome_read("#99999 [x 1/1] RUN y\n#-1 ERROR: z\n#7x [a] b\n", &o);
+	ok(o.step == NULL, "headers with ids out of range are not steps");
+	build_outcome_free(&o);
+}
+
+/* ---- docker image inspect ---------------------------------------------- */
+
+static void test_image_inspect(void)
+{
+	static const char json[] =
+		"[{\"Id\":\"sha256:abc\",\"Created\":\"2026-12-01T08:15:53Z\",\"Size\":7837923,"
+		"\"Config\":{\"Labels\":{\"org.openshell.image\":\"cluster\",\"org.openshell.k3s-version\":\"v1.37.1+k3s1\","
+		"\"org.openshell.bundle.images\":\"\"}}}]";
+	struct docker_image img;
+	os_error err = { 0 };
+
+	is_int(image_parse_inspect(json, sizeof(json) - 1, &img, &err), 0, "image inspect parses");
+	ok(img.exists, "the image exists");
+	is_str(img.id, "sha256:abc", "Id");
+	is_int(img.size, 7837923, "Size");
+	is_str(image_label(&img, "org.openshell.k3s-version"), "v1.37.1+k3s1", "a label");
+	ok(image_label(&img, "org.openshell.bundle.images") == NULL, "an empty label reads as absent");
+	ok(image_label(&img, "nosuch") == NULL, "a missing label reads as absent");
+	docker_image_free(&img);
+
+	is_int(image_parse_inspect("[{\"Id\":\"x\",\"Config\":{\"Labels\":null}}]", 38, &img, &err), 0,
+	       "an image without labels parses");
+	ok(img.labels && cJSON_IsObject(img.labels) && img.size == -1, "labels: an empty object; size unknown");
+	docker_image_free(&img);
+
+	is_int(image_parse_inspect("{}", 2, &img, &err), -1, "an object, not an array, is refused");
+	os_error_clear(&err);
+	is_int(image_parse_inspect("[]", 2, &img, &err), -1, "an empty array is refused");
+	os_error_clear(&err);
+	is_int(image_parse_inspect("[{", 2, &img, &err), -1, "truncated JSON is refused");
+	os_error_clear(&err);
+}
+
+/* ---- the recipe's pins ------------------------------------------------- */
+
+static int versions_of(const char *text, struct strv *pairs, os_error *err)
+{
+	char dir[] = "/tmp/test_image.XXXXXX";
+	int rc;
+
+	if (!mkdtemp(dir))
+		return -1;
+	cleanup_free char *path = xasprintf("%s/%s", dir, IMAGE_VERSIONS_FILE);
+	FILE *f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+	rc = image_versions(dir, pairs, err);
+	unlink(path);
+	rmdir(dir);
+	return rc;
+}
+
+static void test_versions(void)
+{
+	struct strv pairs = { 0 };
+	os_error err = { 0 };
+
+	is_int(versions_of("# pins\n\nK3S_VERSION=v1.37.1+k3s1\nA_B2=x/y:z@sha256:0\n", &pairs, &err), 0,
+	       "comments and blank lines are skipped");
+	is_int((long long)pairs.n, 2, "two pins");
+	is_str(pairs.n == 2 ? pairs.v[0] : NULL, "K3S_VERSION=v1.37.1+k3s1", "a pin as KEY=VALUE");
+	strv_free(&pairs);
+
+	static const char *const bad[] = { "lower=x\n", "K=\n", "K\n", "K=a b\n", "K=\"q\"\n", "K=$(x)\n",
+					   "=v\n", "K=a\\b\n", NULL };
+	for (size_t i = 0; bad[i]; i++) {
+		cleanup_free char *what = xasprintf("a malformed pin is refused (case %zu)", i);
+		is_int(versions_of(bad[i], &pairs, &err), -1, what);
+		ok(err.msg && strstr(err.msg, ":1: not a KEY=VALUE pin"), "the message names the line");
+		os_error_clear(&err);
+		strv_free(&pairs);
+	}
+	is_int(image_versions("/nonexistent", &pairs, &err), -1, "a missing recipe is an error");
+	os_error_clear(&err);
+}
+
+/* ---- why the device plugin does not come up ---------------------------- */
+
+static void test_pods_stuck(void)
+{
+	static const char pods[] =
+		"{\"items\":["
+		"{\"metadata\":{\"name\":\"other\",\"namespace\":\"ns\",\"labels\":{\"app\":\"x\"}},"
+		" \"status\":{\"containerStatuses\":[{\"state\":{\"waiting\":{\"reason\":\"ErrImagePull\"}}}]}},"
+		"{\"metadata\":{\"name\":\"p1\",\"namespace\":\"ns\",\"labels\":{\"app\":\"dp\"}},"
+		" \"status\":{\"containerStatuses\":[{\"state\":{\"waiting\":{\"reason\":\"ContainerCreating\"}}}]}},"
+		"{\"metadata\":{\"name\":\"p2\",\"namespace\":\"ns\",\"labels\":{\"app\":\"dp\"}},"
+		" \"status\":{\"containerStatuses\":[{\"state\":{\"waiting\":{\"reason\":\"ImagePullBackOff\","
+		"  \"message\":\"Back-off pulling image \\\"nvcr.io/x:1\\\"\"}}}]}}]}";
+	cJSON *obj = cJSON_Parse(pods);
+	char *s;
+
+	s = kube_pods_stuck(obj, "app", "dp");
+	is_str(s, "pod ns/p2: ImagePullBackOff: Back-off pulling image \"nvcr.io/x:1\"",
+	       "the first pod of the label whose container waits for a reason that matters");
+	free(s);
+	ok((s = kube_pods_stuck(obj, "app", "none")) == NULL, "no pod of the label: NULL");
+	free(s);
+	ok((s = kube_pods_stuck(NULL, "app", "dp")) == NULL, "no list: NULL");
+	free(s);
+	cJSON_Delete(obj);
+
+	s = kube_last_error_line("+ helm install\nError: first\nnoise\n  | Error: INSTALLATION FAILED: 404\n");
+	is_str(s, "Error: INSTALLATION FAILED: 404", "helm's last Error: line, quoted or not");
+	free(s);
+	ok((s = kube_last_error_line("all good\n")) == NULL, "no Error: line: NULL");
+	free(s);
+	ok((s = kube_last_error_line(NULL)) == NULL, "no text: NULL");
+	free(s);
+}
+
+int main(void)
+{
+	xalloc_init();
+	test_build_outcome();
+	test_image_inspect();
+	test_versions();
+	test_pods_stuck();
+	return tap_done();
+}
