@@ -31,6 +31,24 @@ int cli_dispatch(const char *parent, const struct os_command *cmds, int argc, ch
 	return log_usage_error(NULL, "unknown command '%s'", argv[0]);
 }
 
+int cli_run_group(const char *group, const struct os_command *cmds, void (*usage)(FILE *out), int argc,
+		  char **argv)
+{
+	static const struct option longopts[] = { CLI_COMMON_LONG, { NULL, 0, NULL, 0 } };
+	struct cli_parser p = { .cmd = group, .longopts = longopts, .usage = usage };
+
+	/* Only the common options come before the command's name, so the
+	 * parse ends at once: with p.done set, or at the name. */
+	cli_next_option(&p, argc, argv);
+	if (p.done >= 0)
+		return p.done;
+	if (optind >= argc) {
+		usage(stderr);
+		return OS_EXIT_USAGE;
+	}
+	return cli_dispatch(group, cmds, argc - optind, argv + optind);
+}
+
 int cli_common_option(int c)
 {
 	if (c == 'v') {

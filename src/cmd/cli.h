@@ -21,6 +21,12 @@ struct os_command {
  * NULL) is used in messages. Unknown names are a usage error. */
 int cli_dispatch(const char *parent, const struct os_command *cmds, int argc, char **argv);
 
+/* A command that only groups others (`gateway`, `image`): the common
+ * options, then dispatch to the subcommand named next; none is a usage
+ * error that prints the group's usage. */
+int cli_run_group(const char *group, const struct os_command *cmds, void (*usage)(FILE *out), int argc,
+		  char **argv);
+
 /* Options every command accepts, merged into each getopt_long table. */
 #define CLI_COMMON_SHORT "hvq"
 #define CLI_COMMON_LONG                                   \

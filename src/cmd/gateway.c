@@ -1,10 +1,8 @@
 /* cmd/gateway.c - `openshell gateway`: dispatch to the gateway commands. */
 #include "config.h"
 
-#include <getopt.h>
 #include <stdio.h>
 
-#include "base/exitcode.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 
@@ -35,17 +33,5 @@ static void usage(FILE *out)
 
 int cmd_gateway(int argc, char **argv)
 {
-	static const struct option longopts[] = { CLI_COMMON_LONG, { NULL, 0, NULL, 0 } };
-	struct cli_parser p = { .cmd = "gateway", .longopts = longopts, .usage = usage };
-
-	/* Only the common options come before the command's name, so the
-	 * parse ends at once: with p.done set, or at the name. */
-	cli_next_option(&p, argc, argv);
-	if (p.done >= 0)
-		return p.done;
-	if (optind >= argc) {
-		usage(stderr);
-		return OS_EXIT_USAGE;
-	}
-	return cli_dispatch("gateway", gateway_commands, argc - optind, argv + optind);
+	return cli_run_group("gateway", gateway_commands, usage, argc, argv);
 }

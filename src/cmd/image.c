@@ -1,10 +1,8 @@
 /* cmd/image.c - `openshell image`: dispatch to the image commands. */
 #include "config.h"
 
-#include <getopt.h>
 #include <stdio.h>
 
-#include "base/exitcode.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 
@@ -29,15 +27,5 @@ static void usage(FILE *out)
 
 int cmd_image(int argc, char **argv)
 {
-	static const struct option longopts[] = { CLI_COMMON_LONG, { NULL, 0, NULL, 0 } };
-	struct cli_parser p = { .cmd = "image", .longopts = longopts, .usage = usage };
-
-	cli_next_option(&p, argc, argv);
-	if (p.done >= 0)
-		return p.done;
-	if (optind >= argc) {
-		usage(stderr);
-		return OS_EXIT_USAGE;
-	}
-	return cli_dispatch("image", image_commands, argc - optind, argv + optind);
+	return cli_run_group("image", image_commands, usage, argc, argv);
 }

@@ -121,6 +121,27 @@ int docker_stream(const char *const *args, const char *const *env, int timeout_m
 	return docker_spawn(spec, args, 0, res, err);
 }
 
+int docker_says_missing(const char *text)
+{
+	/* Daemons word a missing network "network X not found". */
+	return strstr(text, "No such container") || strstr(text, "No such object") ||
+	       strstr(text, "No such image") || strstr(text, "No such network") ||
+	       strstr(text, "no such volume") || strstr(text, "No such volume") ||
+	       (strstr(text, "network ") && strstr(text, " not found"));
+}
+
+int docker_inspect(const char *const *args, const char *what, int timeout_ms, struct run_result *res,
+		   os_error *err)
+{
+	if (docker_run(args, NULL, 0, timeout_ms, res, err) < 0)
+		return -1;
+	if (res->status == 0)
+		return 1;
+	if (docker_says_missing(res->err))
+		return 0;
+	return run_failure(err, OS_EXIT_FAILURE, res, "%s failed", what);
+}
+
 int docker_ping(char **server_version, os_error *err)
 {
 	static const char *const args[] = { "version", "--format", "{{.Server.Version}}", NULL };

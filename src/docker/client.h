@@ -40,6 +40,15 @@ int docker_stream(const char *const *args, const char *const *env, int timeout_m
 		  void (*on_output)(void *ctx, const char *data, size_t len), void *ctx,
 		  struct run_result *res, os_error *err);
 
+/* Does stderr from docker say the object does not exist? */
+int docker_says_missing(const char *stderr_text);
+
+/* `docker ARGS` that inspects one object: 1 with res->out holding its
+ * JSON, 0 when docker says there is no such object, -1 on failure, the
+ * message "WHAT failed: …". res must be released either way. */
+int docker_inspect(const char *const *args, const char *what, int timeout_ms, struct run_result *res,
+		   os_error *err);
+
 /* Check that the daemon answers (`docker version`), explaining how to fix
  * it when it does not. On success, *server_version (if given) receives the
  * daemon's version, owned by the caller. */

@@ -13,15 +13,6 @@
 
 static char *dup_or_null(const char *s) { return s ? xstrdup(s) : NULL; }
 
-int docker_says_missing(const char *text)
-{
-	/* Daemons word a missing network "network X not found". */
-	return strstr(text, "No such container") || strstr(text, "No such object") ||
-	       strstr(text, "No such image") || strstr(text, "No such network") ||
-	       strstr(text, "no such volume") || strstr(text, "No such volume") ||
-	       (strstr(text, "network ") && strstr(text, " not found"));
-}
-
 /* A request asks for GPUs when it goes to the nvidia driver or names the
  * "gpu" capability (Docker's default for --gpus). */
 static const cJSON *gpu_request(const cJSON *requests)
@@ -142,19 +133,14 @@ int docker_object_owner(const char *type, const char *object, const char *gatewa
 {
 	const char *args[] = { type, "inspect", "--format", "{{json .Labels}}", object, NULL };
 	struct run_result res = { 0 };
+	cleanup_free char *what = xasprintf("docker %s inspect %s", type, object);
 	cJSON *labels = NULL;
-	int rc = -1;
+	int rc;
 
 	*out = OWNER_ABSENT;
-	if (docker_run(args, NULL, 0, timeout_ms, &res, err) < 0)
+	if ((rc = docker_inspect(args, what, timeout_ms, &res, err)) <= 0)
 		goto out;
-	if (res.status != 0) {
-		if (docker_says_missing(res.err))
-			rc = 0;
-		else
-			run_failure(err, OS_EXIT_FAILURE, &res, "docker %s inspect %s failed", type, object);
-		goto out;
-	}
+	rc = -1;
 	/* An object without labels prints null: simply not ours. */
 	if (!(labels = json_parse(res.out, res.out_len, "docker inspect output", err)))
 		goto out;
@@ -170,21 +156,13 @@ int container_inspect(const char *name, struct gw_container *c, os_error *err)
 {
 	const char *args[] = { "inspect", "--type=container", name, NULL };
 	struct run_result res = { 0 };
-	int rc = -1;
+	cleanup_free char *what = xasprintf("docker inspect %s", name);
+	int rc;
 
 	memset(c, 0, sizeof(*c));
-	if (docker_run(args, NULL, 0, 0, &res, err) < 0)
-		goto out;
-	if (res.status != 0) {
-		if (docker_says_missing(res.err)) {
-			rc = 0;   /* exists = 0 */
-			goto out;
-		}
-		run_failure(err, OS_EXIT_FAILURE, &res, "docker inspect %s failed", name);
-		goto out;
-	}
-	rc = container_parse_inspect(res.out, res.out_len, c, err);
-out:
+	rc = docker_inspect(args, what, 0, &res, err);
+	if (rc > 0)   /* rc 0: exists = 0 */
+		rc = container_parse_inspect(res.out, res.out_len, c, err);
 	run_result_free(&res);
 	return rc;
 }

@@ -50,7 +50,4 @@ enum owner container_owner(const struct gw_container *c, const char *gateway);
 int docker_object_owner(const char *type, const char *object, const char *gateway, int timeout_ms,
 			enum owner *out, os_error *err);
 
-/* Does stderr from docker say the object does not exist? */
-int docker_says_missing(const char *stderr_text);
-
 #endif

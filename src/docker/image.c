@@ -42,20 +42,13 @@ int image_inspect(const char *ref, int timeout_ms, struct docker_image *img, os_
 {
 	const char *args[] = { "image", "inspect", "--", ref, NULL };
 	struct run_result res = { 0 };
-	int rc = -1;
+	int rc;
+	cleanup_free char *what = xasprintf("docker image inspect %s", ref);
 
 	memset(img, 0, sizeof(*img));
-	if (docker_run(args, NULL, 0, timeout_ms, &res, err) < 0)
-		goto out;
-	if (res.status != 0) {
-		if (docker_says_missing(res.err))
-			rc = 0;   /* exists = 0 */
-		else
-			run_failure(err, OS_EXIT_FAILURE, &res, "docker image inspect %s failed", ref);
-		goto out;
-	}
-	rc = image_parse_inspect(res.out, res.out_len, img, err);
-out:
+	rc = docker_inspect(args, what, timeout_ms, &res, err);
+	if (rc > 0)   /* rc 0: exists = 0 */
+		rc = image_parse_inspect(res.out, res.out_len, img, err);
 	run_result_free(&res);
 	return rc;
 }

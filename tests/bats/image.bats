@@ -184,3 +184,16 @@ standin_recipe() {
 		grep -qF "	$f" Makefile.am || fail "$f is not in Makefile.am's recipe lists"
 	done
 }
+
+@test "doctor says whether the cluster image a start would use is built and self-contained" {
+	OPENSHELL_CLUSTER_IMAGE=$IMAGE run --separate-stderr openshell doctor --json
+	run jq -r '.checks[] | select(.name == "cluster-image") | [.status, .detail] | @tsv' <<<"$output"
+	assert_output "$(printf 'ok\tcluster image %s: self-contained (k3s %s, device plugin %s)' "$IMAGE" \
+		"$(pin K3S_VERSION)" "$(pin DEVICE_PLUGIN_CHART_VERSION)")"
+	OPENSHELL_CLUSTER_IMAGE=$IMAGE-nobundle run --separate-stderr openshell doctor
+	assert_line --partial "warn  cluster image $IMAGE-nobundle: not self-contained, a start may need network: its bundle lacks"
+	default=openshell-cluster:$("$OPENSHELL_BIN" --version | cut -d' ' -f2)
+	docker image rm "$default" >/dev/null 2>&1 || true
+	run --separate-stderr openshell doctor
+	assert_line "warn  cluster image $default: not here yet (the first 'gateway start' builds it; build it now with 'openshell image build')"
+}

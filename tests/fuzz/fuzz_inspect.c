@@ -10,6 +10,7 @@
 #include "fuzz.h"
 
 #include "base/error.h"
+#include "docker/client.h"
 #include "docker/container.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -9,6 +9,7 @@
 #include "base/exitcode.h"
 #include "base/json.h"
 #include "base/xalloc.h"
+#include "docker/client.h"
 #include "docker/container.h"
 #include "kube/kubectl.h"
 #include "tap.h"
