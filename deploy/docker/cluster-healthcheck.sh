@@ -7,10 +7,15 @@
 #   HEALTHCHECK_FAIL <marker> [key=value ...]                  (exit 1)
 # Markers (stable; openshell reads them from .State.Health.Log):
 #   k3s-not-ready                       GET /readyz did not answer "ok"
+#   gpu-runtime-missing config=F        k3s's containerd config F has no nvidia
+#                                       runtime (a RuntimeClass proves nothing:
+#                                       k3s makes RuntimeClass nvidia always)
 #   gpu-runtimeclass-missing            RuntimeClass nvidia not found
 #   gpu-chart-install-failed job=J failures=N  the helm-install job's pod failed
 #                                       N times (its restarts plus failed pods)
 #   gpu-device-plugin-missing namespace=NS daemonset=DS
+#   gpu-device-plugin-image-pull reason=R image=I  the plugin's image cannot be
+#                                       pulled (ErrImagePull, ImagePullBackOff)
 #   gpu-device-plugin-not-ready desired=D ready=R
 #   gpu-not-allocatable allocatable=V   V is the node's nvidia.com/gpu
 #                                       ("absent" when the key is missing)
@@ -22,6 +27,9 @@
 #   pods -l job-name=helm-install-<chart> -n kube-system:
 #                                 {.items[*].status.containerStatuses[*].restartCount}
 #   daemonset <ds> -n <ns>:       {.status.desiredNumberScheduled} {.status.numberReady}
+#   pods -n <ns> -l app.kubernetes.io/name=nvidia-device-plugin:
+#                                 {.items[*].status.containerStatuses[*].state.waiting.reason}
+#                                 {.items[0].spec.containers[0].image}
 #   nodes (list):                 {.items[*].status.allocatable.nvidia\.com/gpu}
 set -u
 
@@ -31,6 +39,7 @@ GPU_ENABLED="${GPU_ENABLED:-}"
 DP_NAMESPACE="${GPU_DEVICE_PLUGIN_NAMESPACE:-nvidia-device-plugin}"
 DP_DAEMONSET="${GPU_DEVICE_PLUGIN_DAEMONSET:-nvidia-device-plugin}"
 DP_CHART="${GPU_DEVICE_PLUGIN_CHART:-nvidia-device-plugin}"
+CONTAINERD_CONFIG="${K3S_CONTAINERD_CONFIG:-/var/lib/rancher/k3s/agent/etc/containerd/config.toml}"
 
 fail() {
 	echo "HEALTHCHECK_FAIL $*"
@@ -53,6 +62,11 @@ readyz=$(kc get --raw /readyz) || fail "k3s-not-ready"
 if [ "$GPU_ENABLED" != "true" ]; then
 	echo "HEALTHCHECK_OK"
 	exit 0
+fi
+
+# k3s writes a runtime table for each runtime binary it found, v3 or v2 style.
+if [ -f "$CONTAINERD_CONFIG" ] && ! grep -q "runtimes\.['\"]nvidia['\"]\]" "$CONTAINERD_CONFIG"; then
+	fail "gpu-runtime-missing config=$CONTAINERD_CONFIG"
 fi
 
 handler=$(kc get runtimeclass nvidia -o 'jsonpath={.handler}') || fail "gpu-runtimeclass-missing"
@@ -82,6 +96,17 @@ ready=${2:-}
 is_uint "$desired" || desired=0
 is_uint "$ready" || ready=0
 if [ "$desired" -eq 0 ] || [ "$ready" -ne "$desired" ]; then
+	reasons=$(kc get pods -n "$DP_NAMESPACE" -l app.kubernetes.io/name=nvidia-device-plugin \
+		-o 'jsonpath={.items[*].status.containerStatuses[*].state.waiting.reason}')
+	for r in $reasons; do
+		case $r in
+		ErrImagePull | ImagePullBackOff | ErrImageNeverPull)
+			image=$(kc get pods -n "$DP_NAMESPACE" -l app.kubernetes.io/name=nvidia-device-plugin \
+				-o 'jsonpath={.items[0].spec.containers[0].image}')
+			fail "gpu-device-plugin-image-pull reason=$r image=${image:-unknown}"
+			;;
+		esac
+	done
 	fail "gpu-device-plugin-not-ready desired=$desired ready=$ready"
 fi
 

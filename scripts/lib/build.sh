@@ -3,23 +3,29 @@
 # Debian packages the project needs, and an out-of-tree build.
 #
 #   . scripts/lib/build.sh
-#   install_packages            apt-get what is missing (root; no-op when all there)
+#   install_packages [build]    apt-get what is missing (root; no-op when all there)
 #   build_tree DIR [ARGS...]    autoreconf, configure in DIR with ARGS, make
 
 # The toolchain, the libraries, bats, and the test bed (a real dockerd with
 # containerd and runc, busybox-static for images, jq for the runtime shim and
 # the stand-in, zstd for its airgap tarball, nsenter from util-linux, ss from iproute2).
-packages=(
+# `install_packages build` installs only what the build and the suites need
+# on a real GPU host, which has its own Docker.
+build_packages=(
 	autoconf automake make gcc pkg-config
 	libpipeline-dev libcjson-dev libyaml-dev
-	bats bats-support bats-assert
-	docker.io containerd runc busybox-static jq zstd util-linux coreutils iproute2
-	shellcheck valgrind unzip
+	bats bats-support bats-assert jq iproute2
+)
+packages=(
+	"${build_packages[@]}"
+	docker.io containerd runc busybox-static zstd util-linux coreutils
+	shellcheck valgrind unzip python3-yaml
 )
 
 install_packages() {
-	local missing=() p
-	for p in "${packages[@]}"; do
+	local missing=() p want=("${packages[@]}")
+	[ "${1:-}" = build ] && want=("${build_packages[@]}")
+	for p in "${want[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0

@@ -21,10 +21,12 @@
 #include "cmd/commands.h"
 #include "gateway/info.h"
 #include "gateway/lookup.h"
+#include "kube/containerd.h"
 #include "kube/kubectl.h"
 
 struct status {
 	int api_ready;
+	struct runtime_fact rt;  /* containerd's nvidia runtime (config_read 0: unknown) */
 	long long gpus;          /* allocatable nvidia.com/gpu; -1 absent or unknown */
 	char *health_line;       /* last line of the latest health probe, or NULL */
 };
@@ -72,6 +74,8 @@ static void probe(const struct gateway *gw, struct status *s)
 	if (!gw->c.running)
 		return;
 	s->api_ready = kube_readyz(gw->container, 0, &err) > 0;
+	if (gateway_wants_gpu(gw))
+		containerd_nvidia_runtime(gw->container, 0, &s->rt, &err);
 	if (s->api_ready && kube_get(gw->container, "nodes", NULL, NULL, 0, 0, &nodes, &err) > 0)
 		s->gpus = kube_nodes_allocatable_gpus(nodes);
 	if (err.msg)
@@ -88,6 +92,11 @@ static void print_json(const struct gateway *gw, const struct status *s)
 	json_add_string_or_null(j, "health", gw->c.health);
 	cJSON_AddBoolToObject(j, "api_ready", s->api_ready);
 	json_add_count_or_null(j, "gpus_allocatable", s->gpus);
+	/* null while unknown (not running, no GPUs asked for, k3s not up yet) */
+	if (s->rt.config_read)
+		cJSON_AddBoolToObject(j, "nvidia_runtime", s->rt.nvidia);
+	else
+		cJSON_AddNullToObject(j, "nvidia_runtime");
 	json_print_stdout(j);
 }
 
@@ -107,6 +116,9 @@ static void print_text(const struct gateway *gw, const struct status *s)
 		printf("  GPUs:        requested; %lld allocatable (nvidia.com/gpu)\n", s->gpus);
 	else
 		printf("  GPUs:        requested; allocatable absent\n");
+	if (gateway_wants_gpu(gw) && s->rt.config_read)
+		printf("  Runtime:     %s\n", s->rt.nvidia ? (s->rt.binary ? s->rt.binary : "nvidia")
+						  : "no nvidia runtime in containerd: the image lacks nvidia-container-runtime");
 	printf("  API:         %s\n", gw->has_metadata ? gw->md.server : "unknown");
 	printf("  Kubeconfig:  %s\n", gw->has_metadata ? gw->md.kubeconfig : "unknown");
 	if (problem)
@@ -147,6 +159,7 @@ int cmd_gateway_status(int argc, char **argv)
 	else
 		print_text(&gw, &s);
 	free(s.health_line);
+	runtime_fact_free(&s.rt);
 	gateway_free(&gw);
 	return OS_EXIT_OK;
 }

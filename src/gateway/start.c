@@ -458,6 +458,7 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 			goto out;
 	} else if (wait_k3s_api(&st.w, err) < 0 || save_files(&st, err) < 0 ||
 		   (st.o.gpu && wait_gpus(&st.w, &r->gpus, err) < 0) ||
+		   (!st.o.gpu && !st.created_volume && wait_gpu_release_removed(&st.w, err) < 0) ||
 		   /* Last, Docker's own verdict, so that `status` right after
 		    * agrees: its healthcheck judges the same facts, at its interval. */
 		   wait_healthy(&st.w, err) < 0) {

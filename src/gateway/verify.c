@@ -16,6 +16,8 @@
 #include "base/xalloc.h"
 #include "docker/client.h"
 #include "gateway/verify.h"
+#include "gateway/wait.h"
+#include "kube/containerd.h"
 #include "kube/kubectl.h"
 
 #define SMOKE_NAMESPACE "default"
@@ -67,20 +69,29 @@ static void check_device_request(const struct gateway *gw, struct check *c)
 		set(c, CHECK_PASS, xstrdup(k->gpu_request_desc));
 }
 
+/* k3s makes RuntimeClass nvidia whatever is installed: the proof is the
+ * runtime in its containerd config (kube/containerd.h). */
 static int check_runtime_class(const struct gateway *gw, struct check *c, os_error *err)
 {
 	cJSON *rc = NULL;
+	struct runtime_fact rt;
 	int found = kube_get(gw->container, "runtimeclasses", NVIDIA_RUNTIME_CLASS, NULL, 0, 0, &rc, err);
 	const char *handler = json_str(rc, "handler");
 
-	if (found < 0)
+	if (found < 0 || containerd_nvidia_runtime(gw->container, 0, &rt, err) < 0) {
+		cJSON_Delete(rc);
 		return -1;
+	}
 	if (!found)
-		set(c, CHECK_FAIL, xstrdup("RuntimeClass nvidia not found: k3s did not find nvidia-container-runtime in the container"));
+		set(c, CHECK_FAIL, xstrdup("RuntimeClass nvidia not found (was k3s started with --disable=runtimes?)"));
 	else if (!handler || strcmp(handler, "nvidia") != 0)
 		set(c, CHECK_FAIL, xasprintf("RuntimeClass nvidia has handler '%s', not 'nvidia'", handler ? handler : ""));
+	else if (!rt.nvidia)
+		set(c, CHECK_FAIL, xstrdup("RuntimeClass nvidia exists (k3s always makes it), but containerd has no nvidia runtime: the image lacks nvidia-container-runtime (" K3S_CONTAINERD_CONFIG ")"));
 	else
-		set(c, CHECK_PASS, xstrdup("RuntimeClass nvidia, handler nvidia"));
+		set(c, CHECK_PASS, xasprintf("RuntimeClass nvidia, handler nvidia; containerd runs it with %s",
+					     rt.binary ? rt.binary : "nvidia-container-runtime"));
+	runtime_fact_free(&rt);
 	cJSON_Delete(rc);
 	return 0;
 }
@@ -125,7 +136,7 @@ static int check_allocatable(const struct gateway *gw, struct check *c, os_error
 		return -1;
 	n = kube_nodes_allocatable_gpus(nodes);
 	if (n < 0)
-		set(c, CHECK_FAIL, xstrdup("node allocatable has no nvidia.com/gpu: the device plugin has not registered"));
+		set(c, CHECK_FAIL, xstrdup("node allocatable has no nvidia.com/gpu: the device plugin registered no GPU (it logs \"No devices found. Waiting indefinitely.\" when it sees none)"));
 	else
 		set(c, n > 0 ? CHECK_PASS : CHECK_FAIL,
 		    xasprintf("node allocatable nvidia.com/gpu = %lld%s", n, n ? "" : ": the plugin found no GPU"));
@@ -175,6 +186,19 @@ static const char *unschedulable_reason(const cJSON *pod)
 			return json_str(cond, "message");
 	}
 	return NULL;
+}
+
+/* The kubelet's last warning about the pod (a sandbox it cannot make). */
+static char *pod_warning(const char *ctr, const char *pod)
+{
+	os_error err = { 0 };
+	cJSON *events = NULL;
+	char *w = kube_get(ctr, "events", NULL, SMOKE_NAMESPACE, 0, cleanup_budget_ms(), &events, &err) > 0
+			  ? kube_pod_warning(events, pod) : NULL;
+
+	cJSON_Delete(events);
+	os_error_clear(&err);
+	return w;
 }
 
 static char *pod_logs(const char *ctr, const char *pod)
@@ -246,10 +270,12 @@ static int run_smoke(const struct gateway *gw, const struct verify_opts *vo, str
 			break;
 		}
 		free(pending);
-		pending = unschedulable_reason(obj) ? xstrdup(unschedulable_reason(obj)) : NULL;
+		pending = unschedulable_reason(obj) ? xstrdup(unschedulable_reason(obj)) : kube_pod_stuck(obj);
 		cJSON_Delete(obj);
 		if (!backoff_wait(&b, deadline)) {
 			cleanup_free char *dur = clock_format_ms(vo->timeout_ms);
+			if (!pending)
+				pending = pod_warning(gw->container, pod);
 			set(c, CHECK_FAIL, pending ? xasprintf("pod %s Pending: %s", pod, pending)
 						   : xasprintf("pod %s did not finish within %s", pod, dur));
 			break;

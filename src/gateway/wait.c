@@ -8,12 +8,14 @@
 
 #include "base/clock.h"
 #include "base/exitcode.h"
+#include "base/json.h"
 #include "base/log.h"
 #include "base/runner.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
 #include "docker/container.h"
 #include "gateway/wait.h"
+#include "kube/containerd.h"
 #include "kube/kubectl.h"
 
 #define LOG_TAIL_LINES 20
@@ -157,14 +159,16 @@ int wait_healthy(const struct wait_ctx *w, os_error *err)
 
 struct gpu_state {
 	int runtime_class;        /* RuntimeClass nvidia exists */
+	struct runtime_fact rt;   /* containerd's nvidia runtime, once k3s wrote its config */
 	int plugin_found;
 	struct ds_status ds;
 	long long allocatable;    /* -1: absent */
+	char *api_error;          /* the last transient kubectl error, or NULL */
 };
 
 static int gpu_ready(const struct gpu_state *g)
 {
-	return g->runtime_class && g->plugin_found && g->ds.desired > 0 &&
+	return g->runtime_class && g->rt.nvidia && g->plugin_found && g->ds.desired > 0 &&
 	       g->ds.ready == g->ds.desired && g->allocatable > 0;
 }
 
@@ -173,6 +177,8 @@ static int read_gpu_state(const struct wait_ctx *w, struct gpu_state *g, os_erro
 	cJSON *obj = NULL;
 	int found;
 
+	if (!g->rt.config_read && containerd_nvidia_runtime(w->container, wait_call_budget_ms(w), &g->rt, err) < 0)
+		return -1;
 	if (!g->runtime_class) {
 		found = kube_get(w->container, "runtimeclasses", NVIDIA_RUNTIME_CLASS, NULL, 0, wait_call_budget_ms(w), &obj, err);
 		cJSON_Delete(obj);
@@ -193,10 +199,23 @@ static int read_gpu_state(const struct wait_ctx *w, struct gpu_state *g, os_erro
 	return 0;
 }
 
+/* A cluster image without the NVIDIA runtime can never run the plugin: say
+ * so as soon as k3s has written its containerd config. */
+static int runtime_missing(const struct wait_ctx *w, const struct gpu_state *g, os_error *err)
+{
+	if (!g->rt.config_read || g->rt.nvidia)
+		return 0;
+	return os_error_set(err, OS_EXIT_FAILURE,
+			    "k3s configured no nvidia runtime in containerd (%s has none), so no GPU pod can start in gateway container %s: its image lacks the NVIDIA Container Toolkit's nvidia-container-runtime; build one with it ('openshell image build') or name one with --image, then rerun with --recreate",
+			    K3S_CONTAINERD_CONFIG, w->container);
+}
+
 static char *gpu_missing(const struct gpu_state *g)
 {
 	if (!g->runtime_class)
-		return xstrdup("RuntimeClass 'nvidia' does not exist (k3s found no nvidia-container-runtime)");
+		return xstrdup("RuntimeClass 'nvidia' does not exist (was k3s started with --disable=runtimes?)");
+	if (!g->rt.config_read)
+		return xstrdup("k3s has not written its containerd config yet");
 	if (!g->plugin_found)
 		return xstrdup("the nvidia-device-plugin DaemonSet does not exist");
 	if (g->ds.desired == 0)
@@ -205,13 +224,33 @@ static char *gpu_missing(const struct gpu_state *g)
 		return xasprintf("the nvidia-device-plugin DaemonSet has %lld of %lld pods ready",
 				 g->ds.ready, g->ds.desired);
 	if (g->allocatable < 0)
-		return xstrdup("the node has no allocatable nvidia.com/gpu (the plugin has not registered)");
+		return xstrdup("the node has no allocatable nvidia.com/gpu: the device plugin runs but registered no GPU (its log says \"No devices found\" when the container has no /dev/nvidia*: was it started with the host's GPUs?)");
 	return xstrdup("the node's allocatable nvidia.com/gpu is 0 (the plugin found no GPU)");
 }
 
+static char *plugin_pod_warning(const struct wait_ctx *w, const cJSON *pods, int t)
+{
+	os_error err = { 0 };
+	cJSON *events = NULL;
+	const cJSON *pod;
+	char *why = NULL;
+
+	if (kube_get(w->container, "events", NULL, DEVICE_PLUGIN_NAMESPACE, 0, t, &events, &err) > 0)
+		cJSON_ArrayForEach(pod, json_get(pods, "items", NULL)) {
+			const char *name = json_str(json_get(pod, "metadata", NULL), "name");
+			cleanup_free char *warn = name ? kube_pod_warning(events, name) : NULL;
+			if (warn && !why)
+				why = xasprintf("pod %s/%s: %s", DEVICE_PLUGIN_NAMESPACE, name, warn);
+		}
+	cJSON_Delete(events);
+	os_error_clear(&err);
+	return why;
+}
+
 /* What keeps the device plugin from running, when the cluster can say:
- * a pod that cannot start (its image cannot be pulled, say), or the Helm
- * install job's error. NULL when nothing says more than gpu_missing(). */
+ * the Helm install job's error, or a pod that cannot start (its image
+ * cannot be pulled, its sandbox not made). NULL when nothing says more
+ * than gpu_missing(). */
 static char *gpu_cause(const struct wait_ctx *w, const struct gpu_state *g, const char *helm_logs, int t)
 {
 	cleanup_free char *line = g->plugin_found ? NULL : kube_last_error_line(helm_logs);
@@ -226,6 +265,9 @@ static char *gpu_cause(const struct wait_ctx *w, const struct gpu_state *g, cons
 	if (kube_get(w->container, "pods", NULL, ns, 0, t, &pods, &err) > 0)
 		cause = g->plugin_found ? kube_pods_stuck(pods, DEVICE_PLUGIN_LABEL, DEVICE_PLUGIN_NAME)
 					: kube_pods_stuck(pods, "job-name", DEVICE_PLUGIN_HELM_JOB);
+	/* A pod still ContainerCreating: the kubelet's warning (a sandbox). */
+	if (!cause && g->plugin_found && pods)
+		cause = plugin_pod_warning(w, pods, t);
 	cJSON_Delete(pods);
 	os_error_clear(&err);
 	if (!cause && !g->plugin_found)
@@ -245,8 +287,9 @@ static int gpu_timeout(const struct wait_ctx *w, const struct gpu_state *g, os_e
 				DEVICE_PLUGIN_LABEL "=" DEVICE_PLUGIN_NAME, LOG_TAIL_LINES, t);
 	helm = kube_logs_tail(w->container, "kube-system", "job-name=" DEVICE_PLUGIN_HELM_JOB, LOG_TAIL_LINES, t);
 	cause = gpu_cause(w, g, helm, t);
-	detail = xasprintf("device plugin logs:\n%s\n%s logs:\n%s", *plugin ? plugin : "(none)\n",
-			   DEVICE_PLUGIN_HELM_JOB, *helm ? helm : "(none)\n");
+	detail = xasprintf("device plugin logs:\n%s\n%s logs:\n%s%s%s", *plugin ? plugin : "(none)\n",
+			   DEVICE_PLUGIN_HELM_JOB, *helm ? helm : "(none)\n",
+			   g->api_error ? "\nlast error from the API:\n" : "", g->api_error ? g->api_error : "");
 	os_error_set(err, OS_EXIT_TIMEOUT,
 		     "timed out after %s waiting for GPUs: %s%s%s; the gateway was kept for inspection", dur, what,
 		     cause ? ": " : "", cause ? cause : "");
@@ -254,10 +297,70 @@ static int gpu_timeout(const struct wait_ctx *w, const struct gpu_state *g, os_e
 	return -1;
 }
 
+/* A kubectl that failed (the API restarting, a 5xx, a request timeout) is
+ * tried again until the deadline; only a lost daemon or an interrupt ends
+ * the wait. Keeps the message for the timeout's report. */
+static int transient(struct gpu_state *g, os_error *err)
+{
+	if (err->code != OS_EXIT_FAILURE && err->code != OS_EXIT_TIMEOUT)
+		return 0;
+	free(g->api_error);
+	g->api_error = xstrdup(err->msg ? err->msg : "?");
+	log_verbose("will retry: %s", g->api_error);
+	os_error_clear(err);
+	return 1;
+}
+
+static void gpu_state_free(struct gpu_state *g)
+{
+	runtime_fact_free(&g->rt);
+	free(g->api_error);
+}
+
+static int delete_device_plugin_chart(const struct wait_ctx *w, int *deleted, os_error *err)
+{
+	const char *del[] = { "delete", "helmchart", DEVICE_PLUGIN_HELMCHART, "--namespace", "kube-system",
+			      "--ignore-not-found", NULL };
+	struct run_result res = { 0 };
+	int rc = kube_exec(w->container, del, NULL, wait_call_budget_ms(w), &res, err);
+
+	if (rc == 0 && res.status != 0)
+		rc = run_failure(err, OS_EXIT_FAILURE, &res, "kubectl delete helmchart %s failed",
+				 DEVICE_PLUGIN_HELMCHART);
+	*deleted = rc == 0 && strstr(res.out, "deleted") != NULL;
+	run_result_free(&res);
+	return rc;
+}
+
+int wait_gpu_release_removed(const struct wait_ctx *w, os_error *err)
+{
+	struct backoff b = { 0 };
+	int deleted, gone = 0;
+
+	if (delete_device_plugin_chart(w, &deleted, err) < 0)
+		return -1;
+	if (!deleted)
+		return 0;   /* there was none: the usual case */
+	log_step("removing the device plugin a GPU run left on the volume");
+	while (!gone) {
+		cJSON *list = NULL;
+
+		if (kube_get(w->container, "daemonsets", NULL, NULL, 1, wait_call_budget_ms(w), &list, err) < 0)
+			return -1;
+		gone = kube_find_device_plugin(list) == NULL;
+		cJSON_Delete(list);
+		if (!gone && !backoff_wait(&b, w->deadline))
+			return wait_timeout_error(w, "the device plugin's release to be uninstalled", NULL, err);
+	}
+	log_step_done(1);
+	return 0;
+}
+
 int wait_gpus(const struct wait_ctx *w, long long *gpus, os_error *err)
 {
 	struct backoff b = { 0 };
 	struct gpu_state g = { .allocatable = -1 };
+	int rc = -1;
 
 	log_step("waiting for allocatable nvidia.com/gpu");
 	for (;;) {
@@ -265,18 +368,25 @@ int wait_gpus(const struct wait_ctx *w, long long *gpus, os_error *err)
 		int alive = check_alive(w, &c, err);
 
 		container_free(&c);
-		if (alive < 0 || read_gpu_state(w, &g, err) < 0) {
+		if (alive < 0 || (read_gpu_state(w, &g, err) < 0 && !transient(&g, err))) {
 			if (deadline_hit(w, err))
-				return gpu_timeout(w, &g, err);
-			return -1;
+				gpu_timeout(w, &g, err);
+			goto out;
 		}
+		if (runtime_missing(w, &g, err) < 0)
+			goto out;
 		if (gpu_ready(&g))
 			break;
-		if (!backoff_wait(&b, w->deadline))
-			return gpu_timeout(w, &g, err);
+		if (!backoff_wait(&b, w->deadline)) {
+			gpu_timeout(w, &g, err);
+			goto out;
+		}
 	}
 	*gpus = g.allocatable;
 	log_step_done(1);
-	return 0;
+	rc = 0;
+out:
+	gpu_state_free(&g);
+	return rc;
 }
 

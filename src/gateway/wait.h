@@ -33,6 +33,12 @@ int wait_gpus(const struct wait_ctx *w, long long *gpus, os_error *err);
  * per-call default, cut to what is left. */
 int wait_call_budget_ms(const struct wait_ctx *w);
 
+/* GPUs off on a volume that had them: deleting the manifest file (as the
+ * entrypoint does) uninstalls nothing on k3s, so delete the device
+ * plugin's HelmChart through the API (the Helm controller then uninstalls
+ * the release) and wait until its DaemonSet is gone. */
+int wait_gpu_release_removed(const struct wait_ctx *w, os_error *err);
+
 /* For docker calls after the deadline (rollback, diagnostics): a budget of
  * their own, so that cleaning up is never cut to nothing. */
 int cleanup_budget_ms(void);

@@ -22,6 +22,10 @@ int kube_exec(const char *ctr, const char *const *args, const char *input, int t
 		strv_push(&argv, "--interactive");   /* keep stdin open for apply -f - */
 	strv_push(&argv, ctr);
 	strv_push(&argv, "kubectl");
+	/* The deadline must end the request inside the container too, not
+	 * only the docker exec around it: a second less than the call's own. */
+	int t = timeout_ms > 0 ? timeout_ms : docker_call_timeout_ms();
+	strv_pushf(&argv, "--request-timeout=%ds", t > 2000 ? (t - 1000) / 1000 : 1);
 	strv_pushv(&argv, args);
 	rc = docker_run(strv_argv(&argv), input, input ? strlen(input) : 0, timeout_ms, res, err);
 	strv_free(&argv);
@@ -118,9 +122,14 @@ const cJSON *kube_find_device_plugin(const cJSON *daemonsets)
 {
 	const cJSON *ds;
 
+	/* The chart renders two DaemonSets with the same name and instance
+	 * labels (the plugin and <release>-mps-control-daemon): the plugin is
+	 * the one named after the release. */
 	cJSON_ArrayForEach(ds, json_get(daemonsets, "items", NULL)) {
-		const char *v = json_str(json_get(ds, "metadata", "labels", NULL), DEVICE_PLUGIN_LABEL);
-		if (v && strcmp(v, DEVICE_PLUGIN_NAME) == 0)
+		const cJSON *md = json_get(ds, "metadata", NULL);
+		const char *v = json_str(json_get(md, "labels", NULL), DEVICE_PLUGIN_LABEL);
+		const char *name = json_str(md, "name");
+		if (v && strcmp(v, DEVICE_PLUGIN_NAME) == 0 && name && strcmp(name, DEVICE_PLUGIN_RELEASE) == 0)
 			return ds;
 	}
 	return NULL;
@@ -142,29 +151,51 @@ void kube_daemonset_status(const cJSON *ds, struct ds_status *st)
 	st->available = counter(status, "numberAvailable");
 }
 
+char *kube_pod_stuck(const cJSON *pod)
+{
+	const cJSON *cs;
+
+	cJSON_ArrayForEach(cs, json_get(pod, "status", "containerStatuses", NULL)) {
+		const cJSON *w = json_get(cs, "state", "waiting", NULL);
+		const char *reason = json_str(w, "reason"), *msg = json_str(w, "message");
+
+		if (!reason || strcmp(reason, "ContainerCreating") == 0 || strcmp(reason, "PodInitializing") == 0)
+			continue;
+		return xasprintf("%s%s%s", reason, msg ? ": " : "", msg ? msg : "");
+	}
+	return NULL;
+}
+
 char *kube_pods_stuck(const cJSON *pods, const char *key, const char *value)
 {
 	const cJSON *pod;
 
 	cJSON_ArrayForEach(pod, json_get(pods, "items", NULL)) {
 		const char *v = json_str(json_get(pod, "metadata", "labels", NULL), key);
-		const cJSON *cs;
+		cleanup_free char *why = v && strcmp(v, value) == 0 ? kube_pod_stuck(pod) : NULL;
 
-		if (!v || strcmp(v, value) != 0)
-			continue;
-		cJSON_ArrayForEach(cs, json_get(pod, "status", "containerStatuses", NULL)) {
-			const cJSON *w = json_get(cs, "state", "waiting", NULL);
-			const char *reason = json_str(w, "reason"), *msg = json_str(w, "message");
-
-			if (!reason || strcmp(reason, "ContainerCreating") == 0 || strcmp(reason, "PodInitializing") == 0)
-				continue;
+		if (why) {
 			const char *ns = json_str(json_get(pod, "metadata", NULL), "namespace");
 			const char *name = json_str(json_get(pod, "metadata", NULL), "name");
-			return xasprintf("pod %s/%s: %s%s%s", ns ? ns : "?", name ? name : "?", reason,
-					 msg ? ": " : "", msg ? msg : "");
+			return xasprintf("pod %s/%s: %s", ns ? ns : "?", name ? name : "?", why);
 		}
 	}
 	return NULL;
+}
+
+char *kube_pod_warning(const cJSON *events, const char *pod)
+{
+	const cJSON *ev, *last = NULL;
+
+	cJSON_ArrayForEach(ev, json_get(events, "items", NULL)) {
+		const char *type = json_str(ev, "type"), *name = json_str(json_get(ev, "involvedObject", NULL), "name");
+		if (type && strcmp(type, "Warning") == 0 && name && strcmp(name, pod) == 0)
+			last = ev;
+	}
+	if (!last)
+		return NULL;
+	const char *reason = json_str(last, "reason"), *msg = json_str(last, "message");
+	return xasprintf("%s%s%s", reason ? reason : "Warning", msg ? ": " : "", msg ? msg : "");
 }
 
 char *kube_last_error_line(const char *text)
@@ -179,29 +210,48 @@ char *kube_last_error_line(const char *text)
 	return found ? xstrndup(found, strcspn(found, "\n")) : NULL;
 }
 
-char *kube_logs_tail(const char *ctr, const char *ns, const char *selector, int lines,
-		     int timeout_ms)
+/* One `kubectl logs -l`; NULL with *why set when it says nothing. */
+static char *logs_once(const char *ctr, const char *ns, const char *selector, int lines, int previous,
+		       int timeout_ms, char **why)
 {
 	struct strv args = { 0 };
 	struct run_result res = { 0 };
 	os_error err = { 0 };
-	char *text;
+	char *text = NULL;
 
 	strv_push(&args, "logs");
 	strv_push(&args, "--namespace");
 	strv_push(&args, ns);
 	strv_pushf(&args, "--selector=%s", selector);
 	strv_pushf(&args, "--tail=%d", lines);
+	if (previous)
+		strv_push(&args, "--previous");
 	if (kube_exec(ctr, strv_argv(&args), NULL, timeout_ms, &res, &err) < 0)
-		text = xasprintf("(logs unavailable: %s)", err.msg);
-	else if (res.status != 0) {
-		cleanup_free char *line = run_first_line(res.err);
-		text = xasprintf("(logs unavailable: %s)", line);
-	}
-	else
+		*why = xstrdup(err.msg);
+	else if (res.status != 0)
+		*why = run_first_line(res.err);
+	else if (*res.out)
 		text = xstrdup(res.out);
 	run_result_free(&res);
 	strv_free(&args);
 	os_error_clear(&err);
+	return text;
+}
+
+char *kube_logs_tail(const char *ctr, const char *ns, const char *selector, int lines,
+		     int timeout_ms)
+{
+	cleanup_free char *why = NULL, *why_previous = NULL;
+	char *text = logs_once(ctr, ns, selector, lines, 0, timeout_ms, &why);
+
+	/* A container restarting between crashes has no log yet, or is waiting
+	 * to start: what explains the crash is its previous run's log. */
+	if (!text && (text = logs_once(ctr, ns, selector, lines, 1, timeout_ms, &why_previous))) {
+		char *labelled = xasprintf("(the previous container's log)\n%s", text);
+		free(text);
+		return labelled;
+	}
+	if (!text)
+		text = why ? xasprintf("(logs unavailable: %s)", why) : xstrdup("");
 	return text;
 }

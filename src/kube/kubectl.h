@@ -18,6 +18,8 @@
 #define DEVICE_PLUGIN_LABEL "app.kubernetes.io/name"
 #define DEVICE_PLUGIN_NAME "nvidia-device-plugin"
 #define DEVICE_PLUGIN_NAMESPACE "nvidia-device-plugin"
+#define DEVICE_PLUGIN_RELEASE "nvidia-device-plugin"   /* the HelmChart's name */
+#define DEVICE_PLUGIN_HELMCHART DEVICE_PLUGIN_RELEASE
 #define DEVICE_PLUGIN_HELM_JOB "helm-install-nvidia-device-plugin"
 #define NVIDIA_RUNTIME_CLASS "nvidia"
 
@@ -45,11 +47,20 @@ struct ds_status {
 	long long available;
 };
 
-/* Find the device plugin's DaemonSet in a DaemonSetList by its label. */
+/* Find the device plugin's DaemonSet in a DaemonSetList: its label, and the
+ * release's name (never the chart's MPS control daemon beside it). */
 const cJSON *kube_find_device_plugin(const cJSON *daemonsets);
 
 /* Read a DaemonSet's status counters (absent counters read as 0). */
 void kube_daemonset_status(const cJSON *ds, struct ds_status *st);
+
+/* Why the pod's container waits, as the kubelet says: "REASON: MESSAGE" for
+ * a reason other than being created or initialised, or NULL. */
+char *kube_pod_stuck(const cJSON *pod);
+
+/* The pod's last Warning in an EventList: "REASON: MESSAGE" (a sandbox that
+ * cannot be made: FailedCreatePodSandBox), or NULL. */
+char *kube_pod_warning(const cJSON *events, const char *pod);
 
 /* Why a pod of a PodList whose label KEY is VALUE cannot run its container,
  * as the kubelet says it: "pod NS/NAME: REASON: MESSAGE" for the first

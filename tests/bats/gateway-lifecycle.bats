@@ -51,6 +51,7 @@ hold_gateway_lock() {
 	assert_line --regexp '^  Health:      healthy: HEALTHCHECK_OK'
 	assert_line '  API ready:   yes'
 	assert_line "  GPUs:        requested; $(sim_gpu_count) allocatable (nvidia.com/gpu)"
+	assert_line "  Runtime:     /usr/bin/nvidia-container-runtime"
 	assert_line "  API:         https://127.0.0.1:$LC_PORT"
 	assert_line "  Kubeconfig:  $(state_dir lc)/kubeconfig"
 	refute_line --partial 'Metadata:'
@@ -60,7 +61,7 @@ hold_gateway_lock() {
 	run --separate-stderr openshell gateway status --name lc --json
 	assert_success
 	run jq -r 'keys_unsorted | sort | join(",")' <<<"$output"
-	assert_output 'api_ready,container,gpu,gpus_allocatable,health,kubeconfig,metadata_error,name,server,state'
+	assert_output 'api_ready,container,gpu,gpus_allocatable,health,kubeconfig,metadata_error,name,nvidia_runtime,server,state'
 	run --separate-stderr openshell gateway status --name lc --json
 	run jq -r '[.name, .container, .state, .health, .api_ready, .gpu, .gpus_allocatable, .server, .metadata_error] | map(tostring) | join(" ")' <<<"$output"
 	assert_output "lc openshell-cluster-lc running healthy true true $(sim_gpu_count) https://127.0.0.1:$LC_PORT null"
@@ -243,6 +244,22 @@ hold_gateway_lock() {
 	run --separate-stderr openshell gateway destroy --name kv --yes
 	assert_success
 	assert_no_gateway_resources kv
+}
+
+@test "GPUs off on a volume a GPU gateway left: the device plugin is uninstalled, no nvidia.com/gpu remains" {
+	run openshell gateway start --gpu --name kg --image "$IMAGE" --port "$(free_port)"
+	assert_success
+	openshell -q gateway destroy --name kg --yes --keep-volume
+	run --separate-stderr openshell gateway start --name kg --image "$IMAGE" --port "$(free_port)"
+	assert_success
+	[[ "$stderr" == *"removing the device plugin a GPU run left on the volume"* ]]
+	run gw_kubectl kg get helmchart nvidia-device-plugin -n kube-system -o json
+	assert_failure
+	run gw_kubectl kg get ds -A -o json
+	assert_equal "$(jq '[.items[] | select(.metadata.name == "nvidia-device-plugin")] | length' <<<"$output")" 0
+	run gw_kubectl kg get nodes -o json
+	assert_equal "$(jq -r '.items[0].status.allocatable["nvidia.com/gpu"] // "absent"' <<<"$output")" absent
+	openshell -q gateway destroy --name kg --yes
 }
 
 @test "destroy never removes an unlabelled container, network or volume of the same name" {

@@ -107,8 +107,13 @@ setup() {
 	# Without GPUs the node advertises none: the key is absent.
 	run gw_kubectl t1 get nodes -o jsonpath='{.items[0].status.allocatable.nvidia\.com/gpu}'
 	assert_output ''
-	run docker exec openshell-cluster-t1 sh -c 'ls /dev/nvidia* 2>/dev/null'
-	assert_output ''
+	# A privileged container gets every device of the host, so on a real GPU
+	# host /dev/nvidia* is there even without --gpus; the simulated host's
+	# devices exist only where the hook made them.
+	if ! sim_real_host; then
+		run docker exec openshell-cluster-t1 sh -c 'ls /dev/nvidia* 2>/dev/null'
+		assert_output ''
+	fi
 }
 
 @test "a name that is not a DNS label is refused before any docker call" {
@@ -171,6 +176,18 @@ setup() {
 	[[ "$stderr" == *"waiting for GPUs: the nvidia-device-plugin DaemonSet has 0 of 1 pods ready"* ]]
 	[[ "$stderr" == *"device plugin logs:"* ]]
 	[[ "$stderr" == *"NVML"* ]]
+}
+
+@test "an image without the NVIDIA runtime ends the start at once, naming the cause and the fix" {
+	sim_only "needs the stand-in image built without the toolkit"
+	run --separate-stderr openshell gateway start --gpu --name ntk --image openshell-cluster:sim-notoolkit \
+		--port "$(free_port)" --timeout 5m
+	# Exit 1, not a timeout: nothing waited out the five minutes.
+	assert_failure 1
+	[ "${stderr_lines[-1]}" = "openshell: error: k3s configured no nvidia runtime in containerd (/var/lib/rancher/k3s/agent/etc/containerd/config.toml has none), so no GPU pod can start in gateway container openshell-cluster-ntk: its image lacks the NVIDIA Container Toolkit's nvidia-container-runtime; build one with it ('openshell image build') or name one with --image, then rerun with --recreate" ]
+	run --separate-stderr openshell gateway status --name ntk
+	assert_line '  Runtime:     no nvidia runtime in containerd: the image lacks nvidia-container-runtime'
+	docker rm -f openshell-cluster-ntk >/dev/null
 }
 
 @test "an image without its bundle fails offline, naming the chart it lacks" {

@@ -1,14 +1,17 @@
 #!/usr/bin/env bats
-# verify on a host whose toolkit exposes no GPU: the device plugin runs but
-# the node's allocatable nvidia.com/gpu is "0", and verify says exactly that.
+# verify on a host whose toolkit exposes no GPU: the device plugin runs and
+# is ready, finds no device ("No devices found. Waiting indefinitely."),
+# registers nothing, so the node has no nvidia.com/gpu; verify and start say
+# exactly that.
 
 setup_file() {
 	load helpers/gateway
 	sim_only "a GPU host with zero GPUs is made by sim-host --gpus 0"
 	gateway_suite_start --gpus 0
 	background_start --gpu --name z0 --image "$IMAGE" --port "$(free_port)"
-	# The plugin registers, finding no GPU: the key appears as "0".
-	eventually node_allocatable_is z0 0
+	# The plugin runs and is ready, having found no GPU.
+	eventually sh -c '[ "$(docker exec openshell-cluster-z0 kubectl get ds nvidia-device-plugin -n nvidia-device-plugin -o jsonpath={.status.numberReady})" = 1 ]'
+	eventually sh -c 'docker exec openshell-cluster-z0 kubectl logs -n nvidia-device-plugin -l app.kubernetes.io/name=nvidia-device-plugin | grep -q "No devices found"'
 	stop_background_start
 }
 
@@ -21,15 +24,16 @@ setup() {
 	load helpers/gateway
 }
 
-@test "allocatable 0 fails the allocatable check and skips the smoke pod" {
+@test "no allocatable GPU fails the allocatable check and skips the smoke pod" {
 	run --separate-stderr openshell gateway verify --name z0
 	assert_failure 8
-	assert_line '  FAIL  allocatable     node allocatable nvidia.com/gpu = 0: the plugin found no GPU'
+	assert_line '  PASS  device-plugin   DaemonSet nvidia-device-plugin/nvidia-device-plugin: 1/1 pods ready'
+	assert_line '  FAIL  allocatable     node allocatable has no nvidia.com/gpu: the device plugin registered no GPU (it logs "No devices found. Waiting indefinitely." when it sees none)'
 	assert_line '  SKIP  smoke-pod       not run: no allocatable GPU'
 }
 
-@test "start --gpu on that host times out naming allocatable 0" {
+@test "start --gpu on that host times out saying the plugin registered no GPU" {
 	run --separate-stderr openshell gateway start --gpu --name z0 --image "$IMAGE" --timeout 8s
 	assert_failure 4
-	[[ "$stderr" == *"waiting for GPUs: the node's allocatable nvidia.com/gpu is 0 (the plugin found no GPU)"* ]]
+	[[ "$stderr" == *"waiting for GPUs: the node has no allocatable nvidia.com/gpu: the device plugin runs but registered no GPU (its log says \"No devices found\""* ]]
 }

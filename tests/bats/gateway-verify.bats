@@ -22,7 +22,7 @@ setup() {
 	run --separate-stderr openshell gateway verify --name vg
 	assert_success
 	assert_line --regexp '^  PASS  device-request  driver=nvidia count=all capabilities=utility,compute,gpu$'
-	assert_line '  PASS  runtime-class   RuntimeClass nvidia, handler nvidia'
+	assert_line '  PASS  runtime-class   RuntimeClass nvidia, handler nvidia; containerd runs it with /usr/bin/nvidia-container-runtime'
 	assert_line --regexp '^  PASS  device-plugin   DaemonSet nvidia-device-plugin/nvidia-device-plugin: 1/1 pods ready$'
 	assert_line "  PASS  allocatable     node allocatable nvidia.com/gpu = $(sim_gpu_count)"
 	assert_line --regexp '^  PASS  smoke-pod       pod openshell-verify-[0-9a-f]+ Succeeded: GPU 0: .*\(UUID: GPU-'
@@ -117,4 +117,14 @@ setup() {
 	assert_failure 8
 	assert_line '  FAIL  device-request  driver=nvidia count=all capabilities=utility,gpu: capabilities compute missing'
 	docker rm -f openshell-cluster-dr >/dev/null
+}
+
+@test "an image without the NVIDIA runtime fails the runtime check, though k3s made the RuntimeClass" {
+	sim_only "needs the stand-in image built without the toolkit"
+	run --separate-stderr openshell gateway start --gpu --name nt --image openshell-cluster:sim-notoolkit --port "$(free_port)"
+	assert_failure 1
+	run --separate-stderr openshell gateway verify --name nt --timeout 5s
+	assert_failure 8
+	assert_line '  FAIL  runtime-class   RuntimeClass nvidia exists (k3s always makes it), but containerd has no nvidia runtime: the image lacks nvidia-container-runtime (/var/lib/rancher/k3s/agent/etc/containerd/config.toml)'
+	openshell -q gateway destroy --name nt --yes
 }

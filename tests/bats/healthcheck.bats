@@ -12,7 +12,12 @@ setup() {
 	export FK_LOG=$BATS_TEST_TMPDIR/kubectl.calls
 	export KUBECTL=$BATS_TEST_TMPDIR/kubectl
 	# Healthy GPU cluster by default; each test breaks one thing.
-	export FK_READY=ok FK_RC=nvidia FK_DS="1 1" FK_ALLOC=2 FK_JOB_FAILED="" FK_RESTARTS=""
+	export FK_READY=ok FK_RC=nvidia FK_DS="1 1" FK_ALLOC=2 FK_JOB_FAILED="" FK_RESTARTS="" FK_WAITING="" FK_IMAGE=""
+	# k3s's containerd config with the nvidia runtime (the v3 template's table).
+	export K3S_CONTAINERD_CONFIG=$BATS_TEST_TMPDIR/config.toml
+	printf '%s\n' "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]" \
+		"[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.'nvidia']" \
+		'  runtime_type = "io.containerd.runc.v2"' >"$K3S_CONTAINERD_CONFIG"
 	cat >"$KUBECTL" <<-'FAKE'
 	#!/bin/sh
 	printf '%s\n' "$*" >>"$FK_LOG"
@@ -32,6 +37,10 @@ setup() {
 		printf '%s' "$FK_JOB_FAILED" ;;
 	"get pods -n kube-system -l job-name=helm-install-nvidia-device-plugin -o jsonpath={.items[*].status.containerStatuses[*].restartCount}")
 		printf '%s' "$FK_RESTARTS" ;;
+	"get pods -n nvidia-device-plugin -l app.kubernetes.io/name=nvidia-device-plugin -o jsonpath={.items[*].status.containerStatuses[*].state.waiting.reason}")
+		printf '%s' "$FK_WAITING" ;;
+	"get pods -n nvidia-device-plugin -l app.kubernetes.io/name=nvidia-device-plugin -o jsonpath={.items[0].spec.containers[0].image}")
+		printf '%s' "$FK_IMAGE" ;;
 	'get nodes -o jsonpath={.items[*].status.allocatable.nvidia\.com/gpu}')
 		printf '%s' "$FK_ALLOC" ;;
 	*) echo "fake kubectl: unexpected call: $*" >&2; exit 3 ;;
@@ -68,6 +77,23 @@ healthcheck() {
 	GPU_ENABLED=true healthcheck
 	assert_success
 	assert_output "HEALTHCHECK_OK gpus=2"
+}
+
+@test "GPU: containerd without the nvidia runtime fails, though the RuntimeClass exists" {
+	printf '%s\n' "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]" >"$K3S_CONTAINERD_CONFIG"
+	GPU_ENABLED=true healthcheck
+	assert_failure 1
+	assert_output "HEALTHCHECK_FAIL gpu-runtime-missing config=$K3S_CONTAINERD_CONFIG"
+	# containerd 1.7's v2 config names it with double quotes.
+	printf '%s\n' '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes."nvidia"]' >"$K3S_CONTAINERD_CONFIG"
+	GPU_ENABLED=true healthcheck
+	assert_success
+}
+
+@test "GPU: the plugin's image that cannot be pulled is named" {
+	FK_DS="1 0" FK_WAITING="ImagePullBackOff" FK_IMAGE="nvcr.io/nvidia/k8s-device-plugin:v0.20.0" GPU_ENABLED=true healthcheck
+	assert_failure 1
+	assert_output "HEALTHCHECK_FAIL gpu-device-plugin-image-pull reason=ImagePullBackOff image=nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
 }
 
 @test "GPU: RuntimeClass nvidia missing" {

@@ -40,6 +40,9 @@ setup_file() {
 	start chartfail --gpus all -e GPU_ENABLED=true -e SIM_CHART_INSTALL_FAIL=1 -e SIM_HELM_DELAY=0.3 "$SIM_K3S_IMAGE"
 	start crash --gpus all -e GPU_ENABLED=true -e SIM_PLUGIN_CRASHLOOP=1 -e SIM_CRASHLOOP_PERIOD=0.5 "$SIM_K3S_IMAGE"
 	start pressure --gpus all -e GPU_ENABLED=true -e SIM_NODE_PRESSURE=memory "$SIM_K3S_IMAGE"
+	start notoolkit --gpus all -e GPU_ENABLED=true "$SIM_K3S_IMAGE-notoolkit"
+	# No healthcheck: nothing else may spend the flaky switch's count.
+	start flaky --no-healthcheck "$SIM_K3S_IMAGE"
 }
 
 teardown_file() {
@@ -114,12 +117,68 @@ gpu_pod() { # NAME GPUS CMD-JSON
 	wait_for 60 health_has never "HEALTHCHECK_FAIL k3s-not-ready"
 }
 
-@test "RuntimeClass nvidia exists because nvidia-container-runtime is on PATH" {
-	wait_for 60 kx gpu get runtimeclass nvidia -o json
-	run kx gpu get runtimeclass nvidia -o json
+@test "k3s makes every RuntimeClass of its runtimes.yaml, whatever runtimes exist" {
+	for c in gpu nogpu notoolkit; do
+		wait_for 60 kx "$c" get runtimeclass nvidia -o json
+		run kx "$c" get runtimeclasses -o json
+		assert_success
+		assert_equal "$(jq -r '[.items[] | .metadata.name + "=" + .handler] | sort | join(" ")' <<<"$output")" \
+			"crun=crun lunatic=lunatic nvidia-experimental=nvidia-experimental nvidia=nvidia slight=slight spin=spin wasmedge=wasmedge wasmer=wasmer wasmtime=wasmtime wws=wws"
+	done
+}
+
+@test "containerd gets the nvidia runtime only when k3s finds nvidia-container-runtime" {
+	cfg=/var/lib/rancher/k3s/agent/etc/containerd/config.toml
+	wait_for 60 docker exec openshell-cluster-gpu test -f "$cfg"
+	run docker exec openshell-cluster-gpu cat "$cfg"
+	assert_line "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.'nvidia']"
+	assert_line '  BinaryName = "/usr/bin/nvidia-container-runtime"'
+	run docker logs openshell-cluster-gpu
+	assert_output --partial 'msg="Found nvidia container runtime at /usr/bin/nvidia-container-runtime"'
+	wait_for 60 docker exec openshell-cluster-notoolkit test -f "$cfg"
+	run docker exec openshell-cluster-notoolkit cat "$cfg"
+	assert_line "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]"
+	refute_output --partial nvidia
+}
+
+@test "without the nvidia runtime the plugin pod never gets a sandbox: ContainerCreating and the kubelet's event" {
+	pod_name() { kx notoolkit get pods -n nvidia-device-plugin -o 'jsonpath={.items[0].metadata.name}'; }
+	wait_for 60 bash -c "[[ -n \$(docker exec openshell-cluster-notoolkit kubectl get pods -n nvidia-device-plugin -o 'jsonpath={.items[0].metadata.name}') ]]"
+	pod=$(pod_name)
+	has_event() {
+		kx notoolkit get events -n nvidia-device-plugin -o json |
+			jq -e --arg p "$pod" 'any(.items[]; .involvedObject.name == $p and .reason == "FailedCreatePodSandBox")' >/dev/null
+	}
+	wait_for 60 has_event
+	run kx notoolkit get events -n nvidia-device-plugin -o json
+	msg=$(jq -r --arg p "$pod" '.items[] | select(.involvedObject.name == $p) | .message' <<<"$output")
+	assert_regex "$msg" '^Failed to create pod sandbox: rpc error: code = Unknown desc = unable to get OCI runtime for sandbox "[0-9a-f]{64}": no runtime for "nvidia" is configured$'
+	run kx notoolkit get pod "$pod" -n nvidia-device-plugin -o 'jsonpath={.status.phase} {.status.containerStatuses[0].state.waiting.reason}'
+	assert_output "Pending ContainerCreating"
+	run alloc notoolkit
+	assert_output absent
+	wait_for 60 health_has notoolkit "HEALTHCHECK_FAIL gpu-runtime-missing config=/var/lib/rancher/k3s/agent/etc/containerd/config.toml"
+}
+
+@test "the chart's second DaemonSet, the MPS control daemon, has the same labels and schedules nothing" {
+	wait_for 60 alloc_is gpu 2
+	run kx gpu get ds -n nvidia-device-plugin -o json
+	run jq -r '.items[] | [.metadata.name, .metadata.labels["app.kubernetes.io/name"], .metadata.labels["app.kubernetes.io/instance"], .status.desiredNumberScheduled] | @tsv' <<<"$output"
+	assert_line "$(printf 'nvidia-device-plugin\tnvidia-device-plugin\tnvidia-device-plugin\t1')"
+	assert_line "$(printf 'nvidia-device-plugin-mps-control-daemon\tnvidia-device-plugin\tnvidia-device-plugin\t0')"
+}
+
+@test "transient API switch: the next calls fail as while k3s restarts, then the API answers" {
+	wait_for 60 kx flaky get --raw /readyz
+	docker exec openshell-cluster-flaky sh -c 'echo 2 >/var/lib/rancher/k3s/sim/switches/SIM_API_FLAKY'
+	run kx flaky get nodes -o json
+	assert_failure 1
+	assert_output "Error from server (ServiceUnavailable): apiserver not ready"
+	run kx flaky get nodes -o json
+	assert_failure 1
+	assert_output "The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?"
+	run kx flaky get nodes -o json
 	assert_success
-	run jq -r '[.apiVersion, .kind, .metadata.name, .handler] | join(" ")' <<<"$output"
-	assert_output "node.k8s.io/v1 RuntimeClass nvidia nvidia"
 }
 
 @test "the HelmChart becomes a completed helm-install job and the chart's DaemonSet" {
@@ -136,6 +195,7 @@ gpu_pod() { # NAME GPUS CMD-JSON
 	assert_success
 	run kx gpu get ds -n nvidia-device-plugin -o json
 	assert_success
+	# The API lists by name: the plugin, then the chart's MPS control daemon.
 	ds=$(jq -c '.items[0]' <<<"$output")
 	assert_equal "$(jq -r '.kind' <<<"$output")" "List"
 	assert_equal "$(jq -r '.metadata.name' <<<"$ds")" "nvidia-device-plugin"
@@ -283,13 +343,44 @@ gpu_pod() { # NAME GPUS CMD-JSON
 	alloc_is gpu 2
 }
 
-@test "GPU_ENABLED=true without --gpus: no devices, no nvidia-smi, allocatable \"0\"" {
-	wait_for 60 alloc_is gpuflag-only 0
+@test "GPU_ENABLED=true without --gpus: the plugin finds no device, stays ready, registers nothing" {
+	ds_ready() { [ "$(kx gpuflag-only get ds nvidia-device-plugin -n nvidia-device-plugin -o 'jsonpath={.status.numberReady}')" = 1 ]; }
+	wait_for 60 ds_ready
 	run docker exec openshell-cluster-gpuflag-only sh -c 'ls /dev/nvidia* 2>/dev/null || echo no-devices; command -v nvidia-smi || echo no-nvidia-smi'
 	assert_success
 	assert_output "no-devices
 no-nvidia-smi"
-	wait_for 60 health_has gpuflag-only "HEALTHCHECK_FAIL gpu-not-allocatable allocatable=0"
+	run kx gpuflag-only logs -n nvidia-device-plugin -l app.kubernetes.io/name=nvidia-device-plugin
+	assert_output --partial "No devices found. Waiting indefinitely."
+	run alloc gpuflag-only
+	assert_output absent
+	wait_for 60 health_has gpuflag-only "HEALTHCHECK_FAIL gpu-not-allocatable allocatable=absent"
+}
+
+@test "a manifest removed from the directory uninstalls nothing; deleting the HelmChart does" {
+	wait_for 60 alloc_is gpu 2
+	printf 'apiVersion: helm.cattle.io/v1\nkind: HelmChart\nmetadata:\n  name: keepme\n  namespace: kube-system\nspec:\n  chart: https://%%{KUBERNETES_API}%%/static/charts/nvidia-device-plugin-%s.tgz\n  targetNamespace: keepme\n  createNamespace: true\n  valuesContent: |-\n    runtimeClassName: nvidia\n' \
+		"$(pin DEVICE_PLUGIN_CHART_VERSION)" |
+		docker exec -i openshell-cluster-gpu sh -c 'cat >/var/lib/rancher/k3s/server/manifests/keepme.yaml'
+	wait_for 60 kx gpu get ds keepme -n keepme -o json
+	docker exec openshell-cluster-gpu rm /var/lib/rancher/k3s/server/manifests/keepme.yaml
+	# A manifest written after the removal is applied by a later pass of the
+	# same loop: by then the removal has been seen.
+	printf 'apiVersion: helm.cattle.io/v1\nkind: HelmChart\nmetadata:\n  name: probe\n  namespace: kube-system\nspec:\n  chart: https://%%{KUBERNETES_API}%%/static/charts/nvidia-device-plugin-%s.tgz\n  targetNamespace: probe\n  createNamespace: true\n' \
+		"$(pin DEVICE_PLUGIN_CHART_VERSION)" |
+		docker exec -i openshell-cluster-gpu sh -c 'cat >/var/lib/rancher/k3s/server/manifests/probe.yaml'
+	wait_for 60 kx gpu get helmchart probe -n kube-system -o json
+	docker exec openshell-cluster-gpu rm /var/lib/rancher/k3s/server/manifests/probe.yaml
+	kx gpu delete helmchart probe -n kube-system >/dev/null
+	run kx gpu get helmchart keepme -n kube-system -o json
+	assert_success
+	run kx gpu get ds keepme -n keepme -o json
+	assert_success
+	run kx gpu delete helmchart keepme -n kube-system
+	assert_output 'helmchart.helm.cattle.io "keepme" deleted'
+	run kx gpu get ds keepme -n keepme -o json
+	assert_failure 1
+	alloc_is gpu 2
 }
 
 @test "no --gpus and no GPU_ENABLED: no device plugin, no nvidia.com/gpu, healthy" {

@@ -71,7 +71,7 @@ setup() {
 		args=("${argv[@]:i+1}")
 		# apply reads and decodes its manifest before it connects.
 		input=/dev/null
-		[ "${args[0]}" != apply ] || input=$APPLIED
+		[[ " ${args[*]} " != *" apply "* ]] || input=$APPLIED
 		run "$KUBECTL" --kubeconfig "$BATS_TEST_TMPDIR/nowhere" --request-timeout=2s "${args[@]}" <"$input"
 		if [[ "$output" != *"refused"* && "$output" != *"Unable to connect"* ]]; then
 			echo "kubectl ${args[*]}: $output" >&2

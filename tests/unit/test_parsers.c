@@ -285,17 +285,23 @@ static void test_daemonsets(void)
 	const cJSON *ds;
 	struct ds_status st;
 
+	/* The chart's MPS control daemon carries the same labels, and comes
+	 * first here: the plugin is found by the release's name, not by order. */
 	j = J(NODELIST(DS("svclb-traefik", "kube-system", "\"app\":\"svclb-traefik\"", "\"numberReady\":1") ","
-		       DS("nvidia-device-plugin-daemonset", "nvidia-device-plugin",
+		       DS("nvidia-device-plugin-mps-control-daemon", "nvidia-device-plugin",
+			  "\"app.kubernetes.io/instance\":\"nvidia-device-plugin\","
+			  "\"app.kubernetes.io/name\":\"nvidia-device-plugin\"",
+			  "\"currentNumberScheduled\":0,\"desiredNumberScheduled\":0,\"numberReady\":0") ","
+		       DS("nvidia-device-plugin", "nvidia-device-plugin",
 			  "\"app.kubernetes.io/instance\":\"nvidia-device-plugin\","
 			  "\"app.kubernetes.io/name\":\"nvidia-device-plugin\"",
 			  "\"currentNumberScheduled\":1,\"desiredNumberScheduled\":1,\"numberAvailable\":1,"
 			  "\"numberMisscheduled\":0,\"numberReady\":1,\"observedGeneration\":1,\"updatedNumberScheduled\":1") ","
 		       DS("other", "default", "\"app.kubernetes.io/name\":\"something-else\"", "")));
 	ds = kube_find_device_plugin(j);
-	ok(ds != NULL, "the device plugin is found among three DaemonSets");
-	is_str(json_str(json_get(ds, "metadata", NULL), "name"), "nvidia-device-plugin-daemonset",
-	       "it is the labelled one");
+	ok(ds != NULL, "the device plugin is found among four DaemonSets");
+	is_str(json_str(json_get(ds, "metadata", NULL), "name"), "nvidia-device-plugin",
+	       "it is the release's own, not the MPS control daemon listed before it");
 	kube_daemonset_status(ds, &st);
 	is_int(st.desired, 1, "desiredNumberScheduled");
 	is_int(st.ready, 1, "numberReady");

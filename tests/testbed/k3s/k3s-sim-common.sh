@@ -129,6 +129,7 @@ sim_resource() {
 		echo "daemonsets DaemonSet apps/v1 ns daemonsets.apps daemonset.apps" ;;
 	job | jobs | job.batch | jobs.batch)
 		echo "jobs Job batch/v1 ns jobs.batch job.batch" ;;
+	ev | event | events) echo "events Event v1 ns events event" ;;
 	helmchart | helmcharts | helmchart.helm.cattle.io | helmcharts.helm.cattle.io)
 		echo "helmcharts HelmChart helm.cattle.io/v1 ns helmcharts.helm.cattle.io helmchart.helm.cattle.io" ;;
 	*) return 1 ;;
@@ -160,7 +161,8 @@ sim_helm_uninstall() {
 			sim_delete_pod "$($JQ -r .metadata.namespace "$p")" "$($JQ -r .metadata.name "$p")"
 		fi
 	done
-	rm -f "$(sim_obj daemonsets "$tns" "$1")" "$(sim_obj jobs kube-system "helm-install-$1")"
+	rm -f "$(sim_obj daemonsets "$tns" "$1")" "$(sim_obj daemonsets "$tns" "$1-mps-control-daemon")" \
+		"$(sim_obj jobs kube-system "helm-install-$1")"
 	rm -f "$SIM_RUN/plugin-$1".*
 	# Only a device plugin's release takes the node's GPUs with it.
 	[ ! -f "$hd/plugin_pod" ] || rm -f "$SIM_RUN/gpu-registered"

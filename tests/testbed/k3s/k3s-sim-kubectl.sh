@@ -32,11 +32,27 @@ kc_need_api() {
 	cfg=${kc_kubeconfig:-${KUBECONFIG:-$SIM_KUBECONFIG}}
 	[ -f "$cfg" ] || kc_refused "localhost:8080"
 	sim_api_up || kc_refused "127.0.0.1:6443"
+	kc_flaky
+}
+
+# SIM_API_FLAKY=N: the next N calls fail as they do while k3s restarts or
+# its API server is not ready yet (k3s answers 503 "apiserver not ready";
+# kubectl prints "Error from server (ServiceUnavailable): ..."), every other
+# one as a refused connection. The count lives in the switches directory.
+kc_flaky() {
+	left=$(sim_switch SIM_API_FLAKY)
+	case $left in '' | *[!0-9]* | 0) return 0 ;; esac
+	mkdir -p "$SIM_STATE/switches"
+	echo $((left - 1)) >"$SIM_STATE/switches/SIM_API_FLAKY"
+	if [ $((left % 2)) = 0 ]; then
+		kc_err "Error from server (ServiceUnavailable): apiserver not ready"
+	fi
+	kc_refused "127.0.0.1:6443"
 }
 
 kubectl_main() {
 	kc_cmd="" kc_ns="" kc_all="" kc_out="" kc_sel="" kc_raw="" kc_file=""
-	kc_ignore="" kc_tail="" kc_container="" kc_kubeconfig="" kc_pos="" kc_flags=""
+	kc_ignore="" kc_tail="" kc_container="" kc_kubeconfig="" kc_pos="" kc_flags="" kc_previous=""
 	while [ $# -gt 0 ]; do
 		a=$1
 		shift
@@ -63,7 +79,7 @@ kubectl_main() {
 		--tail=*) kc_tail=${a#*=} kc_flags="$kc_flags tail" ;;
 		-c | --container) [ $# -gt 0 ] || kc_usage_err "flag needs an argument: 'c' in -c"; kc_container=$1; shift; kc_flags="$kc_flags c" ;;
 		--container=*) kc_container=${a#*=} kc_flags="$kc_flags c" ;;
-		-p | --previous | --previous=true) kc_flags="$kc_flags c" ;;
+		-p | --previous | --previous=true) kc_previous=1 kc_flags="$kc_flags c" ;;
 		--kubeconfig) [ $# -gt 0 ] || kc_usage_err "flag needs an argument: --kubeconfig"; kc_kubeconfig=$1; shift ;;
 		--kubeconfig=*) kc_kubeconfig=${a#*=} ;;
 		--request-timeout=* | --v=* | -v=*) ;;
@@ -185,7 +201,8 @@ kc_get() {
 	fi
 	[ -f "$1" ] || set --
 	list=$($JQ -n --arg sel "$kc_sel" "$KC_JQ_DEFS"'
-		{apiVersion: "v1", items: [inputs | select(sel_match($sel))],
+		{apiVersion: "v1", items: ([inputs | select(sel_match($sel))]
+		                           | sort_by(.metadata.namespace // "", .metadata.name)),
 		 kind: "List", metadata: {resourceVersion: ""}}' "$@") || exit 1
 	if [ -z "$kc_out" ] || [ "$kc_out" = wide ] || [ "$kc_out" = name ]; then
 		if [ "$(printf '%s' "$list" | $JQ '.items | length')" = 0 ]; then
@@ -529,6 +546,10 @@ kc_pod_log() {
 		kc_err "error: container $kc_container is not valid for pod $2"
 	fi
 	log=$SIM_LOGS/$1/$2.log
+	if [ -n "$kc_previous" ]; then
+		log=$log.prev
+		[ -f "$log" ] || kc_err "Error from server (BadRequest): previous terminated container \"$cname\" in pod \"$2\" not found"
+	fi
 	if [ ! -f "$log" ]; then
 		reason=$($JQ -r '[.status.containerStatuses[]?.state.waiting.reason] | first // "ContainerCreating"' "$f")
 		kc_err "Error from server (BadRequest): container \"$cname\" in pod \"$2\" is waiting to start: $reason"
