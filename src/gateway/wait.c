@@ -247,6 +247,28 @@ static char *plugin_pod_warning(const struct wait_ctx *w, const cJSON *pods, int
 	return why;
 }
 
+/* The nvidia runtime is there but fails: the kubelet cannot make the
+ * plugin pod's sandbox, and says so in a Warning event naming the runtime.
+ * Looked at only while the plugin's pods are not ready. */
+static int runtime_broken(const struct wait_ctx *w, const struct gpu_state *g, os_error *err)
+{
+	os_error e = { 0 };
+	cJSON *pods = NULL;
+	cleanup_free char *why = NULL;
+
+	if (!g->plugin_found || g->ds.desired == 0 || g->ds.ready == g->ds.desired)
+		return 0;
+	if (kube_get(w->container, "pods", NULL, DEVICE_PLUGIN_NAMESPACE, 0, wait_call_budget_ms(w), &pods, &e) > 0)
+		why = plugin_pod_warning(w, pods, wait_call_budget_ms(w));
+	cJSON_Delete(pods);
+	os_error_clear(&e);
+	if (!why || !strstr(why, "FailedCreatePodSandBox") || !strstr(why, "nvidia-container-runtime"))
+		return 0;
+	return os_error_set(err, OS_EXIT_FAILURE,
+			    "the nvidia runtime in gateway container %s cannot start pods: %s; check the image's toolkit ('openshell image info') and the host's driver ('nvidia-smi'), then rerun with --recreate",
+			    w->container, why);
+}
+
 /* What keeps the device plugin from running, when the cluster can say:
  * the Helm install job's error, or a pod that cannot start (its image
  * cannot be pulled, its sandbox not made). NULL when nothing says more
@@ -373,7 +395,7 @@ int wait_gpus(const struct wait_ctx *w, long long *gpus, os_error *err)
 				gpu_timeout(w, &g, err);
 			goto out;
 		}
-		if (runtime_missing(w, &g, err) < 0)
+		if (runtime_missing(w, &g, err) < 0 || runtime_broken(w, &g, err) < 0)
 			goto out;
 		if (gpu_ready(&g))
 			break;

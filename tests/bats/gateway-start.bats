@@ -190,6 +190,15 @@ setup() {
 	docker rm -f openshell-cluster-ntk >/dev/null
 }
 
+@test "a broken nvidia runtime ends the start at once with the runtime's own error" {
+	sim_only "needs the stand-in's broken-runtime switch"
+	run --separate-stderr openshell gateway start --gpu --name rb --image openshell-cluster:sim-runtime-broken \
+		--port "$(free_port)" --timeout 5m
+	assert_failure 1
+	[[ "${stderr_lines[-1]}" == "openshell: error: the nvidia runtime in gateway container openshell-cluster-rb cannot start pods: pod nvidia-device-plugin/nvidia-device-plugin-"*": FailedCreatePodSandBox: "*"nvidia-container-runtime did not terminate successfully"*"check the image's toolkit ('openshell image info') and the host's driver ('nvidia-smi'), then rerun with --recreate" ]]
+	docker rm -f openshell-cluster-rb >/dev/null
+}
+
 @test "an image without its bundle fails offline, naming the chart it lacks" {
 	sim_only "needs the stand-in image built without its bundle"
 	run --separate-stderr openshell gateway start --gpu --name nob --image openshell-cluster:sim-nobundle \

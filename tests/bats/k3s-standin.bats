@@ -41,6 +41,7 @@ setup_file() {
 	start crash --gpus all -e GPU_ENABLED=true -e SIM_PLUGIN_CRASHLOOP=1 -e SIM_CRASHLOOP_PERIOD=0.5 "$SIM_K3S_IMAGE"
 	start pressure --gpus all -e GPU_ENABLED=true -e SIM_NODE_PRESSURE=memory "$SIM_K3S_IMAGE"
 	start notoolkit --gpus all -e GPU_ENABLED=true "$SIM_K3S_IMAGE-notoolkit"
+	start broken --gpus all -e GPU_ENABLED=true -e SIM_NVIDIA_RUNTIME_BROKEN=1 "$SIM_K3S_IMAGE"
 	# No healthcheck: nothing else may spend the flaky switch's count.
 	start flaky --no-healthcheck "$SIM_K3S_IMAGE"
 }
@@ -158,6 +159,18 @@ gpu_pod() { # NAME GPUS CMD-JSON
 	run alloc notoolkit
 	assert_output absent
 	wait_for 60 health_has notoolkit "HEALTHCHECK_FAIL gpu-runtime-missing config=/var/lib/rancher/k3s/agent/etc/containerd/config.toml"
+}
+
+@test "broken runtime switch: the runtime is configured, but no sandbox under it can be made" {
+	warned() {
+		kx broken get events -n nvidia-device-plugin -o json |
+			jq -e 'any(.items[]; .reason == "FailedCreatePodSandBox")' >/dev/null
+	}
+	wait_for 60 warned
+	run kx broken get events -n nvidia-device-plugin -o json
+	assert_regex "$(jq -r '.items[0].message' <<<"$output")" '^Failed to create pod sandbox: rpc error: code = Unknown desc = failed to create containerd task: .*/usr/bin/nvidia-container-runtime did not terminate successfully'
+	run docker exec openshell-cluster-broken cat /var/lib/rancher/k3s/agent/etc/containerd/config.toml
+	assert_line "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.'nvidia']"
 }
 
 @test "the chart's second DaemonSet, the MPS control daemon, has the same labels and schedules nothing" {

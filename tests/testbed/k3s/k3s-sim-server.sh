@@ -164,7 +164,17 @@ srv_sandbox_ok() {
 	rcn=$($JQ -r '.spec.runtimeClassName // ""' "$f")
 	[ -n "$rcn" ] || return 0
 	handler=$($JQ -r '.handler // ""' "$(sim_obj runtimeclasses "" "$rcn")" 2>/dev/null)
-	case " $(cat "$SIM_RUN/handlers" 2>/dev/null) " in *" $handler "*) return 0 ;; esac
+	case " $(cat "$SIM_RUN/handlers" 2>/dev/null) " in
+	*" $handler "*)
+		# The sandbox runs under the handler's runtime too: a broken one
+		# fails it (SIM_NVIDIA_RUNTIME_BROKEN), with the runtime's error.
+		case $handler in nvidia*) [ "$(sim_switch SIM_NVIDIA_RUNTIME_BROKEN)" = 1 ] || return 0 ;; *) return 0 ;; esac
+		srv_pod_status "$1" "$2" creating "" "" 0
+		srv_event "$1" "$2" FailedCreatePodSandBox \
+			"Failed to create pod sandbox: rpc error: code = Unknown desc = failed to create containerd task: failed to create shim task: OCI runtime create failed: /usr/bin/nvidia-container-runtime did not terminate successfully: exit status 1: failed to create the automatic CDI modifier: failed to construct CDI library for mode \"jit-cdi\": failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND: unknown"
+		return 1
+		;;
+	esac
 	srv_pod_status "$1" "$2" creating "" "" 0
 	srv_event "$1" "$2" FailedCreatePodSandBox \
 		"Failed to create pod sandbox: rpc error: code = Unknown desc = unable to get OCI runtime for sandbox \"$(srv_hex 32)\": no runtime for \"$handler\" is configured"
