@@ -19,6 +19,7 @@
 #include "base/xalloc.h"
 #include "docker/client.h"
 #include "docker/container.h"
+#include "gateway/files.h"
 #include "gateway/image.h"
 #include "gateway/metadata.h"
 #include "gateway/start.h"
@@ -38,6 +39,7 @@ struct start {
 	int created_network, created_volume, created_container;
 	int have_container;        /* a gateway container exists and is kept */
 	int rolled_back;           /* this run removed what it had created */
+	int removed_old;           /* --recreate removed the old gateway */
 	int image_ready;           /* ensure_image() succeeded */
 };
 
@@ -121,22 +123,34 @@ static int refuse_foreign(const char *type, const struct start *st, os_error *er
 	return os_error_set(err, OS_EXIT_CONFLICT, "%s; remove or rename it first", why);
 }
 
-static int remove_gateway(struct start *st, os_error *err)
+/* --recreate: remove what is there of the old gateway, its container if
+ * any, then its volume and network, so that nothing of its state is reused.
+ * Each must be ours: a foreign one of the name stops it. */
+static int remove_gateway(struct start *st, int container_exists, os_error *err)
 {
 	const char *rm[] = { "rm", "--force", "--volumes", st->res, NULL };
 	const char *rmvol[] = { "volume", "rm", st->res, NULL };
-	enum owner vol;
+	const char *rmnet[] = { "network", "rm", st->res, NULL };
+	enum owner vol, net;
 
-	log_step("removing gateway '%s' (--recreate)", st->o.name);
-	if (docker_object_owner("volume", st->res, st->o.name, wait_call_budget_ms(&st->w), &vol, err) < 0)
+	if (docker_object_owner("volume", st->res, st->o.name, wait_call_budget_ms(&st->w), &vol, err) < 0 ||
+	    docker_object_owner("network", st->res, st->o.name, wait_call_budget_ms(&st->w), &net, err) < 0)
 		return -1;
 	if (vol == OWNER_FOREIGN)
 		return refuse_foreign("volume", st, err);
-	if (docker_ok(rm, wait_call_budget_ms(&st->w), err) < 0)
+	if (net == OWNER_FOREIGN)
+		return refuse_foreign("network", st, err);
+	if (!container_exists && vol == OWNER_ABSENT && net == OWNER_ABSENT)
+		return 0;
+	log_step("removing gateway '%s' (--recreate)", st->o.name);
+	if (container_exists && docker_ok(rm, wait_call_budget_ms(&st->w), err) < 0)
 		return os_error_wrap(err, "cannot remove the old container");
 	/* Only now that the container is gone can its volume go. */
 	if (vol == OWNER_OURS && docker_ok(rmvol, wait_call_budget_ms(&st->w), err) < 0)
 		return os_error_wrap(err, "cannot remove the old volume");
+	if (net == OWNER_OURS && docker_ok(rmnet, wait_call_budget_ms(&st->w), err) < 0)
+		return os_error_wrap(err, "cannot remove the old network");
+	st->removed_old = 1;
 	log_step_done(1);
 	return 0;
 }
@@ -222,12 +236,13 @@ static int reconcile_existing(struct start *st, os_error *err)
 	if (container_inspect(st->res, &c, err) < 0)
 		return -1;
 	if (!c.exists) {
-		rc = 0;
+		/* A volume or network left without its container is old state too. */
+		rc = st->o.recreate && (ensure_image(st, err) < 0 || remove_gateway(st, 0, err) < 0) ? -1 : 0;
 	} else if (container_owner(&c, st->o.name) == OWNER_FOREIGN) {
 		refuse_foreign("container", st, err);
 	} else if (st->o.recreate) {
 		/* The new image must be at hand before the old gateway goes. */
-		rc = ensure_image(st, err) < 0 || remove_gateway(st, err) < 0 ? -1 : 0;
+		rc = ensure_image(st, err) < 0 || remove_gateway(st, 1, err) < 0 ? -1 : 0;
 	} else if (adopt_existing(st, &c, err) == 0) {
 		st->w.restarts = c.restart_count;
 		st->have_container = 1;
@@ -292,6 +307,25 @@ static int ensure_object(struct start *st, const char *type, int *created, os_er
 	return 0;
 }
 
+/* Did the failed docker run leave a container of ours behind (docker
+ * leaves a Created one when the start fails)? Only then is it this run's
+ * to roll back: a container of the name that someone else made in the
+ * meantime (a name conflict) carries no labels of ours and is left alone. */
+static int left_behind(const struct start *st)
+{
+	struct gw_container c;
+	os_error err = { 0 };
+	int ours = 0;
+
+	signals_shield();   /* asked on the way out of an interrupt too */
+	if (container_inspect(st->res, &c, &err) == 0)
+		ours = container_owner(&c, st->o.name) == OWNER_OURS;
+	signals_unshield();
+	container_free(&c);
+	os_error_clear(&err);
+	return ours;
+}
+
 /* One docker run. 1: the port was taken and may be moved on; 0: created;
  * -1: error (the Created container, if any, is left for rollback). */
 static int run_once(struct start *st, os_error *err)
@@ -301,11 +335,11 @@ static int run_once(struct start *st, os_error *err)
 	int rc = -1;
 
 	deploy_run_argv(&st->o, &argv);
-	/* docker run leaves a Created container behind when the start fails,
-	 * and one may exist even when the call was cut short. */
-	st->created_container = 1;
-	if (docker_run(strv_argv(&argv), NULL, 0, wait_call_budget_ms(&st->w), &res, err) < 0)
+	if (docker_run(strv_argv(&argv), NULL, 0, wait_call_budget_ms(&st->w), &res, err) < 0) {
+		st->created_container = left_behind(st);   /* the call may have been cut short */
 		goto out;
+	}
+	st->created_container = res.status == 0 || left_behind(st);
 	if (res.status == 0) {
 		rc = 0;
 	} else if (!st->o.port_set && (strstr(res.err, "port is already allocated") ||
@@ -348,64 +382,6 @@ out:
 	return rc;
 }
 
-/* --- h: kubeconfig and metadata ------------------------------------------ */
-
-static int write_metadata(struct start *st, const char *dir, os_error *err)
-{
-	cleanup_free char *path = xasprintf("%s/metadata.json", dir);
-	cleanup_free char *created = metadata_now();
-	cleanup_free char *json = NULL;
-	struct gw_metadata md = {
-		.name = (char *)st->o.name, .container = st->res, .image = (char *)st->o.image,
-		.bind = (char *)st->o.bind, .port = st->o.port, .gpu = st->o.gpu,
-		.server = st->r->server, .kubeconfig = st->r->kubeconfig, .created = created,
-	};
-
-	json = metadata_to_json(&md);
-	return write_file_atomic(path, json, strlen(json), 0600, err);
-}
-
-static int write_files(struct start *st, os_error *err)
-{
-	static const char *const cat[] = { "cat", K3S_KUBECONFIG_PATH, NULL };
-	cleanup_free char *dir = NULL;
-	cleanup_free char *ctx = gateway_hostname(st->o.name);
-	cleanup_free char *text = NULL;
-	cleanup_free char *addr = deploy_api_address(&st->o);
-	struct strv args = { 0 };
-	struct run_result res = { 0 };
-	size_t len;
-	int rc = -1;
-
-	strv_pushv(&args, (const char *const[]){ "exec", st->res, NULL });
-	strv_pushv(&args, cat);
-	st->r->server = xasprintf("https://%s", addr);
-	if (gateway_state_dir(st->o.name, &dir, err) < 0 || mkdir_p(dir, 0700, err) < 0)
-		goto out;
-	st->r->kubeconfig = xasprintf("%s/kubeconfig", dir);
-	if (docker_run_ok(strv_argv(&args), NULL, 0, wait_call_budget_ms(&st->w), &res, err) < 0) {
-		if (deadline_hit(&st->w, err))
-			wait_timeout_error(&st->w, "the kubeconfig (" K3S_KUBECONFIG_PATH ")", NULL, err);
-		else
-			os_error_wrap(err, "cannot read %s from the gateway", K3S_KUBECONFIG_PATH);
-		goto out;
-	}
-	if (kubeconfig_rewrite(res.out, res.out_len, st->r->server, ctx, &text, &len, err) < 0 ||
-	    write_file_atomic(st->r->kubeconfig, text, len, 0600, err) < 0 ||
-	    write_metadata(st, dir, err) < 0)
-		goto out;
-	if (st->o.update_kubeconfig &&
-	    kubeconfig_update_user(text, len, &st->r->user_kubeconfig, &st->r->user_backup, err) < 0) {
-		os_error_wrap(err, "cannot update your kubeconfig");
-		goto out;
-	}
-	rc = 0;
-out:
-	run_result_free(&res);
-	strv_free(&args);
-	return rc;
-}
-
 /* After SIGINT/SIGTERM: say what state the gateway was left in. What this
  * run created before the container ran is already rolled back. */
 static int interrupted(const struct start *st, os_error *err)
@@ -416,6 +392,11 @@ static int interrupted(const struct start *st, os_error *err)
 		return os_error_set(err, code,
 				    "interrupted; gateway '%s' was kept and goes on starting: run 'openshell gateway start --name %s%s' to wait for it again, or destroy it with 'openshell gateway destroy --name %s'",
 				    st->o.name, st->o.name, st->o.gpu ? " --gpu" : "", st->o.name);
+	if (st->removed_old)
+		return os_error_set(err, code,
+				    "interrupted; gateway '%s' was removed (--recreate)%s and not created again: run 'openshell gateway start --name %s%s' to create it",
+				    st->o.name, st->rolled_back ? ", and what this run had begun was removed too" : "",
+				    st->o.name, st->o.gpu ? " --gpu" : "");
 	if (st->rolled_back)
 		return os_error_set(err, code, "interrupted; removed what this run had created for gateway '%s'",
 				    st->o.name);
@@ -426,7 +407,7 @@ static int interrupted(const struct start *st, os_error *err)
  * full or read-only disk) keeps the gateway, and says how to finish. */
 static int save_files(struct start *st, os_error *err)
 {
-	if (write_files(st, err) == 0)
+	if (gateway_write_files(&st->o, &st->w, st->r, err) == 0)
 		return 0;
 	if (err->code == OS_EXIT_TIMEOUT || signals_pending())
 		return -1;

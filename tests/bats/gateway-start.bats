@@ -146,7 +146,7 @@ setup() {
 	assert_failure 1
 	[[ "$stderr" == *"port $port on 127.0.0.1 is already in use; choose another with --port"* ]]
 	assert_no_gateway_resources p2
-	docker rm -f openshell-cluster-p1 >/dev/null
+	openshell -q gateway destroy --name p1 --yes
 }
 
 @test "a k3s that never becomes ready ends in a timeout error with diagnostics" {
@@ -187,7 +187,7 @@ setup() {
 	[ "${stderr_lines[-1]}" = "openshell: error: k3s configured no nvidia runtime in containerd (/var/lib/rancher/k3s/agent/etc/containerd/config.toml has none), so no GPU pod can start in gateway container openshell-cluster-ntk: its image lacks the NVIDIA Container Toolkit's nvidia-container-runtime; build one with it ('openshell image build') or name one with --image, then rerun with --recreate" ]
 	run --separate-stderr openshell gateway status --name ntk
 	assert_line '  Runtime:     no nvidia runtime in containerd: the image lacks nvidia-container-runtime'
-	docker rm -f openshell-cluster-ntk >/dev/null
+	openshell -q gateway destroy --name ntk --yes
 }
 
 @test "a broken nvidia runtime ends the start at once with the runtime's own error" {
@@ -196,7 +196,7 @@ setup() {
 		--port "$(free_port)" --timeout 5m
 	assert_failure 1
 	[[ "${stderr_lines[-1]}" == "openshell: error: the nvidia runtime in gateway container openshell-cluster-rb cannot start pods: pod nvidia-device-plugin/nvidia-device-plugin-"*": FailedCreatePodSandBox: "*"nvidia-container-runtime did not terminate successfully"*"check the image's toolkit ('openshell image info') and the host's driver ('nvidia-smi'), then rerun with --recreate" ]]
-	docker rm -f openshell-cluster-rb >/dev/null
+	openshell -q gateway destroy --name rb --yes
 }
 
 @test "an image without its bundle fails offline, naming the chart it lacks" {
@@ -207,7 +207,7 @@ setup() {
 	chart=nvidia-device-plugin-$(sed -n 's/^DEVICE_PLUGIN_CHART_VERSION=//p' "$OPENSHELL_SRCDIR/deploy/versions.env").tgz
 	err_line=$(grep '^openshell: error:' <<<"$stderr")
 	[[ "$err_line" == *"the nvidia-device-plugin DaemonSet does not exist: its Helm install fails: Error: INSTALLATION FAILED: failed to fetch https://10.43.0.1:443/static/charts/$chart : 404 Not Found"* ]]
-	docker rm -f openshell-cluster-nob >/dev/null
+	openshell -q gateway destroy --name nob --yes
 }
 
 @test "a device-plugin image that is not bundled is named, with the kubelet's pull error" {
@@ -228,7 +228,7 @@ setup() {
 	err_line=$(grep '^openshell: error:' <<<"$stderr")
 	[[ "$err_line" == *"pods ready: pod nvidia-device-plugin/nvidia-device-plugin-"*": "*"Back-off pulling image \"$image\""* ||
 		"$err_line" == *"pods ready: pod nvidia-device-plugin/nvidia-device-plugin-"*": ErrImagePull: "*"failed to pull and unpack image \"$image\""* ]]
-	docker rm -f openshell-cluster-npi >/dev/null
+	openshell -q gateway destroy --name npi --yes
 }
 
 @test "a failing chart install names the missing DaemonSet and shows the helm job's logs" {
@@ -313,7 +313,8 @@ setup() {
 	second=$(jq -r .server <<<"$output")
 	[ "$first" != "$second" ]
 	[[ "$second" == https://127.0.0.1:* ]]
-	docker rm -f openshell-cluster-d1 openshell-cluster-d2 >/dev/null
+	openshell -q gateway destroy --name d1 --yes
+	openshell -q gateway destroy --name d2 --yes
 }
 
 @test "--recreate with an image that cannot be had keeps the old gateway" {

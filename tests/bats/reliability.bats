@@ -219,6 +219,57 @@ interrupt_when() {
 	docker rm -f openshell-cluster-foreign >/dev/null
 }
 
+@test "--recreate with only the volume or the network left starts fresh, reusing neither" {
+	sim_busybox_image rel-bb
+	labels=(--label org.openshell.managed-by=openshell --label org.openshell.gateway=ov)
+	docker volume create "${labels[@]}" openshell-cluster-ov >/dev/null
+	docker network create "${labels[@]}" openshell-cluster-ov >/dev/null
+	docker run --rm -v openshell-cluster-ov:/v rel-bb touch /v/old-state
+	old_net=$(docker network inspect openshell-cluster-ov --format '{{.Id}}')
+	run --separate-stderr openshell gateway start --name ov --image "$IMAGE" --port "$(free_port)" --recreate --no-wait
+	assert_success
+	[[ "$stderr" == *"removing gateway 'ov' (--recreate)"* ]]
+	run docker exec openshell-cluster-ov test -e /var/lib/rancher/k3s/old-state
+	assert_failure
+	[ "$(docker network inspect openshell-cluster-ov --format '{{.Id}}')" != "$old_net" ]
+	openshell -q gateway destroy --name ov --yes
+}
+
+@test "a container of the name made by someone else while docker run starts is never rolled back" {
+	sim_busybox_image rel-bb
+	# docker, but just before `run` another tool takes the name.
+	cat >"$FAKE/docker" <<-EOF
+	#!/bin/bash
+	if [ "\$1" = run ]; then
+		$(command -v docker) create --name openshell-cluster-nc rel-bb sleep 600 >/dev/null
+	fi
+	exec $(command -v docker) "\$@"
+	EOF
+	chmod +x "$FAKE/docker"
+	OPENSHELL_DOCKER=$FAKE/docker run --separate-stderr openshell gateway start --name nc --image "$IMAGE" --port "$(free_port)"
+	assert_failure 1
+	[[ "$stderr" == *"is already in use"* ]]
+	# Still there, unlabelled: not this run's to remove.
+	run docker inspect openshell-cluster-nc --format '{{index .Config.Labels "org.openshell.managed-by"}}'
+	assert_success
+	assert_output ''
+	docker rm -f openshell-cluster-nc >/dev/null
+	docker network rm openshell-cluster-nc >/dev/null 2>&1 || true
+	docker volume rm openshell-cluster-nc >/dev/null 2>&1 || true
+}
+
+@test "an interrupt after --recreate removed the old gateway says so, not 'was not changed'" {
+	openshell -q gateway start --name ri --image "$IMAGE" --port "$(free_port)" --no-wait
+	printf '#!/bin/bash\n[ "$1" = run ] && { touch %s/in-run; sleep 300; }\nexec %s "$@"\n' \
+		"$BATS_TEST_TMPDIR" "$(command -v docker)" >"$FAKE/docker"
+	chmod +x "$FAKE/docker"
+	OPENSHELL_DOCKER=$FAKE/docker interrupt_when "file:$BATS_TEST_TMPDIR/in-run" INT \
+		gateway start --name ri --image "$IMAGE" --port "$(free_port)" --recreate
+	[ "$status" -eq 130 ]
+	[[ "$stderr" == *"openshell: error: interrupted; gateway 'ri' was removed (--recreate), and what this run had begun was removed too and not created again: run 'openshell gateway start --name ri' to create it"* ]]
+	assert_no_gateway_resources ri
+}
+
 @test "two starts of one gateway at once: one creates, the other waits and reuses it" {
 	port=$(free_port)
 	openshell gateway start --name cc --image "$IMAGE" --port "$port" --json >"$BATS_TEST_TMPDIR/a" 2>"$BATS_TEST_TMPDIR/ea" &

@@ -1,0 +1,72 @@
+/* gateway/files.c - a gateway's files on the host (see gateway/files.h). */
+#include "config.h"
+
+#include <string.h>
+
+#include "base/files.h"
+#include "base/names.h"
+#include "base/runner.h"
+#include "base/strv.h"
+#include "base/xalloc.h"
+#include "docker/client.h"
+#include "gateway/files.h"
+#include "gateway/metadata.h"
+#include "kube/kubeconfig.h"
+
+static int write_metadata(const struct deploy_opts *o, const char *container, const struct start_result *r,
+			  const char *dir, os_error *err)
+{
+	cleanup_free char *path = xasprintf("%s/metadata.json", dir);
+	cleanup_free char *created = metadata_now();
+	cleanup_free char *json = NULL;
+	struct gw_metadata md = {
+		.name = (char *)o->name, .container = (char *)container, .image = (char *)o->image,
+		.bind = (char *)o->bind, .port = o->port, .gpu = o->gpu,
+		.server = r->server, .kubeconfig = r->kubeconfig, .created = created,
+	};
+
+	json = metadata_to_json(&md);
+	return write_file_atomic(path, json, strlen(json), 0600, err);
+}
+
+int gateway_write_files(const struct deploy_opts *o, const struct wait_ctx *w, struct start_result *r,
+			os_error *err)
+{
+	static const char *const cat[] = { "cat", K3S_KUBECONFIG_PATH, NULL };
+	cleanup_free char *dir = NULL;
+	cleanup_free char *ctx = gateway_hostname(o->name);
+	cleanup_free char *text = NULL;
+	cleanup_free char *addr = deploy_api_address(o);
+	struct strv args = { 0 };
+	struct run_result res = { 0 };
+	size_t len;
+	int rc = -1;
+
+	strv_pushv(&args, (const char *const[]){ "exec", w->container, NULL });
+	strv_pushv(&args, cat);
+	r->server = xasprintf("https://%s", addr);
+	if (gateway_state_dir(o->name, &dir, err) < 0 || mkdir_p(dir, 0700, err) < 0)
+		goto out;
+	r->kubeconfig = xasprintf("%s/kubeconfig", dir);
+	if (docker_run_ok(strv_argv(&args), NULL, 0, wait_call_budget_ms(w), &res, err) < 0) {
+		if (deadline_hit(w, err))
+			wait_timeout_error(w, "the kubeconfig (" K3S_KUBECONFIG_PATH ")", NULL, err);
+		else
+			os_error_wrap(err, "cannot read %s from the gateway", K3S_KUBECONFIG_PATH);
+		goto out;
+	}
+	if (kubeconfig_rewrite(res.out, res.out_len, r->server, ctx, &text, &len, err) < 0 ||
+	    write_file_atomic(r->kubeconfig, text, len, 0600, err) < 0 ||
+	    write_metadata(o, w->container, r, dir, err) < 0)
+		goto out;
+	if (o->update_kubeconfig &&
+	    kubeconfig_update_user(text, len, &r->user_kubeconfig, &r->user_backup, err) < 0) {
+		os_error_wrap(err, "cannot update your kubeconfig");
+		goto out;
+	}
+	rc = 0;
+out:
+	run_result_free(&res);
+	strv_free(&args);
+	return rc;
+}
