@@ -145,12 +145,17 @@ int write_file_atomic(const char *path, const char *data, size_t len, mode_t mod
 		unlink(tmp);
 		return os_error_set(err, OS_EXIT_FAILURE, "cannot write %s: %s", path, strerror(saved));
 	}
-	/* Make the rename itself durable. */
+	/* Make the rename itself durable: without it a crash can bring the
+	 * old file back, so a failure is reported (the new file is in place). */
 	dfd = open(dirname(dircopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		fsync(dfd);
-		close(dfd);
+	if (dfd < 0 || fsync(dfd) < 0) {
+		saved = errno;
+		if (dfd >= 0)
+			close(dfd);
+		return os_error_set(err, OS_EXIT_FAILURE, "cannot make %s durable (fsync of its directory): %s", path,
+				    strerror(saved));
 	}
+	close(dfd);
 	return 0;
 }
 

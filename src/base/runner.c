@@ -67,8 +67,17 @@ static void unblock_sigchld(void)
 
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
-	sigprocmask(SIG_UNBLOCK, &chld, NULL);
+	if (sigprocmask(SIG_UNBLOCK, &chld, NULL) < 0)
+		_exit(127);
 }
+
+/* Set in a forked child before it execs: a child whose exec fails exits
+ * through libpipeline, and must not run openshell's atexit handlers. */
+static volatile sig_atomic_t in_child;
+
+static void mark_child(void) { in_child = 1; }
+
+int run_in_child(void) { return in_child; }
 
 /* An attached child keeps openshell's process group and terminal. */
 static void prepare_attached_child(void *unused)
@@ -329,15 +338,24 @@ static void start_pinned(pipeline *p, int interactive, struct wait_state *w)
 
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &chld, &old_mask);
+	pipeline_install_post_fork(mark_child);
+	/* Should the mask not be set, libpipeline may reap the child before
+	 * pidfd_open pins it; the wait then polls without a pidfd. */
+	int blocked = sigprocmask(SIG_BLOCK, &chld, &old_mask) == 0;
 	pipeline_start(p);
 	w->pid = pipeline_get_pid(p, 0);
 	if (w->pid > 0)
 		w->pidfd = pidfd_open(w->pid, 0);
-	sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	if (blocked && sigprocmask(SIG_SETMASK, &old_mask, NULL) < 0)
+		log_warn("cannot restore the signal mask: %s", strerror(errno));
 	if (!interactive) {
+		int fl;
+
 		w->outfd = fileno(pipeline_get_outfile(p));
-		fcntl(w->outfd, F_SETFL, fcntl(w->outfd, F_GETFL) | O_NONBLOCK);
+		/* A blocking pipe would only make each read wait for data; the
+		 * poll before it bounds that, so a failure here is not fatal. */
+		if ((fl = fcntl(w->outfd, F_GETFL)) < 0 || fcntl(w->outfd, F_SETFL, fl | O_NONBLOCK) < 0)
+			log_verbose("cannot make the output pipe non-blocking: %s", strerror(errno));
 	}
 }
 

@@ -59,6 +59,10 @@ int run_command_ok(const struct run_spec *spec, struct run_result *res, os_error
 
 void run_result_free(struct run_result *res);
 
+/* True in a child forked by the runner (before its exec): atexit handlers
+ * return at once there, so that a child whose exec fails never runs them. */
+int run_in_child(void);
+
 /* The first line of a child's output, leading blank lines and spaces
  * skipped; "" when there is none (owned). Every message that quotes a
  * child quotes this line, and the rest goes to the error's detail. */

@@ -50,8 +50,10 @@ static int show_logs(const struct gateway *gw, int follow, int tail, int *status
 	if (tail >= 0)
 		strv_pushf(&args, "--tail=%d", tail);
 	strv_push(&args, gw->container);
-	/* Following has no natural end; a plain read keeps the per-call deadline. */
-	rc = docker_attach(strv_argv(&args), follow ? 0 : docker_call_timeout_ms(), status, err);
+	/* No deadline: docker writes to the user's terminal or pipe, and a slow
+	 * reader (| less) makes it wait as long as the reader likes, as does
+	 * --follow by design. The user ends it (^C, closing the pager). */
+	rc = docker_attach(strv_argv(&args), 0, status, err);
 	strv_free(&args);
 	return rc;
 }

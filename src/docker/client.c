@@ -16,6 +16,8 @@ static int call_timeout_ms = DOCKER_DEFAULT_CALL_TIMEOUT_MS;
 
 static void docker_fini(void)
 {
+	if (run_in_child())
+		return;
 	free(docker_exe);
 	docker_exe = NULL;
 }

@@ -198,6 +198,12 @@ static int explain_run_failure(const struct start *st, const struct run_result *
 	if (strstr(res->err, "could not select device driver")) {
 		os_error_set(err, OS_EXIT_NOGPU,
 			     "Docker cannot give the gateway GPUs: the NVIDIA Container Toolkit is missing or not configured for Docker; install it, run 'nvidia-ctk runtime configure --runtime=docker' and restart docker");
+	} else if ((strstr(res->err, "port is already allocated") || strstr(res->err, "address already in use")) &&
+		   strcmp(verb, "start") == 0) {
+		/* A stopped gateway keeps its port (--port is refused for it). */
+		os_error_set(err, OS_EXIT_FAILURE,
+			     "port %d on %s, which gateway '%s' keeps, is in use by something else now; free it and rerun 'openshell gateway start --name %s', or rebuild the gateway on another port with --recreate --port N (its cluster state is lost)",
+			     st->o.port, st->o.bind, st->o.name, st->o.name);
 	} else if (strstr(res->err, "port is already allocated") ||
 		   strstr(res->err, "address already in use")) {
 		os_error_set(err, OS_EXIT_FAILURE, "port %d on %s is already in use; choose another with --port",
@@ -435,7 +441,7 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 	if (!existing && ((!st.image_ready && ensure_image(&st, err) < 0) || create_container(&st, err) < 0))
 		goto out;
 	if (st.o.no_wait) {
-		if (wait_healthy(&st.w, err) < 0 || save_files(&st, err) < 0)
+		if (wait_kubeconfig_written(&st.w, err) < 0 || save_files(&st, err) < 0)
 			goto out;
 	} else if (wait_k3s_api(&st.w, err) < 0 || save_files(&st, err) < 0 ||
 		   (st.o.gpu && wait_gpus(&st.w, &r->gpus, err) < 0) ||

@@ -16,6 +16,7 @@
 #include "docker/container.h"
 #include "gateway/wait.h"
 #include "kube/containerd.h"
+#include "kube/kubeconfig.h"
 #include "kube/kubectl.h"
 
 #define LOG_TAIL_LINES 20
@@ -125,7 +126,42 @@ int wait_k3s_api(const struct wait_ctx *w, os_error *err)
 	return 0;
 }
 
-/* --no-wait: the container's own healthcheck is the judge. */
+int wait_running(const struct wait_ctx *w, os_error *err)
+{
+	struct gw_container c;
+	int rc = check_alive(w, &c, err);
+
+	container_free(&c);
+	return rc;
+}
+
+int wait_kubeconfig_written(const struct wait_ctx *w, os_error *err)
+{
+	const char *test[] = { "exec", w->container, "test", "-s", K3S_KUBECONFIG_PATH, NULL };
+	struct backoff b = { 0 };
+
+	log_step("waiting for the container to run");
+	for (;;) {
+		struct run_result res = { 0 };
+		int rc;
+
+		if (wait_running(w, err) < 0)
+			return -1;
+		rc = docker_run(test, NULL, 0, wait_call_budget_ms(w), &res, err);
+		int written = rc == 0 && res.status == 0;
+		run_result_free(&res);
+		if (rc < 0 && !deadline_hit(w, err))
+			return -1;
+		if (written)
+			break;
+		if (!backoff_wait(&b, w->deadline))
+			return wait_timeout_error(w, "the kubeconfig (" K3S_KUBECONFIG_PATH ")", NULL, err);
+	}
+	log_step_done(1);
+	return 0;
+}
+
+/* The container's own healthcheck is the judge. */
 int wait_healthy(const struct wait_ctx *w, os_error *err)
 {
 	struct backoff b = { 0 };

@@ -22,6 +22,13 @@ struct wait_ctx {
 /* The k3s API answers `kubectl get --raw /readyz`. */
 int wait_k3s_api(const struct wait_ctx *w, os_error *err);
 
+/* The container runs (and has not restarted since the waits began). */
+int wait_running(const struct wait_ctx *w, os_error *err);
+
+/* --no-wait: the container runs and k3s has written its kubeconfig (it
+ * does at once, before its API is ready); nothing else is waited for. */
+int wait_kubeconfig_written(const struct wait_ctx *w, os_error *err);
+
 /* Docker reports the container healthy (or it has no healthcheck). */
 int wait_healthy(const struct wait_ctx *w, os_error *err);
 

@@ -344,7 +344,12 @@ int kubeconfig_merge(const char *base, size_t base_len, const char *add, size_t 
 			int v = yaml_document_add_scalar(&bdoc, NULL, (yaml_char_t *)ctx, -1,
 							 needs_quotes(ctx) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
 									   : YAML_PLAIN_SCALAR_STYLE);
-			yaml_document_append_mapping_pair(&bdoc, node_id(&bdoc, yaml_document_get_root_node(&bdoc)), k, v);
+			if (!k || !v ||
+			    !yaml_document_append_mapping_pair(&bdoc, node_id(&bdoc, yaml_document_get_root_node(&bdoc)), k, v)) {
+				yaml_document_delete(&adoc);
+				yaml_document_delete(&bdoc);
+				return os_error_set(err, OS_EXIT_FAILURE, "cannot set current-context in the merged kubeconfig");
+			}
 		}
 	}
 	yaml_document_delete(&adoc);

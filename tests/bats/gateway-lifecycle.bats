@@ -151,6 +151,17 @@ hold_gateway_lock() {
 	[[ "$stderr" == "openshell: error: invalid --tail 'many'"* ]]
 }
 
+@test "logs without --follow has no deadline: a slow reader is not cut off" {
+	# docker, but `logs` takes longer than the per-call deadline.
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	printf '#!/bin/bash\n[ "$1" = logs ] && sleep 2\nexec %s "$@"\n' "$(command -v docker)" >"$BATS_TEST_TMPDIR/bin/docker"
+	chmod +x "$BATS_TEST_TMPDIR/bin/docker"
+	OPENSHELL_DOCKER=$BATS_TEST_TMPDIR/bin/docker OPENSHELL_CALL_TIMEOUT=1s run --separate-stderr \
+		openshell gateway logs --name lc --tail 5
+	assert_success
+	[ "${#lines[@]}" -eq 5 ]
+}
+
 @test "exec returns the child's output and exit status, with the k3s kubeconfig set" {
 	# shellcheck disable=SC2016 # expanded by the shell in the container
 	run --separate-stderr openshell gateway exec --name lc -- sh -c 'echo "kc=$KUBECONFIG"; exit 3'

@@ -244,13 +244,25 @@ setup() {
 	[[ "$stderr" == *"helm-install-nvidia-device-plugin logs:"* ]]
 }
 
-@test "--no-wait returns once the container is healthy" {
-	run --separate-stderr openshell gateway start --gpu --name nw --image "$IMAGE" --port "$(free_port)" --no-wait --json
+@test "--no-wait returns once the container runs and its kubeconfig is written, waiting for nothing else" {
+	sim_only "needs a stand-in whose device plugin arrives late"
+	cid=$(docker create "$IMAGE")
+	docker commit --change 'ENV SIM_HELM_DELAY=30' "$cid" openshell-cluster:sim-late-plugin >/dev/null
+	docker rm "$cid" >/dev/null
+	run --separate-stderr openshell gateway start --gpu --name nw --image openshell-cluster:sim-late-plugin \
+		--port "$(free_port)" --no-wait --json
 	assert_success
 	run jq -r '.outcome' <<<"$output"
 	assert_output created
-	run docker inspect openshell-cluster-nw --format '{{.State.Health.Status}}'
-	assert_output healthy
+	run docker inspect openshell-cluster-nw --format '{{.State.Running}}'
+	assert_output true
+	grep -q '^    server: https://127.0.0.1:' "$XDG_CONFIG_HOME/openshell/gateways/nw/kubeconfig"
+	# The device plugin is 30 s away (and the API may not even answer yet):
+	# start did not wait for the GPUs.
+	eventually gw_kubectl nw get --raw /readyz
+	run gw_kubectl nw get nodes -o jsonpath='{.items[*].status.allocatable.nvidia\.com/gpu}'
+	assert_output ''
+	openshell -q gateway destroy --name nw --yes
 }
 
 @test "a non-loopback --bind warns that the API is exposed" {
@@ -292,6 +304,22 @@ setup() {
 	run jq -r .port "$XDG_CONFIG_HOME/openshell/gateways/rp/metadata.json"
 	assert_output "$port"
 	grep -q "server: https://127.0.0.1:$port" "$XDG_CONFIG_HOME/openshell/gateways/rp/kubeconfig"
+}
+
+@test "a stopped gateway whose port was taken says what works, not --port" {
+	sim_only "takes a port on the sim host's loopback"
+	port=$(free_port)
+	openshell -q gateway start --name pt --image "$IMAGE" --port "$port" --no-wait
+	docker stop openshell-cluster-pt >/dev/null
+	python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1); time.sleep(60)' "$port" &
+	holder=$!
+	eventually sh -c "ss -Hltn 'sport = :$port' | grep -q ."
+	run --separate-stderr openshell gateway start --name pt --image "$IMAGE"
+	kill "$holder"
+	assert_failure 1
+	[[ "$stderr" == *"port $port on 127.0.0.1, which gateway 'pt' keeps, is in use by something else now; free it and rerun 'openshell gateway start --name pt', or rebuild the gateway on another port with --recreate --port N"* ]]
+	openshell -q gateway destroy --name pt --yes
 }
 
 @test "an explicit --port or --image that contradicts the gateway is refused" {
