@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <time.h>
 
 #include "base/clock.h"
@@ -19,19 +20,19 @@ long long clock_ms(void)
 int backoff_wait(struct backoff *b, long long deadline)
 {
 	long long left = deadline - clock_ms();
-	long long d;
-	struct timespec ts;
+	long long d, end;
 
 	if (left <= 0)
 		return 0;
 	if (b->delay_ms <= 0)
 		b->delay_ms = BACKOFF_FIRST_MS;
 	d = b->delay_ms < left ? b->delay_ms : left;
-	ts.tv_sec = d / 1000;
-	ts.tv_nsec = (d % 1000) * 1000000;
-	/* An interrupt ends the sleep early; the next docker call reports it. */
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !signals_stop_requested())
-		;
+	/* An interrupt ends the sleep early, even one that came just before
+	 * it (the wake fd is readable then); the next docker call reports it. */
+	for (end = clock_ms() + d; !signals_stop_requested() && clock_ms() < end;) {
+		struct pollfd pfd = { .fd = signals_wake_fd(), .events = POLLIN };
+		poll(&pfd, pfd.fd >= 0 ? 1 : 0, (int)(end - clock_ms()));
+	}
 	b->delay_ms = b->delay_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : b->delay_ms * 2;
 	return clock_ms() < deadline;
 }

@@ -17,7 +17,9 @@ enum os_exit {
 	OS_EXIT_NOGPU = 7,     /* the host cannot give Docker GPUs (toolkit missing) */
 	OS_EXIT_CHECKS = 8,    /* verify: at least one check failed */
 	OS_EXIT_NOTAPPLICABLE = 9, /* verify: the gateway has no GPU request */
+	OS_EXIT_SIGHUP = 129,  /* its terminal went away: SIGHUP (128 + 1) */
 	OS_EXIT_SIGINT = 130,  /* interrupted by SIGINT (128 + 2) */
+	OS_EXIT_SIGQUIT = 131, /* SIGQUIT (128 + 3) */
 	OS_EXIT_SIGTERM = 143, /* interrupted by SIGTERM (128 + 15) */
 };
 

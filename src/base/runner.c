@@ -197,7 +197,7 @@ static int wait_child(struct wait_state *w, long long deadline)
 	int backoff = 1;
 
 	for (check_exited(w); w->outfd >= 0 || !w->exited; check_exited(w)) {
-		struct pollfd fds[2];
+		struct pollfd fds[3];
 		nfds_t n = 0;
 		int timeout = -1, r;
 
@@ -217,6 +217,8 @@ static int wait_child(struct wait_state *w, long long deadline)
 			fds[n++] = (struct pollfd){ .fd = w->outfd, .events = POLLIN };
 		if (w->pidfd >= 0 && !w->exited)
 			fds[n++] = (struct pollfd){ .fd = w->pidfd, .events = POLLIN };
+		if (signals_wake_fd() >= 0)
+			fds[n++] = (struct pollfd){ .fd = signals_wake_fd(), .events = POLLIN };
 		r = poll(fds, n, timeout);
 		if (r < 0 && errno == EINTR)
 			continue;   /* libpipeline's SIGCHLD handler */
@@ -231,9 +233,9 @@ static int wait_child(struct wait_state *w, long long deadline)
 					if (w->too_big)
 						return 0;
 				}
-			} else {
+			} else if (fds[i].fd == w->pidfd) {
 				w->exited = 1;
-			}
+			}   /* the wake fd: the loop's check sees the signal */
 		}
 	}
 	return 0;

@@ -1,4 +1,4 @@
-/* base/signals.h - SIGINT and SIGTERM, turned into an orderly stop.
+/* base/signals.h - SIGINT, SIGTERM, SIGHUP and SIGQUIT, turned into an orderly stop.
  *
  * The handlers only record the signal. The runner notices it: it stops the
  * child it is waiting for (children run in their own process group, so a
@@ -13,7 +13,12 @@
 
 void signals_install(void);
 
-/* The first SIGINT or SIGTERM received, or 0. */
+/* A descriptor that becomes readable once a stop is asked for (and stays
+ * so), for poll(); -1 while shielded or without one. */
+int signals_wake_fd(void);
+
+/* The first SIGINT, SIGTERM, SIGHUP (a closed terminal or SSH session) or
+ * SIGQUIT received, or 0. */
 int signals_pending(void);
 
 /* Nesting shield: while raised, pending signals do not stop children. */

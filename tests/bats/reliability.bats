@@ -134,6 +134,28 @@ interrupt_when() {
 	assert_output true
 }
 
+@test "SIGHUP (a closed SSH session) during docker run rolls back as SIGINT does, exit 129" {
+	printf '#!/bin/bash\n[ "$1" = run ] && { touch %s/in-run; sleep 300; }\nexec %s "$@"\n' \
+		"$BATS_TEST_TMPDIR" "$(command -v docker)" >"$FAKE/docker"
+	chmod +x "$FAKE/docker"
+	OPENSHELL_DOCKER=$FAKE/docker interrupt_when "file:$BATS_TEST_TMPDIR/in-run" HUP \
+		gateway start --name ih --image "$IMAGE" --port "$(free_port)"
+	[ "$status" -eq 129 ]
+	[[ "$stderr" == *"openshell: error: interrupted; removed what this run had created for gateway 'ih'"* ]]
+	assert_no_gateway_resources ih
+	# The docker child, in its own process group, was stopped too.
+	run pgrep -f "$BATS_TEST_TMPDIR/in-run"
+	assert_failure
+}
+
+@test "SIGQUIT while waiting for the k3s API keeps the gateway as SIGINT does, exit 131" {
+	sim_only "needs the stand-in's never-ready switch"
+	interrupt_when 'waiting for the k3s API' QUIT gateway start --name iq --image openshell-cluster:sim-never-ready --port "$(free_port)"
+	[ "$status" -eq 131 ]
+	[[ "$stderr" == *"interrupted; gateway 'iq' was kept and goes on starting"* ]]
+	openshell -q gateway destroy --name iq --yes
+}
+
 @test "SIGINT while waiting for GPUs keeps the gateway and a complete kubeconfig" {
 	sim_only "needs a stand-in with a slow device plugin"
 	port=$(free_port)
