@@ -45,7 +45,12 @@ static void usage(FILE *out)
 		"      --port PORT      host port for the k3s API (default: %d, or the next\n"
 		"                       free port when that is taken)\n"
 		"      --bind ADDR      host address to publish the API on (default: %s);\n"
-		"                       anything but loopback exposes the cluster to the network\n"
+		"                       anything but loopback exposes the cluster to the network;\n"
+		"                       0.0.0.0 or :: puts this host's addresses in the API's\n"
+		"                       certificate\n"
+		"      --tls-san NAME   another DNS name or address for the API's certificate\n"
+		"                       (repeatable); with a wildcard --bind the first one is\n"
+		"                       the kubeconfig's server\n"
 		"      --image REF      cluster image (default: $OPENSHELL_CLUSTER_IMAGE, else\n"
 		"                       %s, which 'openshell image build' makes and\n"
 		"                       start builds when it is absent); any other image\n"
@@ -72,7 +77,7 @@ static void usage(FILE *out)
 }
 
 enum { OPT_NAME = 256, OPT_GPU, OPT_PORT, OPT_BIND, OPT_IMAGE, OPT_RECREATE, OPT_TIMEOUT,
-       OPT_NO_WAIT, OPT_JSON, OPT_UPDATE_KUBECONFIG, OPT_NO_BUILD };
+       OPT_NO_WAIT, OPT_JSON, OPT_UPDATE_KUBECONFIG, OPT_NO_BUILD, OPT_TLS_SAN };
 
 int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 {
@@ -89,6 +94,7 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "update-kubeconfig", no_argument, NULL, OPT_UPDATE_KUBECONFIG },
 		{ "no-build", no_argument, NULL, OPT_NO_BUILD },
+		{ "tls-san", required_argument, NULL, OPT_TLS_SAN },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli_parser p = { .cmd = "gateway start", .shortopts = "", .longopts = longopts,
@@ -110,6 +116,12 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 			o->image_named = strcmp(optarg, IMAGE_DEFAULT_TAG) != 0;
 			break;
 		case OPT_NO_BUILD: o->no_build = 1; break;
+		case OPT_TLS_SAN:
+			if (o->n_tls_san == DEPLOY_MAX_TLS_SANS)
+				rc = log_usage_error(p.cmd, "too many --tls-san (at most %d)", DEPLOY_MAX_TLS_SANS);
+			else
+				o->tls_san[o->n_tls_san++] = optarg;
+			break;
 		case OPT_RECREATE: o->recreate = 1; break;
 		case OPT_NO_WAIT: o->no_wait = 1; break;
 		case OPT_JSON: o->json = 1; break;

@@ -2,6 +2,10 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +60,32 @@ int image_ref_check(const char *ref, os_error *err)
 	return 0;
 }
 
+/* A name for the API certificate: an IP address, or a DNS name of labels of
+ * letters, digits and '-'. */
+static int san_ok(const char *s)
+{
+	struct in_addr a4;
+	size_t n = strlen(s), label = 0;
+
+	if (inet_pton(AF_INET, s, &a4) == 1 || is_ipv6(s))
+		return 1;
+	if (n == 0 || n > 253 || s[0] == '-' || s[0] == '.' || s[n - 1] == '.' || s[n - 1] == '-')
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '.') {
+			if (label == 0 || s[i - 1] == '-')
+				return 0;
+			label = 0;
+		} else if (isalnum((unsigned char)s[i]) || (s[i] == '-' && label > 0)) {
+			if (++label > 63)
+				return 0;
+		} else {
+			return 0;
+		}
+	}
+	return 1;
+}
+
 int deploy_opts_check(const struct deploy_opts *o, os_error *err)
 {
 	struct in_addr a4;
@@ -68,15 +98,67 @@ int deploy_opts_check(const struct deploy_opts *o, os_error *err)
 				    "invalid --bind address '%s': give an IPv4 or IPv6 address such as 127.0.0.1",
 				    shown);
 	}
+	for (int i = 0; i < o->n_tls_san; i++)
+		if (!san_ok(o->tls_san[i])) {
+			cleanup_free char *shown = printable(o->tls_san[i], 64);
+			return os_error_set(err, OS_EXIT_USAGE,
+					    "invalid --tls-san '%s': give a DNS name or an IP address", shown);
+		}
 	return image_ref_check(o->image, err);
 }
 
+int bind_is_wildcard(const char *addr)
+{
+	return strcmp(addr, "0.0.0.0") == 0 || strcmp(addr, "::") == 0;
+}
+
+/* Docker's and the CNI's own bridges and veths: no remote client comes by
+ * them. */
+static int container_bridge(const char *ifname)
+{
+	static const char *const prefixes[] = { "docker", "br-", "veth", "cni", "flannel", "virbr", NULL };
+
+	for (size_t i = 0; ifname && prefixes[i]; i++)
+		if (strncmp(ifname, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	return 0;
+}
+
+void deploy_host_addresses(const char *bind, struct strv *out)
+{
+	struct ifaddrs *ifs = NULL;
+	int want6 = strcmp(bind, "::") == 0;
+
+	if (getifaddrs(&ifs) < 0)
+		return;
+	for (const struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+		char buf[INET6_ADDRSTRLEN];
+		const void *a;
+
+		if (!i->ifa_addr || !(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK) || container_bridge(i->ifa_name))
+			continue;
+		if (i->ifa_addr->sa_family == AF_INET)
+			a = &((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr;
+		else if (want6 && i->ifa_addr->sa_family == AF_INET6 &&
+			 !IN6_IS_ADDR_LINKLOCAL(&((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr))
+			a = &((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr;
+		else
+			continue;
+		if (inet_ntop(i->ifa_addr->sa_family, a, buf, sizeof(buf)))
+			strv_push(out, buf);
+	}
+	freeifaddrs(ifs);
+}
+
+
 char *deploy_api_address(const struct deploy_opts *o)
 {
-	/* A wildcard bind is still reached locally through loopback. */
-	const char *host = strcmp(o->bind, "0.0.0.0") == 0 ? "127.0.0.1"
-			 : strcmp(o->bind, "::") == 0     ? "::1"
-							  : o->bind;
+	/* A wildcard bind is reached by the name promised to remote clients,
+	 * or locally through loopback. */
+	const char *host = bind_is_wildcard(o->bind) && o->n_tls_san > 0 ? o->tls_san[0]
+			 : strcmp(o->bind, "0.0.0.0") == 0                 ? "127.0.0.1"
+			 : strcmp(o->bind, "::") == 0                      ? "::1"
+									   : o->bind;
 
 	return is_ipv6(host) ? xasprintf("[%s]:%d", host, o->port)
 			     : xasprintf("%s:%d", host, o->port);
@@ -114,6 +196,10 @@ void deploy_run_argv(const struct deploy_opts *o, struct strv *argv)
 	/* The API certificate must name the address clients will use. */
 	strv_push(argv, "--tls-san=127.0.0.1");
 	strv_push(argv, "--tls-san=localhost");
-	if (!bind_is_loopback(o->bind) && strcmp(o->bind, "0.0.0.0") && strcmp(o->bind, "::"))
+	if (!bind_is_loopback(o->bind) && !bind_is_wildcard(o->bind))
 		strv_pushf(argv, "--tls-san=%s", o->bind);
+	for (int i = 0; i < o->n_tls_san; i++)
+		strv_pushf(argv, "--tls-san=%s", o->tls_san[i]);
+	for (size_t i = 0; o->host_sans && i < o->host_sans->n; i++)
+		strv_pushf(argv, "--tls-san=%s", o->host_sans->v[i]);
 }

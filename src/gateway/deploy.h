@@ -17,6 +17,7 @@
 #define DEPLOY_DEFAULT_BIND "127.0.0.1"
 #define DEPLOY_DEFAULT_TIMEOUT_MS (10 * 60 * 1000)
 #define K3S_API_PORT 6443
+#define DEPLOY_MAX_TLS_SANS 16
 #define K3S_DATA_DIR "/var/lib/rancher/k3s"
 
 /* What --gpu asks Docker for: every GPU, through the nvidia driver, with
@@ -34,6 +35,9 @@ struct deploy_opts {
 	const char *bind;     /* host address the API port is published on */
 	const char *image;    /* cluster image reference */
 	int image_named;      /* not the default: pulled when absent, never built */
+	const char *tls_san[DEPLOY_MAX_TLS_SANS]; /* --tls-san: more names for the API certificate */
+	int n_tls_san;
+	const struct strv *host_sans; /* a wildcard --bind: this host's addresses, or NULL */
 	int no_build;         /* refuse to build the default image when absent */
 	int recreate;         /* remove an existing gateway first */
 	int timeout_ms;       /* overall deadline of the start */
@@ -51,7 +55,17 @@ int deploy_opts_check(const struct deploy_opts *o, os_error *err);
 /* Append `run -d … IMAGE server …` (without the docker executable). */
 void deploy_run_argv(const struct deploy_opts *o, struct strv *argv);
 
-/* "127.0.0.1:6443", or "[::1]:6443" for IPv6: where the API is reached. */
+/* Is the bind address 0.0.0.0 or ::, every address of the host? */
+int bind_is_wildcard(const char *addr);
+
+/* This host's addresses a wildcard bind publishes the API on (not loopback,
+ * not link-local, not Docker's or a CNI's bridges; IPv6 ones only for "::"),
+ * for the API certificate. */
+void deploy_host_addresses(const char *bind, struct strv *out);
+
+/* "127.0.0.1:6443", or "[::1]:6443" for IPv6: where the API is reached.
+ * A wildcard bind is reached at the first --tls-san when one was given (the
+ * name remote clients were promised), else through loopback. */
 char *deploy_api_address(const struct deploy_opts *o);
 
 /* Reject references Docker would refuse or misread as an option. */

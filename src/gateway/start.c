@@ -40,6 +40,7 @@ struct start {
 	int have_container;        /* a gateway container exists and is kept */
 	int rolled_back;           /* this run removed what it had created */
 	int removed_old;           /* --recreate removed the old gateway */
+	struct strv host_sans;     /* this host's addresses, for a wildcard bind */
 	int image_ready;           /* ensure_image() succeeded */
 };
 
@@ -93,6 +94,12 @@ static int preflight(struct start *st, os_error *err)
 		return -1;
 	log_verbose("docker daemon %s", version);
 	log_step_done(1);
+	/* Remote clients reach a wildcard bind at this host's addresses: the
+	 * API's certificate must name them (not knowable for a remote daemon). */
+	if (bind_is_wildcard(st->o.bind) && daemon_is_local()) {
+		deploy_host_addresses(st->o.bind, &st->host_sans);
+		st->o.host_sans = &st->host_sans;
+	}
 	if (st->o.gpu)
 		gpu_preflight(st);
 	return 0;
@@ -172,6 +179,10 @@ static int adopt_existing(struct start *st, const struct gw_container *c, os_err
 
 	if (c->gpu_request != st->o.gpu)
 		return refuse_gpu_mismatch(st, c, err);
+	if (st->o.n_tls_san > 0)
+		return os_error_set(err, OS_EXIT_CONFLICT,
+				    "gateway '%s' exists, and its API certificate's names were set when it was made; rerun with --recreate to give it --tls-san (its cluster state is lost)",
+				    st->o.name);
 	if (st->o.port_set && c->api_host_port && c->api_host_port != st->o.port)
 		what = "--port";
 	else if (st->o.bind_set && c->api_host_ip && strcmp(c->api_host_ip, st->o.bind) != 0)
@@ -460,6 +471,7 @@ out:
 	free(st.res);
 	free(st.reused_image);
 	free(st.reused_bind);
+	strv_free(&st.host_sans);
 	return rc;
 }
 

@@ -265,10 +265,35 @@ setup() {
 	openshell -q gateway destroy --name nw --yes
 }
 
-@test "a non-loopback --bind warns that the API is exposed" {
+@test "a non-loopback --bind warns that the API is exposed, and certifies this host's addresses" {
 	run --separate-stderr openshell gateway start --name bw --image "$IMAGE" --port "$(free_port)" --bind 0.0.0.0 --no-wait
 	assert_success
 	[[ "$stderr" == *"warning: the k3s API will be published on 0.0.0.0"* ]]
+	# Remote clients come by this host's addresses: k3s's certificate names them.
+	run docker inspect openshell-cluster-bw --format '{{json .Args}}'
+	for addr in $(ip -4 -o addr show up scope global | awk '$2 !~ /^(docker|br-|veth|cni|flannel|virbr)/ { split($4, a, "/"); print a[1] }'); do
+		assert_output --partial "\"--tls-san=$addr\""
+	done
+	refute_output --partial '"--tls-san=172.17.0.1"' # docker0: no remote client comes by it
+	openshell -q gateway destroy --name bw --yes
+}
+
+@test "--tls-san names go into the certificate; with a wildcard bind the first is the kubeconfig's server" {
+	port=$(free_port)
+	run --separate-stderr openshell gateway start --name ts --image "$IMAGE" --port "$port" --bind 0.0.0.0 \
+		--tls-san gw.example.test --tls-san 10.9.8.7 --no-wait
+	assert_success
+	run docker inspect openshell-cluster-ts --format '{{json .Args}}'
+	assert_output --partial '"--tls-san=gw.example.test","--tls-san=10.9.8.7"'
+	grep -q "server: https://gw.example.test:$port" "$XDG_CONFIG_HOME/openshell/gateways/ts/kubeconfig"
+	# An existing gateway's certificate is what it was made with.
+	run --separate-stderr openshell gateway start --name ts --image "$IMAGE" --tls-san other.example.test
+	assert_failure 6
+	[[ "$stderr" == *"rerun with --recreate to give it --tls-san"* ]]
+	run --separate-stderr openshell gateway start --name tz --tls-san 'bad name'
+	assert_failure 2
+	[[ "${stderr_lines[0]}" == "openshell: error: invalid --tls-san 'bad name': give a DNS name or an IP address" ]]
+	openshell -q gateway destroy --name ts --yes
 }
 
 @test "--update-kubeconfig merges into ~/.kube/config, keeping a backup" {

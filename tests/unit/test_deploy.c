@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/command.h"
 #include "base/exitcode.h"
 #include "base/names.h"
 #include "base/strv.h"
@@ -456,6 +457,53 @@ static void test_api_address(void)
 	api_address("fd00::5", 8443, "[fd00::5]:8443");
 }
 
+/* --tls-san and a wildcard bind's host addresses reach k3s's certificate. */
+static void test_tls_sans(void)
+{
+	struct deploy_opts o;
+	struct strv argv = { 0 }, hosts = { 0 };
+	os_error err = { 0 };
+	char *s;
+
+	deploy_opts_init(&o);
+	o.bind = "0.0.0.0";
+	o.tls_san[o.n_tls_san++] = "gw.example.test";
+	o.tls_san[o.n_tls_san++] = "10.1.2.3";
+	strv_push(&hosts, "192.0.2.10");
+	o.host_sans = &hosts;
+	is_int(deploy_opts_check(&o, &err), 0, "DNS names and addresses are valid SANs");
+	deploy_run_argv(&o, &argv);
+	s = command_string(strv_argv(&argv));
+	ok(strstr(s, " --tls-san=127.0.0.1 --tls-san=localhost --tls-san=gw.example.test --tls-san=10.1.2.3 --tls-san=192.0.2.10")
+	   != NULL, "loopback, then --tls-san in order, then the host's addresses");
+	free(s);
+	s = deploy_api_address(&o);
+	is_str(s, "gw.example.test:6443", "a wildcard bind's kubeconfig names the first --tls-san");
+	free(s);
+	o.bind = "192.0.2.10";
+	s = deploy_api_address(&o);
+	is_str(s, "192.0.2.10:6443", "a specific bind is the address asked for, whatever the SANs");
+	free(s);
+	strv_free(&argv);
+	strv_free(&hosts);
+
+	static const char *const bad[] = { "", "-x", "x-", "a..b", "a_b", "a b", "x.", "$(id)", NULL };
+	for (size_t i = 0; bad[i]; i++) {
+		deploy_opts_init(&o);
+		o.tls_san[o.n_tls_san++] = bad[i];
+		cleanup_free char *what = xasprintf("--tls-san '%s' is a usage error", bad[i]);
+		is_int(deploy_opts_check(&o, &err), -1, what);
+		ok(err.code == OS_EXIT_USAGE && strstr(err.msg, "invalid --tls-san"), "it names --tls-san");
+		os_error_clear(&err);
+	}
+	s = xasprintf("%0254d", 0);
+	deploy_opts_init(&o);
+	o.tls_san[o.n_tls_san++] = s;
+	is_int(deploy_opts_check(&o, &err), -1, "a name over 253 characters is refused");
+	os_error_clear(&err);
+	free(s);
+}
+
 static void test_loopback(void)
 {
 	ok(bind_is_loopback("127.0.0.1"), "127.0.0.1 is loopback");
@@ -644,6 +692,7 @@ int main(void)
 	test_printable();
 	test_image_default();
 	test_api_address();
+	test_tls_sans();
 	test_loopback();
 	test_parse();
 	return tap_done();
