@@ -28,6 +28,8 @@
 #include "docker/client.h"
 #include "docker/container.h"
 #include "gateway/lookup.h"
+#include "gateway/metadata.h"
+#include "kube/user_kubeconfig.h"
 
 struct plan {
 	const char *name;
@@ -101,6 +103,31 @@ static int remove_object(const char *const *args, const char *what, const struct
 	return rc < 0 ? os_error_wrap(err, "cannot remove %s %s", what, p->res) : 0;
 }
 
+/* The entries --update-kubeconfig merged into the user's kubeconfig, which
+ * metadata.json recorded: removed (with a backup), the user's other
+ * entries and current-context kept. A failure only warns: the gateway is
+ * gone, and the message says what is left. */
+static void remove_user_entries(const struct plan *p)
+{
+	cleanup_free char *path = xasprintf("%s/metadata.json", p->dir);
+	cleanup_free char *text = NULL, *entry = gateway_hostname(p->name), *backup = NULL;
+	struct gw_metadata md = { 0 };
+	os_error err = { 0 };
+	size_t len;
+	int changed;
+
+	if (read_file(path, 1 << 20, &text, &len, &err) < 0 || metadata_parse(text, len, &md, &err) < 0 ||
+	    !md.user_kubeconfig)
+		goto out;
+	if (kubeconfig_remove_user(md.user_kubeconfig, entry, &changed, &backup, &err) < 0)
+		log_warn("left the entries '%s' in %s: %s", entry, md.user_kubeconfig, err.msg);
+	else if (changed)
+		log_info("removed '%s' from %s (the previous file is %s)", entry, md.user_kubeconfig, backup);
+out:
+	metadata_free(&md);
+	os_error_clear(&err);
+}
+
 /* Only the files openshell writes; anything else keeps the directory. */
 static void remove_state(const struct plan *p)
 {
@@ -128,8 +155,10 @@ static int destroy(const struct plan *p, int keep_volume, os_error *err)
 	    (p->network == OWNER_OURS && remove_object(rmnet, "network", p, err) < 0) ||
 	    (p->volume == OWNER_OURS && !keep_volume && remove_object(rmvol, "volume", p, err) < 0))
 		return -1;
-	if (p->has_dir)
+	if (p->has_dir) {
+		remove_user_entries(p);
 		remove_state(p);
+	}
 	log_step_done(1);
 	if (keep_volume && p->volume == OWNER_OURS)
 		log_info("kept volume %s (--keep-volume)", p->res);

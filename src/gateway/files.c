@@ -12,6 +12,26 @@
 #include "gateway/files.h"
 #include "gateway/metadata.h"
 #include "kube/kubeconfig.h"
+#include "kube/user_kubeconfig.h"
+
+/* The user's kubeconfig an earlier start merged the gateway into: a later
+ * start without --update-kubeconfig must not forget it, or destroy would
+ * leave the entries behind. */
+static char *earlier_merge(const char *path)
+{
+	cleanup_free char *text = NULL;
+	struct gw_metadata md;
+	os_error err = { 0 };
+	size_t len;
+	char *found = NULL;
+
+	if (read_file(path, 1 << 20, &text, &len, &err) == 0 && metadata_parse(text, len, &md, &err) == 0) {
+		found = md.user_kubeconfig ? xstrdup(md.user_kubeconfig) : NULL;
+		metadata_free(&md);
+	}
+	os_error_clear(&err);
+	return found;
+}
 
 static int write_metadata(const struct deploy_opts *o, const char *container, const struct start_result *r,
 			  const char *dir, os_error *err)
@@ -19,10 +39,12 @@ static int write_metadata(const struct deploy_opts *o, const char *container, co
 	cleanup_free char *path = xasprintf("%s/metadata.json", dir);
 	cleanup_free char *created = metadata_now();
 	cleanup_free char *json = NULL;
+	cleanup_free char *merged_into = r->user_kubeconfig ? xstrdup(r->user_kubeconfig) : earlier_merge(path);
 	struct gw_metadata md = {
 		.name = (char *)o->name, .container = (char *)container, .image = (char *)o->image,
 		.bind = (char *)o->bind, .port = o->port, .gpu = o->gpu,
 		.server = r->server, .kubeconfig = r->kubeconfig, .created = created,
+		.user_kubeconfig = merged_into,
 	};
 
 	json = metadata_to_json(&md);
@@ -56,15 +78,14 @@ int gateway_write_files(const struct deploy_opts *o, const struct wait_ctx *w, s
 		goto out;
 	}
 	if (kubeconfig_rewrite(res.out, res.out_len, r->server, ctx, &text, &len, err) < 0 ||
-	    write_file_atomic(r->kubeconfig, text, len, 0600, err) < 0 ||
-	    write_metadata(o, w->container, r, dir, err) < 0)
+	    write_file_atomic(r->kubeconfig, text, len, 0600, err) < 0)
 		goto out;
 	if (o->update_kubeconfig &&
 	    kubeconfig_update_user(text, len, &r->user_kubeconfig, &r->user_backup, err) < 0) {
 		os_error_wrap(err, "cannot update your kubeconfig");
 		goto out;
 	}
-	rc = 0;
+	rc = write_metadata(o, w->container, r, dir, err);
 out:
 	run_result_free(&res);
 	strv_free(&args);

@@ -37,6 +37,7 @@ char *metadata_to_json(const struct gw_metadata *md)
 	cJSON_AddStringToObject(o, "server", md->server);
 	cJSON_AddStringToObject(o, "kubeconfig", md->kubeconfig);
 	cJSON_AddStringToObject(o, "created", md->created);
+	json_add_string_or_null(o, "user_kubeconfig", md->user_kubeconfig);
 	s = cJSON_Print(o);
 	cJSON_Delete(o);
 	return s;
@@ -84,6 +85,9 @@ int metadata_parse(const char *json, size_t len, struct gw_metadata *md, os_erro
 	}
 	md->port = (int)port;
 	md->gpu = gpu;
+	/* Optional: absent before --update-kubeconfig was used, or in older files. */
+	if (json_str(o, "user_kubeconfig"))
+		md->user_kubeconfig = xstrdup(json_str(o, "user_kubeconfig"));
 	rc = 0;
 out:
 	cJSON_Delete(o);
@@ -101,5 +105,6 @@ void metadata_free(struct gw_metadata *md)
 	free(md->server);
 	free(md->kubeconfig);
 	free(md->created);
+	free(md->user_kubeconfig);
 	memset(md, 0, sizeof(*md));
 }

@@ -23,6 +23,7 @@ struct gw_metadata {
 	char *server;       /* https://ADDR:PORT, as in the kubeconfig */
 	char *kubeconfig;   /* absolute path */
 	char *created;      /* RFC 3339, UTC */
+	char *user_kubeconfig; /* the user's kubeconfig it was merged into, or NULL */
 };
 
 char *metadata_to_json(const struct gw_metadata *md);

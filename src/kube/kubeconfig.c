@@ -356,54 +356,45 @@ int kubeconfig_merge(const char *base, size_t base_len, const char *add, size_t 
 	return emit(&bdoc, out, out_len, err);
 }
 
-static char *user_kubeconfig_path(os_error *err)
+/* Drop from root[key] every entry named `name`; 1 when one was there. */
+static int drop_named(yaml_document_t *doc, const char *key, const char *name)
 {
-	const char *env = getenv("KUBECONFIG");
-	const char *home = getenv("HOME");
+	yaml_node_t *seq = map_get(doc, yaml_document_get_root_node(doc), key);
+	yaml_node_item_t *keep;
+	int dropped = 0;
 
-	if (env && *env && *env != ':')
-		return xstrndup(env, strcspn(env, ":"));
-	if (home && *home == '/')
-		return xasprintf("%s/.kube/config", home);
-	os_error_set(err, OS_EXIT_FAILURE, "cannot find your kubeconfig: set KUBECONFIG or HOME");
-	return NULL;
+	if (!seq || seq->type != YAML_SEQUENCE_NODE)
+		return 0;
+	keep = seq->data.sequence.items.start;
+	for (yaml_node_item_t *i = seq->data.sequence.items.start; i < seq->data.sequence.items.top; i++) {
+		const char *other = item_name(doc, yaml_document_get_node(doc, *i));
+		if (other && strcmp(other, name) == 0)
+			dropped = 1;   /* unreachable now; freed with the document */
+		else
+			*keep++ = *i;
+	}
+	seq->data.sequence.items.top = keep;
+	return dropped;
 }
 
-int kubeconfig_update_user(const char *text, size_t len, char **path, char **backup, os_error *err)
+int kubeconfig_remove(const char *base, size_t base_len, const char *name, char **out, size_t *out_len,
+		      int *removed, os_error *err)
 {
-	cleanup_free char *old = NULL;
-	cleanup_free char *merged = NULL;
-	cleanup_free char *dir = NULL;
-	size_t old_len = 0, merged_len;
-	os_error rerr = { 0 };
+	yaml_document_t doc;
+	yaml_node_t *cur;
 
-	*backup = NULL;
-	if (!(*path = user_kubeconfig_path(err)))
+	*removed = 0;
+	if (load(base, base_len, &doc, err) < 0)
 		return -1;
-	if (read_file(*path, 64u << 20, &old, &old_len, &rerr) < 0 && rerr.code != OS_EXIT_NOTFOUND) {
-		*err = rerr;
-		return -1;
-	}
-	os_error_clear(&rerr);
-	if (kubeconfig_merge(old ? old : "", old_len, text, len, &merged, &merged_len, err) < 0)
-		return os_error_wrap(err, "%s", *path);
-	/* Write through a symlinked config to the file it names. */
-	char *real = realpath(*path, NULL);
-	if (real) {
-		free(*path);
-		*path = real;
-	}
-	if (strrchr(*path, '/')) {
-		dir = xstrndup(*path, (size_t)(strrchr(*path, '/') - *path));
-		if (*dir && mkdir_p(dir, 0700, err) < 0)
-			return -1;
-	}
-	if (old) {
-		*backup = xasprintf("%s.openshell-backup", *path);
-		if (write_file_atomic(*backup, old, old_len, 0600, err) < 0)
-			return -1;
-	}
-	return write_file_atomic(*path, merged, merged_len, 0600, err);
+	*removed |= drop_named(&doc, "clusters", name);
+	*removed |= drop_named(&doc, "contexts", name);
+	*removed |= drop_named(&doc, "users", name);
+	/* A current-context that was another stays; ours goes, as kubectl's
+	 * delete-context leaves none. */
+	cur = map_get(&doc, yaml_document_get_root_node(&doc), "current-context");
+	if (is_scalar(cur, name))
+		set_scalar(cur, "");
+	return emit(&doc, out, out_len, err);
 }
 
 int kubeconfig_server(const char *in, size_t len, char **server, os_error *err)

@@ -29,11 +29,11 @@ int kubeconfig_rewrite(const char *in, size_t len, const char *server, const cha
 int kubeconfig_merge(const char *base, size_t base_len, const char *add, size_t add_len,
 		     char **out, size_t *out_len, os_error *err);
 
-/* Merge a gateway's kubeconfig into the user's: the first file named by
- * $KUBECONFIG, else ~/.kube/config. The old file is first copied to
- * PATH.openshell-backup (0600); both writes are atomic. *path and *backup
- * (NULL when there was no file) are set for the caller to report. */
-int kubeconfig_update_user(const char *text, size_t len, char **path, char **backup, os_error *err);
+/* Remove the cluster, context and user named `name` from a kubeconfig, and
+ * its current-context when it names them (another is kept). *removed says
+ * whether there was anything to remove. */
+int kubeconfig_remove(const char *base, size_t base_len, const char *name, char **out, size_t *out_len,
+		      int *removed, os_error *err);
 
 /* The server of the current context's cluster (or of the first cluster),
  * newly allocated; used to check a written file. */

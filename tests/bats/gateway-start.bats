@@ -314,6 +314,36 @@ setup() {
 	HOME=$home KUBECONFIG='' run openshell gateway start --name uk --image "$IMAGE"
 	assert_success
 	cmp "$home/.kube/config" "$BATS_TEST_TMPDIR/after"
+	# destroy takes exactly its entries out again, keeping a backup.
+	HOME=$home KUBECONFIG='' run --separate-stderr openshell gateway destroy --name uk --yes
+	assert_success
+	[[ "$stderr" == *"removed 'openshell-uk' from $home/.kube/config (the previous file is $home/.kube/config.openshell-backup)"* ]]
+	run grep -c openshell-uk "$home/.kube/config"
+	assert_output 0
+	grep -q 'server: https://prod.example:6443' "$home/.kube/config"
+	cmp "$home/.kube/config.openshell-backup" "$BATS_TEST_TMPDIR/after"
+	[ ! -e "$home/.kube/config.lock" ]
+}
+
+@test "two starts merging into one kubeconfig at once keep both; a stale lock is named" {
+	home=$BATS_TEST_TMPDIR/home
+	mkdir -p "$home/.kube"
+	HOME=$home KUBECONFIG='' openshell -q gateway start --name m1 --image "$IMAGE" --port "$(free_port)" \
+		--update-kubeconfig --no-wait >/dev/null &
+	HOME=$home KUBECONFIG='' openshell -q gateway start --name m2 --image "$IMAGE" --port "$(free_port)" \
+		--update-kubeconfig --no-wait >/dev/null
+	wait $!
+	run grep -c 'name: openshell-m[12]$' "$home/.kube/config"
+	assert_output 6
+	# A lock left by a killed kubectl: waited for, then named with the fix.
+	touch "$home/.kube/config.lock"
+	HOME=$home KUBECONFIG='' run --separate-stderr openshell gateway start --name m1 --image "$IMAGE" --update-kubeconfig
+	assert_failure 1
+	[[ "$stderr" == *"$home/.kube/config is locked ($home/.kube/config.lock exists): another kubectl or openshell is changing it; if none is, remove the stale $home/.kube/config.lock"* ]]
+	[ -e "$home/.kube/config.lock" ] # not ours to remove
+	rm "$home/.kube/config.lock"
+	openshell -q gateway destroy --name m1 --yes
+	openshell -q gateway destroy --name m2 --yes
 }
 
 @test "a resumed gateway keeps its own port; the kubeconfig says so" {

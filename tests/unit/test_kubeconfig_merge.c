@@ -123,5 +123,28 @@ int main(void)
 	   "a broken user kubeconfig is refused, not overwritten");
 	ok(err.msg && strstr(err.msg, "existing kubeconfig"), "naming which file: %s", err.msg);
 	os_error_clear(&err);
+
+	/* destroy: exactly the gateway's entries go; the user's stay. */
+	char *merged = NULL, *kept = NULL;
+	size_t mlen, klen;
+	int removed;
+	kubeconfig_merge(user, strlen(user), gateway, strlen(gateway), &merged, &mlen, &err);
+	ok(kubeconfig_remove(merged, mlen, "openshell-t1", &kept, &klen, &removed, &err) == 0 && removed,
+	   "the gateway's entries are removed");
+	is_int(count(kept, "openshell-t1"), 0, "none of its cluster, context and user is left");
+	ok(kept && strstr(kept, "name: prod") && strstr(kept, "token: s3cret"), "the user's entries are kept");
+	ok(kept && strstr(kept, "current-context: \"\""), "a current-context that was the gateway's is cleared");
+	free(kept);
+	kept = NULL;
+	ok(kubeconfig_remove(user, strlen(user), "openshell-t1", &kept, &klen, &removed, &err) == 0 && removed,
+	   "a cluster of the name alone is removed too");
+	ok(kept && strstr(kept, "current-context: prod"), "another current-context is kept");
+	free(kept);
+	kept = NULL;
+	ok(kubeconfig_remove(user, strlen(user), "openshell-none", &kept, &klen, &removed, &err) == 0 && !removed,
+	   "nothing of the name: nothing removed, and it says so");
+	free(kept);
+	free(merged);
+	os_error_clear(&err);
 	return tap_done();
 }
