@@ -60,7 +60,9 @@ static int check_alive(const struct wait_ctx *w, struct gw_container *c, os_erro
 	if (c->running && !c->restarting && c->restart_count == w->restarts)
 		return 0;
 	cleanup_free char *logs = docker_logs_tail(w);
-	if (c->restarting || c->restart_count > w->restarts)
+	/* A count that went down was reset by a restarted daemon, which
+	 * restarted the container too. */
+	if (c->restarting || c->restart_count != w->restarts)
 		os_error_set(err, OS_EXIT_FAILURE,
 			     "container %s restarted (last exit code %lld); the gateway was kept for inspection, its last log lines follow",
 			     w->container, c->exit_code);
