@@ -33,6 +33,14 @@ fake_hanging_docker() {
 	chmod +x "$FAKE/docker"
 }
 
+# docker, but `run` hangs after touching $BATS_TEST_TMPDIR/in-run: an
+# interrupt then lands inside it.
+fake_docker_run_hangs() {
+	printf '#!/bin/bash\n[ "$1" = run ] && { touch %s/in-run; sleep 300; }\nexec %s "$@"\n' \
+		"$BATS_TEST_TMPDIR" "$(command -v docker)" >"$FAKE/docker"
+	chmod +x "$FAKE/docker"
+}
+
 # Start openshell in the background with stderr to a file; wait until the
 # file shows $1 (or, for "file:PATH", until PATH exists), then send signal
 # $2; sets $status and $stderr.
@@ -73,9 +81,7 @@ interrupt_when() {
 
 @test "SIGINT during docker run removes the network and volume this run made" {
 	# docker, but `run` hangs first: the interrupt lands inside it.
-	printf '#!/bin/bash\n[ "$1" = run ] && { touch %s/in-run; sleep 300; }\nexec %s "$@"\n' \
-		"$BATS_TEST_TMPDIR" "$(command -v docker)" >"$FAKE/docker"
-	chmod +x "$FAKE/docker"
+	fake_docker_run_hangs
 	OPENSHELL_DOCKER=$FAKE/docker interrupt_when "file:$BATS_TEST_TMPDIR/in-run" INT \
 		gateway start --name ir --image "$IMAGE" --port "$(free_port)"
 	[ "$status" -eq 130 ]
@@ -135,9 +141,7 @@ interrupt_when() {
 }
 
 @test "SIGHUP (a closed SSH session) during docker run rolls back as SIGINT does, exit 129" {
-	printf '#!/bin/bash\n[ "$1" = run ] && { touch %s/in-run; sleep 300; }\nexec %s "$@"\n' \
-		"$BATS_TEST_TMPDIR" "$(command -v docker)" >"$FAKE/docker"
-	chmod +x "$FAKE/docker"
+	fake_docker_run_hangs
 	OPENSHELL_DOCKER=$FAKE/docker interrupt_when "file:$BATS_TEST_TMPDIR/in-run" HUP \
 		gateway start --name ih --image "$IMAGE" --port "$(free_port)"
 	[ "$status" -eq 129 ]
@@ -282,9 +286,7 @@ interrupt_when() {
 
 @test "an interrupt after --recreate removed the old gateway says so, not 'was not changed'" {
 	openshell -q gateway start --name ri --image "$IMAGE" --port "$(free_port)" --no-wait
-	printf '#!/bin/bash\n[ "$1" = run ] && { touch %s/in-run; sleep 300; }\nexec %s "$@"\n' \
-		"$BATS_TEST_TMPDIR" "$(command -v docker)" >"$FAKE/docker"
-	chmod +x "$FAKE/docker"
+	fake_docker_run_hangs
 	OPENSHELL_DOCKER=$FAKE/docker interrupt_when "file:$BATS_TEST_TMPDIR/in-run" INT \
 		gateway start --name ri --image "$IMAGE" --port "$(free_port)" --recreate
 	[ "$status" -eq 130 ]
