@@ -68,7 +68,6 @@ interrupt_when() {
 	OPENSHELL_DOCKER=$FAKE/docker interrupt_when 'checking Docker' INT gateway start --name i0
 	[ "$status" -eq 130 ]
 	[[ "$stderr" == *"openshell: error: interrupted; gateway 'i0' was not changed"* ]]
-	sleep 0.2
 	run pgrep -f "$marker"
 	assert_failure
 }
