@@ -194,3 +194,28 @@ int read_file(const char *path, size_t max, char **data, size_t *len, os_error *
 	*len = n;
 	return 0;
 }
+
+/* An anonymous file: O_TMPFILE where the file system has it, else a
+ * mkstemp file unlinked at once. Nothing is left on disk either way. */
+int anonymous_file(os_error *err)
+{
+	const char *dir = getenv("TMPDIR");
+	int fd;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		char *tmpl = xasprintf("%s/openshell.XXXXXX", dir);
+
+		fd = mkostemp(tmpl, O_CLOEXEC);
+		if (fd >= 0)
+			unlink(tmpl);
+		free(tmpl);
+	}
+	if (fd < 0)
+		return os_error_set(err, OS_EXIT_FAILURE,
+				    "cannot create a temporary file in %s: %s (set TMPDIR to a writable directory)",
+				    dir, strerror(errno));
+	return fd;
+}

@@ -19,7 +19,6 @@
 #include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <pipeline.h>
@@ -32,31 +31,6 @@
 #include "base/runner.h"
 #include "base/signals.h"
 #include "base/xalloc.h"
-
-/* An anonymous file: O_TMPFILE where the file system has it, else a
- * mkstemp file unlinked at once. Nothing is left on disk either way. */
-static int anon_file(os_error *err)
-{
-	const char *dir = getenv("TMPDIR");
-	int fd;
-
-	if (!dir || !*dir)
-		dir = "/tmp";
-	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		char *tmpl = xasprintf("%s/openshell.XXXXXX", dir);
-
-		fd = mkostemp(tmpl, O_CLOEXEC);
-		if (fd >= 0)
-			unlink(tmpl);
-		free(tmpl);
-	}
-	if (fd < 0)
-		return os_error_set(err, OS_EXIT_FAILURE,
-				    "cannot create a temporary file in %s: %s (set TMPDIR to a writable directory)",
-				    dir, strerror(errno));
-	return fd;
-}
 
 /* In the child, before exec: stderr to the capture file, and a process
  * group of its own, so that a terminal's ^C reaches openshell alone and
@@ -108,7 +82,7 @@ static int input_fd(const struct run_spec *spec, os_error *err)
 			os_error_set(err, OS_EXIT_FAILURE, "cannot open /dev/null: %s", strerror(errno));
 		return fd;
 	}
-	fd = anon_file(err);
+	fd = anonymous_file(err);
 	if (fd < 0)
 		return -1;
 	if (write_all(fd, spec->input, spec->input_len) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
@@ -145,8 +119,30 @@ struct wait_state {
 	pid_t pid;
 	struct run_result *res;
 	size_t cap;
+	size_t line_start;   /* where the line on_line has not seen yet begins */
 	int too_big;
+	int stop;            /* a callback asked to end the child */
 };
+
+/* Hand each complete line of new output to on_line. */
+static void feed_lines(struct wait_state *w, size_t from)
+{
+	char *out = w->res->out;
+	char *nl;
+
+	for (char *p = out + from; !w->stop && (nl = memchr(p, '\n', w->res->out_len - (size_t)(p - out)));
+	     p = nl + 1) {
+		*nl = '\0';
+		w->stop = w->spec->on_line(w->spec->ctx, out + w->line_start) != 0;
+		*nl = '\n';
+		w->line_start = (size_t)(nl + 1 - out);
+	}
+	if (w->spec->discard_lines && w->line_start > 0) {
+		memmove(out, out + w->line_start, w->res->out_len - w->line_start);
+		w->res->out_len -= w->line_start;
+		w->line_start = 0;
+	}
+}
 
 static int drain_stdout(struct wait_state *w)
 {
@@ -159,13 +155,15 @@ static int drain_stdout(struct wait_state *w)
 		}
 		n = read(w->outfd, w->res->out + w->res->out_len, 65536);
 		if (n > 0) {
-			if (w->spec->on_output)
-				w->spec->on_output(w->spec->on_output_ctx, w->res->out + w->res->out_len, (size_t)n);
 			w->res->out_len += (size_t)n;
+			if (w->spec->on_line)
+				feed_lines(w, w->res->out_len - (size_t)n);
 			if (w->res->out_len > RUN_MAX_OUTPUT) {
 				w->too_big = 1;
 				return 1;
 			}
+			if (w->stop)
+				return 0;
 			continue;
 		}
 		if (n == 0)
@@ -190,10 +188,25 @@ static void check_exited(struct wait_state *w)
 		w->exited = 1;
 }
 
+/* The next tick is due: call it. 1 when it asks to stop the child. */
+static int tick(struct wait_state *w, long long *next_tick)
+{
+	int delay;
+
+	if (!*next_tick || clock_ms() < *next_tick)
+		return 0;
+	if ((delay = w->spec->on_tick(w->spec->ctx)) <= 0)
+		return 1;
+	*next_tick = clock_ms() + delay;
+	return 0;
+}
+
 /* Wait until stdout is at EOF and the child has exited, or until the
- * deadline or an interrupt. Returns 1 on timeout, 2 on interrupt, else 0. */
+ * deadline, an interrupt or a callback's stop. Returns 1 on timeout, 2 on
+ * interrupt, 3 on a stop, else 0. */
 static int wait_child(struct wait_state *w, long long deadline)
 {
+	long long next_tick = w->spec->on_tick ? clock_ms() + w->spec->tick_ms : 0;
 	int backoff = 1;
 
 	for (check_exited(w); w->outfd >= 0 || !w->exited; check_exited(w)) {
@@ -203,11 +216,18 @@ static int wait_child(struct wait_state *w, long long deadline)
 
 		if (signals_stop_requested())
 			return 2;
+		if (w->stop || tick(w, &next_tick))
+			return 3;
 		if (deadline) {
 			long long left = deadline - clock_ms();
 			if (left <= 0)
 				return 1;
 			timeout = left > 60000 ? 60000 : (int)left;
+		}
+		if (next_tick) {
+			long long left = next_tick - clock_ms();
+			left = left < 0 ? 0 : left;
+			timeout = timeout < 0 || timeout > left ? (int)left : timeout;
 		}
 		if (!w->exited && w->pidfd < 0) {   /* no pidfd: bounded backoff */
 			timeout = timeout < 0 || timeout > backoff ? backoff : timeout;
@@ -322,7 +342,7 @@ static pipeline *build_pipeline(const struct run_spec *spec, const char *path, i
 		return p;
 	}
 	pipeline_ignore_signals(p, 0);
-	if ((*infd = input_fd(spec, err)) < 0 || (!spec->merge_stderr && (*errfd = anon_file(err)) < 0)) {
+	if ((*infd = input_fd(spec, err)) < 0 || (!spec->merge_stderr && (*errfd = anonymous_file(err)) < 0)) {
 		pipeline_free(p);
 		return NULL;
 	}
@@ -368,6 +388,8 @@ static int report_wait(int waited, const struct wait_state *w, const struct run_
 	if (waited == 2)
 		return os_error_set(err, 128 + signals_pending(), "interrupted while %s was running; it was stopped",
 				    name);
+	if (waited == 3)
+		return 0;
 	if (waited == 1) {
 		cleanup_free char *dur = clock_format_ms(spec->timeout_ms);
 		os_error_set(err, OS_EXIT_TIMEOUT, "%s timed out after %s and was stopped", name, dur);
@@ -411,6 +433,7 @@ int run_command(const struct run_spec *spec, struct run_result *res, os_error *e
 	waited = wait_child(&w, deadline);
 	if (waited || w.too_big)
 		terminate(&w);
+	res->stopped = waited == 3;
 	wait_quietly(p, &statuses, &nstat);
 	pipeline_free(p);
 	res->status = nstat > 0 ? decode_status(statuses[0]) : OS_EXIT_FAILURE;
@@ -427,34 +450,6 @@ out:
 	if (errfd >= 0)
 		close(errfd);
 	return rc;
-}
-
-char *run_first_line(const char *text)
-{
-	if (!text)
-		return xstrdup("");
-	while (*text == '\n' || *text == ' ')
-		text++;
-	return xstrndup(text, strcspn(text, "\n"));
-}
-
-int run_failure(os_error *err, int code, const struct run_result *res, const char *fmt, ...)
-{
-	cleanup_free char *what = NULL;
-	cleanup_free char *line = run_first_line(res->err);
-	const char *nl = res->err ? strchr(res->err, '\n') : NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	what = xvasprintf(fmt, ap);
-	va_end(ap);
-	if (*line)
-		os_error_set(err, code, "%s: %s", what, line);
-	else
-		os_error_set(err, code, "%s", what);
-	if (nl && nl[1])
-		os_error_set_detail(err, res->err);
-	return -1;
 }
 
 int run_command_ok(const struct run_spec *spec, struct run_result *res, os_error *err)

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 
+#include "base/child_output.h"
 #include "base/error.h"
 
 #define RUN_MAX_OUTPUT (256u << 20)   /* stdout beyond this is an error */
@@ -33,10 +34,19 @@ struct run_spec {
 	int interactive;          /* inherit stdio; nothing is captured */
 	int merge_stderr;         /* stderr into the stdout capture (2>&1) */
 	const char *const *env;   /* "NAME=VALUE" set for the child only, or NULL */
-	/* Called with each piece of stdout as it arrives (also captured), so
-	 * that a long child's progress can be shown while it runs. */
-	void (*on_output)(void *ctx, const char *data, size_t len);
-	void *on_output_ctx;
+	/* Called with each complete line of stdout as it arrives (without its
+	 * newline), so that a long child's progress is shown while it runs and
+	 * a stream (docker logs --follow) is read as it comes. Returning
+	 * non-zero ends the child there: it is stopped as at a deadline, and
+	 * the call succeeds with res->stopped set. */
+	int (*on_line)(void *ctx, const char *line);
+	int discard_lines;        /* keep no line on_line has seen (a long stream) */
+	/* Called tick_ms after the start and then after each delay it returns,
+	 * while the child runs (a fallback poll beside a stream); returning 0
+	 * stops the child as on_line does. */
+	int tick_ms;
+	int (*on_tick)(void *ctx);
+	void *ctx;                /* for on_line and on_tick */
 };
 
 struct run_result {
@@ -45,6 +55,7 @@ struct run_result {
 	size_t out_len;
 	char *err;        /* NUL-terminated stderr, at most RUN_MAX_STDERR (owned) */
 	size_t err_len;
+	int stopped;      /* on_line or on_tick ended the child */
 };
 
 /* Run the command to completion. Returns 0 once the child has exited,
@@ -62,16 +73,5 @@ void run_result_free(struct run_result *res);
 /* True in a child forked by the runner (before its exec): atexit handlers
  * return at once there, so that a child whose exec fails never runs them. */
 int run_in_child(void);
-
-/* The first line of a child's output, leading blank lines and spaces
- * skipped; "" when there is none (owned). Every message that quotes a
- * child quotes this line, and the rest goes to the error's detail. */
-char *run_first_line(const char *text);
-
-/* Fail with "WHAT: FIRST LINE OF STDERR" (WHAT alone when stderr is
- * empty), WHAT formatted from fmt, and all of stderr as the detail when it
- * has more than that one line. Always returns -1. */
-int run_failure(os_error *err, int code, const struct run_result *res, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
 
 #endif

@@ -136,7 +136,6 @@ void build_outcome_free(struct build_outcome *o)
 
 /* The live side: complete lines from the output as it streams in. */
 struct progress {
-	struct strv partial;      /* at most one entry: the unfinished line */
 	char seen[BUILD_MAX_STEPS];
 	int legacy_steps;
 };
@@ -158,19 +157,10 @@ static void show_line(struct progress *pg, const char *line)
 	}
 }
 
-static void on_output(void *ctx, const char *data, size_t len)
+static int on_line(void *ctx, const char *line)
 {
-	struct progress *pg = ctx;
-	cleanup_free char *buf = xasprintf("%s%.*s", pg->partial.n ? pg->partial.v[0] : "", (int)len, data);
-	char *p = buf;
-
-	strv_free(&pg->partial);
-	for (char *nl; (nl = strchr(p, '\n')); p = nl + 1) {
-		*nl = '\0';
-		show_line(pg, p);
-	}
-	if (*p)
-		strv_push(&pg->partial, p);
+	show_line(ctx, line);
+	return 0;
 }
 
 /* The last lines of the output, for the error's detail. */
@@ -231,13 +221,13 @@ int docker_build(const struct build_request *rq, os_error *err)
 	struct strv argv = { 0 };
 	struct progress pg = { 0 };
 	struct run_result res = { 0 };
+	struct docker_stream_opts so = { .env = env, .timeout_ms = rq->timeout_ms, .on_line = on_line, .ctx = &pg };
 	int rc;
 
 	build_argv(rq, &argv);
-	rc = docker_stream(strv_argv(&argv), env, rq->timeout_ms, on_output, &pg, &res, err);
+	rc = docker_stream(strv_argv(&argv), &so, &res, err);
 	if (rc == 0 && res.status != 0)
 		rc = explain_failure(rq, &res, err);
-	strv_free(&pg.partial);
 	strv_free(&argv);
 	run_result_free(&res);
 	return rc;

@@ -113,12 +113,12 @@ int docker_run_ok(const char *const *args, const char *input, size_t input_len, 
 	return docker_spawn(spec, args, 1, res, err);
 }
 
-int docker_stream(const char *const *args, const char *const *env, int timeout_ms,
-		  void (*on_output)(void *ctx, const char *data, size_t len), void *ctx,
-		  struct run_result *res, os_error *err)
+int docker_stream(const char *const *args, const struct docker_stream_opts *o, struct run_result *res,
+		  os_error *err)
 {
-	struct run_spec spec = { .timeout_ms = timeout_ms, .merge_stderr = 1, .env = env,
-				 .on_output = on_output, .on_output_ctx = ctx };
+	struct run_spec spec = { .timeout_ms = o->timeout_ms, .merge_stderr = 1, .env = o->env,
+				 .on_line = o->on_line, .discard_lines = o->discard_lines,
+				 .tick_ms = o->tick_ms, .on_tick = o->on_tick, .ctx = o->ctx };
 
 	return docker_spawn(spec, args, 0, res, err);
 }

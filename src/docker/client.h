@@ -33,12 +33,21 @@ int docker_run(const char *const *args, const char *input, size_t input_len, int
 int docker_run_ok(const char *const *args, const char *input, size_t input_len, int timeout_ms,
 		  struct run_result *res, os_error *err);
 
-/* As docker_run(), for a long command whose output is shown as it comes:
- * stderr merged into stdout, each piece handed to on_output, env
- * ("NAME=VALUE", NULL-terminated, may be NULL) set for docker alone. */
-int docker_stream(const char *const *args, const char *const *env, int timeout_ms,
-		  void (*on_output)(void *ctx, const char *data, size_t len), void *ctx,
-		  struct run_result *res, os_error *err);
+/* A long command read as it comes: stderr merged into stdout, each line
+ * handed to on_line, ticks beside it (the fields of struct run_spec). */
+struct docker_stream_opts {
+	const char *const *env;   /* "NAME=VALUE" for docker alone, or NULL */
+	int timeout_ms;           /* 0: the per-call default */
+	int (*on_line)(void *ctx, const char *line);
+	int discard_lines;
+	int tick_ms;
+	int (*on_tick)(void *ctx);
+	void *ctx;
+};
+
+/* As docker_run(), for a stream (see struct docker_stream_opts). */
+int docker_stream(const char *const *args, const struct docker_stream_opts *o, struct run_result *res,
+		  os_error *err);
 
 /* Does stderr from docker say the object does not exist? */
 int docker_says_missing(const char *stderr_text);

@@ -171,6 +171,65 @@ static void test_quoting(void)
 	free(s);
 }
 
+struct lines {
+	int seen;
+	int stop_at;      /* stop after this line; 0: never */
+	char first[32];
+	int ticks;
+	int stop_tick;    /* stop at this tick; 0: never */
+};
+
+static int on_line(void *ctx, const char *line)
+{
+	struct lines *l = ctx;
+
+	if (l->seen++ == 0)
+		snprintf(l->first, sizeof(l->first), "%s", line);
+	return l->stop_at && l->seen >= l->stop_at;
+}
+
+static int on_tick(void *ctx)
+{
+	struct lines *l = ctx;
+
+	return ++l->ticks == l->stop_tick ? 0 : 20;
+}
+
+static void test_streams(void)
+{
+	/* Lines come as they are written, split where the writes were not. */
+	static const char *const chatty[] = { "sh", "-c", "printf 'one\\ntw'; sleep 0.1; printf 'o\\nthree\\n'; exec sleep 30", NULL };
+	static const char *const quiet[] = { "sleep", "30", NULL };
+	struct lines l = { .stop_at = 2 };
+	struct run_spec spec = { .argv = chatty, .timeout_ms = 10000, .on_line = on_line, .ctx = &l };
+	struct run_result res;
+	os_error err = { 0 };
+	long long t0 = now_ms();
+
+	is_int(run_command(&spec, &res, &err), 0, "a stream stopped by its reader succeeds");
+	ok(res.stopped, "and says it was stopped");
+	is_int(l.seen, 2, "no line is handed on after the stop");
+	is_str(l.first, "one", "lines come without their newline");
+	ok(now_ms() - t0 < 5000, "the child was ended, not waited for");
+	run_result_free(&res);
+
+	l = (struct lines){ .stop_tick = 3 };
+	spec = (struct run_spec){ .argv = quiet, .timeout_ms = 10000, .tick_ms = 10, .on_tick = on_tick, .ctx = &l };
+	is_int(run_command(&spec, &res, &err), 0, "a tick may stop a silent child");
+	ok(res.stopped && l.ticks == 3, "at the third tick (%d)", l.ticks);
+	run_result_free(&res);
+
+	l = (struct lines){ 0 };
+	spec = (struct run_spec){ .argv = chatty, .timeout_ms = 300, .on_line = on_line, .discard_lines = 1,
+				  .ctx = &l };
+	is_int(run_command(&spec, &res, &err), -1, "the deadline still ends a stream nobody stops");
+	is_int(err.code, OS_EXIT_TIMEOUT, "as a timeout");
+	is_int(l.seen, 3, "every line was seen");
+	is_int((int)res.out_len, 0, "and none kept, with discard_lines");
+	run_result_free(&res);
+	os_error_clear(&err);
+}
+
 int main(void)
 {
 	xalloc_init();
@@ -180,5 +239,6 @@ int main(void)
 	test_missing();
 	test_io();
 	test_quoting();
+	test_streams();
 	return tap_done();
 }
