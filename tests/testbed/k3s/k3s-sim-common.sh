@@ -37,6 +37,13 @@ sim_after() {
 	awk -v s="$1" -v d="$2" -v n="$(sim_now)" 'BEGIN { exit !(n - s >= d) }'
 }
 
+# sim_stamp EVENT: for scripts/bench, the moment (/proc/uptime seconds, the
+# host's clock too) a readiness change became visible in the API. Not part
+# of k3s: a stand-in's measuring tape.
+sim_stamp() {
+	printf '%s %s\n' "$(sim_now)" "$*" >>"$SIM_RUN/stamps"
+}
+
 sim_ts() {
 	date -u +%Y-%m-%dT%H:%M:%SZ
 }

@@ -10,6 +10,8 @@
 #   apply -f -            (JSON Pod or Namespace manifests; YAML is refused)
 #   delete RESOURCE NAME... [-n NS] [--ignore-not-found]
 #   logs [-n NS] POD|pod/P|job/J [-c C] [--tail=N] ; logs -n NS -l SEL [--tail=N]
+#   get TYPE,TYPE,... [-A] -o json   (one List of every type's objects)
+#   wait --for=jsonpath='{PATH}'[=VALUE] TYPE/NAME|TYPE --all [-n NS] [--timeout=D] [-o json]
 # jsonpath: only field paths ({.a.b}, escaped dots {.a.b\.c/d}, [N], [*]) and
 # literal text between them; see docs/k3s-standin.md.
 
@@ -53,6 +55,7 @@ kc_flaky() {
 kubectl_main() {
 	kc_cmd="" kc_ns="" kc_all="" kc_out="" kc_sel="" kc_raw="" kc_file=""
 	kc_ignore="" kc_tail="" kc_container="" kc_kubeconfig="" kc_pos="" kc_flags="" kc_previous=""
+	kc_for="" kc_allobj="" kc_timeout=""
 	while [ $# -gt 0 ]; do
 		a=$1
 		shift
@@ -84,7 +87,11 @@ kubectl_main() {
 		--kubeconfig=*) kc_kubeconfig=${a#*=} ;;
 		--request-timeout=* | --v=* | -v=*) ;;
 		--request-timeout) shift ;;
-		--wait=* | --grace-period=* | --now | --force | --timeout=*) kc_flags="$kc_flags delete" ;;
+		--wait=* | --grace-period=* | --now | --force) kc_flags="$kc_flags delete" ;;
+		--timeout=*) kc_timeout=${a#*=} kc_flags="$kc_flags timeout" ;;
+		--for=*) kc_for=${a#*=} kc_flags="$kc_flags for" ;;
+		--for) [ $# -gt 0 ] || kc_usage_err "flag needs an argument: --for"; kc_for=$1; shift; kc_flags="$kc_flags for" ;;
+		--all | --all=true) kc_allobj=1 kc_flags="$kc_flags all" ;;
 		-h | --help)
 			echo "kubectl (SIMULATION: openshell k3s stand-in) - see docs/k3s-standin.md"
 			exit 0
@@ -101,7 +108,8 @@ kubectl_main() {
 	case $kc_cmd in
 	get) kc_allow "A o l raw"; kc_get "$@" ;;
 	apply) kc_allow "f o"; kc_apply "$@" ;;
-	delete) kc_allow "ignore delete l"; kc_delete "$@" ;;
+	delete) kc_allow "ignore delete l timeout"; kc_delete "$@" ;;
+	wait) kc_allow "for all timeout l o"; kc_wait "$@" ;;
 	logs) kc_allow "l tail c"; kc_logs "$@" ;;
 	version) kc_allow "o"; printf 'Client Version: %s\nKustomize Version: v5.4.2\n' "$SIM_VERSION" ;;
 	"") printf 'kubectl controls the Kubernetes cluster manager (SIMULATION).\n' >&2; exit 1 ;;
@@ -180,6 +188,7 @@ kc_get() {
 	[ -n "$name" ] || name=${1:-}
 	[ $# -le 1 ] || kc_err "error: SIMULATION limitation: the k3s stand-in gets one name at a time"
 	kc_need_api
+	case $res in *,*) kc_get_types "$res" "$name"; return ;; esac
 	kc_res "$res"
 	case $kc_out in
 	json | name | "" | wide | jsonpath=* | jsonpath) ;;
@@ -215,6 +224,27 @@ kc_get() {
 		fi
 	fi
 	printf '%s' "$list" | kc_print -
+}
+
+# kc_get_types T1,T2,...: like kubectl, one List holding the objects of
+# every type in the order given (a cluster-scoped type ignores -A).
+kc_get_types() {
+	[ -z "$2" ] || kc_err "error: there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. 'kubectl get resource/<resource_name>' instead of 'kubectl get resource resource/<resource_name>'"
+	[ "$kc_out" = json ] || kc_err "error: SIMULATION limitation: the k3s stand-in gets several types with -o json only"
+	types=$(printf '%s' "$1" | tr ',' ' ')
+	set --
+	for t in $types; do
+		kc_res "$t"
+		if [ -n "$kc_all" ] || [ "$r_scope" = cluster ]; then
+			for f in "$SIM_OBJ/$r_plural"/*/*.json; do [ -f "$f" ] && set -- "$@" "$f"; done
+		else
+			for f in "$SIM_OBJ/$r_plural/$(kc_namespace)"/*.json; do [ -f "$f" ] && set -- "$@" "$f"; done
+		fi
+	done
+	# The glob's order is the API's: by namespace, then name, type by type.
+	$JQ -n --indent 4 --arg sel "$kc_sel" "$KC_JQ_DEFS"'
+		{apiVersion: "v1", items: [inputs | select(sel_match($sel))], kind: "List",
+		 metadata: {resourceVersion: ""}}' "$@"
 }
 
 # kc_print FILE|-: the object (or List) in the requested output format.
@@ -558,5 +588,78 @@ kc_pod_log() {
 	-1 | "") cat "$log" ;;
 	*[!0-9]*) kc_err "error: invalid argument \"$3\" for \"--tail\" flag: strconv.ParseInt: parsing \"$3\": invalid syntax" ;;
 	*) tail -n "$3" "$log" ;;
+	esac
+}
+
+# kc_wait: `kubectl wait --for=jsonpath=...` as kubectl's cmd/wait does it:
+# the objects are listed once ("no matching resources found" when none),
+# then each is waited for in turn until the path exists (or equals VALUE),
+# printing "SINGULAR/NAME condition met"; past --timeout (default 30s)
+# "timed out waiting for the condition on PLURAL/NAME", exit 1; an object
+# deleted meanwhile is NotFound. SIMULATION: a real wait is a watch; the
+# stand-in looks at its object file every 50 ms, and evaluates it when the
+# file was rewritten.
+kc_wait() {
+	case $kc_for in
+	jsonpath=*) ;;
+	"") kc_err "error: --for must be set" ;;
+	*) kc_err "error: SIMULATION limitation: the k3s stand-in waits only with --for=jsonpath=..." ;;
+	esac
+	[ $# -gt 0 ] || kc_err "error: resource(s) were provided, but no name was specified"
+	expr=${kc_for#jsonpath=} want="" any=1
+	case $expr in *"}="*) want=${expr#*\}=} expr=${expr%%\}=*}\} any="" ;; esac
+	want=$(printf '%s' "$want" | sed "s/^['\"]//; s/['\"]\$//")
+	prog=$(kc_jsonpath "$expr") || exit 1
+	res=$1
+	shift
+	case $res in */*) set -- "${res#*/}" "$@"; res=${res%%/*} ;; esac
+	kc_need_api
+	kc_res "$res"
+	if [ "$r_scope" = ns ]; then ns=$(kc_namespace); else ns=""; fi
+	if [ -n "$kc_allobj" ]; then
+		[ $# -eq 0 ] || kc_err "error: name cannot be provided when selector or --all is specified"
+		for f in "$SIM_OBJ/$r_plural/${ns:-_}"/*.json; do
+			[ -f "$f" ] && set -- "$@" "$(basename "$f" .json)"
+		done
+		[ $# -gt 0 ] || kc_err "error: no matching resources found"
+	fi
+	# Centiseconds of /proc/uptime, read without a fork in the loop.
+	read -r up _ </proc/uptime
+	end=$((${up%.*}${up#*.} + $(kc_wait_centis "${kc_timeout:-30s}")))
+	for name in "$@"; do
+		f=$(sim_obj "$r_plural" "$ns" "$name")
+		[ -f "$f" ] || kc_not_found "$r_qual" "$name"
+		seen=""
+		while :; do
+			[ -f "$f" ] || kc_not_found "$r_qual" "$name"
+			id=$(ls -i "$f" 2>/dev/null)
+			if [ "$id" != "$seen" ]; then
+				seen=$id
+				got=$($JQ -j "$KC_JQ_DEFS$prog" "$f" 2>/dev/null) || got=""
+				if [ -n "$got" ] && { [ -n "$any" ] || [ "$(echo $got)" = "$(echo $want)" ]; }; then
+					case $kc_out in
+					json) $JQ --indent 4 . "$f" ;;
+					"") echo "$r_single/$name condition met" ;;
+					*) kc_err "error: SIMULATION limitation: the k3s stand-in's wait prints -o json only" ;;
+					esac
+					break
+				fi
+			fi
+			read -r up _ </proc/uptime
+			[ "${up%.*}${up#*.}" -lt "$end" ] ||
+				kc_err "error: timed out waiting for the condition on $r_plural/$name"
+			sleep 0.05
+		done
+	done
+}
+
+# A Go duration as kubectl's --timeout takes it (ms, s, m, h), in centiseconds.
+kc_wait_centis() {
+	case $1 in
+	*ms) awk -v v="${1%ms}" 'BEGIN { printf "%d\n", v / 10 }' ;;
+	*s) awk -v v="${1%s}" 'BEGIN { printf "%d\n", v * 100 }' ;;
+	*m) awk -v v="${1%m}" 'BEGIN { printf "%d\n", v * 6000 }' ;;
+	*h) awk -v v="${1%h}" 'BEGIN { printf "%d\n", v * 360000 }' ;;
+	*) kc_err "error: invalid argument \"$1\" for \"--timeout\" flag: time: missing unit in duration \"$1\"" ;;
 	esac
 }

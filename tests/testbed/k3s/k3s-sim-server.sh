@@ -229,6 +229,9 @@ srv_become_ready() {
 	SRV_MEM=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
 	: >"$SIM_RUN/ready"
 	sim_unlock
+	sim_stamp api-ready
+	# k3s's pkg/cli/server/server.go logs both once APIServerReady closes.
+	srv_log info "Kube API server is now running"
 	srv_log info "k3s is up and running"
 }
 
@@ -303,6 +306,7 @@ srv_node() {
 		                operatingSystem: "linux", osImage: "K3s stand-in (SIMULATION)",
 		                machineID: "", systemUUID: "", bootID: ""}}}' |
 		sim_write_if_changed "$(sim_obj nodes "" "$SRV_NODE")"
+	[ -z "$gpus" ] || sim_stamp "gpu-allocatable $gpus"
 }
 
 # Parse a HelmChart manifest (SIMULATION: a small YAML reader for the shapes
@@ -994,6 +998,7 @@ srv_pod_status() {
 		                                      containerID: $cid} + (if $msg != "" then {message: $msg} else {} end))}}]
 		      end
 		  end' "$f" | sim_write "$f"
+	[ "$3" != terminated ] || sim_stamp "pod-terminated $1/$2"
 }
 
 # ---- user pods: scheduler + kubelet ------------------------------------
