@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/resource.h>
+
 #include <cjson/cJSON.h>
 
 #include "base/exitcode.h"
@@ -145,6 +147,22 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 	return cli_no_operands(p.cmd, argc, argv);
 }
 
+/* openshell's own cost, its children excluded: for scripts/bench, and
+ * for anyone who wonders what the tool itself adds to a start. */
+static cJSON *self_usage_json(void)
+{
+	struct rusage ru;
+	cJSON *j = cJSON_CreateObject();
+
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		double cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000.0 +
+			     (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000.0;
+		cJSON_AddNumberToObject(j, "cpu_ms", (double)(long long)(cpu + 0.5));
+		cJSON_AddNumberToObject(j, "max_rss_kib", (double)ru.ru_maxrss);
+	}
+	return j;
+}
+
 static void print_summary(const struct deploy_opts *o, const struct start_result *r)
 {
 	if (o->json) {
@@ -160,6 +178,8 @@ static void print_summary(const struct deploy_opts *o, const struct start_result
 		if (r->user_kubeconfig)
 			cJSON_AddStringToObject(j, "user_kubeconfig", r->user_kubeconfig);
 		json_add_count_or_null(j, "gpus_allocatable", r->gpus);
+		cJSON_AddItemToObject(j, "phases_ms", phases_json(&r->phases));
+		cJSON_AddItemToObject(j, "openshell", self_usage_json());
 		json_print_stdout(j);
 		return;
 	}
@@ -204,6 +224,7 @@ int cmd_gateway_start(int argc, char **argv)
 	if (gateway_start(&o, &r, &err) < 0) {
 		rc = log_error_report(&err);
 	} else {
+		phases_log(&r.phases);
 		print_summary(&o, &r);
 		rc = OS_EXIT_OK;
 	}

@@ -19,6 +19,7 @@
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "docker/client.h"
 #include "gateway/info.h"
 #include "gateway/lookup.h"
 #include "kube/containerd.h"
@@ -28,6 +29,7 @@ struct status {
 	int api_ready;
 	struct runtime_fact rt;  /* containerd's nvidia runtime (config_read 0: unknown) */
 	long long gpus;          /* allocatable nvidia.com/gpu; -1 absent or unknown */
+	const char *health;      /* Docker's verdict, or the probe's own (below) */
 	char *health_line;       /* last line of the latest health probe, or NULL */
 };
 
@@ -61,6 +63,35 @@ static char *last_line(const char *text)
 	return end > start ? xstrndup(start, (size_t)(end - start)) : NULL;
 }
 
+/* Until Docker's first passing probe its verdict is "starting", though
+ * `gateway start` returns as soon as the facts hold: then the probe is run
+ * now, as Docker runs it (the image's HEALTHCHECK command, by exec), and
+ * its answer is the health shown. */
+static void probe_health(const struct gateway *gw, struct status *s)
+{
+	struct strv args = { 0 };
+	struct run_result res = { 0 };
+	os_error err = { 0 };
+
+	s->health = gw->c.health;
+	if (!gw->c.running || !gw->c.health || strcmp(gw->c.health, "starting") != 0 || gw->c.health_test.n == 0)
+		return;
+	strv_pushv(&args, (const char *const[]){ "exec", gw->container, NULL });
+	for (size_t i = 0; i < gw->c.health_test.n; i++)
+		strv_push(&args, gw->c.health_test.v[i]);
+	if (docker_run(strv_argv(&args), NULL, 0, 0, &res, &err) == 0) {
+		free(s->health_line);
+		s->health_line = last_line(res.out);
+		if (res.status == 0)
+			s->health = "healthy";
+	}
+	if (err.msg)
+		log_verbose("%s", err.msg);
+	os_error_clear(&err);
+	run_result_free(&res);
+	strv_free(&args);
+}
+
 /* The API and GPU probes only make sense in a running container; their
  * failure is part of the answer, not an error. */
 static void probe(const struct gateway *gw, struct status *s)
@@ -71,6 +102,7 @@ static void probe(const struct gateway *gw, struct status *s)
 	s->gpus = -1;
 	if (gw->c.health_output)
 		s->health_line = last_line(gw->c.health_output);
+	probe_health(gw, s);
 	if (!gw->c.running)
 		return;
 	s->api_ready = kube_readyz(gw->container, 0, &err) > 0;
@@ -89,7 +121,7 @@ static void print_json(const struct gateway *gw, const struct status *s)
 	cJSON *j = cJSON_CreateObject();
 
 	gateway_json_common(j, gw);
-	json_add_string_or_null(j, "health", gw->c.health);
+	json_add_string_or_null(j, "health", s->health);
 	cJSON_AddBoolToObject(j, "api_ready", s->api_ready);
 	json_add_count_or_null(j, "gpus_allocatable", s->gpus);
 	/* null while unknown (not running, no GPUs asked for, k3s not up yet) */
@@ -107,7 +139,7 @@ static void print_text(const struct gateway *gw, const struct status *s)
 	printf("Gateway '%s'\n", gw->name);
 	printf("  Container:   %s (%s)\n", gw->container, gateway_state_word(gw));
 	if (gw->c.exists)
-		printf("  Health:      %s%s%s\n", gw->c.health ? gw->c.health : "no healthcheck",
+		printf("  Health:      %s%s%s\n", s->health ? s->health : "no healthcheck",
 		       s->health_line ? ": " : "", s->health_line ? s->health_line : "");
 	printf("  API ready:   %s\n", s->api_ready ? "yes" : gw->c.running ? "no" : "no (not running)");
 	if (!gateway_wants_gpu(gw))

@@ -75,6 +75,28 @@ static void parse_health(const cJSON *state, struct gw_container *c)
 		c->health_output = dup_or_null(json_str(cJSON_GetArrayItem(log, n - 1), "Output"));
 }
 
+/* The probe as Docker runs it (moby's daemon/health.go): ["CMD", argv...]
+ * as it is, ["CMD-SHELL", cmd] through /bin/sh -c; NONE or nothing: none. */
+static void parse_health_test(const cJSON *config, struct gw_container *c)
+{
+	const cJSON *test = json_get(config, "Healthcheck", "Test", NULL);
+	const cJSON *first = cJSON_GetArrayItem(test, 0);
+	const char *kind = cJSON_IsString(first) ? first->valuestring : NULL;
+	const cJSON *arg;
+	int i = 0;
+
+	if (!kind || (strcmp(kind, "CMD") != 0 && strcmp(kind, "CMD-SHELL") != 0))
+		return;
+	if (strcmp(kind, "CMD-SHELL") == 0) {
+		strv_push(&c->health_test, "/bin/sh");
+		strv_push(&c->health_test, "-c");
+	}
+	cJSON_ArrayForEach(arg, test) {
+		if (i++ > 0 && cJSON_IsString(arg))
+			strv_push(&c->health_test, arg->valuestring);
+	}
+}
+
 int container_parse_inspect(const char *json, size_t len, struct gw_container *c, os_error *err)
 {
 	cJSON *root = json_parse(json, len, "docker inspect output", err);
@@ -111,6 +133,8 @@ int container_parse_inspect(const char *json, size_t len, struct gw_container *c
 	c->gateway = dup_or_null(json_str(labels, LABEL_GATEWAY));
 	c->image = dup_or_null(json_str(json_get(obj, "Config", NULL), "Image"));
 	c->smoke_image = dup_or_null(json_str(labels, "org.openshell.smoke-image"));
+	c->started_at = dup_or_null(json_str(state, "StartedAt"));
+	parse_health_test(json_get(obj, "Config", NULL), c);
 	if (!c->status) {
 		os_error_set(err, OS_EXIT_FAILURE, "docker inspect output has no State.Status");
 		goto out;
@@ -183,5 +207,7 @@ void container_free(struct gw_container *c)
 	free(c->gateway);
 	free(c->image);
 	free(c->smoke_image);
+	free(c->started_at);
+	strv_free(&c->health_test);
 	memset(c, 0, sizeof(*c));
 }

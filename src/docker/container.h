@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "base/error.h"
+#include "base/strv.h"
 #include "base/names.h"
 
 struct gw_container {
@@ -36,6 +37,8 @@ struct gw_container {
 	char *gateway;        /* label org.openshell.gateway */
 	char *image;          /* Config.Image */
 	char *smoke_image;    /* label org.openshell.smoke-image (from the image) */
+	char *started_at;     /* State.StartedAt, the daemon's RFC 3339 time */
+	struct strv health_test; /* Config.Healthcheck.Test as Docker runs it: argv */
 };
 
 int container_parse_inspect(const char *json, size_t len, struct gw_container *c, os_error *err);

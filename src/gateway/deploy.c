@@ -180,6 +180,8 @@ void deploy_run_argv(const struct deploy_opts *o, struct strv *argv)
 	strv_push(argv, "--privileged");
 	strv_push(argv, "--cgroupns=host");
 	strv_push(argv, "--restart=unless-stopped");
+	if (o->health_start_interval)
+		strv_pushf(argv, "--health-start-interval=%s", DEPLOY_HEALTH_START_INTERVAL);
 	strv_pushf(argv, "--network=%s", res);
 	strv_pushf(argv, "--volume=%s:%s", res, K3S_DATA_DIR);
 	if (is_ipv6(o->bind))

@@ -19,6 +19,7 @@
 #define K3S_API_PORT 6443
 #define DEPLOY_MAX_TLS_SANS 16
 #define K3S_DATA_DIR "/var/lib/rancher/k3s"
+#define DEPLOY_HEALTH_START_INTERVAL "1s"   /* probes during the image's start period */
 
 /* What --gpu asks Docker for: every GPU, through the nvidia driver, with
  * the capabilities gpu, utility (nvidia-smi, NVML for the device plugin)
@@ -41,7 +42,8 @@ struct deploy_opts {
 	int no_build;         /* refuse to build the default image when absent */
 	int recreate;         /* remove an existing gateway first */
 	int timeout_ms;       /* overall deadline of the start */
-	int no_wait;          /* return once the container is healthy */
+	int no_wait;          /* return once the container runs and k3s wrote its kubeconfig */
+	int health_start_interval; /* the daemon takes --health-start-interval (Docker >= 25) */
 	int json;             /* print a JSON summary on stdout */
 	int update_kubeconfig; /* also merge into the user's kubeconfig */
 	/* Given on the command line, rather than defaults: a reused gateway

@@ -14,6 +14,7 @@
 
 #include "base/error.h"
 #include "gateway/deploy.h"
+#include "gateway/phases.h"
 
 struct start_result {
 	const char *outcome;     /* "created", "resumed" or "running" (static) */
@@ -24,6 +25,7 @@ struct start_result {
 	char *user_kubeconfig;   /* --update-kubeconfig: the file merged into */
 	char *user_backup;       /* and the copy of what it held before */
 	long long gpus;          /* allocatable nvidia.com/gpu; -1 unknown */
+	struct phases phases;    /* how long each phase took */
 };
 
 int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error *err);

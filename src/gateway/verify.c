@@ -242,12 +242,21 @@ static int run_smoke(const struct gateway *gw, const struct verify_opts *vo, str
 					   (unsigned)(clock_ms() & 0xffff));
 	cleanup_free char *manifest = verify_smoke_manifest(pod, vo->smoke_image);
 	const char *apply[] = { "apply", "-f", "-", NULL };
-	const char *del[] = { "delete", "pod", pod, "--namespace", SMOKE_NAMESPACE, "--ignore-not-found", NULL };
+	/* Deleted, not waited for: the API has the deletion, the kubelet ends
+	 * a finished pod on its own. */
+	const char *del[] = { "delete", "pod", pod, "--namespace", SMOKE_NAMESPACE, "--ignore-not-found",
+			      "--wait=false", NULL };
 	struct run_result res = { 0 };
 	long long deadline = clock_ms() + vo->timeout_ms;
 	struct backoff b = { 0 };
 	cleanup_free char *pending = NULL;
-	int rc = -1;
+	cleanup_free char *target = xasprintf("pod/%s", pod);
+	/* One kubectl wait while the pod runs, not a get per poll: its
+	 * container's terminated state comes with the phase, in one update. */
+	const char *until_done[] = { "--for=jsonpath={.status.containerStatuses[0].state.terminated}", target,
+				     "--namespace", SMOKE_NAMESPACE, "--output=json", NULL };
+	char *done = NULL;        /* the finished pod, as kubectl wait printed it */
+	int rc = -1, waited = 0;
 
 	if (kube_exec(gw->container, apply, manifest, 0, &res, err) < 0)
 		goto out;
@@ -258,10 +267,14 @@ static int run_smoke(const struct gateway *gw, const struct verify_opts *vo, str
 		goto out;
 	}
 	for (;;) {
-		cJSON *obj = NULL;
-		int found = kube_get(gw->container, "pods", pod, SMOKE_NAMESPACE, 0, 0, &obj, err);
+		os_error perr = { 0 };
+		cJSON *obj = done ? json_parse(done, strlen(done), "kubectl wait output", &perr) : NULL;
+		int found = obj ? 1 : kube_get(gw->container, "pods", pod, SMOKE_NAMESPACE, 0, 0, &obj, err);
 		const char *phase = json_str(json_get(obj, "status", NULL), "phase");
 
+		os_error_clear(&perr);   /* unreadable: the get above read it instead */
+		free(done);
+		done = NULL;
 		if (found < 0)
 			goto out;
 		if (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)) {
@@ -272,6 +285,18 @@ static int run_smoke(const struct gateway *gw, const struct verify_opts *vo, str
 		free(pending);
 		pending = unschedulable_reason(obj) ? xstrdup(unschedulable_reason(obj)) : kube_pod_stuck(obj);
 		cJSON_Delete(obj);
+		if (!waited++) {
+			/* The pod as it was when it finished: no get after it. */
+			struct kube_wait_opts ko = { .timeout_ms = call_budget_ms(deadline, vo->timeout_ms),
+						     .output = &done };
+			int met = kube_wait(gw->container, until_done, &ko, err);
+
+			if (met < 0 && (err->code != OS_EXIT_TIMEOUT || clock_ms() < deadline))
+				goto out;
+			os_error_clear(err);
+			if (met > 0)
+				continue;
+		}
 		if (!backoff_wait(&b, deadline)) {
 			cleanup_free char *dur = clock_format_ms(vo->timeout_ms);
 			if (!pending)
@@ -283,6 +308,7 @@ static int run_smoke(const struct gateway *gw, const struct verify_opts *vo, str
 	}
 	rc = 0;
 out:
+	free(done);
 	run_result_free(&res);
 	if (!vo->keep) {
 		os_error derr = { 0 };

@@ -11,6 +11,7 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "base/runner.h"
+#include "base/signals.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
 #include "docker/container.h"
@@ -19,7 +20,13 @@
 #include "kube/kubeconfig.h"
 #include "kube/kubectl.h"
 
-#define LOG_TAIL_LINES 20
+/* Ticks: the fallback looks beside a stream, every 2 s and then less
+ * often, so that waiting costs well under one docker call a second. */
+#define API_TICK_FIRST_MS 2000
+#define API_TICK_MAX_MS 5000
+
+/* k3s's line once its API server is ready (pkg/cli/server/server.go). */
+#define K3S_API_RUNNING_LOG "Kube API server is now running"
 
 int wait_call_budget_ms(const struct wait_ctx *w)
 {
@@ -38,7 +45,7 @@ static char *docker_logs_tail(const struct wait_ctx *w)
 	os_error err = { 0 };
 	char *text;
 
-	snprintf(tail, sizeof(tail), "%d", LOG_TAIL_LINES);
+	snprintf(tail, sizeof(tail), "%d", WAIT_LOG_TAIL_LINES);
 	const char *args[] = { "logs", "--tail", tail, w->container, NULL };
 	if (docker_run(args, NULL, 0, cleanup_budget_ms(), &res, &err) < 0)
 		text = xasprintf("(logs unavailable: %s)", err.msg);
@@ -50,7 +57,7 @@ static char *docker_logs_tail(const struct wait_ctx *w)
 }
 
 /* Fail if the container has stopped or restarted since the waits began. */
-static int check_alive(const struct wait_ctx *w, struct gw_container *c, os_error *err)
+int wait_check_alive(const struct wait_ctx *w, struct gw_container *c, os_error *err)
 {
 	if (container_inspect(w->container, c, err) < 0)
 		return -1;
@@ -98,32 +105,135 @@ int wait_timeout_error(const struct wait_ctx *w, const char *what, const char *d
 	return -1;
 }
 
+/* What is left of the overall deadline, for a stream that lasts the wait. */
+int wait_remaining_ms(const struct wait_ctx *w)
+{
+	long long left = w->deadline - clock_ms();
+
+	return left < 1 ? 1 : left > 1LL << 30 ? 1 << 30 : (int)left;
+}
+
+/* A tick's delay: first, then doubled up to most. */
+int wait_next_delay(int *delay, int most)
+{
+	*delay = *delay * 2 > most ? most : *delay * 2;
+	return *delay;
+}
+
+struct api_follow {
+	const struct wait_ctx *w;
+	int delay_ms;
+};
+
+/* k3s logs it once its API server is ready (pkg/cli/server/server.go:
+ * "Kube API server is now running"). */
+static int api_line(void *ctx, const char *line)
+{
+	(void)ctx;
+	return strstr(line, K3S_API_RUNNING_LOG) != NULL;
+}
+
+/* The fallback beside the log, for a k3s that words it otherwise. */
+static int api_tick(void *ctx)
+{
+	struct api_follow *a = ctx;
+	os_error e = { 0 };
+	int ready = kube_readyz(a->w->container, wait_call_budget_ms(a->w), &e) > 0;
+
+	os_error_clear(&e);
+	return ready ? 0 : wait_next_delay(&a->delay_ms, API_TICK_MAX_MS);
+}
+
+/* Follow the container's log from its start until k3s says its API runs:
+ * one docker process for the whole wait, where polling /readyz would be
+ * one per round. It ends too when the container stops. 1: the log or a
+ * tick said ready; 0: the stream ended by itself; -1: error. */
+static int follow_api_log(const struct wait_ctx *w, const char *since, os_error *err)
+{
+	struct api_follow a = { .w = w, .delay_ms = API_TICK_FIRST_MS };
+	struct docker_stream_opts so = { .timeout_ms = wait_remaining_ms(w), .on_line = api_line, .discard_lines = 1,
+					 .tick_ms = API_TICK_FIRST_MS, .on_tick = api_tick, .ctx = &a };
+	struct strv args = { 0 };
+	struct run_result res = { 0 };
+	int rc;
+
+	strv_pushv(&args, (const char *const[]){ "logs", "--follow", NULL });
+	if (since)
+		strv_pushv(&args, (const char *const[]){ "--since", since, NULL });
+	strv_push(&args, w->container);
+	rc = docker_stream(strv_argv(&args), &so, &res, err);
+	if (rc == 0)
+		rc = res.stopped;
+	run_result_free(&res);
+	strv_free(&args);
+	return rc;
+}
+
+/* The timeout quotes the healthcheck's latest marker: looked up then,
+ * with a budget of its own, since the deadline has passed. */
+static int api_timeout(const struct wait_ctx *w, os_error *err)
+{
+	struct gw_container c;
+	os_error e = { 0 };
+	int rc;
+
+	signals_shield();
+	container_inspect(w->container, &c, &e);
+	signals_unshield();
+	rc = wait_timeout_error(w, "the k3s API (kubectl get --raw /readyz)", c.health_output, err);
+	container_free(&c);
+	os_error_clear(&e);
+	return rc;
+}
+
+/* Ready when k3s says so in its log (it logs the line once its own poll
+ * of /readyz said ok: pkg/daemons/control/server.go,
+ * waitForAPIServerInBackground), or when a tick's /readyz does; a stream
+ * that ended by itself may mean a container that stopped. */
+static int follow_until_ready(const struct wait_ctx *w, const char *since, os_error *err)
+{
+	int said = follow_api_log(w, since, err);
+
+	if (said < 0 && deadline_hit(w, err))
+		return api_timeout(w, err);
+	return said;
+}
+
 int wait_k3s_api(const struct wait_ctx *w, os_error *err)
 {
 	struct backoff b = { 0 };
-	cleanup_free char *health = NULL;
+	cleanup_free char *since = NULL;
+	int followed = 0, ready = 0;
 
 	log_step("waiting for the k3s API");
-	for (;;) {
-		struct gw_container c;
-		int ready;
-
-		if (check_alive(w, &c, err) < 0) {
-			container_free(&c);
-			if (deadline_hit(w, err))
-				return wait_timeout_error(w, "the k3s API (kubectl get --raw /readyz)", health, err);
+	/* A container just created has no API yet, and all its log is this
+	 * run's: follow the log at once. */
+	if (w->fresh) {
+		followed = 1;
+		if ((ready = follow_until_ready(w, NULL, err)) < 0)
 			return -1;
-		}
-		free(health);
-		health = c.health_output ? xstrdup(c.health_output) : NULL;
+	}
+	while (ready <= 0) {
+		struct gw_container c;
+		int alive = wait_check_alive(w, &c, err);
+
+		if (alive == 0 && !since && c.started_at)
+			since = xstrdup(c.started_at);
 		container_free(&c);
+		if (alive < 0)
+			return deadline_hit(w, err) ? api_timeout(w, err) : -1;
 		if ((ready = kube_readyz(w->container, wait_call_budget_ms(w), err)) < 0 && !deadline_hit(w, err))
 			return -1;
 		if (ready > 0)
 			break;
-		if (!backoff_wait(&b, w->deadline))
-			return wait_timeout_error(w, "the k3s API (kubectl get --raw /readyz)", health, err);
+		if (!followed++) {   /* the log says when; polling is the fallback */
+			if ((ready = follow_until_ready(w, since, err)) < 0)
+				return -1;
+		} else if (!backoff_wait(&b, w->deadline)) {
+			return api_timeout(w, err);
+		}
 	}
+	phases_mark(w->phases, PHASE_API);
 	log_step_done(1);
 	return 0;
 }
@@ -131,7 +241,7 @@ int wait_k3s_api(const struct wait_ctx *w, os_error *err)
 int wait_running(const struct wait_ctx *w, os_error *err)
 {
 	struct gw_container c;
-	int rc = check_alive(w, &c, err);
+	int rc = wait_check_alive(w, &c, err);
 
 	container_free(&c);
 	return rc;
@@ -161,220 +271,6 @@ int wait_kubeconfig_written(const struct wait_ctx *w, os_error *err)
 	}
 	log_step_done(1);
 	return 0;
-}
-
-/* The container's own healthcheck is the judge. */
-int wait_healthy(const struct wait_ctx *w, os_error *err)
-{
-	struct backoff b = { 0 };
-
-	log_step("waiting for the container to be healthy");
-	for (;;) {
-		struct gw_container c;
-		int healthy;
-
-		if (check_alive(w, &c, err) < 0) {
-			container_free(&c);
-			if (deadline_hit(w, err))
-				return wait_timeout_error(w, "the container's healthcheck", NULL, err);
-			return -1;
-		}
-		healthy = !c.health || strcmp(c.health, "healthy") == 0;
-		if (!healthy && !backoff_wait(&b, w->deadline)) {
-			wait_timeout_error(w, "the container's healthcheck", c.health_output, err);
-			container_free(&c);
-			return -1;
-		}
-		container_free(&c);
-		if (healthy)
-			break;
-	}
-	log_step_done(1);
-	return 0;
-}
-
-/* --- GPUs allocatable --- */
-
-struct gpu_state {
-	int runtime_class;        /* RuntimeClass nvidia exists */
-	struct runtime_fact rt;   /* containerd's nvidia runtime, once k3s wrote its config */
-	int plugin_found;
-	struct ds_status ds;
-	long long allocatable;    /* -1: absent */
-	char *api_error;          /* the last transient kubectl error, or NULL */
-};
-
-static int gpu_ready(const struct gpu_state *g)
-{
-	return g->runtime_class && g->rt.nvidia && g->plugin_found && g->ds.desired > 0 &&
-	       g->ds.ready == g->ds.desired && g->allocatable > 0;
-}
-
-static int read_gpu_state(const struct wait_ctx *w, struct gpu_state *g, os_error *err)
-{
-	cJSON *obj = NULL;
-	int found;
-
-	if (!g->rt.config_read && containerd_nvidia_runtime(w->container, wait_call_budget_ms(w), &g->rt, err) < 0)
-		return -1;
-	if (!g->runtime_class) {
-		found = kube_get(w->container, "runtimeclasses", NVIDIA_RUNTIME_CLASS, NULL, 0, wait_call_budget_ms(w), &obj, err);
-		cJSON_Delete(obj);
-		if (found < 0)
-			return -1;
-		g->runtime_class = found;
-	}
-	if (kube_get(w->container, "daemonsets", NULL, NULL, 1, wait_call_budget_ms(w), &obj, err) < 0)
-		return -1;
-	const cJSON *ds = kube_find_device_plugin(obj);
-	g->plugin_found = ds != NULL;
-	kube_daemonset_status(ds, &g->ds);
-	cJSON_Delete(obj);
-	if (kube_get(w->container, "nodes", NULL, NULL, 0, wait_call_budget_ms(w), &obj, err) < 0)
-		return -1;
-	g->allocatable = kube_nodes_allocatable_gpus(obj);
-	cJSON_Delete(obj);
-	return 0;
-}
-
-/* A cluster image without the NVIDIA runtime can never run the plugin: say
- * so as soon as k3s has written its containerd config. */
-static int runtime_missing(const struct wait_ctx *w, const struct gpu_state *g, os_error *err)
-{
-	if (!g->rt.config_read || g->rt.nvidia)
-		return 0;
-	return os_error_set(err, OS_EXIT_FAILURE,
-			    "k3s configured no nvidia runtime in containerd (%s has none), so no GPU pod can start in gateway container %s: its image lacks the NVIDIA Container Toolkit's nvidia-container-runtime; build one with it ('openshell image build') or name one with --image, then rerun with --recreate",
-			    K3S_CONTAINERD_CONFIG, w->container);
-}
-
-static char *gpu_missing(const struct gpu_state *g)
-{
-	if (!g->runtime_class)
-		return xstrdup("RuntimeClass 'nvidia' does not exist (was k3s started with --disable=runtimes?)");
-	if (!g->rt.config_read)
-		return xstrdup("k3s has not written its containerd config yet");
-	if (!g->plugin_found)
-		return xstrdup("the nvidia-device-plugin DaemonSet does not exist");
-	if (g->ds.desired == 0)
-		return xstrdup("the nvidia-device-plugin DaemonSet schedules no pod (desired 0: check its node affinity)");
-	if (g->ds.ready < g->ds.desired)
-		return xasprintf("the nvidia-device-plugin DaemonSet has %lld of %lld pods ready",
-				 g->ds.ready, g->ds.desired);
-	if (g->allocatable < 0)
-		return xstrdup("the node has no allocatable nvidia.com/gpu: the device plugin runs but registered no GPU (its log says \"No devices found\" when the container has no /dev/nvidia*: was it started with the host's GPUs?)");
-	return xstrdup("the node's allocatable nvidia.com/gpu is 0 (the plugin found no GPU)");
-}
-
-static char *plugin_pod_warning(const struct wait_ctx *w, const cJSON *pods, int t)
-{
-	os_error err = { 0 };
-	cJSON *events = NULL;
-	const cJSON *pod;
-	char *why = NULL;
-
-	if (kube_get(w->container, "events", NULL, DEVICE_PLUGIN_NAMESPACE, 0, t, &events, &err) > 0)
-		cJSON_ArrayForEach(pod, json_get(pods, "items", NULL)) {
-			const char *name = json_str(json_get(pod, "metadata", NULL), "name");
-			cleanup_free char *warn = name ? kube_pod_warning(events, name) : NULL;
-			if (warn && !why)
-				why = xasprintf("pod %s/%s: %s", DEVICE_PLUGIN_NAMESPACE, name, warn);
-		}
-	cJSON_Delete(events);
-	os_error_clear(&err);
-	return why;
-}
-
-/* The nvidia runtime is there but fails: the kubelet cannot make the
- * plugin pod's sandbox, and says so in a Warning event naming the runtime.
- * Looked at only while the plugin's pods are not ready. */
-static int runtime_broken(const struct wait_ctx *w, const struct gpu_state *g, os_error *err)
-{
-	os_error e = { 0 };
-	cJSON *pods = NULL;
-	cleanup_free char *why = NULL;
-
-	if (!g->plugin_found || g->ds.desired == 0 || g->ds.ready == g->ds.desired)
-		return 0;
-	if (kube_get(w->container, "pods", NULL, DEVICE_PLUGIN_NAMESPACE, 0, wait_call_budget_ms(w), &pods, &e) > 0)
-		why = plugin_pod_warning(w, pods, wait_call_budget_ms(w));
-	cJSON_Delete(pods);
-	os_error_clear(&e);
-	if (!why || !strstr(why, "FailedCreatePodSandBox") || !strstr(why, "nvidia-container-runtime"))
-		return 0;
-	return os_error_set(err, OS_EXIT_FAILURE,
-			    "the nvidia runtime in gateway container %s cannot start pods: %s; check the image's toolkit ('openshell image info') and the host's driver ('nvidia-smi'), then rerun with --recreate",
-			    w->container, why);
-}
-
-/* What keeps the device plugin from running, when the cluster can say:
- * the Helm install job's error, or a pod that cannot start (its image
- * cannot be pulled, its sandbox not made). NULL when nothing says more
- * than gpu_missing(). */
-static char *gpu_cause(const struct wait_ctx *w, const struct gpu_state *g, const char *helm_logs, int t)
-{
-	cleanup_free char *line = g->plugin_found ? NULL : kube_last_error_line(helm_logs);
-	const char *ns = g->plugin_found ? DEVICE_PLUGIN_NAMESPACE : "kube-system";
-	os_error err = { 0 };
-	cJSON *pods = NULL;
-	char *cause = NULL;
-
-	/* Helm's own error says more than its pod's crash loop. */
-	if (line)
-		return xasprintf("its Helm install fails: %s", line);
-	if (kube_get(w->container, "pods", NULL, ns, 0, t, &pods, &err) > 0)
-		cause = g->plugin_found ? kube_pods_stuck(pods, DEVICE_PLUGIN_LABEL, DEVICE_PLUGIN_NAME)
-					: kube_pods_stuck(pods, "job-name", DEVICE_PLUGIN_HELM_JOB);
-	/* A pod still ContainerCreating: the kubelet's warning (a sandbox). */
-	if (!cause && g->plugin_found && pods)
-		cause = plugin_pod_warning(w, pods, t);
-	cJSON_Delete(pods);
-	os_error_clear(&err);
-	if (!cause && !g->plugin_found)
-		cause = xstrdup("its Helm install has not finished (see the job's logs below)");
-	return cause;
-}
-
-static int gpu_timeout(const struct wait_ctx *w, const struct gpu_state *g, os_error *err)
-{
-	cleanup_free char *what = gpu_missing(g);
-	cleanup_free char *dur = clock_format_ms(w->timeout_ms);
-	cleanup_free char *plugin = NULL, *helm = NULL, *detail = NULL, *cause = NULL;
-	/* The deadline has passed; the diagnostics get a budget of their own. */
-	int t = cleanup_budget_ms();
-
-	plugin = kube_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE,
-				DEVICE_PLUGIN_LABEL "=" DEVICE_PLUGIN_NAME, LOG_TAIL_LINES, t);
-	helm = kube_logs_tail(w->container, "kube-system", "job-name=" DEVICE_PLUGIN_HELM_JOB, LOG_TAIL_LINES, t);
-	cause = gpu_cause(w, g, helm, t);
-	detail = xasprintf("device plugin logs:\n%s\n%s logs:\n%s%s%s", *plugin ? plugin : "(none)\n",
-			   DEVICE_PLUGIN_HELM_JOB, *helm ? helm : "(none)\n",
-			   g->api_error ? "\nlast error from the API:\n" : "", g->api_error ? g->api_error : "");
-	os_error_set(err, OS_EXIT_TIMEOUT,
-		     "timed out after %s waiting for GPUs: %s%s%s; the gateway was kept for inspection", dur, what,
-		     cause ? ": " : "", cause ? cause : "");
-	os_error_set_detail(err, detail);
-	return -1;
-}
-
-/* A kubectl that failed (the API restarting, a 5xx, a request timeout) is
- * tried again until the deadline; only a lost daemon or an interrupt ends
- * the wait. Keeps the message for the timeout's report. */
-static int transient(struct gpu_state *g, os_error *err)
-{
-	if (err->code != OS_EXIT_FAILURE && err->code != OS_EXIT_TIMEOUT)
-		return 0;
-	free(g->api_error);
-	g->api_error = xstrdup(err->msg ? err->msg : "?");
-	log_verbose("will retry: %s", g->api_error);
-	os_error_clear(err);
-	return 1;
-}
-
-static void gpu_state_free(struct gpu_state *g)
-{
-	runtime_fact_free(&g->rt);
-	free(g->api_error);
 }
 
 static int delete_device_plugin_chart(const struct wait_ctx *w, int *deleted, os_error *err)
@@ -414,39 +310,5 @@ int wait_gpu_release_removed(const struct wait_ctx *w, os_error *err)
 	}
 	log_step_done(1);
 	return 0;
-}
-
-int wait_gpus(const struct wait_ctx *w, long long *gpus, os_error *err)
-{
-	struct backoff b = { 0 };
-	struct gpu_state g = { .allocatable = -1 };
-	int rc = -1;
-
-	log_step("waiting for allocatable nvidia.com/gpu");
-	for (;;) {
-		struct gw_container c;
-		int alive = check_alive(w, &c, err);
-
-		container_free(&c);
-		if (alive < 0 || (read_gpu_state(w, &g, err) < 0 && !transient(&g, err))) {
-			if (deadline_hit(w, err))
-				gpu_timeout(w, &g, err);
-			goto out;
-		}
-		if (runtime_missing(w, &g, err) < 0 || runtime_broken(w, &g, err) < 0)
-			goto out;
-		if (gpu_ready(&g))
-			break;
-		if (!backoff_wait(&b, w->deadline)) {
-			gpu_timeout(w, &g, err);
-			goto out;
-		}
-	}
-	*gpus = g.allocatable;
-	log_step_done(1);
-	rc = 0;
-out:
-	gpu_state_free(&g);
-	return rc;
 }
 

@@ -1,23 +1,35 @@
 /* gateway/wait.h - waiting for a gateway to become ready, judged by state.
  *
- * Each wait polls with the bounded backoff of base/clock.h until its condition
- * holds or the deadline passes, and inspects the container on every round:
- * a container that stopped or restarted ends the wait at once, with its
- * exit code and last log lines. A timeout names what is still missing and
- * quotes what can explain it (the healthcheck's marker line, the device
- * plugin's and the Helm install job's logs). Timeouts keep the gateway.
+ * Each wait is told of a change rather than polling for it, where k3s and
+ * kubectl offer that: the k3s API by following the container's log until
+ * k3s says its API runs (wait.c), the GPUs by a `kubectl wait` for the next
+ * fact to come (wait_gpus.c). Beside each stream a slow tick looks at the
+ * state itself, a fallback for what the stream cannot say; where neither
+ * applies, a wait polls with the bounded backoff of base/clock.h. A stream
+ * ends when the container stops: then (and, for the GPUs, once more
+ * before the wait declares success) the container is inspected, and one
+ * that stopped or restarted ends the wait with its exit code and last log
+ * lines. A timeout names what is still missing and quotes what can explain
+ * it (the healthcheck's marker line, the device plugin's and the Helm
+ * install job's logs). Timeouts keep the gateway.
  */
 #ifndef OPENSHELL_GATEWAY_WAIT_H
 #define OPENSHELL_GATEWAY_WAIT_H
 
 #include "base/error.h"
+#include "docker/container.h"
+#include "gateway/phases.h"
 
 struct wait_ctx {
 	const char *container;   /* openshell-cluster-NAME */
 	long long deadline;      /* clock_ms() time of the overall deadline */
 	int timeout_ms;          /* the overall --timeout, for messages */
 	long long restarts;      /* RestartCount when the waits began */
+	int fresh;               /* this run created the container */
+	struct phases *phases;   /* marked as facts are seen, or NULL */
 };
+
+#define WAIT_LOG_TAIL_LINES 20   /* log lines a failure quotes */
 
 /* The k3s API answers `kubectl get --raw /readyz`. */
 int wait_k3s_api(const struct wait_ctx *w, os_error *err);
@@ -29,12 +41,20 @@ int wait_running(const struct wait_ctx *w, os_error *err);
  * does at once, before its API is ready); nothing else is waited for. */
 int wait_kubeconfig_written(const struct wait_ctx *w, os_error *err);
 
-/* Docker reports the container healthy (or it has no healthcheck). */
-int wait_healthy(const struct wait_ctx *w, os_error *err);
-
 /* RuntimeClass nvidia, the device plugin's pods all ready, and node
  * allocatable nvidia.com/gpu > 0; *gpus receives the count. */
 int wait_gpus(const struct wait_ctx *w, long long *gpus, os_error *err);
+
+/* Inspect the container into *c (to be freed either way); fail, quoting
+ * its last log lines, if it stopped or restarted since the waits began. */
+int wait_check_alive(const struct wait_ctx *w, struct gw_container *c, os_error *err);
+
+/* What is left of the overall deadline, for a stream that lasts the wait
+ * (at least 1 ms). */
+int wait_remaining_ms(const struct wait_ctx *w);
+
+/* A tick's next delay: *delay doubled, at most `most`; returns it. */
+int wait_next_delay(int *delay, int most);
 
 /* The deadline of one docker call inside the waits' overall deadline: the
  * per-call default, cut to what is left. */

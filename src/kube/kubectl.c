@@ -11,23 +11,59 @@
 #include "docker/client.h"
 #include "kube/kubectl.h"
 
+/* A deadline must end the request inside the container too, not only the
+ * docker exec around it: whole seconds, one less than the call's own. */
+static int inner_seconds(int timeout_ms)
+{
+	int t = timeout_ms > 0 ? timeout_ms : docker_call_timeout_ms();
+
+	return t > 2000 ? (t - 1000) / 1000 : 1;
+}
+
+static void exec_argv(const char *ctr, int interactive, int timeout_ms, struct strv *argv)
+{
+	strv_push(argv, "exec");
+	if (interactive)
+		strv_push(argv, "--interactive");   /* keep stdin open for apply -f - */
+	strv_push(argv, ctr);
+	strv_push(argv, "kubectl");
+	strv_pushf(argv, "--request-timeout=%ds", inner_seconds(timeout_ms));
+}
+
 int kube_exec(const char *ctr, const char *const *args, const char *input, int timeout_ms,
 	      struct run_result *res, os_error *err)
 {
 	struct strv argv = { 0 };
 	int rc;
 
-	strv_push(&argv, "exec");
-	if (input)
-		strv_push(&argv, "--interactive");   /* keep stdin open for apply -f - */
-	strv_push(&argv, ctr);
-	strv_push(&argv, "kubectl");
-	/* The deadline must end the request inside the container too, not
-	 * only the docker exec around it: a second less than the call's own. */
-	int t = timeout_ms > 0 ? timeout_ms : docker_call_timeout_ms();
-	strv_pushf(&argv, "--request-timeout=%ds", t > 2000 ? (t - 1000) / 1000 : 1);
+	exec_argv(ctr, input != NULL, timeout_ms, &argv);
 	strv_pushv(&argv, args);
 	rc = docker_run(strv_argv(&argv), input, input ? strlen(input) : 0, timeout_ms, res, err);
+	strv_free(&argv);
+	return rc;
+}
+
+int kube_wait(const char *ctr, const char *const *args, const struct kube_wait_opts *o, os_error *err)
+{
+	struct strv argv = { 0 };
+	struct run_result res = { 0 };
+	/* kubectl's own --timeout ends the watch inside the container: a
+	 * docker exec that is stopped leaves its process running there. */
+	struct docker_stream_opts so = { .timeout_ms = o->timeout_ms, .tick_ms = o->tick_ms,
+					 .on_tick = o->on_tick, .ctx = o->ctx };
+	int rc;
+
+	exec_argv(ctr, 0, docker_call_timeout_ms(), &argv);
+	strv_push(&argv, "wait");
+	strv_pushv(&argv, args);
+	strv_pushf(&argv, "--timeout=%ds", inner_seconds(o->timeout_ms));
+	rc = docker_stream(strv_argv(&argv), &so, &res, err);
+	/* kubectl wait exits 0 only once the condition is met. */
+	if (rc == 0)
+		rc = !res.stopped && res.status == 0;
+	if (rc > 0 && o->output)
+		*o->output = xstrdup(res.out);
+	run_result_free(&res);
 	strv_free(&argv);
 	return rc;
 }
@@ -45,6 +81,11 @@ int kube_readyz(const char *ctr, int timeout_ms, os_error *err)
 	rc = res.status == 0 && strncmp(res.out, "ok", 2) == 0;
 	run_result_free(&res);
 	return rc;
+}
+
+int kube_get_types(const char *ctr, const char *types, int timeout_ms, cJSON **out, os_error *err)
+{
+	return kube_get(ctr, types, NULL, NULL, 1, timeout_ms, out, err);
 }
 
 int kube_get(const char *ctr, const char *resource, const char *name, const char *ns,
@@ -100,6 +141,37 @@ static int parse_count(const cJSON *q, long long *out)
 	return 0;
 }
 
+/* In a List of several types, is ITEM of KIND? Items without a kind
+ * (a typed list's) are taken as the list's own. */
+static int of_kind(const cJSON *item, const char *kind)
+{
+	const char *k = json_str(item, "kind");
+
+	return !k || strcmp(k, kind) == 0;
+}
+
+const cJSON *kube_find(const cJSON *list, const char *kind, const char *name)
+{
+	const cJSON *item;
+
+	cJSON_ArrayForEach(item, json_get(list, "items", NULL)) {
+		const char *n = json_str(json_get(item, "metadata", NULL), "name");
+		if (of_kind(item, kind) && n && strcmp(n, name) == 0)
+			return item;
+	}
+	return NULL;
+}
+
+int kube_count_kind(const cJSON *list, const char *kind)
+{
+	const cJSON *item;
+	int n = 0;
+
+	cJSON_ArrayForEach(item, json_get(list, "items", NULL))
+		n += of_kind(item, kind);
+	return n;
+}
+
 long long kube_nodes_allocatable_gpus(const cJSON *nodes)
 {
 	const cJSON *items = json_get(nodes, "items", NULL);
@@ -112,7 +184,7 @@ long long kube_nodes_allocatable_gpus(const cJSON *nodes)
 	}
 	cJSON_ArrayForEach(node, items) {
 		const cJSON *q = json_get(node, "status", "allocatable", GPU_RESOURCE, NULL);
-		if (parse_count(q, &n) == 0)
+		if (of_kind(node, "Node") && parse_count(q, &n) == 0)
 			total = (total < 0 ? 0 : total) + n;
 	}
 	return total;
@@ -129,7 +201,7 @@ const cJSON *kube_find_device_plugin(const cJSON *daemonsets)
 		const cJSON *md = json_get(ds, "metadata", NULL);
 		const char *v = json_str(json_get(md, "labels", NULL), DEVICE_PLUGIN_LABEL);
 		const char *name = json_str(md, "name");
-		if (v && strcmp(v, DEVICE_PLUGIN_NAME) == 0 && name && strcmp(name, DEVICE_PLUGIN_RELEASE) == 0)
+		if (of_kind(ds, "DaemonSet") && v && strcmp(v, DEVICE_PLUGIN_NAME) == 0 && name && strcmp(name, DEVICE_PLUGIN_RELEASE) == 0)
 			return ds;
 	}
 	return NULL;

@@ -28,6 +28,26 @@
 int kube_exec(const char *ctr, const char *const *args, const char *input, int timeout_ms,
 	      struct run_result *res, os_error *err);
 
+/* `kubectl wait ARGS --timeout=T` (ARGS: --for=... and what to wait for),
+ * T what is left of timeout_ms. While it waits, on_tick runs as in struct
+ * run_spec (a tick may look at other state, and stop the wait). */
+struct kube_wait_opts {
+	int timeout_ms;
+	int tick_ms;
+	int (*on_tick)(void *ctx);
+	void *ctx;
+	char **output;            /* met: what kubectl printed (with -o json, the object) */
+};
+
+/* 1: the condition was met; 0: not (kubectl timed out, found no such
+ * object or could not judge, or a tick stopped it); -1: docker failed or
+ * the deadline passed. */
+int kube_wait(const char *ctr, const char *const *args, const struct kube_wait_opts *o, os_error *err);
+
+/* Several types in one call, `kubectl get T1,T2,... -A -o json`: one List
+ * of them all, each item with its kind. Contract of kube_get(). */
+int kube_get_types(const char *ctr, const char *types, int timeout_ms, cJSON **out, os_error *err);
+
 /* 1 when /readyz answers ok, 0 when not (yet), -1 when docker failed. */
 int kube_readyz(const char *ctr, int timeout_ms, os_error *err);
 
@@ -36,6 +56,12 @@ int kube_readyz(const char *ctr, int timeout_ms, os_error *err);
  * the object is NotFound, -1 on failure. */
 int kube_get(const char *ctr, const char *resource, const char *name, const char *ns,
 	     int all_namespaces, int timeout_ms, cJSON **out, os_error *err);
+
+/* The item of KIND named NAME in a List (of one type or several), or NULL. */
+const cJSON *kube_find(const cJSON *list, const char *kind, const char *name);
+
+/* How many items of KIND a List holds. */
+int kube_count_kind(const cJSON *list, const char *kind);
 
 /* Node allocatable nvidia.com/gpu summed over a NodeList (or one Node).
  * -1 when no node has the key (plugin not registered), else the count. */

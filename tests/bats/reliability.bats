@@ -89,11 +89,12 @@ interrupt_when() {
 }
 
 @test "transient API errors during the GPU wait are retried, not the end of the start" {
-	# docker, but the first three `kubectl get daemonsets` fail as while the
-	# API server restarts (k3s answers 503 "apiserver not ready").
+	# docker, but the first three reads of the GPU state (one `kubectl get`
+	# of the node, DaemonSets and RuntimeClasses) fail as while the API
+	# server restarts (k3s answers 503 "apiserver not ready").
 	cat >"$FAKE/docker" <<-EOF
 	#!/bin/bash
-	if [ "\$1" = exec ] && [[ " \$* " == *" kubectl "*" get daemonsets "* ]]; then
+	if [ "\$1" = exec ] && [[ " \$* " == *" kubectl "*" get nodes,daemonsets,runtimeclasses "* ]]; then
 		n=\$(cat "$BATS_TEST_TMPDIR/n" 2>/dev/null || echo 0)
 		echo \$((n + 1)) >"$BATS_TEST_TMPDIR/n"
 		if [ "\$n" -lt 3 ]; then
@@ -107,11 +108,11 @@ interrupt_when() {
 	OPENSHELL_DOCKER=$FAKE/docker run --separate-stderr openshell -v gateway start --gpu --name tr --image "$IMAGE" --port "$(free_port)"
 	assert_success
 	[ "$(cat "$BATS_TEST_TMPDIR/n")" -gt 3 ]
-	[[ "$stderr" == *"will retry: kubectl get daemonsets failed (exit status 1): Error from server (ServiceUnavailable): apiserver not ready"* ]]
+	[[ "$stderr" == *"will retry: kubectl get nodes,daemonsets,runtimeclasses failed (exit status 1): Error from server (ServiceUnavailable): apiserver not ready"* ]]
 	# Every kubectl call carries a request timeout, so a deadline ends it inside the container too.
 	run grep -E '^openshell: \+ .* kubectl ' <<<"$stderr"
 	refute_line --regexp ' kubectl get '
-	assert_line --regexp ' kubectl --request-timeout=[0-9]+s get daemonsets '
+	assert_line --regexp ' kubectl --request-timeout=[0-9]+s get nodes,daemonsets,runtimeclasses '
 	openshell -q gateway destroy --name tr --yes
 }
 

@@ -96,6 +96,12 @@ static void test_argv_default(void)
 	ok(!argv_has(&sv, "--env=GPU_ENABLED=true"), "no GPU_ENABLED without --gpu");
 	is_int(argv_count_prefix(&sv, "--gpus"), 0, "no --gpus without --gpu");
 	strv_free(&sv);
+
+	/* Docker >= 25 probes at this interval during the start period. */
+	o.health_start_interval = 1;
+	build(&o, &sv);
+	is_int(argv_count_prefix(&sv, "--health-start-interval=1s"), 1, "--health-start-interval=1s on Docker >= 25");
+	strv_free(&sv);
 }
 
 static void test_argv_gpu(void)

@@ -61,6 +61,8 @@ static const char inspect_gpu[] =
 	"            \"Hostname\": \"openshell-x\",\n"
 	"            \"Env\": [\"GPU_ENABLED=true\", \"PATH=/bin\"],\n"
 	"            \"Image\": \"ghcr.io/openshell/cluster:0.1.0\",\n"
+	"            \"Healthcheck\": {\"Test\": [\"CMD\", \"/usr/local/bin/cluster-healthcheck.sh\"],\n"
+	"                            \"Interval\": 5000000000, \"StartPeriod\": 30000000000},\n"
 	"            \"Labels\": {\n"
 	"                \"org.openshell.gateway\": \"x\",\n"
 	"                \"org.openshell.gpu\": \"true\",\n"
@@ -95,6 +97,9 @@ static void test_inspect_full(void)
 	is_str(c.managed_by, "openshell", "label org.openshell.managed-by");
 	is_str(c.gateway, "x", "label org.openshell.gateway");
 	is_str(c.image, "ghcr.io/openshell/cluster:0.1.0", "Config.Image, not the image id");
+	is_str(c.started_at, "2026-11-29T14:31:44.5Z", "State.StartedAt, as the daemon wrote it");
+	is_int((int)c.health_test.n, 1, "the healthcheck's CMD form is its argv");
+	is_str(c.health_test.n ? c.health_test.v[0] : NULL, "/usr/local/bin/cluster-healthcheck.sh", "argv[0]");
 	container_free(&c);
 	ok(c.id == NULL && c.status == NULL && c.exists == 0, "container_free clears the struct");
 
@@ -110,6 +115,19 @@ static void test_inspect_variants(void)
 {
 	struct gw_container c;
 	os_error err = { 0 };
+
+	is_int(parse_inspect("[{\"State\":{\"Status\":\"running\"},\"Config\":{\"Healthcheck\":"
+			     "{\"Test\":[\"CMD-SHELL\",\"kubectl get --raw /readyz\"]}}}]", &c, &err),
+	       0, "a CMD-SHELL healthcheck parses");
+	ok(c.health_test.n == 3 && !strcmp(c.health_test.v[0], "/bin/sh") && !strcmp(c.health_test.v[1], "-c") &&
+		   !strcmp(c.health_test.v[2], "kubectl get --raw /readyz"),
+	   "CMD-SHELL runs through /bin/sh -c, as Docker runs it");
+	container_free(&c);
+	is_int(parse_inspect("[{\"State\":{\"Status\":\"running\"},\"Config\":{\"Healthcheck\":"
+			     "{\"Test\":[\"NONE\"]}}}]", &c, &err),
+	       0, "a disabled healthcheck parses");
+	is_int((int)c.health_test.n, 0, "NONE: no probe to run");
+	container_free(&c);
 
 	is_int(parse_inspect("[{\"Id\":\"a\",\"State\":{\"Status\":\"exited\",\"Running\":false,"
 			     "\"Restarting\":false,\"ExitCode\":137,\"Error\":\"\"},\"RestartCount\":0,"
@@ -275,6 +293,30 @@ static void test_nodes(void)
 	is_int(kube_nodes_allocatable_gpus(NULL), -1, "NULL: -1");
 }
 
+/* One `kubectl get nodes,daemonsets,runtimeclasses -A -o json`: a List of
+ * every kind, each item with its own kind. */
+static void test_mixed_list(void)
+{
+	cJSON *j = J(NODELIST(NODE(ALLOC_BASE ",\"nvidia.com/gpu\":\"2\"") ","
+			      "{\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"nvidia-device-plugin\","
+			      "\"labels\":{\"app.kubernetes.io/name\":\"nvidia-device-plugin\"}},"
+			      "\"status\":{\"desiredNumberScheduled\":1,\"numberReady\":1},"
+			      "\"spec\":{\"template\":{}}},"
+			      "{\"kind\":\"RuntimeClass\",\"handler\":\"crun\",\"metadata\":{\"name\":\"crun\"}},"
+			      "{\"kind\":\"RuntimeClass\",\"handler\":\"nvidia\",\"metadata\":{\"name\":\"nvidia\"},"
+			      "\"status\":{\"allocatable\":{\"nvidia.com/gpu\":\"5\"}}}"));
+	struct ds_status st;
+
+	is_int(kube_nodes_allocatable_gpus(j), 2, "only Nodes count towards allocatable GPUs");
+	is_int(kube_count_kind(j, "Node"), 1, "one Node in the List");
+	is_int(kube_count_kind(j, "RuntimeClass"), 2, "two RuntimeClasses");
+	ok(kube_find(j, "RuntimeClass", "nvidia") != NULL, "RuntimeClass nvidia is found by kind and name");
+	ok(kube_find(j, "Node", "nvidia") == NULL, "a name of another kind is not a Node");
+	kube_daemonset_status(kube_find_device_plugin(j), &st);
+	ok(st.desired == 1 && st.ready == 1, "the plugin's DaemonSet is found among other kinds");
+	cJSON_Delete(j);
+}
+
 #define DS(name, ns, labels, status) \
 	"{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"" name "\"," \
 	"\"namespace\":\"" ns "\",\"labels\":{" labels "}},\"status\":{" status "}}"
@@ -437,6 +479,7 @@ int main(void)
 	test_inspect_malformed();
 	test_says_missing();
 	test_nodes();
+	test_mixed_list();
 	test_daemonsets();
 	test_json();
 	return tap_done();

@@ -1,0 +1,334 @@
+/* gateway/wait_gpus.c - the wait for allocatable GPUs (see gateway/wait.h).
+ *
+ * The facts come in order (the nvidia runtime in containerd, the device
+ * plugin's DaemonSet and pod, the node's nvidia.com/gpu); one `kubectl
+ * get` reads them all, and a `kubectl wait` for the next one to come
+ * replaces a poll, with a slow look at all of them on its ticks so that a
+ * plugin that can never start is reported without waiting for it.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/clock.h"
+#include "base/exitcode.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/runner.h"
+#include "base/signals.h"
+#include "base/xalloc.h"
+#include "docker/client.h"
+#include "docker/container.h"
+#include "gateway/wait.h"
+#include "kube/containerd.h"
+#include "kube/kubeconfig.h"
+#include "kube/kubectl.h"
+
+#define GPU_TICK_FIRST_MS 3000
+#define GPU_TICK_MAX_MS 4000
+#define KUBE_JSONPATH_GPU "nvidia\\.com/gpu"
+
+struct gpu_state {
+	int runtime_class;        /* RuntimeClass nvidia exists */
+	struct runtime_fact rt;   /* containerd's nvidia runtime, once k3s wrote its config */
+	int plugin_found;
+	struct ds_status ds;
+	int nodes;                /* how many the cluster has */
+	long long allocatable;    /* -1: absent */
+	char *api_error;          /* the last transient kubectl error, or NULL */
+};
+
+static int gpu_ready(const struct gpu_state *g)
+{
+	return g->runtime_class && g->rt.nvidia && g->plugin_found && g->ds.desired > 0 &&
+	       g->ds.ready == g->ds.desired && g->allocatable > 0;
+}
+
+/* One call for the cluster-wide facts: the node, the DaemonSets and the
+ * RuntimeClasses in one List (several reads batched into one exec). */
+#define GPU_STATE_TYPES "nodes,daemonsets,runtimeclasses"
+
+static int read_gpu_state(const struct wait_ctx *w, struct gpu_state *g, os_error *err)
+{
+	cJSON *list = NULL;
+
+	if (!g->rt.config_read && containerd_nvidia_runtime(w->container, wait_call_budget_ms(w), &g->rt, err) < 0)
+		return -1;
+	if (kube_get_types(w->container, GPU_STATE_TYPES, wait_call_budget_ms(w), &list, err) < 0)
+		return -1;
+	g->runtime_class = kube_find(list, "RuntimeClass", NVIDIA_RUNTIME_CLASS) != NULL;
+	const cJSON *ds = kube_find_device_plugin(list);
+	g->plugin_found = ds != NULL;
+	kube_daemonset_status(ds, &g->ds);
+	g->nodes = kube_count_kind(list, "Node");
+	g->allocatable = kube_nodes_allocatable_gpus(list);
+	cJSON_Delete(list);
+	return 0;
+}
+
+/* A cluster image without the NVIDIA runtime can never run the plugin: say
+ * so as soon as k3s has written its containerd config. */
+static int runtime_missing(const struct wait_ctx *w, const struct gpu_state *g, os_error *err)
+{
+	if (!g->rt.config_read || g->rt.nvidia)
+		return 0;
+	return os_error_set(err, OS_EXIT_FAILURE,
+			    "k3s configured no nvidia runtime in containerd (%s has none), so no GPU pod can start in gateway container %s: its image lacks the NVIDIA Container Toolkit's nvidia-container-runtime; build one with it ('openshell image build') or name one with --image, then rerun with --recreate",
+			    K3S_CONTAINERD_CONFIG, w->container);
+}
+
+static char *gpu_missing(const struct gpu_state *g)
+{
+	if (!g->runtime_class)
+		return xstrdup("RuntimeClass 'nvidia' does not exist (was k3s started with --disable=runtimes?)");
+	if (!g->rt.config_read)
+		return xstrdup("k3s has not written its containerd config yet");
+	if (!g->plugin_found)
+		return xstrdup("the nvidia-device-plugin DaemonSet does not exist");
+	if (g->ds.desired == 0)
+		return xstrdup("the nvidia-device-plugin DaemonSet schedules no pod (desired 0: check its node affinity)");
+	if (g->ds.ready < g->ds.desired)
+		return xasprintf("the nvidia-device-plugin DaemonSet has %lld of %lld pods ready",
+				 g->ds.ready, g->ds.desired);
+	if (g->allocatable < 0)
+		return xstrdup("the node has no allocatable nvidia.com/gpu: the device plugin runs but registered no GPU (its log says \"No devices found\" when the container has no /dev/nvidia*: was it started with the host's GPUs?)");
+	return xstrdup("the node's allocatable nvidia.com/gpu is 0 (the plugin found no GPU)");
+}
+
+static char *plugin_pod_warning(const struct wait_ctx *w, const cJSON *pods, int t)
+{
+	os_error err = { 0 };
+	cJSON *events = NULL;
+	const cJSON *pod;
+	char *why = NULL;
+
+	if (kube_get(w->container, "events", NULL, DEVICE_PLUGIN_NAMESPACE, 0, t, &events, &err) > 0)
+		cJSON_ArrayForEach(pod, json_get(pods, "items", NULL)) {
+			const char *name = json_str(json_get(pod, "metadata", NULL), "name");
+			cleanup_free char *warn = name ? kube_pod_warning(events, name) : NULL;
+			if (warn && !why)
+				why = xasprintf("pod %s/%s: %s", DEVICE_PLUGIN_NAMESPACE, name, warn);
+		}
+	cJSON_Delete(events);
+	os_error_clear(&err);
+	return why;
+}
+
+/* The nvidia runtime is there but fails: the kubelet cannot make the
+ * plugin pod's sandbox, and says so in a Warning event naming the runtime.
+ * Looked at only while the plugin's pods are not ready. */
+static int runtime_broken(const struct wait_ctx *w, const struct gpu_state *g, os_error *err)
+{
+	os_error e = { 0 };
+	cJSON *pods = NULL;
+	cleanup_free char *why = NULL;
+
+	if (!g->plugin_found || g->ds.desired == 0 || g->ds.ready == g->ds.desired)
+		return 0;
+	if (kube_get(w->container, "pods", NULL, DEVICE_PLUGIN_NAMESPACE, 0, wait_call_budget_ms(w), &pods, &e) > 0)
+		why = plugin_pod_warning(w, pods, wait_call_budget_ms(w));
+	cJSON_Delete(pods);
+	os_error_clear(&e);
+	if (!why || !strstr(why, "FailedCreatePodSandBox") || !strstr(why, "nvidia-container-runtime"))
+		return 0;
+	return os_error_set(err, OS_EXIT_FAILURE,
+			    "the nvidia runtime in gateway container %s cannot start pods: %s; check the image's toolkit ('openshell image info') and the host's driver ('nvidia-smi'), then rerun with --recreate",
+			    w->container, why);
+}
+
+/* What keeps the device plugin from running, when the cluster can say:
+ * the Helm install job's error, or a pod that cannot start (its image
+ * cannot be pulled, its sandbox not made). NULL when nothing says more
+ * than gpu_missing(). */
+static char *gpu_cause(const struct wait_ctx *w, const struct gpu_state *g, const char *helm_logs, int t)
+{
+	cleanup_free char *line = g->plugin_found ? NULL : kube_last_error_line(helm_logs);
+	const char *ns = g->plugin_found ? DEVICE_PLUGIN_NAMESPACE : "kube-system";
+	os_error err = { 0 };
+	cJSON *pods = NULL;
+	char *cause = NULL;
+
+	/* Helm's own error says more than its pod's crash loop. */
+	if (line)
+		return xasprintf("its Helm install fails: %s", line);
+	if (kube_get(w->container, "pods", NULL, ns, 0, t, &pods, &err) > 0)
+		cause = g->plugin_found ? kube_pods_stuck(pods, DEVICE_PLUGIN_LABEL, DEVICE_PLUGIN_NAME)
+					: kube_pods_stuck(pods, "job-name", DEVICE_PLUGIN_HELM_JOB);
+	/* A pod still ContainerCreating: the kubelet's warning (a sandbox). */
+	if (!cause && g->plugin_found && pods)
+		cause = plugin_pod_warning(w, pods, t);
+	cJSON_Delete(pods);
+	os_error_clear(&err);
+	if (!cause && !g->plugin_found)
+		cause = xstrdup("its Helm install has not finished (see the job's logs below)");
+	return cause;
+}
+
+static int gpu_timeout(const struct wait_ctx *w, const struct gpu_state *g, os_error *err)
+{
+	cleanup_free char *what = gpu_missing(g);
+	cleanup_free char *dur = clock_format_ms(w->timeout_ms);
+	cleanup_free char *plugin = NULL, *helm = NULL, *detail = NULL, *cause = NULL;
+	/* The deadline has passed; the diagnostics get a budget of their own. */
+	int t = cleanup_budget_ms();
+
+	plugin = kube_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE,
+				DEVICE_PLUGIN_LABEL "=" DEVICE_PLUGIN_NAME, WAIT_LOG_TAIL_LINES, t);
+	helm = kube_logs_tail(w->container, "kube-system", "job-name=" DEVICE_PLUGIN_HELM_JOB, WAIT_LOG_TAIL_LINES, t);
+	cause = gpu_cause(w, g, helm, t);
+	detail = xasprintf("device plugin logs:\n%s\n%s logs:\n%s%s%s", *plugin ? plugin : "(none)\n",
+			   DEVICE_PLUGIN_HELM_JOB, *helm ? helm : "(none)\n",
+			   g->api_error ? "\nlast error from the API:\n" : "", g->api_error ? g->api_error : "");
+	os_error_set(err, OS_EXIT_TIMEOUT,
+		     "timed out after %s waiting for GPUs: %s%s%s; the gateway was kept for inspection", dur, what,
+		     cause ? ": " : "", cause ? cause : "");
+	os_error_set_detail(err, detail);
+	return -1;
+}
+
+/* A kubectl that failed (the API restarting, a 5xx, a request timeout) is
+ * tried again until the deadline; only a lost daemon or an interrupt ends
+ * the wait. Keeps the message for the timeout's report. */
+static int transient(struct gpu_state *g, os_error *err)
+{
+	if (err->code != OS_EXIT_FAILURE && err->code != OS_EXIT_TIMEOUT)
+		return 0;
+	free(g->api_error);
+	g->api_error = xstrdup(err->msg ? err->msg : "?");
+	log_verbose("will retry: %s", g->api_error);
+	os_error_clear(err);
+	return 1;
+}
+
+static void gpu_state_free(struct gpu_state *g)
+{
+	runtime_fact_free(&g->rt);
+	free(g->api_error);
+}
+
+/* One look at every fact: 1 ready, 0 not yet, -1 a verdict (err set). */
+static int gpu_look(const struct wait_ctx *w, struct gpu_state *g, os_error *err)
+{
+	if (read_gpu_state(w, g, err) < 0)
+		return transient(g, err) ? 0 : -1;
+	if (g->rt.nvidia && g->runtime_class)
+		phases_mark(w->phases, PHASE_RUNTIME);
+	if (g->plugin_found && g->ds.desired > 0 && g->ds.ready == g->ds.desired)
+		phases_mark(w->phases, PHASE_PLUGIN);
+	if (g->allocatable > 0)
+		phases_mark(w->phases, PHASE_GPUS);
+	if (runtime_missing(w, g, err) < 0 || runtime_broken(w, g, err) < 0)
+		return -1;
+	return gpu_ready(g);
+}
+
+struct gpu_watch {
+	const struct wait_ctx *w;
+	struct gpu_state *g;
+	int delay_ms;
+	int verdict;              /* of the last tick's look */
+	os_error err;             /* with verdict -1 */
+};
+
+/* Beside a kubectl wait for the next fact, a slow look at all of them, so
+ * that a plugin that can never start is reported without waiting for it. */
+static int gpu_tick(void *ctx)
+{
+	struct gpu_watch *t = ctx;
+
+	t->verdict = gpu_look(t->w, t->g, &t->err);
+	return t->verdict != 0 ? 0 : wait_next_delay(&t->delay_ms, GPU_TICK_MAX_MS);
+}
+
+/* The kubectl wait for the next fact to come, in the order they come; 0
+ * when there is none to wait on: no node yet (`--all` needs one, and
+ * --for=create is too new to count on), or a count of 0. */
+static int next_fact(const struct gpu_state *g, struct strv *args)
+{
+	if (g->nodes > 0 && g->allocatable < 0) {
+		/* Needs the DaemonSet, its pod and the plugin's registration. */
+		strv_pushv(args, (const char *const[]){ "--for=jsonpath={.status.allocatable." KUBE_JSONPATH_GPU "}",
+						  "nodes", "--all", NULL });
+	} else if (g->plugin_found && g->ds.desired > 0 && g->ds.ready < g->ds.desired) {
+		strv_pushf(args, "--for=jsonpath={.status.numberReady}=%lld", g->ds.desired);
+		strv_pushv(args, (const char *const[]){ "daemonset/" DEVICE_PLUGIN_RELEASE, "--namespace",
+						  DEVICE_PLUGIN_NAMESPACE, NULL });
+	}
+	return args->n > 0;
+}
+
+/* Wait for the next fact with kubectl wait, looking at all of them on
+ * ticks. 1: met, worth looking again now; 0: not met (*waited says
+ * whether a wait ran at all); -1: error. */
+static int await_fact(const struct wait_ctx *w, struct gpu_state *g, int *ready, int *waited, os_error *err)
+{
+	struct gpu_watch t = { .w = w, .g = g, .delay_ms = GPU_TICK_FIRST_MS };
+	struct kube_wait_opts ko = { .timeout_ms = wait_remaining_ms(w), .tick_ms = GPU_TICK_FIRST_MS,
+				     .on_tick = gpu_tick, .ctx = &t };
+	struct strv args = { 0 };
+	int met;
+
+	if (!(*waited = next_fact(g, &args)))
+		return 0;
+	met = kube_wait(w->container, strv_argv(&args), &ko, err);
+	strv_free(&args);
+	if (t.verdict < 0) {
+		os_error_clear(err);
+		*err = t.err;
+		return -1;
+	}
+	*ready = t.verdict > 0;
+	return met;
+}
+
+int wait_gpus(const struct wait_ctx *w, long long *gpus, os_error *err)
+{
+	struct backoff b = { 0 };
+	struct gpu_state g = { .allocatable = -1 };
+	/* The API just answered: the container is alive. */
+	int rc = -1, ready = 0, look_alive = 0;
+
+	log_step("waiting for allocatable nvidia.com/gpu");
+	for (;;) {
+		int look, met, waited;
+
+		/* A kubectl wait met says nothing of the container: it is
+		 * looked at again when one was not, and once at the end. */
+		if (look_alive || ready) {
+			struct gw_container c;
+			int alive = wait_check_alive(w, &c, err);
+
+			container_free(&c);
+			if (alive < 0)
+				goto fail;
+			if (ready)
+				break;
+		}
+		if ((look = gpu_look(w, &g, err)) < 0)
+			goto fail;
+		if ((ready = look > 0))
+			continue;
+		if ((met = await_fact(w, &g, &ready, &waited, err)) < 0)
+			goto fail;
+		if (met || ready)
+			continue;
+		look_alive = waited;   /* a wait that failed may mean a stopped container */
+		if (!backoff_wait(&b, w->deadline)) {
+			gpu_timeout(w, &g, err);
+			goto out;
+		}
+	}
+	*gpus = g.allocatable;
+	log_step_done(1);
+	rc = 0;
+	goto out;
+fail:
+	if (deadline_hit(w, err))
+		gpu_timeout(w, &g, err);
+out:
+	gpu_state_free(&g);
+	return rc;
+}
