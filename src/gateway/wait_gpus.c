@@ -251,11 +251,11 @@ static int next_fact(const struct gpu_state *g, struct strv *args)
 	if (g->nodes > 0 && g->allocatable < 0) {
 		/* Needs the DaemonSet, its pod and the plugin's registration. */
 		strv_pushv(args, (const char *const[]){ "--for=jsonpath={.status.allocatable." KUBE_JSONPATH_GPU "}",
-						  "nodes", "--all", NULL });
+						  "nodes", "--all", "--output=json", NULL });
 	} else if (g->plugin_found && g->ds.desired > 0 && g->ds.ready < g->ds.desired) {
 		strv_pushf(args, "--for=jsonpath={.status.numberReady}=%lld", g->ds.desired);
 		strv_pushv(args, (const char *const[]){ "daemonset/" DEVICE_PLUGIN_RELEASE, "--namespace",
-						  DEVICE_PLUGIN_NAMESPACE, NULL });
+						  DEVICE_PLUGIN_NAMESPACE, "--output=json", NULL });
 	}
 	return args->n > 0;
 }

@@ -30,6 +30,43 @@ setup() {
 	assert_output "$(sim_gpu_count)"
 }
 
+@test "start --json says how long each phase took, and what openshell itself cost" {
+	openshell -q gateway start --gpu --name t1 --image "$IMAGE" >/dev/null
+	# Now a reused gateway: it passes no image phase, and its facts hold at once.
+	run --separate-stderr openshell gateway start --gpu --name t1 --image "$IMAGE" --json
+	assert_success
+	run jq -r '.phases_ms | keys_unsorted | join(",")' <<<"$output"
+	assert_output 'container,api,runtime,device_plugin,allocatable,total'
+	run jq -r '(.phases_ms | [.container, .api, .runtime, .device_plugin, .allocatable] | add) == .phases_ms.total' \
+		<<<"$(openshell gateway start --gpu --name t1 --image "$IMAGE" --json)"
+	assert_output true
+	run jq -r '.openshell | (.cpu_ms >= 0) and (.max_rss_kib > 0)' <<<"$(openshell gateway start --gpu --name t1 --image "$IMAGE" --json)"
+	assert_output true
+	run --separate-stderr openshell -v gateway start --gpu --name t1 --image "$IMAGE"
+	[[ "$stderr" =~ "openshell: phases: container "[0-9.]+m?s", api "[0-9.]+m?s", runtime ".*"allocatable ".*"(total " ]]
+}
+
+@test "a start returns on the facts, not on Docker's next probe; status runs the probe meanwhile" {
+	sim_only "builds an image from the stand-in's"
+	# Docker would first probe this image an hour after the start.
+	printf 'FROM %s\nHEALTHCHECK --interval=1h --start-period=1h CMD ["/usr/local/bin/cluster-healthcheck.sh"]\n' \
+		"$IMAGE" | DOCKER_BUILDKIT=0 docker build -q -t openshell-cluster:sim-slowprobe - >/dev/null
+	run --separate-stderr openshell gateway start --name sp --image openshell-cluster:sim-slowprobe --port "$(free_port)"
+	assert_success
+	run docker inspect openshell-cluster-sp --format '{{.State.Health.Status}}'
+	assert_output starting
+	run --separate-stderr openshell gateway status --name sp
+	assert_success
+	assert_line '  Health:      healthy: HEALTHCHECK_OK'
+	run jq -r .health <<<"$(openshell gateway status --name sp --json)"
+	assert_output healthy
+	# A probe that fails says so, and Docker's "starting" stands.
+	docker exec openshell-cluster-sp sh -c 'kill -STOP "$(cat /run/k3s-sim/server.pid)"; rm -f /run/k3s-sim/ready'
+	run --separate-stderr openshell gateway status --name sp
+	assert_line '  Health:      starting: HEALTHCHECK_FAIL k3s-not-ready'
+	openshell -q gateway destroy --name sp --yes
+}
+
 @test "the GPU container carries the DeviceRequest and GPU_ENABLED=true" {
 	run docker inspect openshell-cluster-t1 --format '{{json .HostConfig.DeviceRequests}}'
 	assert_output '[{"Driver":"nvidia","Count":-1,"DeviceIDs":null,"Capabilities":[["utility","compute","gpu"]],"Options":{}}]'

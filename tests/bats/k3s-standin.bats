@@ -5,6 +5,7 @@
 # Simulation only: on a real GPU runner these facts are the real k3s' and are
 # covered by the gateway suites.
 
+bats_require_minimum_version 1.5.0
 bats_load_library bats-support
 bats_load_library bats-assert
 load helpers/sim-host
@@ -236,6 +237,55 @@ gpu_pod() { # NAME GPUS CMD-JSON
 	wait_for 60 health_has gpu "HEALTHCHECK_OK gpus=2"
 	# shellcheck disable=SC2016 # expanded by that bash
 	wait_for 60 bash -c '[[ $(docker inspect -f "{{.State.Health.Status}}" openshell-cluster-gpu) == healthy ]]'
+}
+
+@test "kubectl wait --for=jsonpath: met, with the object; a missing field waits; timeout and none found as kubectl says" {
+	wait_for 60 alloc_is gpu 2
+	run kx gpu wait --for='jsonpath={.status.allocatable.nvidia\.com/gpu}' nodes --all --timeout=5s
+	assert_success
+	assert_output "node/openshell-gpu condition met"
+	run kx gpu wait --for='jsonpath={.status.allocatable.nvidia\.com/gpu}=2' node/openshell-gpu -o json --timeout=5s
+	assert_success
+	assert_equal "$(jq -r .metadata.name <<<"$output")" openshell-gpu
+	run --separate-stderr kx gpu wait --for='jsonpath={.status.allocatable.nvidia\.com/gpu}=3' node/openshell-gpu --timeout=1s
+	assert_failure 1
+	assert_equal "$stderr" "error: timed out waiting for the condition on nodes/openshell-gpu"
+	run --separate-stderr kx gpu wait --for='jsonpath={.status.nosuch}' node/openshell-gpu --timeout=500ms
+	assert_failure 1
+	run --separate-stderr kx gpu wait --for='jsonpath={.status.phase}' pods --all -n nosuch --timeout=1s
+	assert_failure 1
+	assert_equal "$stderr" "error: no matching resources found"
+	run --separate-stderr kx gpu wait --for='jsonpath={.status.phase}' pod/nosuch --timeout=1s
+	assert_failure 1
+	assert_equal "$stderr" 'Error from server (NotFound): pods "nosuch" not found'
+}
+
+@test "kubectl wait notices a change made while it waits" {
+	wait_for 60 alloc_is gpu 2
+	kx gpu apply -f - <<<"$(gpu_pod waiter 0 '["sh","-c","sleep 1"]')" >/dev/null
+	run kx gpu wait --for='jsonpath={.status.containerStatuses[0].state.terminated}' pod/waiter -o json --timeout=30s
+	assert_success
+	assert_equal "$(jq -r .status.phase <<<"$output")" Succeeded
+	kx gpu delete pod waiter >/dev/null
+}
+
+@test "one get of several types is one List of them all, in the order given" {
+	wait_for 60 alloc_is gpu 2
+	run kx gpu get nodes,daemonsets,runtimeclasses -A -o json
+	assert_success
+	assert_equal "$(jq -r '.kind' <<<"$output")" List
+	assert_equal "$(jq -r '[.items[].kind] | unique | join(",")' <<<"$output")" DaemonSet,Node,RuntimeClass
+	assert_equal "$(jq -r '.items[0].kind' <<<"$output")" Node
+	assert_equal "$(jq -r '[.items[].kind] | index("RuntimeClass") > index("DaemonSet")' <<<"$output")" true
+}
+
+@test "the server logs k3s's API line when it is ready, and stamps the moments for the benchmark" {
+	wait_for 60 alloc_is gpu 2
+	run docker logs openshell-cluster-gpu
+	assert_output --partial 'level=info msg="Kube API server is now running"'
+	run docker exec openshell-cluster-gpu cat /run/k3s-sim/stamps
+	assert_line --regexp '^[0-9.]+ api-ready$'
+	assert_line --regexp '^[0-9.]+ gpu-allocatable 2$'
 }
 
 @test "a pod with nvidia.com/gpu: 1 runs nvidia-smi -L and sees one simulated GPU" {
