@@ -19,7 +19,7 @@ build_packages=(
 packages=(
 	"${build_packages[@]}"
 	docker.io containerd runc busybox-static zstd util-linux coreutils
-	shellcheck valgrind unzip python3-yaml
+	shellcheck valgrind unzip python3-yaml gnuplot-nox
 )
 
 install_packages() {

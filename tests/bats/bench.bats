@@ -1,0 +1,43 @@
+#!/usr/bin/env bats
+# scripts/bench works end to end: one cycle on a sim host of its own gives
+# every figure, measured against the stand-in's stamps. No figure is held to
+# a target here (speed lives in the benchmark, not in the suite): what is
+# checked is that each one was measured and is a sane number.
+
+bats_require_minimum_version 1.5.0
+bats_load_library bats-support
+bats_load_library bats-assert
+load helpers/common
+load helpers/sim-host
+
+setup() {
+	sim_only "the bench's sim mode makes a sim host of its own"
+}
+
+@test "one cycle gives every figure, the phases and a timeline" {
+	run --separate-stderr "$OPENSHELL_SRCDIR/scripts/bench" --cycles 1 --json --plot "$BATS_TEST_TMPDIR/t.png"
+	assert_success
+	[[ "$stderr" == *"bench: 1 cycles, lag median "*"ms, ratio median "* ]]
+	result=$output
+	run jq -r '.figures | [.lag_ms, .ratio, .docker_calls, .waiting_calls_per_s, .cpu_ms, .max_rss_kib,
+		.verify_lag_ms, .verify_docker_calls, .wall_ms] | map(.median | type) | unique | join(",")' <<<"$result"
+	assert_output number
+	# The stamps came after the launch and before the exit.
+	run jq -r '.median_cycle | (.launch < .api_ready) and (.api_ready < .allocatable) and (.allocatable < .exit)' <<<"$result"
+	assert_output true
+	run jq -r '.phases_ms | keys | join(",")' <<<"$result"
+	assert_output 'allocatable,api,container,device_plugin,image,runtime,total'
+	run od -An -c -N4 "$BATS_TEST_TMPDIR/t.png"
+	assert_output --partial 'P   N   G'
+}
+
+@test "bad options are usage errors" {
+	run --separate-stderr "$OPENSHELL_SRCDIR/scripts/bench" --cycles 0
+	assert_failure 2
+	assert_equal "$stderr" "bench: --cycles takes a number above 0"
+	run --separate-stderr "$OPENSHELL_SRCDIR/scripts/bench" --plot out.svg
+	assert_failure 2
+	run --separate-stderr "$OPENSHELL_SRCDIR/scripts/bench" --frob
+	assert_failure 2
+	assert_equal "$stderr" "bench: unknown option '--frob' (see scripts/bench --help)"
+}
