@@ -61,7 +61,7 @@ setup() {
 	run jq -r .health <<<"$(openshell gateway status --name sp --json)"
 	assert_output healthy
 	# A probe that fails says so, and Docker's "starting" stands.
-	docker exec openshell-cluster-sp sh -c 'kill -STOP "$(cat /run/k3s-sim/server.pid)"; rm -f /run/k3s-sim/ready'
+	docker exec openshell-cluster-sp sh -c 'echo 1 >/var/lib/rancher/k3s/sim/switches/SIM_K3S_NEVER_READY; rm -f /run/k3s-sim/ready'
 	run --separate-stderr openshell gateway status --name sp
 	assert_line '  Health:      starting: HEALTHCHECK_FAIL k3s-not-ready'
 	openshell -q gateway destroy --name sp --yes
