@@ -61,22 +61,28 @@ static const char *api_of(const struct gateway *gw)
 
 static void print_table(const struct row *rows, size_t n)
 {
-	int wname = 4, wstate = 5;
+	int wname = 4, wstate = 5, wgpu = 3;
 
 	for (size_t i = 0; i < n; i++) {
 		if (!rows[i].found)
 			continue;
+		cleanup_free char *gpus = gateway_gpus(&rows[i].gw);
 		int a = (int)strlen(rows[i].gw.name), b = (int)strlen(gateway_state_word(&rows[i].gw));
+		int g = gpus ? (int)strlen(gpus) : 0;
 		wname = a > wname ? a : wname;
 		wstate = b > wstate ? b : wstate;
+		wgpu = g > wgpu ? g : wgpu;
 	}
-	printf("%-*s  %-*s  %-3s  %s\n", wname, "NAME", wstate, "STATE", "GPU", "API");
+	printf("%-*s  %-*s  %-*s  %s\n", wname, "NAME", wstate, "STATE", wgpu, "GPU", "API");
 	for (size_t i = 0; i < n; i++) {
 		const struct gateway *gw = &rows[i].gw;
 
+		cleanup_free char *gpus = rows[i].found ? gateway_gpus(gw) : NULL;
+
+		/* "yes" for all of the host's GPUs, else the selection. */
 		if (rows[i].found)
-			printf("%-*s  %-*s  %-3s  %s\n", wname, gw->name, wstate, gateway_state_word(gw),
-			       gateway_wants_gpu(gw) ? "yes" : "no", api_of(gw));
+			printf("%-*s  %-*s  %-*s  %s\n", wname, gw->name, wstate, gateway_state_word(gw), wgpu,
+			       gpus && strcmp(gpus, "all") ? gpus : gateway_wants_gpu(gw) ? "yes" : "no", api_of(gw));
 	}
 }
 

@@ -19,6 +19,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "gateway/deploy.h"
+#include "gateway/gpus.h"
 #include "gateway/image.h"
 #include "gateway/start.h"
 
@@ -44,6 +45,10 @@ static void usage(FILE *out)
 		"                       the NVIDIA Container Toolkit configured for Docker\n"
 		"                       (nvidia-ctk runtime configure --runtime=docker);\n"
 		"                       'openshell doctor' checks\n"
+		"      --gpus WHICH     which GPUs instead of all: a count (--gpus 2, the first\n"
+		"                       two) or GPU indices and UUIDs (--gpus 0,2 or\n"
+		"                       --gpus GPU-3f2a…), checked against the Docker host's\n"
+		"                       GPUs before anything is created; --gpus all is --gpu"
 		"      --port PORT      host port for the k3s API (default: %d, or the next\n"
 		"                       free port when that is taken)\n"
 		"      --bind ADDR      host address to publish the API on (default: %s);\n"
@@ -78,7 +83,7 @@ static void usage(FILE *out)
 		IMAGE_DEFAULT_TAG);
 }
 
-enum { OPT_NAME = 256, OPT_GPU, OPT_PORT, OPT_BIND, OPT_IMAGE, OPT_RECREATE, OPT_TIMEOUT,
+enum { OPT_NAME = 256, OPT_GPU, OPT_GPUS, OPT_PORT, OPT_BIND, OPT_IMAGE, OPT_RECREATE, OPT_TIMEOUT,
        OPT_NO_WAIT, OPT_JSON, OPT_UPDATE_KUBECONFIG, OPT_NO_BUILD, OPT_TLS_SAN };
 
 int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
@@ -87,6 +92,7 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 		CLI_COMMON_LONG,
 		{ "name", required_argument, NULL, OPT_NAME },
 		{ "gpu", no_argument, NULL, OPT_GPU },
+		{ "gpus", required_argument, NULL, OPT_GPUS },
 		{ "port", required_argument, NULL, OPT_PORT },
 		{ "bind", required_argument, NULL, OPT_BIND },
 		{ "image", required_argument, NULL, OPT_IMAGE },
@@ -101,13 +107,17 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 	};
 	struct cli_parser p = { .cmd = "gateway start", .shortopts = "", .longopts = longopts,
 				.usage = usage };
-	int c, rc = -1;
+	int c, rc = -1, gpu_flag = 0;
 
 	deploy_opts_init(o);
 	while (rc < 0 && (c = cli_next_option(&p, argc, argv)) != -1) {
 		switch (c) {
 		case OPT_NAME: o->name = optarg; break;
-		case OPT_GPU: o->gpu = 1; break;
+		case OPT_GPU: gpu_flag = o->gpu = 1; break;
+		case OPT_GPUS:
+			o->gpu = 1;
+			o->gpus = optarg;
+			break;
 		case OPT_BIND:
 			o->bind = optarg;
 			o->bind_set = 1;
@@ -144,6 +154,11 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 		return rc;
 	if (p.done >= 0)
 		return p.done;
+	if (gpu_flag && o->gpus && strcmp(o->gpus, "all") != 0)
+		return log_usage_error(p.cmd, "--gpu means --gpus all, which --gpus %s contradicts; give one of them",
+				       o->gpus);
+	if (o->gpu && !o->gpus)
+		o->gpus = "all";
 	return cli_no_operands(p.cmd, argc, argv);
 }
 
@@ -175,6 +190,8 @@ static void print_summary(const struct deploy_opts *o, const struct start_result
 		cJSON_AddStringToObject(j, "server", r->server);
 		cJSON_AddStringToObject(j, "kubeconfig", r->kubeconfig);
 		cJSON_AddBoolToObject(j, "gpu", o->gpu);
+		cleanup_free char *gpus = o->gpu ? gpus_normal(o->gpus) : NULL;
+		json_add_string_or_null(j, "gpus", gpus);
 		if (r->user_kubeconfig)
 			cJSON_AddStringToObject(j, "user_kubeconfig", r->user_kubeconfig);
 		json_add_count_or_null(j, "gpus_allocatable", r->gpus);

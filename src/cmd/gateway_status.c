@@ -135,6 +135,9 @@ static void print_json(const struct gateway *gw, const struct status *s)
 static void print_text(const struct gateway *gw, const struct status *s)
 {
 	const char *problem = gateway_metadata_problem(gw);
+	cleanup_free char *gpus = gateway_gpus(gw);
+	/* All of the host's GPUs is the usual case, and says nothing more. */
+	cleanup_free char *which = gpus && strcmp(gpus, "all") ? xasprintf(" (--gpus %s)", gpus) : xstrdup("");
 
 	printf("Gateway '%s'\n", gw->name);
 	printf("  Container:   %s (%s)\n", gw->container, gateway_state_word(gw));
@@ -145,9 +148,9 @@ static void print_text(const struct gateway *gw, const struct status *s)
 	if (!gateway_wants_gpu(gw))
 		printf("  GPUs:        none requested\n");
 	else if (s->gpus >= 0)
-		printf("  GPUs:        requested; %lld allocatable (nvidia.com/gpu)\n", s->gpus);
+		printf("  GPUs:        requested%s; %lld allocatable (nvidia.com/gpu)\n", which, s->gpus);
 	else
-		printf("  GPUs:        requested; allocatable absent\n");
+		printf("  GPUs:        requested%s; allocatable absent\n", which);
 	if (gateway_wants_gpu(gw) && s->rt.config_read)
 		printf("  Runtime:     %s\n", s->rt.nvidia ? (s->rt.binary ? s->rt.binary : "nvidia")
 						  : "no nvidia runtime in containerd: the image lacks nvidia-container-runtime");

@@ -13,6 +13,7 @@
 #include "base/names.h"
 #include "base/xalloc.h"
 #include "gateway/deploy.h"
+#include "gateway/gpus.h"
 #include "gateway/image.h"
 
 void deploy_opts_init(struct deploy_opts *o)
@@ -97,6 +98,13 @@ int deploy_opts_check(const struct deploy_opts *o, os_error *err)
 		return os_error_set(err, OS_EXIT_USAGE,
 				    "invalid --bind address '%s': give an IPv4 or IPv6 address such as 127.0.0.1",
 				    shown);
+	}
+	if (o->gpus) {
+		struct gpus g;
+		int rc = gpus_parse(o->gpus, &g, err);
+		gpus_free(&g);
+		if (rc < 0)
+			return -1;
 	}
 	for (int i = 0; i < o->n_tls_san; i++)
 		if (!san_ok(o->tls_san[i])) {
@@ -189,7 +197,14 @@ void deploy_run_argv(const struct deploy_opts *o, struct strv *argv)
 	else
 		strv_pushf(argv, "--publish=%s:%d:%d", o->bind, o->port, K3S_API_PORT);
 	if (o->gpu) {
-		strv_pushf(argv, "--gpus=%s", DEPLOY_GPU_REQUEST);
+		struct gpus g;
+		os_error err = { 0 };
+		/* Checked by deploy_opts_check(); all is what --gpu means. */
+		cleanup_free char *req = gpus_parse(o->gpus ? o->gpus : "all", &g, &err) == 0 ? gpus_docker_request(&g)
+											: xstrdup(DEPLOY_GPU_REQUEST);
+		strv_pushf(argv, "--gpus=%s", req);
+		gpus_free(&g);
+		os_error_clear(&err);
 		strv_push(argv, "--env=GPU_ENABLED=true");
 	}
 	strv_push(argv, o->image);

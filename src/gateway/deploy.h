@@ -21,17 +21,19 @@
 #define K3S_DATA_DIR "/var/lib/rancher/k3s"
 #define DEPLOY_HEALTH_START_INTERVAL "1s"   /* probes during the image's start period */
 
-/* What --gpu asks Docker for: every GPU, through the nvidia driver, with
- * the capabilities gpu, utility (nvidia-smi, NVML for the device plugin)
- * and compute (CUDA). The docker CLI appends "gpu" to whatever set it is
- * given, so naming it here too would request it twice; the request reads
- * back as Capabilities [["utility","compute","gpu"]]. The quotes are
- * Docker's CSV syntax for a value holding commas. */
+/* What --gpu asks Docker for (gateway/gpus.h renders every selection):
+ * every GPU, through the nvidia driver, with the capabilities gpu, utility
+ * (nvidia-smi, NVML for the device plugin) and compute (CUDA). The docker
+ * CLI appends "gpu" to whatever set it is given, so naming it here too
+ * would request it twice; the request reads back as Capabilities
+ * [["utility","compute","gpu"]]. The quotes are Docker's CSV syntax for a
+ * value holding commas. */
 #define DEPLOY_GPU_REQUEST "driver=nvidia,count=all,\"capabilities=utility,compute\""
 
 struct deploy_opts {
 	const char *name;     /* gateway name (base/names.h rules) */
-	int gpu;              /* request all GPUs, install the device plugin */
+	int gpu;              /* request GPUs, install the device plugin */
+	const char *gpus;     /* which: --gpus all|N|LIST (gateway/gpus.h); "all" for --gpu */
 	int port;             /* host port for the k3s API */
 	const char *bind;     /* host address the API port is published on */
 	const char *image;    /* cluster image reference */

@@ -13,6 +13,7 @@
 #include "base/names.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
+#include "gateway/gpus.h"
 #include "gateway/info.h"
 
 void gateway_names_add_lines(struct strv *names, const char *text)
@@ -127,12 +128,22 @@ const char *gateway_metadata_problem(const struct gateway *gw)
 	return gw->has_metadata ? NULL : "metadata.json is missing";
 }
 
+char *gateway_gpus(const struct gateway *gw)
+{
+	if (!gw->c.exists || !gw->c.gpu_request)
+		return NULL;
+	return gpus_of_request(gw->c.gpu_count, gw->c.gpu_devices);
+}
+
 void gateway_json_common(cJSON *obj, const struct gateway *gw)
 {
+	cleanup_free char *gpus = gateway_gpus(gw);
+
 	cJSON_AddStringToObject(obj, "name", gw->name);
 	cJSON_AddStringToObject(obj, "container", gw->container);
 	cJSON_AddStringToObject(obj, "state", gateway_state_word(gw));
 	cJSON_AddBoolToObject(obj, "gpu", gateway_wants_gpu(gw));
+	json_add_string_or_null(obj, "gpus", gpus);
 	json_add_string_or_null(obj, "server", gw->has_metadata ? gw->md.server : NULL);
 	json_add_string_or_null(obj, "kubeconfig", gw->has_metadata ? gw->md.kubeconfig : NULL);
 	json_add_string_or_null(obj, "metadata_error", gateway_metadata_problem(gw));

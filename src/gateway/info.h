@@ -36,7 +36,11 @@ const char *gateway_state_word(const struct gateway *gw);
 /* Why the metadata cannot be trusted, or NULL; a missing file counts. */
 const char *gateway_metadata_problem(const struct gateway *gw);
 
-/* Add the fields status and list share: name, container, state, gpu,
+/* Which GPUs the container holds, as --gpus takes it ("all", "2", "0,2"),
+ * or NULL without GPUs or a container (owned). */
+char *gateway_gpus(const struct gateway *gw);
+
+/* Add the fields status and list share: name, container, state, gpu, gpus,
  * server, kubeconfig, metadata_error (absent values as null). */
 void gateway_json_common(cJSON *obj, const struct gateway *gw);
 

@@ -10,6 +10,7 @@
 #include "base/log.h"
 #include "base/names.h"
 #include "base/xalloc.h"
+#include "gateway/gpus.h"
 #include "gateway/lookup.h"
 
 #define METADATA_MAX (64u << 10)
@@ -66,12 +67,16 @@ int gateway_wants_gpu(const struct gateway *gw)
 
 int gateway_require_running(const struct gateway *gw, os_error *err)
 {
+	cleanup_free char *gpus = NULL, *opt = NULL;
+
 	if (gw->c.exists && gw->c.running)
 		return 0;
+	/* The same GPUs again: another request is refused for a kept gateway. */
+	gpus = gw->c.exists && gw->c.gpu_request ? gpus_of_request(gw->c.gpu_count, gw->c.gpu_devices) : NULL;
+	opt = gpus && strcmp(gpus, "all") ? xasprintf(" --gpus %s", gpus) : xstrdup(gateway_wants_gpu(gw) ? " --gpu" : "");
 	return os_error_set(err, OS_EXIT_FAILURE,
 			    "gateway '%s' is not running (%s); start it with 'openshell gateway start --name %s%s'",
-			    gw->name, gw->c.exists ? gw->c.status : "no container", gw->name,
-			    gateway_wants_gpu(gw) ? " --gpu" : "");
+			    gw->name, gw->c.exists ? gw->c.status : "no container", gw->name, opt);
 }
 
 void gateway_free(struct gateway *gw)

@@ -20,6 +20,7 @@
 #include "docker/client.h"
 #include "docker/container.h"
 #include "gateway/files.h"
+#include "gateway/gpus.h"
 #include "gateway/image.h"
 #include "gateway/metadata.h"
 #include "gateway/start.h"
@@ -166,14 +167,6 @@ static int remove_gateway(struct start *st, int container_exists, os_error *err)
 	return 0;
 }
 
-static int refuse_gpu_mismatch(const struct start *st, const struct gw_container *c, os_error *err)
-{
-	return os_error_set(err, OS_EXIT_CONFLICT,
-			    "gateway '%s' exists %s GPUs but %s asked for; rerun with --recreate to rebuild it%s (its cluster state is lost)",
-			    st->o.name, c->gpu_request ? "with" : "without",
-			    st->o.gpu ? "--gpu was" : "no GPUs were", st->o.gpu ? " with --gpu" : "");
-}
-
 /* A reused gateway is what its container is: options the user gave that
  * contradict it are refused; defaults give way to its own values, so the
  * kubeconfig and metadata describe the gateway as it runs. */
@@ -181,8 +174,8 @@ static int adopt_existing(struct start *st, const struct gw_container *c, os_err
 {
 	const char *what = NULL;
 
-	if (c->gpu_request != st->o.gpu)
-		return refuse_gpu_mismatch(st, c, err);
+	if (!gpus_match(&st->o, c))
+		return gpus_refuse_mismatch(&st->o, c, err);
 	if (st->o.n_tls_san > 0)
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' exists, and its API certificate's names were set when it was made; rerun with --recreate to give it --tls-san (its cluster state is lost)",
@@ -211,8 +204,7 @@ static int explain_run_failure(const struct start *st, const struct run_result *
 			       os_error *err)
 {
 	if (strstr(res->err, "could not select device driver")) {
-		os_error_set(err, OS_EXIT_NOGPU,
-			     "Docker cannot give the gateway GPUs: the NVIDIA Container Toolkit is missing or not configured for Docker; install it, run 'nvidia-ctk runtime configure --runtime=docker' and restart docker");
+		gpus_no_toolkit(err);
 	} else if ((strstr(res->err, "port is already allocated") || strstr(res->err, "address already in use")) &&
 		   strcmp(verb, "start") == 0) {
 		/* A stopped gateway keeps its port (--port is refused for it). */
@@ -381,7 +373,9 @@ static int create_container(struct start *st, os_error *err)
 {
 	int rc = -1;
 
-	log_step("creating gateway '%s'%s", st->o.name, st->o.gpu ? " with all GPUs" : "");
+	cleanup_free char *which = st->o.gpu ? gpus_words(st->o.gpus ? st->o.gpus : "all") : NULL;
+
+	log_step("creating gateway '%s'%s%s", st->o.name, which ? " with " : "", which ? which : "");
 	if (ensure_object(st, "network", &st->created_network, err) < 0 ||
 	    ensure_object(st, "volume", &st->created_volume, err) < 0)
 		goto out;
@@ -408,16 +402,17 @@ out:
 static int interrupted(const struct start *st, os_error *err)
 {
 	int code = 128 + signals_pending();
+	cleanup_free char *opt = gpus_option(&st->o);
 
 	if (st->have_container)
 		return os_error_set(err, code,
 				    "interrupted; gateway '%s' was kept and goes on starting: run 'openshell gateway start --name %s%s' to wait for it again, or destroy it with 'openshell gateway destroy --name %s'",
-				    st->o.name, st->o.name, st->o.gpu ? " --gpu" : "", st->o.name);
+				    st->o.name, st->o.name, opt, st->o.name);
 	if (st->removed_old)
 		return os_error_set(err, code,
 				    "interrupted; gateway '%s' was removed (--recreate)%s and not created again: run 'openshell gateway start --name %s%s' to create it",
 				    st->o.name, st->rolled_back ? ", and what this run had begun was removed too" : "",
-				    st->o.name, st->o.gpu ? " --gpu" : "");
+				    st->o.name, opt);
 	if (st->rolled_back)
 		return os_error_set(err, code, "interrupted; removed what this run had created for gateway '%s'",
 				    st->o.name);
@@ -454,7 +449,8 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 	if ((lock = gateway_lock(o->name, st.w.deadline, err)) < 0 || preflight(&st, err) < 0 ||
 	    (existing = reconcile_existing(&st, err)) < 0)
 		goto out;
-	if (!existing && ((!st.image_ready && ensure_image(&st, err) < 0) || create_container(&st, err) < 0))
+	if (!existing && ((!st.image_ready && ensure_image(&st, err) < 0) || gpus_check_host(&st.o, wait_call_budget_ms(&st.w), err) < 0 ||
+			  create_container(&st, err) < 0))
 		goto out;
 	phases_mark(&r->phases, PHASE_CONTAINER);
 	st.w.fresh = st.created_container;

@@ -13,8 +13,10 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "base/signals.h"
+#include "base/strv.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
+#include "gateway/gpus.h"
 #include "gateway/verify.h"
 #include "gateway/wait.h"
 #include "kube/containerd.h"
@@ -67,6 +69,82 @@ static void check_device_request(const struct gateway *gw, struct check *c)
 		set(c, CHECK_FAIL, xasprintf("%s: capabilities %s missing", k->gpu_request_desc, missing));
 	else
 		set(c, CHECK_PASS, xstrdup(k->gpu_request_desc));
+}
+
+static int in_list(const struct strv *s, const char *v)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->v[i], v) == 0)
+			return 1;
+	return 0;
+}
+
+static char *joined(const struct strv *s)
+{
+	char *out = xstrdup("");
+
+	for (size_t i = 0; i < s->n; i++) {
+		char *next = xasprintf("%s%s%s", out, i ? ", " : "", s->v[i]);
+		free(out);
+		out = next;
+	}
+	return out;
+}
+
+/* The container must see exactly the GPUs its request means on the Docker
+ * host, by UUID: its own nvidia-smi against the host's (a throwaway
+ * container lists those, gateway/gpus.h). *seen gets the container's. */
+static int check_selected_gpus(const struct gateway *gw, struct strv *seen, struct check *c, os_error *err)
+{
+	const char *args[] = { "exec", gw->container, "nvidia-smi", "-L", NULL };
+	cleanup_free char *sel = gpus_of_request(gw->c.gpu_count, gw->c.gpu_devices);
+	struct run_result res = { 0 };
+	struct host_gpus mine = { 0 }, host = { 0 };
+	struct strv want = { 0 };
+	struct gpus g = { 0 };
+	os_error e = { 0 };
+	cleanup_free char *has = NULL, *means = NULL;
+	int rc = -1, exact;
+
+	if (gpus_parse(sel, &g, err) < 0 || docker_run(args, NULL, 0, 0, &res, err) < 0)
+		goto out;
+	host_gpus_parse(res.out, &mine);
+	for (int i = 0; i < mine.n; i++)
+		strv_push(seen, mine.v[i].uuid);
+	if (host_gpus_probe(gw->c.image, 0, &host, &e) < 0 || gpus_resolve(&g, &host, &want, &e) < 0) {
+		set(c, CHECK_FAIL, xasprintf("%s; %s", c->evidence, e.msg));
+		rc = 0;
+		goto out;
+	}
+	exact = seen->n == want.n;
+	for (size_t i = 0; exact && i < want.n; i++)
+		exact = in_list(seen, want.v[i]);
+	has = joined(seen);
+	means = joined(&want);
+	if (exact)
+		set(c, CHECK_PASS, xasprintf("%s; the gateway sees %s: exactly --gpus %s", c->evidence, has, sel));
+	else
+		set(c, CHECK_FAIL, xasprintf("%s; the gateway sees %s, but --gpus %s is %s on the Docker host",
+					     c->evidence, *has ? has : "no GPU", sel, means));
+	rc = 0;
+out:
+	gpus_free(&g);
+	host_gpus_free(&mine);
+	host_gpus_free(&host);
+	strv_free(&want);
+	run_result_free(&res);
+	os_error_clear(&e);
+	return rc;
+}
+
+/* The smoke pod's GPU must be one the gateway was given. */
+static void check_smoke_gpu(const struct strv *seen, struct check *c)
+{
+	const char *u = c->evidence ? strstr(c->evidence, "(UUID: ") : NULL;
+	cleanup_free char *uuid = u ? xstrndup(u + 7, strcspn(u + 7, ")")) : NULL;
+
+	if (c->status == CHECK_PASS && uuid && seen->n && !in_list(seen, uuid))
+		set(c, CHECK_FAIL, xasprintf("%s, which is not one of the gateway's GPUs", c->evidence));
 }
 
 /* k3s makes RuntimeClass nvidia whatever is installed: the proof is the
@@ -330,7 +408,8 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 	static const char *const names[VERIFY_NCHECKS] = {
 		"device-request", "runtime-class", "device-plugin", "allocatable", "smoke-pod",
 	};
-	int i;
+	struct strv seen = { 0 };   /* the GPUs the gateway's container sees */
+	int i, rc = -1;
 
 	for (i = 0; i < VERIFY_NCHECKS; i++)
 		checks[i] = (struct check){ .name = names[i], .status = CHECK_SKIP };
@@ -340,26 +419,34 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		return 0;
 	}
 	check_device_request(gw, &checks[0]);
+	if (checks[0].status == CHECK_PASS && check_selected_gpus(gw, &seen, &checks[0], err) < 0)
+		goto out;
 	/* A cluster that does not answer fails the cluster checks, with that
 	 * as their evidence, rather than ending verify without a report. */
 	int ready = kube_readyz(gw->container, 0, err);
 	if (ready < 0)
-		return -1;
+		goto out;
 	if (!ready) {
 		for (i = 1; i < VERIFY_NCHECKS - 1; i++)
 			set(&checks[i], CHECK_FAIL, xstrdup("the k3s API does not answer (kubectl get --raw /readyz)"));
 		set(&checks[VERIFY_NCHECKS - 1], CHECK_SKIP, xstrdup("not run: the k3s API does not answer"));
-		return 0;
+		rc = 0;
+		goto out;
 	}
 	if (check_runtime_class(gw, &checks[1], err) < 0 || check_device_plugin(gw, &checks[2], err) < 0 ||
 	    check_allocatable(gw, &checks[3], err) < 0)
-		return -1;
+		goto out;
 	/* Without a schedulable GPU the smoke pod could only wait for nothing. */
 	if (checks[3].status != CHECK_PASS) {
 		set(&checks[4], CHECK_SKIP, xstrdup("not run: no allocatable GPU"));
-		return 0;
+		rc = 0;
+		goto out;
 	}
-	return run_smoke(gw, vo, &checks[4], err);
+	if ((rc = run_smoke(gw, vo, &checks[4], err)) == 0)
+		check_smoke_gpu(&seen, &checks[4]);
+out:
+	strv_free(&seen);
+	return rc;
 }
 
 void verify_free(struct check checks[VERIFY_NCHECKS])

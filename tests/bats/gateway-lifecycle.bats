@@ -61,7 +61,7 @@ hold_gateway_lock() {
 	run --separate-stderr openshell gateway status --name lc --json
 	assert_success
 	run jq -r 'keys_unsorted | sort | join(",")' <<<"$output"
-	assert_output 'api_ready,container,gpu,gpus_allocatable,health,kubeconfig,metadata_error,name,nvidia_runtime,server,state'
+	assert_output 'api_ready,container,gpu,gpus,gpus_allocatable,health,kubeconfig,metadata_error,name,nvidia_runtime,server,state'
 	run --separate-stderr openshell gateway status --name lc --json
 	run jq -r '[.name, .container, .state, .health, .api_ready, .gpu, .gpus_allocatable, .server, .metadata_error] | map(tostring) | join(" ")' <<<"$output"
 	assert_output "lc openshell-cluster-lc running healthy true true $(sim_gpu_count) https://127.0.0.1:$LC_PORT null"
@@ -108,7 +108,7 @@ hold_gateway_lock() {
 	assert_output 'ghost=missing lb=running lc=running'
 	run --separate-stderr openshell gateway list --json
 	run jq -r '.[0] | keys | join(",")' <<<"$output"
-	assert_output 'container,gpu,kubeconfig,metadata_error,name,server,state'
+	assert_output 'container,gpu,gpus,kubeconfig,metadata_error,name,server,state'
 }
 
 @test "stop stops, stopping again is a no-op, and start resumes with the state kept" {

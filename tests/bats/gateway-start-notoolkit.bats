@@ -28,6 +28,14 @@ setup() {
 	[ ! -e "$XDG_CONFIG_HOME/openshell/gateways/nt/kubeconfig" ]
 }
 
+@test "start --gpus 1 without the toolkit exits 7 as --gpu does, before anything is created" {
+	run --separate-stderr openshell gateway start --gpus 1 --name ns --image "$IMAGE" --port "$(free_port)"
+	assert_failure 7
+	[[ "$stderr" == *"openshell: error: Docker cannot give the gateway GPUs: the NVIDIA Container Toolkit is missing or not configured for Docker"* ]]
+	[[ "$stderr" == *'could not select device driver "nvidia"'* ]]
+	assert_no_gateway_resources ns
+}
+
 @test "the same host still starts a gateway without --gpu" {
 	run openshell gateway start --name plain --image "$IMAGE" --port "$(free_port)"
 	assert_success

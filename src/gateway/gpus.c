@@ -1,0 +1,336 @@
+/* gateway/gpus.c - GPU selections (see gateway/gpus.h). */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/exitcode.h"
+#include "base/names.h"
+#include "base/runner.h"
+#include "base/xalloc.h"
+#include "base/log.h"
+#include "docker/client.h"
+#include "docker/container.h"
+#include "gateway/deploy.h"
+#include "gateway/gpus.h"
+
+#define GPUS_FORMS "give all, a count such as 2, or GPU indices or UUIDs such as 0,2, device=1 or GPU-3f2a…"
+
+static int all_digits(const char *s)
+{
+	return *s && strspn(s, "0123456789") == strlen(s);
+}
+
+/* GPU-… or MIG-…: the prefix, then hex digits and dashes (nvidia-smi -L). */
+static int is_uuid(const char *s)
+{
+	if (strncmp(s, "GPU-", 4) != 0 && strncmp(s, "MIG-", 4) != 0)
+		return 0;
+	s += 4;
+	return *s && strspn(s, "0123456789abcdefABCDEF-") == strlen(s);
+}
+
+static int bad(const char *text, const char *why, os_error *err)
+{
+	cleanup_free char *shown = printable(text, 64);
+
+	return os_error_set(err, OS_EXIT_USAGE, "invalid --gpus '%s': %s; " GPUS_FORMS, shown, why);
+}
+
+static int parse_list(const char *text, struct gpus *g, os_error *err)
+{
+	cleanup_free char *copy = xstrdup(text);
+	char *save = NULL;
+
+	if (text[0] == ',' || text[strlen(text) - 1] == ',' || strstr(text, ",,"))
+		return bad(text, "an empty item", err);
+	for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		if (!all_digits(item) && !is_uuid(item))
+			return bad(text, "each item must be a GPU index or a UUID", err);
+		if (all_digits(item) && (strlen(item) > 4 || atoi(item) >= GPUS_MAX))
+			return bad(text, "no host has a GPU of that index", err);
+		for (size_t i = 0; i < g->ids.n; i++)
+			if (strcmp(g->ids.v[i], item) == 0)
+				return bad(text, "a GPU named twice", err);
+		strv_push(&g->ids, item);
+	}
+	g->kind = GPUS_DEVICES;
+	return 0;
+}
+
+int gpus_parse(const char *text, struct gpus *g, os_error *err)
+{
+	memset(g, 0, sizeof(*g));
+	if (!*text)
+		return bad(text, "empty", err);
+	if (strcmp(text, "all") == 0) {
+		g->kind = GPUS_ALL;
+		return 0;
+	}
+	/* One number alone is a count, as Docker reads --gpus 2. */
+	if (all_digits(text)) {
+		if (strlen(text) > 4 || atoi(text) < 1 || atoi(text) > GPUS_MAX)
+			return bad(text, "a count from 1 (to start without GPUs, leave --gpus out)", err);
+		g->kind = GPUS_COUNT;
+		g->count = atoi(text);
+		return 0;
+	}
+	/* Docker's own form for devices, which also names one index alone. */
+	if (strncmp(text, "device=", 7) == 0 && text[7])
+		text += 7;
+	if (parse_list(text, g, err) < 0) {
+		gpus_free(g);
+		return -1;
+	}
+	return 0;
+}
+
+void gpus_free(struct gpus *g)
+{
+	strv_free(&g->ids);
+	memset(g, 0, sizeof(*g));
+}
+
+static char *join(const struct strv *s)
+{
+	char *out = xstrdup("");
+
+	for (size_t i = 0; i < s->n; i++) {
+		char *next = xasprintf("%s%s%s", out, i ? "," : "", s->v[i]);
+		free(out);
+		out = next;
+	}
+	return out;
+}
+
+char *gpus_string(const struct gpus *g)
+{
+	cleanup_free char *ids = NULL;
+
+	switch (g->kind) {
+	case GPUS_COUNT: return xasprintf("%d", g->count);
+	/* One index alone would read as a count. */
+	case GPUS_DEVICES:
+		ids = join(&g->ids);
+		return g->ids.n == 1 && all_digits(ids) ? xasprintf("device=%s", ids) : xstrdup(ids);
+	default: return xstrdup("all");
+	}
+}
+
+char *gpus_words(const char *selection)
+{
+	struct gpus g;
+	os_error err = { 0 };
+	char *words;
+
+	if (gpus_parse(selection, &g, &err) < 0)
+		words = xasprintf("GPUs %s", selection);
+	else if (g.kind == GPUS_ALL)
+		words = xstrdup("all GPUs");
+	else if (g.kind == GPUS_COUNT)
+		words = xasprintf("%d GPU%s (the first)", g.count, g.count == 1 ? "" : "s");
+	else
+		words = xasprintf("GPU%s %s", g.ids.n == 1 ? "" : "s", selection + (strncmp(selection, "device=", 7) ? 0 : 7));
+	gpus_free(&g);
+	os_error_clear(&err);
+	return words;
+}
+
+char *gpus_docker_request(const struct gpus *g)
+{
+	cleanup_free char *ids = g->kind == GPUS_DEVICES ? join(&g->ids) : NULL;
+
+	/* Docker's CSV: a field holding commas is quoted. */
+	if (g->kind == GPUS_DEVICES)
+		return xasprintf("driver=nvidia,\"device=%s\",\"capabilities=utility,compute\"", ids);
+	if (g->kind == GPUS_COUNT)
+		return xasprintf("driver=nvidia,count=%d,\"capabilities=utility,compute\"", g->count);
+	return xstrdup("driver=nvidia,count=all,\"capabilities=utility,compute\"");
+}
+
+char *gpus_of_request(long long count, const char *device_ids)
+{
+	if (device_ids && *device_ids)
+		return all_digits(device_ids) ? xasprintf("device=%s", device_ids) : xstrdup(device_ids);
+	return count < 0 ? xstrdup("all") : xasprintf("%lld", count);
+}
+
+void host_gpus_parse(const char *text, struct host_gpus *h)
+{
+	cleanup_free char *copy = xstrdup(text);
+	char *save = NULL;
+
+	memset(h, 0, sizeof(*h));
+	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *colon = strchr(line, ':'), *u = strstr(line, " (UUID: "), *close;
+
+		if (strncmp(line, "GPU ", 4) != 0 || !colon || !u || u < colon || !(close = strchr(u, ')')))
+			continue;
+		*u = *close = '\0';
+		h->v = xrealloc(h->v, (size_t)(h->n + 1) * sizeof(*h->v));
+		h->v[h->n].uuid = xstrdup(u + strlen(" (UUID: "));
+		h->v[h->n].name = xstrdup(colon + strspn(colon + 1, " ") + 1);
+		h->n++;
+	}
+}
+
+void host_gpus_free(struct host_gpus *h)
+{
+	for (int i = 0; i < h->n; i++) {
+		free(h->v[i].uuid);
+		free(h->v[i].name);
+	}
+	free(h->v);
+	memset(h, 0, sizeof(*h));
+}
+
+/* "0 GPU-… (NAME), 1 …": what the host has, for a message. */
+static char *host_list(const struct host_gpus *h)
+{
+	char *out = xstrdup("");
+
+	for (int i = 0; i < h->n; i++) {
+		char *next = xasprintf("%s%s%d %s (%s)", out, i ? ", " : "", i, h->v[i].uuid, h->v[i].name);
+		free(out);
+		out = next;
+	}
+	return out;
+}
+
+static int lacks(const struct gpus *g, const struct host_gpus *h, const char *what, os_error *err)
+{
+	cleanup_free char *sel = gpus_string(g);
+	cleanup_free char *has = host_list(h);
+
+	return os_error_set(err, OS_EXIT_FAILURE, "--gpus %s: %s; the Docker host has %d GPU%s%s%s", sel, what, h->n,
+			    h->n == 1 ? "" : "s", h->n ? ": " : "", has);
+}
+
+int gpus_resolve(const struct gpus *g, const struct host_gpus *h, struct strv *uuids, os_error *err)
+{
+	int n = g->kind == GPUS_COUNT ? g->count : g->kind == GPUS_ALL ? h->n : 0;
+
+	if (h->n == 0)
+		return lacks(g, h, "no GPU to give", err);
+	if (n > h->n)
+		return lacks(g, h, "more GPUs than the host has", err);
+	/* A count is the first N, as Docker's nvidia driver hands them out. */
+	for (int i = 0; i < n; i++)
+		strv_push(uuids, h->v[i].uuid);
+	for (size_t k = 0; g->kind == GPUS_DEVICES && k < g->ids.n; k++) {
+		const char *id = g->ids.v[k];
+		int found = -1;
+
+		for (int i = 0; i < h->n && found < 0; i++)
+			if (all_digits(id) ? atoi(id) == i : strcmp(id, h->v[i].uuid) == 0)
+				found = i;
+		if (found < 0) {
+			cleanup_free char *what = xasprintf("the host has no GPU %s", id);
+			return lacks(g, h, what, err);
+		}
+		strv_push(uuids, h->v[found].uuid);
+	}
+	return 0;
+}
+
+int gpus_no_toolkit(os_error *err)
+{
+	return os_error_set(err, OS_EXIT_NOGPU,
+			    "Docker cannot give the gateway GPUs: the NVIDIA Container Toolkit is missing or not configured for Docker; install it, run 'nvidia-ctk runtime configure --runtime=docker' and restart docker");
+}
+
+int host_gpus_probe(const char *image, int timeout_ms, struct host_gpus *h, os_error *err)
+{
+	const char *args[] = { "run", "--rm", "--network=none", "--gpus=driver=nvidia,count=all,capabilities=utility",
+			       "--entrypoint=nvidia-smi", "--label=org.openshell.managed-by=openshell-gpu-probe",
+			       image, "-L", NULL };
+	struct run_result res = { 0 };
+	int rc = docker_run(args, NULL, 0, timeout_ms, &res, err);
+
+	memset(h, 0, sizeof(*h));
+	if (rc == 0 && res.status != 0 && strstr(res.err, "could not select device driver")) {
+		rc = gpus_no_toolkit(err);
+		os_error_set_detail(err, res.err);
+	} else if (rc == 0 && res.status != 0) {
+		rc = run_failure(err, OS_EXIT_FAILURE, &res, "cannot list the Docker host's GPUs (nvidia-smi -L in a container of %s)",
+				 image);
+	}
+	if (rc == 0)
+		host_gpus_parse(res.out, h);
+	run_result_free(&res);
+	return rc;
+}
+
+char *gpus_option(const struct deploy_opts *o)
+{
+	if (!o->gpu)
+		return xstrdup("");
+	return !o->gpus || strcmp(o->gpus, "all") == 0 ? xstrdup(" --gpu") : xasprintf(" --gpus %s", o->gpus);
+}
+
+char *gpus_normal(const char *selection)
+{
+	struct gpus g;
+	os_error err = { 0 };
+	char *s = gpus_parse(selection ? selection : "all", &g, &err) == 0 ? gpus_string(&g) : xstrdup(selection);
+
+	gpus_free(&g);
+	os_error_clear(&err);
+	return s;
+}
+
+int gpus_refuse_mismatch(const struct deploy_opts *o, const struct gw_container *c, os_error *err)
+{
+	cleanup_free char *opt = gpus_option(o);
+	cleanup_free char *had = c->gpu_request ? gpus_of_request(c->gpu_count, c->gpu_devices) : NULL;
+
+	if (c->gpu_request && o->gpu) {
+		cleanup_free char *want = gpus_normal(o->gpus);
+		return os_error_set(err, OS_EXIT_CONFLICT,
+				    "gateway '%s' exists with --gpus %s but --gpus %s was asked for; rerun with --recreate to rebuild it with%s (its cluster state is lost)",
+				    o->name, had, want, opt);
+	}
+	cleanup_free char *asked = o->gpu ? xasprintf("%s was", opt + 1) : xstrdup("no GPUs were");
+
+	return os_error_set(err, OS_EXIT_CONFLICT,
+			    "gateway '%s' exists %s GPUs but %s asked for; rerun with --recreate to rebuild it%s%s (its cluster state is lost)",
+			    o->name, c->gpu_request ? "with" : "without", asked, o->gpu ? " with" : "", opt);
+}
+
+int gpus_match(const struct deploy_opts *o, const struct gw_container *c)
+{
+	cleanup_free char *had = NULL, *want = NULL;
+
+	if (c->gpu_request != o->gpu)
+		return 0;
+	if (!o->gpu)
+		return 1;
+	had = gpus_of_request(c->gpu_count, c->gpu_devices);
+	return strcmp(had, want = gpus_normal(o->gpus)) == 0;
+}
+
+int gpus_check_host(const struct deploy_opts *o, int timeout_ms, os_error *err)
+{
+	struct gpus g;
+	struct host_gpus h = { 0 };
+	struct strv uuids = { 0 };
+	int rc = -1;
+
+	if (!o->gpu || gpus_parse(o->gpus ? o->gpus : "all", &g, err) < 0)
+		return o->gpu ? -1 : 0;
+	if (g.kind == GPUS_ALL) {
+		rc = 0;
+		goto out;
+	}
+	log_step("checking the Docker host's GPUs for --gpus %s", o->gpus);
+	if (host_gpus_probe(o->image, timeout_ms, &h, err) < 0 || gpus_resolve(&g, &h, &uuids, err) < 0)
+		goto out;
+	log_step_done(1);
+	rc = 0;
+out:
+	gpus_free(&g);
+	host_gpus_free(&h);
+	strv_free(&uuids);
+	return rc;
+}

@@ -1,0 +1,93 @@
+/* gateway/gpus.h - which GPUs a gateway gets: `--gpus all|N|LIST`.
+ *
+ * A selection is all of the host's GPUs, a count N, or a list of GPU
+ * indices and UUIDs ("0,2", "GPU-3f…", or Docker's "device=1" for one
+ * index alone, which would read as a count), the two forms Docker's --gpus
+ * takes (a count or device IDs, never both: Docker refuses both). `--gpu`
+ * is `--gpus all`. A selection other than all is checked against the GPUs
+ * the Docker host has, which a throwaway container of the cluster image
+ * lists (`nvidia-smi -L`, injected by the NVIDIA toolkit as into any GPU
+ * container), so that a remote daemon's host is asked too. Nothing of the
+ * gateway exists yet when that fails.
+ */
+#ifndef OPENSHELL_GATEWAY_GPUS_H
+#define OPENSHELL_GATEWAY_GPUS_H
+
+#include "base/error.h"
+#include "base/strv.h"
+
+#define GPUS_MAX 1024   /* more GPUs than any host has */
+
+enum gpus_kind { GPUS_ALL, GPUS_COUNT, GPUS_DEVICES };
+
+struct gpus {
+	enum gpus_kind kind;
+	int count;          /* GPUS_COUNT */
+	struct strv ids;    /* GPUS_DEVICES: indices and UUIDs, as given */
+};
+
+/* Parse TEXT; a usage error naming the problem and the forms otherwise. */
+int gpus_parse(const char *text, struct gpus *g, os_error *err);
+void gpus_free(struct gpus *g);
+
+/* The selection as --gpus takes it: "all", "2", "0,2", "device=1" (owned). */
+char *gpus_string(const struct gpus *g);
+
+/* SELECTION (NULL: all) as gpus_string() writes it: "device=0,2" and
+ * "0,2" are one selection (owned). */
+char *gpus_normal(const char *selection);
+
+/* For people: "all GPUs", "2 GPUs (the first)", "GPUs 0,2" (owned). */
+char *gpus_words(const char *selection);
+
+/* The value of docker run's --gpus: Docker's CSV of driver nvidia, the
+ * count or the devices, and the capabilities utility and compute (the
+ * CLI adds gpu). */
+char *gpus_docker_request(const struct gpus *g);
+
+/* The selection a container's DeviceRequest makes (inspect's Count and
+ * DeviceIDs, see docker/container.h), as gpus_string() writes it. */
+char *gpus_of_request(long long count, const char *device_ids);
+
+struct host_gpu {
+	char *uuid;
+	char *name;
+};
+
+struct host_gpus {
+	struct host_gpu *v;   /* by index */
+	int n;
+};
+
+/* Read `nvidia-smi -L` output ("GPU 0: NAME (UUID: GPU-…)"). */
+void host_gpus_parse(const char *text, struct host_gpus *h);
+void host_gpus_free(struct host_gpus *h);
+
+/* The UUIDs the selection means on that host, in its order; an error
+ * naming what the host lacks and the GPUs it has otherwise. */
+int gpus_resolve(const struct gpus *g, const struct host_gpus *h, struct strv *uuids, os_error *err);
+
+/* The error for a Docker that cannot select its nvidia driver (exit 7). */
+int gpus_no_toolkit(os_error *err);
+
+/* List the Docker host's GPUs with a throwaway container of IMAGE. */
+int host_gpus_probe(const char *image, int timeout_ms, struct host_gpus *h, os_error *err);
+
+struct deploy_opts;
+struct gw_container;
+
+/* The option that asks for what o asks: "", " --gpu" or " --gpus SEL", for
+ * the commands that messages suggest (owned). */
+char *gpus_option(const struct deploy_opts *o);
+
+/* Does the container hold the GPUs o asks for (none, all, N, or these)? */
+int gpus_match(const struct deploy_opts *o, const struct gw_container *c);
+
+/* The conflict error for a gateway that holds other GPUs than asked for. */
+int gpus_refuse_mismatch(const struct deploy_opts *o, const struct gw_container *c, os_error *err);
+
+/* A selection other than all must exist on the Docker host: asked (with
+ * host_gpus_probe()) before anything of the gateway is created. */
+int gpus_check_host(const struct deploy_opts *o, int timeout_ms, os_error *err);
+
+#endif

@@ -1,0 +1,110 @@
+#!/usr/bin/env bats
+# `gateway start --gpus all|N|LIST`: which GPUs a gateway gets, checked
+# against the Docker host's GPUs before anything is created, shown by
+# status and list, and proven by verify, UUID by UUID. On the SIMULATED
+# toolkit (unless OPENSHELL_TEST_REAL_HOST=1), whose hook gives a container
+# exactly the GPUs Docker's nvidia driver names in NVIDIA_VISIBLE_DEVICES.
+
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	load helpers/gateway
+	gateway_suite_start --gpus 2
+}
+
+teardown_file() {
+	load helpers/gateway
+	gateway_suite_stop
+}
+
+setup() {
+	load helpers/gateway
+}
+
+uuid_of() { # INDEX: the host's GPU of that index
+	sim_gpu_uuids | sed -n "$(($1 + 1))p"
+}
+
+@test "--gpus 1: the first GPU only, allocatable 1, shown by status, list and --json" {
+	run --separate-stderr openshell gateway start --gpus 1 --name one --image "$IMAGE" --port "$(free_port)" --json
+	assert_success
+	assert_equal "$(jq -r .gpus_allocatable <<<"$output")" 1
+	[[ "$stderr" == *"creating gateway 'one' with 1 GPU (the first)"* ]]
+	run docker inspect openshell-cluster-one --format '{{json .HostConfig.DeviceRequests}}'
+	assert_output '[{"Driver":"nvidia","Count":1,"DeviceIDs":null,"Capabilities":[["utility","compute","gpu"]],"Options":{}}]'
+	run --separate-stderr openshell gateway status --name one
+	assert_line '  GPUs:        requested (--gpus 1); 1 allocatable (nvidia.com/gpu)'
+	run jq -r '[.gpu, .gpus] | map(tostring) | join(" ")' <<<"$(openshell gateway status --name one --json)"
+	assert_output 'true 1'
+	run --separate-stderr openshell gateway list
+	assert_line --regexp '^one +running +1 +https://'
+}
+
+@test "verify proves the gateway sees exactly the selected GPU, by UUID, and the smoke pod got it" {
+	run --separate-stderr openshell gateway verify --name one
+	assert_success
+	assert_line --partial "the gateway sees $(uuid_of 0): exactly --gpus 1"
+	assert_line --regexp "PASS  smoke-pod .*\\(UUID: $(uuid_of 0)\\)"
+}
+
+@test "--gpus device=1 and --gpus UUID give that GPU alone" {
+	run --separate-stderr openshell gateway start --gpus device=1 --name second --image "$IMAGE" --port "$(free_port)"
+	assert_success
+	run docker exec openshell-cluster-second nvidia-smi --query-gpu=uuid --format=csv,noheader
+	assert_output "$(uuid_of 1)"
+	run --separate-stderr openshell gateway verify --name second
+	assert_success
+	assert_line --partial "exactly --gpus device=1"
+	run jq -r .gpus <<<"$(openshell gateway status --name second --json)"
+	assert_output device=1
+	openshell -q gateway destroy --name second --yes
+	run --separate-stderr openshell gateway start --gpus "$(uuid_of 1)" --name byuuid --image "$IMAGE" --port "$(free_port)"
+	assert_success
+	run docker exec openshell-cluster-byuuid nvidia-smi -L
+	assert_output --partial "(UUID: $(uuid_of 1))"
+	openshell -q gateway destroy --name byuuid --yes
+}
+
+@test "a selection the host cannot satisfy fails before anything is created, naming the host's GPUs" {
+	for sel in 3 0,5 GPU-00000000-dead-beef-0000-000000000000; do
+		run --separate-stderr openshell gateway start --gpus "$sel" --name nope --image "$IMAGE"
+		assert_failure 1
+		[[ "$stderr" == *"openshell: error: --gpus $sel: "* ]]
+		[[ "$stderr" == *"the Docker host has 2 GPUs: 0 $(uuid_of 0) ("*"), 1 $(uuid_of 1) ("* ]]
+		assert_no_gateway_resources nope
+	done
+	# The probe container is gone too.
+	run docker ps -aq --filter label=org.openshell.managed-by=openshell-gpu-probe
+	assert_output ''
+}
+
+@test "bad --gpus values are usage errors, before any docker call" {
+	for sel in 0 -1 abc 0,,1 1,1 ''; do
+		OPENSHELL_DOCKER=/nonexistent run --separate-stderr openshell gateway start --gpus "$sel" --name bad
+		assert_failure 2
+		[[ "$stderr" == "openshell: error: invalid --gpus '$sel': "*"; give all, a count such as 2, or GPU indices or UUIDs"* ]]
+		[[ "$stderr" == *"Try 'openshell gateway start --help' for more information."* ]]
+	done
+	run --separate-stderr openshell gateway start --gpu --gpus 1 --name bad
+	assert_failure 2
+	[[ "$stderr" == "openshell: error: --gpu means --gpus all, which --gpus 1 contradicts; give one of them"* ]]
+}
+
+@test "a kept gateway keeps its GPUs: another selection is refused, the same one reused" {
+	run --separate-stderr openshell gateway start --gpus 2 --name one
+	assert_failure 6
+	[[ "$stderr" == *"gateway 'one' exists with --gpus 1 but --gpus 2 was asked for; rerun with --recreate to rebuild it with --gpus 2"* ]]
+	run --separate-stderr openshell gateway start --gpu --name one
+	assert_failure 6
+	[[ "$stderr" == *"exists with --gpus 1 but --gpus all was asked for"* ]]
+	run --separate-stderr openshell gateway start --gpus 1 --name one --json
+	assert_success
+	assert_equal "$(jq -r .outcome <<<"$output")" running
+	# A stopped one says how to resume it, with its own selection.
+	openshell -q gateway stop --name one
+	run --separate-stderr openshell gateway verify --name one
+	[[ "$stderr" == *"start it with 'openshell gateway start --name one --gpus 1'"* ]]
+	run --separate-stderr openshell gateway start --gpus 1 --name one
+	assert_success
+	openshell -q gateway destroy --name one --yes
+}

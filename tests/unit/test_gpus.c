@@ -1,0 +1,133 @@
+/* test_gpus.c - GPU selections: parsing, Docker's request, the host's GPUs. */
+#include "config.h"
+
+#include <string.h>
+
+#include "base/exitcode.h"
+#include "base/xalloc.h"
+#include "gateway/gpus.h"
+#include "tap.h"
+
+static void parses(const char *text, const char *want_string, const char *want_request)
+{
+	struct gpus g;
+	os_error err = { 0 };
+	char *s = NULL, *r = NULL;
+
+	int rc = gpus_parse(text, &g, &err);
+
+	ok(rc == 0, "'%s' parses%s%s", text, err.msg ? ": " : "", err.msg ? err.msg : "");
+	os_error_clear(&err);
+	if (rc < 0)
+		return;
+	s = gpus_string(&g);
+	ok(strcmp(s, want_string) == 0, "'%s' reads back as '%s' (%s)", text, want_string, s);
+	r = gpus_docker_request(&g);
+	ok(strcmp(r, want_request) == 0, "'%s' asks Docker for %s (%s)", text, want_request, r);
+	free(s);
+	free(r);
+	gpus_free(&g);
+}
+
+static void refused(const char *text, const char *why)
+{
+	struct gpus g;
+	os_error err = { 0 };
+
+	ok(gpus_parse(text, &g, &err) == -1, "'%s' is refused", text);
+	is_int(err.code, OS_EXIT_USAGE, "as a usage error");
+	ok(err.msg && strstr(err.msg, why) && strstr(err.msg, "give all, a count"), "naming why and the forms: %s",
+	   err.msg);
+	os_error_clear(&err);
+}
+
+static const char smi[] =
+	"GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-aaaa0000-0000-0000-0000-000000000000)\n"
+	"GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-bbbb0000-0000-0000-0000-000000000000)\n"
+	"  MIG 1g.10gb Device 0: (UUID: MIG-cccc)\n"
+	"GPU 2: NVIDIA A100-SXM4-40GB (UUID: GPU-cccc0000-0000-0000-0000-000000000000)\n";
+
+static void resolves(const char *text, const char *want)
+{
+	struct gpus g;
+	struct host_gpus h;
+	struct strv u = { 0 };
+	os_error err = { 0 };
+	char *got = xstrdup("");
+
+	host_gpus_parse(smi, &h);
+	gpus_parse(text, &g, &err);
+	if (gpus_resolve(&g, &h, &u, &err) < 0) {
+		free(got);
+		got = xasprintf("error: %s", err.msg);
+	}
+	for (size_t i = 0; i < u.n; i++) {
+		char *next = xasprintf("%s%s%c", got, i ? "," : "", u.v[i][4]);
+		free(got);
+		got = next;
+	}
+	ok(strncmp(got, want, strlen(want)) == 0, "--gpus %s on the host is %s (%s)", text, want, got);
+	free(got);
+	strv_free(&u);
+	gpus_free(&g);
+	host_gpus_free(&h);
+	os_error_clear(&err);
+}
+
+int main(void)
+{
+	struct host_gpus h;
+	char *s;
+
+	xalloc_init();
+	parses("all", "all", "driver=nvidia,count=all,\"capabilities=utility,compute\"");
+	parses("2", "2", "driver=nvidia,count=2,\"capabilities=utility,compute\"");
+	parses("0,2", "0,2", "driver=nvidia,\"device=0,2\",\"capabilities=utility,compute\"");
+	parses("device=1", "device=1", "driver=nvidia,\"device=1\",\"capabilities=utility,compute\"");
+	parses("device=0,2", "0,2", "driver=nvidia,\"device=0,2\",\"capabilities=utility,compute\"");
+	parses("GPU-3f2a00aa-1,1", "GPU-3f2a00aa-1,1", "driver=nvidia,\"device=GPU-3f2a00aa-1,1\",\"capabilities=utility,compute\"");
+	refused("", "empty");
+	refused("0", "a count from 1");
+	refused("-1", "each item must be");
+	refused("abc", "each item must be");
+	refused("0,,1", "an empty item");
+	refused("0,", "an empty item");
+	refused("1,1", "a GPU named twice");
+	refused("99999", "a count from 1");
+	refused("GPU-", "each item must be");
+	refused("GPU-xyz", "each item must be");
+
+	host_gpus_parse(smi, &h);
+	is_int(h.n, 3, "nvidia-smi -L: three GPUs, the MIG line is not one");
+	is_str(h.v[2].name, "NVIDIA A100-SXM4-40GB", "each with its name");
+	is_str(h.v[1].uuid, "GPU-bbbb0000-0000-0000-0000-000000000000", "and its UUID");
+	host_gpus_free(&h);
+	resolves("all", "a,b,c");
+	resolves("2", "a,b");
+	resolves("2,0", "c,a");
+	resolves("device=1", "b");
+	resolves("GPU-cccc0000-0000-0000-0000-000000000000", "c");
+	resolves("4", "error: --gpus 4: more GPUs than the host has; the Docker host has 3 GPUs: 0 GPU-aaaa");
+	resolves("0,3", "error: --gpus 0,3: the host has no GPU 3; the Docker host has 3 GPUs");
+	resolves("GPU-dddd", "error: --gpus GPU-dddd: the host has no GPU GPU-dddd");
+
+	s = gpus_of_request(-1, "");
+	is_str(s, "all", "Count -1 is all");
+	free(s);
+	s = gpus_of_request(2, "");
+	is_str(s, "2", "Count 2 is 2");
+	free(s);
+	s = gpus_of_request(0, "1");
+	is_str(s, "device=1", "one index alone reads device=1, not a count");
+	free(s);
+	s = gpus_of_request(0, "0,2");
+	is_str(s, "0,2", "device IDs as they are");
+	free(s);
+	s = gpus_words("2");
+	is_str(s, "2 GPUs (the first)", "a count in words");
+	free(s);
+	s = gpus_words("device=1");
+	is_str(s, "GPU 1", "one device in words");
+	free(s);
+	return tap_done();
+}
