@@ -1,9 +1,11 @@
 /* gateway/verify.h - the checks that prove a gateway's GPUs are usable.
  *
  * The design's testing plan as code, in order: the container asks Docker
- * for GPUs; RuntimeClass nvidia exists; the device-plugin DaemonSet has all
+ * for GPUs and sees exactly the ones its request names on the Docker host,
+ * by UUID; RuntimeClass nvidia exists; the device-plugin DaemonSet has all
  * its pods ready; the node has allocatable nvidia.com/gpu; and a pod that
- * requests one GPU runs nvidia-smi to completion and names the GPU. Each
+ * requests one GPU runs nvidia-smi to completion and names the GPU, one of
+ * the container's. Each
  * check yields a status and the evidence it saw. A gateway without a GPU
  * request gets "n/a" for all of them, never "pass".
  */

@@ -29,6 +29,7 @@
 
 #define GPU_TICK_FIRST_MS 3000
 #define GPU_TICK_MAX_MS 4000
+#define FACT_WAIT_MAX_MS 60000
 #define KUBE_JSONPATH_GPU "nvidia\\.com/gpu"
 
 struct gpu_state {
@@ -266,7 +267,11 @@ static int next_fact(const struct gpu_state *g, struct strv *args)
 static int await_fact(const struct wait_ctx *w, struct gpu_state *g, int *ready, int *waited, os_error *err)
 {
 	struct gpu_watch t = { .w = w, .g = g, .delay_ms = GPU_TICK_FIRST_MS };
-	struct kube_wait_opts ko = { .timeout_ms = wait_remaining_ms(w), .tick_ms = GPU_TICK_FIRST_MS,
+	/* A kubectl wait that openshell stops (a tick's verdict, an interrupt)
+	 * runs on in the container until its own --timeout: a minute at most,
+	 * then the next round waits again. */
+	int most = wait_remaining_ms(w) < FACT_WAIT_MAX_MS ? wait_remaining_ms(w) : FACT_WAIT_MAX_MS;
+	struct kube_wait_opts ko = { .timeout_ms = most, .tick_ms = GPU_TICK_FIRST_MS,
 				     .on_tick = gpu_tick, .ctx = &t };
 	struct strv args = { 0 };
 	int met;
@@ -275,6 +280,11 @@ static int await_fact(const struct wait_ctx *w, struct gpu_state *g, int *ready,
 		return 0;
 	met = kube_wait(w->container, strv_argv(&args), &ko, err);
 	strv_free(&args);
+	/* Its own minute up before the overall deadline: not met, wait again. */
+	if (met < 0 && err->code == OS_EXIT_TIMEOUT && clock_ms() < w->deadline) {
+		os_error_clear(err);
+		met = 0;
+	}
 	if (t.verdict < 0) {
 		os_error_clear(err);
 		*err = t.err;

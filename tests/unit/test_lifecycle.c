@@ -84,6 +84,7 @@ static void test_json(void)
 	gw.c.exists = 1;
 	gw.c.status = (char *)"running";
 	gw.c.gpu_request = 1;
+	gw.c.gpu_count = -1;   /* Docker's count=all */
 	gateway_json_common(o, &gw);
 	is_str(json_str(o, "name"), "g", "json name");
 	is_str(json_str(o, "container"), "openshell-cluster-g", "json container");
@@ -92,7 +93,8 @@ static void test_json(void)
 	is_str(json_str(o, "kubeconfig"), "/c/kubeconfig", "json kubeconfig");
 	ok(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, "metadata_error")), "good metadata: null error");
 	is_int(json_bool(o, "gpu"), 1, "json gpu true");
-	is_int(cJSON_GetArraySize(o), 7, "exactly the seven shared keys");
+	is_str(json_str(o, "gpus"), "all", "json gpus: the selection, as --gpus takes it");
+	is_int(cJSON_GetArraySize(o), 8, "exactly the eight shared keys");
 	cJSON_Delete(o);
 }
 
