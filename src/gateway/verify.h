@@ -5,9 +5,8 @@
  * by UUID; RuntimeClass nvidia exists; the device-plugin DaemonSet has all
  * its pods ready; the node has allocatable nvidia.com/gpu; and a pod that
  * requests one GPU runs nvidia-smi to completion and names the GPU, one of
- * the container's. Each
- * check yields a status and the evidence it saw. A gateway without a GPU
- * request gets "n/a" for all of them, never "pass".
+ * the container's. Each check yields a status and the evidence it saw. A
+ * gateway without a GPU request gets "n/a" for all of them, never "pass".
  */
 #ifndef OPENSHELL_GATEWAY_VERIFY_H
 #define OPENSHELL_GATEWAY_VERIFY_H
