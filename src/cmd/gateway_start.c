@@ -48,7 +48,11 @@ static void usage(FILE *out)
 		"      --gpus WHICH     which GPUs instead of all: a count (--gpus 2, the first\n"
 		"                       two) or GPU indices and UUIDs (--gpus 0,2 or\n"
 		"                       --gpus GPU-3f2a…), checked against the Docker host's\n"
-		"                       GPUs before anything is created; --gpus all is --gpu"
+		"                       GPUs before anything is created; --gpus all is --gpu\n"
+		"      --gpu-sharing MODE  share each GPU between pods: time-slicing:N makes\n"
+		"                       allocatable nvidia.com/gpu N times the GPUs (pods take\n"
+		"                       turns; no memory isolation); none undoes it. Changes a\n"
+		"                       running gateway in place"
 		"      --port PORT      host port for the k3s API (default: %d, or the next\n"
 		"                       free port when that is taken)\n"
 		"      --bind ADDR      host address to publish the API on (default: %s);\n"
@@ -83,7 +87,7 @@ static void usage(FILE *out)
 		IMAGE_DEFAULT_TAG);
 }
 
-enum { OPT_NAME = 256, OPT_GPU, OPT_GPUS, OPT_PORT, OPT_BIND, OPT_IMAGE, OPT_RECREATE, OPT_TIMEOUT,
+enum { OPT_NAME = 256, OPT_GPU, OPT_GPUS, OPT_GPU_SHARING, OPT_PORT, OPT_BIND, OPT_IMAGE, OPT_RECREATE, OPT_TIMEOUT,
        OPT_NO_WAIT, OPT_JSON, OPT_UPDATE_KUBECONFIG, OPT_NO_BUILD, OPT_TLS_SAN };
 
 int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
@@ -93,6 +97,7 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 		{ "name", required_argument, NULL, OPT_NAME },
 		{ "gpu", no_argument, NULL, OPT_GPU },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
+		{ "gpu-sharing", required_argument, NULL, OPT_GPU_SHARING },
 		{ "port", required_argument, NULL, OPT_PORT },
 		{ "bind", required_argument, NULL, OPT_BIND },
 		{ "image", required_argument, NULL, OPT_IMAGE },
@@ -118,6 +123,7 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 			o->gpu = 1;
 			o->gpus = optarg;
 			break;
+		case OPT_GPU_SHARING: o->gpu_sharing = optarg; break;
 		case OPT_BIND:
 			o->bind = optarg;
 			o->bind_set = 1;

@@ -14,6 +14,7 @@
 #include "base/xalloc.h"
 #include "gateway/deploy.h"
 #include "gateway/gpus.h"
+#include "gateway/sharing.h"
 #include "gateway/image.h"
 
 void deploy_opts_init(struct deploy_opts *o)
@@ -104,6 +105,16 @@ int deploy_opts_check(const struct deploy_opts *o, os_error *err)
 		int rc = gpus_parse(o->gpus, &g, err);
 		gpus_free(&g);
 		if (rc < 0)
+			return -1;
+	}
+	if (o->gpu_sharing) {
+		struct sharing sh;
+		if (!o->gpu)
+			return os_error_set(err, OS_EXIT_USAGE, "--gpu-sharing shares GPUs, and none were asked for: add --gpu or --gpus");
+		if (o->no_wait)
+			return os_error_set(err, OS_EXIT_USAGE,
+					    "--gpu-sharing is set through the k3s API, which --no-wait does not wait for: leave out --no-wait");
+		if (sharing_parse(o->gpu_sharing, &sh, err) < 0)
 			return -1;
 	}
 	for (int i = 0; i < o->n_tls_san; i++)

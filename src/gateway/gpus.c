@@ -234,6 +234,21 @@ int gpus_resolve(const struct gpus *g, const struct host_gpus *h, struct strv *u
 	return 0;
 }
 
+int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_error *err)
+{
+	const char *args[] = { "exec", ctr, "nvidia-smi", "-L", NULL };
+	struct run_result res = { 0 };
+	int rc = docker_run(args, NULL, 0, timeout_ms, &res, err);
+
+	memset(h, 0, sizeof(*h));
+	if (rc == 0 && res.status != 0)
+		rc = run_failure(err, OS_EXIT_FAILURE, &res, "nvidia-smi -L in gateway container %s failed", ctr);
+	if (rc == 0)
+		host_gpus_parse(res.out, h);
+	run_result_free(&res);
+	return rc;
+}
+
 int gpus_no_toolkit(os_error *err)
 {
 	return os_error_set(err, OS_EXIT_NOGPU,

@@ -67,6 +67,9 @@ void host_gpus_free(struct host_gpus *h);
  * naming what the host lacks and the GPUs it has otherwise. */
 int gpus_resolve(const struct gpus *g, const struct host_gpus *h, struct strv *uuids, os_error *err);
 
+/* The GPUs the gateway's container sees: its nvidia-smi -L. */
+int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_error *err);
+
 /* The error for a Docker that cannot select its nvidia driver (exit 7). */
 int gpus_no_toolkit(os_error *err);
 

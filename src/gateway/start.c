@@ -23,9 +23,11 @@
 #include "gateway/gpus.h"
 #include "gateway/image.h"
 #include "gateway/metadata.h"
+#include "gateway/sharing.h"
 #include "gateway/start.h"
 #include "gateway/wait.h"
 #include "kube/kubeconfig.h"
+#include "kube/kubectl.h"
 
 /* When --port was not given and the default is taken, try the next ports. */
 #define PORT_TRIES 20
@@ -434,6 +436,7 @@ static int save_files(struct start *st, os_error *err)
 int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error *err)
 {
 	struct start st = { .o = *o, .r = r };
+	long long want = 0;   /* the allocatable a --gpu-sharing change makes */
 	int existing, lock = -1, rc = -1;
 
 	memset(r, 0, sizeof(*r));
@@ -458,7 +461,9 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 		if (wait_kubeconfig_written(&st.w, err) < 0 || save_files(&st, err) < 0)
 			goto out;
 	} else if (wait_k3s_api(&st.w, err) < 0 || save_files(&st, err) < 0 ||
-		   (st.o.gpu && wait_gpus(&st.w, &r->gpus, err) < 0) ||
+		   (st.o.gpu && (sharing_configure(st.res, st.o.gpu_sharing, DEVICE_PLUGIN_RELEASE, wait_call_budget_ms(&st.w),
+						   &want, err) < 0 ||
+				 wait_gpus(&st.w, want, &r->gpus, err) < 0)) ||
 		   (!st.o.gpu && !st.created_volume && wait_gpu_release_removed(&st.w, err) < 0)) {
 		/* Ready once every fact the healthcheck judges is seen, not at
 		 * Docker's next probe: `status` runs the probe itself while

@@ -17,6 +17,7 @@
 #include "base/xalloc.h"
 #include "docker/client.h"
 #include "gateway/gpus.h"
+#include "gateway/sharing.h"
 #include "gateway/verify.h"
 #include "gateway/wait.h"
 #include "kube/containerd.h"
@@ -96,9 +97,7 @@ static char *joined(const struct strv *s)
  * container lists those, gateway/gpus.h). *seen gets the container's. */
 static int check_selected_gpus(const struct gateway *gw, struct strv *seen, struct check *c, os_error *err)
 {
-	const char *args[] = { "exec", gw->container, "nvidia-smi", "-L", NULL };
 	cleanup_free char *sel = gpus_of_request(gw->c.gpu_count, gw->c.gpu_devices);
-	struct run_result res = { 0 };
 	struct host_gpus mine = { 0 }, host = { 0 };
 	struct strv want = { 0 };
 	struct gpus g = { 0 };
@@ -106,9 +105,8 @@ static int check_selected_gpus(const struct gateway *gw, struct strv *seen, stru
 	cleanup_free char *has = NULL, *means = NULL;
 	int rc = -1, exact;
 
-	if (gpus_parse(sel, &g, err) < 0 || docker_run(args, NULL, 0, 0, &res, err) < 0)
+	if (gpus_parse(sel, &g, err) < 0 || container_gpus(gw->container, 0, &mine, err) < 0)
 		goto out;
-	host_gpus_parse(res.out, &mine);
 	for (int i = 0; i < mine.n; i++)
 		strv_push(seen, mine.v[i].uuid);
 	if (host_gpus_probe(gw->c.image, 0, &host, &e) < 0 || gpus_resolve(&g, &host, &want, &e) < 0) {
@@ -132,7 +130,6 @@ out:
 	host_gpus_free(&mine);
 	host_gpus_free(&host);
 	strv_free(&want);
-	run_result_free(&res);
 	os_error_clear(&e);
 	return rc;
 }
@@ -205,16 +202,26 @@ static int check_device_plugin(const struct gateway *gw, struct check *c, os_err
 	return 0;
 }
 
-static int check_allocatable(const struct gateway *gw, struct check *c, os_error *err)
+/* With time-slicing the node advertises each of the container's GPUS
+ * replicas times: exactly that, or the arithmetic is off. */
+static int check_allocatable(const struct gateway *gw, size_t gpus, struct check *c, os_error *err)
 {
+	struct sharing sh;
 	cJSON *nodes = NULL;
 	long long n;
 
-	if (kube_get(gw->container, "nodes", NULL, NULL, 0, 0, &nodes, err) < 0)
+	if (sharing_read(gw->container, DEVICE_PLUGIN_RELEASE, 0, &sh, err) < 0 ||
+	    kube_get(gw->container, "nodes", NULL, NULL, 0, 0, &nodes, err) < 0)
 		return -1;
 	n = kube_nodes_allocatable_gpus(nodes);
 	if (n < 0)
 		set(c, CHECK_FAIL, xstrdup("node allocatable has no nvidia.com/gpu: the device plugin registered no GPU (it logs \"No devices found. Waiting indefinitely.\" when it sees none)"));
+	else if (sh.replicas > 1 && gpus && n != (long long)gpus * sh.replicas)
+		set(c, CHECK_FAIL, xasprintf("node allocatable nvidia.com/gpu = %lld, not %zu GPUs x %d (time-slicing:%d)", n, gpus,
+					     sh.replicas, sh.replicas));
+	else if (sh.replicas > 1)
+		set(c, CHECK_PASS, xasprintf("node allocatable nvidia.com/gpu = %lld: %zu GPU%s x %d, time-slicing (pods share a GPU in turns)",
+					     n, gpus, gpus == 1 ? "" : "s", sh.replicas));
 	else
 		set(c, n > 0 ? CHECK_PASS : CHECK_FAIL,
 		    xasprintf("node allocatable nvidia.com/gpu = %lld%s", n, n ? "" : ": the plugin found no GPU"));
@@ -434,7 +441,7 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		goto out;
 	}
 	if (check_runtime_class(gw, &checks[1], err) < 0 || check_device_plugin(gw, &checks[2], err) < 0 ||
-	    check_allocatable(gw, &checks[3], err) < 0)
+	    check_allocatable(gw, seen.n, &checks[3], err) < 0)
 		goto out;
 	/* Without a schedulable GPU the smoke pod could only wait for nothing. */
 	if (checks[3].status != CHECK_PASS) {

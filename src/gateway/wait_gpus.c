@@ -39,13 +39,14 @@ struct gpu_state {
 	struct ds_status ds;
 	int nodes;                /* how many the cluster has */
 	long long allocatable;    /* -1: absent */
+	long long want;           /* the allocatable sharing makes, or 0: any */
 	char *api_error;          /* the last transient kubectl error, or NULL */
 };
 
 static int gpu_ready(const struct gpu_state *g)
 {
 	return g->runtime_class && g->rt.nvidia && g->plugin_found && g->ds.desired > 0 &&
-	       g->ds.ready == g->ds.desired && g->allocatable > 0;
+	       g->ds.ready == g->ds.desired && g->allocatable > 0 && (!g->want || g->allocatable == g->want);
 }
 
 /* One call for the cluster-wide facts: the node, the DaemonSets and the
@@ -96,6 +97,9 @@ static char *gpu_missing(const struct gpu_state *g)
 				 g->ds.ready, g->ds.desired);
 	if (g->allocatable < 0)
 		return xstrdup("the node has no allocatable nvidia.com/gpu: the device plugin runs but registered no GPU (its log says \"No devices found\" when the container has no /dev/nvidia*: was it started with the host's GPUs?)");
+	if (g->want && g->allocatable != g->want)
+		return xasprintf("the node's allocatable nvidia.com/gpu is %lld, not the %lld that --gpu-sharing makes (has the Helm job upgraded the device plugin?)",
+				 g->allocatable, g->want);
 	return xstrdup("the node's allocatable nvidia.com/gpu is 0 (the plugin found no GPU)");
 }
 
@@ -249,10 +253,14 @@ static int gpu_tick(void *ctx)
  * --for=create is too new to count on), or a count of 0. */
 static int next_fact(const struct gpu_state *g, struct strv *args)
 {
-	if (g->nodes > 0 && g->allocatable < 0) {
+	if (g->nodes > 0 && g->allocatable < 0 && !g->want) {
 		/* Needs the DaemonSet, its pod and the plugin's registration. */
 		strv_pushv(args, (const char *const[]){ "--for=jsonpath={.status.allocatable." KUBE_JSONPATH_GPU "}",
 						  "nodes", "--all", "--output=json", NULL });
+	} else if (g->nodes > 0 && g->want && g->allocatable != g->want) {
+		/* A sharing change: the upgraded plugin registers the replicas. */
+		strv_pushf(args, "--for=jsonpath={.status.allocatable." KUBE_JSONPATH_GPU "}=%lld", g->want);
+		strv_pushv(args, (const char *const[]){ "nodes", "--all", "--output=json", NULL });
 	} else if (g->plugin_found && g->ds.desired > 0 && g->ds.ready < g->ds.desired) {
 		strv_pushf(args, "--for=jsonpath={.status.numberReady}=%lld", g->ds.desired);
 		strv_pushv(args, (const char *const[]){ "daemonset/" DEVICE_PLUGIN_RELEASE, "--namespace",
@@ -294,10 +302,10 @@ static int await_fact(const struct wait_ctx *w, struct gpu_state *g, int *ready,
 	return met;
 }
 
-int wait_gpus(const struct wait_ctx *w, long long *gpus, os_error *err)
+int wait_gpus(const struct wait_ctx *w, long long want, long long *gpus, os_error *err)
 {
 	struct backoff b = { 0 };
-	struct gpu_state g = { .allocatable = -1 };
+	struct gpu_state g = { .allocatable = -1, .want = want };
 	/* The API just answered: the container is alive. */
 	int rc = -1, ready = 0, look_alive = 0;
 

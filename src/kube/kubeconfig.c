@@ -10,6 +10,7 @@
 #include "base/exitcode.h"
 #include "base/files.h"
 #include "base/xalloc.h"
+#include "base/yaml_out.h"
 #include "kube/kubeconfig.h"
 
 static yaml_node_t *map_get(yaml_document_t *doc, yaml_node_t *map, const char *key)
@@ -92,55 +93,6 @@ static int load(const char *in, size_t len, yaml_document_t *doc, os_error *err)
 	return rc;
 }
 
-struct buf {
-	char *data;
-	size_t len, cap;
-};
-
-static int buf_write(void *data, unsigned char *bytes, size_t size)
-{
-	struct buf *b = data;
-
-	if (b->len + size + 1 > b->cap) {
-		while (b->len + size + 1 > b->cap)
-			b->cap = b->cap ? b->cap * 2 : 4096;
-		b->data = xrealloc(b->data, b->cap);
-	}
-	memcpy(b->data + b->len, bytes, size);
-	b->len += size;
-	b->data[b->len] = '\0';
-	return 1;
-}
-
-/* Emit and consume the document (yaml_emitter_dump deletes it either way). */
-static int emit(yaml_document_t *doc, char **out, size_t *out_len, os_error *err)
-{
-	yaml_emitter_t emitter;
-	struct buf b = { 0 };
-	int ok;
-
-	yaml_emitter_initialize(&emitter);
-	yaml_emitter_set_output(&emitter, buf_write, &b);
-	yaml_emitter_set_width(&emitter, -1);   /* never fold long base64 */
-	yaml_emitter_set_unicode(&emitter, 1);
-	ok = yaml_emitter_open(&emitter);
-	if (ok)
-		ok = yaml_emitter_dump(&emitter, doc);   /* consumes doc */
-	else
-		yaml_document_delete(doc);
-	ok = ok && yaml_emitter_close(&emitter) && yaml_emitter_flush(&emitter);
-	if (!ok) {
-		os_error_set(err, OS_EXIT_FAILURE, "cannot write kubeconfig YAML: %s",
-			     emitter.problem ? emitter.problem : "emitter error");
-		free(b.data);
-	} else {
-		*out = b.data;
-		*out_len = b.len;
-	}
-	yaml_emitter_delete(&emitter);
-	return ok ? 0 : -1;
-}
-
 /* Parse and emit: validates add and normalises its layout like a merge. */
 static int kubeconfig_rewrite_identity(const char *in, size_t len, char **out, size_t *out_len,
 				       os_error *err)
@@ -149,7 +101,7 @@ static int kubeconfig_rewrite_identity(const char *in, size_t len, char **out, s
 
 	if (load(in, len, &doc, err) < 0)
 		return -1;
-	return emit(&doc, out, out_len, err);
+	return yaml_emit_document(&doc, "kubeconfig", out, out_len, err);
 }
 
 int kubeconfig_rewrite(const char *in, size_t len, const char *server, const char *name,
@@ -184,7 +136,7 @@ int kubeconfig_rewrite(const char *in, size_t len, const char *server, const cha
 		return os_error_set(err, OS_EXIT_FAILURE,
 				    "kubeconfig from k3s has no clusters[].cluster.server to rewrite");
 	}
-	return emit(&doc, out, out_len, err);
+	return yaml_emit_document(&doc, "kubeconfig", out, out_len, err);
 }
 
 /* Deeper than any kubeconfig; an alias that contains itself (&a [*a])
@@ -353,7 +305,7 @@ int kubeconfig_merge(const char *base, size_t base_len, const char *add, size_t 
 		}
 	}
 	yaml_document_delete(&adoc);
-	return emit(&bdoc, out, out_len, err);
+	return yaml_emit_document(&bdoc, "kubeconfig", out, out_len, err);
 }
 
 /* Drop from root[key] every entry named `name`; 1 when one was there. */
@@ -394,7 +346,7 @@ int kubeconfig_remove(const char *base, size_t base_len, const char *name, char 
 	cur = map_get(&doc, yaml_document_get_root_node(&doc), "current-context");
 	if (is_scalar(cur, name))
 		set_scalar(cur, "");
-	return emit(&doc, out, out_len, err);
+	return yaml_emit_document(&doc, "kubeconfig", out, out_len, err);
 }
 
 int kubeconfig_server(const char *in, size_t len, char **server, os_error *err)

@@ -108,3 +108,69 @@ uuid_of() { # INDEX: the host's GPU of that index
 	assert_success
 	openshell -q gateway destroy --name one --yes
 }
+
+@test "--gpu-sharing time-slicing:N makes allocatable GPUs x N, and pods share a GPU in turns" {
+	run --separate-stderr openshell gateway start --gpus 1 --gpu-sharing time-slicing:3 --name ts --image "$IMAGE" \
+		--port "$(free_port)" --json
+	assert_success
+	assert_equal "$(jq -r .gpus_allocatable <<<"$output")" 3
+	# Through the Helm controller: a HelmChartConfig over the plugin's HelmChart.
+	run gw_kubectl ts get helmchartconfig nvidia-device-plugin -n kube-system -o json
+	assert_success
+	run jq -r .spec.valuesContent <<<"$output"
+	assert_line '  default: openshell'
+	assert_line '          - name: nvidia.com/gpu'
+	assert_line '            replicas: 3'
+	# Three pods of one GPU each run on the one GPU: the same UUID.
+	smoke=$(docker inspect "$IMAGE" --format '{{index .Config.Labels "org.openshell.smoke-image"}}')
+	for i in 1 2 3; do
+		docker exec -i openshell-cluster-ts kubectl apply -f - >/dev/null <<-JSON
+		{"apiVersion":"v1","kind":"Pod","metadata":{"name":"share$i"},"spec":{"restartPolicy":"Never",
+		 "runtimeClassName":"nvidia","containers":[{"name":"c","image":"$smoke","command":["nvidia-smi","-L"],
+		 "resources":{"limits":{"nvidia.com/gpu":1}}}]}}
+		JSON
+	done
+	for i in 1 2 3; do
+		eventually sh -c "[ \"\$(docker exec openshell-cluster-ts kubectl get pod share$i -o jsonpath='{.status.phase}')\" = Succeeded ]"
+	done
+	run sh -c 'for i in 1 2 3; do docker exec openshell-cluster-ts kubectl logs share$i; done |
+		sed -n "s/.*(UUID: \(.*\))\$/\1/p" | sort -u'
+	assert_output "$(uuid_of 0)"
+	run --separate-stderr openshell gateway verify --name ts
+	assert_success
+	assert_line --partial 'node allocatable nvidia.com/gpu = 3: 1 GPU x 3, time-slicing'
+}
+
+@test "sharing changes on a running gateway, without a recreate; none undoes it" {
+	before=$(docker inspect openshell-cluster-ts --format '{{.Id}}')
+	run --separate-stderr openshell gateway start --gpus 1 --gpu-sharing time-slicing:5 --name ts --json
+	assert_success
+	assert_equal "$(jq -r '[.outcome, .gpus_allocatable] | join(" ")' <<<"$output")" 'running 5'
+	run --separate-stderr openshell gateway start --gpus 1 --gpu-sharing none --name ts --json
+	assert_success
+	assert_equal "$(jq -r .gpus_allocatable <<<"$output")" 1
+	run gw_kubectl ts get helmchartconfig nvidia-device-plugin -n kube-system
+	assert_failure
+	[ "$(docker inspect openshell-cluster-ts --format '{{.Id}}')" = "$before" ]
+	# Without --gpu-sharing a start leaves the sharing as it is.
+	openshell -q gateway start --gpus 1 --gpu-sharing time-slicing:2 --name ts
+	run --separate-stderr openshell gateway start --gpus 1 --name ts --json
+	assert_equal "$(jq -r .gpus_allocatable <<<"$output")" 2
+	openshell -q gateway destroy --name ts --yes
+}
+
+@test "bad --gpu-sharing values are usage errors" {
+	for v in 0 time-slicing time-slicing:1 time-slicing:0 time-slicing:x time-slicing:-2 time-slicing:99999 spread:2; do
+		OPENSHELL_DOCKER=/nonexistent run --separate-stderr openshell gateway start --gpu --gpu-sharing "$v" --name bad
+		assert_failure 2
+		[[ "$stderr" == "openshell: error: invalid --gpu-sharing '$v': give none or time-slicing:N with N from 2 to 1024"* ]]
+	done
+	run --separate-stderr openshell gateway start --gpu --gpu-sharing mps:2 --name bad
+	assert_failure 2
+	[[ "$stderr" == *"MPS is not offered"*"use time-slicing:N"* ]]
+	run --separate-stderr openshell gateway start --gpu-sharing time-slicing:2 --name bad
+	assert_failure 2
+	[[ "$stderr" == *"--gpu-sharing shares GPUs, and none were asked for: add --gpu or --gpus"* ]]
+	run --separate-stderr openshell gateway start --gpu --gpu-sharing time-slicing:2 --no-wait --name bad
+	assert_failure 2
+}

@@ -139,6 +139,8 @@ sim_resource() {
 	ev | event | events) echo "events Event v1 ns events event" ;;
 	helmchart | helmcharts | helmchart.helm.cattle.io | helmcharts.helm.cattle.io)
 		echo "helmcharts HelmChart helm.cattle.io/v1 ns helmcharts.helm.cattle.io helmchart.helm.cattle.io" ;;
+	helmchartconfig | helmchartconfigs | helmchartconfig.helm.cattle.io | helmchartconfigs.helm.cattle.io)
+		echo "helmchartconfigs HelmChartConfig helm.cattle.io/v1 ns helmchartconfigs.helm.cattle.io helmchartconfig.helm.cattle.io" ;;
 	*) return 1 ;;
 	esac
 }

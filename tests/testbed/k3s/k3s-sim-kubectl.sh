@@ -393,7 +393,8 @@ kc_apply_one() {
 	case "$api/$kind" in
 	v1/Pod) kc_apply_pod "$m" "$src" "$name" ;;
 	v1/Namespace) kc_apply_namespace "$m" "$name" ;;
-	*) kc_err "error: SIMULATION limitation: the k3s stand-in cannot apply $api $kind (only v1 Pod and Namespace)" ;;
+	helm.cattle.io/v1/HelmChartConfig) kc_apply_helmchartconfig "$m" "$name" ;;
+	*) kc_err "error: SIMULATION limitation: the k3s stand-in cannot apply $api $kind (only v1 Pod, Namespace and helm.cattle.io/v1 HelmChartConfig)" ;;
 	esac
 }
 
@@ -409,6 +410,27 @@ kc_apply_namespace() {
 		            labels: (($m[0].metadata.labels // {}) + {"kubernetes.io/metadata.name": $n})},
 		 spec: {finalizers: ["kubernetes"]}, status: {phase: "Active"}}' | sim_write "$f"
 	kc_done "namespace/$2" created
+}
+
+# A HelmChartConfig: its valuesContent is laid over the HelmChart's of the
+# same name and namespace, and a change upgrades the release (k3s
+# helm-controller, pkg/controllers/chart/chart.go).
+kc_apply_helmchartconfig() {
+	ns=$($JQ -r '.metadata.namespace // ""' "$1")
+	[ -n "$ns" ] || ns=$(kc_namespace)
+	f=$(sim_obj helmchartconfigs "$ns" "$2")
+	if [ -f "$f" ] && [ "$($JQ -c .spec "$f")" = "$($JQ -c '.spec // {}' "$1")" ]; then
+		kc_done "helmchartconfig.helm.cattle.io/$2" unchanged
+		return
+	fi
+	verb=created
+	[ ! -f "$f" ] || verb=configured
+	uid=$($JQ -r '.metadata.uid // empty' "$f" 2>/dev/null)
+	$JQ --arg ns "$ns" --arg uid "${uid:-$(sim_uid)}" --arg ts "$(sim_ts)" '
+		{apiVersion, kind, spec: (.spec // {}),
+		 metadata: ((.metadata // {}) + {namespace: $ns, uid: $uid, resourceVersion: "1", creationTimestamp: $ts})}' \
+		"$1" | sim_write "$f"
+	kc_done "helmchartconfig.helm.cattle.io/$2" "$verb"
 }
 
 kc_done() {

@@ -492,8 +492,25 @@ srv_helm_job_object() {
 		sim_write "$(sim_obj jobs kube-system "helm-install-$1")"
 }
 
+# k3s's Helm controller lays a HelmChartConfig's valuesContent over the
+# HelmChart's of the same name (pkg/controllers/chart/chart.go): a change
+# (or its removal) runs the job again, which upgrades the release.
+srv_chart_config() {
+	hd=$SIM_STATE/helm/$1
+	f=$(sim_obj helmchartconfigs kube-system "$1")
+	ck=none
+	[ ! -f "$f" ] || ck=$($JQ -c .spec "$f" | md5sum | cut -c1-32)
+	[ "$(cat "$hd/config_ck" 2>/dev/null || echo none)" != "$ck" ] || return 0
+	echo "$ck" >"$hd/config_ck"
+	if [ -f "$f" ]; then $JQ -r '.spec.valuesContent // ""' "$f" >"$hd/config_values"; else : >"$hd/config_values"; fi
+	[ "$(cat "$hd/phase" 2>/dev/null)" != uninstalled ] || return 0
+	srv_log info "SIMULATION: HelmChartConfig kube-system/$1 changed: upgrading the release"
+	srv_helm_job_start "$1"
+}
+
 srv_helm() {
 	hd=$SIM_STATE/helm/$1
+	srv_chart_config "$1"
 	phase=$(cat "$hd/phase" 2>/dev/null)
 	case $phase in
 	installing) srv_helm_installing "$1" ;;
@@ -636,8 +653,15 @@ See: https://helm.sh/docs/helm/helm_install/#options"
 	echo installed >"$hd/phase"
 	if [ "$chart_name" = nvidia-device-plugin ]; then
 		srv_mps_daemonset "$1" "$tns" "$(srv_val version "$hd/chart")"
+		# An upgrade rolls the DaemonSet: its old pod goes, and with it the
+		# GPUs it registered, until the new one registers them.
+		old=$(cat "$hd/plugin_pod" 2>/dev/null)
+		if [ -n "$old" ] && [ -f "$hd/ds_ns" ]; then
+			sim_delete_pod "$(cat "$hd/ds_ns")" "$old"
+			rm -f "$SIM_RUN/gpu-registered" "$SIM_RUN/plugin-$1.state"
+		fi
 		echo "$tns" >"$hd/ds_ns"
-		sim_uid >"$hd/ds_uid"
+		[ -f "$hd/ds_uid" ] || sim_uid >"$hd/ds_uid"
 		rm -f "$hd/ds_sig" "$hd/plugin_pod"
 		srv_log info "SIMULATION: rendered DaemonSet $tns/$1 of chart $chart ${version:-latest}"
 	else
@@ -881,10 +905,31 @@ srv_plugin_register() {
 		srv_klog I main.go:416 "No devices found. Waiting indefinitely."
 		return 0
 	fi
-	printf '%s\n' "$uuids" >"$SIM_RUN/gpu-registered"
+	replicas=$(srv_time_slicing_replicas "$hd/config_values" "$hd/values.yaml")
+	if [ "${replicas:-1}" -gt 1 ]; then
+		# Time-slicing: each GPU is advertised REPLICAS times, as the plugin's
+		# replicated devices "UUID::K" (internal/rm/devices.go, AnnotatedID).
+		printf '%s\n' "$uuids" | awk -v r="$replicas" 'NF { for (k = 0; k < r; k++) printf "%s::%d\n", $0, k }' \
+			>"$SIM_RUN/gpu-registered"
+		srv_klog I main.go:369 "Running with time-slicing: $replicas replicas of each GPU"
+	else
+		printf '%s\n' "$uuids" >"$SIM_RUN/gpu-registered"
+	fi
 	srv_klog I main.go:369 "Starting GRPC server for 'nvidia.com/gpu'"
 	srv_klog I server.go:146 "Starting to serve 'nvidia.com/gpu' on /var/lib/kubelet/device-plugins/nvidia-gpu.sock"
 	srv_klog I server.go:154 "Registered device plugin for 'nvidia.com/gpu' with Kubelet"
+}
+
+# The plugin's time-slicing replicas in the chart's config (config.map's
+# default entry: sharing.timeSlicing.resources[].replicas), the first file
+# that has them winning: the HelmChartConfig's values, then the HelmChart's.
+# SIMULATION: a line reader for that one shape, not a YAML parser.
+srv_time_slicing_replicas() {
+	for f; do
+		[ -s "$f" ] || continue
+		r=$(awk '/timeSlicing:/ { ts = 1 } ts && /replicas:/ { sub(/.*replicas:[ \t]*/, ""); print $1 + 0; exit }' "$f")
+		[ -z "$r" ] || { echo "$r"; return 0; }
+	done
 }
 
 # srv_managed_pod NS NAME helm|plugin CHART: the pod object a controller creates.
@@ -1085,7 +1130,9 @@ srv_start_pod() {
 	base=$SIM_RUN/pods/${ns}_$name
 	rm -f "$base.exit" "$base.pid"
 	gpus=""
-	[ -f "$SIM_STATE/alloc/$ns/$name" ] && gpus=$(tr -s ' ' ',' <"$SIM_STATE/alloc/$ns/$name" | sed 's/,$//')
+	# A time-sliced replica "UUID::K" is its GPU to the container.
+	[ -f "$SIM_STATE/alloc/$ns/$name" ] && gpus=$(tr -s ' ' '\n' <"$SIM_STATE/alloc/$ns/$name" | sed 's/::[0-9]*$//' |
+		awk 'NF && !seen[$0]++' | paste -sd, -)
 	handler=""
 	rcn=$($JQ -r '.spec.runtimeClassName // ""' "$f")
 	[ -n "$rcn" ] && handler=$($JQ -r '.handler // ""' "$(sim_obj runtimeclasses "" "$rcn")" 2>/dev/null)

@@ -1,0 +1,260 @@
+/* gateway/sharing.c - GPU sharing through the device plugin's values (see gateway/sharing.h). */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <yaml.h>
+
+#include "base/exitcode.h"
+#include "base/names.h"
+#include "base/xalloc.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/runner.h"
+#include "base/yaml_out.h"
+#include "gateway/gpus.h"
+#include "gateway/sharing.h"
+#include "kube/kubectl.h"
+
+#define SHARING_FORMS "give none or time-slicing:N with N from 2 to 1024"
+
+int sharing_parse(const char *text, struct sharing *s, os_error *err)
+{
+	cleanup_free char *shown = printable(text, 64);
+	const char *n = strncmp(text, "time-slicing:", 13) == 0 ? text + 13 : NULL;
+	char *end = NULL;
+	long v = n && *n ? strtol(n, &end, 10) : 0;
+
+	s->replicas = 1;
+	if (strcmp(text, "none") == 0)
+		return 0;
+	if (strncmp(text, "mps:", 4) == 0)
+		return os_error_set(err, OS_EXIT_USAGE,
+				    "--gpu-sharing '%s': MPS is not offered: the device plugin's MPS control daemon runs only on nodes that GPU Feature Discovery labels, which the gateway does not run; use time-slicing:N",
+				    shown);
+	if (!n || !end || *end || v < 2 || v > SHARING_MAX_REPLICAS)
+		return os_error_set(err, OS_EXIT_USAGE, "invalid --gpu-sharing '%s': %s (time-slicing:1 shares nothing)",
+				    shown, SHARING_FORMS);
+	s->replicas = (int)v;
+	return 0;
+}
+
+char *sharing_string(const struct sharing *s)
+{
+	return s->replicas > 1 ? xasprintf("time-slicing:%d", s->replicas) : xstrdup("none");
+}
+
+static int scalar(yaml_document_t *d, const char *v, yaml_scalar_style_t style)
+{
+	return yaml_document_add_scalar(d, NULL, (yaml_char_t *)v, (int)strlen(v), style);
+}
+
+/* KEY: VALUE into the mapping MAP; 0 when libyaml refused. */
+static int pair(yaml_document_t *d, int map, const char *key, int value)
+{
+	int k = scalar(d, key, YAML_PLAIN_SCALAR_STYLE);
+
+	return k && value && yaml_document_append_mapping_pair(d, map, k, value);
+}
+
+static int mapping(yaml_document_t *d)
+{
+	return yaml_document_add_mapping(d, NULL, YAML_BLOCK_MAPPING_STYLE);
+}
+
+/* The plugin's own config file (config.map's entry):
+ *   version: v1
+ *   sharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: N}]}} */
+static int plugin_config(const struct sharing *s, char **out, size_t *len, os_error *err)
+{
+	yaml_document_t d;
+	char n[16];
+	int root, sharing, ts, list, res, ok;
+
+	snprintf(n, sizeof(n), "%d", s->replicas);
+	if (!yaml_document_initialize(&d, NULL, NULL, NULL, 1, 1))
+		return os_error_set(err, OS_EXIT_FAILURE, "cannot make the device plugin's config: out of memory");
+	ok = (root = mapping(&d)) && pair(&d, root, "version", scalar(&d, "v1", YAML_PLAIN_SCALAR_STYLE)) &&
+	     (sharing = mapping(&d)) && pair(&d, root, "sharing", sharing) && (ts = mapping(&d)) &&
+	     pair(&d, sharing, "timeSlicing", ts) &&
+	     (list = yaml_document_add_sequence(&d, NULL, YAML_BLOCK_SEQUENCE_STYLE)) &&
+	     pair(&d, ts, "resources", list) && (res = mapping(&d)) &&
+	     yaml_document_append_sequence_item(&d, list, res) &&
+	     pair(&d, res, "name", scalar(&d, "nvidia.com/gpu", YAML_PLAIN_SCALAR_STYLE)) &&
+	     pair(&d, res, "replicas", scalar(&d, n, YAML_PLAIN_SCALAR_STYLE));
+	if (!ok) {
+		yaml_document_delete(&d);
+		return os_error_set(err, OS_EXIT_FAILURE, "cannot make the device plugin's config: out of memory");
+	}
+	return yaml_emit_document(&d, "device plugin config", out, len, err);
+}
+
+/* config: {map: {openshell: |-CONFIG}, default: openshell} */
+int sharing_values(const struct sharing *s, char **yaml, os_error *err)
+{
+	cleanup_free char *inner = NULL;
+	yaml_document_t d;
+	size_t len, ilen;
+	int root, config, map, ok;
+
+	if (plugin_config(s, &inner, &ilen, err) < 0)
+		return -1;
+	while (ilen > 0 && inner[ilen - 1] == '\n')
+		inner[--ilen] = '\0';
+	if (!yaml_document_initialize(&d, NULL, NULL, NULL, 1, 1))
+		return os_error_set(err, OS_EXIT_FAILURE, "cannot make the device plugin's values: out of memory");
+	ok = (root = mapping(&d)) && (config = mapping(&d)) && pair(&d, root, "config", config) &&
+	     (map = mapping(&d)) && pair(&d, config, "map", map) &&
+	     pair(&d, map, SHARING_CONFIG_NAME, scalar(&d, inner, YAML_LITERAL_SCALAR_STYLE)) &&
+	     pair(&d, config, "default", scalar(&d, SHARING_CONFIG_NAME, YAML_PLAIN_SCALAR_STYLE));
+	if (!ok) {
+		yaml_document_delete(&d);
+		return os_error_set(err, OS_EXIT_FAILURE, "cannot make the device plugin's values: out of memory");
+	}
+	return yaml_emit_document(&d, "device plugin values", yaml, &len, err);
+}
+
+int sharing_manifest(const struct sharing *s, const char *release, char **json, os_error *err)
+{
+	cleanup_free char *values = NULL;
+	cJSON *m, *md;
+
+	if (sharing_values(s, &values, err) < 0)
+		return -1;
+	m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "apiVersion", "helm.cattle.io/v1");
+	cJSON_AddStringToObject(m, "kind", "HelmChartConfig");
+	md = cJSON_AddObjectToObject(m, "metadata");
+	cJSON_AddStringToObject(md, "name", release);
+	cJSON_AddStringToObject(md, "namespace", "kube-system");
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(md, "labels"), "app.kubernetes.io/managed-by", "openshell");
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(m, "spec"), "valuesContent", values);
+	*json = cJSON_PrintUnformatted(m);
+	cJSON_Delete(m);
+	return 0;
+}
+
+/* The scalar under KEY of MAP, or NULL. */
+static yaml_node_t *get(yaml_document_t *d, yaml_node_t *map, const char *key)
+{
+	yaml_node_pair_t *p;
+
+	if (!map || map->type != YAML_MAPPING_NODE)
+		return NULL;
+	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(d, p->key);
+		if (k && k->type == YAML_SCALAR_NODE && strcmp((char *)k->data.scalar.value, key) == 0)
+			return yaml_document_get_node(d, p->value);
+	}
+	return NULL;
+}
+
+static const char *text_of(const yaml_node_t *n)
+{
+	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static int load(const char *yaml, yaml_document_t *d)
+{
+	yaml_parser_t p;
+	int ok;
+
+	if (!yaml_parser_initialize(&p))
+		return 0;
+	yaml_parser_set_input_string(&p, (const unsigned char *)yaml, strlen(yaml));
+	ok = yaml_parser_load(&p, d);
+	yaml_parser_delete(&p);
+	return ok;
+}
+
+/* The replicas of the plugin's config text: sharing.timeSlicing.resources[0]. */
+static int config_replicas(const char *text)
+{
+	yaml_document_t d;
+	yaml_node_t *list;
+	int r = 1;
+
+	if (!text || !load(text, &d))
+		return 1;
+	list = get(&d, get(&d, get(&d, yaml_document_get_root_node(&d), "sharing"), "timeSlicing"), "resources");
+	if (list && list->type == YAML_SEQUENCE_NODE && list->data.sequence.items.top > list->data.sequence.items.start) {
+		const char *v = text_of(get(&d, yaml_document_get_node(&d, *list->data.sequence.items.start), "replicas"));
+		r = v && atoi(v) > 1 ? atoi(v) : 1;
+	}
+	yaml_document_delete(&d);
+	return r;
+}
+
+int sharing_from_values(const char *yaml, struct sharing *s)
+{
+	yaml_document_t d;
+	yaml_node_t *config;
+	const char *name;
+
+	s->replicas = 1;
+	if (!yaml || !load(yaml, &d))
+		return 0;
+	config = get(&d, yaml_document_get_root_node(&d), "config");
+	name = text_of(get(&d, config, "default"));
+	s->replicas = config_replicas(text_of(get(&d, get(&d, config, "map"), name ? name : SHARING_CONFIG_NAME)));
+	yaml_document_delete(&d);
+	return 0;
+}
+
+int sharing_read(const char *ctr, const char *release, int timeout_ms, struct sharing *s, os_error *err)
+{
+	cJSON *obj = NULL;
+	int found = kube_get(ctr, "helmchartconfigs", release, "kube-system", 0, timeout_ms, &obj, err);
+
+	s->replicas = 1;
+	if (found > 0)
+		sharing_from_values(json_str(json_get(obj, "spec", NULL), "valuesContent"), s);
+	cJSON_Delete(obj);
+	return found < 0 ? -1 : 0;
+}
+
+static int apply(const char *ctr, const struct sharing *s, const char *release, int timeout_ms, os_error *err)
+{
+	const char *apply[] = { "apply", "-f", "-", NULL };
+	const char *del[] = { "delete", "helmchartconfig", release, "--namespace", "kube-system", "--ignore-not-found", NULL };
+	cleanup_free char *manifest = NULL;
+	struct run_result res = { 0 };
+	int rc;
+
+	if (s->replicas > 1 && sharing_manifest(s, release, &manifest, err) < 0)
+		return -1;
+	rc = kube_exec(ctr, s->replicas > 1 ? apply : del, manifest, timeout_ms, &res, err);
+	if (rc == 0 && res.status != 0)
+		rc = run_failure(err, OS_EXIT_FAILURE, &res, "kubectl %s of HelmChartConfig %s failed",
+				 s->replicas > 1 ? "apply" : "delete", release);
+	run_result_free(&res);
+	return rc;
+}
+
+int sharing_configure(const char *ctr, const char *text, const char *release, int timeout_ms, long long *want,
+		      os_error *err)
+{
+	struct sharing s;
+	struct host_gpus h = { 0 };
+	cleanup_free char *what = NULL;
+	int rc = -1;
+
+	*want = 0;
+	if (!text)
+		return 0;   /* as it is */
+	if (sharing_parse(text, &s, err) < 0)
+		return -1;
+	what = sharing_string(&s);
+	log_step("setting GPU sharing to %s", what);
+	if (apply(ctr, &s, release, timeout_ms, err) < 0 || container_gpus(ctr, timeout_ms, &h, err) < 0)
+		goto out;
+	*want = (long long)h.n * s.replicas;
+	log_step_done(1);
+	rc = 0;
+out:
+	host_gpus_free(&h);
+	return rc;
+}

@@ -1,0 +1,53 @@
+/* gateway/sharing.h - GPUs shared between pods: `--gpu-sharing`.
+ *
+ * `time-slicing:N` makes the NVIDIA device plugin advertise each GPU N
+ * times (its config's sharing.timeSlicing.resources[].replicas), so that
+ * allocatable nvidia.com/gpu becomes GPUs x N and N pods may hold one GPU
+ * in turns, without memory or fault isolation. The config reaches the
+ * chart as k3s's HelmChartConfig for the plugin's HelmChart: its
+ * valuesContent (the chart's config.map with one entry, named as
+ * config.default) is laid over the HelmChart's own values, and a change
+ * makes the Helm controller upgrade the release, on a running gateway too.
+ * `none` deletes the HelmChartConfig. MPS is not offered: the chart's MPS
+ * control daemon runs only on nodes labelled by GPU Feature Discovery,
+ * which the gateway does not run.
+ */
+#ifndef OPENSHELL_GATEWAY_SHARING_H
+#define OPENSHELL_GATEWAY_SHARING_H
+
+#include "base/error.h"
+
+#define SHARING_MAX_REPLICAS 1024
+#define SHARING_CONFIG_NAME "openshell"   /* the config.map entry */
+
+struct sharing {
+	int replicas;   /* 1: none */
+};
+
+/* "none" or "time-slicing:N" (N >= 2); a usage error otherwise. */
+int sharing_parse(const char *text, struct sharing *s, os_error *err);
+
+/* "none" or "time-slicing:N" (owned). */
+char *sharing_string(const struct sharing *s);
+
+/* The chart's values for S, as YAML (owned). */
+int sharing_values(const struct sharing *s, char **yaml, os_error *err);
+
+/* The HelmChartConfig manifest (JSON, for kubectl apply -f -) carrying
+ * those values for the HelmChart named RELEASE in kube-system (owned). */
+int sharing_manifest(const struct sharing *s, const char *release, char **json, os_error *err);
+
+/* Read the replicas back from a HelmChartConfig's valuesContent: 1 when
+ * it configures no time-slicing. */
+int sharing_from_values(const char *yaml, struct sharing *s);
+
+/* The sharing the HelmChartConfig of RELEASE sets (replicas 1 without one). */
+int sharing_read(const char *ctr, const char *release, int timeout_ms, struct sharing *s, os_error *err);
+
+/* --gpu-sharing TEXT on gateway container CTR: apply (or, for none, delete)
+ * the HelmChartConfig, and say what allocatable it makes: *want = the
+ * container's GPUs x replicas. TEXT NULL: nothing to change, *want 0. */
+int sharing_configure(const char *ctr, const char *text, const char *release, int timeout_ms, long long *want,
+		      os_error *err);
+
+#endif

@@ -1,0 +1,82 @@
+/* test_sharing.c - --gpu-sharing: parsing, the chart's values, reading them back. */
+#include "config.h"
+
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/exitcode.h"
+#include "base/xalloc.h"
+#include "gateway/sharing.h"
+#include "tap.h"
+
+static void refused(const char *text)
+{
+	struct sharing s;
+	os_error err = { 0 };
+
+	ok(sharing_parse(text, &s, &err) == -1 && err.code == OS_EXIT_USAGE, "'%s' is a usage error: %s", text,
+	   err.msg ? err.msg : "(none)");
+	os_error_clear(&err);
+}
+
+int main(void)
+{
+	struct sharing s, back;
+	os_error err = { 0 };
+	char *yaml = NULL, *json = NULL, *str;
+	cJSON *m;
+
+	xalloc_init();
+	is_int(sharing_parse("none", &s, &err), 0, "none parses");
+	is_int(s.replicas, 1, "none is one replica");
+	is_int(sharing_parse("time-slicing:4", &s, &err), 0, "time-slicing:4 parses");
+	is_int(s.replicas, 4, "four replicas");
+	str = sharing_string(&s);
+	is_str(str, "time-slicing:4", "reads back as given");
+	free(str);
+	refused("time-slicing:1");
+	refused("time-slicing:0");
+	refused("time-slicing:");
+	refused("time-slicing:2x");
+	refused("time-slicing:1025");
+	refused("TIME-SLICING:2");
+	refused("");
+	refused("mps:2");
+
+	is_int(sharing_values(&s, &yaml, &err), 0, "values are emitted");
+	is_str(yaml,
+	       "config:\n"
+	       "  map:\n"
+	       "    openshell: |-\n"
+	       "      version: v1\n"
+	       "      sharing:\n"
+	       "        timeSlicing:\n"
+	       "          resources:\n"
+	       "          - name: nvidia.com/gpu\n"
+	       "            replicas: 4\n"
+	       "  default: openshell\n",
+	       "the chart's config.map with one entry, named as config.default");
+	sharing_from_values(yaml, &back);
+	is_int(back.replicas, 4, "and read back: 4 replicas");
+	free(yaml);
+
+	is_int(sharing_manifest(&s, "nvidia-device-plugin", &json, &err), 0, "the HelmChartConfig is made");
+	m = cJSON_Parse(json);
+	ok(m && !strcmp(cJSON_GetObjectItem(m, "kind")->valuestring, "HelmChartConfig") &&
+		   !strcmp(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "metadata"), "namespace")->valuestring, "kube-system") &&
+		   !strcmp(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "metadata"), "name")->valuestring, "nvidia-device-plugin"),
+	   "a HelmChartConfig named as the HelmChart, in kube-system");
+	sharing_from_values(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "spec"), "valuesContent")->valuestring, &back);
+	is_int(back.replicas, 4, "whose valuesContent carries the replicas");
+	cJSON_Delete(m);
+	free(json);
+
+	sharing_from_values("config:\n  map:\n    a: |-\n      version: v1\n    b: |-\n      sharing:\n        timeSlicing:\n          resources:\n          - name: nvidia.com/gpu\n            replicas: 6\n  default: b\n", &back);
+	is_int(back.replicas, 6, "the default entry is the one that counts");
+	sharing_from_values("gfd:\n  enabled: false\n", &back);
+	is_int(back.replicas, 1, "values without a config share nothing");
+	sharing_from_values(": : [", &back);
+	is_int(back.replicas, 1, "unreadable values share nothing");
+	return tap_done();
+}
