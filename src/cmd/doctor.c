@@ -21,26 +21,15 @@
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/doctor.h"
 #include "docker/client.h"
 #include "docker/image.h"
 #include "gateway/deploy.h"
 #include "gateway/image.h"
 
-enum verdict { OK, WARN, FAIL };
-
-struct doctor {
-	int failed;
-	int warned;
-	cJSON *checks;   /* --json: the checks so far; NULL: print lines */
-};
-
-static void report(struct doctor *d, enum verdict v, const char *name, const char *fix,
-		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
 /* One check: name is its stable key in --json; the line shows what was
  * seen (fmt) and, in parentheses, the fix. */
-static void report(struct doctor *d, enum verdict v, const char *name, const char *fix,
-		   const char *fmt, ...)
+void report(struct doctor *d, enum verdict v, const char *name, const char *fix, const char *fmt, ...)
 {
 	static const char *const words[] = { "ok  ", "warn", "fail" };
 	static const char *const statuses[] = { "ok", "warn", "fail" };
@@ -68,6 +57,19 @@ static void report(struct doctor *d, enum verdict v, const char *name, const cha
 	cJSON_AddItemToArray(d->checks, c);
 }
 
+/* Docker 25+ lists the CDI devices it found: nvidia.com/gpu=... */
+static int has_cdi_gpus(const cJSON *info)
+{
+	const cJSON *dev;
+
+	cJSON_ArrayForEach(dev, json_get(info, "DiscoveredDevices", NULL)) {
+		const char *id = json_str(dev, "ID");
+		if (id && strncmp(id, "nvidia.com/gpu=", 15) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 static void check_nvidia_runtime(struct doctor *d, const cJSON *info)
 {
 	const cJSON *runtimes = json_get(info, "Runtimes", NULL);
@@ -82,9 +84,12 @@ static void check_nvidia_runtime(struct doctor *d, const cJSON *info)
 	}
 	if (has_nvidia)
 		report(d, OK, "docker-runtimes", NULL, "docker runtimes: %s (nvidia registered)", names);
+	else if (has_cdi_gpus(info))
+		report(d, OK, "docker-runtimes", NULL, "docker runtimes: %s (no nvidia runtime; CDI names the GPUs)",
+		       *names ? names : "none");
 	else
 		report(d, WARN, "docker-runtimes",
-		       "no nvidia runtime; if 'docker run --gpus all' fails, run 'nvidia-ctk runtime configure --runtime=docker' and restart docker",
+		       "no nvidia runtime and no CDI GPUs; if 'docker run --gpus all' fails, run 'nvidia-ctk runtime configure --runtime=docker' and restart docker, or generate a CDI spec with 'nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml'",
 		       "docker runtimes: %s", *names ? names : "none");
 }
 
@@ -128,6 +133,7 @@ static void check_docker_info(struct doctor *d)
 	report(d, OK, "cgroups", NULL, "cgroups: v%s, driver %s", cg ? cg : "?", driver ? driver : "?");
 	check_nvidia_runtime(d, info);
 	check_cdi(d, info);
+	doctor_pitfalls(d, info);
 out:
 	cJSON_Delete(info);
 	run_result_free(&res);
@@ -269,6 +275,8 @@ static void run_checks(struct doctor *d)
 			check_cluster_image(d);
 		}
 	}
+	if (!d->pitfalls_done)   /* no docker info: the host's own files still tell */
+		doctor_pitfalls(d, NULL);
 	check_host_gpus(d);
 	check_toolkit_tool(d, "nvidia-container-runtime-hook");
 	check_toolkit_tool(d, "nvidia-ctk");

@@ -1,0 +1,123 @@
+#!/usr/bin/env bats
+# doctor catches the GPU pitfalls users hit. The host's files come from a
+# made-up host under OPENSHELL_HOST_ROOT (SIMULATION: device nodes, /proc and
+# /etc as such hosts have them); the daemon's configuration that a test bed
+# daemon cannot have (the systemd cgroup driver, rootless) comes from a
+# docker wrapper that edits `docker info`'s answer (SIMULATION, labelled in
+# each test). Each pitfall is one warn or fail line with its fix, and a check
+# of its own name in --json.
+
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	load helpers/gateway
+	gateway_suite_start --gpus 1
+}
+
+teardown_file() {
+	load helpers/gateway
+	gateway_suite_stop
+}
+
+setup() {
+	load helpers/gateway
+	ROOT=$BATS_TEST_TMPDIR/host
+	mkdir -p "$ROOT/dev/char" "$ROOT/etc" "$ROOT/proc/driver/nvidia" "$ROOT/sys/devices/soc0"
+}
+
+check() { # NAME: "STATUS DETAIL (FIX)" of that check in doctor --json, or nothing
+	OPENSHELL_HOST_ROOT=$ROOT run --separate-stderr openshell doctor --json
+	jq -r --arg n "$1" '.checks[] | select(.name == $n) | "\(.status) \(.detail) (\(.fix // ""))"' <<<"$output"
+}
+
+# SIMULATION: a daemon whose `docker info` says what jq program $1 makes of it.
+fake_info() {
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	cat >"$BATS_TEST_TMPDIR/bin/docker" <<-EOS
+		#!/bin/bash
+		if [ "\$1" = info ] && [ "\$*" = "info --format {{json .}}" ]; then
+			$(command -v docker) "\$@" | jq -c '$1'
+			exit "\${PIPESTATUS[0]}"
+		fi
+		exec $(command -v docker) "\$@"
+	EOS
+	chmod +x "$BATS_TEST_TMPDIR/bin/docker"
+	export OPENSHELL_DOCKER=$BATS_TEST_TMPDIR/bin/docker
+}
+
+@test "an ordinary host shows none of the pitfalls" {
+	run check wsl2
+	assert_output ''
+	for n in tegra cdi-spec-stale systemd-cgroup-gpus rootless-docker; do
+		run check "$n"
+		assert_output ''
+	done
+}
+
+@test "WSL2: /dev/dxg and no /dev/nvidiaN is a warning with what to expect" {
+	touch "$ROOT/dev/dxg"
+	run check wsl2
+	assert_output --partial "warn WSL2: the GPUs come through /dev/dxg, with no /dev/nvidiaN, so the device plugin advertises them as one device"
+	assert_output --partial "(expect allocatable nvidia.com/gpu 1"
+}
+
+@test "Jetson/Tegra: no NVML, said with what works" {
+	echo "Tegra" >"$ROOT/sys/devices/soc0/family"
+	run check tegra
+	assert_output --partial "warn Jetson/Tegra: there is no NVML"
+	assert_output --partial "deviceDiscoveryStrategy=tegra"
+	rm "$ROOT/sys/devices/soc0/family"
+	touch "$ROOT/etc/nv_tegra_release"
+	run check tegra
+	assert_output --partial "warn Jetson/Tegra"
+}
+
+@test "a CDI spec made for another driver than the loaded one is stale, with the command that remakes it" {
+	echo "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024" \
+		>"$ROOT/proc/driver/nvidia/version"
+	mkdir -p "$ROOT/etc/cdi"
+	cat >"$ROOT/etc/cdi/nvidia.yaml" <<-YAML
+		cdiVersion: 0.5.0
+		kind: nvidia.com/gpu
+		containerEdits:
+		  mounts:
+		  - hostPath: /usr/lib/x86_64-linux-gnu/libcuda.so.535.104.05
+		    containerPath: /usr/lib/x86_64-linux-gnu/libcuda.so.535.104.05
+	YAML
+	run check cdi-spec-stale
+	assert_output --partial 'warn CDI spec /etc/cdi/nvidia.yaml was made for driver 535.104.05, but driver 550.54.15 is loaded'
+	assert_output --partial "(run 'nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml'"
+	sed -i 's/535.104.05/550.54.15/g' "$ROOT/etc/cdi/nvidia.yaml"
+	run check cdi-spec-stale
+	assert_output ''
+}
+
+@test "the systemd cgroup driver without /dev/char links loses GPUs on a daemon reload (toolkit#48)" {
+	mknod "$ROOT/dev/nvidia0" c 195 0
+	fake_info '.CgroupDriver = "systemd"'   # SIMULATION: the test bed's daemon uses cgroupfs
+	run check systemd-cgroup-gpus
+	assert_output --partial 'warn Docker uses the systemd cgroup driver and /dev/char/195:0 is missing'
+	assert_output --partial '"Failed to initialize NVML: Unknown Error"'
+	assert_output --partial "nvidia-ctk system create-dev-char-symlinks --create-all"
+	ln -s ../nvidia0 "$ROOT/dev/char/195:0"
+	run check systemd-cgroup-gpus
+	assert_output ''
+}
+
+@test "rootless Docker fails doctor, naming the daemon to use" {
+	fake_info '.SecurityOptions += ["name=rootless"]'   # SIMULATION: the test bed's daemon runs as root
+	OPENSHELL_HOST_ROOT=$ROOT run --separate-stderr openshell doctor
+	assert_failure 1
+	assert_line --partial "fail  Docker runs rootless: the gateway's k3s needs a privileged container"
+	assert_line --partial "(use the system's Docker daemon"
+}
+
+@test "a daemon with neither the nvidia runtime nor CDI GPUs is a warning; CDI GPUs alone are fine" {
+	run check docker-runtimes
+	assert_output --partial "warn docker runtimes: "
+	assert_output --partial "no nvidia runtime and no CDI GPUs"
+	fake_info '.DiscoveredDevices = [{"Source": "cdi", "ID": "nvidia.com/gpu=0"}]'   # SIMULATION: Docker >= 28.2
+	run check docker-runtimes
+	assert_output --partial "ok docker runtimes: "
+	assert_output --partial "CDI names the GPUs"
+}
