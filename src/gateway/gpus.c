@@ -234,6 +234,12 @@ int gpus_resolve(const struct gpus *g, const struct host_gpus *h, struct strv *u
 	return 0;
 }
 
+/* nvidia-smi's answer when the driver runs but sees no GPU (exit 6). */
+static int no_devices(const struct run_result *res)
+{
+	return res->status == 6 && (strstr(res->out, "No devices were found") || strstr(res->err, "No devices were found"));
+}
+
 int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_error *err)
 {
 	const char *args[] = { "exec", ctr, "nvidia-smi", "-L", NULL };
@@ -241,7 +247,7 @@ int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_erro
 	int rc = docker_run(args, NULL, 0, timeout_ms, &res, err);
 
 	memset(h, 0, sizeof(*h));
-	if (rc == 0 && res.status != 0)
+	if (rc == 0 && res.status != 0 && !no_devices(&res))
 		rc = run_failure(err, OS_EXIT_FAILURE, &res, "nvidia-smi -L in gateway container %s failed", ctr);
 	if (rc == 0)
 		host_gpus_parse(res.out, h);
@@ -264,7 +270,9 @@ int host_gpus_probe(const char *image, int timeout_ms, struct host_gpus *h, os_e
 	int rc = docker_run(args, NULL, 0, timeout_ms, &res, err);
 
 	memset(h, 0, sizeof(*h));
-	if (rc == 0 && res.status != 0 && strstr(res.err, "could not select device driver")) {
+	if (rc == 0 && res.status != 0 && no_devices(&res)) {
+		res.status = 0;   /* a host with no GPU: an empty list */
+	} else if (rc == 0 && res.status != 0 && strstr(res.err, "could not select device driver")) {
 		rc = gpus_no_toolkit(err);
 		os_error_set_detail(err, res.err);
 	} else if (rc == 0 && res.status != 0) {

@@ -27,6 +27,7 @@ setup() {
 @test "no allocatable GPU fails the allocatable check and skips the smoke pod" {
 	run --separate-stderr openshell gateway verify --name z0
 	assert_failure 8
+	assert_line --partial 'PASS  device-request  driver=nvidia count=all capabilities=utility,compute,gpu; the gateway sees no GPU, and the Docker host has none'
 	assert_line '  PASS  device-plugin   DaemonSet nvidia-device-plugin/nvidia-device-plugin: 1/1 pods ready'
 	assert_line '  FAIL  allocatable     node allocatable has no nvidia.com/gpu: the device plugin registered no GPU (it logs "No devices found. Waiting indefinitely." when it sees none)'
 	assert_line '  SKIP  smoke-pod       not run: no allocatable GPU'
@@ -36,4 +37,11 @@ setup() {
 	run --separate-stderr openshell gateway start --gpu --name z0 --image "$IMAGE" --timeout 8s
 	assert_failure 4
 	[[ "$stderr" == *"waiting for GPUs: the node has no allocatable nvidia.com/gpu: the device plugin runs but registered no GPU (its log says \"No devices found\""* ]]
+}
+
+@test "start --gpus 1 on that host fails before anything is created: the host has no GPU to give" {
+	run --separate-stderr openshell gateway start --gpus 1 --name z1 --image "$IMAGE"
+	assert_failure 1
+	[[ "$stderr" == *"openshell: error: --gpus 1: no GPU to give; the Docker host has 0 GPUs"* ]]
+	assert_no_gateway_resources z1
 }
