@@ -40,6 +40,8 @@ struct gpu_state {
 	int nodes;                /* how many the cluster has */
 	long long allocatable;    /* -1: absent */
 	long long want;           /* the allocatable sharing makes, or 0: any */
+	char *heartbeat;          /* the oldest node's Ready heartbeat (RFC 3339), or NULL */
+	int stale;                /* the facts predate the container's last start */
 	char *api_error;          /* the last transient kubectl error, or NULL */
 };
 
@@ -66,6 +68,8 @@ static int read_gpu_state(const struct wait_ctx *w, struct gpu_state *g, os_erro
 	g->plugin_found = ds != NULL;
 	kube_daemonset_status(ds, &g->ds);
 	g->nodes = kube_count_kind(list, "Node");
+	free(g->heartbeat);
+	g->heartbeat = kube_nodes_heartbeat(list);
 	g->allocatable = kube_nodes_allocatable_gpus(list);
 	cJSON_Delete(list);
 	return 0;
@@ -97,6 +101,9 @@ static char *gpu_missing(const struct gpu_state *g)
 				 g->ds.ready, g->ds.desired);
 	if (g->allocatable < 0)
 		return xstrdup("the node has no allocatable nvidia.com/gpu: the device plugin runs but registered no GPU (its log says \"No devices found\" when the container has no /dev/nvidia*: was it started with the host's GPUs?)");
+	if (g->stale)
+		return xasprintf("the node's status (posted %s) predates the container's last start: its kubelet has not posted it since",
+				 g->heartbeat);
 	if (g->want && g->allocatable != g->want)
 		return xasprintf("the node's allocatable nvidia.com/gpu is %lld, not the %lld that --gpu-sharing makes (has the Helm job upgraded the device plugin?)",
 				 g->allocatable, g->want);
@@ -210,8 +217,18 @@ static int transient(struct gpu_state *g, os_error *err)
 
 static void gpu_state_free(struct gpu_state *g)
 {
+	free(g->heartbeat);
 	runtime_fact_free(&g->rt);
 	free(g->api_error);
+}
+
+/* Was the node's status last posted before STARTED (the container's
+ * State.StartedAt)? Both are UTC RFC 3339; the API's have whole seconds. */
+static int status_predates(const struct gpu_state *g, const char *started)
+{
+	if (!g->heartbeat || !started || strlen(started) < 19 || strlen(g->heartbeat) < 19)
+		return 0;
+	return strncmp(g->heartbeat, started, 19) < 0;
 }
 
 /* One look at every fact: 1 ready, 0 not yet, -1 a verdict (err set). */
@@ -319,21 +336,31 @@ int wait_gpus(const struct wait_ctx *w, long long want, long long *gpus, os_erro
 			struct gw_container c;
 			int alive = wait_check_alive(w, &c, err);
 
+			/* Facts from before the container's last start (a restart
+			 * keeps the node object) count only once its kubelet has
+			 * posted the node's status again. */
+			g.stale = alive == 0 && ready && status_predates(&g, c.started_at);
 			container_free(&c);
 			if (alive < 0)
 				goto fail;
-			if (ready)
+			if (ready && !g.stale)
 				break;
+			if (g.stale && !backoff_wait(&b, w->deadline)) {
+				gpu_timeout(w, &g, err);
+				goto out;
+			}
+			ready = 0;
 		}
 		if ((look = gpu_look(w, &g, err)) < 0)
 			goto fail;
 		if ((ready = look > 0))
 			continue;
+		look_alive = look_alive || g.stale;
 		if ((met = await_fact(w, &g, &ready, &waited, err)) < 0)
 			goto fail;
 		if (met || ready)
 			continue;
-		look_alive = waited;   /* a wait that failed may mean a stopped container */
+		look_alive = waited || g.stale;   /* a wait that failed may mean a stopped container */
 		if (!backoff_wait(&b, w->deadline)) {
 			gpu_timeout(w, &g, err);
 			goto out;

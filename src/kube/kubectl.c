@@ -172,6 +172,23 @@ int kube_count_kind(const cJSON *list, const char *kind)
 	return n;
 }
 
+char *kube_nodes_heartbeat(const cJSON *list)
+{
+	const cJSON *item, *cond;
+	const char *oldest = NULL;
+
+	cJSON_ArrayForEach(item, json_get(list, "items", NULL)) {
+		if (!of_kind(item, "Node"))
+			continue;
+		cJSON_ArrayForEach(cond, json_get(item, "status", "conditions", NULL)) {
+			const char *type = json_str(cond, "type"), *t = json_str(cond, "lastHeartbeatTime");
+			if (type && t && strcmp(type, "Ready") == 0 && (!oldest || strcmp(t, oldest) < 0))
+				oldest = t;
+		}
+	}
+	return oldest ? xstrdup(oldest) : NULL;
+}
+
 long long kube_nodes_allocatable_gpus(const cJSON *nodes)
 {
 	const cJSON *items = json_get(nodes, "items", NULL);

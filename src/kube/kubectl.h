@@ -63,6 +63,10 @@ const cJSON *kube_find(const cJSON *list, const char *kind, const char *name);
 /* How many items of KIND a List holds. */
 int kube_count_kind(const cJSON *list, const char *kind);
 
+/* The oldest Node's Ready lastHeartbeatTime in a List: when its kubelet
+ * last posted the node's status (owned), or NULL. */
+char *kube_nodes_heartbeat(const cJSON *list);
+
 /* Node allocatable nvidia.com/gpu summed over a NodeList (or one Node).
  * -1 when no node has the key (plugin not registered), else the count. */
 long long kube_nodes_allocatable_gpus(const cJSON *nodes);

@@ -189,6 +189,26 @@ interrupt_when() {
 	grep -q 'openshell-entrypoint' "$BATS_TEST_TMPDIR/err"
 }
 
+@test "right after a restart, a start does not trust the node's status from before it" {
+	# A restarted container keeps its node object: its allocatable GPUs
+	# and the plugin's readiness are the last run's until the kubelet posts
+	# the node's status again (found by scripts/soak after a daemon restart).
+	port=$(free_port)
+	openshell -q gateway start --gpu --name rs --image "$IMAGE" --port "$port" >/dev/null
+	# Killed from the host, the container's restart policy starts it again.
+	kill -KILL "$(docker inspect openshell-cluster-rs --format '{{.State.Pid}}')"
+	eventually sh -c '[ "$(docker inspect openshell-cluster-rs --format "{{.RestartCount}} {{.State.Running}}")" = "1 true" ]'
+	run --separate-stderr openshell gateway start --gpu --name rs --json
+	assert_success
+	assert_equal "$(jq -r .gpus_allocatable <<<"$output")" "$(sim_gpu_count)"
+	# The node's status that start judged was posted after the restart.
+	started=$(docker inspect openshell-cluster-rs --format '{{.State.StartedAt}}')
+	beat=$(gw_kubectl rs get nodes -o json | jq -r '[.items[].status.conditions[] | select(.type == "Ready") | .lastHeartbeatTime] | min')
+	[[ ! "$beat" < "${started:0:19}" ]]
+	assert_equal "$(gw_kubectl rs get nodes -o jsonpath='{.items[0].status.allocatable.nvidia\.com/gpu}')" "$(sim_gpu_count)"
+	openshell -q gateway destroy --name rs --yes
+}
+
 @test "a read-only config directory fails clearly and loses nothing" {
 	port=$(free_port)
 	mkdir -p "$BATS_TEST_TMPDIR/ro/openshell"
