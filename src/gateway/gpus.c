@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include "base/exitcode.h"
+#include "base/log.h"
 #include "base/names.h"
 #include "base/runner.h"
 #include "base/xalloc.h"
-#include "base/log.h"
 #include "docker/client.h"
 #include "docker/container.h"
 #include "gateway/deploy.h"

@@ -9,11 +9,11 @@
 #include <yaml.h>
 
 #include "base/exitcode.h"
-#include "base/names.h"
-#include "base/xalloc.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "base/names.h"
 #include "base/runner.h"
+#include "base/xalloc.h"
 #include "base/yaml_out.h"
 #include "gateway/gpus.h"
 #include "gateway/sharing.h"
