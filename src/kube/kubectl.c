@@ -331,16 +331,16 @@ char *kube_logs_tail(const char *ctr, const char *ns, const char *selector, int 
 		     int timeout_ms)
 {
 	cleanup_free char *why = NULL, *why_previous = NULL;
-	char *text = logs_once(ctr, ns, selector, lines, 0, timeout_ms, &why);
+	cleanup_free char *now = logs_once(ctr, ns, selector, lines, 0, timeout_ms, &why);
+	/* A container restarting between crashes has no log yet, is waiting
+	 * to start, or has only begun its next run: what explains the crash
+	 * is its previous run's log, so that comes too whenever there is one. */
+	cleanup_free char *before = logs_once(ctr, ns, selector, lines, 1, timeout_ms, &why_previous);
 
-	/* A container restarting between crashes has no log yet, or is waiting
-	 * to start: what explains the crash is its previous run's log. */
-	if (!text && (text = logs_once(ctr, ns, selector, lines, 1, timeout_ms, &why_previous))) {
-		char *labelled = xasprintf("(the previous container's log)\n%s", text);
-		free(text);
-		return labelled;
-	}
-	if (!text)
-		text = why ? xasprintf("(logs unavailable: %s)", why) : xstrdup("");
-	return text;
+	if (before)
+		return xasprintf("%s%s(the previous container's log)\n%s", now ? now : "",
+				 now && now[strlen(now) - 1] != '\n' ? "\n" : "", before);
+	if (now)
+		return xstrdup(now);
+	return why ? xasprintf("(logs unavailable: %s)", why) : xstrdup("");
 }

@@ -101,7 +101,9 @@ char *kube_pods_stuck(const cJSON *pods, const char *key, const char *value);
 /* The last line of text that starts with "Error:" (helm's), or NULL. */
 char *kube_last_error_line(const char *text);
 
-/* The last lines of logs: `kubectl logs -n NS -l SELECTOR --tail=N`.
+/* The last lines of logs: `kubectl logs -n NS -l SELECTOR --tail=N`, and
+ * after them the previous container's (--previous) when there is one, so
+ * that a crash loop's reason comes along whenever the timeout looks.
  * Returns newly allocated text (possibly empty), never NULL. */
 char *kube_logs_tail(const char *ctr, const char *ns, const char *selector, int lines,
 		     int timeout_ms);

@@ -821,15 +821,19 @@ srv_plugin_pod() {
 		mkdir -p "$SIM_LOGS/$2"
 		# The container that ran before is the previous one (kubectl logs -p).
 		[ ! -f "$SIM_LOGS/$2/$pod.log" ] || mv -f "$SIM_LOGS/$2/$pod.log" "$SIM_LOGS/$2/$pod.log.prev"
-		srv_plugin_log "$1" >"$SIM_LOGS/$2/$pod.log"
+		# The real plugin prints these within milliseconds: the stand-in,
+		# slower to make them, puts its log in place whole.
+		srv_plugin_log "$1" >"$SIM_LOGS/$2/$pod.log.tmp"
 		if [ "$crash" = 1 ]; then
-			srv_plugin_crash_log >>"$SIM_LOGS/$2/$pod.log"
+			srv_plugin_crash_log >>"$SIM_LOGS/$2/$pod.log.tmp"
+			mv -f "$SIM_LOGS/$2/$pod.log.tmp" "$SIM_LOGS/$2/$pod.log"
 			echo "crash $(sim_now)" >"$st"
 			rm -f "$SIM_RUN/gpu-registered"
 			srv_pod_status "$2" "$pod" crashloop 1 Error "$(cat "$hd/restarts")"
 			return 1
 		fi
-		srv_plugin_register >>"$SIM_LOGS/$2/$pod.log"
+		srv_plugin_register >>"$SIM_LOGS/$2/$pod.log.tmp"
+		mv -f "$SIM_LOGS/$2/$pod.log.tmp" "$SIM_LOGS/$2/$pod.log"
 		echo "running $(sim_now)" >"$st"
 		srv_pod_status "$2" "$pod" running "" "" "$(cat "$hd/restarts")"
 		return 0
