@@ -819,21 +819,20 @@ srv_plugin_pod() {
 		img_ready "$2" "$pod" || { echo "starting $(sim_now)" >"$st"; return 1; }
 		sim_after "$since" "${SIM_PLUGIN_DELAY:-0.5}" || return 1
 		mkdir -p "$SIM_LOGS/$2"
-		# The container that ran before is the previous one (kubectl logs -p).
-		[ ! -f "$SIM_LOGS/$2/$pod.log" ] || mv -f "$SIM_LOGS/$2/$pod.log" "$SIM_LOGS/$2/$pod.log.prev"
 		# The real plugin prints these within milliseconds: the stand-in,
-		# slower to make them, puts its log in place whole.
+		# slower to make them, puts its log in place whole, and until then
+		# `kubectl logs` shows the last container's, as the kubelet does.
 		srv_plugin_log "$1" >"$SIM_LOGS/$2/$pod.log.tmp"
 		if [ "$crash" = 1 ]; then
 			srv_plugin_crash_log >>"$SIM_LOGS/$2/$pod.log.tmp"
-			mv -f "$SIM_LOGS/$2/$pod.log.tmp" "$SIM_LOGS/$2/$pod.log"
+			srv_plugin_log_in_place "$2" "$pod"
 			echo "crash $(sim_now)" >"$st"
 			rm -f "$SIM_RUN/gpu-registered"
 			srv_pod_status "$2" "$pod" crashloop 1 Error "$(cat "$hd/restarts")"
 			return 1
 		fi
 		srv_plugin_register >>"$SIM_LOGS/$2/$pod.log.tmp"
-		mv -f "$SIM_LOGS/$2/$pod.log.tmp" "$SIM_LOGS/$2/$pod.log"
+		srv_plugin_log_in_place "$2" "$pod"
 		echo "running $(sim_now)" >"$st"
 		srv_pod_status "$2" "$pod" running "" "" "$(cat "$hd/restarts")"
 		return 0
@@ -856,6 +855,13 @@ srv_plugin_pod() {
 		;;
 	esac
 	return 1
+}
+
+# srv_plugin_log_in_place NS POD: the new container's log becomes the
+# current one, the one before it the previous (kubectl logs -p).
+srv_plugin_log_in_place() {
+	[ ! -f "$SIM_LOGS/$1/$2.log" ] || mv -f "$SIM_LOGS/$1/$2.log" "$SIM_LOGS/$1/$2.log.prev"
+	mv -f "$SIM_LOGS/$1/$2.log.tmp" "$SIM_LOGS/$1/$2.log"
 }
 
 srv_klog() {
