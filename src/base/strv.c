@@ -51,6 +51,18 @@ const char *const *strv_argv(struct strv *s)
 	return (const char *const *)s->v;
 }
 
+char *strv_join(const struct strv *s, const char *sep)
+{
+	char *out = xstrdup("");
+
+	for (size_t i = 0; i < s->n; i++) {
+		char *next = xasprintf("%s%s%s", out, i ? sep : "", s->v[i]);
+		free(out);
+		out = next;
+	}
+	return out;
+}
+
 void strv_free(struct strv *s)
 {
 	for (size_t i = 0; i < s->n; i++)

@@ -18,6 +18,8 @@ void strv_push(struct strv *s, const char *arg);
 void strv_pushf(struct strv *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strv_pushv(struct strv *s, const char *const *args);   /* NULL-terminated */
 const char *const *strv_argv(struct strv *s);                /* never NULL */
+/* The strings joined with sep (owned). */
+char *strv_join(const struct strv *s, const char *sep);
 void strv_free(struct strv *s);
 
 #endif

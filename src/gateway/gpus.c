@@ -92,18 +92,6 @@ void gpus_free(struct gpus *g)
 	memset(g, 0, sizeof(*g));
 }
 
-static char *join(const struct strv *s)
-{
-	char *out = xstrdup("");
-
-	for (size_t i = 0; i < s->n; i++) {
-		char *next = xasprintf("%s%s%s", out, i ? "," : "", s->v[i]);
-		free(out);
-		out = next;
-	}
-	return out;
-}
-
 char *gpus_string(const struct gpus *g)
 {
 	cleanup_free char *ids = NULL;
@@ -112,7 +100,7 @@ char *gpus_string(const struct gpus *g)
 	case GPUS_COUNT: return xasprintf("%d", g->count);
 	/* One index alone would read as a count. */
 	case GPUS_DEVICES:
-		ids = join(&g->ids);
+		ids = strv_join(&g->ids, ",");
 		return g->ids.n == 1 && all_digits(ids) ? xasprintf("device=%s", ids) : xstrdup(ids);
 	default: return xstrdup("all");
 	}
@@ -139,7 +127,7 @@ char *gpus_words(const char *selection)
 
 char *gpus_docker_request(const struct gpus *g)
 {
-	cleanup_free char *ids = g->kind == GPUS_DEVICES ? join(&g->ids) : NULL;
+	cleanup_free char *ids = g->kind == GPUS_DEVICES ? strv_join(&g->ids, ",") : NULL;
 
 	/* Docker's CSV: a field holding commas is quoted. */
 	if (g->kind == GPUS_DEVICES)

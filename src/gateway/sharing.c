@@ -14,7 +14,7 @@
 #include "base/names.h"
 #include "base/runner.h"
 #include "base/xalloc.h"
-#include "base/yaml_out.h"
+#include "base/yaml_doc.h"
 #include "gateway/gpus.h"
 #include "gateway/sharing.h"
 #include "kube/kubectl.h"
@@ -137,36 +137,18 @@ int sharing_manifest(const struct sharing *s, const char *release, char **json, 
 	return 0;
 }
 
-/* The scalar under KEY of MAP, or NULL. */
-static yaml_node_t *get(yaml_document_t *d, yaml_node_t *map, const char *key)
-{
-	yaml_node_pair_t *p;
-
-	if (!map || map->type != YAML_MAPPING_NODE)
-		return NULL;
-	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = yaml_document_get_node(d, p->key);
-		if (k && k->type == YAML_SCALAR_NODE && strcmp((char *)k->data.scalar.value, key) == 0)
-			return yaml_document_get_node(d, p->value);
-	}
-	return NULL;
-}
-
 static const char *text_of(const yaml_node_t *n)
 {
 	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
+/* The values as a document; unreadable ones (or no mapping) share nothing. */
 static int load(const char *yaml, yaml_document_t *d)
 {
-	yaml_parser_t p;
-	int ok;
+	os_error err = { 0 };
+	int ok = yaml_doc_load(yaml, strlen(yaml), "Helm values", d, &err) == 0;
 
-	if (!yaml_parser_initialize(&p))
-		return 0;
-	yaml_parser_set_input_string(&p, (const unsigned char *)yaml, strlen(yaml));
-	ok = yaml_parser_load(&p, d);
-	yaml_parser_delete(&p);
+	os_error_clear(&err);
 	return ok;
 }
 
@@ -179,9 +161,9 @@ static int config_replicas(const char *text)
 
 	if (!text || !load(text, &d))
 		return 1;
-	list = get(&d, get(&d, get(&d, yaml_document_get_root_node(&d), "sharing"), "timeSlicing"), "resources");
+	list = yaml_map_get(&d, yaml_map_get(&d, yaml_map_get(&d, yaml_document_get_root_node(&d), "sharing"), "timeSlicing"), "resources");
 	if (list && list->type == YAML_SEQUENCE_NODE && list->data.sequence.items.top > list->data.sequence.items.start) {
-		const char *v = text_of(get(&d, yaml_document_get_node(&d, *list->data.sequence.items.start), "replicas"));
+		const char *v = text_of(yaml_map_get(&d, yaml_document_get_node(&d, *list->data.sequence.items.start), "replicas"));
 		r = v && atoi(v) > 1 ? atoi(v) : 1;
 	}
 	yaml_document_delete(&d);
@@ -197,9 +179,9 @@ int sharing_from_values(const char *yaml, struct sharing *s)
 	s->replicas = 1;
 	if (!yaml || !load(yaml, &d))
 		return 0;
-	config = get(&d, yaml_document_get_root_node(&d), "config");
-	name = text_of(get(&d, config, "default"));
-	s->replicas = config_replicas(text_of(get(&d, get(&d, config, "map"), name ? name : SHARING_CONFIG_NAME)));
+	config = yaml_map_get(&d, yaml_document_get_root_node(&d), "config");
+	name = text_of(yaml_map_get(&d, config, "default"));
+	s->replicas = config_replicas(text_of(yaml_map_get(&d, yaml_map_get(&d, config, "map"), name ? name : SHARING_CONFIG_NAME)));
 	yaml_document_delete(&d);
 	return 0;
 }

@@ -80,18 +80,6 @@ static int in_list(const struct strv *s, const char *v)
 	return 0;
 }
 
-static char *joined(const struct strv *s)
-{
-	char *out = xstrdup("");
-
-	for (size_t i = 0; i < s->n; i++) {
-		char *next = xasprintf("%s%s%s", out, i ? ", " : "", s->v[i]);
-		free(out);
-		out = next;
-	}
-	return out;
-}
-
 /* The container must see exactly the GPUs its request means on the Docker
  * host, by UUID: its own nvidia-smi against the host's (a throwaway
  * container lists those, gateway/gpus.h). *seen gets the container's. */
@@ -122,8 +110,8 @@ static int check_selected_gpus(const struct gateway *gw, struct strv *seen, stru
 	exact = seen->n == want.n;
 	for (size_t i = 0; exact && i < want.n; i++)
 		exact = in_list(seen, want.v[i]);
-	has = joined(seen);
-	means = joined(&want);
+	has = strv_join(seen, ", ");
+	means = strv_join(&want, ", ");
 	if (exact)
 		set(c, CHECK_PASS, xasprintf("%s; the gateway sees %s: exactly --gpus %s", c->evidence, has, sel));
 	else

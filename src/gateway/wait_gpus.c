@@ -273,15 +273,15 @@ static int next_fact(const struct gpu_state *g, struct strv *args)
 	if (g->nodes > 0 && g->allocatable < 0 && !g->want) {
 		/* Needs the DaemonSet, its pod and the plugin's registration. */
 		strv_pushv(args, (const char *const[]){ "--for=jsonpath={.status.allocatable." KUBE_JSONPATH_GPU "}",
-						  "nodes", "--all", "--output=json", NULL });
+						  "nodes", "--all", NULL });
 	} else if (g->nodes > 0 && g->want && g->allocatable != g->want) {
 		/* A sharing change: the upgraded plugin registers the replicas. */
 		strv_pushf(args, "--for=jsonpath={.status.allocatable." KUBE_JSONPATH_GPU "}=%lld", g->want);
-		strv_pushv(args, (const char *const[]){ "nodes", "--all", "--output=json", NULL });
+		strv_pushv(args, (const char *const[]){ "nodes", "--all", NULL });
 	} else if (g->plugin_found && g->ds.desired > 0 && g->ds.ready < g->ds.desired) {
 		strv_pushf(args, "--for=jsonpath={.status.numberReady}=%lld", g->ds.desired);
 		strv_pushv(args, (const char *const[]){ "daemonset/" DEVICE_PLUGIN_RELEASE, "--namespace",
-						  DEVICE_PLUGIN_NAMESPACE, "--output=json", NULL });
+						  DEVICE_PLUGIN_NAMESPACE, NULL });
 	}
 	return args->n > 0;
 }

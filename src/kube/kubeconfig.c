@@ -10,22 +10,8 @@
 #include "base/exitcode.h"
 #include "base/files.h"
 #include "base/xalloc.h"
-#include "base/yaml_out.h"
+#include "base/yaml_doc.h"
 #include "kube/kubeconfig.h"
-
-static yaml_node_t *map_get(yaml_document_t *doc, yaml_node_t *map, const char *key)
-{
-	yaml_node_pair_t *pair;
-
-	if (!map || map->type != YAML_MAPPING_NODE)
-		return NULL;
-	for (pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top; pair++) {
-		yaml_node_t *k = yaml_document_get_node(doc, pair->key);
-		if (k && k->type == YAML_SCALAR_NODE && strcmp((char *)k->data.scalar.value, key) == 0)
-			return yaml_document_get_node(doc, pair->value);
-	}
-	return NULL;
-}
 
 static int is_scalar(const yaml_node_t *n, const char *value)
 {
@@ -68,29 +54,14 @@ static void rename_default(yaml_node_t *n, const char *name)
 
 /* Call fn on each mapping item of the sequence at root[key]. */
 #define EACH_ITEM(doc, root, key, item)                                                   \
-	for (yaml_node_t *seq_ = map_get(doc, root, key); seq_ && seq_->type == YAML_SEQUENCE_NODE; seq_ = NULL) \
+	for (yaml_node_t *seq_ = yaml_map_get(doc, root, key); seq_ && seq_->type == YAML_SEQUENCE_NODE; seq_ = NULL) \
 		for (yaml_node_item_t *it_ = seq_->data.sequence.items.start;                \
 		     it_ < seq_->data.sequence.items.top; it_++)                             \
 			for (yaml_node_t *item = yaml_document_get_node(doc, *it_); item; item = NULL)
 
 static int load(const char *in, size_t len, yaml_document_t *doc, os_error *err)
 {
-	yaml_parser_t parser;
-	int rc = 0;
-
-	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_string(&parser, (const unsigned char *)in, len);
-	if (!yaml_parser_load(&parser, doc)) {
-		rc = os_error_set(err, OS_EXIT_FAILURE, "kubeconfig is not valid YAML: %s at line %zu",
-				  parser.problem ? parser.problem : "parse error",
-				  parser.problem_mark.line + 1);
-	} else if (!yaml_document_get_root_node(doc) ||
-		   yaml_document_get_root_node(doc)->type != YAML_MAPPING_NODE) {
-		yaml_document_delete(doc);
-		rc = os_error_set(err, OS_EXIT_FAILURE, "kubeconfig is not a YAML mapping");
-	}
-	yaml_parser_delete(&parser);
-	return rc;
+	return yaml_doc_load(in, len, "kubeconfig", doc, err);
 }
 
 /* Parse and emit: validates add and normalises its layout like a merge. */
@@ -115,22 +86,22 @@ int kubeconfig_rewrite(const char *in, size_t len, const char *server, const cha
 		return -1;
 	root = yaml_document_get_root_node(&doc);
 	EACH_ITEM(&doc, root, "clusters", item) {
-		yaml_node_t *s = map_get(&doc, map_get(&doc, item, "cluster"), "server");
+		yaml_node_t *s = yaml_map_get(&doc, yaml_map_get(&doc, item, "cluster"), "server");
 		if (is_scalar(s, NULL)) {
 			set_scalar(s, server);
 			servers++;
 		}
-		rename_default(map_get(&doc, item, "name"), name);
+		rename_default(yaml_map_get(&doc, item, "name"), name);
 	}
 	EACH_ITEM(&doc, root, "contexts", item) {
-		yaml_node_t *ctx = map_get(&doc, item, "context");
-		rename_default(map_get(&doc, item, "name"), name);
-		rename_default(map_get(&doc, ctx, "cluster"), name);
-		rename_default(map_get(&doc, ctx, "user"), name);
+		yaml_node_t *ctx = yaml_map_get(&doc, item, "context");
+		rename_default(yaml_map_get(&doc, item, "name"), name);
+		rename_default(yaml_map_get(&doc, ctx, "cluster"), name);
+		rename_default(yaml_map_get(&doc, ctx, "user"), name);
 	}
 	EACH_ITEM(&doc, root, "users", item)
-		rename_default(map_get(&doc, item, "name"), name);
-	rename_default(map_get(&doc, root, "current-context"), name);
+		rename_default(yaml_map_get(&doc, item, "name"), name);
+	rename_default(yaml_map_get(&doc, root, "current-context"), name);
 	if (!servers) {
 		yaml_document_delete(&doc);
 		return os_error_set(err, OS_EXIT_FAILURE,
@@ -203,7 +174,7 @@ static int is_null(const yaml_node_t *n)
 static int ensure_sequence(yaml_document_t *doc, const char *key)
 {
 	yaml_node_t *root = yaml_document_get_root_node(doc);
-	yaml_node_t *v = map_get(doc, root, key);
+	yaml_node_t *v = yaml_map_get(doc, root, key);
 	int root_id = node_id(doc, root), v_id = node_id(doc, v), k, seq;
 
 	if (v && !is_null(v))
@@ -225,7 +196,7 @@ static int ensure_sequence(yaml_document_t *doc, const char *key)
 
 static const char *item_name(yaml_document_t *doc, yaml_node_t *item)
 {
-	yaml_node_t *n = map_get(doc, item, "name");
+	yaml_node_t *n = yaml_map_get(doc, item, "name");
 
 	return is_scalar(n, NULL) ? (const char *)n->data.scalar.value : NULL;
 }
@@ -284,10 +255,10 @@ int kubeconfig_merge(const char *base, size_t base_len, const char *add, size_t 
 		return os_error_set(err, OS_EXIT_FAILURE,
 				    "cannot merge kubeconfigs: clusters, contexts and users must be lists of named entries");
 	}
-	cur = map_get(&adoc, yaml_document_get_root_node(&adoc), "current-context");
+	cur = yaml_map_get(&adoc, yaml_document_get_root_node(&adoc), "current-context");
 	ctx = is_scalar(cur, NULL) ? (const char *)cur->data.scalar.value : NULL;
 	if (ctx) {
-		yaml_node_t *bcur = map_get(&bdoc, yaml_document_get_root_node(&bdoc), "current-context");
+		yaml_node_t *bcur = yaml_map_get(&bdoc, yaml_document_get_root_node(&bdoc), "current-context");
 		if (is_scalar(bcur, NULL)) {
 			set_scalar(bcur, ctx);
 		} else {
@@ -311,7 +282,7 @@ int kubeconfig_merge(const char *base, size_t base_len, const char *add, size_t 
 /* Drop from root[key] every entry named `name`; 1 when one was there. */
 static int drop_named(yaml_document_t *doc, const char *key, const char *name)
 {
-	yaml_node_t *seq = map_get(doc, yaml_document_get_root_node(doc), key);
+	yaml_node_t *seq = yaml_map_get(doc, yaml_document_get_root_node(doc), key);
 	yaml_node_item_t *keep;
 	int dropped = 0;
 
@@ -343,7 +314,7 @@ int kubeconfig_remove(const char *base, size_t base_len, const char *name, char 
 	*removed |= drop_named(&doc, "users", name);
 	/* A current-context that was another stays; ours goes, as kubectl's
 	 * delete-context leaves none. */
-	cur = map_get(&doc, yaml_document_get_root_node(&doc), "current-context");
+	cur = yaml_map_get(&doc, yaml_document_get_root_node(&doc), "current-context");
 	if (is_scalar(cur, name))
 		set_scalar(cur, "");
 	return yaml_emit_document(&doc, "kubeconfig", out, out_len, err);
@@ -359,7 +330,7 @@ int kubeconfig_server(const char *in, size_t len, char **server, os_error *err)
 		return -1;
 	root = yaml_document_get_root_node(&doc);
 	EACH_ITEM(&doc, root, "clusters", item) {
-		yaml_node_t *s = map_get(&doc, map_get(&doc, item, "cluster"), "server");
+		yaml_node_t *s = yaml_map_get(&doc, yaml_map_get(&doc, item, "cluster"), "server");
 		if (is_scalar(s, NULL) && !*server)
 			*server = xstrdup((char *)s->data.scalar.value);
 	}
