@@ -32,6 +32,10 @@ K3S_MANIFESTS_DIR="${K3S_MANIFESTS_DIR:-$K3S_DATA_DIR/server/manifests}"
 K3S_BIN="${K3S_BIN:-/usr/local/bin/k3s}"
 DEV_DIR="${OPENSHELL_DEV_DIR:-/dev}"
 GPU_ENABLED="${GPU_ENABLED:-}"
+# How the gateway got its GPUs (openshell's --gpu-mode: legacy or cdi) and
+# its MIG strategy, for the device plugin's values.
+OPENSHELL_GPU_MODE="${OPENSHELL_GPU_MODE:-legacy}"
+OPENSHELL_MIG_STRATEGY="${OPENSHELL_MIG_STRATEGY:-none}"
 
 # Names of the GPU manifests this script installed, so that a later run
 # without GPU also removes files whose names changed between image versions.
@@ -69,8 +73,9 @@ install_manifest() {
 	tmp="$K3S_MANIFESTS_DIR/.$(basename "$src").tmp.$$"
 	sed "$RENDER" "$src" >"$tmp" || die "cannot render $src into $tmp"
 	if grep -q '@[A-Z][A-Z0-9_]*@' "$tmp"; then
+		missing=$(grep -o '@[A-Z][A-Z0-9_]*@' "$tmp" | sort -u | tr '\n' ' ')
 		rm -f "$tmp"
-		die "$src names a pin that $VERSIONS_FILE lacks: $(grep -o '@[A-Z][A-Z0-9_]*@' "$src" | sort -u | tr '\n' ' ')"
+		die "$src names a pin that $VERSIONS_FILE lacks: $missing"
 	fi
 	chmod 0644 "$tmp"
 	mv -f "$tmp" "$dst" || die "cannot rename $tmp to $dst"
@@ -106,8 +111,21 @@ sync_bundle() {
 	printf '%s' "$names" >"$record.tmp.$$" && mv -f "$record.tmp.$$" "$record"
 }
 
+# The device plugin's values that follow the gateway's own options.
+gpu_program() {
+	case $OPENSHELL_GPU_MODE in
+	legacy) printf 's|@DEVICE_LIST_STRATEGY@|envvar|g\n' ;;
+	cdi) printf 's|@DEVICE_LIST_STRATEGY@|cdi-cri|g\n' ;;
+	*) die "OPENSHELL_GPU_MODE=$OPENSHELL_GPU_MODE: give legacy or cdi" ;;
+	esac
+	case $OPENSHELL_MIG_STRATEGY in
+	none | single | mixed) printf 's|@MIG_STRATEGY@|%s|g\n' "$OPENSHELL_MIG_STRATEGY" ;;
+	*) die "OPENSHELL_MIG_STRATEGY=$OPENSHELL_MIG_STRATEGY: give none, single or mixed" ;;
+	esac
+}
+
 mkdir -p "$K3S_MANIFESTS_DIR" || die "cannot create $K3S_MANIFESTS_DIR"
-RENDER=$(render_program)
+RENDER=$(render_program; gpu_program)
 sync_bundle "$BUNDLE_DIR/images" "$K3S_DATA_DIR/agent/images"
 sync_bundle "$BUNDLE_DIR/charts" "$K3S_DATA_DIR/server/static/charts"
 
@@ -120,7 +138,7 @@ if [ -d "$OPENSHELL_MANIFESTS_DIR" ]; then
 fi
 
 if [ "$GPU_ENABLED" = "true" ]; then
-	log "GPU_ENABLED=true: enabling NVIDIA GPU support"
+	log "GPU_ENABLED=true: enabling NVIDIA GPU support (GPUs through $OPENSHELL_GPU_MODE, MIG strategy $OPENSHELL_MIG_STRATEGY)"
 	installed=""
 	for f in "$GPU_MANIFESTS_DIR"/*.yaml; do
 		[ -f "$f" ] || continue

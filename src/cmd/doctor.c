@@ -25,6 +25,7 @@
 #include "docker/client.h"
 #include "docker/image.h"
 #include "gateway/deploy.h"
+#include "gateway/gpu_mode.h"
 #include "gateway/image.h"
 
 /* One check: name is its stable key in --json; the line shows what was
@@ -57,17 +58,16 @@ void report(struct doctor *d, enum verdict v, const char *name, const char *fix,
 	cJSON_AddItemToArray(d->checks, c);
 }
 
-/* Docker 25+ lists the CDI devices it found: nvidia.com/gpu=... */
+/* Docker 28.2+ lists the CDI devices it found: nvidia.com/gpu=... */
 static int has_cdi_gpus(const cJSON *info)
 {
-	const cJSON *dev;
+	struct daemon_gpus d;
+	int n;
 
-	cJSON_ArrayForEach(dev, json_get(info, "DiscoveredDevices", NULL)) {
-		const char *id = json_str(dev, "ID");
-		if (id && strncmp(id, "nvidia.com/gpu=", 15) == 0)
-			return 1;
-	}
-	return 0;
+	daemon_gpus_from_info(info, &d);
+	n = (int)d.cdi.n;
+	daemon_gpus_free(&d);
+	return n > 0;
 }
 
 static void check_nvidia_runtime(struct doctor *d, const cJSON *info)
@@ -93,7 +93,7 @@ static void check_nvidia_runtime(struct doctor *d, const cJSON *info)
 		       "docker runtimes: %s", *names ? names : "none");
 }
 
-/* Docker's CDI view (Docker 25+): where it reads specs, and the devices
+/* Docker's CDI view (Docker 28.2+): where it reads specs, and the devices
  * (e.g. nvidia.com/gpu=0) it found there. Absent on older daemons. */
 static void check_cdi(struct doctor *d, const cJSON *info)
 {

@@ -52,7 +52,14 @@ static void usage(FILE *out)
 		"      --gpu-sharing MODE  share each GPU between pods: time-slicing:N makes\n"
 		"                       allocatable nvidia.com/gpu N times the GPUs (pods take\n"
 		"                       turns; no memory isolation); none undoes it. Changes a\n"
-		"                       running gateway in place"
+		"                       running gateway in place\n"
+		"      --gpu-mode MODE  how Docker gives the GPUs: cdi (--device\n"
+		"                       nvidia.com/gpu=..., the NVIDIA CDI spec), legacy (--gpus,\n"
+		"                       the toolkit's hook) or auto (default: cdi when the daemon\n"
+		"                       lists NVIDIA CDI devices, as Docker >= 28.2 does)\n"
+		"      --mig-strategy S  MIG for the device plugin: none (default; a MIG GPU\n"
+		"                       counts whole), single (each MIG device is an\n"
+		"                       nvidia.com/gpu) or mixed (nvidia.com/mig-<profile>)\n"
 		"      --port PORT      host port for the k3s API (default: %d, or the next\n"
 		"                       free port when that is taken)\n"
 		"      --bind ADDR      host address to publish the API on (default: %s);\n"
@@ -87,7 +94,7 @@ static void usage(FILE *out)
 		IMAGE_DEFAULT_TAG);
 }
 
-enum { OPT_NAME = 256, OPT_GPU, OPT_GPUS, OPT_GPU_SHARING, OPT_PORT, OPT_BIND, OPT_IMAGE, OPT_RECREATE, OPT_TIMEOUT,
+enum { OPT_NAME = 256, OPT_GPU, OPT_GPUS, OPT_GPU_SHARING, OPT_GPU_MODE, OPT_MIG_STRATEGY, OPT_PORT, OPT_BIND, OPT_IMAGE, OPT_RECREATE, OPT_TIMEOUT,
        OPT_NO_WAIT, OPT_JSON, OPT_UPDATE_KUBECONFIG, OPT_NO_BUILD, OPT_TLS_SAN };
 
 int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
@@ -98,6 +105,8 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 		{ "gpu", no_argument, NULL, OPT_GPU },
 		{ "gpus", required_argument, NULL, OPT_GPUS },
 		{ "gpu-sharing", required_argument, NULL, OPT_GPU_SHARING },
+		{ "gpu-mode", required_argument, NULL, OPT_GPU_MODE },
+		{ "mig-strategy", required_argument, NULL, OPT_MIG_STRATEGY },
 		{ "port", required_argument, NULL, OPT_PORT },
 		{ "bind", required_argument, NULL, OPT_BIND },
 		{ "image", required_argument, NULL, OPT_IMAGE },
@@ -124,6 +133,8 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 			o->gpus = optarg;
 			break;
 		case OPT_GPU_SHARING: o->gpu_sharing = optarg; break;
+		case OPT_GPU_MODE: o->gpu_mode = optarg; break;
+		case OPT_MIG_STRATEGY: o->mig_strategy = optarg; break;
 		case OPT_BIND:
 			o->bind = optarg;
 			o->bind_set = 1;
@@ -198,9 +209,13 @@ static void print_summary(const struct deploy_opts *o, const struct start_result
 		cJSON_AddBoolToObject(j, "gpu", o->gpu);
 		cleanup_free char *gpus = o->gpu ? gpus_normal(o->gpus) : NULL;
 		json_add_string_or_null(j, "gpus", gpus);
+		json_add_string_or_null(j, "gpu_mode", r->gpu_mode);
+		json_add_string_or_null(j, "mig_strategy", r->mig_strategy);
 		if (r->user_kubeconfig)
 			cJSON_AddStringToObject(j, "user_kubeconfig", r->user_kubeconfig);
 		json_add_count_or_null(j, "gpus_allocatable", r->gpus);
+		if (o->gpu)
+			cJSON_AddNumberToObject(j, "mig_allocatable", (double)r->mig);
 		cJSON_AddItemToObject(j, "phases_ms", phases_json(&r->phases));
 		cJSON_AddItemToObject(j, "openshell", self_usage_json());
 		json_print_stdout(j);
@@ -209,8 +224,10 @@ static void print_summary(const struct deploy_opts *o, const struct start_result
 	printf("Gateway '%s' is ready (%s).\n", o->name, r->outcome ? r->outcome : "running");
 	printf("  API:         %s\n", r->server);
 	printf("  Kubeconfig:  %s\n", r->kubeconfig);
-	if (o->gpu && r->gpus >= 0)
-		printf("  GPUs:        %lld allocatable (nvidia.com/gpu)\n", r->gpus);
+	if (o->gpu && (r->gpus >= 0 || r->mig > 0))
+		printf("  GPUs:        %lld allocatable (nvidia.com/gpu)%s%.0lld%s, through %s\n", r->gpus < 0 ? 0 : r->gpus,
+		       r->mig > 0 ? " and " : "", r->mig, r->mig > 0 ? " MIG devices (nvidia.com/mig-*)" : "",
+		       strcmp(r->gpu_mode, "cdi") ? "Docker's --gpus" : "CDI");
 	else if (o->gpu)
 		printf("  GPUs:        requested; not yet checked (--no-wait)\n");
 	else

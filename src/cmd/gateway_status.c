@@ -22,6 +22,7 @@
 #include "docker/client.h"
 #include "gateway/info.h"
 #include "gateway/lookup.h"
+#include "gateway/mig.h"
 #include "kube/containerd.h"
 #include "kube/kubectl.h"
 
@@ -29,6 +30,7 @@ struct status {
 	int api_ready;
 	struct runtime_fact rt;  /* containerd's nvidia runtime (config_read 0: unknown) */
 	long long gpus;          /* allocatable nvidia.com/gpu; -1 absent or unknown */
+	struct strv mig;         /* allocatable MIG resources: "nvidia.com/mig-1g.10gb=2" */
 	const char *health;      /* Docker's verdict, or the probe's own (below) */
 	char *health_line;       /* last line of the latest health probe, or NULL */
 };
@@ -108,8 +110,10 @@ static void probe(const struct gateway *gw, struct status *s)
 	s->api_ready = kube_readyz(gw->container, 0, &err) > 0;
 	if (gateway_wants_gpu(gw))
 		containerd_nvidia_runtime(gw->container, 0, &s->rt, &err);
-	if (s->api_ready && kube_get(gw->container, "nodes", NULL, NULL, 0, 0, &nodes, &err) > 0)
+	if (s->api_ready && kube_get(gw->container, "nodes", NULL, NULL, 0, 0, &nodes, &err) > 0) {
 		s->gpus = kube_nodes_allocatable_gpus(nodes);
+		mig_resources(nodes, &s->mig);
+	}
 	if (err.msg)
 		log_verbose("%s", err.msg);
 	cJSON_Delete(nodes);
@@ -124,6 +128,11 @@ static void print_json(const struct gateway *gw, const struct status *s)
 	json_add_string_or_null(j, "health", s->health);
 	cJSON_AddBoolToObject(j, "api_ready", s->api_ready);
 	json_add_count_or_null(j, "gpus_allocatable", s->gpus);
+	cJSON *mig = cJSON_AddObjectToObject(j, "mig_allocatable");
+	for (size_t i = 0; i < s->mig.n; i++) {
+		cleanup_free char *name = xstrndup(s->mig.v[i], strcspn(s->mig.v[i], "="));
+		cJSON_AddNumberToObject(mig, name, atof(s->mig.v[i] + strlen(name) + 1));
+	}
 	/* null while unknown (not running, no GPUs asked for, k3s not up yet) */
 	if (s->rt.config_read)
 		cJSON_AddBoolToObject(j, "nvidia_runtime", s->rt.nvidia);
@@ -137,7 +146,10 @@ static void print_text(const struct gateway *gw, const struct status *s)
 	const char *problem = gateway_metadata_problem(gw);
 	cleanup_free char *gpus = gateway_gpus(gw);
 	/* All of the host's GPUs is the usual case, and says nothing more. */
-	cleanup_free char *which = gpus && strcmp(gpus, "all") ? xasprintf(" (--gpus %s)", gpus) : xstrdup("");
+	int some = gpus && strcmp(gpus, "all") != 0;
+	cleanup_free char *which = xasprintf("%s%s%s%s", some ? " (--gpus " : "", some ? gpus : "", some ? ")" : "",
+					     gw->c.gpu_cdi ? " through CDI" : "");
+	cleanup_free char *mig = strv_join(&s->mig, ", ");
 
 	printf("Gateway '%s'\n", gw->name);
 	printf("  Container:   %s (%s)\n", gw->container, gateway_state_word(gw));
@@ -151,6 +163,9 @@ static void print_text(const struct gateway *gw, const struct status *s)
 		printf("  GPUs:        requested%s; %lld allocatable (nvidia.com/gpu)\n", which, s->gpus);
 	else
 		printf("  GPUs:        requested%s; allocatable absent\n", which);
+	if (gw->c.mig_strategy || s->mig.n)
+		printf("  MIG:         strategy %s; %s\n", gw->c.mig_strategy ? gw->c.mig_strategy : "none",
+		       s->mig.n ? mig : "no MIG resource allocatable");
 	if (gateway_wants_gpu(gw) && s->rt.config_read)
 		printf("  Runtime:     %s\n", s->rt.nvidia ? (s->rt.binary ? s->rt.binary : "nvidia")
 						  : "no nvidia runtime in containerd: the image lacks nvidia-container-runtime");
@@ -194,6 +209,7 @@ int cmd_gateway_status(int argc, char **argv)
 	else
 		print_text(&gw, &s);
 	free(s.health_line);
+	strv_free(&s.mig);
 	runtime_fact_free(&s.rt);
 	gateway_free(&gw);
 	return OS_EXIT_OK;

@@ -32,6 +32,52 @@ static const cJSON *gpu_request(const cJSON *requests)
 	return NULL;
 }
 
+/* The CDI names of NVIDIA GPUs the requests of driver "cdi" hold (the
+ * docker CLI puts every --device of a CDI name into one), without the
+ * kind: "all", "0", "GPU-…"; NULL when there are none (owned). */
+static char *cdi_gpus(const cJSON *requests)
+{
+	const cJSON *req, *id;
+	char *out = NULL;
+
+	cJSON_ArrayForEach(req, requests) {
+		const char *driver = json_str(req, "Driver");
+		if (!driver || strcmp(driver, "cdi") != 0)
+			continue;
+		cJSON_ArrayForEach(id, cJSON_GetObjectItemCaseSensitive(req, "DeviceIDs")) {
+			if (!cJSON_IsString(id) || strncmp(id->valuestring, "nvidia.com/gpu=", 15) != 0)
+				continue;
+			char *next = xasprintf("%s%s%s", out ? out : "", out ? "," : "", id->valuestring + 15);
+			free(out);
+			out = next;
+		}
+	}
+	return out;
+}
+
+static void read_cdi_request(char *devices, struct gw_container *c)
+{
+	c->gpu_request = c->gpu_cdi = 1;
+	c->gpu_driver = xstrdup("cdi");
+	c->gpu_caps = xstrdup("");
+	c->gpu_count = strcmp(devices, "all") == 0 ? -1 : 0;
+	c->gpu_devices = c->gpu_count < 0 ? xstrdup("") : xstrdup(devices);
+	c->gpu_request_desc = xasprintf("driver=cdi devices=nvidia.com/gpu=%s", devices);
+	free(devices);
+}
+
+/* OPENSHELL_… in Config.Env: what the entrypoint was told (owned). */
+static char *env_value(const cJSON *config, const char *name)
+{
+	const cJSON *e;
+	size_t n = strlen(name);
+
+	cJSON_ArrayForEach(e, json_get(config, "Env", NULL))
+		if (cJSON_IsString(e) && strncmp(e->valuestring, name, n) == 0 && e->valuestring[n] == '=')
+			return xstrdup(e->valuestring + n + 1);
+	return NULL;
+}
+
 /* Keep the request's facts, and say them as evidence:
  * "driver=nvidia count=all capabilities=…". */
 static void read_request(const cJSON *req, struct gw_container *c)
@@ -123,16 +169,22 @@ int container_parse_inspect(const char *json, size_t len, struct gw_container *c
 		c->restart_count = 0;
 	c->state_error = dup_or_null(json_str(state, "Error"));
 	parse_health(state, c);
-	const cJSON *req = gpu_request(json_get(obj, "HostConfig", "DeviceRequests", NULL));
+	const cJSON *requests = json_get(obj, "HostConfig", "DeviceRequests", NULL);
+	const cJSON *req = gpu_request(requests);
+	char *cdi = req ? NULL : cdi_gpus(requests);
 	c->gpu_request = req != NULL;
 	if (req)
 		read_request(req, c);
+	else if (cdi)
+		read_cdi_request(cdi, c);
 	read_api_binding(obj, c);
 	labels = json_get(obj, "Config", "Labels", NULL);
 	c->managed_by = dup_or_null(json_str(labels, LABEL_MANAGED));
 	c->gateway = dup_or_null(json_str(labels, LABEL_GATEWAY));
 	c->image = dup_or_null(json_str(json_get(obj, "Config", NULL), "Image"));
 	c->smoke_image = dup_or_null(json_str(labels, "org.openshell.smoke-image"));
+	c->gpus_label = dup_or_null(json_str(labels, LABEL_GPUS));
+	c->mig_strategy = env_value(json_get(obj, "Config", NULL), "OPENSHELL_MIG_STRATEGY");
 	c->started_at = dup_or_null(json_str(state, "StartedAt"));
 	parse_health_test(json_get(obj, "Config", NULL), c);
 	if (!c->status) {
@@ -202,6 +254,8 @@ void container_free(struct gw_container *c)
 	free(c->gpu_driver);
 	free(c->gpu_devices);
 	free(c->gpu_caps);
+	free(c->gpus_label);
+	free(c->mig_strategy);
 	free(c->api_host_ip);
 	free(c->managed_by);
 	free(c->gateway);

@@ -26,10 +26,13 @@ struct gw_container {
 	char *health;         /* starting|healthy|unhealthy; NULL: no healthcheck */
 	char *health_output;  /* output of the latest health probe */
 	int gpu_request;      /* HostConfig.DeviceRequests asks for GPUs */
+	int gpu_cdi;          /* as CDI devices (driver "cdi", nvidia.com/gpu=…) */
 	char *gpu_request_desc; /* "driver=nvidia count=all capabilities=…", or NULL */
-	char *gpu_driver;     /* of that request: "nvidia", or "" for Docker's default */
+	char *gpu_driver;     /* of that request: "nvidia", "cdi", or "" for Docker's default */
 	long long gpu_count;  /* -1: all; 0 with gpu_devices set: by device ID */
-	char *gpu_devices;    /* DeviceIDs, comma-joined, or "" */
+	char *gpu_devices;    /* DeviceIDs, comma-joined, or "" (CDI: without nvidia.com/gpu=) */
+	char *gpus_label;     /* label org.openshell.gpus: a CDI gateway's --gpus */
+	char *mig_strategy;   /* Config.Env OPENSHELL_MIG_STRATEGY, or NULL: none */
 	char *gpu_caps;       /* every capability named, comma-joined */
 	char *api_host_ip;    /* where 6443/tcp is published: HostIp, HostPort */
 	int api_host_port;    /* 0 when not published */

@@ -13,7 +13,9 @@
 #include "base/names.h"
 #include "base/xalloc.h"
 #include "gateway/deploy.h"
+#include "gateway/gpu_mode.h"
 #include "gateway/gpus.h"
+#include "gateway/mig.h"
 #include "gateway/sharing.h"
 #include "gateway/image.h"
 
@@ -117,6 +119,15 @@ int deploy_opts_check(const struct deploy_opts *o, os_error *err)
 		if (sharing_parse(o->gpu_sharing, &sh, err) < 0)
 			return -1;
 	}
+	if ((o->gpu_mode || o->mig_strategy) && !o->gpu)
+		return os_error_set(err, OS_EXIT_USAGE, "--%s says how GPUs are given, and none were asked for: add --gpu or --gpus",
+				    o->gpu_mode ? "gpu-mode" : "mig-strategy");
+	if (o->gpu_mode && gpu_mode_parse(o->gpu_mode, &(enum gpu_mode){ 0 }, err) < 0)
+		return -1;
+	if (o->mig_strategy && mig_strategy_parse(o->mig_strategy, &(enum mig_strategy){ 0 }, err) < 0)
+		return -1;
+	if (mps_with_mixed(o->gpu_sharing, o->mig_strategy))
+		return os_error_set(err, OS_EXIT_USAGE, MPS_MIXED_REFUSED);
 	for (int i = 0; i < o->n_tls_san; i++)
 		if (!san_ok(o->tls_san[i])) {
 			cleanup_free char *shown = printable(o->tls_san[i], 64);
@@ -183,6 +194,37 @@ char *deploy_api_address(const struct deploy_opts *o)
 			     : xasprintf("%s:%d", host, o->port);
 }
 
+/* The GPU request: CDI device names or Docker's --gpus, and what the
+ * entrypoint needs to know (cluster-entrypoint.sh: GPU_ENABLED, the mode
+ * for the device plugin's deviceListStrategy, its MIG strategy). */
+static void gpu_argv(const struct deploy_opts *o, struct strv *argv)
+{
+	if (o->cdi) {
+		struct strv devs = { 0 };
+		cleanup_free char *sel = gpus_normal(o->gpus);
+
+		gpu_mode_cdi_devices(o->gpus, &devs);
+		for (size_t i = 0; i < devs.n; i++)
+			strv_pushf(argv, "--device=%s", devs.v[i]);
+		strv_free(&devs);
+		strv_pushf(argv, "--label=%s=%s", LABEL_GPUS, sel);
+	} else {
+		struct gpus g;
+		os_error err = { 0 };
+		/* Checked by deploy_opts_check(); all is what --gpu means. */
+		cleanup_free char *req = gpus_parse(o->gpus ? o->gpus : "all", &g, &err) == 0 ? gpus_docker_request(&g)
+											: xstrdup(DEPLOY_GPU_REQUEST);
+		strv_pushf(argv, "--gpus=%s", req);
+		gpus_free(&g);
+		os_error_clear(&err);
+	}
+	strv_push(argv, "--env=GPU_ENABLED=true");
+	if (o->cdi)
+		strv_push(argv, "--env=OPENSHELL_GPU_MODE=cdi");
+	if (o->mig_strategy && strcmp(o->mig_strategy, "none") != 0)
+		strv_pushf(argv, "--env=OPENSHELL_MIG_STRATEGY=%s", o->mig_strategy);
+}
+
 void deploy_run_argv(const struct deploy_opts *o, struct strv *argv)
 {
 	cleanup_free char *res = gateway_resource_name(o->name);
@@ -207,17 +249,8 @@ void deploy_run_argv(const struct deploy_opts *o, struct strv *argv)
 		strv_pushf(argv, "--publish=[%s]:%d:%d", o->bind, o->port, K3S_API_PORT);
 	else
 		strv_pushf(argv, "--publish=%s:%d:%d", o->bind, o->port, K3S_API_PORT);
-	if (o->gpu) {
-		struct gpus g;
-		os_error err = { 0 };
-		/* Checked by deploy_opts_check(); all is what --gpu means. */
-		cleanup_free char *req = gpus_parse(o->gpus ? o->gpus : "all", &g, &err) == 0 ? gpus_docker_request(&g)
-											: xstrdup(DEPLOY_GPU_REQUEST);
-		strv_pushf(argv, "--gpus=%s", req);
-		gpus_free(&g);
-		os_error_clear(&err);
-		strv_push(argv, "--env=GPU_ENABLED=true");
-	}
+	if (o->gpu)
+		gpu_argv(o, argv);
 	strv_push(argv, o->image);
 	strv_push(argv, "server");
 	strv_push(argv, "--disable=traefik");

@@ -34,7 +34,10 @@ struct deploy_opts {
 	const char *name;     /* gateway name (base/names.h rules) */
 	int gpu;              /* request GPUs, install the device plugin */
 	const char *gpus;     /* which: --gpus all|N|LIST (gateway/gpus.h); "all" for --gpu */
-	const char *gpu_sharing; /* --gpu-sharing none|time-slicing:N (gateway/sharing.h), or NULL: as it is */
+	const char *gpu_sharing; /* --gpu-sharing none|time-slicing:N|mps:N (gateway/sharing.h), or NULL: as it is */
+	const char *gpu_mode; /* --gpu-mode auto|cdi|legacy (gateway/gpu_mode.h), or NULL: auto */
+	int cdi;              /* the mode start chose: request CDI devices, not --gpus */
+	const char *mig_strategy; /* --mig-strategy none|single|mixed (gateway/mig.h), or NULL: none */
 	int port;             /* host port for the k3s API */
 	const char *bind;     /* host address the API port is published on */
 	const char *image;    /* cluster image reference */

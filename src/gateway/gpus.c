@@ -13,6 +13,7 @@
 #include "docker/client.h"
 #include "docker/container.h"
 #include "gateway/deploy.h"
+#include "gateway/gpu_mode.h"
 #include "gateway/gpus.h"
 
 #define GPUS_FORMS "give all, a count such as 2, or GPU indices or UUIDs such as 0,2, device=1 or GPU-3f2a…"
@@ -144,6 +145,13 @@ char *gpus_of_request(long long count, const char *device_ids)
 	return count < 0 ? xstrdup("all") : xasprintf("%lld", count);
 }
 
+char *gpus_of_container(const struct gw_container *c)
+{
+	if (c->gpu_cdi && c->gpus_label && *c->gpus_label)
+		return xstrdup(c->gpus_label);
+	return gpus_of_request(c->gpu_count, c->gpu_devices);
+}
+
 void host_gpus_parse(const char *text, struct host_gpus *h)
 {
 	cleanup_free char *copy = xstrdup(text);
@@ -249,9 +257,10 @@ int gpus_no_toolkit(os_error *err)
 			    "Docker cannot give the gateway GPUs: the NVIDIA Container Toolkit is missing or not configured for Docker; install it, run 'nvidia-ctk runtime configure --runtime=docker' and restart docker");
 }
 
-int host_gpus_probe(const char *image, int timeout_ms, struct host_gpus *h, os_error *err)
+int host_gpus_probe(const char *image, int cdi, int timeout_ms, struct host_gpus *h, os_error *err)
 {
-	const char *args[] = { "run", "--rm", "--network=none", "--gpus=driver=nvidia,count=all,capabilities=utility",
+	const char *args[] = { "run", "--rm", "--network=none",
+			       cdi ? "--device=" CDI_GPU_PREFIX "all" : "--gpus=driver=nvidia,count=all,capabilities=utility",
 			       "--entrypoint=nvidia-smi", "--label=org.openshell.managed-by=openshell-gpu-probe",
 			       image, "-L", NULL };
 	struct run_result res = { 0 };
@@ -260,6 +269,9 @@ int host_gpus_probe(const char *image, int timeout_ms, struct host_gpus *h, os_e
 	memset(h, 0, sizeof(*h));
 	if (rc == 0 && res.status != 0 && no_devices(&res)) {
 		res.status = 0;   /* a host with no GPU: an empty list */
+	} else if (rc == 0 && res.status != 0 && gpu_mode_explain(res.err, err)) {
+		rc = -1;
+		os_error_set_detail(err, res.err);
 	} else if (rc == 0 && res.status != 0 && strstr(res.err, "could not select device driver")) {
 		rc = gpus_no_toolkit(err);
 		os_error_set_detail(err, res.err);
@@ -294,7 +306,7 @@ char *gpus_normal(const char *selection)
 int gpus_refuse_mismatch(const struct deploy_opts *o, const struct gw_container *c, os_error *err)
 {
 	cleanup_free char *opt = gpus_option(o);
-	cleanup_free char *had = c->gpu_request ? gpus_of_request(c->gpu_count, c->gpu_devices) : NULL;
+	cleanup_free char *had = c->gpu_request ? gpus_of_container(c) : NULL;
 
 	if (c->gpu_request && o->gpu) {
 		cleanup_free char *want = gpus_normal(o->gpus);
@@ -317,7 +329,7 @@ int gpus_match(const struct deploy_opts *o, const struct gw_container *c)
 		return 0;
 	if (!o->gpu)
 		return 1;
-	had = gpus_of_request(c->gpu_count, c->gpu_devices);
+	had = gpus_of_container(c);
 	return strcmp(had, want = gpus_normal(o->gpus)) == 0;
 }
 
@@ -335,7 +347,7 @@ int gpus_check_host(const struct deploy_opts *o, int timeout_ms, os_error *err)
 		goto out;
 	}
 	log_step("checking the Docker host's GPUs for --gpus %s", o->gpus);
-	if (host_gpus_probe(o->image, timeout_ms, &h, err) < 0 || gpus_resolve(&g, &h, &uuids, err) < 0)
+	if (host_gpus_probe(o->image, o->cdi, timeout_ms, &h, err) < 0 || gpus_resolve(&g, &h, &uuids, err) < 0)
 		goto out;
 	log_step_done(1);
 	rc = 0;

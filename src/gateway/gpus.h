@@ -49,6 +49,12 @@ char *gpus_docker_request(const struct gpus *g);
  * DeviceIDs, see docker/container.h), as gpus_string() writes it. */
 char *gpus_of_request(long long count, const char *device_ids);
 
+struct gw_container;
+
+/* The selection a gateway's container holds: a CDI gateway's label (its
+ * device names cannot say a count), else its request's (owned). */
+char *gpus_of_container(const struct gw_container *c);
+
 struct host_gpu {
 	char *uuid;
 	char *name;
@@ -73,11 +79,11 @@ int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_erro
 /* The error for a Docker that cannot select its nvidia driver (exit 7). */
 int gpus_no_toolkit(os_error *err);
 
-/* List the Docker host's GPUs with a throwaway container of IMAGE. */
-int host_gpus_probe(const char *image, int timeout_ms, struct host_gpus *h, os_error *err);
+/* List the Docker host's GPUs with a throwaway container of IMAGE, given
+ * all of them the way the gateway gets its own: CDI or --gpus. */
+int host_gpus_probe(const char *image, int cdi, int timeout_ms, struct host_gpus *h, os_error *err);
 
 struct deploy_opts;
-struct gw_container;
 
 /* The option that asks for what o asks: "", " --gpu" or " --gpus SEL", for
  * the commands that messages suggest (owned). */

@@ -132,7 +132,7 @@ char *gateway_gpus(const struct gateway *gw)
 {
 	if (!gw->c.exists || !gw->c.gpu_request)
 		return NULL;
-	return gpus_of_request(gw->c.gpu_count, gw->c.gpu_devices);
+	return gpus_of_container(&gw->c);
 }
 
 void gateway_json_common(cJSON *obj, const struct gateway *gw)
@@ -144,6 +144,8 @@ void gateway_json_common(cJSON *obj, const struct gateway *gw)
 	cJSON_AddStringToObject(obj, "state", gateway_state_word(gw));
 	cJSON_AddBoolToObject(obj, "gpu", gateway_wants_gpu(gw));
 	json_add_string_or_null(obj, "gpus", gpus);
+	json_add_string_or_null(obj, "gpu_mode", gpus ? (gw->c.gpu_cdi ? "cdi" : "legacy") : NULL);
+	json_add_string_or_null(obj, "mig_strategy", gpus ? (gw->c.mig_strategy ? gw->c.mig_strategy : "none") : NULL);
 	json_add_string_or_null(obj, "server", gw->has_metadata ? gw->md.server : NULL);
 	json_add_string_or_null(obj, "kubeconfig", gw->has_metadata ? gw->md.kubeconfig : NULL);
 	json_add_string_or_null(obj, "metadata_error", gateway_metadata_problem(gw));

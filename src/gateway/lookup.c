@@ -72,7 +72,7 @@ int gateway_require_running(const struct gateway *gw, os_error *err)
 	if (gw->c.exists && gw->c.running)
 		return 0;
 	/* The same GPUs again: another request is refused for a kept gateway. */
-	gpus = gw->c.exists && gw->c.gpu_request ? gpus_of_request(gw->c.gpu_count, gw->c.gpu_devices) : NULL;
+	gpus = gw->c.exists && gw->c.gpu_request ? gpus_of_container(&gw->c) : NULL;
 	opt = gpus && strcmp(gpus, "all") ? xasprintf(" --gpus %s", gpus) : xstrdup(gateway_wants_gpu(gw) ? " --gpu" : "");
 	return os_error_set(err, OS_EXIT_FAILURE,
 			    "gateway '%s' is not running (%s); start it with 'openshell gateway start --name %s%s'",

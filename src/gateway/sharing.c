@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 #include <yaml.h>
 
+#include "base/clock.h"
 #include "base/exitcode.h"
 #include "base/json.h"
 #include "base/log.h"
@@ -19,32 +20,36 @@
 #include "gateway/sharing.h"
 #include "kube/kubectl.h"
 
-#define SHARING_FORMS "give none or time-slicing:N with N from 2 to 1024"
+#define SHARING_FORMS "give none, time-slicing:N or mps:N with N from 2 to 1024"
 
 int sharing_parse(const char *text, struct sharing *s, os_error *err)
 {
 	cleanup_free char *shown = printable(text, 64);
-	const char *n = strncmp(text, "time-slicing:", 13) == 0 ? text + 13 : NULL;
+	int mps = strncmp(text, "mps:", 4) == 0;
+	const char *n = strncmp(text, "time-slicing:", 13) == 0 ? text + 13 : mps ? text + 4 : NULL;
 	char *end = NULL;
 	long v = n && *n ? strtol(n, &end, 10) : 0;
 
 	s->replicas = 1;
+	s->mps = 0;
 	if (strcmp(text, "none") == 0)
 		return 0;
-	if (strncmp(text, "mps:", 4) == 0)
-		return os_error_set(err, OS_EXIT_USAGE,
-				    "--gpu-sharing '%s': MPS is not offered: the device plugin's MPS control daemon runs only on nodes that GPU Feature Discovery labels, which the gateway does not run; use time-slicing:N",
-				    shown);
 	if (!n || !end || *end || v < 2 || v > SHARING_MAX_REPLICAS)
-		return os_error_set(err, OS_EXIT_USAGE, "invalid --gpu-sharing '%s': %s (time-slicing:1 shares nothing)",
-				    shown, SHARING_FORMS);
+		return os_error_set(err, OS_EXIT_USAGE, "invalid --gpu-sharing '%s': %s (N 1 shares nothing)", shown,
+				    SHARING_FORMS);
 	s->replicas = (int)v;
+	s->mps = mps;
 	return 0;
+}
+
+const char *sharing_mode_name(const struct sharing *s)
+{
+	return s->replicas <= 1 ? "none" : s->mps ? "mps" : "time-slicing";
 }
 
 char *sharing_string(const struct sharing *s)
 {
-	return s->replicas > 1 ? xasprintf("time-slicing:%d", s->replicas) : xstrdup("none");
+	return s->replicas > 1 ? xasprintf("%s:%d", sharing_mode_name(s), s->replicas) : xstrdup("none");
 }
 
 static int scalar(yaml_document_t *d, const char *v, yaml_scalar_style_t style)
@@ -67,7 +72,7 @@ static int mapping(yaml_document_t *d)
 
 /* The plugin's own config file (config.map's entry):
  *   version: v1
- *   sharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: N}]}} */
+ *   sharing: {timeSlicing|mps: {resources: [{name: nvidia.com/gpu, replicas: N}]}} */
 static int plugin_config(const struct sharing *s, char **out, size_t *len, os_error *err)
 {
 	yaml_document_t d;
@@ -79,7 +84,7 @@ static int plugin_config(const struct sharing *s, char **out, size_t *len, os_er
 		return os_error_set(err, OS_EXIT_FAILURE, "cannot make the device plugin's config: out of memory");
 	ok = (root = mapping(&d)) && pair(&d, root, "version", scalar(&d, "v1", YAML_PLAIN_SCALAR_STYLE)) &&
 	     (sharing = mapping(&d)) && pair(&d, root, "sharing", sharing) && (ts = mapping(&d)) &&
-	     pair(&d, sharing, "timeSlicing", ts) &&
+	     pair(&d, sharing, s->mps ? "mps" : "timeSlicing", ts) &&
 	     (list = yaml_document_add_sequence(&d, NULL, YAML_BLOCK_SEQUENCE_STYLE)) &&
 	     pair(&d, ts, "resources", list) && (res = mapping(&d)) &&
 	     yaml_document_append_sequence_item(&d, list, res) &&
@@ -152,22 +157,27 @@ static int load(const char *yaml, yaml_document_t *d)
 	return ok;
 }
 
-/* The replicas of the plugin's config text: sharing.timeSlicing.resources[0]. */
-static int config_replicas(const char *text)
+/* The sharing of the plugin's config text: sharing.timeSlicing (or .mps)
+ * .resources[0].replicas. */
+static void config_sharing(const char *text, struct sharing *s)
 {
 	yaml_document_t d;
-	yaml_node_t *list;
+	yaml_node_t *sharing, *list, *mps;
 	int r = 1;
 
 	if (!text || !load(text, &d))
-		return 1;
-	list = yaml_map_get(&d, yaml_map_get(&d, yaml_map_get(&d, yaml_document_get_root_node(&d), "sharing"), "timeSlicing"), "resources");
+		return;
+	sharing = yaml_map_get(&d, yaml_document_get_root_node(&d), "sharing");
+	mps = yaml_map_get(&d, sharing, "mps");
+	s->mps = mps != NULL;
+	list = yaml_map_get(&d, mps ? mps : yaml_map_get(&d, sharing, "timeSlicing"), "resources");
 	if (list && list->type == YAML_SEQUENCE_NODE && list->data.sequence.items.top > list->data.sequence.items.start) {
 		const char *v = text_of(yaml_map_get(&d, yaml_document_get_node(&d, *list->data.sequence.items.start), "replicas"));
 		r = v && atoi(v) > 1 ? atoi(v) : 1;
 	}
+	s->replicas = r;
+	s->mps = s->mps && r > 1;
 	yaml_document_delete(&d);
-	return r;
 }
 
 int sharing_from_values(const char *yaml, struct sharing *s)
@@ -177,11 +187,12 @@ int sharing_from_values(const char *yaml, struct sharing *s)
 	const char *name;
 
 	s->replicas = 1;
+	s->mps = 0;
 	if (!yaml || !load(yaml, &d))
 		return 0;
 	config = yaml_map_get(&d, yaml_document_get_root_node(&d), "config");
 	name = text_of(yaml_map_get(&d, config, "default"));
-	s->replicas = config_replicas(text_of(yaml_map_get(&d, yaml_map_get(&d, config, "map"), name ? name : SHARING_CONFIG_NAME)));
+	config_sharing(text_of(yaml_map_get(&d, yaml_map_get(&d, config, "map"), name ? name : SHARING_CONFIG_NAME)), s);
 	yaml_document_delete(&d);
 	return 0;
 }
@@ -192,6 +203,7 @@ int sharing_read(const char *ctr, const char *release, int timeout_ms, struct sh
 	int found = kube_get(ctr, "helmchartconfigs", release, "kube-system", 0, timeout_ms, &obj, err);
 
 	s->replicas = 1;
+	s->mps = 0;
 	if (found > 0)
 		sharing_from_values(json_str(json_get(obj, "spec", NULL), "valuesContent"), s);
 	cJSON_Delete(obj);
@@ -216,6 +228,53 @@ static int apply(const char *ctr, const struct sharing *s, const char *release, 
 	return rc;
 }
 
+/* The names of the cluster's nodes, once it has one: k3s registers its
+ * node a moment after its API answers. */
+static int node_names(const char *ctr, int timeout_ms, struct strv *names, os_error *err)
+{
+	long long deadline = clock_ms() + timeout_ms;
+	struct backoff b = { 0 };
+	const cJSON *node;
+
+	for (;;) {
+		cJSON *list = NULL;
+
+		if (kube_get(ctr, "nodes", NULL, NULL, 0, timeout_ms, &list, err) < 0)
+			return -1;
+		cJSON_ArrayForEach(node, json_get(list, "items", NULL)) {
+			const char *name = json_str(json_get(node, "metadata", NULL), "name");
+			if (name)
+				strv_push(names, name);
+		}
+		cJSON_Delete(list);
+		if (names->n)
+			return 0;
+		if (!backoff_wait(&b, deadline))
+			return os_error_set(err, OS_EXIT_TIMEOUT, "gateway container %s has no node to label for MPS yet", ctr);
+	}
+}
+
+/* The chart runs its MPS control daemon only on nodes labelled
+ * nvidia.com/mps.capable=true, which GPU Feature Discovery would set and
+ * the gateway (which runs no GFD) sets itself; other sharing removes it. */
+static int label_mps(const char *ctr, int mps, int timeout_ms, os_error *err)
+{
+	struct strv args = { 0 };
+	struct run_result res = { 0 };
+	int rc;
+
+	strv_pushv(&args, (const char *const[]){ "label", "nodes", NULL });
+	if ((rc = node_names(ctr, timeout_ms, &args, err)) == 0) {
+		strv_pushv(&args, (const char *const[]){ mps ? MPS_NODE_LABEL "=true" : MPS_NODE_LABEL "-", "--overwrite", NULL });
+		rc = kube_exec(ctr, strv_argv(&args), NULL, timeout_ms, &res, err);
+	}
+	if (rc == 0 && res.status != 0)
+		rc = run_failure(err, OS_EXIT_FAILURE, &res, "kubectl label of the node (%s) failed", MPS_NODE_LABEL);
+	run_result_free(&res);
+	strv_free(&args);
+	return rc;
+}
+
 int sharing_configure(const char *ctr, const char *text, const char *release, int timeout_ms, long long *want,
 		      os_error *err)
 {
@@ -231,7 +290,8 @@ int sharing_configure(const char *ctr, const char *text, const char *release, in
 		return -1;
 	what = sharing_string(&s);
 	log_step("setting GPU sharing to %s", what);
-	if (apply(ctr, &s, release, timeout_ms, err) < 0 || container_gpus(ctr, timeout_ms, &h, err) < 0)
+	if (apply(ctr, &s, release, timeout_ms, err) < 0 || label_mps(ctr, s.mps, timeout_ms, err) < 0 ||
+	    container_gpus(ctr, timeout_ms, &h, err) < 0)
 		goto out;
 	*want = (long long)h.n * s.replicas;
 	log_step_done(1);

@@ -8,9 +8,12 @@
  * valuesContent (the chart's config.map with one entry, named as
  * config.default) is laid over the HelmChart's own values, and a change
  * makes the Helm controller upgrade the release, on a running gateway too.
- * `none` deletes the HelmChartConfig. MPS is not offered: the chart's MPS
- * control daemon runs only on nodes labelled by GPU Feature Discovery,
- * which the gateway does not run.
+ * `none` deletes the HelmChartConfig. `mps:N` shares the same way
+ * through the CUDA Multi-Process Service (sharing.mps): pods run on a GPU
+ * at once, each limited to its share of memory and compute. The chart runs
+ * the MPS control daemon only on nodes labelled nvidia.com/mps.capable=true
+ * (GPU Feature Discovery's label; the gateway runs no GFD and sets it
+ * itself), and the plugin registers the replicas once that daemon is up.
  */
 #ifndef OPENSHELL_GATEWAY_SHARING_H
 #define OPENSHELL_GATEWAY_SHARING_H
@@ -19,15 +22,20 @@
 
 #define SHARING_MAX_REPLICAS 1024
 #define SHARING_CONFIG_NAME "openshell"   /* the config.map entry */
+#define MPS_NODE_LABEL "nvidia.com/mps.capable"
 
 struct sharing {
 	int replicas;   /* 1: none */
+	int mps;        /* with replicas > 1: MPS, not time-slicing */
 };
 
-/* "none" or "time-slicing:N" (N >= 2); a usage error otherwise. */
+/* "none", "time-slicing" or "mps" (static). */
+const char *sharing_mode_name(const struct sharing *s);
+
+/* "none", "time-slicing:N" or "mps:N" (N >= 2); a usage error otherwise. */
 int sharing_parse(const char *text, struct sharing *s, os_error *err);
 
-/* "none" or "time-slicing:N" (owned). */
+/* "none", "time-slicing:N" or "mps:N" (owned). */
 char *sharing_string(const struct sharing *s);
 
 /* The chart's values for S, as YAML (owned). */
@@ -37,16 +45,17 @@ int sharing_values(const struct sharing *s, char **yaml, os_error *err);
  * those values for the HelmChart named RELEASE in kube-system (owned). */
 int sharing_manifest(const struct sharing *s, const char *release, char **json, os_error *err);
 
-/* Read the replicas back from a HelmChartConfig's valuesContent: 1 when
- * it configures no time-slicing. */
+/* Read the sharing back from a HelmChartConfig's valuesContent: replicas
+ * 1 when it configures none. */
 int sharing_from_values(const char *yaml, struct sharing *s);
 
 /* The sharing the HelmChartConfig of RELEASE sets (replicas 1 without one). */
 int sharing_read(const char *ctr, const char *release, int timeout_ms, struct sharing *s, os_error *err);
 
 /* --gpu-sharing TEXT on gateway container CTR: apply (or, for none, delete)
- * the HelmChartConfig, and say what allocatable it makes: *want = the
- * container's GPUs x replicas. TEXT NULL: nothing to change, *want 0. */
+ * the HelmChartConfig, label the node for MPS (or not), and say what
+ * allocatable it makes: *want = the container's GPUs x replicas. TEXT
+ * NULL: nothing to change, *want 0. */
 int sharing_configure(const char *ctr, const char *text, const char *release, int timeout_ms, long long *want,
 		      os_error *err);
 

@@ -20,6 +20,7 @@
 #include "docker/client.h"
 #include "docker/container.h"
 #include "gateway/files.h"
+#include "gateway/gpu_mode.h"
 #include "gateway/gpus.h"
 #include "gateway/image.h"
 #include "gateway/metadata.h"
@@ -45,6 +46,7 @@ struct start {
 	int removed_old;           /* --recreate removed the old gateway */
 	struct strv host_sans;     /* this host's addresses, for a wildcard bind */
 	int image_ready;           /* ensure_image() succeeded */
+	struct daemon_gpus dg;     /* the daemon's GPU paths, with --gpu */
 };
 
 /* docker ARGS... within timeout_ms; a non-zero exit is an error. */
@@ -67,30 +69,10 @@ static int daemon_is_local(void)
 	return (!host || !*host || strncmp(host, "unix://", 7) == 0) && (!ctx || !*ctx || !strcmp(ctx, "default"));
 }
 
-/* The toolkit shows itself to a client as a registered nvidia runtime or,
- * on the daemon's own host, as the hook on PATH. With neither, warn: the
- * start itself gives the verdict (exit 7) if Docker cannot select the
- * driver. A remote daemon's host cannot be looked at, so it gets no warning. */
-static void gpu_preflight(const struct start *st)
-{
-	static const char *const args[] = { "info", "--format", "{{json .Runtimes}}", NULL };
-	struct run_result res = { 0 };
-	os_error err = { 0 };
-	cJSON *rt = NULL;
-	cleanup_free char *hook = command_find("nvidia-container-runtime-hook");
-
-	if (docker_run_ok(args, NULL, 0, wait_call_budget_ms(&st->w), &res, &err) == 0 &&
-	    (rt = json_parse(res.out, res.out_len, "docker info output", &err)) &&
-	    !cJSON_GetObjectItemCaseSensitive(rt, "nvidia") && !hook && daemon_is_local())
-		log_warn("the NVIDIA Container Toolkit looks absent: Docker lists no nvidia runtime and nvidia-container-runtime-hook is not on PATH (install the toolkit, then 'nvidia-ctk runtime configure --runtime=docker')");
-	cJSON_Delete(rt);
-	run_result_free(&res);
-	os_error_clear(&err);
-}
-
 static int preflight(struct start *st, os_error *err)
 {
 	cleanup_free char *version = NULL;
+	os_error e = { 0 };
 
 	log_step("checking Docker");
 	if (docker_ping(&version, err) < 0)
@@ -106,8 +88,11 @@ static int preflight(struct start *st, os_error *err)
 		deploy_host_addresses(st->o.bind, &st->host_sans);
 		st->o.host_sans = &st->host_sans;
 	}
-	if (st->o.gpu)
-		gpu_preflight(st);
+	/* What the daemon offers for GPUs decides --gpu-mode auto; without an
+	 * answer, the legacy path is tried and gives its own verdict. */
+	if (st->o.gpu && daemon_gpus_read(wait_call_budget_ms(&st->w), &st->dg, &e) < 0)
+		log_verbose("docker info: %s", e.msg);
+	os_error_clear(&e);
 	return 0;
 }
 
@@ -178,6 +163,8 @@ static int adopt_existing(struct start *st, const struct gw_container *c, os_err
 
 	if (!gpus_match(&st->o, c))
 		return gpus_refuse_mismatch(&st->o, c, err);
+	if (gpu_mode_adopt(&st->o, c, err) < 0)
+		return -1;
 	if (st->o.n_tls_san > 0)
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' exists, and its API certificate's names were set when it was made; rerun with --recreate to give it --tls-san (its cluster state is lost)",
@@ -205,7 +192,9 @@ static int adopt_existing(struct start *st, const struct gw_container *c, os_err
 static int explain_run_failure(const struct start *st, const struct run_result *res, const char *verb,
 			       os_error *err)
 {
-	if (strstr(res->err, "could not select device driver")) {
+	if (gpu_mode_explain(res->err, err)) {
+		/* the CDI path's own failures, with their fix */
+	} else if (strstr(res->err, "could not select device driver")) {
 		gpus_no_toolkit(err);
 	} else if ((strstr(res->err, "port is already allocated") || strstr(res->err, "address already in use")) &&
 		   strcmp(verb, "start") == 0) {
@@ -452,8 +441,10 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 	if ((lock = gateway_lock(o->name, st.w.deadline, err)) < 0 || preflight(&st, err) < 0 ||
 	    (existing = reconcile_existing(&st, err)) < 0)
 		goto out;
-	if (!existing && ((!st.image_ready && ensure_image(&st, err) < 0) || gpus_check_host(&st.o, wait_call_budget_ms(&st.w), err) < 0 ||
-			  create_container(&st, err) < 0))
+	if (!existing && (gpu_mode_choose(&st.o, &st.dg, daemon_is_local(), err) < 0 ||
+			  (!st.image_ready && ensure_image(&st, err) < 0) ||
+			  gpus_check_host(&st.o, wait_call_budget_ms(&st.w), err) < 0 ||
+			  gpu_mode_check_names(&st.o, &st.dg, err) < 0 || create_container(&st, err) < 0))
 		goto out;
 	phases_mark(&r->phases, PHASE_CONTAINER);
 	st.w.fresh = st.created_container;
@@ -463,7 +454,7 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 	} else if (wait_k3s_api(&st.w, err) < 0 || save_files(&st, err) < 0 ||
 		   (st.o.gpu && (sharing_configure(st.res, st.o.gpu_sharing, DEVICE_PLUGIN_RELEASE, wait_call_budget_ms(&st.w),
 						   &want, err) < 0 ||
-				 wait_gpus(&st.w, want, &r->gpus, err) < 0)) ||
+				 wait_gpus(&st.w, want, &r->gpus, &r->mig, err) < 0)) ||
 		   (!st.o.gpu && !st.created_volume && wait_gpu_release_removed(&st.w, err) < 0)) {
 		/* Ready once every fact the healthcheck judges is seen, not at
 		 * Docker's next probe: `status` runs the probe itself while
@@ -471,6 +462,8 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 		goto out;
 	}
 	r->image = xstrdup(st.o.image);
+	r->gpu_mode = st.o.gpu ? (st.o.cdi ? "cdi" : "legacy") : NULL;
+	r->mig_strategy = st.o.gpu ? (st.o.mig_strategy ? st.o.mig_strategy : "none") : NULL;
 	rc = 0;
 out:
 	if (rc < 0 && signals_pending())
@@ -480,6 +473,7 @@ out:
 	free(st.reused_image);
 	free(st.reused_bind);
 	strv_free(&st.host_sans);
+	daemon_gpus_free(&st.dg);
 	return rc;
 }
 

@@ -17,8 +17,10 @@
 #include "base/xalloc.h"
 #include "docker/client.h"
 #include "gateway/gpus.h"
+#include "gateway/mig.h"
 #include "gateway/sharing.h"
 #include "gateway/verify.h"
+#include "gateway/verify_checks.h"
 #include "gateway/wait.h"
 #include "kube/containerd.h"
 #include "kube/kubectl.h"
@@ -32,109 +34,11 @@ const char *check_status_name(enum check_status s)
 	return names[s];
 }
 
-static void set(struct check *c, enum check_status s, char *evidence)
+void check_set(struct check *c, enum check_status s, char *evidence)
 {
 	c->status = s;
 	free(c->evidence);
 	c->evidence = evidence;
-}
-
-static int has_cap(const char *caps, const char *cap)
-{
-	size_t n = strlen(cap);
-
-	for (const char *p = caps; (p = strstr(p, cap)); p += n)
-		if ((p == caps || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
-			return 1;
-	return 0;
-}
-
-/* The request must reach the nvidia driver, name at least one GPU, and
- * carry what the chain needs: utility (NVML, nvidia-smi) and compute. */
-static void check_device_request(const struct gateway *gw, struct check *c)
-{
-	const struct gw_container *k = &gw->c;
-	cleanup_free char *missing = xstrdup("");
-
-	for (const char *const *cap = (const char *const[]){ "gpu", "utility", "compute", NULL }; *cap; cap++)
-		if (!has_cap(k->gpu_caps, *cap)) {
-			char *m = xasprintf("%s%s%s", missing, *missing ? "," : "", *cap);
-			free(missing);
-			missing = m;
-		}
-	if (*k->gpu_driver && strcmp(k->gpu_driver, "nvidia") != 0)
-		set(c, CHECK_FAIL, xasprintf("%s: driver is not nvidia", k->gpu_request_desc));
-	else if (k->gpu_count == 0 && !*k->gpu_devices)
-		set(c, CHECK_FAIL, xasprintf("%s: the request names no GPU", k->gpu_request_desc));
-	else if (*missing)
-		set(c, CHECK_FAIL, xasprintf("%s: capabilities %s missing", k->gpu_request_desc, missing));
-	else
-		set(c, CHECK_PASS, xstrdup(k->gpu_request_desc));
-}
-
-static int in_list(const struct strv *s, const char *v)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (strcmp(s->v[i], v) == 0)
-			return 1;
-	return 0;
-}
-
-/* The container must see exactly the GPUs its request means on the Docker
- * host, by UUID: its own nvidia-smi against the host's (a throwaway
- * container lists those, gateway/gpus.h). *seen gets the container's. */
-static int check_selected_gpus(const struct gateway *gw, struct strv *seen, struct check *c, os_error *err)
-{
-	cleanup_free char *sel = gpus_of_request(gw->c.gpu_count, gw->c.gpu_devices);
-	struct host_gpus mine = { 0 }, host = { 0 };
-	struct strv want = { 0 };
-	struct gpus g = { 0 };
-	os_error e = { 0 };
-	cleanup_free char *has = NULL, *means = NULL;
-	int rc = -1, exact;
-
-	if (gpus_parse(sel, &g, err) < 0 || container_gpus(gw->container, 0, &mine, err) < 0)
-		goto out;
-	for (int i = 0; i < mine.n; i++)
-		strv_push(seen, mine.v[i].uuid);
-	if (host_gpus_probe(gw->c.image, 0, &host, &e) == 0 && host.n == 0 && mine.n == 0) {
-		set(c, CHECK_PASS, xasprintf("%s; the gateway sees no GPU, and the Docker host has none", c->evidence));
-		rc = 0;
-		goto out;
-	}
-	if (e.msg || gpus_resolve(&g, &host, &want, &e) < 0) {
-		set(c, CHECK_FAIL, xasprintf("%s; %s", c->evidence, e.msg));
-		rc = 0;
-		goto out;
-	}
-	exact = seen->n == want.n;
-	for (size_t i = 0; exact && i < want.n; i++)
-		exact = in_list(seen, want.v[i]);
-	has = strv_join(seen, ", ");
-	means = strv_join(&want, ", ");
-	if (exact)
-		set(c, CHECK_PASS, xasprintf("%s; the gateway sees %s: exactly --gpus %s", c->evidence, has, sel));
-	else
-		set(c, CHECK_FAIL, xasprintf("%s; the gateway sees %s, but --gpus %s is %s on the Docker host",
-					     c->evidence, *has ? has : "no GPU", sel, means));
-	rc = 0;
-out:
-	gpus_free(&g);
-	host_gpus_free(&mine);
-	host_gpus_free(&host);
-	strv_free(&want);
-	os_error_clear(&e);
-	return rc;
-}
-
-/* The smoke pod's GPU must be one the gateway was given. */
-static void check_smoke_gpu(const struct strv *seen, struct check *c)
-{
-	const char *u = c->evidence ? strstr(c->evidence, "(UUID: ") : NULL;
-	cleanup_free char *uuid = u ? xstrndup(u + 7, strcspn(u + 7, ")")) : NULL;
-
-	if (c->status == CHECK_PASS && uuid && seen->n && !in_list(seen, uuid))
-		set(c, CHECK_FAIL, xasprintf("%s, which is not one of the gateway's GPUs", c->evidence));
 }
 
 /* k3s makes RuntimeClass nvidia whatever is installed: the proof is the
@@ -151,13 +55,13 @@ static int check_runtime_class(const struct gateway *gw, struct check *c, os_err
 		return -1;
 	}
 	if (!found)
-		set(c, CHECK_FAIL, xstrdup("RuntimeClass nvidia not found (was k3s started with --disable=runtimes?)"));
+		check_set(c, CHECK_FAIL, xstrdup("RuntimeClass nvidia not found (was k3s started with --disable=runtimes?)"));
 	else if (!handler || strcmp(handler, "nvidia") != 0)
-		set(c, CHECK_FAIL, xasprintf("RuntimeClass nvidia has handler '%s', not 'nvidia'", handler ? handler : ""));
+		check_set(c, CHECK_FAIL, xasprintf("RuntimeClass nvidia has handler '%s', not 'nvidia'", handler ? handler : ""));
 	else if (!rt.nvidia)
-		set(c, CHECK_FAIL, xstrdup("RuntimeClass nvidia exists (k3s always makes it), but containerd has no nvidia runtime: the image lacks nvidia-container-runtime (" K3S_CONTAINERD_CONFIG ")"));
+		check_set(c, CHECK_FAIL, xstrdup("RuntimeClass nvidia exists (k3s always makes it), but containerd has no nvidia runtime: the image lacks nvidia-container-runtime (" K3S_CONTAINERD_CONFIG ")"));
 	else
-		set(c, CHECK_PASS, xasprintf("RuntimeClass nvidia, handler nvidia; containerd runs it with %s",
+		check_set(c, CHECK_PASS, xasprintf("RuntimeClass nvidia, handler nvidia; containerd runs it with %s",
 					     rt.binary ? rt.binary : "nvidia-container-runtime"));
 	runtime_fact_free(&rt);
 	cJSON_Delete(rc);
@@ -175,16 +79,16 @@ static int check_device_plugin(const struct gateway *gw, struct check *c, os_err
 	ds = kube_find_device_plugin(list);
 	kube_daemonset_status(ds, &st);
 	if (!ds) {
-		set(c, CHECK_FAIL, xstrdup("no DaemonSet labelled " DEVICE_PLUGIN_LABEL "=" DEVICE_PLUGIN_NAME
+		check_set(c, CHECK_FAIL, xstrdup("no DaemonSet labelled " DEVICE_PLUGIN_LABEL "=" DEVICE_PLUGIN_NAME
 					   " (was the Helm chart installed? see job " DEVICE_PLUGIN_HELM_JOB ")"));
 	} else {
 		const char *ns = json_str(json_get(ds, "metadata", NULL), "namespace");
 		const char *name = json_str(json_get(ds, "metadata", NULL), "name");
 		if (st.desired == 0)
-			set(c, CHECK_FAIL, xasprintf("DaemonSet %s/%s schedules 0 pods: its node affinity matches no node",
+			check_set(c, CHECK_FAIL, xasprintf("DaemonSet %s/%s schedules 0 pods: its node affinity matches no node",
 						     ns ? ns : "?", name ? name : "?"));
 		else
-			set(c, st.ready == st.desired ? CHECK_PASS : CHECK_FAIL,
+			check_set(c, st.ready == st.desired ? CHECK_PASS : CHECK_FAIL,
 			    xasprintf("DaemonSet %s/%s: %lld/%lld pods ready", ns ? ns : "?",
 				      name ? name : "?", st.ready, st.desired));
 		if (c->status == CHECK_FAIL)
@@ -195,34 +99,54 @@ static int check_device_plugin(const struct gateway *gw, struct check *c, os_err
 	return 0;
 }
 
+/* With --mig-strategy mixed the smoke pod asks for a MIG device: the
+ * first profile the node has (owned, in *resource). */
+static void mig_choice(const struct gateway *gw, const struct strv *mig, char **resource)
+{
+	if (gw->c.mig_strategy && strcmp(gw->c.mig_strategy, "mixed") == 0 && mig->n)
+		*resource = xstrndup(mig->v[0], strcspn(mig->v[0], "="));
+}
+
 /* With time-slicing the node advertises each of the container's GPUS
- * replicas times: exactly that, or the arithmetic is off. */
-static int check_allocatable(const struct gateway *gw, size_t gpus, struct check *c, os_error *err)
+ * replicas times: exactly that, or the arithmetic is off. MIG devices of
+ * the mixed strategy count as resources of their own. */
+static int check_allocatable(const struct gateway *gw, size_t gpus, struct check *c, char **resource, os_error *err)
 {
 	struct sharing sh;
+	struct strv mig = { 0 };
 	cJSON *nodes = NULL;
-	long long n;
+	cleanup_free char *migs = NULL;
+	long long n, nmig;
 
 	if (sharing_read(gw->container, DEVICE_PLUGIN_RELEASE, 0, &sh, err) < 0 ||
 	    kube_get(gw->container, "nodes", NULL, NULL, 0, 0, &nodes, err) < 0)
 		return -1;
 	n = kube_nodes_allocatable_gpus(nodes);
-	if (n < 0)
-		set(c, CHECK_FAIL, xstrdup("node allocatable has no nvidia.com/gpu: the device plugin registered no GPU (it logs \"No devices found. Waiting indefinitely.\" when it sees none)"));
+	nmig = mig_resources(nodes, &mig);
+	migs = strv_join(&mig, ", ");
+	mig_choice(gw, &mig, resource);
+	if (n < 0 && nmig > 0)
+		check_set(c, CHECK_PASS, xasprintf("node allocatable %s (MIG, --mig-strategy %s); no whole GPU", migs,
+						   gw->c.mig_strategy ? gw->c.mig_strategy : "none"));
+	else if (n < 0)
+		check_set(c, CHECK_FAIL, xstrdup("node allocatable has no nvidia.com/gpu: the device plugin registered no GPU (it logs \"No devices found. Waiting indefinitely.\" when it sees none)"));
 	else if (sh.replicas > 1 && gpus && n != (long long)gpus * sh.replicas)
-		set(c, CHECK_FAIL, xasprintf("node allocatable nvidia.com/gpu = %lld, not %zu GPUs x %d (time-slicing:%d)", n, gpus,
-					     sh.replicas, sh.replicas));
+		check_set(c, CHECK_FAIL, xasprintf("node allocatable nvidia.com/gpu = %lld, not %zu GPUs x %d (%s:%d)", n, gpus,
+						   sh.replicas, sharing_mode_name(&sh), sh.replicas));
 	else if (sh.replicas > 1)
-		set(c, CHECK_PASS, xasprintf("node allocatable nvidia.com/gpu = %lld: %zu GPU%s x %d, time-slicing (pods share a GPU in turns)",
-					     n, gpus, gpus == 1 ? "" : "s", sh.replicas));
+		check_set(c, CHECK_PASS, xasprintf("node allocatable nvidia.com/gpu = %lld: %zu GPU%s x %d, %s (%s)",
+						   n, gpus, gpus == 1 ? "" : "s", sh.replicas, sharing_mode_name(&sh),
+						   sh.mps ? "pods share a GPU at once, each with its share of it" : "pods share a GPU in turns"));
 	else
-		set(c, n > 0 ? CHECK_PASS : CHECK_FAIL,
-		    xasprintf("node allocatable nvidia.com/gpu = %lld%s", n, n ? "" : ": the plugin found no GPU"));
+		check_set(c, n > 0 || nmig > 0 ? CHECK_PASS : CHECK_FAIL,
+			  xasprintf("node allocatable nvidia.com/gpu = %lld%s%s%s", n, n || nmig ? "" : ": the plugin found no GPU",
+				    nmig ? ", " : "", nmig ? migs : ""));
+	strv_free(&mig);
 	cJSON_Delete(nodes);
 	return 0;
 }
 
-char *verify_smoke_manifest(const char *pod, const char *image)
+char *verify_smoke_manifest(const char *pod, const char *image, const char *resource)
 {
 	cJSON *m = cJSON_CreateObject();
 	cJSON *meta = cJSON_AddObjectToObject(m, "metadata");
@@ -246,7 +170,7 @@ char *verify_smoke_manifest(const char *pod, const char *image)
 	cJSON_AddItemToArray(cmd, cJSON_CreateString("nvidia-smi"));
 	cJSON_AddItemToArray(cmd, cJSON_CreateString("-L"));
 	cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(ctr, "resources"), "limits"),
-				GPU_RESOURCE, "1");
+				resource ? resource : GPU_RESOURCE, "1");
 	cJSON_AddItemToArray(cJSON_AddArrayToObject(spec, "containers"), ctr);
 	s = cJSON_PrintUnformatted(m);
 	cJSON_Delete(m);
@@ -292,8 +216,9 @@ static char *pod_logs(const char *ctr, const char *pod)
 	return out;
 }
 
-/* Judge a finished pod: Succeeded with a GPU named in its log. */
-static void judge_smoke(const char *ctr, const char *pod, const cJSON *obj, struct check *c)
+/* Judge a finished pod: Succeeded with a GPU named in its log, and with
+ * a MIG RESOURCE the MIG device under it. */
+static void judge_smoke(const char *ctr, const char *pod, const char *resource, const cJSON *obj, struct check *c)
 {
 	const char *phase = json_str(json_get(obj, "status", NULL), "phase");
 	cleanup_free char *logs = pod_logs(ctr, pod);
@@ -302,23 +227,30 @@ static void judge_smoke(const char *ctr, const char *pod, const cJSON *obj, stru
 	long long code = -1;
 	const cJSON *cs = cJSON_GetArrayItem(json_get(obj, "status", "containerStatuses", NULL), 0);
 
+	const char *mig = strstr(logs, "  MIG ");
+	cleanup_free char *mig_line = run_first_line(mig ? mig + 2 : NULL);
+
 	json_int(json_get(cs, "state", "terminated", "exitCode", NULL), -1000, 1000, &code);
-	if (strcmp(phase, "Succeeded") == 0 && gpu)
-		set(c, CHECK_PASS, xasprintf("pod %s Succeeded: %s", pod, gpu_line));
+	if (strcmp(phase, "Succeeded") == 0 && gpu && resource && !mig)
+		check_set(c, CHECK_FAIL, xasprintf("pod %s asked for %s and Succeeded, but its log names no MIG device", pod, resource));
+	else if (strcmp(phase, "Succeeded") == 0 && gpu && resource)
+		check_set(c, CHECK_PASS, xasprintf("pod %s (%s) Succeeded: %s; %s", pod, resource, gpu_line, mig_line));
+	else if (strcmp(phase, "Succeeded") == 0 && gpu)
+		check_set(c, CHECK_PASS, xasprintf("pod %s Succeeded: %s", pod, gpu_line));
 	else if (strcmp(phase, "Succeeded") == 0)
-		set(c, CHECK_FAIL, xasprintf("pod %s Succeeded but its log names no GPU", pod));
+		check_set(c, CHECK_FAIL, xasprintf("pod %s Succeeded but its log names no GPU", pod));
 	else
-		set(c, CHECK_FAIL, xasprintf("pod %s Failed (exit code %lld)", pod, code));
+		check_set(c, CHECK_FAIL, xasprintf("pod %s Failed (exit code %lld)", pod, code));
 	if (c->status == CHECK_FAIL)
 		c->detail = xstrdup(logs);
 }
 
-static int run_smoke(const struct gateway *gw, const struct verify_opts *vo, struct check *c,
+static int run_smoke(const struct gateway *gw, const struct verify_opts *vo, const char *resource, struct check *c,
 		     os_error *err)
 {
 	cleanup_free char *pod = xasprintf("openshell-verify-%x%04x", (unsigned)getpid() & 0xffff,
 					   (unsigned)(clock_ms() & 0xffff));
-	cleanup_free char *manifest = verify_smoke_manifest(pod, vo->smoke_image);
+	cleanup_free char *manifest = verify_smoke_manifest(pod, vo->smoke_image, resource);
 	const char *apply[] = { "apply", "-f", "-", NULL };
 	/* Deleted, not waited for: the API has the deletion, the kubelet ends
 	 * a finished pod on its own. */
@@ -340,7 +272,7 @@ static int run_smoke(const struct gateway *gw, const struct verify_opts *vo, str
 		goto out;
 	if (res.status != 0) {
 		cleanup_free char *line = run_first_line(res.err);
-		set(c, CHECK_FAIL, xasprintf("kubectl apply of the smoke pod failed: %s", line));
+		check_set(c, CHECK_FAIL, xasprintf("kubectl apply of the smoke pod failed: %s", line));
 		rc = 0;
 		goto out;
 	}
@@ -356,7 +288,7 @@ static int run_smoke(const struct gateway *gw, const struct verify_opts *vo, str
 		if (found < 0)
 			goto out;
 		if (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)) {
-			judge_smoke(gw->container, pod, obj, c);
+			judge_smoke(gw->container, pod, resource, obj, c);
 			cJSON_Delete(obj);
 			break;
 		}
@@ -379,7 +311,7 @@ static int run_smoke(const struct gateway *gw, const struct verify_opts *vo, str
 			cleanup_free char *dur = clock_format_ms(vo->timeout_ms);
 			if (!pending)
 				pending = pod_warning(gw->container, pod);
-			set(c, CHECK_FAIL, pending ? xasprintf("pod %s Pending: %s", pod, pending)
+			check_set(c, CHECK_FAIL, pending ? xasprintf("pod %s Pending: %s", pod, pending)
 						   : xasprintf("pod %s did not finish within %s", pod, dur));
 			break;
 		}
@@ -409,17 +341,18 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		"device-request", "runtime-class", "device-plugin", "allocatable", "smoke-pod",
 	};
 	struct strv seen = { 0 };   /* the GPUs the gateway's container sees */
+	char *resource = NULL;      /* what the smoke pod asks for, if not nvidia.com/gpu */
 	int i, rc = -1;
 
 	for (i = 0; i < VERIFY_NCHECKS; i++)
 		checks[i] = (struct check){ .name = names[i], .status = CHECK_SKIP };
 	if (!gw->c.gpu_request) {
 		for (i = 0; i < VERIFY_NCHECKS; i++)
-			set(&checks[i], CHECK_NA, xstrdup("the gateway was started without --gpu"));
+			check_set(&checks[i], CHECK_NA, xstrdup("the gateway was started without --gpu"));
 		return 0;
 	}
-	check_device_request(gw, &checks[0]);
-	if (checks[0].status == CHECK_PASS && check_selected_gpus(gw, &seen, &checks[0], err) < 0)
+	verify_device_request(gw, &checks[0]);
+	if (checks[0].status == CHECK_PASS && verify_selected_gpus(gw, &seen, &checks[0], err) < 0)
 		goto out;
 	/* A cluster that does not answer fails the cluster checks, with that
 	 * as their evidence, rather than ending verify without a report. */
@@ -428,24 +361,25 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		goto out;
 	if (!ready) {
 		for (i = 1; i < VERIFY_NCHECKS - 1; i++)
-			set(&checks[i], CHECK_FAIL, xstrdup("the k3s API does not answer (kubectl get --raw /readyz)"));
-		set(&checks[VERIFY_NCHECKS - 1], CHECK_SKIP, xstrdup("not run: the k3s API does not answer"));
+			check_set(&checks[i], CHECK_FAIL, xstrdup("the k3s API does not answer (kubectl get --raw /readyz)"));
+		check_set(&checks[VERIFY_NCHECKS - 1], CHECK_SKIP, xstrdup("not run: the k3s API does not answer"));
 		rc = 0;
 		goto out;
 	}
 	if (check_runtime_class(gw, &checks[1], err) < 0 || check_device_plugin(gw, &checks[2], err) < 0 ||
-	    check_allocatable(gw, seen.n, &checks[3], err) < 0)
+	    check_allocatable(gw, seen.n, &checks[3], &resource, err) < 0)
 		goto out;
 	/* Without a schedulable GPU the smoke pod could only wait for nothing. */
 	if (checks[3].status != CHECK_PASS) {
-		set(&checks[4], CHECK_SKIP, xstrdup("not run: no allocatable GPU"));
+		check_set(&checks[4], CHECK_SKIP, xstrdup("not run: no allocatable GPU"));
 		rc = 0;
 		goto out;
 	}
-	if ((rc = run_smoke(gw, vo, &checks[4], err)) == 0)
-		check_smoke_gpu(&seen, &checks[4]);
+	if ((rc = run_smoke(gw, vo, resource, &checks[4], err)) == 0)
+		verify_smoke_gpu(&seen, &checks[4]);
 out:
 	strv_free(&seen);
+	free(resource);
 	return rc;
 }
 

@@ -44,7 +44,8 @@ void verify_free(struct check checks[VERIFY_NCHECKS]);
 
 const char *check_status_name(enum check_status s);
 
-/* The smoke pod's manifest (JSON, as kubectl apply -f - takes it). */
-char *verify_smoke_manifest(const char *pod, const char *image);
+/* The smoke pod's manifest (JSON, as kubectl apply -f - takes it): one of
+ * RESOURCE (NULL: nvidia.com/gpu, else a MIG profile's resource). */
+char *verify_smoke_manifest(const char *pod, const char *image, const char *resource);
 
 #endif

@@ -42,9 +42,11 @@ int wait_running(const struct wait_ctx *w, os_error *err);
 int wait_kubeconfig_written(const struct wait_ctx *w, os_error *err);
 
 /* RuntimeClass nvidia, the device plugin's pods all ready, and node
- * allocatable nvidia.com/gpu > 0, or exactly WANT when WANT > 0 (what a
- * --gpu-sharing change makes); *gpus receives the count. */
-int wait_gpus(const struct wait_ctx *w, long long want, long long *gpus, os_error *err);
+ * allocatable nvidia.com/gpu > 0 (or MIG devices of the mixed strategy,
+ * nvidia.com/mig-*), or exactly WANT when WANT > 0 (what a --gpu-sharing
+ * change makes); *gpus receives the count (-1: absent), *mig the MIG
+ * devices'. */
+int wait_gpus(const struct wait_ctx *w, long long want, long long *gpus, long long *mig, os_error *err);
 
 /* Inspect the container into *c (to be freed either way); fail, quoting
  * its last log lines, if it stopped or restarted since the waits began. */

@@ -22,6 +22,7 @@
 #include "base/xalloc.h"
 #include "docker/client.h"
 #include "docker/container.h"
+#include "gateway/mig.h"
 #include "gateway/wait.h"
 #include "kube/containerd.h"
 #include "kube/kubeconfig.h"
@@ -39,6 +40,7 @@ struct gpu_state {
 	struct ds_status ds;
 	int nodes;                /* how many the cluster has */
 	long long allocatable;    /* -1: absent */
+	long long mig;            /* MIG devices allocatable as resources of their own (mixed) */
 	long long want;           /* the allocatable sharing makes, or 0: any */
 	char *heartbeat;          /* the oldest node's Ready heartbeat (RFC 3339), or NULL */
 	int stale;                /* the facts predate the container's last start */
@@ -48,7 +50,8 @@ struct gpu_state {
 static int gpu_ready(const struct gpu_state *g)
 {
 	return g->runtime_class && g->rt.nvidia && g->plugin_found && g->ds.desired > 0 &&
-	       g->ds.ready == g->ds.desired && g->allocatable > 0 && (!g->want || g->allocatable == g->want);
+	       g->ds.ready == g->ds.desired && (g->allocatable > 0 || (g->mig > 0 && !g->want)) &&
+	       (!g->want || g->allocatable == g->want);
 }
 
 /* One call for the cluster-wide facts: the node, the DaemonSets and the
@@ -58,6 +61,7 @@ static int gpu_ready(const struct gpu_state *g)
 static int read_gpu_state(const struct wait_ctx *w, struct gpu_state *g, os_error *err)
 {
 	cJSON *list = NULL;
+	struct strv mig = { 0 };
 
 	if (!g->rt.config_read && containerd_nvidia_runtime(w->container, wait_call_budget_ms(w), &g->rt, err) < 0)
 		return -1;
@@ -71,6 +75,9 @@ static int read_gpu_state(const struct wait_ctx *w, struct gpu_state *g, os_erro
 	free(g->heartbeat);
 	g->heartbeat = kube_nodes_heartbeat(list);
 	g->allocatable = kube_nodes_allocatable_gpus(list);
+	strv_free(&mig);
+	g->mig = mig_resources(list, &mig);
+	strv_free(&mig);
 	cJSON_Delete(list);
 	return 0;
 }
@@ -240,7 +247,7 @@ static int gpu_look(const struct wait_ctx *w, struct gpu_state *g, os_error *err
 		phases_mark(w->phases, PHASE_RUNTIME);
 	if (g->plugin_found && g->ds.desired > 0 && g->ds.ready == g->ds.desired)
 		phases_mark(w->phases, PHASE_PLUGIN);
-	if (g->allocatable > 0)
+	if (g->allocatable > 0 || g->mig > 0)
 		phases_mark(w->phases, PHASE_GPUS);
 	if (runtime_missing(w, g, err) < 0 || runtime_broken(w, g, err) < 0)
 		return -1;
@@ -319,7 +326,7 @@ static int await_fact(const struct wait_ctx *w, struct gpu_state *g, int *ready,
 	return met;
 }
 
-int wait_gpus(const struct wait_ctx *w, long long want, long long *gpus, os_error *err)
+int wait_gpus(const struct wait_ctx *w, long long want, long long *gpus, long long *mig, os_error *err)
 {
 	struct backoff b = { 0 };
 	struct gpu_state g = { .allocatable = -1, .want = want };
@@ -367,6 +374,7 @@ int wait_gpus(const struct wait_ctx *w, long long want, long long *gpus, os_erro
 		}
 	}
 	*gpus = g.allocatable;
+	*mig = g.mig;
 	log_step_done(1);
 	rc = 0;
 	goto out;

@@ -44,16 +44,37 @@ entrypoint() {
 	assert_equal "$status" 7 # k3s' status: exec'd, not run as a child
 	assert_line "fake-k3s args: server --disable=traefik --tls-san=127.0.0.1"
 	assert_line "fake-k3s sees: nvidia-device-plugin-helmchart.yaml"
-	assert_line "openshell-entrypoint: GPU_ENABLED=true: enabling NVIDIA GPU support"
+	assert_line "openshell-entrypoint: GPU_ENABLED=true: enabling NVIDIA GPU support (GPUs through legacy, MIG strategy none)"
 	assert_line "openshell-entrypoint: found 2 GPU device(s) in $OPENSHELL_DEV_DIR"
 	# Installed as shipped, but for the pins filled in.
 	chart=$(sed -n 's/^DEVICE_PLUGIN_CHART_VERSION=//p' "$REAL_VERSIONS")
-	run diff "$REAL_GPU_MANIFESTS/nvidia-device-plugin-helmchart.yaml" \
+	run diff <(sed -e "s/@DEVICE_PLUGIN_CHART_VERSION@/$chart/" -e 's/@DEVICE_LIST_STRATEGY@/envvar/' \
+		-e 's/@MIG_STRATEGY@/none/' "$REAL_GPU_MANIFESTS/nvidia-device-plugin-helmchart.yaml") \
 		"$K3S_MANIFESTS_DIR/nvidia-device-plugin-helmchart.yaml"
-	assert_line "> $(sed -n 's/@DEVICE_PLUGIN_CHART_VERSION@/'"$chart"'/p' "$REAL_GPU_MANIFESTS/nvidia-device-plugin-helmchart.yaml")"
-	[ "${#lines[@]}" -eq 4 ] # 1c1, <, ---, >
+	assert_success
+	grep -q '^    deviceListStrategy: envvar$' "$K3S_MANIFESTS_DIR/nvidia-device-plugin-helmchart.yaml"
+	grep -q '^    migStrategy: none$' "$K3S_MANIFESTS_DIR/nvidia-device-plugin-helmchart.yaml"
 	run ls -A "$K3S_MANIFESTS_DIR"
 	refute_output --partial ".tmp."
+}
+
+@test "a CDI gateway's plugin hands out CDI devices; the MIG strategy reaches the chart" {
+	OPENSHELL_GPU_MODE=cdi OPENSHELL_MIG_STRATEGY=mixed GPU_ENABLED=true entrypoint server
+	assert_equal "$status" 7
+	assert_line "openshell-entrypoint: GPU_ENABLED=true: enabling NVIDIA GPU support (GPUs through cdi, MIG strategy mixed)"
+	grep -q '^    deviceListStrategy: cdi-cri$' "$K3S_MANIFESTS_DIR/nvidia-device-plugin-helmchart.yaml"
+	grep -q '^    migStrategy: mixed$' "$K3S_MANIFESTS_DIR/nvidia-device-plugin-helmchart.yaml"
+}
+
+@test "a GPU mode or MIG strategy the chart cannot take stops the start before k3s" {
+	OPENSHELL_GPU_MODE=volume GPU_ENABLED=true entrypoint server
+	assert_failure 1
+	assert_output --partial "error: OPENSHELL_GPU_MODE=volume: give legacy or cdi"
+	refute_output --partial "fake-k3s"
+	OPENSHELL_MIG_STRATEGY='x|y' GPU_ENABLED=true entrypoint server
+	assert_failure 1
+	assert_output --partial "error: OPENSHELL_MIG_STRATEGY=x|y: give none, single or mixed"
+	refute_output --partial "fake-k3s"
 }
 
 @test "GPU_ENABLED=true without /dev/nvidia* warns that --gpus may be missing" {

@@ -159,15 +159,46 @@ uuid_of() { # INDEX: the host's GPU of that index
 	openshell -q gateway destroy --name ts --yes
 }
 
+@test "--gpu-sharing mps:N labels the node for the chart's MPS daemon; allocatable GPUs x N; back out in place" {
+	run --separate-stderr openshell gateway start --gpus 1 --gpu-sharing mps:2 --name mps --image "$IMAGE" \
+		--port "$(free_port)" --json
+	assert_success
+	assert_equal "$(jq -r .gpus_allocatable <<<"$output")" 2
+	run gw_kubectl mps get helmchartconfig nvidia-device-plugin -n kube-system -o json
+	run jq -r .spec.valuesContent <<<"$output"
+	assert_line '        mps:'
+	assert_line '            replicas: 2'
+	refute_line --partial 'timeSlicing'
+	# GPU Feature Discovery's label, which the chart's MPS daemon needs, set by the gateway.
+	run gw_kubectl mps get nodes -o json
+	assert_equal "$(jq -r '.items[0].metadata.labels["nvidia.com/mps.capable"]' <<<"$output")" true
+	run gw_kubectl mps get daemonset nvidia-device-plugin-mps-control-daemon -n nvidia-device-plugin -o json
+	assert_equal "$(jq -r '"\(.status.desiredNumberScheduled) \(.status.numberReady)"' <<<"$output")" "1 1"
+	run --separate-stderr openshell gateway verify --name mps
+	assert_success
+	assert_line --partial 'node allocatable nvidia.com/gpu = 2: 1 GPU x 2, mps (pods share a GPU at once'
+	# To time-slicing on the running gateway: the label goes, and the MPS daemon with it.
+	before=$(docker inspect openshell-cluster-mps --format '{{.Id}}')
+	run --separate-stderr openshell gateway start --gpus 1 --gpu-sharing time-slicing:3 --name mps --json
+	assert_success
+	assert_equal "$(jq -r '[.outcome, .gpus_allocatable] | map(tostring) | join(" ")' <<<"$output")" "running 3"
+	run gw_kubectl mps get nodes -o json
+	assert_equal "$(jq -r '.items[0].metadata.labels["nvidia.com/mps.capable"] // "absent"' <<<"$output")" absent
+	eventually sh -c "[ \"\$(docker exec openshell-cluster-mps kubectl get ds nvidia-device-plugin-mps-control-daemon -n nvidia-device-plugin -o jsonpath='{.status.desiredNumberScheduled}')\" = 0 ]"
+	[ "$(docker inspect openshell-cluster-mps --format '{{.Id}}')" = "$before" ]
+	openshell -q gateway destroy --name mps --yes
+}
+
 @test "bad --gpu-sharing values are usage errors" {
-	for v in 0 time-slicing time-slicing:1 time-slicing:0 time-slicing:x time-slicing:-2 time-slicing:99999 spread:2; do
+	for v in 0 time-slicing time-slicing:1 time-slicing:0 time-slicing:x time-slicing:-2 time-slicing:99999 spread:2 \
+		mps mps:1 mps:x MPS:2; do
 		OPENSHELL_DOCKER=/nonexistent run --separate-stderr openshell gateway start --gpu --gpu-sharing "$v" --name bad
 		assert_failure 2
-		[[ "$stderr" == "openshell: error: invalid --gpu-sharing '$v': give none or time-slicing:N with N from 2 to 1024"* ]]
+		[[ "$stderr" == "openshell: error: invalid --gpu-sharing '$v': give none, time-slicing:N or mps:N with N from 2 to 1024"* ]]
 	done
-	run --separate-stderr openshell gateway start --gpu --gpu-sharing mps:2 --name bad
+	OPENSHELL_DOCKER=/nonexistent run --separate-stderr openshell gateway start --gpu --gpu-sharing mps:2 --mig-strategy mixed --name bad
 	assert_failure 2
-	[[ "$stderr" == *"MPS is not offered"*"use time-slicing:N"* ]]
+	[[ "$stderr" == *"--gpu-sharing mps:N cannot go with --mig-strategy mixed"* ]]
 	run --separate-stderr openshell gateway start --gpu-sharing time-slicing:2 --name bad
 	assert_failure 2
 	[[ "$stderr" == *"--gpu-sharing shares GPUs, and none were asked for: add --gpu or --gpus"* ]]

@@ -61,10 +61,13 @@ hold_gateway_lock() {
 	run --separate-stderr openshell gateway status --name lc --json
 	assert_success
 	run jq -r 'keys_unsorted | sort | join(",")' <<<"$output"
-	assert_output 'api_ready,container,gpu,gpus,gpus_allocatable,health,kubeconfig,metadata_error,name,nvidia_runtime,server,state'
+	assert_output 'api_ready,container,gpu,gpu_mode,gpus,gpus_allocatable,health,kubeconfig,metadata_error,mig_allocatable,mig_strategy,name,nvidia_runtime,server,state'
 	run --separate-stderr openshell gateway status --name lc --json
-	run jq -r '[.name, .container, .state, .health, .api_ready, .gpu, .gpus_allocatable, .server, .metadata_error] | map(tostring) | join(" ")' <<<"$output"
-	assert_output "lc openshell-cluster-lc running healthy true true $(sim_gpu_count) https://127.0.0.1:$LC_PORT null"
+	run jq -r '[.name, .container, .state, .health, .api_ready, .gpu, .gpus_allocatable, .server, .metadata_error, .mig_strategy, (.mig_allocatable | length)] | map(tostring) | join(" ")' <<<"$output"
+	assert_output "lc openshell-cluster-lc running healthy true true $(sim_gpu_count) https://127.0.0.1:$LC_PORT null none 0"
+	# The sim host's daemon (20.10) has no CDI; a real one of 28.2 or later may.
+	run jq -r .gpu_mode <<<"$(openshell gateway status --name lc --json)"
+	if sim_real_host; then assert_output --regexp '^(legacy|cdi)$'; else assert_output legacy; fi
 }
 
 @test "status of an unknown gateway exits 5 and says so" {
@@ -108,7 +111,7 @@ hold_gateway_lock() {
 	assert_output 'ghost=missing lb=running lc=running'
 	run --separate-stderr openshell gateway list --json
 	run jq -r '.[0] | keys | join(",")' <<<"$output"
-	assert_output 'container,gpu,gpus,kubeconfig,metadata_error,name,server,state'
+	assert_output 'container,gpu,gpu_mode,gpus,kubeconfig,metadata_error,mig_strategy,name,server,state'
 }
 
 @test "stop stops, stopping again is a no-op, and start resumes with the state kept" {

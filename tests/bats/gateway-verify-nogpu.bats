@@ -27,7 +27,7 @@ setup() {
 @test "no allocatable GPU fails the allocatable check and skips the smoke pod" {
 	run --separate-stderr openshell gateway verify --name z0
 	assert_failure 8
-	assert_line --partial 'PASS  device-request  driver=nvidia count=all capabilities=utility,compute,gpu; the gateway sees no GPU, and the Docker host has none'
+	assert_line --partial 'PASS  device-request  legacy --gpus: driver=nvidia count=all capabilities=utility,compute,gpu; the gateway sees no GPU, and the Docker host has none'
 	assert_line '  PASS  device-plugin   DaemonSet nvidia-device-plugin/nvidia-device-plugin: 1/1 pods ready'
 	assert_line '  FAIL  allocatable     node allocatable has no nvidia.com/gpu: the device plugin registered no GPU (it logs "No devices found. Waiting indefinitely." when it sees none)'
 	assert_line '  SKIP  smoke-pod       not run: no allocatable GPU'

@@ -21,7 +21,7 @@ setup() {
 @test "verify passes all five checks on a GPU gateway" {
 	run --separate-stderr openshell gateway verify --name vg
 	assert_success
-	assert_line --regexp '^  PASS  device-request  driver=nvidia count=all capabilities=utility,compute,gpu; the gateway sees GPU-[0-9a-f-]+(, GPU-[0-9a-f-]+)*: exactly --gpus all$'
+	assert_line --regexp '^  PASS  device-request  legacy --gpus: driver=nvidia count=all capabilities=utility,compute,gpu; the gateway sees GPU-[0-9a-f-]+(, GPU-[0-9a-f-]+)*: exactly --gpus all$'
 	assert_line '  PASS  runtime-class   RuntimeClass nvidia, handler nvidia; containerd runs it with /usr/bin/nvidia-container-runtime'
 	assert_line --regexp '^  PASS  device-plugin   DaemonSet nvidia-device-plugin/nvidia-device-plugin: 1/1 pods ready$'
 	assert_line "  PASS  allocatable     node allocatable nvidia.com/gpu = $(sim_gpu_count)"

@@ -94,7 +94,9 @@ static void test_json(void)
 	ok(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, "metadata_error")), "good metadata: null error");
 	is_int(json_bool(o, "gpu"), 1, "json gpu true");
 	is_str(json_str(o, "gpus"), "all", "json gpus: the selection, as --gpus takes it");
-	is_int(cJSON_GetArraySize(o), 8, "exactly the eight shared keys");
+	is_str(json_str(o, "gpu_mode"), "legacy", "json gpu_mode: Docker's --gpus");
+	is_str(json_str(o, "mig_strategy"), "none", "json mig_strategy: none without the entrypoint's variable");
+	is_int(cJSON_GetArraySize(o), 10, "exactly the ten shared keys");
 	cJSON_Delete(o);
 }
 

@@ -42,7 +42,9 @@ int main(void)
 	refused("time-slicing:1025");
 	refused("TIME-SLICING:2");
 	refused("");
-	refused("mps:2");
+	refused("mps:1");
+	refused("mps:");
+	refused("mps:two");
 
 	is_int(sharing_values(&s, &yaml, &err), 0, "values are emitted");
 	is_str(yaml,
@@ -78,5 +80,21 @@ int main(void)
 	is_int(back.replicas, 1, "values without a config share nothing");
 	sharing_from_values(": : [", &back);
 	is_int(back.replicas, 1, "unreadable values share nothing");
+
+	is_int(sharing_parse("mps:3", &s, &err), 0, "mps:3 parses");
+	ok(s.replicas == 3 && s.mps, "three replicas, by MPS");
+	str = sharing_string(&s);
+	is_str(str, "mps:3", "reads back as given");
+	free(str);
+	is_int(sharing_values(&s, &yaml, &err), 0, "MPS values are emitted");
+	ok(yaml && strstr(yaml, "        mps:\n          resources:\n          - name: nvidia.com/gpu\n            replicas: 3\n") &&
+		   !strstr(yaml, "timeSlicing"),
+	   "the plugin's config shares by sharing.mps, not timeSlicing");
+	sharing_from_values(yaml, &back);
+	ok(back.replicas == 3 && back.mps, "and reads back as MPS with 3 replicas");
+	is_str(sharing_mode_name(&back), "mps", "named mps");
+	free(yaml);
+	is_int(sharing_parse("time-slicing:2", &s, &err), 0, "time-slicing:2 after it");
+	ok(!s.mps, "is not MPS");
 	return tap_done();
 }

@@ -174,7 +174,7 @@ sim_helm_uninstall() {
 		"$(sim_obj jobs kube-system "helm-install-$1")"
 	rm -f "$SIM_RUN/plugin-$1".*
 	# Only a device plugin's release takes the node's GPUs with it.
-	[ ! -f "$hd/plugin_pod" ] || rm -f "$SIM_RUN/gpu-registered"
+	[ ! -f "$hd/plugin_pod" ] || rm -f "$SIM_RUN/gpu-registered" "$SIM_RUN/mig-registered"
 	# Keep the manifest checksum: like the k3s deploy controller, the chart
 	# comes back only when its file changes or k3s restarts.
 	echo uninstalled >"$hd/phase"

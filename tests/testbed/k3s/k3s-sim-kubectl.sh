@@ -55,7 +55,7 @@ kc_flaky() {
 kubectl_main() {
 	kc_cmd="" kc_ns="" kc_all="" kc_out="" kc_sel="" kc_raw="" kc_file=""
 	kc_ignore="" kc_tail="" kc_container="" kc_kubeconfig="" kc_pos="" kc_flags="" kc_previous=""
-	kc_for="" kc_allobj="" kc_timeout=""
+	kc_for="" kc_allobj="" kc_timeout="" kc_overwrite=""
 	while [ $# -gt 0 ]; do
 		a=$1
 		shift
@@ -92,6 +92,7 @@ kubectl_main() {
 		--for=*) kc_for=${a#*=} kc_flags="$kc_flags for" ;;
 		--for) [ $# -gt 0 ] || kc_usage_err "flag needs an argument: --for"; kc_for=$1; shift; kc_flags="$kc_flags for" ;;
 		--all | --all=true) kc_allobj=1 kc_flags="$kc_flags all" ;;
+		--overwrite | --overwrite=true) kc_overwrite=1 kc_flags="$kc_flags overwrite" ;;
 		-h | --help)
 			echo "kubectl (SIMULATION: openshell k3s stand-in) - see docs/k3s-standin.md"
 			exit 0
@@ -111,6 +112,7 @@ kubectl_main() {
 	delete) kc_allow "ignore delete l timeout"; kc_delete "$@" ;;
 	wait) kc_allow "for all timeout l o"; kc_wait "$@" ;;
 	logs) kc_allow "l tail c"; kc_logs "$@" ;;
+	label) kc_allow "all overwrite l o"; kc_label "$@" ;;
 	version) kc_allow "o"; printf 'Client Version: %s\nKustomize Version: v5.4.2\n' "$SIM_VERSION" ;;
 	"") printf 'kubectl controls the Kubernetes cluster manager (SIMULATION).\n' >&2; exit 1 ;;
 	*) printf 'error: unknown command "%s" for "kubectl"\n' "$kc_cmd" >&2; exit 1 ;;
@@ -684,4 +686,70 @@ kc_wait_centis() {
 	*h) awk -v v="${1%h}" 'BEGIN { printf "%d\n", v * 360000 }' ;;
 	*) kc_err "error: invalid argument \"$1\" for \"--timeout\" flag: time: missing unit in duration \"$1\"" ;;
 	esac
+}
+
+# kubectl label nodes (NAME | --all) KEY=VALUE… KEY-… [--overwrite], as
+# kubectl's pkg/cmd/label does it: "node/NAME labeled" (or "unlabeled",
+# "not labeled" when nothing changes); a new value for a key that has one
+# needs --overwrite. SIMULATION: nodes only. The labels persist in the data
+# dir (as the node object does in k3s's datastore); the server's node
+# reconcile keeps them, and the node object is updated at once.
+kc_label() {
+	kc_need_api
+	kc_res "${1:-}"
+	[ "$r_plural" = nodes ] || kc_err "error: SIMULATION limitation: the k3s stand-in labels nodes only"
+	shift
+	names="" changes=""
+	for a; do
+		case $a in
+		*=* | *-) changes="$changes $a" ;;
+		*) names="$names $a" ;;
+		esac
+	done
+	[ -n "$changes" ] || kc_err "error: at least one label update is required"
+	if [ -n "$kc_allobj" ]; then
+		names=$(for f in "$SIM_OBJ"/nodes/*.json; do [ -f "$f" ] && basename "$f" .json; done)
+	fi
+	[ -n "$names" ] || kc_err "error: resource(s) were provided, but no name was specified"
+	mkdir -p "$SIM_STATE"
+	sim_lock || kc_err "error: SIMULATION: state lock busy"
+	(kc_label_nodes)
+	rc=$?
+	sim_unlock
+	return $rc
+}
+
+kc_label_nodes() {
+	for n in $names; do
+		f=$(sim_obj nodes "" "$n")
+		[ -f "$f" ] || kc_not_found nodes "$n"
+		before=$($JQ -c '.metadata.labels // {}' "$f")
+		labels=$before
+		for c in $changes; do
+			case $c in
+			*-)
+				printf '%s' "$labels" | $JQ -e --arg k "${c%-}" 'has($k)' >/dev/null || echo "label \"${c%-}\" not found."
+				labels=$(printf '%s' "$labels" | $JQ -c --arg k "${c%-}" 'del(.[$k])')
+				grep -v "^${c%-}=" "$SIM_STATE/node-labels" >"$SIM_STATE/node-labels.tmp" 2>/dev/null
+				mv -f "$SIM_STATE/node-labels.tmp" "$SIM_STATE/node-labels"
+				;;
+			*)
+				k=${c%%=*} v=${c#*=}
+				old=$(printf '%s' "$labels" | $JQ -r --arg k "$k" '.[$k] // empty')
+				if [ -n "$old" ] && [ "$old" != "$v" ] && [ -z "$kc_overwrite" ]; then
+					kc_err "error: '$k' already has a value ($old), and --overwrite is false"
+				fi
+				labels=$(printf '%s' "$labels" | $JQ -c --arg k "$k" --arg v "$v" '.[$k] = $v')
+				{ grep -v "^$k=" "$SIM_STATE/node-labels" 2>/dev/null; echo "$k=$v"; } >"$SIM_STATE/node-labels.tmp"
+				mv -f "$SIM_STATE/node-labels.tmp" "$SIM_STATE/node-labels"
+				;;
+			esac
+		done
+		if [ "$labels" = "$before" ]; then
+			echo "node/$n not labeled"
+			continue
+		fi
+		$JQ --argjson l "$labels" '.metadata.labels = $l' "$f" | sim_write "$f"
+		case $changes in *=*) echo "node/$n labeled" ;; *) echo "node/$n unlabeled" ;; esac
+	done
 }

@@ -261,24 +261,31 @@ srv_node_labels() {
 	printf 'kubernetes.io/arch=amd64,kubernetes.io/hostname=%s,kubernetes.io/os=linux,' "$SRV_NODE"
 	printf 'node-role.kubernetes.io/control-plane=true,node-role.kubernetes.io/master=true,'
 	printf 'node.kubernetes.io/instance-type=k3s%s' "${SIM_NODE_LABELS:+,$SIM_NODE_LABELS}"
+	# `kubectl label nodes` (k3s-sim-kubectl.sh): KEY=VALUE lines
+	[ ! -s "$SIM_STATE/node-labels" ] || printf ',%s' "$(paste -sd, "$SIM_STATE/node-labels")"
 }
 
 srv_node() {
 	gpus=""
 	[ -f "$SIM_RUN/gpu-registered" ] && gpus=$(wc -l <"$SIM_RUN/gpu-registered" | tr -d ' ')
+	# MIG devices of the mixed strategy: a resource per profile ("RESOURCE ID" lines).
+	migs=""
+	[ -f "$SIM_RUN/mig-registered" ] && migs=$(awk '{ n[$1]++ } END { for (r in n) printf "%s=%d,", r, n[r] }' "$SIM_RUN/mig-registered")
 	pressure=$(sim_switch SIM_NODE_PRESSURE)
-	sig="$gpus|$pressure"
+	labels=$(srv_node_labels)
+	sig="$gpus|$migs|$pressure|$labels"
 	[ "$sig" = "$SRV_NODE_SIG" ] && [ -f "$(sim_obj nodes "" "$SRV_NODE")" ] && return 0
 	SRV_NODE_SIG=$sig
 	$JQ -n --arg name "$SRV_NODE" --arg uid "$SRV_NODE_UID" --arg ts "$SRV_NODE_CREATED" \
 		--arg now "$(sim_ts)" --arg cpu "$SRV_CPU" --arg mem "$SRV_MEM" --arg gpus "$gpus" \
-		--arg pressure "$pressure" --arg labels "$(srv_node_labels)" --arg ip "$SRV_IP" \
+		--arg pressure "$pressure" --arg labels "$labels" --arg ip "$SRV_IP" --arg migs "$migs" \
 		--arg ver "$SIM_VERSION" '
 		def cond($t; $s; $r; $m): {type: $t, status: $s, reason: $r, message: $m,
 			lastHeartbeatTime: $now, lastTransitionTime: $ts};
 		({cpu: $cpu, "ephemeral-storage": "61202244Ki", "hugepages-1Gi": "0", "hugepages-2Mi": "0",
 		  memory: "\($mem)Ki", pods: "110"}
-		 + (if $gpus != "" then {"nvidia.com/gpu": $gpus} else {} end)) as $res
+		 + (if $gpus != "" then {"nvidia.com/gpu": $gpus} else {} end)
+		 + ($migs | split(",") | map(select(length > 0) | split("=") | {key: .[0], value: .[1]}) | from_entries)) as $res
 		| {apiVersion: "v1", kind: "Node",
 		   metadata: {name: $name, uid: $uid, resourceVersion: "1", creationTimestamp: $ts,
 		              labels: ($labels | split(",") | map(select(length > 0) | split("=") | {key: .[0], value: (.[1:] | join("="))}) | from_entries),
@@ -307,6 +314,7 @@ srv_node() {
 		                machineID: "", systemUUID: "", bootID: ""}}}' |
 		sim_write_if_changed "$(sim_obj nodes "" "$SRV_NODE")"
 	[ -z "$gpus" ] || sim_stamp "gpu-allocatable $gpus"
+	[ -z "$migs" ] || sim_stamp "mig-allocatable $migs"
 }
 
 # Parse a HelmChart manifest (SIMULATION: a small YAML reader for the shapes
@@ -332,6 +340,7 @@ srv_parse_helmchart() {
 				if (vi == 0) {
 					vtop = key
 					if (key == "runtimeClassName") print "runtimeClassName=" val
+					if (key == "migStrategy" || key == "deviceListStrategy") print key "=" val
 					if (key == "affinity") aff = (val == "null" || val == "~") ? "null" : (val == "{}" ? "empty" : (val == "" ? "pending" : "set"))
 					if (key == "nodeSelector" && val != "" && val != "{}" && val != "null") print "nodeSelector=SIMULATION-unsupported-inline"
 					next
@@ -652,13 +661,17 @@ See: https://helm.sh/docs/helm/helm_install/#options"
 	srv_helm_job_object "$1" 0 1
 	echo installed >"$hd/phase"
 	if [ "$chart_name" = nvidia-device-plugin ]; then
-		srv_mps_daemonset "$1" "$tns" "$(srv_val version "$hd/chart")"
+		srv_mps_daemonset "$1" "$tns" "$(srv_val version "$hd/chart")" 0 0
+		# The release's new config reaches a new MPS daemon too.
+		old=$(cat "$hd/mps_pod" 2>/dev/null)
+		[ -z "$old" ] || [ ! -f "$hd/ds_ns" ] || sim_delete_pod "$(cat "$hd/ds_ns")" "$old"
+		rm -f "$hd/mps_pod" "$SIM_RUN/mps-ready"
 		# An upgrade rolls the DaemonSet: its old pod goes, and with it the
 		# GPUs it registered, until the new one registers them.
 		old=$(cat "$hd/plugin_pod" 2>/dev/null)
 		if [ -n "$old" ] && [ -f "$hd/ds_ns" ]; then
 			sim_delete_pod "$(cat "$hd/ds_ns")" "$old"
-			rm -f "$SIM_RUN/gpu-registered" "$SIM_RUN/plugin-$1.state"
+			rm -f "$SIM_RUN/gpu-registered" "$SIM_RUN/mig-registered" "$SIM_RUN/plugin-$1.state"
 		fi
 		echo "$tns" >"$hd/ds_ns"
 		[ -f "$hd/ds_uid" ] || sim_uid >"$hd/ds_uid"
@@ -670,10 +683,16 @@ See: https://helm.sh/docs/helm/helm_install/#options"
 }
 
 # The chart's second DaemonSet, <release>-mps-control-daemon, with the same
-# name and instance labels as the plugin's and a nodeSelector that no node
-# without MPS has (templates/daemonset-mps-control-daemon.yml): 0 desired.
+# name and instance labels as the plugin's and the nodeSelector
+# nvidia.com/mps.capable=true (templates/daemonset-mps-control-daemon.yml),
+# a label GPU Feature Discovery sets (internal/lm/nvml.go), or the user.
+# srv_mps_daemonset REL NS VER DESIRED READY
 srv_mps_daemonset() {
-	$JQ -n --arg rel "$1" --arg ns "$2" --arg ver "$3" --arg uid "$(sim_uid)" --arg ts "$(sim_ts)" '
+	f=$(sim_obj daemonsets "$2" "$1-mps-control-daemon")
+	uid=$($JQ -r '.metadata.uid // empty' "$f" 2>/dev/null)
+	ts=$($JQ -r '.metadata.creationTimestamp // empty' "$f" 2>/dev/null)
+	$JQ -n --arg rel "$1" --arg ns "$2" --arg ver "$3" --arg uid "${uid:-$(sim_uid)}" --arg ts "${ts:-$(sim_ts)}" \
+		--argjson d "${4:-0}" --argjson r "${5:-0}" '
 		{"app.kubernetes.io/name": "nvidia-device-plugin", "app.kubernetes.io/instance": $rel} as $sel
 		| {apiVersion: "apps/v1", kind: "DaemonSet",
 		   metadata: {name: "\($rel)-mps-control-daemon", namespace: $ns, uid: $uid, resourceVersion: "1",
@@ -685,9 +704,67 @@ srv_mps_daemonset() {
 		                     spec: {nodeSelector: {"nvidia.com/mps.capable": "true"},
 		                            containers: [{name: "mps-control-daemon-ctr",
 		                                          image: "nvcr.io/nvidia/k8s-device-plugin:v\($ver)"}]}}},
-		   status: {currentNumberScheduled: 0, desiredNumberScheduled: 0, numberMisscheduled: 0,
-		            numberReady: 0, observedGeneration: 1}}' |
-		sim_write "$(sim_obj daemonsets "$2" "$1-mps-control-daemon")"
+		   status: ({currentNumberScheduled: $d, desiredNumberScheduled: $d, numberMisscheduled: 0,
+		             numberReady: $r, observedGeneration: 1}
+		            + (if $d - $r > 0 then {numberUnavailable: ($d - $r)} else {} end))}' |
+		sim_write_if_changed "$f"
+}
+
+# The MPS control daemon's life (cmd/mps-control-daemon): scheduled on a
+# node labelled nvidia.com/mps.capable=true; it starts MPS when the config
+# shares by MPS ("Sharing strategy is not MPS; skipping MPS manager
+# creation" otherwise) and is then healthy for the plugin (srv_mps_healthy).
+srv_mps_tick() {
+	hd=$SIM_STATE/helm/$1 ns=$2
+	pod=$(cat "$hd/mps_pod" 2>/dev/null)
+	ver=$(srv_val version "$hd/chart")
+	case ",$(srv_node_labels)," in
+	*,nvidia.com/mps.capable=true,*) ;;
+	*)
+		[ -z "$pod" ] || sim_delete_pod "$ns" "$pod"
+		rm -f "$hd/mps_pod" "$hd/mps_since" "$SIM_RUN/mps-ready"
+		srv_mps_daemonset "$1" "$ns" "$ver" 0 0
+		return 0
+		;;
+	esac
+	if [ -z "$pod" ] || [ ! -f "$(sim_obj pods "$ns" "$pod")" ]; then
+		pod=$1-mps-control-daemon-$(sim_suffix)
+		echo "$pod" >"$hd/mps_pod"
+		sim_now >"$hd/mps_since"
+		$JQ -n --arg ns "$ns" --arg name "$pod" --arg uid "$(sim_uid)" --arg ts "$(sim_ts)" --arg rel "$1" \
+			--arg node "$SRV_NODE" --arg ver "$ver" '
+			{apiVersion: "v1", kind: "Pod",
+			 metadata: {name: $name, generateName: "\($rel)-mps-control-daemon-", namespace: $ns, uid: $uid,
+			            resourceVersion: "1", creationTimestamp: $ts,
+			            labels: {"app.kubernetes.io/instance": $rel, "app.kubernetes.io/name": "nvidia-device-plugin"}},
+			 spec: {nodeName: $node, restartPolicy: "Always", nodeSelector: {"nvidia.com/mps.capable": "true"},
+			        containers: [{name: "mps-control-daemon-ctr", image: "nvcr.io/nvidia/k8s-device-plugin:v\($ver)",
+			                      command: ["mps-control-daemon"], resources: {}}]},
+			 status: {phase: "Pending", qosClass: "BestEffort"}}' | sim_write "$(sim_obj pods "$ns" "$pod")"
+		srv_pod_status "$ns" "$pod" creating "" "" 0
+		mkdir -p "$SIM_LOGS/$ns"
+	fi
+	ready=0
+	if sim_after "$(cat "$hd/mps_since")" "${SIM_PLUGIN_DELAY:-0.5}"; then
+		ready=1
+		if [ ! -f "$SIM_LOGS/$ns/$pod.log" ]; then
+			srv_pod_status "$ns" "$pod" running "" "" 0
+			mode=$(srv_plugin_sharing "$hd/config_values" "$hd/values.yaml")
+			if [ "${mode%% *}" = mps ]; then
+				srv_klog I main.go:210 '"Staring MPS daemon" resource="nvidia.com/gpu"' >"$SIM_LOGS/$ns/$pod.log"
+				: >"$SIM_RUN/mps-ready"
+			else
+				srv_klog I main.go:168 "Sharing strategy is not MPS; skipping MPS manager creation" >"$SIM_LOGS/$ns/$pod.log"
+				srv_klog I main.go:176 "No devices are configured for MPS sharing; Waiting indefinitely." >>"$SIM_LOGS/$ns/$pod.log"
+				rm -f "$SIM_RUN/mps-ready"
+			fi
+		fi
+	fi
+	srv_mps_daemonset "$1" "$ns" "$ver" 1 "$ready"
+}
+
+srv_mps_healthy() {
+	[ -f "$SIM_RUN/mps-ready" ]
 }
 
 # Does the node satisfy the chart's effective affinity and nodeSelector?
@@ -722,6 +799,8 @@ srv_plugin() {
 	hd=$SIM_STATE/helm/$1
 	[ -f "$hd/ds_ns" ] || return 0
 	ns=$(cat "$hd/ds_ns")
+	srv_mps_tick "$1" "$ns"
+	hd=$SIM_STATE/helm/$1 ns=$(cat "$hd/ds_ns")
 	dsf=$(sim_obj daemonsets "$ns" "$1")
 	v=$hd/vals
 	rc=$(srv_val runtimeClassName "$v")
@@ -734,14 +813,14 @@ srv_plugin() {
 			# DaemonSet keeps trying (FailedCreate events).
 			[ -z "$pod" ] || sim_delete_pod "$ns" "$pod"
 			pod=""
-			rm -f "$hd/plugin_pod" "$SIM_RUN/gpu-registered"
+			rm -f "$hd/plugin_pod" "$SIM_RUN/gpu-registered" "$SIM_RUN/mig-registered"
 		else
 			current=1
 			srv_plugin_pod "$1" "$ns" && ready=1
 		fi
 	elif [ -n "$pod" ]; then
 		sim_delete_pod "$ns" "$pod"
-		rm -f "$hd/plugin_pod" "$SIM_RUN/gpu-registered"
+		rm -f "$hd/plugin_pod" "$SIM_RUN/gpu-registered" "$SIM_RUN/mig-registered"
 	fi
 	sig="$desired $current $ready"
 	if [ -f "$dsf" ] && [ "$(cat "$hd/ds_sig" 2>/dev/null)" = "$sig" ]; then
@@ -827,21 +906,39 @@ srv_plugin_pod() {
 			srv_plugin_crash_log >>"$SIM_LOGS/$2/$pod.log.tmp"
 			srv_plugin_log_in_place "$2" "$pod"
 			echo "crash $(sim_now)" >"$st"
-			rm -f "$SIM_RUN/gpu-registered"
+			rm -f "$SIM_RUN/gpu-registered" "$SIM_RUN/mig-registered"
 			srv_pod_status "$2" "$pod" crashloop 1 Error "$(cat "$hd/restarts")"
 			return 1
 		fi
 		srv_plugin_register >>"$SIM_LOGS/$2/$pod.log.tmp"
+		reg=$?
 		srv_plugin_log_in_place "$2" "$pod"
-		echo "running $(sim_now)" >"$st"
+		if [ "$reg" = 1 ]; then
+			echo "crash $(sim_now)" >"$st"
+			rm -f "$SIM_RUN/gpu-registered" "$SIM_RUN/mig-registered"
+			srv_pod_status "$2" "$pod" crashloop 1 Error "$(cat "$hd/restarts")"
+			return 1
+		fi
+		# Not registered yet (MPS): the plugin runs, and tries again.
+		if [ "$reg" = 2 ]; then echo "retry $(sim_now)" >"$st"; else echo "running $(sim_now)" >"$st"; fi
 		srv_pod_status "$2" "$pod" running "" "" "$(cat "$hd/restarts")"
+		return 0
+		;;
+	retry)
+		# main.go: "Retrying in 30s" (SIMULATION: SIM_PLUGIN_RETRY seconds, default 2).
+		sim_after "$since" "${SIM_PLUGIN_RETRY:-2}" || return 0
+		srv_plugin_register >"$SIM_LOGS/$2/$pod.log.more"
+		reg=$?
+		cat "$SIM_LOGS/$2/$pod.log.more" >>"$SIM_LOGS/$2/$pod.log"
+		rm -f "$SIM_LOGS/$2/$pod.log.more"
+		if [ "$reg" = 2 ]; then echo "retry $(sim_now)" >"$st"; else echo "running $(sim_now)" >"$st"; fi
 		return 0
 		;;
 	running)
 		if [ "$crash" = 1 ]; then
 			echo "starting $(sim_now)" >"$st"
 			echo $(($(cat "$hd/restarts") + 1)) >"$hd/restarts"
-			rm -f "$SIM_RUN/gpu-registered"
+			rm -f "$SIM_RUN/gpu-registered" "$SIM_RUN/mig-registered"
 			return 1
 		fi
 		return 0
@@ -893,53 +990,121 @@ srv_plugin_crash_log() {
 	srv_klog E main.go:177 "error starting plugins: error creating plugin manager: unable to create plugin manager: invalid device discovery strategy"
 }
 
+# The fatal error of the plugin's resource managers (internal/rm/device_map.go),
+# as main.go logs it before exiting 1.
+srv_plugin_fatal() {
+	srv_klog E main.go:177 "error starting plugins: error getting plugins: unable to create plugins: failed to construct resource managers: error building device map: error building device map from config.resources: $1"
+}
+
 # Register with the kubelet: the GPUs are the /dev/nvidiaN devices of this
 # container, identified (as the plugin's default deviceIDStrategy=uuid does)
-# by UUID when the driver's nvidia-smi can tell them.
+# by UUID when the driver's nvidia-smi can tell them; their MIG devices (the
+# "  MIG …" lines of nvidia-smi -L) per the chart's migStrategy
+# (internal/rm/rm.go: none counts a MIG GPU whole; single advertises each MIG
+# device as nvidia.com/gpu; mixed each profile as nvidia.com/mig-<profile>).
+# 0: registered; 1: fatal (the log says why; the container exits 1); 2: not
+# yet, the MPS control daemon is not healthy (the plugin retries).
 srv_plugin_register() {
 	n=0
 	for d in "$SIM_DEV_DIR"/nvidia[0-9]*; do
 		[ -e "$d" ] && n=$((n + 1))
 	done
-	uuids=""
+	list=""
 	if [ "$n" -gt 0 ] && command -v nvidia-smi >/dev/null 2>&1; then
-		uuids=$(NVIDIA_VISIBLE_DEVICES=all nvidia-smi --query-gpu=uuid --format=csv,noheader 2>/dev/null | head -n "$n")
+		list=$(NVIDIA_VISIBLE_DEVICES=all nvidia-smi -L 2>/dev/null)
 	fi
+	uuids=$(printf '%s\n' "$list" | sed -n 's/^GPU [0-9]*: .* (UUID: \(GPU-[^)]*\))$/\1/p' | head -n "$n")
 	if [ "$(printf '%s\n' "$uuids" | grep -c .)" != "$n" ]; then
 		uuids=$(awk -v n="$n" 'BEGIN { for (i = 0; i < n; i++) print i }')
 	fi
+	v=$hd/vals
+	mig=$(srv_val migStrategy "$v")
+	mode=$(srv_plugin_sharing "$hd/config_values" "$hd/values.yaml")
+	replicas=${mode#* } mode=${mode%% *}
+	srv_klog I main.go:300 "Running with config:
+{\"version\":\"v1\",\"flags\":{\"migStrategy\":\"${mig:-none}\",\"deviceListStrategy\":[\"$(srv_val deviceListStrategy "$v" | sed 's/^$/envvar/')\"]},\"sharing\":$(
+		case $mode in
+		timeSlicing | mps) printf '{"%s":{"resources":[{"name":"nvidia.com/gpu","replicas":%s}]}}' "$mode" "$replicas" ;;
+		*) printf '{"timeSlicing":{}}' ;;
+		esac)}"
 	if [ "$n" -eq 0 ]; then
 		# The real plugin finds no device, registers nothing and idles, ready
 		# (cmd/nvidia-device-plugin/main.go): the node gets no nvidia.com/gpu.
-		rm -f "$SIM_RUN/gpu-registered"
+		rm -f "$SIM_RUN/gpu-registered" "$SIM_RUN/mig-registered"
 		srv_klog I main.go:416 "No devices found. Waiting indefinitely."
 		return 0
 	fi
-	replicas=$(srv_time_slicing_replicas "$hd/config_values" "$hd/values.yaml")
-	if [ "${replicas:-1}" -gt 1 ]; then
-		# Time-slicing: each GPU is advertised REPLICAS times, as the plugin's
-		# replicated devices "UUID::K" (internal/rm/devices.go, AnnotatedID).
-		printf '%s\n' "$uuids" | awk -v r="$replicas" 'NF { for (k = 0; k < r; k++) printf "%s::%d\n", $0, k }' \
-			>"$SIM_RUN/gpu-registered"
-		srv_klog I main.go:369 "Running with time-slicing: $replicas replicas of each GPU"
-	else
-		printf '%s\n' "$uuids" >"$SIM_RUN/gpu-registered"
+	# GPU UUID, then "MIG PROFILE UUID" per MIG device under it.
+	migs=$(printf '%s\n' "$list" | awk '/^GPU / { g = $0; sub(/.*\(UUID: /, "", g); sub(/\).*/, "", g) }
+		/^  MIG / { u = $0; sub(/.*\(UUID: /, "", u); sub(/\).*/, "", u); print g, $2, u }')
+	whole=$uuids mig_dev=""
+	if [ -n "$migs" ] && [ "${mig:-none}" != none ]; then
+		with=$(printf '%s\n' "$migs" | awk '{ print $1 }' | sort -u)
+		whole=$(printf '%s\n' "$uuids" | grep -vxF "$with" || true)
+		if [ "$mig" = single ] && [ -n "$whole" ]; then
+			srv_plugin_fatal "all devices on the node must be configured with the same migEnabled value"
+			return 1
+		fi
+		if [ "$mig" = single ] && [ "$(printf '%s\n' "$migs" | awk '{ print $2 }' | sort -u | wc -l)" -gt 1 ]; then
+			srv_plugin_fatal "invalid MIG configuration: more than one MIG device type present on node"
+			return 1
+		fi
+		if [ "$mig" = single ]; then
+			whole=$(printf '%s\n' "$migs" | awk '{ print $3 }')
+		else
+			mig_dev=$(printf '%s\n' "$migs" | awk '{ r = "nvidia.com/mig-" $2; gsub(/\+/, ".", r); print r, $3 }')
+		fi
 	fi
-	srv_klog I main.go:369 "Starting GRPC server for 'nvidia.com/gpu'"
+	if [ "$mode" = mps ]; then
+		if [ -n "$migs" ] && [ "${mig:-none}" != none ]; then
+			srv_klog E main.go:177 "error starting plugins: error getting plugins: unable to create plugins: sharing using MPS is not supported for MIG devices"
+			return 1
+		fi
+		if ! srv_mps_healthy; then
+			srv_klog E main.go:190 "Failed to start plugin: error waiting for MPS daemon: error checking MPS daemon health: failed to send command to MPS daemon: exit status 1"
+			srv_klog I main.go:191 "Failed to start one or more plugins. Retrying in 30s..."
+			rm -f "$SIM_RUN/gpu-registered" "$SIM_RUN/mig-registered"
+			return 2
+		fi
+		srv_klog I server.go:120 '"MPS daemon is healthy" resource="nvidia.com/gpu"'
+	fi
+	rm -f "$SIM_RUN/mig-registered"
+	if [ -n "$mig_dev" ]; then
+		printf '%s\n' "$mig_dev" >"$SIM_RUN/mig-registered"
+		for r in $(printf '%s\n' "$mig_dev" | awk '{ print $1 }' | sort -u); do
+			srv_klog I server.go:146 "Starting to serve '$r' on /var/lib/kubelet/device-plugins/nvidia-${r#nvidia.com/}.sock"
+			srv_klog I server.go:154 "Registered device plugin for '$r' with Kubelet"
+		done
+	fi
+	if [ -z "$whole" ]; then
+		rm -f "$SIM_RUN/gpu-registered"
+		return 0
+	fi
+	if [ "${replicas:-1}" -gt 1 ]; then
+		# Sharing: each GPU is advertised REPLICAS times, as the plugin's
+		# replicated devices "UUID::K" (internal/rm/devices.go, AnnotatedID).
+		printf '%s\n' "$whole" | awk -v r="$replicas" 'NF { for (k = 0; k < r; k++) printf "%s::%d\n", $0, k }' \
+			>"$SIM_RUN/gpu-registered"
+	else
+		printf '%s\n' "$whole" >"$SIM_RUN/gpu-registered"
+	fi
 	srv_klog I server.go:146 "Starting to serve 'nvidia.com/gpu' on /var/lib/kubelet/device-plugins/nvidia-gpu.sock"
 	srv_klog I server.go:154 "Registered device plugin for 'nvidia.com/gpu' with Kubelet"
 }
 
-# The plugin's time-slicing replicas in the chart's config (config.map's
-# default entry: sharing.timeSlicing.resources[].replicas), the first file
-# that has them winning: the HelmChartConfig's values, then the HelmChart's.
+# The sharing the chart's config sets (config.map's default entry:
+# sharing.timeSlicing or sharing.mps, resources[].replicas), the first file
+# that has it winning: the HelmChartConfig's values, then the HelmChart's.
+# Prints "timeSlicing N", "mps N" or "none 1".
 # SIMULATION: a line reader for that one shape, not a YAML parser.
-srv_time_slicing_replicas() {
+srv_plugin_sharing() {
 	for f; do
 		[ -s "$f" ] || continue
-		r=$(awk '/timeSlicing:/ { ts = 1 } ts && /replicas:/ { sub(/.*replicas:[ \t]*/, ""); print $1 + 0; exit }' "$f")
+		r=$(awk '/timeSlicing:/ { m = "timeSlicing" } /mps:/ { m = "mps" }
+			m != "" && /replicas:/ { sub(/.*replicas:[ \t]*/, ""); print m, $1 + 0; exit }' "$f")
 		[ -z "$r" ] || { echo "$r"; return 0; }
 	done
+	echo "none 1"
 }
 
 # srv_managed_pod NS NAME helm|plugin CHART: the pod object a controller creates.
@@ -1062,12 +1227,24 @@ srv_gpu_limit() {
 	$JQ -r '[.spec.containers[] | .resources.limits["nvidia.com/gpu"] // .resources.requests["nvidia.com/gpu"] // "0" | tostring | tonumber] | add // 0' "$1"
 }
 
-# GPUs registered and not allocated to a live pod, one per line.
-srv_free_gpus() {
-	[ -f "$SIM_RUN/gpu-registered" ] || return 0
+# "RESOURCE N" of the first nvidia.com/mig-* the pod's containers ask for.
+srv_mig_limit() {
+	$JQ -r '[.spec.containers[] | (.resources.requests // {}) + (.resources.limits // {}) | to_entries[]
+		| select(.key | startswith("nvidia.com/mig-"))] | first // empty | "\(.key) \(.value | tostring)"' "$1"
+}
+
+# Devices of RESOURCE registered and not allocated to a live pod, one per line.
+srv_free_devices() {
+	if [ "$1" = nvidia.com/gpu ]; then
+		[ -f "$SIM_RUN/gpu-registered" ] || return 0
+		ids=$(cat "$SIM_RUN/gpu-registered")
+	else
+		[ -f "$SIM_RUN/mig-registered" ] || return 0
+		ids=$(awk -v r="$1" '$1 == r { print $2 }' "$SIM_RUN/mig-registered")
+	fi
 	used=$(cat "$SIM_STATE/alloc"/*/* 2>/dev/null | tr ' ' '\n')
-	awk -v used="$used" 'BEGIN { n = split(used, a, "\n"); for (i = 1; i <= n; i++) if (a[i] != "") u[a[i]] = 1 }
-		$0 != "" && !($0 in u)' "$SIM_RUN/gpu-registered"
+	printf '%s\n' "$ids" | awk -v used="$used" 'BEGIN { n = split(used, a, "\n"); for (i = 1; i <= n; i++) if (a[i] != "") u[a[i]] = 1 }
+		$0 != "" && !($0 in u)'
 }
 
 srv_pod() {
@@ -1111,12 +1288,16 @@ srv_schedule() {
 		fi
 	fi
 	want=$(srv_gpu_limit "$f")
+	res=nvidia.com/gpu
+	# A MIG profile's resource (mixed strategy) instead, from mig-registered.
+	mreq=$(srv_mig_limit "$f")
+	[ -z "$mreq" ] || { res=${mreq% *} want=${mreq#* }; }
 	alloc=""
 	if [ "$want" -gt 0 ]; then
-		free=$(srv_free_gpus)
+		free=$(srv_free_devices "$res")
 		have=$(printf '%s\n' "$free" | grep -c . || true)
 		if [ "$have" -lt "$want" ]; then
-			srv_unschedulable "$ns" "$name" "$f" "$4" "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+			srv_unschedulable "$ns" "$name" "$f" "$4" "0/1 nodes are available: 1 Insufficient $res. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
 			return 0
 		fi
 		alloc=$(printf '%s\n' "$free" | head -n "$want" | tr '\n' ' ')

@@ -1,0 +1,222 @@
+/* gateway/gpu_mode.c - CDI or the legacy hook (see gateway/gpu_mode.h). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/exitcode.h"
+#include "base/command.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/names.h"
+#include "base/xalloc.h"
+#include "docker/client.h"
+#include "docker/container.h"
+#include "gateway/deploy.h"
+#include "gateway/gpu_mode.h"
+#include "gateway/gpus.h"
+#include "gateway/mig.h"
+
+static const char *const mode_names[] = { [GPU_MODE_AUTO] = "auto", [GPU_MODE_CDI] = "cdi", [GPU_MODE_LEGACY] = "legacy" };
+
+int gpu_mode_parse(const char *text, enum gpu_mode *m, os_error *err)
+{
+	cleanup_free char *shown = NULL;
+
+	for (int i = 0; i < (int)(sizeof(mode_names) / sizeof(mode_names[0])); i++)
+		if (strcmp(text, mode_names[i]) == 0) {
+			*m = (enum gpu_mode)i;
+			return 0;
+		}
+	shown = printable(text, 64);
+	return os_error_set(err, OS_EXIT_USAGE, "invalid --gpu-mode '%s': give auto, cdi or legacy", shown);
+}
+
+const char *gpu_mode_name(enum gpu_mode m)
+{
+	return mode_names[m];
+}
+
+void daemon_gpus_from_info(const cJSON *info, struct daemon_gpus *d)
+{
+	const cJSON *dev;
+
+	memset(d, 0, sizeof(*d));
+	d->nvidia_runtime = cJSON_GetObjectItemCaseSensitive(json_get(info, "Runtimes", NULL), "nvidia") != NULL;
+	cJSON_ArrayForEach(dev, json_get(info, "DiscoveredDevices", NULL)) {
+		const char *id = json_str(dev, "ID"), *source = json_str(dev, "Source");
+
+		if (id && source && strcmp(source, "cdi") == 0 && strncmp(id, CDI_GPU_PREFIX, strlen(CDI_GPU_PREFIX)) == 0)
+			strv_push(&d->cdi, id);
+	}
+}
+
+int daemon_gpus_parse(const char *json, size_t len, struct daemon_gpus *d, os_error *err)
+{
+	cJSON *info = json_parse(json, len, "docker info output", err);
+
+	memset(d, 0, sizeof(*d));
+	if (!info)
+		return -1;
+	daemon_gpus_from_info(info, d);
+	cJSON_Delete(info);
+	return 0;
+}
+
+int daemon_gpus_read(int timeout_ms, struct daemon_gpus *d, os_error *err)
+{
+	static const char *const args[] = { "info", "--format", "{{json .}}", NULL };
+	struct run_result res = { 0 };
+	int rc = docker_run_ok(args, NULL, 0, timeout_ms, &res, err);
+
+	memset(d, 0, sizeof(*d));
+	if (rc == 0)
+		rc = daemon_gpus_parse(res.out, res.out_len, d, err);
+	run_result_free(&res);
+	return rc;
+}
+
+void daemon_gpus_free(struct daemon_gpus *d)
+{
+	strv_free(&d->cdi);
+	memset(d, 0, sizeof(*d));
+}
+
+int gpu_mode_resolve(enum gpu_mode asked, const struct daemon_gpus *d, enum gpu_mode *used, os_error *err)
+{
+	if (asked == GPU_MODE_CDI && d->cdi.n == 0)
+		return os_error_set(err, OS_EXIT_NOGPU,
+				    "--gpu-mode cdi: the Docker daemon lists no NVIDIA CDI devices (docker info: DiscoveredDevices, Docker >= 28.2); generate the spec with '" CDI_SPEC_GENERATE "' and restart docker, or use --gpu-mode legacy");
+	*used = asked != GPU_MODE_AUTO ? asked : d->cdi.n ? GPU_MODE_CDI : GPU_MODE_LEGACY;
+	return 0;
+}
+
+void gpu_mode_cdi_devices(const char *selection, struct strv *out)
+{
+	struct gpus g;
+	os_error err = { 0 };
+
+	if (gpus_parse(selection ? selection : "all", &g, &err) < 0 || g.kind == GPUS_ALL)
+		strv_push(out, CDI_GPU_PREFIX "all");
+	/* CDI has no count: Docker's nvidia driver gives the first N. */
+	for (int i = 0; g.kind == GPUS_COUNT && i < g.count; i++)
+		strv_pushf(out, CDI_GPU_PREFIX "%d", i);
+	for (size_t i = 0; g.kind == GPUS_DEVICES && i < g.ids.n; i++)
+		strv_pushf(out, CDI_GPU_PREFIX "%s", g.ids.v[i]);
+	gpus_free(&g);
+	os_error_clear(&err);
+}
+
+int gpu_mode_cdi_check(const struct strv *want, const struct daemon_gpus *d, os_error *err)
+{
+	for (size_t i = 0; i < want->n; i++) {
+		int found = 0;
+
+		for (size_t k = 0; k < d->cdi.n && !found; k++)
+			found = strcmp(want->v[i], d->cdi.v[k]) == 0;
+		if (!found) {
+			struct strv short_names = { 0 };
+			cleanup_free char *has = NULL;
+
+			for (size_t k = 0; k < d->cdi.n; k++)
+				strv_push(&short_names, d->cdi.v[k] + strlen(CDI_GPU_PREFIX));
+			has = strv_join(&short_names, ", ");
+			strv_free(&short_names);
+			return os_error_set(err, OS_EXIT_NOGPU,
+					    "the Docker daemon's CDI spec has no device %s (it lists " CDI_GPU_PREFIX "%s); if the GPUs changed, regenerate the spec with '" CDI_SPEC_GENERATE "', or use --gpu-mode legacy",
+					    want->v[i], *has ? has : "none");
+		}
+	}
+	return 0;
+}
+
+int gpu_mode_choose(struct deploy_opts *o, const struct daemon_gpus *d, int local, os_error *err)
+{
+	enum gpu_mode asked = GPU_MODE_AUTO, used = GPU_MODE_LEGACY;
+
+	if (!o->gpu)
+		return 0;
+	if (o->gpu_mode && gpu_mode_parse(o->gpu_mode, &asked, err) < 0)
+		return -1;
+	if (gpu_mode_resolve(asked, d, &used, err) < 0)
+		return -1;
+	o->cdi = used == GPU_MODE_CDI;
+	log_verbose("GPU mode %s%s", gpu_mode_name(used),
+		    asked != GPU_MODE_AUTO ? " (--gpu-mode)" : o->cdi ? " (the daemon lists NVIDIA CDI devices)" : " (the daemon lists no NVIDIA CDI devices)");
+	if (!o->cdi) {
+		/* The toolkit shows itself as a registered nvidia runtime or, on
+		 * the daemon's own host, as the hook on PATH; with neither, the
+		 * start itself gives the verdict (exit 7) if Docker cannot select
+		 * the driver. A remote daemon's host cannot be looked at. */
+		cleanup_free char *hook = command_find("nvidia-container-runtime-hook");
+		if (!d->nvidia_runtime && !hook && local)
+			log_warn("the NVIDIA Container Toolkit looks absent: Docker lists no nvidia runtime and nvidia-container-runtime-hook is not on PATH (install the toolkit, then 'nvidia-ctk runtime configure --runtime=docker')");
+	}
+	return 0;
+}
+
+int gpu_mode_check_names(const struct deploy_opts *o, const struct daemon_gpus *d, os_error *err)
+{
+	struct strv names = { 0 };
+	int rc;
+
+	if (!o->gpu || !o->cdi)
+		return 0;
+	gpu_mode_cdi_devices(o->gpus, &names);
+	rc = gpu_mode_cdi_check(&names, d, err);
+	strv_free(&names);
+	return rc;
+}
+
+int gpu_mode_adopt(struct deploy_opts *o, const struct gw_container *c, os_error *err)
+{
+	enum gpu_mode asked = GPU_MODE_AUTO;
+	enum mig_strategy m = MIG_NONE;
+	os_error e = { 0 };
+	const char *had;
+
+	if (!o->gpu || !c->gpu_request)
+		return 0;
+	o->cdi = c->gpu_cdi;
+	/* What the entrypoint was told; one it would not take is none. */
+	if (c->mig_strategy && mig_strategy_parse(c->mig_strategy, &m, &e) < 0)
+		m = MIG_NONE;
+	os_error_clear(&e);
+	had = mig_strategy_name(m);
+	if (o->gpu_mode && gpu_mode_parse(o->gpu_mode, &asked, err) < 0)
+		return -1;
+	if (asked != GPU_MODE_AUTO && (asked == GPU_MODE_CDI) != c->gpu_cdi)
+		return os_error_set(err, OS_EXIT_CONFLICT,
+				    "gateway '%s' exists with --gpu-mode %s but --gpu-mode %s was asked for; rerun with --recreate to rebuild it (its cluster state is lost)",
+				    o->name, c->gpu_cdi ? "cdi" : "legacy", o->gpu_mode);
+	if (o->mig_strategy && strcmp(o->mig_strategy, had) != 0)
+		return os_error_set(err, OS_EXIT_CONFLICT,
+				    "gateway '%s' exists with --mig-strategy %s but --mig-strategy %s was asked for; rerun with --recreate to rebuild it (its cluster state is lost)",
+				    o->name, had, o->mig_strategy);
+	o->mig_strategy = had;
+	if (mps_with_mixed(o->gpu_sharing, had))
+		return os_error_set(err, OS_EXIT_CONFLICT, "gateway '%s' runs with --mig-strategy mixed: %s", o->name,
+				    MPS_MIXED_REFUSED);
+	return 0;
+}
+
+int gpu_mode_explain(const char *text, os_error *err)
+{
+	const char *why = NULL;
+
+	if (strstr(text, "could not select device driver \"cdi\"") || strstr(text, "no CDI device driver registered"))
+		why = "the Docker daemon has CDI turned off: enable it (\"features\": {\"cdi\": true} in /etc/docker/daemon.json, then restart docker), or use --gpu-mode legacy";
+	else if (strstr(text, "unresolvable CDI devices") || strstr(text, "CDI device injection failed"))
+		why = "Docker cannot resolve the gateway's CDI devices: the NVIDIA CDI spec is missing or out of date; regenerate it with '" CDI_SPEC_GENERATE "' (or 'systemctl restart nvidia-cdi-refresh.service', which writes /var/run/cdi/nvidia.yaml), or use --gpu-mode legacy";
+	/* A spec written for an older driver mounts that driver's libraries,
+	 * which the upgrade removed. */
+	else if (strstr(text, "error mounting \"") && strstr(text, "no such file or directory") &&
+		 (strstr(text, "libcuda.so.") || strstr(text, "libnvidia-")))
+		why = "the NVIDIA CDI spec names driver files that are gone (it is older than the driver); regenerate it with '" CDI_SPEC_GENERATE "' (or 'systemctl restart nvidia-cdi-refresh.service'), then rerun";
+	if (!why)
+		return 0;
+	os_error_set(err, OS_EXIT_NOGPU, "%s", why);
+	return 1;
+}

@@ -1,0 +1,75 @@
+/* gateway/gpu_mode.h - how the gateway's GPUs reach it: CDI or Docker's legacy hook.
+ *
+ * `--gpu-mode legacy` asks Docker's nvidia driver (`--gpus`, the NVIDIA
+ * Container Toolkit's prestart hook); `--gpu-mode cdi` asks for the CDI
+ * devices of the NVIDIA spec (`--device nvidia.com/gpu=all`, or the
+ * selected ones: `nvidia.com/gpu=0`, `nvidia.com/gpu=GPU-…`), which the
+ * docker CLI sends as a DeviceRequest of driver "cdi". `auto`, the
+ * default, takes CDI when the daemon lists NVIDIA CDI devices (`docker
+ * info`'s DiscoveredDevices, Docker >= 28.2, where CDI is on by default)
+ * and the legacy path otherwise. A kept gateway keeps the mode it was made
+ * with; inside it the device plugin's deviceListStrategy follows the mode
+ * (envvar, or cdi-cri), through the entrypoint.
+ */
+#ifndef OPENSHELL_GATEWAY_GPU_MODE_H
+#define OPENSHELL_GATEWAY_GPU_MODE_H
+
+#include <cjson/cJSON.h>
+
+#include "base/error.h"
+#include "base/strv.h"
+
+#define CDI_GPU_PREFIX "nvidia.com/gpu="   /* the NVIDIA spec's kind, as nvidia-ctk names it */
+#define CDI_SPEC_GENERATE "nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml"
+
+enum gpu_mode { GPU_MODE_AUTO, GPU_MODE_CDI, GPU_MODE_LEGACY };
+
+/* "auto", "cdi" or "legacy"; a usage error otherwise. */
+int gpu_mode_parse(const char *text, enum gpu_mode *m, os_error *err);
+const char *gpu_mode_name(enum gpu_mode m);
+
+/* What the daemon offers for GPUs: `docker info --format '{{json .}}'`. */
+struct daemon_gpus {
+	int nvidia_runtime;   /* Runtimes has "nvidia" */
+	struct strv cdi;      /* DiscoveredDevices of the NVIDIA spec: "nvidia.com/gpu=0", … */
+};
+
+/* Read them from docker info's JSON, parsed or as text. */
+void daemon_gpus_from_info(const cJSON *info, struct daemon_gpus *d);
+int daemon_gpus_parse(const char *json, size_t len, struct daemon_gpus *d, os_error *err);
+int daemon_gpus_read(int timeout_ms, struct daemon_gpus *d, os_error *err);
+void daemon_gpus_free(struct daemon_gpus *d);
+
+/* The mode a new gateway gets: auto is cdi when the daemon lists NVIDIA
+ * CDI devices; cdi without any is an error with the fix. */
+int gpu_mode_resolve(enum gpu_mode asked, const struct daemon_gpus *d, enum gpu_mode *used, os_error *err);
+
+struct deploy_opts;
+struct gw_container;
+
+/* For a new gateway: the mode o->gpu_mode asks for on this daemon, in
+ * o->cdi. A legacy start on a LOCAL daemon without the toolkit is warned
+ * about. */
+int gpu_mode_choose(struct deploy_opts *o, const struct daemon_gpus *d, int local, os_error *err);
+
+/* With CDI, the selection's device names must be the daemon's (after the
+ * host's GPUs were checked, which names what the host lacks better). */
+int gpu_mode_check_names(const struct deploy_opts *o, const struct daemon_gpus *d, os_error *err);
+
+/* For a kept gateway: its mode and MIG strategy stand; an --gpu-mode or
+ * --mig-strategy that contradicts them is a conflict. */
+int gpu_mode_adopt(struct deploy_opts *o, const struct gw_container *c, os_error *err);
+
+/* The CDI device names of --gpus SELECTION (NULL: all): "all" is
+ * nvidia.com/gpu=all, a count N the first N indices, a list its items. */
+void gpu_mode_cdi_devices(const char *selection, struct strv *names);
+
+/* Each name must be one the daemon lists; an error naming the fix. */
+int gpu_mode_cdi_check(const struct strv *names, const struct daemon_gpus *d, os_error *err);
+
+/* Recognise a docker run/start failure of the CDI path (an unresolvable
+ * device, a spec older than the driver, a daemon without CDI) and set the
+ * error that names the fix: 1 when recognised, 0 otherwise. */
+int gpu_mode_explain(const char *docker_stderr, os_error *err);
+
+#endif

@@ -1,0 +1,84 @@
+/* gateway/mig.c - MIG strategies and resources (see gateway/mig.h). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/exitcode.h"
+#include "base/json.h"
+#include "base/names.h"
+#include "base/xalloc.h"
+#include "gateway/mig.h"
+
+static const char *const strategy_names[] = { [MIG_NONE] = "none", [MIG_SINGLE] = "single", [MIG_MIXED] = "mixed" };
+
+const char *mig_strategy_name(enum mig_strategy m)
+{
+	return strategy_names[m];
+}
+
+int mig_strategy_parse(const char *text, enum mig_strategy *m, os_error *err)
+{
+	cleanup_free char *shown = NULL;
+
+	for (int i = 0; i < 3; i++)
+		if (strcmp(text, strategy_names[i]) == 0) {
+			*m = (enum mig_strategy)i;
+			return 0;
+		}
+	shown = printable(text, 64);
+	return os_error_set(err, OS_EXIT_USAGE, "invalid --mig-strategy '%s': give none, single or mixed", shown);
+}
+
+int mps_with_mixed(const char *sharing, const char *strategy)
+{
+	return sharing && strncmp(sharing, "mps:", 4) == 0 && strategy && strcmp(strategy, "mixed") == 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Add one node's MIG resources to the sums in out ("NAME=N"). */
+static long long add_node(const cJSON *node, struct strv *out)
+{
+	const cJSON *q;
+	long long total = 0;
+
+	cJSON_ArrayForEach(q, json_get(node, "status", "allocatable", NULL)) {
+		char *end;
+		long long n = cJSON_IsString(q) ? strtoll(q->valuestring, &end, 10) : -1;
+		size_t len = strlen(q->string ? q->string : "");
+		size_t i;
+
+		if (!q->string || strncmp(q->string, MIG_RESOURCE_PREFIX, strlen(MIG_RESOURCE_PREFIX)) != 0 || n < 0 || *end)
+			continue;
+		total += n;
+		for (i = 0; i < out->n; i++)
+			if (strncmp(out->v[i], q->string, len) == 0 && out->v[i][len] == '=') {
+				char *sum = xasprintf("%s=%lld", q->string, atoll(out->v[i] + len + 1) + n);
+				free(out->v[i]);
+				out->v[i] = sum;
+				break;
+			}
+		if (i == out->n)
+			strv_pushf(out, "%s=%lld", q->string, n);
+	}
+	return total;
+}
+
+long long mig_resources(const cJSON *nodes, struct strv *out)
+{
+	const cJSON *items = json_get(nodes, "items", NULL);
+	const cJSON *node;
+	long long total = 0;
+
+	if (!items && cJSON_IsObject(nodes))
+		total = add_node(nodes, out);
+	cJSON_ArrayForEach(node, items)
+		total += add_node(node, out);
+	if (out->n > 1)
+		qsort(out->v, out->n, sizeof(*out->v), by_name);
+	return total;
+}

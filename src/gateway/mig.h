@@ -1,0 +1,38 @@
+/* gateway/mig.h - MIG: `--mig-strategy none|single|mixed`.
+ *
+ * The strategy goes to the NVIDIA device plugin's chart (its value
+ * migStrategy, through the entrypoint: cluster-entrypoint.sh). With none a
+ * MIG-enabled GPU counts as one nvidia.com/gpu; single advertises each MIG
+ * device as an nvidia.com/gpu (every GPU must be MIG-enabled with one
+ * profile); mixed advertises each profile as a resource of its own,
+ * nvidia.com/mig-<profile> (1g.10gb, ...), beside the whole GPUs'
+ * nvidia.com/gpu. A kept gateway keeps its strategy.
+ */
+#ifndef OPENSHELL_GATEWAY_MIG_H
+#define OPENSHELL_GATEWAY_MIG_H
+
+#include <cjson/cJSON.h>
+
+#include "base/error.h"
+#include "base/strv.h"
+
+#define MIG_RESOURCE_PREFIX "nvidia.com/mig-"
+
+enum mig_strategy { MIG_NONE, MIG_SINGLE, MIG_MIXED };
+
+/* "none", "single" or "mixed"; a usage error otherwise. */
+int mig_strategy_parse(const char *text, enum mig_strategy *m, os_error *err);
+const char *mig_strategy_name(enum mig_strategy m);
+
+/* The device plugin refuses MPS with the mixed strategy (main.go: "using
+ * --mig-strategy=mixed is not supported with MPS"). */
+#define MPS_MIXED_REFUSED "--gpu-sharing mps:N cannot go with --mig-strategy mixed: the device plugin does not share MIG devices by MPS; use time-slicing:N, or another --mig-strategy"
+
+/* Are SHARING (--gpu-sharing) and STRATEGY (either may be NULL) MPS with mixed? */
+int mps_with_mixed(const char *sharing, const char *strategy);
+
+/* The MIG resources the nodes of a NodeList (or one Node) advertise as
+ * allocatable, "nvidia.com/mig-1g.10gb=2" each, sorted; their total. */
+long long mig_resources(const cJSON *nodes, struct strv *out);
+
+#endif

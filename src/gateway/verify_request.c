@@ -1,0 +1,116 @@
+/* gateway/verify_request.c - verify's first check: the container's GPU request (see gateway/verify_checks.h). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/strv.h"
+#include "base/xalloc.h"
+#include "gateway/gpus.h"
+#include "gateway/verify.h"
+#include "gateway/verify_checks.h"
+
+static int has_cap(const char *caps, const char *cap)
+{
+	size_t n = strlen(cap);
+
+	for (const char *p = caps; (p = strstr(p, cap)); p += n)
+		if ((p == caps || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+/* A CDI request names devices of the NVIDIA spec, which brings every
+ * driver file itself; Docker's nvidia driver must be asked for at least
+ * one GPU with what the chain needs: utility (NVML, nvidia-smi) and
+ * compute. */
+void verify_device_request(const struct gateway *gw, struct check *c)
+{
+	const struct gw_container *k = &gw->c;
+	cleanup_free char *missing = xstrdup("");
+
+	if (k->gpu_cdi) {
+		check_set(c, CHECK_PASS, xasprintf("CDI: %s", k->gpu_request_desc));
+		return;
+	}
+	for (const char *const *cap = (const char *const[]){ "gpu", "utility", "compute", NULL }; *cap; cap++)
+		if (!has_cap(k->gpu_caps, *cap)) {
+			char *m = xasprintf("%s%s%s", missing, *missing ? "," : "", *cap);
+			free(missing);
+			missing = m;
+		}
+	if (*k->gpu_driver && strcmp(k->gpu_driver, "nvidia") != 0)
+		check_set(c, CHECK_FAIL, xasprintf("%s: driver is not nvidia", k->gpu_request_desc));
+	else if (k->gpu_count == 0 && !*k->gpu_devices)
+		check_set(c, CHECK_FAIL, xasprintf("%s: the request names no GPU", k->gpu_request_desc));
+	else if (*missing)
+		check_set(c, CHECK_FAIL, xasprintf("%s: capabilities %s missing", k->gpu_request_desc, missing));
+	else
+		check_set(c, CHECK_PASS, xasprintf("legacy --gpus: %s", k->gpu_request_desc));
+}
+
+static int in_list(const struct strv *s, const char *v)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->v[i], v) == 0)
+			return 1;
+	return 0;
+}
+
+/* The container must see exactly the GPUs its request means on the Docker
+ * host, by UUID: its own nvidia-smi against the host's (a throwaway
+ * container lists those, gateway/gpus.h). *seen gets the container's. */
+int verify_selected_gpus(const struct gateway *gw, struct strv *seen, struct check *c, os_error *err)
+{
+	cleanup_free char *sel = gpus_of_container(&gw->c);
+	struct host_gpus mine = { 0 }, host = { 0 };
+	struct strv want = { 0 };
+	struct gpus g = { 0 };
+	os_error e = { 0 };
+	cleanup_free char *has = NULL, *means = NULL;
+	int rc = -1, exact;
+
+	if (gpus_parse(sel, &g, err) < 0 || container_gpus(gw->container, 0, &mine, err) < 0)
+		goto out;
+	for (int i = 0; i < mine.n; i++)
+		strv_push(seen, mine.v[i].uuid);
+	if (host_gpus_probe(gw->c.image, gw->c.gpu_cdi, 0, &host, &e) == 0 && host.n == 0 && mine.n == 0) {
+		check_set(c, CHECK_PASS, xasprintf("%s; the gateway sees no GPU, and the Docker host has none", c->evidence));
+		rc = 0;
+		goto out;
+	}
+	if (e.msg || gpus_resolve(&g, &host, &want, &e) < 0) {
+		check_set(c, CHECK_FAIL, xasprintf("%s; %s", c->evidence, e.msg));
+		rc = 0;
+		goto out;
+	}
+	exact = seen->n == want.n;
+	for (size_t i = 0; exact && i < want.n; i++)
+		exact = in_list(seen, want.v[i]);
+	has = strv_join(seen, ", ");
+	means = strv_join(&want, ", ");
+	if (exact)
+		check_set(c, CHECK_PASS, xasprintf("%s; the gateway sees %s: exactly --gpus %s", c->evidence, has, sel));
+	else
+		check_set(c, CHECK_FAIL, xasprintf("%s; the gateway sees %s, but --gpus %s is %s on the Docker host",
+					     c->evidence, *has ? has : "no GPU", sel, means));
+	rc = 0;
+out:
+	gpus_free(&g);
+	host_gpus_free(&mine);
+	host_gpus_free(&host);
+	strv_free(&want);
+	os_error_clear(&e);
+	return rc;
+}
+
+/* The smoke pod's GPU must be one the gateway was given. */
+void verify_smoke_gpu(const struct strv *seen, struct check *c)
+{
+	const char *u = c->evidence ? strstr(c->evidence, "(UUID: ") : NULL;
+	cleanup_free char *uuid = u ? xstrndup(u + 7, strcspn(u + 7, ")")) : NULL;
+
+	if (c->status == CHECK_PASS && uuid && seen->n && !in_list(seen, uuid))
+		check_set(c, CHECK_FAIL, xasprintf("%s, which is not one of the gateway's GPUs", c->evidence));
+}
+

@@ -1,0 +1,161 @@
+#!/usr/bin/env bats
+# `gateway start --gpu-mode auto|cdi|legacy`: GPUs as CDI devices of the
+# NVIDIA spec when the daemon lists them (Docker >= 28.2), else through
+# Docker's --gpus. The test bed's dockerd 20.10 has no CDI: the sim host's
+# --cdi puts a SIMULATED CDI-capable docker in front of it
+# (tests/testbed/host/docker-cdi), with the spec nvidia-ctk would write, so
+# every test here is simulation only; on a real CDI host the same flows run
+# against the real daemon's answers.
+
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	load helpers/gateway
+	gateway_suite_start --gpus 2 --cdi
+}
+
+teardown_file() {
+	load helpers/gateway
+	gateway_suite_stop
+}
+
+setup() {
+	load helpers/gateway
+	sim_only "the sim host's CDI daemon is a simulation; a real host's spec is not ours to edit"
+	SPEC=$SIM_HOST_DIR/cdi/nvidia.yaml
+	cp "$SPEC" "$BATS_TEST_TMPDIR/spec.orig"
+}
+
+teardown() {
+	[[ ! -f $BATS_TEST_TMPDIR/spec.orig ]] || cp "$BATS_TEST_TMPDIR/spec.orig" "$SPEC"
+}
+
+uuid_of() { # INDEX: the host's GPU of that index
+	sim_gpu_uuids | sed -n "$(($1 + 1))p"
+}
+
+requests() { # NAME: the container's DeviceRequests, as docker inspect shows them
+	docker inspect "openshell-cluster-$1" | jq -c '.[0].HostConfig.DeviceRequests'
+}
+
+@test "the simulated daemon lists the spec's devices, as Docker 28.2 does" {
+	run docker info --format '{{json .}}'
+	assert_success
+	run jq -r '.DiscoveredDevices[] | "\(.Source) \(.ID)"' <<<"$output"
+	assert_line "cdi nvidia.com/gpu=0"
+	assert_line "cdi nvidia.com/gpu=$(uuid_of 1)"
+	assert_line "cdi nvidia.com/gpu=all"
+}
+
+@test "auto on a CDI daemon asks for nvidia.com/gpu=all, and the plugin hands out CDI devices" {
+	run --separate-stderr openshell gateway start --gpu --name cdi --image "$IMAGE" --port "$(free_port)" --json
+	assert_success
+	assert_equal "$(jq -r '[.gpu_mode, .gpus_allocatable] | map(tostring) | join(" ")' <<<"$output")" "cdi 2"
+	run requests cdi
+	assert_output '[{"Driver":"cdi","Count":0,"DeviceIDs":["nvidia.com/gpu=all"],"Capabilities":null,"Options":null}]'
+	run docker inspect openshell-cluster-cdi --format '{{json .HostConfig.DeviceRequests}}'
+	assert_output '[{"Driver":"cdi","Count":0,"DeviceIDs":["nvidia.com/gpu=all"],"Capabilities":null,"Options":null}]'
+	run gw_kubectl cdi get helmchart nvidia-device-plugin -n kube-system -o json
+	run jq -r .spec.valuesContent <<<"$output"
+	assert_line 'deviceListStrategy: cdi-cri'
+	run --separate-stderr openshell gateway status --name cdi
+	assert_line '  GPUs:        requested through CDI; 2 allocatable (nvidia.com/gpu)'
+	run jq -r .gpu_mode <<<"$(openshell gateway status --name cdi --json)"
+	assert_output cdi
+	run --separate-stderr openshell gateway verify --name cdi
+	assert_success
+	assert_line "  PASS  device-request  CDI: driver=cdi devices=nvidia.com/gpu=all; the gateway sees $(uuid_of 0), $(uuid_of 1): exactly --gpus all"
+	openshell -q gateway destroy --name cdi --yes
+}
+
+@test "--gpus 1 with CDI is nvidia.com/gpu=0, and a kept gateway keeps the count" {
+	run --separate-stderr openshell gateway start --gpus 1 --name one --image "$IMAGE" --port "$(free_port)" --json
+	assert_success
+	assert_equal "$(jq -r .gpus_allocatable <<<"$output")" 1
+	run requests one
+	assert_output --partial '"DeviceIDs":["nvidia.com/gpu=0"]'
+	run docker inspect openshell-cluster-one --format '{{index .Config.Labels "org.openshell.gpus"}}'
+	assert_output 1
+	run --separate-stderr openshell gateway start --gpus 1 --name one --json
+	assert_success
+	assert_equal "$(jq -r .outcome <<<"$output")" running
+	run --separate-stderr openshell gateway start --gpus 2 --name one
+	assert_failure 6
+	[[ "$stderr" == *"exists with --gpus 1 but --gpus 2 was asked for"* ]]
+	run --separate-stderr openshell gateway start --gpus 1 --gpu-mode legacy --name one
+	assert_failure 6
+	[[ "$stderr" == *"exists with --gpu-mode cdi but --gpu-mode legacy was asked for; rerun with --recreate"* ]]
+	run --separate-stderr openshell gateway verify --name one
+	assert_success
+	assert_line --partial "the gateway sees $(uuid_of 0): exactly --gpus 1"
+	run --separate-stderr openshell gateway list --json
+	assert_equal "$(jq -r '.[] | select(.name == "one") | "\(.gpus) \(.gpu_mode)"' <<<"$output")" "1 cdi"
+}
+
+@test "a stopped CDI gateway whose device left the spec fails its resume with the fix" {
+	openshell -q gateway stop --name one
+	sed -i '/^- name: "0"$/d' "$SPEC"
+	run --separate-stderr openshell gateway start --gpus 1 --name one
+	assert_failure 7
+	[[ "$stderr" == *"Docker cannot resolve the gateway's CDI devices"*"nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml"*"nvidia-cdi-refresh.service"* ]]
+	[[ "$stderr" == *"unresolvable CDI devices nvidia.com/gpu=0"* ]]
+	cp "$BATS_TEST_TMPDIR/spec.orig" "$SPEC"
+	run --separate-stderr openshell gateway start --gpus 1 --name one
+	assert_success
+	openshell -q gateway destroy --name one --yes
+}
+
+@test "--gpu-mode legacy on a CDI daemon asks Docker's nvidia driver" {
+	run --separate-stderr openshell gateway start --gpus 1 --gpu-mode legacy --name leg --image "$IMAGE" \
+		--port "$(free_port)" --json
+	assert_success
+	assert_equal "$(jq -r .gpu_mode <<<"$output")" legacy
+	run requests leg
+	assert_output '[{"Driver":"nvidia","Count":1,"DeviceIDs":null,"Capabilities":[["utility","compute","gpu"]],"Options":{}}]'
+	run gw_kubectl leg get helmchart nvidia-device-plugin -n kube-system -o json
+	run jq -r .spec.valuesContent <<<"$output"
+	assert_line 'deviceListStrategy: envvar'
+	run --separate-stderr openshell gateway verify --name leg
+	assert_success
+	assert_line --partial "PASS  device-request  legacy --gpus: driver=nvidia count=1"
+	openshell -q gateway destroy --name leg --yes
+}
+
+@test "a GPU the spec lacks is refused before anything is created" {
+	sed -i '/^- name: "1"$/d' "$SPEC"
+	run --separate-stderr openshell gateway start --gpus device=1 --name lack --image "$IMAGE" --port "$(free_port)"
+	assert_failure 7
+	[[ "$stderr" == *"the Docker daemon's CDI spec has no device nvidia.com/gpu=1 (it lists nvidia.com/gpu=0, $(uuid_of 0), $(uuid_of 1), all)"* ]]
+	[[ "$stderr" == *"nvidia-ctk cdi generate"* ]]
+	assert_no_gateway_resources lack
+	# A GPU the host lacks is the host's error, which names its GPUs.
+	run --separate-stderr openshell gateway start --gpus 5 --name lack --image "$IMAGE" --port "$(free_port)"
+	assert_failure 1
+	[[ "$stderr" == *"--gpus 5: more GPUs than the host has; the Docker host has 2 GPUs"* ]]
+}
+
+@test "a spec older than the driver fails the start with the fix, and nothing is left" {
+	sed -i 's/^# driver .*/# driver 535.104.05/' "$SPEC"
+	run --separate-stderr openshell gateway start --gpu --name stale --image "$IMAGE" --port "$(free_port)"
+	assert_failure 7
+	[[ "$stderr" == *"the NVIDIA CDI spec names driver files that are gone (it is older than the driver)"*"nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml"* ]]
+	[[ "$stderr" == *'error mounting "/usr/lib/x86_64-linux-gnu/libcuda.so.535.104.05"'* ]]
+	assert_no_gateway_resources stale
+}
+
+@test "--gpu-mode cdi on a daemon without CDI devices is refused with the fix" {
+	sim_host_extra --gpus 1
+	# That daemon's own docker CLI, not this host's simulated CDI one.
+	DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST OPENSHELL_DOCKER=$(cat "$SIM_HOST_DIR/cdi/real-docker") \
+		run --separate-stderr openshell gateway start --gpu --gpu-mode cdi --name nocdi --image "$IMAGE"
+	assert_failure 7
+	[[ "$stderr" == *"--gpu-mode cdi: the Docker daemon lists no NVIDIA CDI devices"*"nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml"*"--gpu-mode legacy"* ]]
+	for bad in CDI none ""; do
+		OPENSHELL_DOCKER=/nonexistent run --separate-stderr openshell gateway start --gpu --gpu-mode "$bad" --name bad
+		assert_failure 2
+		[[ "$stderr" == "openshell: error: invalid --gpu-mode '$bad': give auto, cdi or legacy"* ]]
+	done
+	OPENSHELL_DOCKER=/nonexistent run --separate-stderr openshell gateway start --gpu-mode cdi --name bad
+	assert_failure 2
+	[[ "$stderr" == *"--gpu-mode says how GPUs are given, and none were asked for: add --gpu or --gpus"* ]]
+}

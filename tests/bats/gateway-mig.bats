@@ -1,0 +1,115 @@
+#!/usr/bin/env bats
+# `gateway start --mig-strategy none|single|mixed`: the device plugin's MIG
+# strategy, the MIG resources status shows, and verify's smoke pod on a MIG
+# device. The SIMULATED host (unless OPENSHELL_TEST_REAL_HOST=1) has three
+# GPUs: 0 with MIG devices of two profiles, 1 with two of one profile, 2
+# without MIG (sim-host --mig), which the simulated nvidia-smi lists as the
+# real one does and the stand-in's plugin advertises per strategy.
+
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	load helpers/gateway
+	gateway_suite_start --gpus 3 --mig 0=1g.10gb+1g.10gb+3g.40gb --mig 1=1g.10gb+1g.10gb
+}
+
+teardown_file() {
+	load helpers/gateway
+	gateway_suite_stop
+}
+
+setup() {
+	load helpers/gateway
+	sim_only "needs the sim host's MIG layout"
+}
+
+mig_uuids() { # GPU: its MIG devices' UUIDs
+	awk -v g="$1" '$1 == "mig" && $2 == g { print $4 }' "$SIM_HOST_DIR/gpus"
+}
+
+@test "nvidia-smi -L lists a MIG GPU's devices under it, as the real one does" {
+	run docker run --rm --gpus all --entrypoint nvidia-smi "$IMAGE" -L
+	assert_success
+	assert_line --index 1 "  MIG 1g.10gb       Device  0: (UUID: $(mig_uuids 0 | sed -n 1p))"
+	assert_line --index 3 "  MIG 3g.40gb       Device  2: (UUID: $(mig_uuids 0 | sed -n 3p))"
+	assert_line --regexp '^GPU 2: .* \(UUID: GPU-[0-9a-f-]+\)$'
+	[ "${#lines[@]}" -eq 8 ]   # 3 GPUs, 5 MIG devices
+}
+
+@test "mixed: each profile is a resource of its own; status shows them; the smoke pod gets a MIG device" {
+	run --separate-stderr openshell gateway start --gpu --mig-strategy mixed --name mixed --image "$IMAGE" \
+		--port "$(free_port)" --json
+	assert_success
+	assert_equal "$(jq -r '[.mig_strategy, .gpus_allocatable, .mig_allocatable] | map(tostring) | join(" ")' <<<"$output")" "mixed 1 5"
+	run --separate-stderr openshell gateway status --name mixed
+	assert_line '  MIG:         strategy mixed; nvidia.com/mig-1g.10gb=4, nvidia.com/mig-3g.40gb=1'
+	run jq -c .mig_allocatable <<<"$(openshell gateway status --name mixed --json)"
+	assert_output '{"nvidia.com/mig-1g.10gb":4,"nvidia.com/mig-3g.40gb":1}'
+	run --separate-stderr openshell gateway verify --name mixed
+	assert_success
+	assert_line '  PASS  allocatable     node allocatable nvidia.com/gpu = 1, nvidia.com/mig-1g.10gb=4, nvidia.com/mig-3g.40gb=1'
+	assert_line --regexp "PASS  smoke-pod .*\\(nvidia.com/mig-1g.10gb\\) Succeeded: GPU 0: .*; MIG 1g.10gb +Device +[0-9]: \\(UUID: MIG-"
+	# A kept gateway keeps its strategy; MPS does not go with mixed.
+	run --separate-stderr openshell gateway start --gpu --mig-strategy single --name mixed
+	assert_failure 6
+	[[ "$stderr" == *"exists with --mig-strategy mixed but --mig-strategy single was asked for"* ]]
+	run --separate-stderr openshell gateway start --gpu --gpu-sharing mps:2 --name mixed
+	assert_failure 6
+	[[ "$stderr" == *"cannot go with --mig-strategy mixed"* ]]
+	openshell -q gateway destroy --name mixed --yes
+}
+
+@test "mixed on MIG GPUs alone: no whole GPU, and the start is ready on the MIG devices" {
+	run --separate-stderr openshell gateway start --gpus 0,1 --mig-strategy mixed --name migonly --image "$IMAGE" \
+		--port "$(free_port)" --json
+	assert_success
+	assert_equal "$(jq -r '[.gpus_allocatable, .mig_allocatable] | map(tostring) | join(" ")' <<<"$output")" "null 5"
+	run --separate-stderr openshell gateway verify --name migonly
+	assert_success
+	assert_line --partial 'PASS  allocatable     node allocatable nvidia.com/mig-1g.10gb=4, nvidia.com/mig-3g.40gb=1 (MIG, --mig-strategy mixed); no whole GPU'
+	openshell -q gateway destroy --name migonly --yes
+}
+
+@test "none (the default) counts a MIG GPU whole" {
+	run --separate-stderr openshell gateway start --gpu --name none --image "$IMAGE" --port "$(free_port)" --json
+	assert_success
+	assert_equal "$(jq -r '[.mig_strategy, .gpus_allocatable, .mig_allocatable] | map(tostring) | join(" ")' <<<"$output")" "none 3 0"
+	run --separate-stderr openshell gateway status --name none
+	refute_line --partial 'MIG:'
+	openshell -q gateway destroy --name none --yes
+}
+
+@test "single: each MIG device of one profile is an nvidia.com/gpu" {
+	run --separate-stderr openshell gateway start --gpus device=1 --mig-strategy single --name single \
+		--image "$IMAGE" --port "$(free_port)" --json
+	assert_success
+	assert_equal "$(jq -r .gpus_allocatable <<<"$output")" 2
+	run --separate-stderr openshell gateway verify --name single
+	assert_success
+	assert_line --regexp "PASS  smoke-pod .*Succeeded: GPU 0: .*\\(UUID: $(sim_gpu_uuids | sed -n 2p)\\)"
+	openshell -q gateway destroy --name single --yes
+}
+
+@test "single with MIG and whole GPUs mixed: the plugin's own error ends the start" {
+	run --separate-stderr openshell gateway start --gpu --mig-strategy single --name bad --image "$IMAGE" \
+		--port "$(free_port)" --timeout 15s
+	assert_failure 4   # the plugin exits at every start: its log says why
+	[[ "$stderr" == *"all devices on the node must be configured with the same migEnabled value"* ]]
+	openshell -q gateway destroy --name bad --yes
+	run --separate-stderr openshell gateway start --gpus device=0 --mig-strategy single --name bad --image "$IMAGE" \
+		--port "$(free_port)" --timeout 15s
+	assert_failure 4   # the plugin exits at every start: its log says why
+	[[ "$stderr" == *"invalid MIG configuration: more than one MIG device type present on node"* ]]
+	openshell -q gateway destroy --name bad --yes
+}
+
+@test "bad --mig-strategy values are usage errors" {
+	for v in "" Mixed both 1; do
+		OPENSHELL_DOCKER=/nonexistent run --separate-stderr openshell gateway start --gpu --mig-strategy "$v" --name bad
+		assert_failure 2
+		[[ "$stderr" == "openshell: error: invalid --mig-strategy '$v': give none, single or mixed"* ]]
+	done
+	OPENSHELL_DOCKER=/nonexistent run --separate-stderr openshell gateway start --mig-strategy mixed --name bad
+	assert_failure 2
+	[[ "$stderr" == *"--mig-strategy says how GPUs are given, and none were asked for"* ]]
+}

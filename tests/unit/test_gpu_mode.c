@@ -1,0 +1,249 @@
+/* test_gpu_mode.c - CDI or the legacy hook, and MIG: parsing, the daemon's answer, the request. */
+#include "config.h"
+
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/exitcode.h"
+#include "base/xalloc.h"
+#include "docker/container.h"
+#include "gateway/deploy.h"
+#include "gateway/gpu_mode.h"
+#include "gateway/gpus.h"
+#include "gateway/mig.h"
+#include "tap.h"
+
+/* docker info of Docker 28.2 with the NVIDIA spec of a 2-GPU host. */
+static const char *const info_cdi =
+	"{\"ServerVersion\":\"28.2.2\",\"Runtimes\":{\"runc\":{\"path\":\"runc\"}},"
+	"\"CDISpecDirs\":[\"/etc/cdi\",\"/var/run/cdi\"],"
+	"\"DiscoveredDevices\":[{\"Source\":\"cdi\",\"ID\":\"nvidia.com/gpu=0\"},"
+	"{\"Source\":\"cdi\",\"ID\":\"nvidia.com/gpu=GPU-3f2a\"},{\"Source\":\"cdi\",\"ID\":\"nvidia.com/gpu=1\"},"
+	"{\"Source\":\"cdi\",\"ID\":\"nvidia.com/gpu=all\"},{\"Source\":\"cdi\",\"ID\":\"vendor.example/fpga=0\"}]}";
+/* Docker 20.10 with the toolkit's runtime: no CDI. */
+static const char *const info_legacy = "{\"ServerVersion\":\"20.10.24\",\"Runtimes\":{\"nvidia\":{\"path\":\"nvidia-container-runtime\"},\"runc\":{}}}";
+
+static void test_parse(void)
+{
+	enum gpu_mode m;
+	enum mig_strategy s;
+	os_error err = { 0 };
+
+	ok(gpu_mode_parse("cdi", &m, &err) == 0 && m == GPU_MODE_CDI, "cdi parses");
+	ok(gpu_mode_parse("legacy", &m, &err) == 0 && m == GPU_MODE_LEGACY, "legacy parses");
+	ok(gpu_mode_parse("auto", &m, &err) == 0 && m == GPU_MODE_AUTO, "auto parses");
+	ok(gpu_mode_parse("CDI", &m, &err) < 0 && err.code == OS_EXIT_USAGE && strstr(err.msg, "give auto, cdi or legacy"),
+	   "CDI (case) is a usage error naming the forms: %s", err.msg);
+	os_error_clear(&err);
+	ok(mig_strategy_parse("mixed", &s, &err) == 0 && s == MIG_MIXED, "mixed parses");
+	ok(mig_strategy_parse("none", &s, &err) == 0 && s == MIG_NONE, "none parses");
+	ok(mig_strategy_parse("both", &s, &err) < 0 && err.code == OS_EXIT_USAGE && strstr(err.msg, "give none, single or mixed"),
+	   "an unknown strategy is a usage error: %s", err.msg);
+	os_error_clear(&err);
+	ok(mps_with_mixed("mps:2", "mixed") && !mps_with_mixed("time-slicing:2", "mixed") && !mps_with_mixed("mps:2", "single") &&
+		   !mps_with_mixed(NULL, "mixed") && !mps_with_mixed("mps:2", NULL),
+	   "MPS with the mixed strategy, and nothing else, is the plugin's refused pair");
+}
+
+static void test_daemon(void)
+{
+	struct daemon_gpus d;
+	enum gpu_mode used;
+	os_error err = { 0 };
+
+	ok(daemon_gpus_parse(info_cdi, strlen(info_cdi), &d, &err) == 0, "Docker 28's info parses");
+	is_int((int)d.cdi.n, 4, "four NVIDIA CDI devices (the FPGA is another kind)");
+	is_int(d.nvidia_runtime, 0, "no nvidia runtime");
+	ok(gpu_mode_resolve(GPU_MODE_AUTO, &d, &used, &err) == 0 && used == GPU_MODE_CDI, "auto is cdi there");
+	ok(gpu_mode_resolve(GPU_MODE_LEGACY, &d, &used, &err) == 0 && used == GPU_MODE_LEGACY, "legacy stays legacy");
+	daemon_gpus_free(&d);
+
+	ok(daemon_gpus_parse(info_legacy, strlen(info_legacy), &d, &err) == 0, "Docker 20.10's info parses");
+	ok(d.cdi.n == 0 && d.nvidia_runtime, "no CDI device, the nvidia runtime");
+	ok(gpu_mode_resolve(GPU_MODE_AUTO, &d, &used, &err) == 0 && used == GPU_MODE_LEGACY, "auto is legacy there");
+	ok(gpu_mode_resolve(GPU_MODE_CDI, &d, &used, &err) < 0 && err.code == OS_EXIT_NOGPU &&
+		   strstr(err.msg, "nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml") && strstr(err.msg, "--gpu-mode legacy"),
+	   "cdi there is refused with the fix: %s", err.msg);
+	os_error_clear(&err);
+	daemon_gpus_free(&d);
+	ok(daemon_gpus_parse("{", 1, &d, &err) < 0 && err.msg, "unreadable info is an error");
+	os_error_clear(&err);
+}
+
+static void devices_are(const char *sel, const char *want)
+{
+	struct strv names = { 0 };
+	char *got;
+
+	gpu_mode_cdi_devices(sel, &names);
+	got = strv_join(&names, " ");
+	ok(strcmp(got, want) == 0, "--gpus %s is CDI's %s (%s)", sel ? sel : "(none)", want, got);
+	free(got);
+	strv_free(&names);
+}
+
+static void test_devices(void)
+{
+	struct daemon_gpus d;
+	struct strv names = { 0 };
+	os_error err = { 0 };
+
+	devices_are(NULL, "nvidia.com/gpu=all");
+	devices_are("all", "nvidia.com/gpu=all");
+	devices_are("2", "nvidia.com/gpu=0 nvidia.com/gpu=1");
+	devices_are("device=1", "nvidia.com/gpu=1");
+	devices_are("0,GPU-3f2a", "nvidia.com/gpu=0 nvidia.com/gpu=GPU-3f2a");
+
+	daemon_gpus_parse(info_cdi, strlen(info_cdi), &d, &err);
+	gpu_mode_cdi_devices("0,GPU-3f2a", &names);
+	is_int(gpu_mode_cdi_check(&names, &d, &err), 0, "names the spec has pass");
+	strv_free(&names);
+	gpu_mode_cdi_devices("3", &names);
+	ok(gpu_mode_cdi_check(&names, &d, &err) < 0 && strstr(err.msg, "has no device nvidia.com/gpu=2") &&
+		   strstr(err.msg, "it lists nvidia.com/gpu=0, GPU-3f2a, 1, all"),
+	   "a name it lacks is refused, with what it lists: %s", err.msg);
+	os_error_clear(&err);
+	strv_free(&names);
+	daemon_gpus_free(&d);
+}
+
+static void explains(const char *text, const char *want)
+{
+	os_error err = { 0 };
+
+	ok(gpu_mode_explain(text, &err) == 1 && err.code == OS_EXIT_NOGPU && strstr(err.msg, want),
+	   "'%.50s…' is answered with '%s': %s", text, want, err.msg ? err.msg : "(nothing)");
+	os_error_clear(&err);
+}
+
+static void test_explain(void)
+{
+	os_error err = { 0 };
+
+	explains("docker: Error response from daemon: CDI device injection failed: unresolvable CDI devices nvidia.com/gpu=all\n",
+		 "nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml");
+	explains("docker: Error response from daemon: CDI device injection failed: unresolvable CDI devices nvidia.com/gpu=all\n",
+		 "nvidia-cdi-refresh.service");
+	explains("docker: Error response from daemon: could not select device driver \"cdi\" with capabilities: [].",
+		 "\"features\": {\"cdi\": true}");
+	explains("docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error mounting \"/usr/lib/x86_64-linux-gnu/libcuda.so.535.104.05\" to rootfs at \"/usr/lib/x86_64-linux-gnu/libcuda.so.535.104.05\": mount …: no such file or directory: unknown.",
+		 "older than the driver");
+	is_int(gpu_mode_explain("docker: Error response from daemon: could not select device driver \"nvidia\" with capabilities: [[gpu]].", &err), 0,
+	       "the legacy driver's failure is not CDI's");
+	is_int(gpu_mode_explain("error mounting \"/data\" to rootfs: no such file or directory", &err), 0,
+	       "a mount error of no driver file is not CDI's");
+	ok(err.msg == NULL, "and sets no error");
+}
+
+/* A container made with --device nvidia.com/gpu=0 --device nvidia.com/gpu=1
+ * and the label for --gpus 2, as docker inspect shows it. */
+static const char *const inspect_cdi =
+	"[{\"Id\":\"abc\",\"State\":{\"Status\":\"running\",\"Running\":true},"
+	"\"HostConfig\":{\"DeviceRequests\":[{\"Driver\":\"cdi\",\"Count\":0,"
+	"\"DeviceIDs\":[\"nvidia.com/gpu=0\",\"nvidia.com/gpu=1\"],\"Capabilities\":null,\"Options\":null}]},"
+	"\"Config\":{\"Image\":\"img\",\"Env\":[\"GPU_ENABLED=true\",\"OPENSHELL_GPU_MODE=cdi\",\"OPENSHELL_MIG_STRATEGY=mixed\"],"
+	"\"Labels\":{\"org.openshell.gpus\":\"2\"}}}]";
+
+static void test_container(void)
+{
+	struct gw_container c;
+	struct deploy_opts o;
+	os_error err = { 0 };
+	char *sel;
+
+	ok(container_parse_inspect(inspect_cdi, strlen(inspect_cdi), &c, &err) == 0, "a CDI container parses");
+	ok(c.gpu_request && c.gpu_cdi, "its request asks for GPUs, by CDI");
+	is_str(c.gpu_devices, "0,1", "the devices, without the kind");
+	is_str(c.gpu_request_desc, "driver=cdi devices=nvidia.com/gpu=0,1", "said as evidence");
+	is_str(c.mig_strategy, "mixed", "the MIG strategy the entrypoint got");
+	sel = gpus_of_container(&c);
+	is_str(sel, "2", "the selection is the label's count, which the names cannot say");
+	free(sel);
+
+	deploy_opts_init(&o);
+	o.name = "g";
+	o.gpu = 1;
+	o.gpus = "2";
+	ok(gpus_match(&o, &c), "--gpus 2 matches it");
+	ok(gpu_mode_adopt(&o, &c, &err) == 0 && o.cdi && strcmp(o.mig_strategy, "mixed") == 0,
+	   "auto adopts its CDI and its strategy");
+	o.gpu_mode = "legacy";
+	ok(gpu_mode_adopt(&o, &c, &err) < 0 && err.code == OS_EXIT_CONFLICT && strstr(err.msg, "--gpu-mode cdi but --gpu-mode legacy"),
+	   "--gpu-mode legacy conflicts: %s", err.msg);
+	os_error_clear(&err);
+	o.gpu_mode = NULL;
+	o.mig_strategy = "single";
+	ok(gpu_mode_adopt(&o, &c, &err) < 0 && err.code == OS_EXIT_CONFLICT && strstr(err.msg, "--mig-strategy mixed but --mig-strategy single"),
+	   "another --mig-strategy conflicts: %s", err.msg);
+	os_error_clear(&err);
+	o.mig_strategy = NULL;
+	o.gpu_sharing = "mps:2";
+	ok(gpu_mode_adopt(&o, &c, &err) < 0 && strstr(err.msg, "cannot go with --mig-strategy mixed"),
+	   "MPS on a mixed gateway is refused: %s", err.msg);
+	os_error_clear(&err);
+	container_free(&c);
+}
+
+static void test_argv(void)
+{
+	struct deploy_opts o;
+	struct strv argv = { 0 };
+	char *all;
+
+	deploy_opts_init(&o);
+	o.name = "g";
+	o.gpu = 1;
+	o.gpus = "0,2";
+	o.cdi = 1;
+	o.mig_strategy = "single";
+	o.image = "img";
+	deploy_run_argv(&o, &argv);
+	all = strv_join(&argv, " ");
+	ok(strstr(all, " --device=nvidia.com/gpu=0 --device=nvidia.com/gpu=2 ") != NULL, "CDI names for --gpus 0,2: %s", all);
+	ok(!strstr(all, "--gpus="), "and no --gpus: Docker would apply both");
+	ok(strstr(all, " --label=org.openshell.gpus=0,2 ") != NULL, "the selection as a label");
+	ok(strstr(all, " --env=OPENSHELL_GPU_MODE=cdi ") && strstr(all, " --env=OPENSHELL_MIG_STRATEGY=single "),
+	   "the entrypoint is told the mode and the strategy");
+	free(all);
+	strv_free(&argv);
+	o.cdi = 0;
+	o.mig_strategy = NULL;
+	deploy_run_argv(&o, &argv);
+	all = strv_join(&argv, " ");
+	ok(strstr(all, " --gpus=") && !strstr(all, "--device=") && !strstr(all, "OPENSHELL_GPU_MODE") && !strstr(all, "OPENSHELL_MIG") &&
+		   !strstr(all, LABEL_GPUS),
+	   "legacy: --gpus, and the entrypoint's defaults");
+	free(all);
+	strv_free(&argv);
+}
+
+static void test_mig_resources(void)
+{
+	const char *nodes = "{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"status\":{\"allocatable\":"
+			    "{\"cpu\":\"2\",\"nvidia.com/gpu\":\"1\",\"nvidia.com/mig-3g.40gb\":\"1\",\"nvidia.com/mig-1g.10gb\":\"2\"}}},"
+			    "{\"kind\":\"Node\",\"status\":{\"allocatable\":{\"nvidia.com/mig-1g.10gb\":\"3\"}}}]}";
+	cJSON *j = cJSON_Parse(nodes);
+	struct strv r = { 0 };
+	char *got;
+
+	is_int((int)mig_resources(j, &r), 6, "six MIG devices on the nodes");
+	got = strv_join(&r, " ");
+	is_str(got, "nvidia.com/mig-1g.10gb=5 nvidia.com/mig-3g.40gb=1", "summed by profile, sorted; nvidia.com/gpu is not one");
+	free(got);
+	strv_free(&r);
+	cJSON_Delete(j);
+}
+
+int main(void)
+{
+	xalloc_init();
+	test_parse();
+	test_daemon();
+	test_devices();
+	test_explain();
+	test_container();
+	test_argv();
+	test_mig_resources();
+	return tap_done();
+}
