@@ -32,6 +32,7 @@
 #define GPU_TICK_MAX_MS 4000
 #define FACT_WAIT_MAX_MS 60000
 #define KUBE_JSONPATH_GPU "nvidia\\.com/gpu"
+#define PLUGIN_FATAL_RESTARTS 2   /* failed restarts with its own fatal error: a verdict */
 
 struct gpu_state {
 	int runtime_class;        /* RuntimeClass nvidia exists */
@@ -137,25 +138,89 @@ static char *plugin_pod_warning(const struct wait_ctx *w, const cJSON *pods, int
 }
 
 /* The nvidia runtime is there but fails: the kubelet cannot make the
- * plugin pod's sandbox, and says so in a Warning event naming the runtime.
- * Looked at only while the plugin's pods are not ready. */
-static int runtime_broken(const struct wait_ctx *w, const struct gpu_state *g, os_error *err)
+ * plugin pod's sandbox, and says so in a Warning event naming the runtime. */
+static int runtime_broken(const struct wait_ctx *w, const cJSON *pods, os_error *err)
 {
-	os_error e = { 0 };
-	cJSON *pods = NULL;
-	cleanup_free char *why = NULL;
+	cleanup_free char *why = plugin_pod_warning(w, pods, wait_call_budget_ms(w));
 
-	if (!g->plugin_found || g->ds.desired == 0 || g->ds.ready == g->ds.desired)
-		return 0;
-	if (kube_get(w->container, "pods", NULL, DEVICE_PLUGIN_NAMESPACE, 0, wait_call_budget_ms(w), &pods, &e) > 0)
-		why = plugin_pod_warning(w, pods, wait_call_budget_ms(w));
-	cJSON_Delete(pods);
-	os_error_clear(&e);
 	if (!why || !strstr(why, "FailedCreatePodSandBox") || !strstr(why, "nvidia-container-runtime"))
 		return 0;
 	return os_error_set(err, OS_EXIT_FAILURE,
 			    "the nvidia runtime in gateway container %s cannot start pods: %s; check the image's toolkit ('openshell image info') and the host's driver ('nvidia-smi'), then rerun with --recreate",
 			    w->container, why);
+}
+
+/* How often the plugin's container has restarted after failing: the most
+ * of its pods' (the MPS control daemon's excluded). */
+static long long plugin_failed_restarts(const cJSON *pods)
+{
+	const cJSON *pod;
+	long long most = 0;
+
+	cJSON_ArrayForEach(pod, json_get(pods, "items", NULL)) {
+		const cJSON *cs = cJSON_GetArrayItem(json_get(pod, "status", "containerStatuses", NULL), 0);
+		const char *name = json_str(cs, "name");
+		long long n = 0, code = 0;
+
+		if (!name || strcmp(name, DEVICE_PLUGIN_CONTAINER) != 0 ||
+		    json_int(json_get(cs, "lastState", "terminated", "exitCode", NULL), -1000, 1000, &code) < 0 || code == 0)
+			continue;
+		json_int(json_get(cs, "restartCount", NULL), 0, 1LL << 40, &n);
+		most = n > most ? n : most;
+	}
+	return most;
+}
+
+/* The last line of the plugin's log that says why it stopped (main.go
+ * logs "error starting plugins: …" before it exits), or NULL (owned). */
+static char *plugin_fatal_line(const char *logs)
+{
+	const char *p = logs, *last = NULL;
+
+	while ((p = strstr(p, "error starting plugins: ")))
+		last = p++;
+	return last ? xstrndup(last, strcspn(last, "\n")) : NULL;
+}
+
+/* A plugin that exits with its own fatal error at every start (a MIG
+ * layout its strategy cannot take, MPS on MIG devices, no NVML) never
+ * comes up without another configuration: after its second failed restart
+ * that is the verdict, not a wait until the deadline. */
+static int plugin_exits(const struct wait_ctx *w, const cJSON *pods, os_error *err)
+{
+	long long restarts = plugin_failed_restarts(pods);
+	cleanup_free char *logs = NULL, *line = NULL;
+
+	if (restarts < PLUGIN_FATAL_RESTARTS)
+		return 0;
+	logs = kube_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_LABEL "=" DEVICE_PLUGIN_NAME,
+			      WAIT_LOG_TAIL_LINES, wait_call_budget_ms(w));
+	if (!(line = plugin_fatal_line(logs)))
+		return 0;
+	os_error_set(err, OS_EXIT_FAILURE,
+		     "the NVIDIA device plugin in gateway container %s exits at every start (%lld restarts): %s; %s, then rerun with --recreate",
+		     w->container, restarts, line,
+		     strstr(line, "MIG") || strstr(line, "migEnabled") ? "choose a --mig-strategy that fits the GPUs' MIG layout ('nvidia-smi -L' shows it)"
+									 : "check the host's driver ('nvidia-smi') and the gateway's GPU options");
+	os_error_set_detail(err, logs);
+	return -1;
+}
+
+/* While the plugin's pods are not ready: the kubelet's and the plugin's
+ * own verdicts, from one look at its pods. */
+static int plugin_broken(const struct wait_ctx *w, const struct gpu_state *g, os_error *err)
+{
+	os_error e = { 0 };
+	cJSON *pods = NULL;
+	int rc = 0;
+
+	if (!g->plugin_found || g->ds.desired == 0 || g->ds.ready == g->ds.desired)
+		return 0;
+	if (kube_get(w->container, "pods", NULL, DEVICE_PLUGIN_NAMESPACE, 0, wait_call_budget_ms(w), &pods, &e) > 0)
+		rc = runtime_broken(w, pods, err) < 0 || plugin_exits(w, pods, err) < 0 ? -1 : 0;
+	cJSON_Delete(pods);
+	os_error_clear(&e);
+	return rc;
 }
 
 /* What keeps the device plugin from running, when the cluster can say:
@@ -249,7 +314,7 @@ static int gpu_look(const struct wait_ctx *w, struct gpu_state *g, os_error *err
 		phases_mark(w->phases, PHASE_PLUGIN);
 	if (g->allocatable > 0 || g->mig > 0)
 		phases_mark(w->phases, PHASE_GPUS);
-	if (runtime_missing(w, g, err) < 0 || runtime_broken(w, g, err) < 0)
+	if (runtime_missing(w, g, err) < 0 || plugin_broken(w, g, err) < 0)
 		return -1;
 	return gpu_ready(g);
 }

@@ -21,6 +21,7 @@
 #define DEVICE_PLUGIN_RELEASE "nvidia-device-plugin"   /* the HelmChart's name */
 #define DEVICE_PLUGIN_HELMCHART DEVICE_PLUGIN_RELEASE
 #define DEVICE_PLUGIN_HELM_JOB "helm-install-nvidia-device-plugin"
+#define DEVICE_PLUGIN_CONTAINER "nvidia-device-plugin-ctr"   /* the chart's container name */
 #define NVIDIA_RUNTIME_CLASS "nvidia"
 
 /* Run kubectl ARGS in the container; input (may be NULL) goes to its

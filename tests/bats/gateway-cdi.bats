@@ -4,8 +4,8 @@
 # Docker's --gpus. The test bed's dockerd 20.10 has no CDI: the sim host's
 # --cdi puts a SIMULATED CDI-capable docker in front of it
 # (tests/testbed/host/docker-cdi), with the spec nvidia-ctk would write, so
-# every test here is simulation only; on a real CDI host the same flows run
-# against the real daemon's answers.
+# the tests that edit its spec are simulation only; on a real CDI host the same flows run
+# against the real daemon's answers, and the first test runs on either.
 
 bats_require_minimum_version 1.5.0
 
@@ -21,13 +21,16 @@ teardown_file() {
 
 setup() {
 	load helpers/gateway
-	sim_only "the sim host's CDI daemon is a simulation; a real host's spec is not ours to edit"
-	SPEC=$SIM_HOST_DIR/cdi/nvidia.yaml
-	cp "$SPEC" "$BATS_TEST_TMPDIR/spec.orig"
+	SPEC=${SIM_HOST_DIR:-}/cdi/nvidia.yaml
+	[[ ! -f $SPEC ]] || cp "$SPEC" "$BATS_TEST_TMPDIR/spec.orig"
 }
 
 teardown() {
 	[[ ! -f $BATS_TEST_TMPDIR/spec.orig ]] || cp "$BATS_TEST_TMPDIR/spec.orig" "$SPEC"
+}
+
+sim_cdi_only() {
+	sim_only "the sim host's CDI daemon is a simulation; a real host's spec is not ours to edit"
 }
 
 uuid_of() { # INDEX: the host's GPU of that index
@@ -38,7 +41,26 @@ requests() { # NAME: the container's DeviceRequests, as docker inspect shows the
 	docker inspect "openshell-cluster-$1" | jq -c '.[0].HostConfig.DeviceRequests'
 }
 
+@test "auto takes what the daemon offers: CDI when it lists NVIDIA CDI devices, else --gpus" {
+	run --separate-stderr openshell gateway start --gpus 1 --name auto --image "$IMAGE" --port "$(free_port)" --json
+	assert_success
+	mode=$(jq -r .gpu_mode <<<"$output")
+	if docker info --format '{{json .}}' | jq -e '[.DiscoveredDevices[]? | select(.ID | startswith("nvidia.com/gpu="))] | length > 0' >/dev/null; then
+		assert_equal "$mode" cdi
+		run requests auto
+		assert_output --partial '"Driver":"cdi"'
+	else
+		assert_equal "$mode" legacy
+		run requests auto
+		assert_output --partial '"Driver":"nvidia"'
+	fi
+	run --separate-stderr openshell gateway verify --name auto
+	assert_success
+	openshell -q gateway destroy --name auto --yes
+}
+
 @test "the simulated daemon lists the spec's devices, as Docker 28.2 does" {
+	sim_cdi_only
 	run docker info --format '{{json .}}'
 	assert_success
 	run jq -r '.DiscoveredDevices[] | "\(.Source) \(.ID)"' <<<"$output"
@@ -48,6 +70,7 @@ requests() { # NAME: the container's DeviceRequests, as docker inspect shows the
 }
 
 @test "auto on a CDI daemon asks for nvidia.com/gpu=all, and the plugin hands out CDI devices" {
+	sim_cdi_only
 	run --separate-stderr openshell gateway start --gpu --name cdi --image "$IMAGE" --port "$(free_port)" --json
 	assert_success
 	assert_equal "$(jq -r '[.gpu_mode, .gpus_allocatable] | map(tostring) | join(" ")' <<<"$output")" "cdi 2"
@@ -69,6 +92,7 @@ requests() { # NAME: the container's DeviceRequests, as docker inspect shows the
 }
 
 @test "--gpus 1 with CDI is nvidia.com/gpu=0, and a kept gateway keeps the count" {
+	sim_cdi_only
 	run --separate-stderr openshell gateway start --gpus 1 --name one --image "$IMAGE" --port "$(free_port)" --json
 	assert_success
 	assert_equal "$(jq -r .gpus_allocatable <<<"$output")" 1
@@ -92,7 +116,8 @@ requests() { # NAME: the container's DeviceRequests, as docker inspect shows the
 	assert_equal "$(jq -r '.[] | select(.name == "one") | "\(.gpus) \(.gpu_mode)"' <<<"$output")" "1 cdi"
 }
 
-@test "a stopped CDI gateway whose device left the spec fails its resume with the fix" {
+@test "a stopped CDI gateway fails its resume with the fix when its device left the spec, or CDI was turned off" {
+	sim_cdi_only
 	openshell -q gateway stop --name one
 	sed -i '/^- name: "0"$/d' "$SPEC"
 	run --separate-stderr openshell gateway start --gpus 1 --name one
@@ -100,12 +125,19 @@ requests() { # NAME: the container's DeviceRequests, as docker inspect shows the
 	[[ "$stderr" == *"Docker cannot resolve the gateway's CDI devices"*"nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml"*"nvidia-cdi-refresh.service"* ]]
 	[[ "$stderr" == *"unresolvable CDI devices nvidia.com/gpu=0"* ]]
 	cp "$BATS_TEST_TMPDIR/spec.orig" "$SPEC"
+	# CDI turned off in the daemon since: its own error, with the fix.
+	touch "$SIM_HOST_DIR/cdi/disabled"
+	run --separate-stderr openshell gateway start --gpus 1 --name one
+	rm -f "$SIM_HOST_DIR/cdi/disabled"
+	assert_failure 7
+	[[ "$stderr" == *"the Docker daemon has CDI turned off: enable it (\"features\": {\"cdi\": true} in /etc/docker/daemon.json, then restart docker), or use --gpu-mode legacy"* ]]
 	run --separate-stderr openshell gateway start --gpus 1 --name one
 	assert_success
 	openshell -q gateway destroy --name one --yes
 }
 
 @test "--gpu-mode legacy on a CDI daemon asks Docker's nvidia driver" {
+	sim_cdi_only
 	run --separate-stderr openshell gateway start --gpus 1 --gpu-mode legacy --name leg --image "$IMAGE" \
 		--port "$(free_port)" --json
 	assert_success
@@ -122,6 +154,7 @@ requests() { # NAME: the container's DeviceRequests, as docker inspect shows the
 }
 
 @test "a GPU the spec lacks is refused before anything is created" {
+	sim_cdi_only
 	sed -i '/^- name: "1"$/d' "$SPEC"
 	run --separate-stderr openshell gateway start --gpus device=1 --name lack --image "$IMAGE" --port "$(free_port)"
 	assert_failure 7
@@ -135,6 +168,7 @@ requests() { # NAME: the container's DeviceRequests, as docker inspect shows the
 }
 
 @test "a spec older than the driver fails the start with the fix, and nothing is left" {
+	sim_cdi_only
 	sed -i 's/^# driver .*/# driver 535.104.05/' "$SPEC"
 	run --separate-stderr openshell gateway start --gpu --name stale --image "$IMAGE" --port "$(free_port)"
 	assert_failure 7
@@ -144,6 +178,7 @@ requests() { # NAME: the container's DeviceRequests, as docker inspect shows the
 }
 
 @test "--gpu-mode cdi on a daemon without CDI devices is refused with the fix" {
+	sim_cdi_only
 	sim_host_extra --gpus 1
 	# That daemon's own docker CLI, not this host's simulated CDI one.
 	DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST OPENSHELL_DOCKER=$(cat "$SIM_HOST_DIR/cdi/real-docker") \

@@ -201,18 +201,26 @@ setup() {
 # first start creates the gateway (and may time out anywhere); once the
 # cluster shows the fault, a second start reuses it and times out in the
 # GPU wait alone.
-@test "a crash-looping device plugin times out naming the DaemonSet, with its logs" {
+@test "a device plugin that exits at every start ends the start with its own error and its logs" {
 	sim_only "needs the stand-in's crash-loop switch"
-	port=$(free_port)
-	background_start --gpu --name cl --image openshell-cluster:sim-plugin-crashloop --port "$port"
-	eventually plugin_crashlooping cl
-	stop_background_start
 	run --separate-stderr openshell gateway start --gpu --name cl --image openshell-cluster:sim-plugin-crashloop \
-		--port "$port" --timeout 8s
+		--port "$(free_port)" --timeout 5m
+	# Exit 1 at its second failed restart, not a timeout five minutes later.
+	assert_failure 1
+	[[ "$stderr" == *"error: the NVIDIA device plugin in gateway container openshell-cluster-cl exits at every start ("*" restarts): error starting plugins: error creating plugin manager: unable to create plugin manager: invalid device discovery strategy; check the host's driver ('nvidia-smi') and the gateway's GPU options, then rerun with --recreate"* ]]
+	[[ "$stderr" == *"NVML"* ]]   # the log comes along
+}
+
+@test "a crash-looping plugin without a fatal line of its own times out naming the DaemonSet, with its logs" {
+	sim_only "needs the stand-in's crash-loop switches"
+	# Killed before its last words: only the kubelet's crash loop is left to see.
+	run --separate-stderr openshell gateway start --gpu --name cl2 --image openshell-cluster:sim-plugin-crash-quiet \
+		--port "$(free_port)" --timeout 8s
 	assert_failure 4
 	[[ "$stderr" == *"waiting for GPUs: the nvidia-device-plugin DaemonSet has 0 of 1 pods ready"* ]]
 	[[ "$stderr" == *"device plugin logs:"* ]]
 	[[ "$stderr" == *"NVML"* ]]
+	[[ "$stderr" != *"exits at every start"* ]]
 }
 
 @test "an image without the NVIDIA runtime ends the start at once, naming the cause and the fix" {

@@ -261,6 +261,26 @@ no-smi"
 	assert_output --partial "toolkit: no"
 }
 
+@test "--cdi: docker info lists the spec's devices; a stale spec (--cdi-stale) fails a CDI start" {
+	sim_only "the CDI-capable daemon is a simulation in front of dockerd 20.10"
+	sim_host_extra --gpus 1 --cdi --cdi-stale --mig 0=1g.10gb
+	cdi_docker=$SIM_HOST_EXTRA_DIR/host-bin/docker
+	DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST sim_busybox_image "$IMG"
+	run env DOCKER_HOST="$SIM_HOST_EXTRA_DOCKER_HOST" "$cdi_docker" info --format '{{json .}}'
+	assert_success
+	run jq -r '[.DiscoveredDevices[].ID] | join(" ")' <<<"$output"
+	assert_output --regexp '^nvidia.com/gpu=0 nvidia.com/gpu=GPU-[0-9a-f-]+ nvidia.com/gpu=0:0 nvidia.com/gpu=MIG-[0-9a-f-]+ nvidia.com/gpu=all$'
+	run -127 env DOCKER_HOST="$SIM_HOST_EXTRA_DOCKER_HOST" "$cdi_docker" run --rm --device nvidia.com/gpu=0 "$IMG" nvidia-smi -L
+	assert_failure 127
+	assert_output --partial 'error mounting "/usr/lib/x86_64-linux-gnu/libcuda.so.535.104.05"'
+	run env DOCKER_HOST="$SIM_HOST_EXTRA_DOCKER_HOST" "$cdi_docker" run --rm --device nvidia.com/gpu=7 "$IMG" true
+	assert_failure 125
+	assert_output --partial 'docker: Error response from daemon: CDI device injection failed: unresolvable CDI devices nvidia.com/gpu=7'
+	run "$SIM_HOST_BIN" start --cdi-stale
+	assert_failure 2
+	assert_output --partial "--cdi-stale needs --cdi"
+}
+
 @test "two sim hosts side by side are independent; stop leaves no process, mount or dir" {
 	sim_only "starts and stops sim hosts"
 	sim_host_extra --gpus 1 --model "NVIDIA A100-SXM4-40GB" --memory 40960
