@@ -39,6 +39,7 @@ struct gpu_state {
 	struct runtime_fact rt;   /* containerd's nvidia runtime, once k3s wrote its config */
 	int plugin_found;
 	struct ds_status ds;
+	struct ds_status mps;     /* the chart's MPS control daemon (all 0 without it) */
 	int nodes;                /* how many the cluster has */
 	long long allocatable;    /* -1: absent */
 	long long mig;            /* MIG devices allocatable as resources of their own (mixed) */
@@ -72,6 +73,7 @@ static int read_gpu_state(const struct wait_ctx *w, struct gpu_state *g, os_erro
 	const cJSON *ds = kube_find_device_plugin(list);
 	g->plugin_found = ds != NULL;
 	kube_daemonset_status(ds, &g->ds);
+	kube_daemonset_status(kube_find(list, "DaemonSet", DEVICE_PLUGIN_RELEASE "-mps-control-daemon"), &g->mps);
 	g->nodes = kube_count_kind(list, "Node");
 	free(g->heartbeat);
 	g->heartbeat = kube_nodes_heartbeat(list);
@@ -107,6 +109,10 @@ static char *gpu_missing(const struct gpu_state *g)
 	if (g->ds.ready < g->ds.desired)
 		return xasprintf("the nvidia-device-plugin DaemonSet has %lld of %lld pods ready",
 				 g->ds.ready, g->ds.desired);
+	/* MPS: the plugin registers nothing until its control daemon is up. */
+	if (g->want && g->allocatable != g->want && g->mps.ready < g->mps.desired)
+		return xasprintf("the node's allocatable nvidia.com/gpu is %s, not the %lld that --gpu-sharing makes: the MPS control daemon has %lld of %lld pods ready, and the plugin registers the replicas once it is up",
+				 g->allocatable < 0 ? "absent" : "short", g->want, g->mps.ready, g->mps.desired);
 	if (g->allocatable < 0)
 		return xstrdup("the node has no allocatable nvidia.com/gpu: the device plugin runs but registered no GPU (its log says \"No devices found\" when the container has no /dev/nvidia*: was it started with the host's GPUs?)");
 	if (g->stale)

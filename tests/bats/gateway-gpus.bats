@@ -186,6 +186,15 @@ uuid_of() { # INDEX: the host's GPU of that index
 	assert_equal "$(jq -r '.items[0].metadata.labels["nvidia.com/mps.capable"] // "absent"' <<<"$output")" absent
 	eventually sh -c "[ \"\$(docker exec openshell-cluster-mps kubectl get ds nvidia-device-plugin-mps-control-daemon -n nvidia-device-plugin -o jsonpath='{.status.desiredNumberScheduled}')\" = 0 ]"
 	[ "$(docker inspect openshell-cluster-mps --format '{{.Id}}')" = "$before" ]
+}
+
+@test "an MPS control daemon that cannot start: the start's timeout says so" {
+	sim_only "needs the stand-in's MPS switch"
+	docker exec openshell-cluster-mps sh -c 'echo 1 >/var/lib/rancher/k3s/sim/switches/SIM_MPS_DAEMON_BROKEN'
+	run --separate-stderr openshell gateway start --gpus 1 --gpu-sharing mps:2 --name mps --timeout 8s
+	assert_failure 4
+	[[ "$stderr" == *"waiting for GPUs: the node's allocatable nvidia.com/gpu is absent, not the 2 that --gpu-sharing makes: the MPS control daemon has 0 of 1 pods ready, and the plugin registers the replicas once it is up"* ]]
+	[[ "$stderr" == *"error waiting for MPS daemon"* ]]   # the plugin's log
 	openshell -q gateway destroy --name mps --yes
 }
 

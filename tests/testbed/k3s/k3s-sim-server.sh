@@ -745,7 +745,14 @@ srv_mps_tick() {
 		mkdir -p "$SIM_LOGS/$ns"
 	fi
 	ready=0
-	if sim_after "$(cat "$hd/mps_since")" "${SIM_PLUGIN_DELAY:-0.5}"; then
+	if [ "$(sim_switch SIM_MPS_DAEMON_BROKEN)" = 1 ]; then
+		# MPS cannot start (a GPU in exclusive-process mode, no /dev/shm): the daemon exits.
+		if [ ! -f "$SIM_LOGS/$ns/$pod.log" ]; then
+			srv_klog E main.go:214 'Failed to start MPS daemon: exit status 1' >"$SIM_LOGS/$ns/$pod.log"
+			srv_pod_status "$ns" "$pod" crashloop 1 Error 1
+		fi
+		rm -f "$SIM_RUN/mps-ready"
+	elif sim_after "$(cat "$hd/mps_since")" "${SIM_PLUGIN_DELAY:-0.5}"; then
 		ready=1
 		if [ ! -f "$SIM_LOGS/$ns/$pod.log" ]; then
 			srv_pod_status "$ns" "$pod" running "" "" 0
