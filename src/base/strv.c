@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/strv.h"
 #include "base/xalloc.h"
@@ -49,6 +50,14 @@ const char *const *strv_argv(struct strv *s)
 		s->v = xcalloc(s->cap, sizeof(*s->v));
 	}
 	return (const char *const *)s->v;
+}
+
+int strv_has(const struct strv *s, const char *v)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->v[i], v) == 0)
+			return 1;
+	return 0;
 }
 
 char *strv_join(const struct strv *s, const char *sep)

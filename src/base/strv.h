@@ -20,6 +20,8 @@ void strv_pushv(struct strv *s, const char *const *args);   /* NULL-terminated *
 const char *const *strv_argv(struct strv *s);                /* never NULL */
 /* The strings joined with sep (owned). */
 char *strv_join(const struct strv *s, const char *sep);
+/* Is v one of the strings? */
+int strv_has(const struct strv *s, const char *v);
 void strv_free(struct strv *s);
 
 #endif

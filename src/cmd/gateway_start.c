@@ -214,8 +214,7 @@ static void print_summary(const struct deploy_opts *o, const struct start_result
 		if (r->user_kubeconfig)
 			cJSON_AddStringToObject(j, "user_kubeconfig", r->user_kubeconfig);
 		json_add_count_or_null(j, "gpus_allocatable", r->gpus);
-		if (o->gpu)
-			cJSON_AddNumberToObject(j, "mig_allocatable", (double)r->mig);
+		json_add_count_or_null(j, "mig_allocatable", r->mig);
 		cJSON_AddItemToObject(j, "phases_ms", phases_json(&r->phases));
 		cJSON_AddItemToObject(j, "openshell", self_usage_json());
 		json_print_stdout(j);
@@ -224,9 +223,10 @@ static void print_summary(const struct deploy_opts *o, const struct start_result
 	printf("Gateway '%s' is ready (%s).\n", o->name, r->outcome ? r->outcome : "running");
 	printf("  API:         %s\n", r->server);
 	printf("  Kubeconfig:  %s\n", r->kubeconfig);
+	cleanup_free char *mig = r->mig > 0 ? xasprintf(" and %lld MIG devices (nvidia.com/mig-*)", r->mig) : xstrdup("");
+
 	if (o->gpu && (r->gpus >= 0 || r->mig > 0))
-		printf("  GPUs:        %lld allocatable (nvidia.com/gpu)%s%.0lld%s, through %s\n", r->gpus < 0 ? 0 : r->gpus,
-		       r->mig > 0 ? " and " : "", r->mig, r->mig > 0 ? " MIG devices (nvidia.com/mig-*)" : "",
+		printf("  GPUs:        %lld allocatable (nvidia.com/gpu)%s, through %s\n", r->gpus < 0 ? 0 : r->gpus, mig,
 		       strcmp(r->gpu_mode, "cdi") ? "Docker's --gpus" : "CDI");
 	else if (o->gpu)
 		printf("  GPUs:        requested; not yet checked (--no-wait)\n");

@@ -127,7 +127,7 @@ int deploy_opts_check(const struct deploy_opts *o, os_error *err)
 	if (o->mig_strategy && mig_strategy_parse(o->mig_strategy, &(enum mig_strategy){ 0 }, err) < 0)
 		return -1;
 	if (mps_with_mixed(o->gpu_sharing, o->mig_strategy))
-		return os_error_set(err, OS_EXIT_USAGE, MPS_MIXED_REFUSED);
+		return os_error_set(err, OS_EXIT_USAGE, "%s", MPS_MIXED_REFUSED);
 	for (int i = 0; i < o->n_tls_san; i++)
 		if (!san_ok(o->tls_san[i])) {
 			cleanup_free char *shown = printable(o->tls_san[i], 64);

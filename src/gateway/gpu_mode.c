@@ -112,11 +112,7 @@ void gpu_mode_cdi_devices(const char *selection, struct strv *out)
 int gpu_mode_cdi_check(const struct strv *want, const struct daemon_gpus *d, os_error *err)
 {
 	for (size_t i = 0; i < want->n; i++) {
-		int found = 0;
-
-		for (size_t k = 0; k < d->cdi.n && !found; k++)
-			found = strcmp(want->v[i], d->cdi.v[k]) == 0;
-		if (!found) {
+		if (!strv_has(&d->cdi, want->v[i])) {
 			struct strv short_names = { 0 };
 			cleanup_free char *has = NULL;
 
@@ -197,26 +193,32 @@ int gpu_mode_adopt(struct deploy_opts *o, const struct gw_container *c, os_error
 				    o->name, had, o->mig_strategy);
 	o->mig_strategy = had;
 	if (mps_with_mixed(o->gpu_sharing, had))
-		return os_error_set(err, OS_EXIT_CONFLICT, "gateway '%s' runs with --mig-strategy mixed: %s", o->name,
-				    MPS_MIXED_REFUSED);
+		return os_error_set(err, OS_EXIT_CONFLICT,
+				    "gateway '%s' runs with --mig-strategy mixed, and the device plugin does not share MIG devices by MPS: use --gpu-sharing time-slicing:N, or rebuild it with --recreate and another --mig-strategy (its cluster state is lost)",
+				    o->name);
 	return 0;
 }
 
-int gpu_mode_explain(const char *text, os_error *err)
+int gpu_mode_explain(const char *text, int kept, os_error *err)
 {
 	const char *why = NULL;
+	int legacy = 1;   /* the legacy path is a way out, as well */
 
-	if (strstr(text, "could not select device driver \"cdi\"") || strstr(text, "no CDI device driver registered"))
-		why = "the Docker daemon has CDI turned off: enable it (\"features\": {\"cdi\": true} in /etc/docker/daemon.json, then restart docker), or use --gpu-mode legacy";
-	else if (strstr(text, "unresolvable CDI devices") || strstr(text, "CDI device injection failed"))
-		why = "Docker cannot resolve the gateway's CDI devices: the NVIDIA CDI spec is missing or out of date; regenerate it with '" CDI_SPEC_GENERATE "' (or 'systemctl restart nvidia-cdi-refresh.service', which writes /var/run/cdi/nvidia.yaml), or use --gpu-mode legacy";
-	/* A spec written for an older driver mounts that driver's libraries,
-	 * which the upgrade removed. */
-	else if (strstr(text, "error mounting \"") && strstr(text, "no such file or directory") &&
-		 (strstr(text, "libcuda.so.") || strstr(text, "libnvidia-")))
+	if (strstr(text, "could not select device driver \"cdi\"") || strstr(text, "no CDI device driver registered")) {
+		why = "the Docker daemon has CDI turned off: enable it (\"features\": {\"cdi\": true} in /etc/docker/daemon.json, then restart docker)";
+	} else if (strstr(text, "unresolvable CDI devices") || strstr(text, "CDI device injection failed")) {
+		why = "Docker cannot resolve the gateway's CDI devices: the NVIDIA CDI spec is missing or out of date; regenerate it with '" CDI_SPEC_GENERATE "' (or 'systemctl restart nvidia-cdi-refresh.service', which writes /var/run/cdi/nvidia.yaml)";
+	} else if (strstr(text, "error mounting \"") && strstr(text, "no such file or directory") &&
+		   (strstr(text, "libcuda.so.") || strstr(text, "libnvidia-"))) {
+		/* A spec written for an older driver mounts that driver's
+		 * libraries, which the upgrade removed. */
 		why = "the NVIDIA CDI spec names driver files that are gone (it is older than the driver); regenerate it with '" CDI_SPEC_GENERATE "' (or 'systemctl restart nvidia-cdi-refresh.service'), then rerun";
+		legacy = 0;
+	}
 	if (!why)
 		return 0;
-	os_error_set(err, OS_EXIT_NOGPU, "%s", why);
+	os_error_set(err, OS_EXIT_NOGPU, "%s%s", why,
+		     !legacy ? "" : kept ? ", or rebuild the gateway with --recreate --gpu-mode legacy (its cluster state is lost)"
+					 : ", or use --gpu-mode legacy");
 	return 1;
 }

@@ -69,7 +69,8 @@ int gpu_mode_cdi_check(const struct strv *names, const struct daemon_gpus *d, os
 
 /* Recognise a docker run/start failure of the CDI path (an unresolvable
  * device, a spec older than the driver, a daemon without CDI) and set the
- * error that names the fix: 1 when recognised, 0 otherwise. */
-int gpu_mode_explain(const char *docker_stderr, os_error *err);
+ * error that names the fix (for a KEPT gateway, one that keeps it or says
+ * --recreate): 1 when recognised, 0 otherwise. */
+int gpu_mode_explain(const char *docker_stderr, int kept, os_error *err);
 
 #endif

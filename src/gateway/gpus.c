@@ -51,9 +51,8 @@ static int parse_list(const char *text, struct gpus *g, os_error *err)
 			return bad(text, "each item must be a GPU index or a UUID", err);
 		if (all_digits(item) && (strlen(item) > 4 || atoi(item) >= GPUS_MAX))
 			return bad(text, "no host has a GPU of that index", err);
-		for (size_t i = 0; i < g->ids.n; i++)
-			if (strcmp(g->ids.v[i], item) == 0)
-				return bad(text, "a GPU named twice", err);
+		if (strv_has(&g->ids, item))
+			return bad(text, "a GPU named twice", err);
 		strv_push(&g->ids, item);
 	}
 	g->kind = GPUS_DEVICES;
@@ -152,6 +151,19 @@ char *gpus_of_container(const struct gw_container *c)
 	return gpus_of_request(c->gpu_count, c->gpu_devices);
 }
 
+/* "  MIG 1g.10gb     Device  0: (UUID: MIG-…)": the MIG device of the GPU before. */
+static void parse_mig(char *line, struct host_gpus *h)
+{
+	char *u = strstr(line, "(UUID: "), *profile = line + strspn(line, " ") + 4, *close;
+
+	if (h->n == 0 || !u || !(close = strchr(u, ')')))
+		return;
+	*close = '\0';
+	profile[strcspn(profile, " ")] = '\0';
+	strv_push(&h->v[h->n - 1].migs, u + strlen("(UUID: "));
+	strv_push(&h->v[h->n - 1].profiles, profile);
+}
+
 void host_gpus_parse(const char *text, struct host_gpus *h)
 {
 	cleanup_free char *copy = xstrdup(text);
@@ -161,10 +173,15 @@ void host_gpus_parse(const char *text, struct host_gpus *h)
 	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *colon = strchr(line, ':'), *u = strstr(line, " (UUID: "), *close;
 
+		if (strncmp(line + strspn(line, " "), "MIG ", 4) == 0 && line[0] == ' ') {
+			parse_mig(line, h);
+			continue;
+		}
 		if (strncmp(line, "GPU ", 4) != 0 || !colon || !u || u < colon || !(close = strchr(u, ')')))
 			continue;
 		*u = *close = '\0';
 		h->v = xrealloc(h->v, (size_t)(h->n + 1) * sizeof(*h->v));
+		memset(&h->v[h->n], 0, sizeof(*h->v));
 		h->v[h->n].uuid = xstrdup(u + strlen(" (UUID: "));
 		h->v[h->n].name = xstrdup(colon + strspn(colon + 1, " ") + 1);
 		h->n++;
@@ -176,9 +193,26 @@ void host_gpus_free(struct host_gpus *h)
 	for (int i = 0; i < h->n; i++) {
 		free(h->v[i].uuid);
 		free(h->v[i].name);
+		strv_free(&h->v[i].migs);
+		strv_free(&h->v[i].profiles);
 	}
 	free(h->v);
 	memset(h, 0, sizeof(*h));
+}
+
+int gpus_plugin_devices(const struct host_gpus *h, const char *strategy)
+{
+	int whole = 0, migs = 0;
+
+	for (int i = 0; i < h->n; i++) {
+		whole += h->v[i].migs.n == 0;
+		migs += (int)h->v[i].migs.n;
+	}
+	if (strategy && strcmp(strategy, "single") == 0 && whole == 0)
+		return migs;
+	if (strategy && strcmp(strategy, "mixed") == 0)
+		return whole;
+	return h->n;
 }
 
 /* "0 GPU-… (NAME), 1 …": what the host has, for a message. */
@@ -219,7 +253,7 @@ int gpus_resolve(const struct gpus *g, const struct host_gpus *h, struct strv *u
 		int found = -1;
 
 		for (int i = 0; i < h->n && found < 0; i++)
-			if (all_digits(id) ? atoi(id) == i : strcmp(id, h->v[i].uuid) == 0)
+			if (all_digits(id) ? atoi(id) == i : strcmp(id, h->v[i].uuid) == 0 || strv_has(&h->v[i].migs, id))
 				found = i;
 		if (found < 0) {
 			cleanup_free char *what = xasprintf("the host has no GPU %s", id);
@@ -269,7 +303,7 @@ int host_gpus_probe(const char *image, int cdi, int timeout_ms, struct host_gpus
 	memset(h, 0, sizeof(*h));
 	if (rc == 0 && res.status != 0 && no_devices(&res)) {
 		res.status = 0;   /* a host with no GPU: an empty list */
-	} else if (rc == 0 && res.status != 0 && gpu_mode_explain(res.err, err)) {
+	} else if (rc == 0 && res.status != 0 && gpu_mode_explain(res.err, 0, err)) {
 		rc = -1;
 		os_error_set_detail(err, res.err);
 	} else if (rc == 0 && res.status != 0 && strstr(res.err, "could not select device driver")) {

@@ -58,6 +58,8 @@ char *gpus_of_container(const struct gw_container *c);
 struct host_gpu {
 	char *uuid;
 	char *name;
+	struct strv migs;      /* its MIG devices' UUIDs (MIG-…), when MIG is enabled */
+	struct strv profiles;  /* and their profiles (1g.10gb, …), in the same order */
 };
 
 struct host_gpus {
@@ -65,13 +67,20 @@ struct host_gpus {
 	int n;
 };
 
-/* Read `nvidia-smi -L` output ("GPU 0: NAME (UUID: GPU-…)"). */
+/* Read `nvidia-smi -L` output ("GPU 0: NAME (UUID: GPU-…)", and under a
+ * MIG-enabled GPU "  MIG 1g.10gb     Device  0: (UUID: MIG-…)"). */
 void host_gpus_parse(const char *text, struct host_gpus *h);
 void host_gpus_free(struct host_gpus *h);
 
-/* The UUIDs the selection means on that host, in its order; an error
+/* The UUIDs the selection means on that host, in its order (a MIG device
+ * means its GPU, which is what a container given it lists); an error
  * naming what the host lacks and the GPUs it has otherwise. */
 int gpus_resolve(const struct gpus *g, const struct host_gpus *h, struct strv *uuids, os_error *err);
+
+/* What the device plugin advertises as nvidia.com/gpu for these GPUs under
+ * MIG STRATEGY (NULL: none): every GPU (none), every MIG device when all
+ * GPUs have MIG (single), the GPUs without MIG (mixed). */
+int gpus_plugin_devices(const struct host_gpus *h, const char *strategy);
 
 /* The GPUs the gateway's container sees: its nvidia-smi -L. */
 int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_error *err);

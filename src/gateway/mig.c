@@ -21,7 +21,7 @@ int mig_strategy_parse(const char *text, enum mig_strategy *m, os_error *err)
 {
 	cleanup_free char *shown = NULL;
 
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < (int)(sizeof(strategy_names) / sizeof(strategy_names[0])); i++)
 		if (strcmp(text, strategy_names[i]) == 0) {
 			*m = (enum mig_strategy)i;
 			return 0;
@@ -52,9 +52,11 @@ static long long add_node(const cJSON *node, struct strv *out)
 		size_t len = strlen(q->string ? q->string : "");
 		size_t i;
 
-		if (!q->string || strncmp(q->string, MIG_RESOURCE_PREFIX, strlen(MIG_RESOURCE_PREFIX)) != 0 || n < 0 || *end)
+		if (!q->string || strncmp(q->string, MIG_RESOURCE_PREFIX, strlen(MIG_RESOURCE_PREFIX)) != 0 || n <= 0 || *end)
 			continue;
 		total += n;
+		if (!out)
+			continue;
 		for (i = 0; i < out->n; i++)
 			if (strncmp(out->v[i], q->string, len) == 0 && out->v[i][len] == '=') {
 				char *sum = xasprintf("%s=%lld", q->string, atoll(out->v[i] + len + 1) + n);
@@ -78,7 +80,7 @@ long long mig_resources(const cJSON *nodes, struct strv *out)
 		total = add_node(nodes, out);
 	cJSON_ArrayForEach(node, items)
 		total += add_node(node, out);
-	if (out->n > 1)
+	if (out && out->n > 1)
 		qsort(out->v, out->n, sizeof(*out->v), by_name);
 	return total;
 }

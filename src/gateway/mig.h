@@ -32,7 +32,8 @@ const char *mig_strategy_name(enum mig_strategy m);
 int mps_with_mixed(const char *sharing, const char *strategy);
 
 /* The MIG resources the nodes of a NodeList (or one Node) advertise as
- * allocatable, "nvidia.com/mig-1g.10gb=2" each, sorted; their total. */
+ * allocatable (more than 0), "nvidia.com/mig-1g.10gb=2" each, sorted, in
+ * OUT unless it is NULL; their total. */
 long long mig_resources(const cJSON *nodes, struct strv *out);
 
 #endif

@@ -275,15 +275,15 @@ static int label_mps(const char *ctr, int mps, int timeout_ms, os_error *err)
 	return rc;
 }
 
-int sharing_configure(const char *ctr, const char *text, const char *release, int timeout_ms, long long *want,
-		      os_error *err)
+int sharing_configure(const char *ctr, const char *text, const char *mig_strategy, const char *release, int timeout_ms,
+		      struct sharing_want *want, os_error *err)
 {
 	struct sharing s;
 	struct host_gpus h = { 0 };
 	cleanup_free char *what = NULL;
 	int rc = -1;
 
-	*want = 0;
+	memset(want, 0, sizeof(*want));
 	if (!text)
 		return 0;   /* as it is */
 	if (sharing_parse(text, &s, err) < 0)
@@ -293,7 +293,8 @@ int sharing_configure(const char *ctr, const char *text, const char *release, in
 	if (apply(ctr, &s, release, timeout_ms, err) < 0 || label_mps(ctr, s.mps, timeout_ms, err) < 0 ||
 	    container_gpus(ctr, timeout_ms, &h, err) < 0)
 		goto out;
-	*want = (long long)h.n * s.replicas;
+	want->allocatable = (long long)gpus_plugin_devices(&h, mig_strategy) * s.replicas;
+	want->mps = s.mps;
 	log_step_done(1);
 	rc = 0;
 out:

@@ -52,11 +52,18 @@ int sharing_from_values(const char *yaml, struct sharing *s);
 /* The sharing the HelmChartConfig of RELEASE sets (replicas 1 without one). */
 int sharing_read(const char *ctr, const char *release, int timeout_ms, struct sharing *s, os_error *err);
 
+/* What a sharing change makes the node advertise. */
+struct sharing_want {
+	long long allocatable;   /* nvidia.com/gpu, or 0: no change asked (any count) */
+	int mps;                 /* by MPS: once the chart's MPS control daemon is up */
+};
+
 /* --gpu-sharing TEXT on gateway container CTR: apply (or, for none, delete)
  * the HelmChartConfig, label the node for MPS (or not), and say what
- * allocatable it makes: *want = the container's GPUs x replicas. TEXT
- * NULL: nothing to change, *want 0. */
-int sharing_configure(const char *ctr, const char *text, const char *release, int timeout_ms, long long *want,
-		      os_error *err);
+ * allocatable it makes: the devices the plugin advertises for the
+ * container's GPUs under MIG_STRATEGY (gateway/gpus.h) x replicas. TEXT
+ * NULL: nothing to change, *want all 0. */
+int sharing_configure(const char *ctr, const char *text, const char *mig_strategy, const char *release, int timeout_ms,
+		      struct sharing_want *want, os_error *err);
 
 #endif

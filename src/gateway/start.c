@@ -90,8 +90,13 @@ static int preflight(struct start *st, os_error *err)
 	}
 	/* What the daemon offers for GPUs decides --gpu-mode auto; without an
 	 * answer, the legacy path is tried and gives its own verdict. */
-	if (st->o.gpu && daemon_gpus_read(wait_call_budget_ms(&st->w), &st->dg, &e) < 0)
+	if (st->o.gpu && daemon_gpus_read(wait_call_budget_ms(&st->w), &st->dg, &e) < 0) {
+		if (st->o.gpu_mode && strcmp(st->o.gpu_mode, "cdi") == 0) {
+			*err = e;
+			return os_error_wrap(err, "cannot ask the Docker daemon for its CDI devices (--gpu-mode cdi)");
+		}
 		log_verbose("docker info: %s", e.msg);
+	}
 	os_error_clear(&e);
 	return 0;
 }
@@ -192,7 +197,7 @@ static int adopt_existing(struct start *st, const struct gw_container *c, os_err
 static int explain_run_failure(const struct start *st, const struct run_result *res, const char *verb,
 			       os_error *err)
 {
-	if (gpu_mode_explain(res->err, err)) {
+	if (gpu_mode_explain(res->err, strcmp(verb, "start") == 0, err)) {
 		/* the CDI path's own failures, with their fix */
 	} else if (strstr(res->err, "could not select device driver")) {
 		gpus_no_toolkit(err);
@@ -425,11 +430,11 @@ static int save_files(struct start *st, os_error *err)
 int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error *err)
 {
 	struct start st = { .o = *o, .r = r };
-	long long want = 0;   /* the allocatable a --gpu-sharing change makes */
+	struct sharing_want want;   /* what a --gpu-sharing change makes */
 	int existing, lock = -1, rc = -1;
 
 	memset(r, 0, sizeof(*r));
-	r->gpus = -1;
+	r->gpus = r->mig = -1;
 	phases_begin(&r->phases);
 	st.res = gateway_resource_name(o->name);
 	st.w = (struct wait_ctx){ .container = st.res, .deadline = clock_ms() + o->timeout_ms,
@@ -452,9 +457,9 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 		if (wait_kubeconfig_written(&st.w, err) < 0 || save_files(&st, err) < 0)
 			goto out;
 	} else if (wait_k3s_api(&st.w, err) < 0 || save_files(&st, err) < 0 ||
-		   (st.o.gpu && (sharing_configure(st.res, st.o.gpu_sharing, DEVICE_PLUGIN_RELEASE, wait_call_budget_ms(&st.w),
-						   &want, err) < 0 ||
-				 wait_gpus(&st.w, want, &r->gpus, &r->mig, err) < 0)) ||
+		   (st.o.gpu && (sharing_configure(st.res, st.o.gpu_sharing, st.o.mig_strategy, DEVICE_PLUGIN_RELEASE,
+						   wait_call_budget_ms(&st.w), &want, err) < 0 ||
+				 wait_gpus(&st.w, &want, &r->gpus, &r->mig, err) < 0)) ||
 		   (!st.o.gpu && !st.created_volume && wait_gpu_release_removed(&st.w, err) < 0)) {
 		/* Ready once every fact the healthcheck judges is seen, not at
 		 * Docker's next probe: `status` runs the probe itself while

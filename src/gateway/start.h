@@ -25,7 +25,7 @@ struct start_result {
 	char *user_kubeconfig;   /* --update-kubeconfig: the file merged into */
 	char *user_backup;       /* and the copy of what it held before */
 	long long gpus;          /* allocatable nvidia.com/gpu; -1 unknown */
-	long long mig;           /* allocatable MIG devices (nvidia.com/mig-*) */
+	long long mig;           /* allocatable MIG devices (nvidia.com/mig-*); -1 unknown */
 	const char *gpu_mode;    /* "cdi" or "legacy" with GPUs, else NULL (static) */
 	const char *mig_strategy; /* with GPUs: none, single or mixed (static) */
 	struct phases phases;    /* how long each phase took */

@@ -92,8 +92,8 @@ static int check_device_plugin(const struct gateway *gw, struct check *c, os_err
 			    xasprintf("DaemonSet %s/%s: %lld/%lld pods ready", ns ? ns : "?",
 				      name ? name : "?", st.ready, st.desired));
 		if (c->status == CHECK_FAIL)
-			c->detail = kube_logs_tail(gw->container, ns ? ns : DEVICE_PLUGIN_NAMESPACE,
-						   DEVICE_PLUGIN_LABEL "=" DEVICE_PLUGIN_NAME, 20, 0);
+			c->detail = kube_container_logs_tail(gw->container, ns ? ns : DEVICE_PLUGIN_NAMESPACE,
+							     DEVICE_PLUGIN_CONTAINER, 20, 0);
 	}
 	cJSON_Delete(list);
 	return 0;
@@ -110,13 +110,16 @@ static void mig_choice(const struct gateway *gw, const struct strv *mig, char **
 /* With time-slicing the node advertises each of the container's GPUS
  * replicas times: exactly that, or the arithmetic is off. MIG devices of
  * the mixed strategy count as resources of their own. */
-static int check_allocatable(const struct gateway *gw, size_t gpus, struct check *c, char **resource, os_error *err)
+static int check_allocatable(const struct gateway *gw, int gpus, struct check *c, char **resource, os_error *err)
 {
 	struct sharing sh;
 	struct strv mig = { 0 };
 	cJSON *nodes = NULL;
 	cleanup_free char *migs = NULL;
 	long long n, nmig;
+	/* Under the single strategy the plugin's devices are MIG devices, if any. */
+	int single = gw->c.mig_strategy && strcmp(gw->c.mig_strategy, "single") == 0;
+	const char *unit = single ? (gpus == 1 ? "device" : "devices") : (gpus == 1 ? "GPU" : "GPUs");
 
 	if (sharing_read(gw->container, DEVICE_PLUGIN_RELEASE, 0, &sh, err) < 0 ||
 	    kube_get(gw->container, "nodes", NULL, NULL, 0, 0, &nodes, err) < 0)
@@ -131,11 +134,11 @@ static int check_allocatable(const struct gateway *gw, size_t gpus, struct check
 	else if (n < 0)
 		check_set(c, CHECK_FAIL, xstrdup("node allocatable has no nvidia.com/gpu: the device plugin registered no GPU (it logs \"No devices found. Waiting indefinitely.\" when it sees none)"));
 	else if (sh.replicas > 1 && gpus && n != (long long)gpus * sh.replicas)
-		check_set(c, CHECK_FAIL, xasprintf("node allocatable nvidia.com/gpu = %lld, not %zu GPUs x %d (%s:%d)", n, gpus,
+		check_set(c, CHECK_FAIL, xasprintf("node allocatable nvidia.com/gpu = %lld, not %d %s x %d (%s:%d)", n, gpus, unit,
 						   sh.replicas, sharing_mode_name(&sh), sh.replicas));
 	else if (sh.replicas > 1)
-		check_set(c, CHECK_PASS, xasprintf("node allocatable nvidia.com/gpu = %lld: %zu GPU%s x %d, %s (%s)",
-						   n, gpus, gpus == 1 ? "" : "s", sh.replicas, sharing_mode_name(&sh),
+		check_set(c, CHECK_PASS, xasprintf("node allocatable nvidia.com/gpu = %lld: %d %s x %d, %s (%s)",
+						   n, gpus, unit, sh.replicas, sharing_mode_name(&sh),
 						   sh.mps ? "pods share a GPU at once, each with its share of it" : "pods share a GPU in turns"));
 	else
 		check_set(c, n > 0 || nmig > 0 ? CHECK_PASS : CHECK_FAIL,
@@ -216,6 +219,26 @@ static char *pod_logs(const char *ctr, const char *pod)
 	return out;
 }
 
+/* Is LINE ("MIG 1g.10gb     Device  0: (UUID: MIG-…)") a device of the
+ * profile whose resource is RESOURCE (nvidia.com/mig-1g.10gb; the plugin
+ * writes a profile's "+" as ".")? */
+static int mig_of_profile(const char *line, const char *resource)
+{
+	const char *want = resource + strlen(MIG_RESOURCE_PREFIX);
+	size_t n;
+
+	if (!line || strncmp(line, "MIG ", 4) != 0)
+		return 0;
+	line += 4;
+	n = strcspn(line, " ");
+	if (n != strlen(want))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((line[i] == '+' ? '.' : line[i]) != want[i])
+			return 0;
+	return 1;
+}
+
 /* Judge a finished pod: Succeeded with a GPU named in its log, and with
  * a MIG RESOURCE the MIG device under it. */
 static void judge_smoke(const char *ctr, const char *pod, const char *resource, const cJSON *obj, struct check *c)
@@ -231,8 +254,9 @@ static void judge_smoke(const char *ctr, const char *pod, const char *resource, 
 	cleanup_free char *mig_line = run_first_line(mig ? mig + 2 : NULL);
 
 	json_int(json_get(cs, "state", "terminated", "exitCode", NULL), -1000, 1000, &code);
-	if (strcmp(phase, "Succeeded") == 0 && gpu && resource && !mig)
-		check_set(c, CHECK_FAIL, xasprintf("pod %s asked for %s and Succeeded, but its log names no MIG device", pod, resource));
+	if (strcmp(phase, "Succeeded") == 0 && gpu && resource && !mig_of_profile(mig_line, resource))
+		check_set(c, CHECK_FAIL, xasprintf("pod %s asked for %s and Succeeded, but its log names no MIG device of that profile%s%s",
+						   pod, resource, mig ? ": " : "", mig ? mig_line : ""));
 	else if (strcmp(phase, "Succeeded") == 0 && gpu && resource)
 		check_set(c, CHECK_PASS, xasprintf("pod %s (%s) Succeeded: %s; %s", pod, resource, gpu_line, mig_line));
 	else if (strcmp(phase, "Succeeded") == 0 && gpu)
@@ -341,6 +365,7 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		"device-request", "runtime-class", "device-plugin", "allocatable", "smoke-pod",
 	};
 	struct strv seen = { 0 };   /* the GPUs the gateway's container sees */
+	int devices = 0;            /* what the plugin advertises for them */
 	char *resource = NULL;      /* what the smoke pod asks for, if not nvidia.com/gpu */
 	int i, rc = -1;
 
@@ -352,7 +377,7 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		return 0;
 	}
 	verify_device_request(gw, &checks[0]);
-	if (checks[0].status == CHECK_PASS && verify_selected_gpus(gw, &seen, &checks[0], err) < 0)
+	if (checks[0].status == CHECK_PASS && verify_selected_gpus(gw, &seen, &devices, &checks[0], err) < 0)
 		goto out;
 	/* A cluster that does not answer fails the cluster checks, with that
 	 * as their evidence, rather than ending verify without a report. */
@@ -367,7 +392,7 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		goto out;
 	}
 	if (check_runtime_class(gw, &checks[1], err) < 0 || check_device_plugin(gw, &checks[2], err) < 0 ||
-	    check_allocatable(gw, seen.n, &checks[3], &resource, err) < 0)
+	    check_allocatable(gw, devices, &checks[3], &resource, err) < 0)
 		goto out;
 	/* Without a schedulable GPU the smoke pod could only wait for nothing. */
 	if (checks[3].status != CHECK_PASS) {

@@ -17,8 +17,10 @@ void check_set(struct check *c, enum check_status s, char *evidence);
 void verify_device_request(const struct gateway *gw, struct check *c);
 
 /* The container sees exactly the GPUs its request means on the Docker
- * host, by UUID; *seen gets the container's. -1 only when it cannot ask. */
-int verify_selected_gpus(const struct gateway *gw, struct strv *seen, struct check *c, os_error *err);
+ * host, by UUID; *seen gets the container's, *devices what the device
+ * plugin advertises for them as nvidia.com/gpu under the gateway's MIG
+ * strategy. -1 only when it cannot ask. */
+int verify_selected_gpus(const struct gateway *gw, struct strv *seen, int *devices, struct check *c, os_error *err);
 
 /* The smoke pod's GPU must be one of those seen. */
 void verify_smoke_gpu(const struct strv *seen, struct check *c);

@@ -49,18 +49,10 @@ void verify_device_request(const struct gateway *gw, struct check *c)
 		check_set(c, CHECK_PASS, xasprintf("legacy --gpus: %s", k->gpu_request_desc));
 }
 
-static int in_list(const struct strv *s, const char *v)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (strcmp(s->v[i], v) == 0)
-			return 1;
-	return 0;
-}
-
 /* The container must see exactly the GPUs its request means on the Docker
  * host, by UUID: its own nvidia-smi against the host's (a throwaway
  * container lists those, gateway/gpus.h). *seen gets the container's. */
-int verify_selected_gpus(const struct gateway *gw, struct strv *seen, struct check *c, os_error *err)
+int verify_selected_gpus(const struct gateway *gw, struct strv *seen, int *devices, struct check *c, os_error *err)
 {
 	cleanup_free char *sel = gpus_of_container(&gw->c);
 	struct host_gpus mine = { 0 }, host = { 0 };
@@ -74,6 +66,7 @@ int verify_selected_gpus(const struct gateway *gw, struct strv *seen, struct che
 		goto out;
 	for (int i = 0; i < mine.n; i++)
 		strv_push(seen, mine.v[i].uuid);
+	*devices = gpus_plugin_devices(&mine, gw->c.mig_strategy);
 	if (host_gpus_probe(gw->c.image, gw->c.gpu_cdi, 0, &host, &e) == 0 && host.n == 0 && mine.n == 0) {
 		check_set(c, CHECK_PASS, xasprintf("%s; the gateway sees no GPU, and the Docker host has none", c->evidence));
 		rc = 0;
@@ -86,7 +79,7 @@ int verify_selected_gpus(const struct gateway *gw, struct strv *seen, struct che
 	}
 	exact = seen->n == want.n;
 	for (size_t i = 0; exact && i < want.n; i++)
-		exact = in_list(seen, want.v[i]);
+		exact = strv_has(seen, want.v[i]);
 	has = strv_join(seen, ", ");
 	means = strv_join(&want, ", ");
 	if (exact)
@@ -110,7 +103,7 @@ void verify_smoke_gpu(const struct strv *seen, struct check *c)
 	const char *u = c->evidence ? strstr(c->evidence, "(UUID: ") : NULL;
 	cleanup_free char *uuid = u ? xstrndup(u + 7, strcspn(u + 7, ")")) : NULL;
 
-	if (c->status == CHECK_PASS && uuid && seen->n && !in_list(seen, uuid))
+	if (c->status == CHECK_PASS && uuid && seen->n && !strv_has(seen, uuid))
 		check_set(c, CHECK_FAIL, xasprintf("%s, which is not one of the gateway's GPUs", c->evidence));
 }
 

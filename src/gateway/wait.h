@@ -43,10 +43,11 @@ int wait_kubeconfig_written(const struct wait_ctx *w, os_error *err);
 
 /* RuntimeClass nvidia, the device plugin's pods all ready, and node
  * allocatable nvidia.com/gpu > 0 (or MIG devices of the mixed strategy,
- * nvidia.com/mig-*), or exactly WANT when WANT > 0 (what a --gpu-sharing
- * change makes); *gpus receives the count (-1: absent), *mig the MIG
+ * nvidia.com/mig-*), or exactly what a --gpu-sharing change makes (WANT,
+ * gateway/sharing.h); *gpus receives the count (-1: absent), *mig the MIG
  * devices'. */
-int wait_gpus(const struct wait_ctx *w, long long want, long long *gpus, long long *mig, os_error *err);
+struct sharing_want;
+int wait_gpus(const struct wait_ctx *w, const struct sharing_want *want, long long *gpus, long long *mig, os_error *err);
 
 /* Inspect the container into *c (to be freed either way); fail, quoting
  * its last log lines, if it stopped or restarted since the waits began. */

@@ -23,6 +23,7 @@
 #include "docker/client.h"
 #include "docker/container.h"
 #include "gateway/mig.h"
+#include "gateway/sharing.h"
 #include "gateway/wait.h"
 #include "kube/containerd.h"
 #include "kube/kubeconfig.h"
@@ -44,6 +45,7 @@ struct gpu_state {
 	long long allocatable;    /* -1: absent */
 	long long mig;            /* MIG devices allocatable as resources of their own (mixed) */
 	long long want;           /* the allocatable sharing makes, or 0: any */
+	int mps_sharing;          /* that sharing is MPS: its control daemon comes first */
 	char *heartbeat;          /* the oldest node's Ready heartbeat (RFC 3339), or NULL */
 	int stale;                /* the facts predate the container's last start */
 	char *api_error;          /* the last transient kubectl error, or NULL */
@@ -63,7 +65,6 @@ static int gpu_ready(const struct gpu_state *g)
 static int read_gpu_state(const struct wait_ctx *w, struct gpu_state *g, os_error *err)
 {
 	cJSON *list = NULL;
-	struct strv mig = { 0 };
 
 	if (!g->rt.config_read && containerd_nvidia_runtime(w->container, wait_call_budget_ms(w), &g->rt, err) < 0)
 		return -1;
@@ -78,9 +79,7 @@ static int read_gpu_state(const struct wait_ctx *w, struct gpu_state *g, os_erro
 	free(g->heartbeat);
 	g->heartbeat = kube_nodes_heartbeat(list);
 	g->allocatable = kube_nodes_allocatable_gpus(list);
-	strv_free(&mig);
-	g->mig = mig_resources(list, &mig);
-	strv_free(&mig);
+	g->mig = mig_resources(list, NULL);
 	cJSON_Delete(list);
 	return 0;
 }
@@ -98,6 +97,12 @@ static int runtime_missing(const struct wait_ctx *w, const struct gpu_state *g, 
 
 static char *gpu_missing(const struct gpu_state *g)
 {
+	char count[32];
+
+	if (g->allocatable < 0)
+		snprintf(count, sizeof(count), "absent");
+	else
+		snprintf(count, sizeof(count), "%lld", g->allocatable);
 	if (!g->runtime_class)
 		return xstrdup("RuntimeClass 'nvidia' does not exist (was k3s started with --disable=runtimes?)");
 	if (!g->rt.config_read)
@@ -110,9 +115,12 @@ static char *gpu_missing(const struct gpu_state *g)
 		return xasprintf("the nvidia-device-plugin DaemonSet has %lld of %lld pods ready",
 				 g->ds.ready, g->ds.desired);
 	/* MPS: the plugin registers nothing until its control daemon is up. */
-	if (g->want && g->allocatable != g->want && g->mps.ready < g->mps.desired)
-		return xasprintf("the node's allocatable nvidia.com/gpu is %s, not the %lld that --gpu-sharing makes: the MPS control daemon has %lld of %lld pods ready, and the plugin registers the replicas once it is up",
-				 g->allocatable < 0 ? "absent" : "short", g->want, g->mps.ready, g->mps.desired);
+	if (g->mps_sharing && g->allocatable != g->want && g->mps.desired == 0)
+		return xasprintf("the node's allocatable nvidia.com/gpu is %s, not the %lld that --gpu-sharing makes: the chart's MPS control daemon schedules no pod, so the node lacks the label " MPS_NODE_LABEL "=true (rerun with --gpu-sharing mps:N to label it again)",
+				 count, g->want);
+	if (g->mps_sharing && g->allocatable != g->want && g->mps.ready < g->mps.desired)
+		return xasprintf("the node's allocatable nvidia.com/gpu is %s, not the %lld that --gpu-sharing makes: the MPS control daemon has %lld of %lld pods ready, and the plugin registers the replicas once it is up (its log is below)",
+				 count, g->want, g->mps.ready, g->mps.desired);
 	if (g->allocatable < 0)
 		return xstrdup("the node has no allocatable nvidia.com/gpu: the device plugin runs but registered no GPU (its log says \"No devices found\" when the container has no /dev/nvidia*: was it started with the host's GPUs?)");
 	if (g->stale)
@@ -157,23 +165,25 @@ static int runtime_broken(const struct wait_ctx *w, const cJSON *pods, os_error 
 }
 
 /* How often the plugin's container has restarted after failing: the most
- * of its pods' (the MPS control daemon's excluded). */
+ * of its pods' (the MPS control daemon's and the config manager's are
+ * other containers). */
 static long long plugin_failed_restarts(const cJSON *pods)
 {
-	const cJSON *pod;
+	const cJSON *pod, *cs;
 	long long most = 0;
 
-	cJSON_ArrayForEach(pod, json_get(pods, "items", NULL)) {
-		const cJSON *cs = cJSON_GetArrayItem(json_get(pod, "status", "containerStatuses", NULL), 0);
-		const char *name = json_str(cs, "name");
-		long long n = 0, code = 0;
+	cJSON_ArrayForEach(pod, json_get(pods, "items", NULL))
+		cJSON_ArrayForEach(cs, json_get(pod, "status", "containerStatuses", NULL)) {
+			const char *name = json_str(cs, "name");
+			long long n = 0, code = 0;
 
-		if (!name || strcmp(name, DEVICE_PLUGIN_CONTAINER) != 0 ||
-		    json_int(json_get(cs, "lastState", "terminated", "exitCode", NULL), -1000, 1000, &code) < 0 || code == 0)
-			continue;
-		json_int(json_get(cs, "restartCount", NULL), 0, 1LL << 40, &n);
-		most = n > most ? n : most;
-	}
+			if (!name || strcmp(name, DEVICE_PLUGIN_CONTAINER) != 0 ||
+			    json_int(json_get(cs, "lastState", "terminated", "exitCode", NULL), -1000, 1000, &code) < 0 ||
+			    code == 0)
+				continue;
+			json_int(json_get(cs, "restartCount", NULL), 0, 1LL << 40, &n);
+			most = n > most ? n : most;
+		}
 	return most;
 }
 
@@ -188,6 +198,16 @@ static char *plugin_fatal_line(const char *logs)
 	return last ? xstrndup(last, strcspn(last, "\n")) : NULL;
 }
 
+/* What to change for the plugin's fatal LINE. */
+static const char *plugin_fix(const char *line)
+{
+	if (strstr(line, "MPS"))
+		return "share the MIG devices with --gpu-sharing time-slicing:N, or use --mig-strategy none";
+	if (strstr(line, "MIG") || strstr(line, "migEnabled"))
+		return "choose a --mig-strategy that fits the GPUs' MIG layout ('nvidia-smi -L' shows it)";
+	return "check the host's driver ('nvidia-smi') and the gateway's GPU options";
+}
+
 /* A plugin that exits with its own fatal error at every start (a MIG
  * layout its strategy cannot take, MPS on MIG devices, no NVML) never
  * comes up without another configuration: after its second failed restart
@@ -199,15 +219,14 @@ static int plugin_exits(const struct wait_ctx *w, const cJSON *pods, os_error *e
 
 	if (restarts < PLUGIN_FATAL_RESTARTS)
 		return 0;
-	logs = kube_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_LABEL "=" DEVICE_PLUGIN_NAME,
-			      WAIT_LOG_TAIL_LINES, wait_call_budget_ms(w));
+	logs = kube_container_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_CONTAINER,
+					WAIT_LOG_TAIL_LINES, wait_call_budget_ms(w));
 	if (!(line = plugin_fatal_line(logs)))
 		return 0;
 	os_error_set(err, OS_EXIT_FAILURE,
 		     "the NVIDIA device plugin in gateway container %s exits at every start (%lld restarts): %s; %s, then rerun with --recreate",
 		     w->container, restarts, line,
-		     strstr(line, "MIG") || strstr(line, "migEnabled") ? "choose a --mig-strategy that fits the GPUs' MIG layout ('nvidia-smi -L' shows it)"
-									 : "check the host's driver ('nvidia-smi') and the gateway's GPU options");
+		     plugin_fix(line));
 	os_error_set_detail(err, logs);
 	return -1;
 }
@@ -261,15 +280,19 @@ static int gpu_timeout(const struct wait_ctx *w, const struct gpu_state *g, os_e
 {
 	cleanup_free char *what = gpu_missing(g);
 	cleanup_free char *dur = clock_format_ms(w->timeout_ms);
-	cleanup_free char *plugin = NULL, *helm = NULL, *detail = NULL, *cause = NULL;
+	cleanup_free char *plugin = NULL, *mps = NULL, *helm = NULL, *detail = NULL, *cause = NULL;
 	/* The deadline has passed; the diagnostics get a budget of their own. */
 	int t = cleanup_budget_ms();
 
-	plugin = kube_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE,
-				DEVICE_PLUGIN_LABEL "=" DEVICE_PLUGIN_NAME, WAIT_LOG_TAIL_LINES, t);
+	plugin = kube_container_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_CONTAINER,
+					  WAIT_LOG_TAIL_LINES, t);
+	mps = g->mps.desired > 0 ? kube_container_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE, MPS_DAEMON_CONTAINER,
+							    WAIT_LOG_TAIL_LINES, t)
+				 : xstrdup("");
 	helm = kube_logs_tail(w->container, "kube-system", "job-name=" DEVICE_PLUGIN_HELM_JOB, WAIT_LOG_TAIL_LINES, t);
 	cause = gpu_cause(w, g, helm, t);
-	detail = xasprintf("device plugin logs:\n%s\n%s logs:\n%s%s%s", *plugin ? plugin : "(none)\n",
+	detail = xasprintf("device plugin logs:\n%s\n%s%s%s%s logs:\n%s%s%s", *plugin ? plugin : "(none)\n",
+			   *mps ? "MPS control daemon logs:\n" : "", mps, *mps ? "\n" : "",
 			   DEVICE_PLUGIN_HELM_JOB, *helm ? helm : "(none)\n",
 			   g->api_error ? "\nlast error from the API:\n" : "", g->api_error ? g->api_error : "");
 	os_error_set(err, OS_EXIT_TIMEOUT,
@@ -397,10 +420,10 @@ static int await_fact(const struct wait_ctx *w, struct gpu_state *g, int *ready,
 	return met;
 }
 
-int wait_gpus(const struct wait_ctx *w, long long want, long long *gpus, long long *mig, os_error *err)
+int wait_gpus(const struct wait_ctx *w, const struct sharing_want *want, long long *gpus, long long *mig, os_error *err)
 {
 	struct backoff b = { 0 };
-	struct gpu_state g = { .allocatable = -1, .want = want };
+	struct gpu_state g = { .allocatable = -1, .want = want->allocatable, .mps_sharing = want->mps };
 	/* The API just answered: the container is alive. */
 	int rc = -1, ready = 0, look_alive = 0;
 

@@ -300,8 +300,10 @@ char *kube_last_error_line(const char *text)
 }
 
 /* One `kubectl logs -l`; NULL with *why set when it says nothing. */
-static char *logs_once(const char *ctr, const char *ns, const char *selector, int lines, int previous,
-		       int timeout_ms, char **why)
+/* kubectl logs of TARGET ("--selector=S", or a pod's name), of its
+ * CONTAINER (NULL: the pod's default one). */
+static char *logs_once(const char *ctr, const char *ns, const char *target, const char *container, int lines,
+		       int previous, int timeout_ms, char **why)
 {
 	struct strv args = { 0 };
 	struct run_result res = { 0 };
@@ -311,7 +313,9 @@ static char *logs_once(const char *ctr, const char *ns, const char *selector, in
 	strv_push(&args, "logs");
 	strv_push(&args, "--namespace");
 	strv_push(&args, ns);
-	strv_pushf(&args, "--selector=%s", selector);
+	strv_push(&args, target);
+	if (container)
+		strv_pushf(&args, "--container=%s", container);
 	strv_pushf(&args, "--tail=%d", lines);
 	if (previous)
 		strv_push(&args, "--previous");
@@ -327,15 +331,17 @@ static char *logs_once(const char *ctr, const char *ns, const char *selector, in
 	return text;
 }
 
-char *kube_logs_tail(const char *ctr, const char *ns, const char *selector, int lines,
-		     int timeout_ms)
+/* The last lines of TARGET's log and, after them, its previous
+ * container's (never NULL). */
+static char *tail_with_previous(const char *ctr, const char *ns, const char *target, const char *container, int lines,
+				int timeout_ms)
 {
 	cleanup_free char *why = NULL, *why_previous = NULL;
-	cleanup_free char *now = logs_once(ctr, ns, selector, lines, 0, timeout_ms, &why);
+	cleanup_free char *now = logs_once(ctr, ns, target, container, lines, 0, timeout_ms, &why);
 	/* A container restarting between crashes has no log yet, is waiting
 	 * to start, or has only begun its next run: what explains the crash
 	 * is its previous run's log, so that comes too whenever there is one. */
-	cleanup_free char *before = logs_once(ctr, ns, selector, lines, 1, timeout_ms, &why_previous);
+	cleanup_free char *before = logs_once(ctr, ns, target, container, lines, 1, timeout_ms, &why_previous);
 
 	if (before)
 		return xasprintf("%s%s(the previous container's log)\n%s", now ? now : "",
@@ -343,4 +349,41 @@ char *kube_logs_tail(const char *ctr, const char *ns, const char *selector, int 
 	if (now)
 		return xstrdup(now);
 	return why ? xasprintf("(logs unavailable: %s)", why) : xstrdup("");
+}
+
+char *kube_logs_tail(const char *ctr, const char *ns, const char *selector, int lines,
+		     int timeout_ms)
+{
+	cleanup_free char *target = xasprintf("--selector=%s", selector);
+
+	return tail_with_previous(ctr, ns, target, NULL, lines, timeout_ms);
+}
+
+char *kube_container_logs_tail(const char *ctr, const char *ns, const char *container, int lines, int timeout_ms)
+{
+	os_error err = { 0 };
+	cJSON *pods = NULL;
+	const cJSON *pod, *c;
+	char *out = xstrdup("");
+
+	if (kube_get(ctr, "pods", NULL, ns, 0, timeout_ms, &pods, &err) < 0) {
+		free(out);
+		out = xasprintf("(logs unavailable: %s)", err.msg);
+	}
+	cJSON_ArrayForEach(pod, json_get(pods, "items", NULL)) {
+		const char *name = json_str(json_get(pod, "metadata", NULL), "name");
+
+		cJSON_ArrayForEach(c, json_get(pod, "spec", "containers", NULL)) {
+			const char *cname = json_str(c, "name");
+			if (!name || !cname || strcmp(cname, container) != 0)
+				continue;
+			cleanup_free char *text = tail_with_previous(ctr, ns, name, container, lines, timeout_ms);
+			char *next = xasprintf("%s%s", out, text);
+			free(out);
+			out = next;
+		}
+	}
+	cJSON_Delete(pods);
+	os_error_clear(&err);
+	return out;
 }

@@ -22,6 +22,7 @@
 #define DEVICE_PLUGIN_HELMCHART DEVICE_PLUGIN_RELEASE
 #define DEVICE_PLUGIN_HELM_JOB "helm-install-nvidia-device-plugin"
 #define DEVICE_PLUGIN_CONTAINER "nvidia-device-plugin-ctr"   /* the chart's container name */
+#define MPS_DAEMON_CONTAINER "mps-control-daemon-ctr"        /* its MPS control daemon's */
 #define NVIDIA_RUNTIME_CLASS "nvidia"
 
 /* Run kubectl ARGS in the container; input (may be NULL) goes to its
@@ -108,5 +109,10 @@ char *kube_last_error_line(const char *text);
  * Returns newly allocated text (possibly empty), never NULL. */
 char *kube_logs_tail(const char *ctr, const char *ns, const char *selector, int lines,
 		     int timeout_ms);
+
+/* The same for the container named CONTAINER of every pod in NS that has
+ * one: a chart's pods may run sidecars before it (the device plugin's
+ * config manager does), and `kubectl logs` shows a pod's first container. */
+char *kube_container_logs_tail(const char *ctr, const char *ns, const char *container, int lines, int timeout_ms);
 
 #endif

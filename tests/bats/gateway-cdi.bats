@@ -130,7 +130,7 @@ requests() { # NAME: the container's DeviceRequests, as docker inspect shows the
 	run --separate-stderr openshell gateway start --gpus 1 --name one
 	rm -f "$SIM_HOST_DIR/cdi/disabled"
 	assert_failure 7
-	[[ "$stderr" == *"the Docker daemon has CDI turned off: enable it (\"features\": {\"cdi\": true} in /etc/docker/daemon.json, then restart docker), or use --gpu-mode legacy"* ]]
+	[[ "$stderr" == *"the Docker daemon has CDI turned off: enable it (\"features\": {\"cdi\": true} in /etc/docker/daemon.json, then restart docker), or rebuild the gateway with --recreate --gpu-mode legacy (its cluster state is lost)"* ]]
 	run --separate-stderr openshell gateway start --gpus 1 --name one
 	assert_success
 	openshell -q gateway destroy --name one --yes

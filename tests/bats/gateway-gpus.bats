@@ -121,6 +121,17 @@ uuid_of() { # INDEX: the host's GPU of that index
 	assert_line '  default: openshell'
 	assert_line '          - name: nvidia.com/gpu'
 	assert_line '            replicas: 3'
+	# With a config.map the chart runs its config manager beside the plugin,
+	# first: kubectl logs shows the plugin's own log only with -c.
+	pod=$(gw_kubectl ts get pods -n nvidia-device-plugin -o json |
+		jq -r '.items[] | select(.spec.containers | any(.name == "nvidia-device-plugin-ctr")) | .metadata.name')
+	run gw_kubectl ts get pod "$pod" -n nvidia-device-plugin -o json
+	assert_equal "$(jq -r '[.spec.containers[].name] | join(" ")' <<<"$output")" "nvidia-device-plugin-sidecar nvidia-device-plugin-ctr"
+	run --separate-stderr gw_kubectl ts logs "$pod" -n nvidia-device-plugin
+	assert_line --partial "Successfully updated to config: openshell"
+	[[ "$stderr" == *'Defaulted container "nvidia-device-plugin-sidecar" out of: nvidia-device-plugin-sidecar, nvidia-device-plugin-ctr, nvidia-device-plugin-init (init)'* ]]
+	run gw_kubectl ts logs "$pod" -n nvidia-device-plugin -c nvidia-device-plugin-ctr
+	assert_line --partial "Registered device plugin for 'nvidia.com/gpu' with Kubelet"
 	# Three pods of one GPU each run on the one GPU: the same UUID.
 	smoke=$(docker inspect "$IMAGE" --format '{{index .Config.Labels "org.openshell.smoke-image"}}')
 	for i in 1 2 3; do

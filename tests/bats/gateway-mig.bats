@@ -55,7 +55,7 @@ mig_uuids() { # GPU: its MIG devices' UUIDs
 	[[ "$stderr" == *"exists with --mig-strategy mixed but --mig-strategy single was asked for"* ]]
 	run --separate-stderr openshell gateway start --gpu --gpu-sharing mps:2 --name mixed
 	assert_failure 6
-	[[ "$stderr" == *"cannot go with --mig-strategy mixed"* ]]
+	[[ "$stderr" == *"runs with --mig-strategy mixed, and the device plugin does not share MIG devices by MPS: use --gpu-sharing time-slicing:N, or rebuild it with --recreate"* ]]
 	openshell -q gateway destroy --name mixed --yes
 }
 

@@ -214,8 +214,12 @@ setup() {
 @test "a crash-looping plugin without a fatal line of its own times out naming the DaemonSet, with its logs" {
 	sim_only "needs the stand-in's crash-loop switches"
 	# Killed before its last words: only the kubelet's crash loop is left to see.
+	port=$(free_port)
+	background_start --gpu --name cl2 --image openshell-cluster:sim-plugin-crash-quiet --port "$port"
+	eventually plugin_crashlooping cl2
+	stop_background_start
 	run --separate-stderr openshell gateway start --gpu --name cl2 --image openshell-cluster:sim-plugin-crash-quiet \
-		--port "$(free_port)" --timeout 8s
+		--port "$port" --timeout 8s
 	assert_failure 4
 	[[ "$stderr" == *"waiting for GPUs: the nvidia-device-plugin DaemonSet has 0 of 1 pods ready"* ]]
 	[[ "$stderr" == *"device plugin logs:"* ]]

@@ -154,7 +154,7 @@ sim_delete_pod() {
 		kill -TERM -- "-$pgid" 2>/dev/null || kill -TERM "$pgid" 2>/dev/null || true
 	fi
 	rm -f "$SIM_RUN/pods/$1_$2".* "$SIM_STATE/podstate/$1/$2" "$SIM_STATE/alloc/$1/$2" \
-		"$SIM_LOGS/$1/$2.log" "$SIM_LOGS/$1/$2.log.prev" "$(sim_obj pods "$1" "$2")"
+		"$SIM_LOGS/$1/$2.log" "$SIM_LOGS/$1/$2.log.prev" "$SIM_LOGS/$1/$2".*.log "$(sim_obj pods "$1" "$2")"
 }
 
 # sim_helm_uninstall CHART: what the Helm controller does when a HelmChart is

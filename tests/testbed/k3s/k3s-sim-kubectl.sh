@@ -591,21 +591,30 @@ kc_logs() {
 	kc_pod_log "$ns" "$target" "${kc_tail:--1}"
 }
 
-# kc_pod_log NS POD TAIL
+# kc_pod_log NS POD TAIL: the log of -c CONTAINER, or of the pod's default
+# container: the first (kubectl's logs.go, without the
+# kubectl.kubernetes.io/default-container annotation), saying so on stderr
+# when the pod has more. The container the stand-in runs (the first that is
+# not a sidecar) logs to POD.log, the others to POD.CONTAINER.log.
 kc_pod_log() {
 	f=$(sim_obj pods "$1" "$2")
 	[ -f "$f" ] || kc_not_found pods "$2"
-	cname=$($JQ -r '.spec.containers[0].name' "$f")
-	if [ -n "$kc_container" ] && ! $JQ -e --arg c "$kc_container" 'any(.spec.containers[]; .name == $c)' "$f" >/dev/null; then
-		kc_err "error: container $kc_container is not valid for pod $2"
+	cname=${kc_container:-$($JQ -r '.spec.containers[0].name' "$f")}
+	if ! $JQ -e --arg c "$cname" 'any(.spec.containers[], .spec.initContainers[]?; .name == $c)' "$f" >/dev/null; then
+		kc_err "error: container $cname is not valid for pod $2"
 	fi
+	if [ -z "$kc_container" ] && [ "$($JQ '(.spec.containers | length) + (.spec.initContainers // [] | length)' "$f")" -gt 1 ]; then
+		$JQ -r '"Defaulted container \"\(.spec.containers[0].name)\" out of: \([.spec.containers[].name] + [.spec.initContainers[]? | "\(.name) (init)"] | join(", "))"' "$f" >&2
+	fi
+	main=$($JQ -r '(.spec.containers | map(select(.name | endswith("-sidecar") | not)) | first // .spec.containers[0]) | .name' "$f")
 	log=$SIM_LOGS/$1/$2.log
+	[ "$cname" = "$main" ] || log=$SIM_LOGS/$1/$2.$cname.log
 	if [ -n "$kc_previous" ]; then
 		log=$log.prev
 		[ -f "$log" ] || kc_err "Error from server (BadRequest): previous terminated container \"$cname\" in pod \"$2\" not found"
 	fi
 	if [ ! -f "$log" ]; then
-		reason=$($JQ -r '[.status.containerStatuses[]?.state.waiting.reason] | first // "ContainerCreating"' "$f")
+		reason=$($JQ -r --arg c "$cname" '[.status.containerStatuses[]? | select(.name == $c) | .state.waiting.reason] | first // "ContainerCreating"' "$f")
 		kc_err "Error from server (BadRequest): container \"$cname\" in pod \"$2\" is waiting to start: $reason"
 	fi
 	case $3 in

@@ -908,6 +908,12 @@ srv_plugin_pod() {
 		# The real plugin prints these within milliseconds: the stand-in,
 		# slower to make them, puts its log in place whole, and until then
 		# `kubectl logs` shows the last container's, as the kubelet does.
+		if $JQ -e '.spec.initContainers' "$(sim_obj pods "$2" "$pod")" >/dev/null; then
+			[ -f "$SIM_LOGS/$2/$pod.nvidia-device-plugin-init.log" ] ||
+				srv_config_manager_log oneshot >"$SIM_LOGS/$2/$pod.nvidia-device-plugin-init.log"
+			[ -f "$SIM_LOGS/$2/$pod.nvidia-device-plugin-sidecar.log" ] ||
+				srv_config_manager_log >"$SIM_LOGS/$2/$pod.nvidia-device-plugin-sidecar.log"
+		fi
 		srv_plugin_log "$1" >"$SIM_LOGS/$2/$pod.log.tmp"
 		if [ "$crash" = 1 ]; then
 			srv_plugin_crash_log >>"$SIM_LOGS/$2/$pod.log.tmp"
@@ -1116,6 +1122,33 @@ srv_plugin_sharing() {
 	echo "none 1"
 }
 
+# Does the chart get a config.map (the HelmChartConfig's values, or the
+# HelmChart's)? Then it runs its config manager beside the plugin: an init
+# container and a sidecar before it (templates/daemonset-device-plugin.yml,
+# hasConfigMap). SIMULATION: a line reader for that shape.
+srv_has_config_map() {
+	for f; do
+		[ -s "$f" ] && awk '/^config:/ { c = 1; next } /^[^ ]/ { c = 0 } c && /^  map:/ { found = 1 } END { exit !found }' "$f" && return 0
+	done
+	return 1
+}
+
+# The config manager's log (cmd/config-manager/main.go): the default config
+# chosen, as no node label names one. $1: ONESHOT (the init container) or not.
+srv_config_manager_log() {
+	name=$(awk '/^config:/ { c = 1; next } /^[^ ]/ { c = 0 } c && /^  default:/ { print $2; exit }' "$hd/config_values" "$hd/values.yaml" 2>/dev/null)
+	srv_klog I main.go:247 "Waiting for change to 'nvidia.com/device-plugin.config' label"
+	srv_klog I main.go:249 "Label change detected: nvidia.com/device-plugin.config="
+	srv_klog I main.go:361 "No value set. Selecting default name: ${name:-default}"
+	srv_klog I main.go:305 "Updating to config: ${name:-default}"
+	srv_klog I main.go:320 "Successfully updated to config: ${name:-default}"
+	if [ "${1:-}" != oneshot ]; then
+		srv_klog I main.go:324 "Sending signal 'hangup' to 'nvidia-device-plugin'"
+		srv_klog I main.go:329 "Successfully sent signal"
+		srv_klog I main.go:247 "Waiting for change to 'nvidia.com/device-plugin.config' label"
+	fi
+}
+
 # srv_managed_pod NS NAME helm|plugin CHART: the pod object a controller creates.
 srv_managed_pod() {
 	hd=$SIM_STATE/helm/$4
@@ -1137,8 +1170,10 @@ srv_managed_pod() {
 			 status: {phase: "Pending", qosClass: "BestEffort"}}'
 	else
 		v=$hd/vals
+		cfg=""
+		srv_has_config_map "$hd/config_values" "$hd/values.yaml" && cfg=1
 		$JQ -n --arg ns "$1" --arg name "$2" --arg uid "$(sim_uid)" --arg ts "$(sim_ts)" \
-			--arg chart "$4" --arg dsuid "$(cat "$hd/ds_uid")" --arg node "$SRV_NODE" \
+			--arg chart "$4" --arg dsuid "$(cat "$hd/ds_uid")" --arg node "$SRV_NODE" --arg cfg "$cfg" \
 			--arg rc "$(srv_val runtimeClassName "$v")" --arg app "$(srv_val appVersion "$hd/chart")" '
 			{apiVersion: "v1", kind: "Pod",
 			 metadata: {name: $name, generateName: "\($chart)-", namespace: $ns, uid: $uid,
@@ -1149,8 +1184,15 @@ srv_managed_pod() {
 			                               controller: true, blockOwnerDeletion: true}]},
 			 spec: ({nodeName: $node, restartPolicy: "Always", priorityClassName: "system-node-critical",
 			         serviceAccountName: "\($chart)-service-account",
-			         containers: [{name: "nvidia-device-plugin-ctr", image: "nvcr.io/nvidia/k8s-device-plugin:v\($app)",
-			                       command: ["nvidia-device-plugin"], resources: {}}]}
+			         containers: ((if $cfg != "" then [{name: "nvidia-device-plugin-sidecar",
+			                                            image: "nvcr.io/nvidia/k8s-device-plugin:v\($app)",
+			                                            command: ["config-manager"], resources: {}}] else [] end)
+			                      + [{name: "nvidia-device-plugin-ctr", image: "nvcr.io/nvidia/k8s-device-plugin:v\($app)",
+			                          command: ["nvidia-device-plugin"], resources: {}}])}
+			        + (if $cfg != "" then {shareProcessNamespace: true,
+			                               initContainers: [{name: "nvidia-device-plugin-init",
+			                                                 image: "nvcr.io/nvidia/k8s-device-plugin:v\($app)",
+			                                                 command: ["config-manager"], resources: {}}]} else {} end)
 			        + (if $rc != "" then {runtimeClassName: $rc} else {} end)),
 			 status: {phase: "Pending", qosClass: "BestEffort"}}'
 	fi
@@ -1166,9 +1208,10 @@ srv_pod_status() {
 		--arg msg "${7:-}" --arg ts "$(sim_ts)" --arg node "$SRV_NODE" --arg ip "$SRV_IP" \
 		--arg cid "containerd://$(srv_hex 32)" '
 		def c($t; $s): {type: $t, status: $s, lastProbeTime: null, lastTransitionTime: $ts};
-		.status.containerStatuses[0] as $prev
+		# The container the stand-in runs: the first that is not a sidecar.
+		((.spec.containers | map(select(.name | endswith("-sidecar") | not)) | first) // .spec.containers[0]) as $c
+		| ([.status.containerStatuses[]? | select(.name == $c.name)] | first) as $prev
 		| ($restarts | tonumber) as $rc
-		| (.spec.containers[0]) as $c
 		| {name: $c.name, image: $c.image, imageID: "", restartCount: $rc,
 		   containerID: ($prev.containerID // $cid), started: false, ready: false} as $base
 		| if $mode == "unschedulable" then
@@ -1226,7 +1269,23 @@ srv_pod_status() {
 		            lastState: {terminated: ({exitCode: ($code | tonumber), reason: $reason, startedAt: $ts, finishedAt: $ts,
 		                                      containerID: $cid} + (if $msg != "" then {message: $msg} else {} end))}}]
 		      end
-		  end' "$f" | sim_write "$f"
+		  end
+		# Sidecars run beside it (the config manager never exits), init
+		# containers ran to completion before; the kubelet sorts the
+		# statuses by name (kubelet_pods.go).
+		| if (.spec.containers | length) > 1 and .status.containerStatuses then
+		    .status.containerStatuses += [.spec.containers[] | select(.name != $c.name)
+		      | {name, image, imageID: "", restartCount: 0, containerID: $cid, started: ($mode != "creating"),
+		         ready: ($mode != "creating"), lastState: {},
+		         state: (if $mode == "creating" then {waiting: {reason: "ContainerCreating"}} else {running: {startedAt: $ts}} end)}
+		      | if $mode == "creating" then del(.containerID) else . end]
+		    | .status.containerStatuses |= sort_by(.name)
+		  else . end
+		| if .spec.initContainers and $mode != "unschedulable" and $mode != "creating" then
+		    .status.initContainerStatuses = [.spec.initContainers[] | {name, image, imageID: "", restartCount: 0,
+		      containerID: $cid, started: false, ready: true, lastState: {},
+		      state: {terminated: {exitCode: 0, reason: "Completed", startedAt: $ts, finishedAt: $ts, containerID: $cid}}}]
+		  else . end' "$f" | sim_write "$f"
 	[ "$3" != terminated ] || sim_stamp "pod-terminated $1/$2"
 }
 
