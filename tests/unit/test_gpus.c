@@ -101,7 +101,22 @@ int main(void)
 	is_int(h.n, 3, "nvidia-smi -L: three GPUs, the MIG line is not one");
 	is_str(h.v[2].name, "NVIDIA A100-SXM4-40GB", "each with its name");
 	is_str(h.v[1].uuid, "GPU-bbbb0000-0000-0000-0000-000000000000", "and its UUID");
+	ok(h.v[1].migs.n == 1 && strcmp(h.v[1].migs.v[0], "MIG-cccc") == 0 && strcmp(h.v[1].profiles.v[0], "1g.10gb") == 0,
+	   "GPU 1's MIG device, with its profile");
+	ok(h.v[0].migs.n == 0 && h.v[2].migs.n == 0, "the others have none");
+	is_int(gpus_plugin_devices(&h, NULL), 3, "strategy none: every GPU whole");
+	is_int(gpus_plugin_devices(&h, "mixed"), 2, "mixed: the GPUs without MIG");
+	is_int(gpus_plugin_devices(&h, "single"), 3, "single on a mix: the GPUs (the plugin refuses it anyway)");
 	host_gpus_free(&h);
+	host_gpus_parse("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-aaaa)\n"
+			"  MIG 1g.10gb     Device  0: (UUID: MIG-1111)\n"
+			"  MIG 1g.10gb     Device  1: (UUID: MIG-2222)\n"
+			"GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-bbbb)\n"
+			"  MIG 3g.40gb     Device  0: (UUID: MIG-3333)\n", &h);
+	is_int(gpus_plugin_devices(&h, "single"), 3, "single with every GPU MIG-enabled: every MIG device");
+	is_int(gpus_plugin_devices(&h, "mixed"), 0, "mixed there: no whole GPU");
+	host_gpus_free(&h);
+	resolves("MIG-cccc", "b");   /* a MIG device means its GPU */
 	resolves("all", "a,b,c");
 	resolves("2", "a,b");
 	resolves("2,0", "c,a");
