@@ -116,6 +116,20 @@ static void check_cdi(struct doctor *d, const cJSON *info)
 		report(d, OK, "discovered-devices", NULL, "devices Docker discovered: %s", devices);
 }
 
+/* The path `gateway start --gpu` takes on this daemon (--gpu-mode auto). */
+static void check_gpu_mode(struct doctor *d, const cJSON *info)
+{
+	struct daemon_gpus g;
+
+	daemon_gpus_from_info(info, &g);
+	if (g.cdi.n)
+		report(d, OK, "gpu-mode", NULL, "gateway start --gpu gives GPUs as CDI devices (%s, ...); --gpu-mode legacy uses --gpus",
+		       g.cdi.v[0]);
+	else
+		report(d, OK, "gpu-mode", NULL, "gateway start --gpu gives GPUs through Docker's --gpus (the daemon lists no NVIDIA CDI devices)");
+	daemon_gpus_free(&g);
+}
+
 static void check_docker_info(struct doctor *d)
 {
 	static const char *const args[] = { "info", "--format", "{{json .}}", NULL };
@@ -133,6 +147,7 @@ static void check_docker_info(struct doctor *d)
 	report(d, OK, "cgroups", NULL, "cgroups: v%s, driver %s", cg ? cg : "?", driver ? driver : "?");
 	check_nvidia_runtime(d, info);
 	check_cdi(d, info);
+	check_gpu_mode(d, info);
 	doctor_pitfalls(d, info);
 out:
 	cJSON_Delete(info);

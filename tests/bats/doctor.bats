@@ -121,3 +121,13 @@ fake_info() {
 	assert_output --partial "ok docker runtimes: "
 	assert_output --partial "CDI names the GPUs"
 }
+
+@test "doctor says which way gateway start --gpu would give the GPUs: CDI devices or --gpus" {
+	if ! sim_real_host; then   # the sim host's dockerd 20.10 has no CDI; a real one may
+		run check gpu-mode
+		assert_output --partial "ok gateway start --gpu gives GPUs through Docker's --gpus (the daemon lists no NVIDIA CDI devices)"
+	fi
+	fake_info '.DiscoveredDevices = [{"Source": "cdi", "ID": "nvidia.com/gpu=0"}, {"Source": "cdi", "ID": "nvidia.com/gpu=all"}]'   # SIMULATION: Docker >= 28.2
+	run check gpu-mode
+	assert_output --partial "ok gateway start --gpu gives GPUs as CDI devices (nvidia.com/gpu=0, ...); --gpu-mode legacy uses --gpus"
+}
