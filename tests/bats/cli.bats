@@ -126,3 +126,17 @@ Try 'openshell doctor --help' for more information." ]
 	OPENSHELL_CALL_TIMEOUT=soon run --separate-stderr openshell doctor
 	assert_output --partial "OPENSHELL_CALL_TIMEOUT='soon' is not a duration"
 }
+
+@test "every option of gateway start's --help is in the man page; the GPU options are in the README" {
+	run --separate-stderr openshell gateway start --help
+	assert_success
+	opts=$(grep -oE '^ +(-[a-z], )?--[a-z][a-z-]+' <<<"$output" | grep -oE -- '--[a-z][a-z-]+' | sort -u)
+	[ "$(wc -l <<<"$opts")" -gt 15 ]
+	for o in $opts; do
+		man=$(sed 's/\\-/-/g' "$OPENSHELL_SRCDIR/doc/openshell.1")
+		[[ "$man" == *"$o"* ]] || { echo "the man page lacks $o" >&2; return 1; }
+	done
+	for o in --gpus --gpu-sharing --gpu-mode --mig-strategy; do
+		grep -q -- "$o" "$OPENSHELL_SRCDIR/README.md" || { echo "the README lacks $o" >&2; return 1; }
+	done
+}
