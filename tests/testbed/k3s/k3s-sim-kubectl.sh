@@ -533,7 +533,22 @@ kc_delete() {
 				[ -d "$d" ] && rm -rf "$d"
 			done
 			;;
-		pods) sim_delete_pod "$ns" "$name" ;;
+		pods)
+			# The device plugin's socket goes with its container: the kubelet
+			# drops its devices, and its DaemonSet counts one pod less ready,
+			# before the next reconcile makes the new pod.
+			if $JQ -e 'any(.spec.containers[]; .name == "nvidia-device-plugin-ctr")' "$f" >/dev/null; then
+				rm -f "$SIM_RUN/gpu-registered" "$SIM_RUN/mig-registered"
+				ds=$($JQ -r '.metadata.ownerReferences[]? | select(.kind == "DaemonSet") | .name' "$f")
+				dsf=$(sim_obj daemonsets "$ns" "$ds")
+				rm -f "$SIM_STATE/helm/$ds/ds_sig"   # the server writes it anew
+				[ -z "$ds" ] || [ ! -f "$dsf" ] ||
+					$JQ '.status.numberReady = ([.status.numberReady - 1, 0] | max)
+						| .status.numberAvailable = ([(.status.numberAvailable // 0) - 1, 0] | max)
+						| .status.numberUnavailable = ((.status.numberUnavailable // 0) + 1)' "$dsf" | sim_write "$dsf"
+			fi
+			sim_delete_pod "$ns" "$name"
+			;;
 		jobs | daemonsets)
 			for p in "$SIM_OBJ/pods/$ns"/*.json; do
 				[ -f "$p" ] || continue

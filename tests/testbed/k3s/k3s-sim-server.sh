@@ -661,6 +661,7 @@ See: https://helm.sh/docs/helm/helm_install/#options"
 	srv_helm_job_object "$1" 0 1
 	echo installed >"$hd/phase"
 	if [ "$chart_name" = nvidia-device-plugin ]; then
+		rm -f "$hd/mps_sig"
 		srv_mps_daemonset "$1" "$tns" "$(srv_val version "$hd/chart")" 0 0
 		# The release's new config reaches a new MPS daemon too.
 		old=$(cat "$hd/mps_pod" 2>/dev/null)
@@ -689,6 +690,9 @@ See: https://helm.sh/docs/helm/helm_install/#options"
 # srv_mps_daemonset REL NS VER DESIRED READY
 srv_mps_daemonset() {
 	f=$(sim_obj daemonsets "$2" "$1-mps-control-daemon")
+	# Written only when its counts change: a jq per reconcile pass is slow.
+	[ ! -f "$f" ] || [ "$(cat "$SIM_STATE/helm/$1/mps_sig" 2>/dev/null)" != "$4 $5" ] || return 0
+	echo "$4 $5" >"$SIM_STATE/helm/$1/mps_sig"
 	uid=$($JQ -r '.metadata.uid // empty' "$f" 2>/dev/null)
 	ts=$($JQ -r '.metadata.creationTimestamp // empty' "$f" 2>/dev/null)
 	$JQ -n --arg rel "$1" --arg ns "$2" --arg ver "$3" --arg uid "${uid:-$(sim_uid)}" --arg ts "${ts:-$(sim_ts)}" \
@@ -730,6 +734,7 @@ srv_mps_tick() {
 	if [ -z "$pod" ] || [ ! -f "$(sim_obj pods "$ns" "$pod")" ]; then
 		pod=$1-mps-control-daemon-$(sim_suffix)
 		echo "$pod" >"$hd/mps_pod"
+		rm -f "$hd/mps_sig"
 		sim_now >"$hd/mps_since"
 		$JQ -n --arg ns "$ns" --arg name "$pod" --arg uid "$(sim_uid)" --arg ts "$(sim_ts)" --arg rel "$1" \
 			--arg node "$SRV_NODE" --arg ver "$ver" '
