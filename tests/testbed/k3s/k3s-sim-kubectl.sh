@@ -614,14 +614,27 @@ kc_logs() {
 kc_pod_log() {
 	f=$(sim_obj pods "$1" "$2")
 	[ -f "$f" ] || kc_not_found pods "$2"
-	cname=${kc_container:-$($JQ -r '.spec.containers[0].name' "$f")}
-	if ! $JQ -e --arg c "$cname" 'any(.spec.containers[], .spec.initContainers[]?; .name == $c)' "$f" >/dev/null; then
-		kc_err "error: container $cname is not valid for pod $2"
-	fi
-	if [ -z "$kc_container" ] && [ "$($JQ '(.spec.containers | length) + (.spec.initContainers // [] | length)' "$f")" -gt 1 ]; then
-		$JQ -r '"Defaulted container \"\(.spec.containers[0].name)\" out of: \([.spec.containers[].name] + [.spec.initContainers[]? | "\(.name) (init)"] | join(", "))"' "$f" >&2
-	fi
-	main=$($JQ -r '(.spec.containers | map(select(.name | endswith("-sidecar") | not)) | first // .spec.containers[0]) | .name' "$f")
+	# One jq for all of it: the container, whether the pod has it, the
+	# container the stand-in runs, its waiting reason, kubectl's note.
+	{
+		read -r cname
+		read -r valid
+		read -r main
+		read -r reason
+		read -r note
+	} <<-EOF
+	$($JQ -r --arg c "$kc_container" '
+		(if $c != "" then $c else .spec.containers[0].name end) as $n
+		| $n,
+		  (any(.spec.containers[], .spec.initContainers[]?; .name == $n) | tostring),
+		  ((.spec.containers | map(select(.name | endswith("-sidecar") | not)) | first // .spec.containers[0]) | .name),
+		  ([.status.containerStatuses[]? | select(.name == $n) | .state.waiting.reason] | first // "ContainerCreating"),
+		  (if $c == "" and ((.spec.containers | length) + (.spec.initContainers // [] | length)) > 1 then
+		     "Defaulted container \"\($n)\" out of: \([.spec.containers[].name] + [.spec.initContainers[]? | "\(.name) (init)"] | join(", "))"
+		   else "" end)' "$f")
+	EOF
+	[ "$valid" = true ] || kc_err "error: container $cname is not valid for pod $2"
+	[ -z "$note" ] || printf '%s\n' "$note" >&2
 	log=$SIM_LOGS/$1/$2.log
 	[ "$cname" = "$main" ] || log=$SIM_LOGS/$1/$2.$cname.log
 	if [ -n "$kc_previous" ]; then
@@ -629,7 +642,6 @@ kc_pod_log() {
 		[ -f "$log" ] || kc_err "Error from server (BadRequest): previous terminated container \"$cname\" in pod \"$2\" not found"
 	fi
 	if [ ! -f "$log" ]; then
-		reason=$($JQ -r --arg c "$cname" '[.status.containerStatuses[]? | select(.name == $c) | .state.waiting.reason] | first // "ContainerCreating"' "$f")
 		kc_err "Error from server (BadRequest): container \"$cname\" in pod \"$2\" is waiting to start: $reason"
 	fi
 	case $3 in

@@ -34,6 +34,7 @@ server_main() {
 		shift
 	done
 	SRV_NODE=${node_name:-${SIM_NODE_NAME:-$(hostname)}}
+	SRV_EXTRA_LABELS=""
 	SRV_PERIOD=${SIM_K3S_RECONCILE_PERIOD:-0.25}
 	SRV_READY_DELAY=${SIM_K3S_READY_DELAY:-1}
 	SRV_IP=$(hostname -i 2>/dev/null | awk '{ print $1 }')
@@ -245,6 +246,7 @@ srv_namespace() {
 
 srv_tick() {
 	img_import_dir
+	srv_read_labels
 	srv_node
 	srv_manifests
 	for hd in "$SIM_STATE/helm"/*; do
@@ -261,8 +263,18 @@ srv_node_labels() {
 	printf 'kubernetes.io/arch=amd64,kubernetes.io/hostname=%s,kubernetes.io/os=linux,' "$SRV_NODE"
 	printf 'node-role.kubernetes.io/control-plane=true,node-role.kubernetes.io/master=true,'
 	printf 'node.kubernetes.io/instance-type=k3s%s' "${SIM_NODE_LABELS:+,$SIM_NODE_LABELS}"
-	# `kubectl label nodes` (k3s-sim-kubectl.sh): KEY=VALUE lines
-	[ ! -s "$SIM_STATE/node-labels" ] || printf ',%s' "$(paste -sd, "$SIM_STATE/node-labels")"
+	# `kubectl label nodes` (k3s-sim-kubectl.sh), as srv_read_labels read them
+	printf '%s' "$SRV_EXTRA_LABELS"
+}
+
+# The labels `kubectl label nodes` set (KEY=VALUE lines), as ",K=V,K=V" in
+# SRV_EXTRA_LABELS: read once a pass, without a fork.
+srv_read_labels() {
+	SRV_EXTRA_LABELS=""
+	[ -s "$SIM_STATE/node-labels" ] || return 0
+	while IFS= read -r l; do
+		[ -z "$l" ] || SRV_EXTRA_LABELS="$SRV_EXTRA_LABELS,$l"
+	done <"$SIM_STATE/node-labels"
 }
 
 srv_node() {
@@ -272,10 +284,10 @@ srv_node() {
 	migs=""
 	[ -f "$SIM_RUN/mig-registered" ] && migs=$(awk '{ n[$1]++ } END { for (r in n) printf "%s=%d,", r, n[r] }' "$SIM_RUN/mig-registered")
 	pressure=$(sim_switch SIM_NODE_PRESSURE)
-	labels=$(srv_node_labels)
-	sig="$gpus|$migs|$pressure|$labels"
+	sig="$gpus|$migs|$pressure|$SRV_EXTRA_LABELS"
 	[ "$sig" = "$SRV_NODE_SIG" ] && [ -f "$(sim_obj nodes "" "$SRV_NODE")" ] && return 0
 	SRV_NODE_SIG=$sig
+	labels=$(srv_node_labels)
 	$JQ -n --arg name "$SRV_NODE" --arg uid "$SRV_NODE_UID" --arg ts "$SRV_NODE_CREATED" \
 		--arg now "$(sim_ts)" --arg cpu "$SRV_CPU" --arg mem "$SRV_MEM" --arg gpus "$gpus" \
 		--arg pressure "$pressure" --arg labels "$labels" --arg ip "$SRV_IP" --arg migs "$migs" \
@@ -720,17 +732,22 @@ srv_mps_daemonset() {
 # creation" otherwise) and is then healthy for the plugin (srv_mps_healthy).
 srv_mps_tick() {
 	hd=$SIM_STATE/helm/$1 ns=$2
-	pod=$(cat "$hd/mps_pod" 2>/dev/null)
-	ver=$(srv_val version "$hd/chart")
-	case ",$(srv_node_labels)," in
+	case ",${SIM_NODE_LABELS:-}$SRV_EXTRA_LABELS," in
 	*,nvidia.com/mps.capable=true,*) ;;
 	*)
+		# Nothing to change, the usual case, costs no fork.
+		msig="" pod=""
+		[ ! -f "$hd/mps_sig" ] || read -r msig <"$hd/mps_sig"
+		[ ! -f "$hd/mps_pod" ] || read -r pod <"$hd/mps_pod"
+		[ -z "$pod" ] && [ "$msig" = "0 0" ] && return 0
 		[ -z "$pod" ] || sim_delete_pod "$ns" "$pod"
 		rm -f "$hd/mps_pod" "$hd/mps_since" "$SIM_RUN/mps-ready"
-		srv_mps_daemonset "$1" "$ns" "$ver" 0 0
+		srv_mps_daemonset "$1" "$ns" "$(srv_val version "$hd/chart")" 0 0
 		return 0
 		;;
 	esac
+	pod=$(cat "$hd/mps_pod" 2>/dev/null)
+	ver=$(srv_val version "$hd/chart")
 	if [ -z "$pod" ] || [ ! -f "$(sim_obj pods "$ns" "$pod")" ]; then
 		pod=$1-mps-control-daemon-$(sim_suffix)
 		echo "$pod" >"$hd/mps_pod"
