@@ -745,6 +745,8 @@ kc_label() {
 	[ -n "$changes" ] || kc_err "error: at least one label update is required"
 	if [ -n "$kc_allobj" ]; then
 		names=$(for f in "$SIM_OBJ"/nodes/*.json; do [ -f "$f" ] && basename "$f" .json; done)
+		# --all that finds none visits nothing: no output, no error.
+		[ -n "$names" ] || return 0
 	fi
 	[ -n "$names" ] || kc_err "error: resource(s) were provided, but no name was specified"
 	mkdir -p "$SIM_STATE"
