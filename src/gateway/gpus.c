@@ -259,7 +259,9 @@ int gpus_resolve(const struct gpus *g, const struct host_gpus *h, struct strv *u
 			cleanup_free char *what = xasprintf("the host has no GPU %s", id);
 			return lacks(g, h, what, err);
 		}
-		strv_push(uuids, h->v[found].uuid);
+		/* Two MIG devices of one GPU, or its index and UUID, mean it once. */
+		if (!strv_has(uuids, h->v[found].uuid))
+			strv_push(uuids, h->v[found].uuid);
 	}
 	return 0;
 }

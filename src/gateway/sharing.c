@@ -228,11 +228,11 @@ static int apply(const char *ctr, const struct sharing *s, const char *release, 
 	return rc;
 }
 
-/* The names of the cluster's nodes, once it has one: k3s registers its
- * node a moment after its API answers. */
-static int node_names(const char *ctr, int timeout_ms, struct strv *names, os_error *err)
+/* The names of the cluster's nodes, once it has one (k3s registers its
+ * node a moment after its API answers), by DEADLINE; each call within
+ * timeout_ms. */
+static int node_names(const char *ctr, long long deadline, int timeout_ms, struct strv *names, os_error *err)
 {
-	long long deadline = clock_ms() + timeout_ms;
 	struct backoff b = { 0 };
 	const cJSON *node;
 
@@ -250,21 +250,21 @@ static int node_names(const char *ctr, int timeout_ms, struct strv *names, os_er
 		if (names->n)
 			return 0;
 		if (!backoff_wait(&b, deadline))
-			return os_error_set(err, OS_EXIT_TIMEOUT, "gateway container %s has no node to label for MPS yet", ctr);
+			return os_error_set(err, OS_EXIT_TIMEOUT, "gateway container %s has no node yet, whose MPS label the sharing sets", ctr);
 	}
 }
 
 /* The chart runs its MPS control daemon only on nodes labelled
  * nvidia.com/mps.capable=true, which GPU Feature Discovery would set and
  * the gateway (which runs no GFD) sets itself; other sharing removes it. */
-static int label_mps(const char *ctr, int mps, int timeout_ms, os_error *err)
+static int label_mps(const char *ctr, int mps, long long deadline, int timeout_ms, os_error *err)
 {
 	struct strv args = { 0 };
 	struct run_result res = { 0 };
 	int rc;
 
 	strv_pushv(&args, (const char *const[]){ "label", "nodes", NULL });
-	if ((rc = node_names(ctr, timeout_ms, &args, err)) == 0) {
+	if ((rc = node_names(ctr, deadline, timeout_ms, &args, err)) == 0) {
 		strv_pushv(&args, (const char *const[]){ mps ? MPS_NODE_LABEL "=true" : MPS_NODE_LABEL "-", "--overwrite", NULL });
 		rc = kube_exec(ctr, strv_argv(&args), NULL, timeout_ms, &res, err);
 	}
@@ -275,8 +275,8 @@ static int label_mps(const char *ctr, int mps, int timeout_ms, os_error *err)
 	return rc;
 }
 
-int sharing_configure(const char *ctr, const char *text, const char *mig_strategy, const char *release, int timeout_ms,
-		      struct sharing_want *want, os_error *err)
+int sharing_configure(const char *ctr, const char *text, const char *mig_strategy, const char *release,
+		      long long deadline, int timeout_ms, struct sharing_want *want, os_error *err)
 {
 	struct sharing s;
 	struct host_gpus h = { 0 };
@@ -290,7 +290,7 @@ int sharing_configure(const char *ctr, const char *text, const char *mig_strateg
 		return -1;
 	what = sharing_string(&s);
 	log_step("setting GPU sharing to %s", what);
-	if (apply(ctr, &s, release, timeout_ms, err) < 0 || label_mps(ctr, s.mps, timeout_ms, err) < 0 ||
+	if (apply(ctr, &s, release, timeout_ms, err) < 0 || label_mps(ctr, s.mps, deadline, timeout_ms, err) < 0 ||
 	    container_gpus(ctr, timeout_ms, &h, err) < 0)
 		goto out;
 	want->allocatable = (long long)gpus_plugin_devices(&h, mig_strategy) * s.replicas;

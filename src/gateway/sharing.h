@@ -62,8 +62,9 @@ struct sharing_want {
  * the HelmChartConfig, label the node for MPS (or not), and say what
  * allocatable it makes: the devices the plugin advertises for the
  * container's GPUs under MIG_STRATEGY (gateway/gpus.h) x replicas. TEXT
- * NULL: nothing to change, *want all 0. */
-int sharing_configure(const char *ctr, const char *text, const char *mig_strategy, const char *release, int timeout_ms,
-		      struct sharing_want *want, os_error *err);
+ * NULL: nothing to change, *want all 0. The node it labels may come
+ * until DEADLINE; each call has timeout_ms. */
+int sharing_configure(const char *ctr, const char *text, const char *mig_strategy, const char *release,
+		      long long deadline, int timeout_ms, struct sharing_want *want, os_error *err);
 
 #endif

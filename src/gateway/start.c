@@ -458,7 +458,7 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 			goto out;
 	} else if (wait_k3s_api(&st.w, err) < 0 || save_files(&st, err) < 0 ||
 		   (st.o.gpu && (sharing_configure(st.res, st.o.gpu_sharing, st.o.mig_strategy, DEVICE_PLUGIN_RELEASE,
-						   wait_call_budget_ms(&st.w), &want, err) < 0 ||
+						   st.w.deadline, wait_call_budget_ms(&st.w), &want, err) < 0 ||
 				 wait_gpus(&st.w, &want, &r->gpus, &r->mig, err) < 0)) ||
 		   (!st.o.gpu && !st.created_volume && wait_gpu_release_removed(&st.w, err) < 0)) {
 		/* Ready once every fact the healthcheck judges is seen, not at

@@ -133,7 +133,10 @@ static int check_allocatable(const struct gateway *gw, int gpus, struct check *c
 						   gw->c.mig_strategy ? gw->c.mig_strategy : "none"));
 	else if (n < 0)
 		check_set(c, CHECK_FAIL, xstrdup("node allocatable has no nvidia.com/gpu: the device plugin registered no GPU (it logs \"No devices found. Waiting indefinitely.\" when it sees none)"));
-	else if (sh.replicas > 1 && gpus && n != (long long)gpus * sh.replicas)
+	else if (sh.replicas > 1 && !gpus)
+		check_set(c, CHECK_FAIL, xasprintf("node allocatable nvidia.com/gpu = %lld with %s:%d, but the gateway's own GPUs are unknown (see device-request), so the replicas cannot be checked",
+						   n, sharing_mode_name(&sh), sh.replicas));
+	else if (sh.replicas > 1 && n != (long long)gpus * sh.replicas)
 		check_set(c, CHECK_FAIL, xasprintf("node allocatable nvidia.com/gpu = %lld, not %d %s x %d (%s:%d)", n, gpus, unit,
 						   sh.replicas, sharing_mode_name(&sh), sh.replicas));
 	else if (sh.replicas > 1)

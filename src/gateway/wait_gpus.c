@@ -41,6 +41,7 @@ struct gpu_state {
 	int plugin_found;
 	struct ds_status ds;
 	struct ds_status mps;     /* the chart's MPS control daemon (all 0 without it) */
+	int mps_found;            /* and whether the chart has rendered it */
 	int nodes;                /* how many the cluster has */
 	long long allocatable;    /* -1: absent */
 	long long mig;            /* MIG devices allocatable as resources of their own (mixed) */
@@ -74,7 +75,9 @@ static int read_gpu_state(const struct wait_ctx *w, struct gpu_state *g, os_erro
 	const cJSON *ds = kube_find_device_plugin(list);
 	g->plugin_found = ds != NULL;
 	kube_daemonset_status(ds, &g->ds);
-	kube_daemonset_status(kube_find(list, "DaemonSet", DEVICE_PLUGIN_RELEASE "-mps-control-daemon"), &g->mps);
+	const cJSON *mps = kube_find(list, "DaemonSet", DEVICE_PLUGIN_RELEASE "-mps-control-daemon");
+	g->mps_found = mps != NULL;
+	kube_daemonset_status(mps, &g->mps);
 	g->nodes = kube_count_kind(list, "Node");
 	free(g->heartbeat);
 	g->heartbeat = kube_nodes_heartbeat(list);
@@ -115,6 +118,9 @@ static char *gpu_missing(const struct gpu_state *g)
 		return xasprintf("the nvidia-device-plugin DaemonSet has %lld of %lld pods ready",
 				 g->ds.ready, g->ds.desired);
 	/* MPS: the plugin registers nothing until its control daemon is up. */
+	if (g->mps_sharing && g->allocatable != g->want && !g->mps_found)
+		return xasprintf("the node's allocatable nvidia.com/gpu is %s, not the %lld that --gpu-sharing makes: the chart has not rendered its MPS control daemon yet (see the Helm job's logs below)",
+				 count, g->want);
 	if (g->mps_sharing && g->allocatable != g->want && g->mps.desired == 0)
 		return xasprintf("the node's allocatable nvidia.com/gpu is %s, not the %lld that --gpu-sharing makes: the chart's MPS control daemon schedules no pod, so the node lacks the label " MPS_NODE_LABEL "=true (rerun with --gpu-sharing mps:N to label it again)",
 				 count, g->want);
@@ -125,7 +131,7 @@ static char *gpu_missing(const struct gpu_state *g)
 		return xstrdup("the node has no allocatable nvidia.com/gpu: the device plugin runs but registered no GPU (its log says \"No devices found\" when the container has no /dev/nvidia*: was it started with the host's GPUs?)");
 	if (g->stale)
 		return xasprintf("the node's status (posted %s) predates the container's last start: its kubelet has not posted it since",
-				 g->heartbeat);
+				 g->heartbeat ? g->heartbeat : "?");
 	if (g->want && g->allocatable != g->want)
 		return xasprintf("the node's allocatable nvidia.com/gpu is %lld, not the %lld that --gpu-sharing makes (has the Helm job upgraded the device plugin?)",
 				 g->allocatable, g->want);
@@ -201,7 +207,7 @@ static char *plugin_fatal_line(const char *logs)
 /* What to change for the plugin's fatal LINE. */
 static const char *plugin_fix(const char *line)
 {
-	if (strstr(line, "MPS"))
+	if (strstr(line, "MPS") && strstr(line, "MIG"))
 		return "share the MIG devices with --gpu-sharing time-slicing:N, or use --mig-strategy none";
 	if (strstr(line, "MIG") || strstr(line, "migEnabled"))
 		return "choose a --mig-strategy that fits the GPUs' MIG layout ('nvidia-smi -L' shows it)";

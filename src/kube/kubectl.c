@@ -240,11 +240,12 @@ void kube_daemonset_status(const cJSON *ds, struct ds_status *st)
 	st->available = counter(status, "numberAvailable");
 }
 
-char *kube_pod_stuck(const cJSON *pod)
+/* The first status of LIST that waits for a reason other than being made. */
+static char *first_stuck(const cJSON *list)
 {
 	const cJSON *cs;
 
-	cJSON_ArrayForEach(cs, json_get(pod, "status", "containerStatuses", NULL)) {
+	cJSON_ArrayForEach(cs, list) {
 		const cJSON *w = json_get(cs, "state", "waiting", NULL);
 		const char *reason = json_str(w, "reason"), *msg = json_str(w, "message");
 
@@ -253,6 +254,14 @@ char *kube_pod_stuck(const cJSON *pod)
 		return xasprintf("%s%s%s", reason, msg ? ": " : "", msg ? msg : "");
 	}
 	return NULL;
+}
+
+char *kube_pod_stuck(const cJSON *pod)
+{
+	/* An init container that cannot run keeps the others PodInitializing. */
+	char *why = first_stuck(json_get(pod, "status", "initContainerStatuses", NULL));
+
+	return why ? why : first_stuck(json_get(pod, "status", "containerStatuses", NULL));
 }
 
 char *kube_pods_stuck(const cJSON *pods, const char *key, const char *value)
@@ -368,7 +377,7 @@ char *kube_container_logs_tail(const char *ctr, const char *ns, const char *cont
 
 	if (kube_get(ctr, "pods", NULL, ns, 0, timeout_ms, &pods, &err) < 0) {
 		free(out);
-		out = xasprintf("(logs unavailable: %s)", err.msg);
+		out = xasprintf("(logs unavailable: %s)\n", err.msg);
 	}
 	cJSON_ArrayForEach(pod, json_get(pods, "items", NULL)) {
 		const char *name = json_str(json_get(pod, "metadata", NULL), "name");
@@ -378,7 +387,8 @@ char *kube_container_logs_tail(const char *ctr, const char *ns, const char *cont
 			if (!name || !cname || strcmp(cname, container) != 0)
 				continue;
 			cleanup_free char *text = tail_with_previous(ctr, ns, name, container, lines, timeout_ms);
-			char *next = xasprintf("%s%s", out, text);
+			size_t len = strlen(text);
+			char *next = xasprintf("%s(pod %s)\n%s%s", out, name, text, len && text[len - 1] != '\n' ? "\n" : "");
 			free(out);
 			out = next;
 		}

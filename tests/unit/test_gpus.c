@@ -117,6 +117,7 @@ int main(void)
 	is_int(gpus_plugin_devices(&h, "mixed"), 0, "mixed there: no whole GPU");
 	host_gpus_free(&h);
 	resolves("MIG-cccc", "b");   /* a MIG device means its GPU */
+	resolves("1,MIG-cccc", "b"); /* once, however often it is named */
 	resolves("all", "a,b,c");
 	resolves("2", "a,b");
 	resolves("2,0", "c,a");

@@ -280,6 +280,14 @@ static void test_pod_reasons(void)
 	free(s);
 	cJSON_Delete(pod);
 	cJSON_Delete(events);
+	/* The device plugin with a config.map: its init container pulls first. */
+	pod = cJSON_Parse("{\"status\":{\"initContainerStatuses\":[{\"name\":\"nvidia-device-plugin-init\","
+			  "\"state\":{\"waiting\":{\"reason\":\"ImagePullBackOff\",\"message\":\"Back-off pulling image\"}}}],"
+			  "\"containerStatuses\":[{\"name\":\"nvidia-device-plugin-ctr\",\"state\":{\"waiting\":{\"reason\":\"PodInitializing\"}}}]}}");
+	s = kube_pod_stuck(pod);
+	is_str(s, "ImagePullBackOff: Back-off pulling image", "an init container's reason, which keeps the others PodInitializing");
+	free(s);
+	cJSON_Delete(pod);
 }
 
 int main(void)

@@ -627,7 +627,7 @@ kc_pod_log() {
 		(if $c != "" then $c else .spec.containers[0].name end) as $n
 		| $n,
 		  (any(.spec.containers[], .spec.initContainers[]?; .name == $n) | tostring),
-		  ((.spec.containers | map(select(.name | endswith("-sidecar") | not)) | first // .spec.containers[0]) | .name),
+		  (((.spec.containers | map(select(.name | endswith("-sidecar") | not)) | first) // .spec.containers[0]) | .name),
 		  ([.status.containerStatuses[]? | select(.name == $n) | .state.waiting.reason] | first // "ContainerCreating"),
 		  (if $c == "" and ((.spec.containers | length) + (.spec.initContainers // [] | length)) > 1 then
 		     "Defaulted container \"\($n)\" out of: \([.spec.containers[].name] + [.spec.initContainers[]? | "\(.name) (init)"] | join(", "))"

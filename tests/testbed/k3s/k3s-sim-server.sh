@@ -1303,7 +1303,13 @@ srv_pod_status() {
 		      | if $mode == "creating" then del(.containerID) else . end]
 		    | .status.containerStatuses |= sort_by(.name)
 		  else . end
-		| if .spec.initContainers and $mode != "unschedulable" and $mode != "creating" then
+		# A pull failure stops the pod at its first init container, which
+		# pulls the same image: the others wait PodInitializing.
+		| if .spec.initContainers and $mode == "waiting" then
+		    .status.initContainerStatuses = [.spec.initContainers[] | {name, image, imageID: "", restartCount: 0,
+		      started: false, ready: false, lastState: {}, state: {waiting: {reason: $reason, message: $msg}}}]
+		    | .status.containerStatuses |= map(.state = {waiting: {reason: "PodInitializing"}})
+		  elif .spec.initContainers and $mode != "unschedulable" and $mode != "creating" then
 		    .status.initContainerStatuses = [.spec.initContainers[] | {name, image, imageID: "", restartCount: 0,
 		      containerID: $cid, started: false, ready: true, lastState: {},
 		      state: {terminated: {exitCode: 0, reason: "Completed", startedAt: $ts, finishedAt: $ts, containerID: $cid}}}]
