@@ -86,3 +86,13 @@ int parse_duration_ms(const char *s, int *ms)
 	*ms = (int)total;
 	return 0;
 }
+
+int parse_keyword(const char *s, const char *const *names, int n, int *out)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(s, names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	return -1;
+}

@@ -19,4 +19,7 @@ int parse_port(const char *s, int *port);
 /* A non-negative decimal integer no larger than max. */
 int parse_uint(const char *s, int max, int *out);
 
+/* One of the N words in NAMES, exactly: its index in *out. */
+int parse_keyword(const char *s, const char *const *names, int n, int *out);
+
 #endif

@@ -11,6 +11,7 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "base/names.h"
+#include "base/parse.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
 #include "docker/container.h"
@@ -24,12 +25,12 @@ static const char *const mode_names[] = { [GPU_MODE_AUTO] = "auto", [GPU_MODE_CD
 int gpu_mode_parse(const char *text, enum gpu_mode *m, os_error *err)
 {
 	cleanup_free char *shown = NULL;
+	int i;
 
-	for (int i = 0; i < (int)(sizeof(mode_names) / sizeof(mode_names[0])); i++)
-		if (strcmp(text, mode_names[i]) == 0) {
-			*m = (enum gpu_mode)i;
-			return 0;
-		}
+	if (parse_keyword(text, mode_names, (int)(sizeof(mode_names) / sizeof(mode_names[0])), &i) == 0) {
+		*m = (enum gpu_mode)i;
+		return 0;
+	}
 	shown = printable(text, 64);
 	return os_error_set(err, OS_EXIT_USAGE, "invalid --gpu-mode '%s': give auto, cdi or legacy", shown);
 }

@@ -92,7 +92,7 @@ static int check_device_plugin(const struct gateway *gw, struct check *c, os_err
 			    xasprintf("DaemonSet %s/%s: %lld/%lld pods ready", ns ? ns : "?",
 				      name ? name : "?", st.ready, st.desired));
 		if (c->status == CHECK_FAIL)
-			c->detail = kube_container_logs_tail(gw->container, ns ? ns : DEVICE_PLUGIN_NAMESPACE,
+			c->detail = kube_container_logs_tail(gw->container, ns ? ns : DEVICE_PLUGIN_NAMESPACE, NULL,
 							     DEVICE_PLUGIN_CONTAINER, 20, 0);
 	}
 	cJSON_Delete(list);

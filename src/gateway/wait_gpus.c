@@ -225,7 +225,7 @@ static int plugin_exits(const struct wait_ctx *w, const cJSON *pods, os_error *e
 
 	if (restarts < PLUGIN_FATAL_RESTARTS)
 		return 0;
-	logs = kube_container_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_CONTAINER,
+	logs = kube_container_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE, pods, DEVICE_PLUGIN_CONTAINER,
 					WAIT_LOG_TAIL_LINES, wait_call_budget_ms(w));
 	if (!(line = plugin_fatal_line(logs)))
 		return 0;
@@ -290,11 +290,17 @@ static int gpu_timeout(const struct wait_ctx *w, const struct gpu_state *g, os_e
 	/* The deadline has passed; the diagnostics get a budget of their own. */
 	int t = cleanup_budget_ms();
 
-	plugin = kube_container_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_CONTAINER,
+	cJSON *pods = NULL;   /* read once for the plugin's and the MPS daemon's logs */
+	os_error e = { 0 };
+
+	kube_get(w->container, "pods", NULL, DEVICE_PLUGIN_NAMESPACE, 0, t, &pods, &e);
+	os_error_clear(&e);
+	plugin = kube_container_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE, pods, DEVICE_PLUGIN_CONTAINER,
 					  WAIT_LOG_TAIL_LINES, t);
-	mps = g->mps.desired > 0 ? kube_container_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE, MPS_DAEMON_CONTAINER,
+	mps = g->mps.desired > 0 ? kube_container_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE, pods, MPS_DAEMON_CONTAINER,
 							    WAIT_LOG_TAIL_LINES, t)
 				 : xstrdup("");
+	cJSON_Delete(pods);
 	helm = kube_logs_tail(w->container, "kube-system", "job-name=" DEVICE_PLUGIN_HELM_JOB, WAIT_LOG_TAIL_LINES, t);
 	cause = gpu_cause(w, g, helm, t);
 	detail = xasprintf("device plugin logs:\n%s\n%s%s%s%s logs:\n%s%s%s", *plugin ? plugin : "(none)\n",

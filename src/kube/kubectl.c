@@ -368,17 +368,19 @@ char *kube_logs_tail(const char *ctr, const char *ns, const char *selector, int 
 	return tail_with_previous(ctr, ns, target, NULL, lines, timeout_ms);
 }
 
-char *kube_container_logs_tail(const char *ctr, const char *ns, const char *container, int lines, int timeout_ms)
+char *kube_container_logs_tail(const char *ctr, const char *ns, const cJSON *known, const char *container, int lines,
+			       int timeout_ms)
 {
 	os_error err = { 0 };
-	cJSON *pods = NULL;
-	const cJSON *pod, *c;
+	cJSON *got = NULL;
+	const cJSON *pods = known, *pod, *c;
 	char *out = xstrdup("");
 
-	if (kube_get(ctr, "pods", NULL, ns, 0, timeout_ms, &pods, &err) < 0) {
+	if (!pods && kube_get(ctr, "pods", NULL, ns, 0, timeout_ms, &got, &err) < 0) {
 		free(out);
 		out = xasprintf("(logs unavailable: %s)\n", err.msg);
 	}
+	pods = pods ? pods : got;
 	cJSON_ArrayForEach(pod, json_get(pods, "items", NULL)) {
 		const char *name = json_str(json_get(pod, "metadata", NULL), "name");
 
@@ -393,7 +395,7 @@ char *kube_container_logs_tail(const char *ctr, const char *ns, const char *cont
 			out = next;
 		}
 	}
-	cJSON_Delete(pods);
+	cJSON_Delete(got);
 	os_error_clear(&err);
 	return out;
 }

@@ -112,7 +112,9 @@ char *kube_logs_tail(const char *ctr, const char *ns, const char *selector, int 
 
 /* The same for the container named CONTAINER of every pod in NS that has
  * one: a chart's pods may run sidecars before it (the device plugin's
- * config manager does), and `kubectl logs` shows a pod's first container. */
-char *kube_container_logs_tail(const char *ctr, const char *ns, const char *container, int lines, int timeout_ms);
+ * config manager does), and `kubectl logs` shows a pod's first container.
+ * PODS: NS's PodList when the caller has it, else NULL (it is read). */
+char *kube_container_logs_tail(const char *ctr, const char *ns, const cJSON *pods, const char *container, int lines,
+			       int timeout_ms);
 
 #endif

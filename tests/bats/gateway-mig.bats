@@ -103,6 +103,14 @@ mig_uuids() { # GPU: its MIG devices' UUIDs
 	openshell -q gateway destroy --name bad --yes
 }
 
+@test "MPS on MIG devices: the plugin's own refusal ends the start, with the time-slicing way out" {
+	run --separate-stderr openshell gateway start --gpus device=1 --mig-strategy single --gpu-sharing mps:2 --name mpsmig \
+		--image "$IMAGE" --port "$(free_port)" --timeout 2m
+	assert_failure 1
+	[[ "$stderr" == *"exits at every start"*"sharing using MPS is not supported for MIG devices; share the MIG devices with --gpu-sharing time-slicing:N, or use --mig-strategy none, then rerun with --recreate"* ]]
+	openshell -q gateway destroy --name mpsmig --yes
+}
+
 @test "bad --mig-strategy values are usage errors" {
 	for v in "" Mixed both 1; do
 		OPENSHELL_DOCKER=/nonexistent run --separate-stderr openshell gateway start --gpu --mig-strategy "$v" --name bad
