@@ -38,20 +38,19 @@ static const cJSON *gpu_request(const cJSON *requests)
 static char *cdi_gpus(const cJSON *requests)
 {
 	const cJSON *req, *id;
-	char *out = NULL;
+	struct strv names = { 0 };
+	char *out;
 
 	cJSON_ArrayForEach(req, requests) {
 		const char *driver = json_str(req, "Driver");
 		if (!driver || strcmp(driver, "cdi") != 0)
 			continue;
-		cJSON_ArrayForEach(id, cJSON_GetObjectItemCaseSensitive(req, "DeviceIDs")) {
-			if (!cJSON_IsString(id) || strncmp(id->valuestring, "nvidia.com/gpu=", 15) != 0)
-				continue;
-			char *next = xasprintf("%s%s%s", out ? out : "", out ? "," : "", id->valuestring + 15);
-			free(out);
-			out = next;
-		}
+		cJSON_ArrayForEach(id, cJSON_GetObjectItemCaseSensitive(req, "DeviceIDs"))
+			if (cJSON_IsString(id) && strncmp(id->valuestring, "nvidia.com/gpu=", 15) == 0)
+				strv_push(&names, id->valuestring + 15);
 	}
+	out = names.n ? strv_join(&names, ",") : NULL;
+	strv_free(&names);
 	return out;
 }
 
