@@ -334,6 +334,28 @@ gpu_pod() { # NAME GPUS CMD-JSON
 	assert_output "about to fail"
 }
 
+@test "a container that exits between the kubelet's two looks keeps its exit code, not 137" {
+	# The server's own srv_check_exit, on a pod of its store, at the one
+	# moment that matters: the container writes its status and exits while
+	# the kubelet looks (here: while it asks whether the process lives).
+	run env SIM_K3S_DATA_DIR="$BATS_TEST_TMPDIR/data" SIM_K3S_RUN_DIR="$BATS_TEST_TMPDIR/run" \
+		SIM_LIB="$REPO/tests/testbed/k3s" bash -c '
+		. "$SIM_LIB/k3s-sim-common.sh"
+		. "$SIM_LIB/k3s-sim-server.sh"
+		SRV_NODE=node SRV_IP=10.0.0.2
+		f=$(sim_obj pods default quick)
+		echo "{\"metadata\":{\"name\":\"quick\",\"namespace\":\"default\",\"uid\":\"u\"},\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]},\"status\":{}}" |
+			sim_write "$f"
+		base=$SIM_RUN/pods/default_quick
+		mkdir -p "$SIM_RUN/pods" "$SIM_STATE/podstate/default"
+		echo 4242 >"$base.pid"
+		kill() { echo 3 >"$base.exit"; return 1; }
+		srv_check_exit default quick "$f"
+		jq -r ".status.phase, .status.containerStatuses[0].state.terminated.exitCode" "$f"'
+	assert_success
+	assert_output $'Failed\n3'
+}
+
 @test "without runtimeClassName nvidia the container gets no nvidia-smi (StartError)" {
 	wait_for 60 alloc_is gpu 2
 	kx gpu apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"runc"},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"'"$SMOKE"'","command":["nvidia-smi"],"resources":{"limits":{"nvidia.com/gpu":1}}}]}}'

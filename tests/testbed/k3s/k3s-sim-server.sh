@@ -1460,9 +1460,14 @@ srv_start_pod() {
 srv_check_exit() {
 	ns=$1 name=$2 f=$3
 	base=$SIM_RUN/pods/${ns}_$name
+	# Alive first, then the exit file: the container writes that file before
+	# it exits, so a process found gone has written it if it ever will. The
+	# other order lost a status written between the two looks (137).
+	alive=""
+	[ -f "$base.pid" ] && kill -0 "$(cat "$base.pid")" 2>/dev/null && alive=1
 	if [ -f "$base.exit" ]; then
 		code=$(cat "$base.exit")
-	elif [ -f "$base.pid" ] && kill -0 "$(cat "$base.pid")" 2>/dev/null; then
+	elif [ -n "$alive" ]; then
 		return 0
 	elif [ -f "$base.pid" ]; then
 		code=137 # killed without recording its status
