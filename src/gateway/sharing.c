@@ -210,20 +210,39 @@ int sharing_read(const char *ctr, const char *release, int timeout_ms, struct sh
 	return found < 0 ? -1 : 0;
 }
 
-static int apply(const char *ctr, const struct sharing *s, const char *release, int timeout_ms, os_error *err)
+/* k3s registers its helm.cattle.io types once its API server is ready
+ * (pkg/server/server.go, startOnAPIServerReady: registerCRDs), so a fresh
+ * cluster's API can answer a moment before it knows HelmChartConfig:
+ * kubectl apply then says "no matches for kind … ensure CRDs are installed
+ * first", kubectl delete "the server doesn't have a resource type". */
+static int type_not_registered(const struct run_result *res)
+{
+	return res->err && (strstr(res->err, "ensure CRDs are installed first") ||
+			    strstr(res->err, "the server doesn't have a resource type"));
+}
+
+static int apply(const char *ctr, const struct sharing *s, const char *release, long long deadline, int timeout_ms,
+		 os_error *err)
 {
 	const char *apply[] = { "apply", "-f", "-", NULL };
 	const char *del[] = { "delete", "helmchartconfig", release, "--namespace", "kube-system", "--ignore-not-found", NULL };
+	const char *verb = s->replicas > 1 ? "apply" : "delete";
 	cleanup_free char *manifest = NULL;
 	struct run_result res = { 0 };
+	struct backoff b = { 0 };
 	int rc;
 
 	if (s->replicas > 1 && sharing_manifest(s, release, &manifest, err) < 0)
 		return -1;
-	rc = kube_exec(ctr, s->replicas > 1 ? apply : del, manifest, timeout_ms, &res, err);
-	if (rc == 0 && res.status != 0)
-		rc = run_failure(err, OS_EXIT_FAILURE, &res, "kubectl %s of HelmChartConfig %s failed",
-				 s->replicas > 1 ? "apply" : "delete", release);
+	while ((rc = kube_exec(ctr, s->replicas > 1 ? apply : del, manifest, timeout_ms, &res, err)) == 0 &&
+	       res.status != 0 && type_not_registered(&res) && backoff_wait(&b, deadline))
+		run_result_free(&res);
+	if (rc == 0 && res.status != 0 && type_not_registered(&res))
+		rc = run_failure(err, OS_EXIT_TIMEOUT, &res,
+				 "k3s in gateway container %s did not register its HelmChartConfig type in time (kubectl %s)",
+				 ctr, verb);
+	else if (rc == 0 && res.status != 0)
+		rc = run_failure(err, OS_EXIT_FAILURE, &res, "kubectl %s of HelmChartConfig %s failed", verb, release);
 	run_result_free(&res);
 	return rc;
 }
@@ -290,7 +309,7 @@ int sharing_configure(const char *ctr, const char *text, const char *mig_strateg
 		return -1;
 	what = sharing_string(&s);
 	log_step("setting GPU sharing to %s", what);
-	if (apply(ctr, &s, release, timeout_ms, err) < 0 || label_mps(ctr, s.mps, deadline, timeout_ms, err) < 0 ||
+	if (apply(ctr, &s, release, deadline, timeout_ms, err) < 0 || label_mps(ctr, s.mps, deadline, timeout_ms, err) < 0 ||
 	    container_gpus(ctr, timeout_ms, &h, err) < 0)
 		goto out;
 	want->allocatable = (long long)gpus_plugin_devices(&h, mig_strategy) * s.replicas;

@@ -209,6 +209,15 @@ uuid_of() { # INDEX: the host's GPU of that index
 	openshell -q gateway destroy --name mps --yes
 }
 
+@test "a k3s that never registers its HelmChartConfig type: --gpu-sharing waits, then says so" {
+	sim_only "needs the stand-in's CRD delay"
+	run --separate-stderr openshell gateway start --gpus 1 --gpu-sharing time-slicing:2 --name crds \
+		--image openshell-cluster:sim-crds-late --port "$(free_port)" --timeout 8s
+	assert_failure 4
+	[[ "$stderr" == *"error: k3s in gateway container openshell-cluster-crds did not register its HelmChartConfig type in time (kubectl apply): error: resource mapping not found for name: \"nvidia-device-plugin\" namespace: \"kube-system\" from \"STDIN\": no matches for kind \"HelmChartConfig\" in version \"helm.cattle.io/v1\""* ]]
+	openshell -q gateway destroy --name crds --yes
+}
+
 @test "bad --gpu-sharing values are usage errors" {
 	for v in 0 time-slicing time-slicing:1 time-slicing:0 time-slicing:x time-slicing:-2 time-slicing:99999 spread:2 \
 		mps mps:1 mps:x MPS:2; do

@@ -195,6 +195,31 @@ gpu_pod() { # NAME GPUS CMD-JSON
 	assert_success
 }
 
+@test "k3s's own types come a moment after its API: kubectl says what it says before a CRD exists" {
+	start crds -e SIM_K3S_CRD_DELAY=4 "$SIM_K3S_IMAGE"
+	wait_for 60 kx crds get --raw /readyz
+	manifest='{"apiVersion":"helm.cattle.io/v1","kind":"HelmChartConfig","metadata":{"name":"x","namespace":"kube-system"},"spec":{"valuesContent":"a: 1"}}'
+	run kx crds apply -f - <<<"$manifest"
+	assert_failure 1
+	assert_output 'error: resource mapping not found for name: "x" namespace: "kube-system" from "STDIN": no matches for kind "HelmChartConfig" in version "helm.cattle.io/v1"
+ensure CRDs are installed first'
+	run kx crds get helmchartconfigs -A -o json
+	assert_failure 1
+	assert_output 'error: the server doesn'\''t have a resource type "helmchartconfigs"'
+	run kx crds get nodes -o json   # the core API answers meanwhile
+	assert_success
+	wait_for 60 kx crds get helmcharts -A -o json
+	run kx crds apply -f - <<<"$manifest"
+	assert_success
+	assert_output "helmchartconfig.helm.cattle.io/x created"
+	# They stay registered: a restarted k3s knows them at once.
+	docker restart openshell-cluster-crds >/dev/null
+	wait_for 60 kx crds get --raw /readyz
+	run kx crds get helmchartconfigs -A -o json
+	assert_success
+	docker rm -f openshell-cluster-crds >/dev/null
+}
+
 @test "the HelmChart becomes a completed helm-install job and the chart's DaemonSet" {
 	wait_for 60 alloc_is gpu 2
 	run kx gpu get job helm-install-nvidia-device-plugin -n kube-system -o json

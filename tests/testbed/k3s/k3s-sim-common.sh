@@ -123,6 +123,12 @@ sim_api_up() {
 	kill -0 "$pid" 2>/dev/null
 }
 
+# k3s registers its own types (helm.cattle.io's HelmChart, HelmChartConfig)
+# a moment after its API server is ready; they stay in the datastore.
+sim_crds_registered() {
+	[ -f "$SIM_STATE/crds" ]
+}
+
 # Resource table: alias -> "plural kind apiVersion scope qualified singular".
 # qualified: the name in API errors; singular: the name in kubectl output.
 sim_resource() {

@@ -146,6 +146,10 @@ kc_res() {
 	# shellcheck disable=SC2086
 	set -- $spec
 	r_plural=$1 r_kind=$2 r_scope=$4 r_qual=$5 r_single=$6
+	# Discovery knows k3s's own types only once k3s has registered them.
+	case $r_qual in
+	*.helm.cattle.io) sim_crds_registered || kc_err "error: the server doesn't have a resource type \"$1\"" ;;
+	esac
 }
 
 # Namespace of a namespaced request (kubeconfig context default: "default").
@@ -211,10 +215,10 @@ kc_get() {
 		set -- "$SIM_OBJ/$r_plural/$ns"/*.json
 	fi
 	[ -f "$1" ] || set --
-	list=$($JQ -n --arg sel "$kc_sel" "$KC_JQ_DEFS"'
+	list=$(kc_objects "$@" | $JQ -n --arg sel "$kc_sel" "$KC_JQ_DEFS"'
 		{apiVersion: "v1", items: ([inputs | select(sel_match($sel))]
 		                           | sort_by(.metadata.namespace // "", .metadata.name)),
-		 kind: "List", metadata: {resourceVersion: ""}}' "$@") || exit 1
+		 kind: "List", metadata: {resourceVersion: ""}}') || exit 1
 	if [ -z "$kc_out" ] || [ "$kc_out" = wide ] || [ "$kc_out" = name ]; then
 		if [ "$(printf '%s' "$list" | $JQ '.items | length')" = 0 ]; then
 			if [ "$r_scope" = ns ] && [ -z "$kc_all" ]; then
@@ -244,9 +248,15 @@ kc_get_types() {
 		fi
 	done
 	# The glob's order is the API's: by namespace, then name, type by type.
-	$JQ -n --indent 4 --arg sel "$kc_sel" "$KC_JQ_DEFS"'
+	kc_objects "$@" | $JQ -n --indent 4 --arg sel "$kc_sel" "$KC_JQ_DEFS"'
 		{apiVersion: "v1", items: [inputs | select(sel_match($sel))], kind: "List",
-		 metadata: {resourceVersion: ""}}' "$@"
+		 metadata: {resourceVersion: ""}}'
+}
+
+# kc_objects FILE...: the stored objects, one after another; one deleted
+# since the glob listed it is left out, as the API lists what exists.
+kc_objects() {
+	[ $# -eq 0 ] || cat -- "$@" 2>/dev/null || true
 }
 
 # kc_print FILE|-: the object (or List) in the requested output format.
@@ -395,7 +405,13 @@ kc_apply_one() {
 	case "$api/$kind" in
 	v1/Pod) kc_apply_pod "$m" "$src" "$name" ;;
 	v1/Namespace) kc_apply_namespace "$m" "$name" ;;
-	helm.cattle.io/v1/HelmChartConfig) kc_apply_helmchartconfig "$m" "$name" ;;
+	helm.cattle.io/v1/HelmChartConfig)
+		if ! sim_crds_registered; then
+			ns=$($JQ -r '.metadata.namespace // "default"' "$m")
+			kc_err "error: resource mapping not found for name: \"$name\" namespace: \"$ns\" from \"$src\": no matches for kind \"$kind\" in version \"$api\"
+ensure CRDs are installed first"
+		fi
+		kc_apply_helmchartconfig "$m" "$name" ;;
 	*) kc_err "error: SIMULATION limitation: the k3s stand-in cannot apply $api $kind (only v1 Pod, Namespace and helm.cattle.io/v1 HelmChartConfig)" ;;
 	esac
 }
@@ -575,7 +591,7 @@ kc_logs() {
 		[ -n "$kc_tail" ] || tail=10
 		set -- "$SIM_OBJ/pods/$ns"/*.json
 		[ -f "$1" ] || set --
-		pods=$($JQ -r --arg sel "$kc_sel" "$KC_JQ_DEFS"'select(sel_match($sel)) | .metadata.name' "$@")
+		pods=$(kc_objects "$@" | $JQ -r --arg sel "$kc_sel" "$KC_JQ_DEFS"'select(sel_match($sel)) | .metadata.name')
 		if [ -z "$pods" ]; then
 			echo "No resources found in $ns namespace." >&2
 			return 0
@@ -658,7 +674,7 @@ kc_pod_log() {
 # "timed out waiting for the condition on PLURAL/NAME", exit 1; an object
 # deleted meanwhile is NotFound. SIMULATION: a real wait is a watch; the
 # stand-in looks at its object file every 50 ms, and evaluates it when the
-# file was rewritten.
+# file was rewritten (a new inode or change time).
 kc_wait() {
 	case $kc_for in
 	jsonpath=*) ;;
@@ -692,7 +708,9 @@ kc_wait() {
 		seen=""
 		while :; do
 			[ -f "$f" ] || kc_not_found "$r_qual" "$name"
-			id=$(ls -i "$f" 2>/dev/null)
+			# Inode and change time: sim_write's rename alternates between
+			# two inodes, so two writes between looks would pass for none.
+			id=$(stat -c '%i %z' "$f" 2>/dev/null)
 			if [ "$id" != "$seen" ]; then
 				seen=$id
 				got=$($JQ -j "$KC_JQ_DEFS$prog" "$f" 2>/dev/null) || got=""

@@ -229,6 +229,7 @@ srv_become_ready() {
 	SRV_CPU=$(nproc 2>/dev/null || echo 1)
 	SRV_MEM=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
 	: >"$SIM_RUN/ready"
+	SRV_READY_AT=$(sim_now)
 	sim_unlock
 	sim_stamp api-ready
 	# k3s's pkg/cli/server/server.go logs both once APIServerReady closes.
@@ -248,10 +249,19 @@ srv_tick() {
 	img_import_dir
 	srv_read_labels
 	srv_node
-	srv_manifests
-	for hd in "$SIM_STATE/helm"/*; do
-		[ -d "$hd" ] && srv_helm "$(basename "$hd")"
-	done
+	# The deploy and Helm controllers start once k3s has registered its
+	# types, SIM_K3S_CRD_DELAY after the API server is ready
+	# (pkg/server/server.go: startOnAPIServerReady, registerCRDs).
+	if ! sim_crds_registered && sim_after "$SRV_READY_AT" "${SIM_K3S_CRD_DELAY:-1}"; then
+		: >"$SIM_STATE/crds"
+		srv_log info "SIMULATION: registered CRDs helmcharts.helm.cattle.io, helmchartconfigs.helm.cattle.io"
+	fi
+	if sim_crds_registered; then
+		srv_manifests
+		for hd in "$SIM_STATE/helm"/*; do
+			[ -d "$hd" ] && srv_helm "$(basename "$hd")"
+		done
+	fi
 	for ps in "$SIM_STATE/podstate"/*/*; do
 		[ -f "$ps" ] && srv_pod "$(basename "$(dirname "$ps")")" "$(basename "$ps")"
 	done
@@ -471,19 +481,22 @@ srv_helm_job_start() {
 		srv_pod_status kube-system "$pod" running "" "" "$(cat "$hd/failed")"
 		return 0
 	fi
-	# New chart or changed manifest: a new job and pod.
-	[ -z "$pod" ] || sim_delete_pod kube-system "$pod"
+	# New chart or changed manifest: a new job and pod. The new pod is
+	# stored before the old one goes and before job_pod names it, so that
+	# the job never lacks a pod and a restart never finds a name without one.
 	echo installing >"$hd/phase"
 	sim_now >"$hd/t_attempt"
 	echo 0 >"$hd/failed"
 	juid=$($JQ -r '.metadata.uid // empty' "$jf" 2>/dev/null)
 	[ -n "$juid" ] || juid=$(sim_uid)
 	echo "$juid" >"$hd/job_uid"
-	srv_helm_job_object "$1" 1 0
+	old=$pod
 	pod=$job-$(sim_suffix)
-	echo "$pod" >"$hd/job_pod"
 	mkdir -p "$SIM_LOGS/kube-system"
 	srv_managed_pod kube-system "$pod" helm "$1" | sim_write "$(sim_obj pods kube-system "$pod")"
+	[ -z "$old" ] || sim_delete_pod kube-system "$old"
+	echo "$pod" >"$hd/job_pod"
+	srv_helm_job_object "$1" 1 0
 	srv_pod_status kube-system "$pod" running "" "" 0
 }
 
@@ -777,16 +790,19 @@ srv_mps_tick() {
 	elif sim_after "$(cat "$hd/mps_since")" "${SIM_PLUGIN_DELAY:-0.5}"; then
 		ready=1
 		if [ ! -f "$SIM_LOGS/$ns/$pod.log" ]; then
-			srv_pod_status "$ns" "$pod" running "" "" 0
+			# The log whole and in place, then the status that says it runs.
 			mode=$(srv_plugin_sharing "$hd/config_values" "$hd/values.yaml")
 			if [ "${mode%% *}" = mps ]; then
-				srv_klog I main.go:210 '"Staring MPS daemon" resource="nvidia.com/gpu"' >"$SIM_LOGS/$ns/$pod.log"
-				: >"$SIM_RUN/mps-ready"
+				srv_klog I main.go:210 '"Staring MPS daemon" resource="nvidia.com/gpu"' >"$SIM_LOGS/$ns/$pod.log.tmp"
 			else
-				srv_klog I main.go:168 "Sharing strategy is not MPS; skipping MPS manager creation" >"$SIM_LOGS/$ns/$pod.log"
-				srv_klog I main.go:176 "No devices are configured for MPS sharing; Waiting indefinitely." >>"$SIM_LOGS/$ns/$pod.log"
-				rm -f "$SIM_RUN/mps-ready"
+				{
+					srv_klog I main.go:168 "Sharing strategy is not MPS; skipping MPS manager creation"
+					srv_klog I main.go:176 "No devices are configured for MPS sharing; Waiting indefinitely."
+				} >"$SIM_LOGS/$ns/$pod.log.tmp"
 			fi
+			mv -f "$SIM_LOGS/$ns/$pod.log.tmp" "$SIM_LOGS/$ns/$pod.log"
+			srv_pod_status "$ns" "$pod" running "" "" 0
+			if [ "${mode%% *}" = mps ]; then : >"$SIM_RUN/mps-ready"; else rm -f "$SIM_RUN/mps-ready"; fi
 		fi
 	fi
 	srv_mps_daemonset "$1" "$ns" "$ver" 1 "$ready"
@@ -931,10 +947,12 @@ srv_plugin_pod() {
 		# slower to make them, puts its log in place whole, and until then
 		# `kubectl logs` shows the last container's, as the kubelet does.
 		if $JQ -e '.spec.initContainers' "$(sim_obj pods "$2" "$pod")" >/dev/null; then
-			[ -f "$SIM_LOGS/$2/$pod.nvidia-device-plugin-init.log" ] ||
-				srv_config_manager_log oneshot >"$SIM_LOGS/$2/$pod.nvidia-device-plugin-init.log"
-			[ -f "$SIM_LOGS/$2/$pod.nvidia-device-plugin-sidecar.log" ] ||
-				srv_config_manager_log >"$SIM_LOGS/$2/$pod.nvidia-device-plugin-sidecar.log"
+			for c in init sidecar; do
+				l=$SIM_LOGS/$2/$pod.nvidia-device-plugin-$c.log
+				[ -f "$l" ] && continue
+				# shellcheck disable=SC2046 # the oneshot word, or none
+				srv_config_manager_log $([ $c = init ] && echo oneshot) >"$l.tmp" && mv -f "$l.tmp" "$l"
+			done
 		fi
 		srv_plugin_log "$1" >"$SIM_LOGS/$2/$pod.log.tmp"
 		if [ "$crash" = 1 ]; then
@@ -992,7 +1010,8 @@ srv_plugin_pod() {
 # srv_plugin_log_in_place NS POD: the new container's log becomes the
 # current one, the one before it the previous (kubectl logs -p).
 srv_plugin_log_in_place() {
-	[ ! -f "$SIM_LOGS/$1/$2.log" ] || mv -f "$SIM_LOGS/$1/$2.log" "$SIM_LOGS/$1/$2.log.prev"
+	# A link, not a move: the log never vanishes while a reader looks.
+	[ ! -f "$SIM_LOGS/$1/$2.log" ] || ln -f "$SIM_LOGS/$1/$2.log" "$SIM_LOGS/$1/$2.log.prev"
 	mv -f "$SIM_LOGS/$1/$2.log.tmp" "$SIM_LOGS/$1/$2.log"
 }
 
@@ -1358,7 +1377,12 @@ srv_pod() {
 	pulling) srv_start_pod "$ns" "$name" "$f" ;;
 	backoff)
 		if sim_after "$since" "${SIM_POD_BACKOFF:-1}"; then
-			mv -f "$SIM_LOGS/$ns/$name.log" "$SIM_LOGS/$ns/$name.log.prev" 2>/dev/null
+			# The last run's log stays the current one until the new run
+			# has its own, as the kubelet serves it: never none between.
+			log=$SIM_LOGS/$ns/$name.log
+			if [ -f "$log" ]; then
+				ln -f "$log" "$log.prev" && : >"$log.new" && mv -f "$log.new" "$log"
+			fi
 			srv_start_pod "$ns" "$name" "$f"
 		fi
 		;;
@@ -1450,6 +1474,7 @@ srv_start_pod() {
 		     "\"$@\"",
 		     "echo $? >\($exitf | @sh).tmp; mv -f \($exitf | @sh).tmp \($exitf | @sh)"
 		   end)' "$f" >"$base.sh"
+	: >>"$SIM_LOGS/$ns/$name.log"   # the container's log exists once it runs
 	setsid sh "$base.sh" &
 	echo $! >"$base.pid"
 	restarts=$($JQ -r '.status.containerStatuses[0].restartCount // 0' "$f")
