@@ -25,7 +25,7 @@ setup() {
 	[[ ! -f $SPEC ]] || cp "$SPEC" "$BATS_TEST_TMPDIR/spec.orig"
 }
 
-teardown() {
+suite_teardown() {
 	[[ ! -f $BATS_TEST_TMPDIR/spec.orig ]] || cp "$BATS_TEST_TMPDIR/spec.orig" "$SPEC"
 }
 

@@ -15,3 +15,17 @@ export OPENSHELL_SRCDIR OPENSHELL_BIN
 openshell() {
 	"$OPENSHELL_SRCDIR/tests/run-under-test" "$OPENSHELL_BIN" "$@"
 }
+
+# A failed test shows the stderr of its last `run --separate-stderr` too:
+# many assertions match it with [[ ]], which bats reports only as the
+# command that failed. A suite's own per-test cleanup is suite_teardown.
+teardown() {
+	local rc=0
+	! declare -F suite_teardown >/dev/null || suite_teardown || rc=$?
+	# fd 3 is the TAP stream: bats does not show what teardown prints.
+	if [[ -z ${BATS_TEST_COMPLETED:-} && -n ${stderr:-} ]]; then
+		printf '# stderr of the last run (its last 30 lines):\n' >&3
+		tail -n 30 <<<"$stderr" | sed 's/^/#   /' >&3
+	fi
+	return "$rc"
+}

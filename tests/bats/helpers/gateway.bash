@@ -41,10 +41,11 @@ gateway_suite_stop() {
 }
 
 # A TCP port nothing listens on, from a random start so that suites running
-# side by side rarely meet.
+# side by side rarely meet, below the kernel's ephemeral ports (32768 on):
+# ss lists no connection's own port, and a listener cannot take one.
 free_port() {
 	local p
-	for ((p = 20000 + RANDOM % 20000; p < 65000; p++)); do
+	for ((p = 20000 + RANDOM % 12000; p < 32768; p++)); do
 		ss -Hltn "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return 0; }
 	done
 	return 1
