@@ -210,17 +210,6 @@ int sharing_read(const char *ctr, const char *release, int timeout_ms, struct sh
 	return found < 0 ? -1 : 0;
 }
 
-/* k3s registers its helm.cattle.io types once its API server is ready
- * (pkg/server/server.go, startOnAPIServerReady: registerCRDs), so a fresh
- * cluster's API can answer a moment before it knows HelmChartConfig:
- * kubectl apply then says "no matches for kind … ensure CRDs are installed
- * first", kubectl delete "the server doesn't have a resource type". */
-static int type_not_registered(const struct run_result *res)
-{
-	return res->err && (strstr(res->err, "ensure CRDs are installed first") ||
-			    strstr(res->err, "the server doesn't have a resource type"));
-}
-
 static int apply(const char *ctr, const struct sharing *s, const char *release, long long deadline, int timeout_ms,
 		 os_error *err)
 {
@@ -229,15 +218,12 @@ static int apply(const char *ctr, const struct sharing *s, const char *release, 
 	const char *verb = s->replicas > 1 ? "apply" : "delete";
 	cleanup_free char *manifest = NULL;
 	struct run_result res = { 0 };
-	struct backoff b = { 0 };
-	int rc;
+	int rc, late;
 
 	if (s->replicas > 1 && sharing_manifest(s, release, &manifest, err) < 0)
 		return -1;
-	while ((rc = kube_exec(ctr, s->replicas > 1 ? apply : del, manifest, timeout_ms, &res, err)) == 0 &&
-	       res.status != 0 && type_not_registered(&res) && backoff_wait(&b, deadline))
-		run_result_free(&res);
-	if (rc == 0 && res.status != 0 && type_not_registered(&res))
+	rc = kube_exec_k3s_type(ctr, s->replicas > 1 ? apply : del, manifest, deadline, timeout_ms, &res, &late, err);
+	if (rc == 0 && late)
 		rc = run_failure(err, OS_EXIT_TIMEOUT, &res,
 				 "k3s in gateway container %s did not register its HelmChartConfig type in time (kubectl %s)",
 				 ctr, verb);

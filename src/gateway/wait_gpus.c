@@ -336,12 +336,14 @@ static void gpu_state_free(struct gpu_state *g)
 }
 
 /* Was the node's status last posted before STARTED (the container's
- * State.StartedAt)? Both are UTC RFC 3339; the API's have whole seconds. */
+ * State.StartedAt)? Both are UTC RFC 3339; the API's have whole seconds,
+ * so a status of the very second the container started may be the last
+ * run's, and counts as such: k3s takes longer than that to post its own. */
 static int status_predates(const struct gpu_state *g, const char *started)
 {
 	if (!g->heartbeat || !started || strlen(started) < 19 || strlen(g->heartbeat) < 19)
 		return 0;
-	return strncmp(g->heartbeat, started, 19) < 0;
+	return strncmp(g->heartbeat, started, 19) <= 0;
 }
 
 /* One look at every fact: 1 ready, 0 not yet, -1 a verdict (err set). */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/exitcode.h"
 #include "base/json.h"
 #include "base/strv.h"
@@ -40,6 +41,26 @@ int kube_exec(const char *ctr, const char *const *args, const char *input, int t
 	strv_pushv(&argv, args);
 	rc = docker_run(strv_argv(&argv), input, input ? strlen(input) : 0, timeout_ms, res, err);
 	strv_free(&argv);
+	return rc;
+}
+
+static int type_unregistered(const struct run_result *res)
+{
+	return res->status != 0 && res->err &&
+	       (strstr(res->err, "ensure CRDs are installed first") ||
+		strstr(res->err, "the server doesn't have a resource type"));
+}
+
+int kube_exec_k3s_type(const char *ctr, const char *const *args, const char *input, long long deadline,
+		       int timeout_ms, struct run_result *res, int *unregistered, os_error *err)
+{
+	struct backoff b = { 0 };
+	int rc;
+
+	while ((rc = kube_exec(ctr, args, input, timeout_ms, res, err)) == 0 && type_unregistered(res) &&
+	       backoff_wait(&b, deadline))
+		run_result_free(res);
+	*unregistered = rc == 0 && type_unregistered(res);
 	return rc;
 }
 

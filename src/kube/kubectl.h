@@ -30,6 +30,16 @@
 int kube_exec(const char *ctr, const char *const *args, const char *input, int timeout_ms,
 	      struct run_result *res, os_error *err);
 
+/* kube_exec of a command on one of k3s's own types (HelmChart,
+ * HelmChartConfig). k3s registers them only once its API server is ready
+ * (pkg/server/server.go: startOnAPIServerReady, registerCRDs), so a fresh
+ * cluster's kubectl may first say "no matches for kind … ensure CRDs are
+ * installed first" (apply) or "the server doesn't have a resource type"
+ * (get, delete): that answer is waited out with a backoff until DEADLINE.
+ * *unregistered: whether the last answer was still that one. */
+int kube_exec_k3s_type(const char *ctr, const char *const *args, const char *input, long long deadline,
+		       int timeout_ms, struct run_result *res, int *unregistered, os_error *err);
+
 /* `kubectl wait ARGS --timeout=T` (ARGS: --for=... and what to wait for),
  * T what is left of timeout_ms. While it waits, on_tick runs as in struct
  * run_spec (a tick may look at other state, and stop the wait). */
