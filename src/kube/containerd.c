@@ -71,8 +71,10 @@ int containerd_nvidia_runtime(const char *ctr, int timeout_ms, struct runtime_fa
 
 	memset(f, 0, sizeof(*f));
 	rc = docker_run(args, NULL, 0, timeout_ms, &res, err);
-	/* cat fails while k3s has not written the file: not read yet. */
-	if (rc == 0 && res.status == 0)
+	/* cat fails while k3s has not written the file: not read yet. Nor is
+	 * an empty one: k3s rewrites it at every start with os.WriteFile
+	 * (pkg/agent/util/file.go), which truncates before it writes. */
+	if (rc == 0 && res.status == 0 && *res.out)
 		containerd_parse_nvidia(res.out, f);
 	run_result_free(&res);
 	return rc;

@@ -25,7 +25,7 @@ struct runtime_fact {
 };
 
 /* Read it from the container: 0 (with config_read 0 while k3s has not
- * written the file yet), -1 when docker failed. */
+ * written the file yet, or it is empty), -1 when docker failed. */
 int containerd_nvidia_runtime(const char *ctr, int timeout_ms, struct runtime_fact *f, os_error *err);
 
 /* The same from the file's text (for tests). */

@@ -109,6 +109,18 @@ setup() {
 	[ "$(docker inspect openshell-cluster-t1 --format '{{.Id}}')" = "$before" ]
 }
 
+@test "an empty containerd config is one k3s is writing, not one without the nvidia runtime" {
+	# k3s rewrites it at every start, truncating it first (os.WriteFile).
+	cfg=/var/lib/rancher/k3s/agent/etc/containerd/config.toml
+	docker exec openshell-cluster-t1 sh -c "cp $cfg /tmp/config.toml.keep && : >$cfg"
+	run --separate-stderr openshell gateway start --gpu --name t1 --timeout 3s
+	docker exec openshell-cluster-t1 sh -c "cp /tmp/config.toml.keep $cfg"
+	assert_failure 4
+	[[ "$stderr" == *"k3s has not written its containerd config yet"* ]]
+	run --separate-stderr openshell gateway start --gpu --name t1
+	assert_success
+}
+
 @test "start without --gpu against a GPU gateway is refused, naming --recreate" {
 	before=$(docker inspect openshell-cluster-t1 --format '{{.Id}}')
 	run --separate-stderr openshell gateway start --name t1 --image "$IMAGE"
