@@ -57,8 +57,9 @@ int kube_exec_k3s_type(const char *ctr, const char *const *args, const char *inp
 	struct backoff b = { 0 };
 	int rc;
 
-	while ((rc = kube_exec(ctr, args, input, timeout_ms, res, err)) == 0 && type_unregistered(res) &&
-	       backoff_wait(&b, deadline))
+	/* Each try within what is left before DEADLINE. */
+	while ((rc = kube_exec(ctr, args, input, call_budget_ms(deadline, timeout_ms), res, err)) == 0 &&
+	       type_unregistered(res) && backoff_wait(&b, deadline))
 		run_result_free(res);
 	*unregistered = rc == 0 && type_unregistered(res);
 	return rc;

@@ -22,9 +22,9 @@ openshell() {
 teardown() {
 	local rc=0
 	! declare -F suite_teardown >/dev/null || suite_teardown || rc=$?
-	# fd 3 is the TAP stream: bats does not show what teardown prints.
+	# fd 3: the TAP stream itself, which automake's log keeps whole.
 	if [[ -z ${BATS_TEST_COMPLETED:-} && -n ${stderr:-} ]]; then
-		printf '# stderr of the last run (its last 30 lines):\n' >&3
+		printf '# stderr of the last run --separate-stderr (its last 30 lines):\n' >&3
 		tail -n 30 <<<"$stderr" | sed 's/^/#   /' >&3
 	fi
 	return "$rc"

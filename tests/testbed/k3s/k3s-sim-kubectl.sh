@@ -142,13 +142,14 @@ kc_allow() {
 
 # kc_res ALIAS: sets r_plural r_kind r_scope r_qual r_single.
 kc_res() {
-	spec=$(sim_resource "$1") || kc_err "error: the server doesn't have a resource type \"$1\""
+	typed=$1
+	spec=$(sim_resource "$typed") || kc_err "error: the server doesn't have a resource type \"$typed\""
 	# shellcheck disable=SC2086
 	set -- $spec
 	r_plural=$1 r_kind=$2 r_scope=$4 r_qual=$5 r_single=$6
 	# Discovery knows k3s's own types only once k3s has registered them.
 	case $r_qual in
-	*.helm.cattle.io) sim_crds_registered || kc_err "error: the server doesn't have a resource type \"$1\"" ;;
+	*.helm.cattle.io) sim_crds_registered || kc_err "error: the server doesn't have a resource type \"$typed\"" ;;
 	esac
 }
 

@@ -482,7 +482,7 @@ srv_helm_job_start() {
 		return 0
 	fi
 	# New chart or changed manifest: a new job and pod. The new pod is
-	# stored before the old one goes and before job_pod names it, so that
+	# stored before job_pod names it and before the old one goes, so that
 	# the job never lacks a pod and a restart never finds a name without one.
 	echo installing >"$hd/phase"
 	sim_now >"$hd/t_attempt"
@@ -494,8 +494,8 @@ srv_helm_job_start() {
 	pod=$job-$(sim_suffix)
 	mkdir -p "$SIM_LOGS/kube-system"
 	srv_managed_pod kube-system "$pod" helm "$1" | sim_write "$(sim_obj pods kube-system "$pod")"
-	[ -z "$old" ] || sim_delete_pod kube-system "$old"
 	echo "$pod" >"$hd/job_pod"
+	[ -z "$old" ] || sim_delete_pod kube-system "$old"
 	srv_helm_job_object "$1" 1 0
 	srv_pod_status kube-system "$pod" running "" "" 0
 }
