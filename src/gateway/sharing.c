@@ -218,16 +218,13 @@ static int apply(const char *ctr, const struct sharing *s, const char *release, 
 	const char *verb = s->replicas > 1 ? "apply" : "delete";
 	cleanup_free char *manifest = NULL;
 	struct run_result res = { 0 };
-	int rc, late;
+	int rc;
 
 	if (s->replicas > 1 && sharing_manifest(s, release, &manifest, err) < 0)
 		return -1;
-	rc = kube_exec_k3s_type(ctr, s->replicas > 1 ? apply : del, manifest, deadline, timeout_ms, &res, &late, err);
-	if (rc == 0 && late)
-		rc = run_failure(err, OS_EXIT_TIMEOUT, &res,
-				 "k3s in gateway container %s did not register its HelmChartConfig type in time (kubectl %s)",
-				 ctr, verb);
-	else if (rc == 0 && res.status != 0)
+	rc = kube_exec_k3s_type(ctr, "HelmChartConfig", s->replicas > 1 ? apply : del, manifest, deadline, timeout_ms,
+				&res, err);
+	if (rc == 0 && res.status != 0)
 		rc = run_failure(err, OS_EXIT_FAILURE, &res, "kubectl %s of HelmChartConfig %s failed", verb, release);
 	run_result_free(&res);
 	return rc;

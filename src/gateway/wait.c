@@ -278,13 +278,9 @@ static int delete_device_plugin_chart(const struct wait_ctx *w, int *deleted, os
 	const char *del[] = { "delete", "helmchart", DEVICE_PLUGIN_HELMCHART, "--namespace", "kube-system",
 			      "--ignore-not-found", NULL };
 	struct run_result res = { 0 };
-	int late, rc = kube_exec_k3s_type(w->container, del, NULL, w->deadline, wait_call_budget_ms(w), &res, &late, err);
+	int rc = kube_exec_k3s_type(w->container, "HelmChart", del, NULL, w->deadline, wait_call_budget_ms(w), &res, err);
 
-	if (rc == 0 && late)
-		rc = run_failure(err, OS_EXIT_TIMEOUT, &res,
-				 "k3s in gateway container %s did not register its HelmChart type in time (kubectl delete)",
-				 w->container);
-	else if (rc == 0 && res.status != 0)
+	if (rc == 0 && res.status != 0)
 		rc = run_failure(err, OS_EXIT_FAILURE, &res, "kubectl delete helmchart %s failed",
 				 DEVICE_PLUGIN_HELMCHART);
 	*deleted = rc == 0 && strstr(res.out, "deleted") != NULL;

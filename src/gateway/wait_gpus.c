@@ -118,15 +118,17 @@ static char *gpu_missing(const struct gpu_state *g)
 		return xasprintf("the nvidia-device-plugin DaemonSet has %lld of %lld pods ready",
 				 g->ds.ready, g->ds.desired);
 	/* MPS: the plugin registers nothing until its control daemon is up. */
-	if (g->mps_sharing && g->allocatable != g->want && !g->mps_found)
-		return xasprintf("the node's allocatable nvidia.com/gpu is %s, not the %lld that --gpu-sharing makes: the chart has not rendered its MPS control daemon yet (see the Helm job's logs below)",
-				 count, g->want);
-	if (g->mps_sharing && g->allocatable != g->want && g->mps.desired == 0)
-		return xasprintf("the node's allocatable nvidia.com/gpu is %s, not the %lld that --gpu-sharing makes: the chart's MPS control daemon schedules no pod, so the node lacks the label " MPS_NODE_LABEL "=true (rerun with --gpu-sharing mps:N to label it again)",
-				 count, g->want);
-	if (g->mps_sharing && g->allocatable != g->want && g->mps.ready < g->mps.desired)
-		return xasprintf("the node's allocatable nvidia.com/gpu is %s, not the %lld that --gpu-sharing makes: the MPS control daemon has %lld of %lld pods ready, and the plugin registers the replicas once it is up (its log is below)",
-				 count, g->want, g->mps.ready, g->mps.desired);
+	if (g->mps_sharing && g->allocatable != g->want) {
+		if (!g->mps_found)
+			return xasprintf("the node's allocatable nvidia.com/gpu is %s, not the %lld that --gpu-sharing makes: the chart has not rendered its MPS control daemon yet (see the Helm job's logs below)",
+					 count, g->want);
+		if (g->mps.desired == 0)
+			return xasprintf("the node's allocatable nvidia.com/gpu is %s, not the %lld that --gpu-sharing makes: the chart's MPS control daemon schedules no pod, so the node lacks the label " MPS_NODE_LABEL "=true (rerun with --gpu-sharing mps:N to label it again)",
+					 count, g->want);
+		if (g->mps.ready < g->mps.desired)
+			return xasprintf("the node's allocatable nvidia.com/gpu is %s, not the %lld that --gpu-sharing makes: the MPS control daemon has %lld of %lld pods ready, and the plugin registers the replicas once it is up (its log is below)",
+					 count, g->want, g->mps.ready, g->mps.desired);
+	}
 	if (g->allocatable < 0)
 		return xstrdup("the node has no allocatable nvidia.com/gpu: the device plugin runs but registered no GPU (its log says \"No devices found\" when the container has no /dev/nvidia*: was it started with the host's GPUs?)");
 	if (g->stale)
@@ -335,17 +337,6 @@ static void gpu_state_free(struct gpu_state *g)
 	free(g->api_error);
 }
 
-/* Was the node's status last posted before STARTED (the container's
- * State.StartedAt)? Both are UTC RFC 3339; the API's have whole seconds,
- * so a status of the very second the container started may be the last
- * run's, and counts as such: k3s takes longer than that to post its own. */
-static int status_predates(const struct gpu_state *g, const char *started)
-{
-	if (!g->heartbeat || !started || strlen(started) < 19 || strlen(g->heartbeat) < 19)
-		return 0;
-	return strncmp(g->heartbeat, started, 19) <= 0;
-}
-
 /* One look at every fact: 1 ready, 0 not yet, -1 a verdict (err set). */
 static int gpu_look(const struct wait_ctx *w, struct gpu_state *g, os_error *err)
 {
@@ -454,7 +445,7 @@ int wait_gpus(const struct wait_ctx *w, const struct sharing_want *want, long lo
 			/* Facts from before the container's last start (a restart
 			 * keeps the node object) count only once its kubelet has
 			 * posted the node's status again. */
-			g.stale = alive == 0 && ready && status_predates(&g, c.started_at);
+			g.stale = alive == 0 && ready && kube_status_predates(g.heartbeat, c.started_at);
 			container_free(&c);
 			if (alive < 0)
 				goto fail;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/child_output.h"
 #include "base/clock.h"
 #include "base/exitcode.h"
 #include "base/json.h"
@@ -51,8 +52,8 @@ static int type_unregistered(const struct run_result *res)
 		strstr(res->err, "the server doesn't have a resource type"));
 }
 
-int kube_exec_k3s_type(const char *ctr, const char *const *args, const char *input, long long deadline,
-		       int timeout_ms, struct run_result *res, int *unregistered, os_error *err)
+int kube_exec_k3s_type(const char *ctr, const char *type, const char *const *args, const char *input,
+		       long long deadline, int timeout_ms, struct run_result *res, os_error *err)
 {
 	struct backoff b = { 0 };
 	int rc;
@@ -61,7 +62,10 @@ int kube_exec_k3s_type(const char *ctr, const char *const *args, const char *inp
 	while ((rc = kube_exec(ctr, args, input, call_budget_ms(deadline, timeout_ms), res, err)) == 0 &&
 	       type_unregistered(res) && backoff_wait(&b, deadline))
 		run_result_free(res);
-	*unregistered = rc == 0 && type_unregistered(res);
+	if (rc == 0 && type_unregistered(res))
+		rc = run_failure(err, OS_EXIT_TIMEOUT, res,
+				 "k3s in gateway container %s did not register its %s type in time (kubectl %s)", ctr, type,
+				 args[0]);
 	return rc;
 }
 
@@ -209,6 +213,13 @@ char *kube_nodes_heartbeat(const cJSON *list)
 		}
 	}
 	return oldest ? xstrdup(oldest) : NULL;
+}
+
+int kube_status_predates(const char *heartbeat, const char *started)
+{
+	if (!heartbeat || !started || strlen(started) < 19 || strlen(heartbeat) < 19)
+		return 0;
+	return strncmp(heartbeat, started, 19) <= 0;
 }
 
 long long kube_nodes_allocatable_gpus(const cJSON *nodes)

@@ -30,15 +30,15 @@
 int kube_exec(const char *ctr, const char *const *args, const char *input, int timeout_ms,
 	      struct run_result *res, os_error *err);
 
-/* kube_exec of a command on one of k3s's own types (HelmChart,
+/* kube_exec of a command on TYPE, one of k3s's own types (HelmChart,
  * HelmChartConfig). k3s registers them only once its API server is ready
  * (pkg/server/server.go: startOnAPIServerReady, registerCRDs), so a fresh
  * cluster's kubectl may first say "no matches for kind … ensure CRDs are
  * installed first" (apply) or "the server doesn't have a resource type"
- * (get, delete): that answer is waited out with a backoff until DEADLINE.
- * *unregistered: whether the last answer was still that one. */
-int kube_exec_k3s_type(const char *ctr, const char *const *args, const char *input, long long deadline,
-		       int timeout_ms, struct run_result *res, int *unregistered, os_error *err);
+ * (get, delete): that answer is waited out with a backoff until DEADLINE,
+ * then a timeout (-1, err set, naming TYPE and kubectl's line). */
+int kube_exec_k3s_type(const char *ctr, const char *type, const char *const *args, const char *input,
+		       long long deadline, int timeout_ms, struct run_result *res, os_error *err);
 
 /* `kubectl wait ARGS --timeout=T` (ARGS: --for=... and what to wait for),
  * T what is left of timeout_ms. While it waits, on_tick runs as in struct
@@ -78,6 +78,13 @@ int kube_count_kind(const cJSON *list, const char *kind);
 /* The oldest Node's Ready lastHeartbeatTime in a List: when its kubelet
  * last posted the node's status (owned), or NULL. */
 char *kube_nodes_heartbeat(const cJSON *list);
+
+/* Was a node status of HEARTBEAT posted before STARTED (a container's
+ * State.StartedAt)? Both UTC RFC 3339; the API's have whole seconds, so a
+ * status of the very second the container started may be the last run's,
+ * and counts as such: k3s takes longer than that to post its own. 0 when
+ * either is unknown. */
+int kube_status_predates(const char *heartbeat, const char *started);
 
 /* Node allocatable nvidia.com/gpu summed over a NodeList (or one Node).
  * -1 when no node has the key (plugin not registered), else the count. */

@@ -317,6 +317,20 @@ static void test_mixed_list(void)
 	cJSON_Delete(j);
 }
 
+/* A node status is the last run's when posted before the container's
+ * start, or in its very second (the API's stamps have whole seconds). */
+static void test_status_predates(void)
+{
+	const char *started = "2026-12-01T10:00:05.912345678Z";
+
+	ok(kube_status_predates("2026-12-01T10:00:04Z", started), "a status of the second before predates the start");
+	ok(kube_status_predates("2026-12-01T10:00:05Z", started), "a status of the start's own second counts as the last run's");
+	ok(!kube_status_predates("2026-12-01T10:00:06Z", started), "a status of the second after is this run's");
+	ok(!kube_status_predates(NULL, started) && !kube_status_predates("2026-12-01T10:00:04Z", NULL),
+	   "unknown either way: not stale");
+	ok(!kube_status_predates("2026-12-01", started), "a stamp too short to compare: not stale");
+}
+
 #define DS(name, ns, labels, status) \
 	"{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"" name "\"," \
 	"\"namespace\":\"" ns "\",\"labels\":{" labels "}},\"status\":{" status "}}"
@@ -480,6 +494,7 @@ int main(void)
 	test_says_missing();
 	test_nodes();
 	test_mixed_list();
+	test_status_predates();
 	test_daemonsets();
 	test_json();
 	return tap_done();
