@@ -121,6 +121,16 @@ setup() {
 	assert_success
 }
 
+@test "a kept gateway whose k3s never registers its HelmChart type: a start without --gpu waits, then says so" {
+	sim_only "needs the stand-in's CRD delay"
+	openshell -q gateway start --name crdl --image openshell-cluster:sim-crds-late --port "$(free_port)"
+	# The volume is kept now: this start deletes a GPU run's device plugin through the API.
+	run --separate-stderr openshell gateway start --name crdl --timeout 3s
+	assert_failure 4
+	[[ "$stderr" == *"k3s in gateway container openshell-cluster-crdl did not register its HelmChart type in time (kubectl delete): error: the server doesn't have a resource type \"helmchart\""* ]]
+	openshell -q gateway destroy --name crdl --yes
+}
+
 @test "start without --gpu against a GPU gateway is refused, naming --recreate" {
 	before=$(docker inspect openshell-cluster-t1 --format '{{.Id}}')
 	run --separate-stderr openshell gateway start --name t1 --image "$IMAGE"
