@@ -123,6 +123,12 @@ sim_api_up() {
 	kill -0 "$pid" 2>/dev/null
 }
 
+# jq: the container of a pod that the stand-in runs, the first that is not
+# a sidecar (SIMULATION: the others only log). The server's pod status and
+# kubectl's logs agree on it through this one definition.
+SIM_JQ_MAIN_CONTAINER='def main_container:
+  ((.spec.containers | map(select(.name | endswith("-sidecar") | not)) | first) // .spec.containers[0]);'
+
 # k3s registers its own types (helm.cattle.io's HelmChart, HelmChartConfig)
 # a moment after its API server is ready; they stay in the datastore.
 sim_crds_registered() {
@@ -154,13 +160,23 @@ sim_resource() {
 # sim_delete_pod NS NAME: stop the pod's process group and forget the pod
 # (the caller holds the lock).
 sim_delete_pod() {
+	sim_dp_obj=$(sim_obj pods "$1" "$2")
+	# The device plugin's socket goes with its pod: the kubelet drops the
+	# devices it registered (a new pod registers them again).
+	! grep -qs '"nvidia-device-plugin-ctr"' "$sim_dp_obj" || sim_plugin_gone
 	pidf=$SIM_RUN/pods/$1_$2.pid
 	if [ -f "$pidf" ]; then
 		pgid=$(cat "$pidf")
 		kill -TERM -- "-$pgid" 2>/dev/null || kill -TERM "$pgid" 2>/dev/null || true
 	fi
 	rm -f "$SIM_RUN/pods/$1_$2".* "$SIM_STATE/podstate/$1/$2" "$SIM_STATE/alloc/$1/$2" \
-		"$SIM_LOGS/$1/$2.log" "$SIM_LOGS/$1/$2.log.prev" "$SIM_LOGS/$1/$2".*.log "$(sim_obj pods "$1" "$2")"
+		"$SIM_LOGS/$1/$2.log" "$SIM_LOGS/$1/$2.log.prev" "$SIM_LOGS/$1/$2".*.log "$sim_dp_obj"
+}
+
+# The device plugin's kubelet socket is gone (its container exited, or its
+# pod was deleted): the kubelet drops every device it registered.
+sim_plugin_gone() {
+	rm -f "$SIM_RUN/gpu-registered" "$SIM_RUN/mig-registered"
 }
 
 # sim_helm_uninstall CHART: what the Helm controller does when a HelmChart is
@@ -179,8 +195,6 @@ sim_helm_uninstall() {
 	rm -f "$(sim_obj daemonsets "$tns" "$1")" "$(sim_obj daemonsets "$tns" "$1-mps-control-daemon")" \
 		"$(sim_obj jobs kube-system "helm-install-$1")"
 	rm -f "$SIM_RUN/plugin-$1".*
-	# Only a device plugin's release takes the node's GPUs with it.
-	[ ! -f "$hd/plugin_pod" ] || rm -f "$SIM_RUN/gpu-registered" "$SIM_RUN/mig-registered"
 	# Keep the manifest checksum: like the k3s deploy controller, the chart
 	# comes back only when its file changes or k3s restarts.
 	echo uninstalled >"$hd/phase"

@@ -551,11 +551,10 @@ kc_delete() {
 			done
 			;;
 		pods)
-			# The device plugin's socket goes with its container: the kubelet
-			# drops its devices, and its DaemonSet counts one pod less ready,
-			# before the next reconcile makes the new pod.
+			# The device plugin's DaemonSet counts one pod less ready before
+			# the next reconcile makes the new pod (its devices go in
+			# sim_delete_pod).
 			if $JQ -e 'any(.spec.containers[]; .name == "nvidia-device-plugin-ctr")' "$f" >/dev/null; then
-				rm -f "$SIM_RUN/gpu-registered" "$SIM_RUN/mig-registered"
 				ds=$($JQ -r '.metadata.ownerReferences[]? | select(.kind == "DaemonSet") | .name' "$f")
 				dsf=$(sim_obj daemonsets "$ns" "$ds")
 				rm -f "$SIM_STATE/helm/$ds/ds_sig"   # the server writes it anew
@@ -640,11 +639,11 @@ kc_pod_log() {
 		read -r reason
 		read -r note
 	} <<-EOF
-	$($JQ -r --arg c "$kc_container" '
+	$($JQ -r --arg c "$kc_container" "$SIM_JQ_MAIN_CONTAINER"'
 		(if $c != "" then $c else .spec.containers[0].name end) as $n
 		| $n,
 		  (any(.spec.containers[], .spec.initContainers[]?; .name == $n) | tostring),
-		  (((.spec.containers | map(select(.name | endswith("-sidecar") | not)) | first) // .spec.containers[0]) | .name),
+		  (main_container | .name),
 		  ([.status.containerStatuses[]? | select(.name == $n) | .state.waiting.reason] | first // "ContainerCreating"),
 		  (if $c == "" and ((.spec.containers | length) + (.spec.initContainers // [] | length)) > 1 then
 		     "Defaulted container \"\($n)\" out of: \([.spec.containers[].name] + [.spec.initContainers[]? | "\(.name) (init)"] | join(", "))"

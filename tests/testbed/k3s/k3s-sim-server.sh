@@ -697,7 +697,7 @@ See: https://helm.sh/docs/helm/helm_install/#options"
 		old=$(cat "$hd/plugin_pod" 2>/dev/null)
 		if [ -n "$old" ] && [ -f "$hd/ds_ns" ]; then
 			sim_delete_pod "$(cat "$hd/ds_ns")" "$old"
-			rm -f "$SIM_RUN/gpu-registered" "$SIM_RUN/mig-registered" "$SIM_RUN/plugin-$1.state"
+			rm -f "$SIM_RUN/plugin-$1.state"
 		fi
 		echo "$tns" >"$hd/ds_ns"
 		[ -f "$hd/ds_uid" ] || sim_uid >"$hd/ds_uid"
@@ -858,14 +858,14 @@ srv_plugin() {
 			# DaemonSet keeps trying (FailedCreate events).
 			[ -z "$pod" ] || sim_delete_pod "$ns" "$pod"
 			pod=""
-			rm -f "$hd/plugin_pod" "$SIM_RUN/gpu-registered" "$SIM_RUN/mig-registered"
+			rm -f "$hd/plugin_pod"
 		else
 			current=1
 			srv_plugin_pod "$1" "$ns" && ready=1
 		fi
 	elif [ -n "$pod" ]; then
 		sim_delete_pod "$ns" "$pod"
-		rm -f "$hd/plugin_pod" "$SIM_RUN/gpu-registered" "$SIM_RUN/mig-registered"
+		rm -f "$hd/plugin_pod"
 	fi
 	sig="$desired $current $ready"
 	if [ -f "$dsf" ] && [ "$(cat "$hd/ds_sig" 2>/dev/null)" = "$sig" ]; then
@@ -959,7 +959,7 @@ srv_plugin_pod() {
 			srv_plugin_crash_log >>"$SIM_LOGS/$2/$pod.log.tmp"
 			srv_plugin_log_in_place "$2" "$pod"
 			echo "crash $(sim_now)" >"$st"
-			rm -f "$SIM_RUN/gpu-registered" "$SIM_RUN/mig-registered"
+			sim_plugin_gone
 			srv_pod_status "$2" "$pod" crashloop 1 Error "$(cat "$hd/restarts")"
 			return 1
 		fi
@@ -968,7 +968,7 @@ srv_plugin_pod() {
 		srv_plugin_log_in_place "$2" "$pod"
 		if [ "$reg" = 1 ]; then
 			echo "crash $(sim_now)" >"$st"
-			rm -f "$SIM_RUN/gpu-registered" "$SIM_RUN/mig-registered"
+			sim_plugin_gone
 			srv_pod_status "$2" "$pod" crashloop 1 Error "$(cat "$hd/restarts")"
 			return 1
 		fi
@@ -991,7 +991,7 @@ srv_plugin_pod() {
 		if [ "$crash" = 1 ]; then
 			echo "starting $(sim_now)" >"$st"
 			echo $(($(cat "$hd/restarts") + 1)) >"$hd/restarts"
-			rm -f "$SIM_RUN/gpu-registered" "$SIM_RUN/mig-registered"
+			sim_plugin_gone
 			return 1
 		fi
 		return 0
@@ -1010,9 +1010,15 @@ srv_plugin_pod() {
 # srv_plugin_log_in_place NS POD: the new container's log becomes the
 # current one, the one before it the previous (kubectl logs -p).
 srv_plugin_log_in_place() {
-	# A link, not a move: the log never vanishes while a reader looks.
-	[ ! -f "$SIM_LOGS/$1/$2.log" ] || ln -f "$SIM_LOGS/$1/$2.log" "$SIM_LOGS/$1/$2.log.prev"
-	mv -f "$SIM_LOGS/$1/$2.log.tmp" "$SIM_LOGS/$1/$2.log"
+	srv_log_rotate "$SIM_LOGS/$1/$2.log" "$SIM_LOGS/$1/$2.log.tmp"
+}
+
+# srv_log_rotate LOG NEW: the file NEW becomes a container's LOG, and the
+# one before it the previous run's (kubectl logs -p), as the kubelet keeps
+# them. A link, then a rename: LOG never vanishes while a reader looks.
+srv_log_rotate() {
+	[ ! -f "$1" ] || ln -f "$1" "$1.prev"
+	mv -f "$2" "$1"
 }
 
 srv_klog() {
@@ -1086,7 +1092,7 @@ srv_plugin_register() {
 	if [ "$n" -eq 0 ]; then
 		# The real plugin finds no device, registers nothing and idles, ready
 		# (cmd/nvidia-device-plugin/main.go): the node gets no nvidia.com/gpu.
-		rm -f "$SIM_RUN/gpu-registered" "$SIM_RUN/mig-registered"
+		sim_plugin_gone
 		srv_klog I main.go:416 "No devices found. Waiting indefinitely."
 		return 0
 	fi
@@ -1119,7 +1125,7 @@ srv_plugin_register() {
 		if ! srv_mps_healthy; then
 			srv_klog E main.go:190 "Failed to start plugin: error waiting for MPS daemon: error checking MPS daemon health: failed to send command to MPS daemon: exit status 1"
 			srv_klog I main.go:191 "Failed to start one or more plugins. Retrying in 30s..."
-			rm -f "$SIM_RUN/gpu-registered" "$SIM_RUN/mig-registered"
+			sim_plugin_gone
 			return 2
 		fi
 		srv_klog I server.go:120 '"MPS daemon is healthy" resource="nvidia.com/gpu"'
@@ -1247,10 +1253,9 @@ srv_pod_status() {
 	[ -f "$f" ] || return 0
 	$JQ --arg mode "$3" --arg code "$4" --arg reason "$5" --arg restarts "${6:-0}" \
 		--arg msg "${7:-}" --arg ts "$(sim_ts)" --arg node "$SRV_NODE" --arg ip "$SRV_IP" \
-		--arg cid "containerd://$(srv_hex 32)" '
+		--arg cid "containerd://$(srv_hex 32)" "$SIM_JQ_MAIN_CONTAINER"'
 		def c($t; $s): {type: $t, status: $s, lastProbeTime: null, lastTransitionTime: $ts};
-		# The container the stand-in runs: the first that is not a sidecar.
-		((.spec.containers | map(select(.name | endswith("-sidecar") | not)) | first) // .spec.containers[0]) as $c
+		main_container as $c
 		| ([.status.containerStatuses[]? | select(.name == $c.name)] | first) as $prev
 		| ($restarts | tonumber) as $rc
 		| {name: $c.name, image: $c.image, imageID: "", restartCount: $rc,
@@ -1380,9 +1385,7 @@ srv_pod() {
 			# The last run's log stays the current one until the new run
 			# has its own, as the kubelet serves it: never none between.
 			log=$SIM_LOGS/$ns/$name.log
-			if [ -f "$log" ]; then
-				ln -f "$log" "$log.prev" && : >"$log.new" && mv -f "$log.new" "$log"
-			fi
+			[ ! -f "$log" ] || { : >"$log.new" && srv_log_rotate "$log" "$log.new"; }
 			srv_start_pod "$ns" "$name" "$f"
 		fi
 		;;
