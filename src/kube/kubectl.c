@@ -52,20 +52,45 @@ static int type_unregistered(const struct run_result *res)
 		strstr(res->err, "the server doesn't have a resource type"));
 }
 
+/* A try that DEADLINE, not the call's own limit, stopped. */
+static int deadline_cut(long long deadline, const os_error *err)
+{
+	return err->code == OS_EXIT_TIMEOUT && clock_ms() >= deadline;
+}
+
 int kube_exec_k3s_type(const char *ctr, const char *type, const char *const *args, const char *input,
 		       long long deadline, int timeout_ms, struct run_result *res, os_error *err)
 {
 	struct backoff b = { 0 };
-	int rc;
+	struct run_result last = { 0 };   /* k3s's last "not registered" answer */
+	int rc, gave_up = 0;
 
 	/* Each try within what is left before DEADLINE. */
 	while ((rc = kube_exec(ctr, args, input, call_budget_ms(deadline, timeout_ms), res, err)) == 0 &&
-	       type_unregistered(res) && backoff_wait(&b, deadline))
+	       type_unregistered(res)) {
+		run_result_free(&last);
+		last = *res;
+		*res = (struct run_result){ 0 };
+		if ((gave_up = !backoff_wait(&b, deadline)))
+			break;
+	}
+	/* Cut short once k3s had said no, that earlier answer is the news;
+	 * before any answer, the runner's "timed out after 29ms" would be. */
+	if (rc < 0 && deadline_cut(deadline, err)) {
+		os_error_clear(err);
+		if (!(gave_up = last.err != NULL))
+			os_error_set(err, OS_EXIT_TIMEOUT, "the --timeout ran out while kubectl %s of %s ran in gateway container %s",
+				     args[0], type, ctr);
+	}
+	if (gave_up) {
 		run_result_free(res);
-	if (rc == 0 && type_unregistered(res))
+		*res = last;
+		last = (struct run_result){ 0 };
 		rc = run_failure(err, OS_EXIT_TIMEOUT, res,
 				 "k3s in gateway container %s did not register its %s type in time (kubectl %s)", ctr, type,
 				 args[0]);
+	}
+	run_result_free(&last);
 	return rc;
 }
 

@@ -36,7 +36,9 @@ int kube_exec(const char *ctr, const char *const *args, const char *input, int t
  * cluster's kubectl may first say "no matches for kind … ensure CRDs are
  * installed first" (apply) or "the server doesn't have a resource type"
  * (get, delete): that answer is waited out with a backoff until DEADLINE,
- * then a timeout (-1, err set, naming TYPE and kubectl's line). */
+ * then a timeout (-1, err set, naming TYPE and kubectl's line). A try
+ * that DEADLINE cuts short is that timeout too once k3s has said no, and
+ * before any answer one that names the --timeout. */
 int kube_exec_k3s_type(const char *ctr, const char *type, const char *const *args, const char *input,
 		       long long deadline, int timeout_ms, struct run_result *res, os_error *err);
 

@@ -125,10 +125,30 @@ setup() {
 	sim_only "needs the stand-in's CRD delay"
 	openshell -q gateway start --name crdl --image openshell-cluster:sim-crds-late --port "$(free_port)"
 	# The volume is kept now: this start deletes a GPU run's device plugin through the API.
-	run --separate-stderr openshell gateway start --name crdl --timeout 3s
+	# Long enough that, on a loaded machine too, the API check ends and
+	# k3s answers at least once before the deadline.
+	run --separate-stderr openshell gateway start --name crdl --timeout 10s
 	assert_failure 4
 	[[ "$stderr" == *"k3s in gateway container openshell-cluster-crdl did not register its HelmChart type in time (kubectl delete): error: the server doesn't have a resource type \"helmchart\""* ]]
+}
+
+@test "a --timeout that runs out during the HelmChart delete names the --timeout, not the call's cut budget" {
+	sim_only "uses the gateway of the test before"
+	# docker, but `kubectl delete helmchart` hangs, as on an API server that does not answer.
+	fake=$BATS_TEST_TMPDIR/bin
+	mkdir -p "$fake"
+	cat >"$fake/docker" <<-EOF
+	#!/bin/bash
+	if [ "\$1" = exec ] && [[ " \$* " == *" delete helmchart "* ]]; then
+		exec sleep 60
+	fi
+	exec $(command -v docker) "\$@"
+	EOF
+	chmod +x "$fake/docker"
+	OPENSHELL_DOCKER=$fake/docker run --separate-stderr openshell gateway start --name crdl --timeout 3s
 	openshell -q gateway destroy --name crdl --yes
+	assert_failure 4
+	[ "${stderr_lines[-1]}" = "openshell: error: the --timeout ran out while kubectl delete of HelmChart ran in gateway container openshell-cluster-crdl" ]
 }
 
 @test "start without --gpu against a GPU gateway is refused, naming --recreate" {
