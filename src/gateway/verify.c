@@ -145,7 +145,8 @@ static int check_allocatable(const struct gateway *gw, int gpus, struct check *c
 						   sh.mps ? "pods share a GPU at once, each with its share of it" : "pods share a GPU in turns"));
 	else
 		check_set(c, n > 0 || nmig > 0 ? CHECK_PASS : CHECK_FAIL,
-			  xasprintf("node allocatable nvidia.com/gpu = %lld%s%s%s", n, n || nmig ? "" : ": the plugin found no GPU",
+			  xasprintf("node allocatable nvidia.com/gpu = %lld%s%s%s%s", n,
+				    n || nmig ? "" : ": ", n || nmig ? "" : kube_gpus_zero_why(kube_nodes_capacity_gpus(nodes)),
 				    nmig ? ", " : "", nmig ? migs : ""));
 	strv_free(&mig);
 	cJSON_Delete(nodes);

@@ -44,6 +44,7 @@ struct gpu_state {
 	int mps_found;            /* and whether the chart has rendered it */
 	int nodes;                /* how many the cluster has */
 	long long allocatable;    /* -1: absent */
+	long long capacity;       /* the same, healthy or not */
 	long long mig;            /* MIG devices allocatable as resources of their own (mixed) */
 	long long want;           /* the allocatable sharing makes, or 0: any */
 	int mps_sharing;          /* that sharing is MPS: its control daemon comes first */
@@ -82,6 +83,7 @@ static int read_gpu_state(const struct wait_ctx *w, struct gpu_state *g, os_erro
 	free(g->heartbeat);
 	g->heartbeat = kube_nodes_heartbeat(list);
 	g->allocatable = kube_nodes_allocatable_gpus(list);
+	g->capacity = kube_nodes_capacity_gpus(list);
 	g->mig = mig_resources(list, NULL);
 	cJSON_Delete(list);
 	return 0;
@@ -134,10 +136,11 @@ static char *gpu_missing(const struct gpu_state *g)
 	if (g->stale)
 		return xasprintf("the node's status (posted %s) predates the container's last start: its kubelet has not posted it since",
 				 g->heartbeat ? g->heartbeat : "?");
-	if (g->want && g->allocatable != g->want)
-		return xasprintf("the node's allocatable nvidia.com/gpu is %lld, not the %lld that --gpu-sharing makes (has the Helm job upgraded the device plugin?)",
-				 g->allocatable, g->want);
-	return xstrdup("the node's allocatable nvidia.com/gpu is 0 (the plugin found no GPU)");
+	if (g->allocatable == 0)
+		return xasprintf("the node's allocatable nvidia.com/gpu is 0 (capacity %lld): %s", g->capacity,
+				 kube_gpus_zero_why(g->capacity));
+	return xasprintf("the node's allocatable nvidia.com/gpu is %lld, not the %lld that --gpu-sharing makes (has the Helm job upgraded the device plugin?)",
+			 g->allocatable, g->want);
 }
 
 static char *plugin_pod_warning(const struct wait_ctx *w, const cJSON *pods, int t)

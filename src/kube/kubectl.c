@@ -247,22 +247,42 @@ int kube_status_predates(const char *heartbeat, const char *started)
 	return strncmp(heartbeat, started, 19) <= 0;
 }
 
-long long kube_nodes_allocatable_gpus(const cJSON *nodes)
+static long long nodes_gpus(const cJSON *nodes, const char *field)
 {
 	const cJSON *items = json_get(nodes, "items", NULL);
 	const cJSON *node;
 	long long total = -1, n;
 
 	if (!items && cJSON_IsObject(nodes)) {   /* a single Node */
-		const cJSON *q = json_get(nodes, "status", "allocatable", GPU_RESOURCE, NULL);
+		const cJSON *q = json_get(nodes, "status", field, GPU_RESOURCE, NULL);
 		return parse_count(q, &n) == 0 ? n : -1;
 	}
 	cJSON_ArrayForEach(node, items) {
-		const cJSON *q = json_get(node, "status", "allocatable", GPU_RESOURCE, NULL);
+		const cJSON *q = json_get(node, "status", field, GPU_RESOURCE, NULL);
 		if (of_kind(node, "Node") && parse_count(q, &n) == 0)
 			total = (total < 0 ? 0 : total) + n;
 	}
 	return total;
+}
+
+long long kube_nodes_allocatable_gpus(const cJSON *nodes)
+{
+	return nodes_gpus(nodes, "allocatable");
+}
+
+long long kube_nodes_capacity_gpus(const cJSON *nodes)
+{
+	return nodes_gpus(nodes, "capacity");
+}
+
+/* The kubelet's device manager (pkg/kubelet/cm/devicemanager/manager.go):
+ * when a plugin's socket goes, its devices turn unhealthy (capacity kept,
+ * allocatable 0) for a 5-minute grace period, then the resource is set to
+ * 0; after a kubelet restart it is 0 until the plugin registers again. */
+const char *kube_gpus_zero_why(long long capacity)
+{
+	return capacity > 0 ? "the device plugin registered its GPUs, and the kubelet now counts none healthy: the plugin stopped serving them or found them unhealthy (its log says which)"
+			    : "the kubelet has the resource from an earlier registration, and the device plugin has not registered its GPUs again since";
 }
 
 const cJSON *kube_find_device_plugin(const cJSON *daemonsets)

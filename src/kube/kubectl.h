@@ -91,6 +91,14 @@ int kube_status_predates(const char *heartbeat, const char *started);
 /* Node allocatable nvidia.com/gpu summed over a NodeList (or one Node).
  * -1 when no node has the key (plugin not registered), else the count. */
 long long kube_nodes_allocatable_gpus(const cJSON *nodes);
+/* The same of the nodes' capacity: the devices the kubelet holds for a
+ * plugin, healthy or not (allocatable counts the healthy ones). */
+long long kube_nodes_capacity_gpus(const cJSON *nodes);
+
+/* Why a node's allocatable nvidia.com/gpu is 0, from its CAPACITY: a
+ * plugin that does not find GPUs never registers the resource, so 0 means
+ * that one registered GPUs and the kubelet now counts none healthy. */
+const char *kube_gpus_zero_why(long long capacity);
 
 struct ds_status {
 	long long desired;

@@ -72,6 +72,22 @@ setup() {
 	assert_line '  SKIP  smoke-pod       not run: no allocatable GPU'
 }
 
+@test "a plugin that dies after registering its GPUs: allocatable 0 is the kubelet counting none healthy" {
+	sim_only "needs the stand-in's crash-loop switch"
+	sw=/var/lib/rancher/k3s/sim/switches/SIM_PLUGIN_CRASHLOOP
+	suite_teardown() {
+		docker exec openshell-cluster-vg rm -f "$sw"
+		eventually node_allocatable_is vg "$(sim_gpu_count)"
+	}
+	docker exec openshell-cluster-vg sh -c "mkdir -p ${sw%/*} && echo 1 >$sw"
+	eventually node_allocatable_is vg 0
+	run --separate-stderr openshell gateway verify --name vg
+	assert_failure 8
+	assert_line --regexp '^  FAIL  device-plugin   DaemonSet nvidia-device-plugin/nvidia-device-plugin: 0/1 pods ready$'
+	assert_line '  FAIL  allocatable     node allocatable nvidia.com/gpu = 0: the device plugin registered its GPUs, and the kubelet now counts none healthy: the plugin stopped serving them or found them unhealthy (its log says which)'
+	assert_line '  SKIP  smoke-pod       not run: no allocatable GPU'
+}
+
 @test "a gateway without --gpu reports every check as n/a and exits 9" {
 	openshell -q gateway start --name vn --image "$IMAGE" --port "$(free_port)" >/dev/null
 	run --separate-stderr openshell gateway verify --name vn

@@ -40,6 +40,7 @@ setup_file() {
 	start never --gpus all -e GPU_ENABLED=true "$SIM_K3S_IMAGE-never-ready"
 	start chartfail --gpus all -e GPU_ENABLED=true -e SIM_CHART_INSTALL_FAIL=1 -e SIM_HELM_DELAY=0.3 "$SIM_K3S_IMAGE"
 	start crash --gpus all -e GPU_ENABLED=true -e SIM_PLUGIN_CRASHLOOP=1 -e SIM_CRASHLOOP_PERIOD=0.5 "$SIM_K3S_IMAGE"
+	start gone --gpus all -e GPU_ENABLED=true -e SIM_CRASHLOOP_PERIOD=0.5 "$SIM_K3S_IMAGE"
 	start pressure --gpus all -e GPU_ENABLED=true -e SIM_NODE_PRESSURE=memory "$SIM_K3S_IMAGE"
 	start notoolkit --gpus all -e GPU_ENABLED=true "$SIM_K3S_IMAGE-notoolkit"
 	start broken --gpus all -e GPU_ENABLED=true -e SIM_NVIDIA_RUNTIME_BROKEN=1 "$SIM_K3S_IMAGE"
@@ -81,6 +82,21 @@ alloc() {
 
 alloc_is() {
 	[[ $(alloc "$1") == "$2" ]]
+}
+
+# gpu_is NAME ALLOCATABLE CAPACITY: the node's nvidia.com/gpu, both ways.
+gpu_is() {
+	[[ $(kx "$1" get nodes -o json |
+		jq -r '.items[0].status | "\(.allocatable["nvidia.com/gpu"] // "absent") \(.capacity["nvidia.com/gpu"] // "absent")"') == "$2 $3" ]]
+}
+
+# switch NAME SWITCH [VALUE]: set a stand-in switch at run time; no VALUE clears it.
+switch() {
+	if [ $# -gt 2 ]; then
+		docker exec "openshell-cluster-$1" sh -c "mkdir -p /var/lib/rancher/k3s/sim/switches && echo $3 >/var/lib/rancher/k3s/sim/switches/$2"
+	else
+		docker exec "openshell-cluster-$1" rm -f "/var/lib/rancher/k3s/sim/switches/$2"
+	fi
 }
 
 pod_phase_is() {
@@ -536,6 +552,25 @@ no-nvidia-smi"
 	run alloc crash
 	assert_output "absent"
 	wait_for 60 health_has crash "HEALTHCHECK_FAIL gpu-device-plugin-not-ready desired=1 ready=0"
+}
+
+@test "a plugin that dies after registering: its GPUs stay in capacity, none allocatable, then 0; never absent again" {
+	wait_for 60 gpu_is gone 2 2
+	# The kubelet marks a stopped plugin's devices unhealthy (devicemanager).
+	switch gone SIM_PLUGIN_CRASHLOOP 1
+	wait_for 60 gpu_is gone 0 2
+	# Its checkpoint keeps the resource over a restart, at 0 until the plugin registers.
+	docker restart -t 2 openshell-cluster-gone >/dev/null
+	wait_for 60 gpu_is gone 0 0
+	switch gone SIM_PLUGIN_CRASHLOOP
+	wait_for 60 gpu_is gone 2 2
+	# After the grace period the removed resource reads 0, not absent.
+	switch gone SIM_ENDPOINT_GRACE 1
+	switch gone SIM_PLUGIN_CRASHLOOP 1
+	wait_for 60 gpu_is gone 0 0
+	switch gone SIM_PLUGIN_CRASHLOOP
+	switch gone SIM_ENDPOINT_GRACE
+	wait_for 60 gpu_is gone 2 2
 }
 
 @test "node pressure switch: MemoryPressure True with its taint, node still Ready" {

@@ -293,6 +293,27 @@ static void test_nodes(void)
 	is_int(kube_nodes_allocatable_gpus(NULL), -1, "NULL: -1");
 }
 
+#define NODE_SPLIT(alloc, cap) \
+	"{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"openshell-x\"}," \
+	"\"status\":{\"allocatable\":{" alloc "},\"capacity\":{" cap "}}}"
+
+/* A stopped plugin's devices: the kubelet keeps them in capacity with none
+ * allocatable (pkg/kubelet/cm/devicemanager). */
+static void test_nodes_capacity(void)
+{
+	cJSON *j = J(NODELIST(NODE_SPLIT(ALLOC_BASE ",\"nvidia.com/gpu\":\"0\"", ALLOC_BASE ",\"nvidia.com/gpu\":\"2\"")));
+
+	is_int(kube_nodes_allocatable_gpus(j), 0, "unhealthy devices: allocatable 0");
+	is_int(kube_nodes_capacity_gpus(j), 2, "and capacity 2");
+	cJSON_Delete(j);
+	j = J(NODE_SPLIT(ALLOC_BASE, ALLOC_BASE));
+	is_int(kube_nodes_capacity_gpus(j), -1, "never registered: no capacity either");
+	cJSON_Delete(j);
+	ok(strstr(kube_gpus_zero_why(2), "none healthy") != NULL, "0 of a capacity: the kubelet counts none healthy");
+	ok(strstr(kube_gpus_zero_why(0), "has not registered its GPUs again") != NULL,
+	   "0 of 0: a registration of an earlier run, none since");
+}
+
 /* One `kubectl get nodes,daemonsets,runtimeclasses -A -o json`: a List of
  * every kind, each item with its own kind. */
 static void test_mixed_list(void)
@@ -493,6 +514,7 @@ int main(void)
 	test_inspect_malformed();
 	test_says_missing();
 	test_nodes();
+	test_nodes_capacity();
 	test_mixed_list();
 	test_status_predates();
 	test_daemonsets();

@@ -174,9 +174,18 @@ sim_delete_pod() {
 }
 
 # The device plugin's kubelet socket is gone (its container exited, or its
-# pod was deleted): the kubelet drops every device it registered.
+# pod was deleted). The kubelet's device manager marks every device it
+# registered unhealthy: the node keeps them in capacity with none
+# allocatable until the grace period ends (srv_device_resources).
+# (sh has no locals: its variables are named for it, as its callers' are not.)
 sim_plugin_gone() {
-	rm -f "$SIM_RUN/gpu-registered" "$SIM_RUN/mig-registered"
+	sim_pg_gone=""
+	for sim_pg_f in gpu-registered mig-registered; do
+		[ -f "$SIM_RUN/$sim_pg_f" ] || continue
+		mv -f "$SIM_RUN/$sim_pg_f" "$SIM_RUN/$sim_pg_f.stopped"
+		sim_pg_gone=1
+	done
+	[ -z "$sim_pg_gone" ] || sim_now >"$SIM_RUN/plugin-stopped-at"
 }
 
 # sim_helm_uninstall CHART: what the Helm controller does when a HelmChart is

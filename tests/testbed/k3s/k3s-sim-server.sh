@@ -287,27 +287,63 @@ srv_read_labels() {
 	done <"$SIM_STATE/node-labels"
 }
 
+# The device plugins' resources on the node, "NAME=ALLOCATABLE/CAPACITY,"
+# each: those of the live plugin (gpu-registered: an ID a line;
+# mig-registered: "RESOURCE ID" lines, the mixed strategy's), and those the
+# node ever had (node-resources, kept in the volume as the node object is in
+# k3s's datastore). As the kubelet's device manager does
+# (pkg/kubelet/cm/devicemanager/manager.go: markResourceUnhealthy,
+# GetCapacity; endpointStopGracePeriod, 5 minutes; nodestatus/setters.go
+# sets a removed resource to 0): a stopped plugin's devices stay in
+# capacity, none allocatable, for the grace period, then both are 0; after
+# a restart both are 0 (its checkpoint) until the plugin registers again.
+srv_device_resources() {
+	[ -s "$SIM_STATE/node-resources" ] || return 0
+	awk -v now="$(sim_now)" -v grace="${SIM_ENDPOINT_GRACE:-300}" -v run="$SIM_RUN" \
+		-v switch="$SIM_STATE/switches/SIM_ENDPOINT_GRACE" '
+		function count(file, live,   l, a) {
+			while ((getline l <file) > 0)
+				if (l != "")
+					n[split(l, a, " ") == 2 ? a[1] : "nvidia.com/gpu", live]++
+			close(file)
+		}
+		BEGIN {
+			if ((getline g <switch) > 0)   # a switch (sim_switch) wins
+				grace = g
+			if ((getline t <(run "/plugin-stopped-at")) > 0)
+				in_grace = now - t < grace
+			count(run "/gpu-registered", 1)
+			count(run "/mig-registered", 1)
+			count(run "/gpu-registered.stopped", 0)
+			count(run "/mig-registered.stopped", 0)
+		}
+		NF { live = n[$1, 1] + 0; printf "%s=%d/%d,", $1, live, live ? live : in_grace ? n[$1, 0] + 0 : 0 }
+	' "$SIM_STATE/node-resources"
+}
+
+# srv_node_resource NAME: the node has that resource from now on.
+srv_node_resource() {
+	grep -qsxF "$1" "$SIM_STATE/node-resources" || echo "$1" >>"$SIM_STATE/node-resources"
+}
+
 srv_node() {
-	gpus=""
-	[ -f "$SIM_RUN/gpu-registered" ] && gpus=$(wc -l <"$SIM_RUN/gpu-registered" | tr -d ' ')
-	# MIG devices of the mixed strategy: a resource per profile ("RESOURCE ID" lines).
-	migs=""
-	[ -f "$SIM_RUN/mig-registered" ] && migs=$(awk '{ n[$1]++ } END { for (r in n) printf "%s=%d,", r, n[r] }' "$SIM_RUN/mig-registered")
+	dev=$(srv_device_resources)
 	pressure=$(sim_switch SIM_NODE_PRESSURE)
-	sig="$gpus|$migs|$pressure|$SRV_EXTRA_LABELS"
+	sig="$dev|$pressure|$SRV_EXTRA_LABELS"
 	[ "$sig" = "$SRV_NODE_SIG" ] && [ -f "$(sim_obj nodes "" "$SRV_NODE")" ] && return 0
 	SRV_NODE_SIG=$sig
 	labels=$(srv_node_labels)
 	$JQ -n --arg name "$SRV_NODE" --arg uid "$SRV_NODE_UID" --arg ts "$SRV_NODE_CREATED" \
-		--arg now "$(sim_ts)" --arg cpu "$SRV_CPU" --arg mem "$SRV_MEM" --arg gpus "$gpus" \
-		--arg pressure "$pressure" --arg labels "$labels" --arg ip "$SRV_IP" --arg migs "$migs" \
+		--arg now "$(sim_ts)" --arg cpu "$SRV_CPU" --arg mem "$SRV_MEM" --arg dev "$dev" \
+		--arg pressure "$pressure" --arg labels "$labels" --arg ip "$SRV_IP" \
 		--arg ver "$SIM_VERSION" '
 		def cond($t; $s; $r; $m): {type: $t, status: $s, reason: $r, message: $m,
 			lastHeartbeatTime: $now, lastTransitionTime: $ts};
-		({cpu: $cpu, "ephemeral-storage": "61202244Ki", "hugepages-1Gi": "0", "hugepages-2Mi": "0",
-		  memory: "\($mem)Ki", pods: "110"}
-		 + (if $gpus != "" then {"nvidia.com/gpu": $gpus} else {} end)
-		 + ($migs | split(",") | map(select(length > 0) | split("=") | {key: .[0], value: .[1]}) | from_entries)) as $res
+		{cpu: $cpu, "ephemeral-storage": "61202244Ki", "hugepages-1Gi": "0", "hugepages-2Mi": "0",
+		 memory: "\($mem)Ki", pods: "110"} as $base
+		| ($dev | split(",") | map(select(length > 0) | split("=") | {key: .[0], value: (.[1] | split("/"))})) as $d
+		| ($base + ($d | map({key, value: .value[0]}) | from_entries)) as $alloc
+		| ($base + ($d | map({key, value: .value[1]}) | from_entries)) as $cap
 		| {apiVersion: "v1", kind: "Node",
 		   metadata: {name: $name, uid: $uid, resourceVersion: "1", creationTimestamp: $ts,
 		              labels: ($labels | split(",") | map(select(length > 0) | split("=") | {key: .[0], value: (.[1:] | join("="))}) | from_entries),
@@ -321,7 +357,7 @@ srv_node() {
 		             else {} end)),
 		   status: {
 		     addresses: [{type: "InternalIP", address: $ip}, {type: "Hostname", address: $name}],
-		     allocatable: $res, capacity: $res,
+		     allocatable: $alloc, capacity: $cap,
 		     conditions: [
 		       (if $pressure == "memory" then cond("MemoryPressure"; "True"; "KubeletHasInsufficientMemory"; "kubelet has insufficient memory available")
 		        else cond("MemoryPressure"; "False"; "KubeletHasSufficientMemory"; "kubelet has sufficient memory available") end),
@@ -335,8 +371,12 @@ srv_node() {
 		                operatingSystem: "linux", osImage: "K3s stand-in (SIMULATION)",
 		                machineID: "", systemUUID: "", bootID: ""}}}' |
 		sim_write_if_changed "$(sim_obj nodes "" "$SRV_NODE")"
-	[ -z "$gpus" ] || sim_stamp "gpu-allocatable $gpus"
-	[ -z "$migs" ] || sim_stamp "mig-allocatable $migs"
+	case ,$dev in
+	*,nvidia.com/gpu=*)
+		gpus=${dev#*nvidia.com/gpu=}
+		[ "${gpus%%/*}" = 0 ] || sim_stamp "gpu-allocatable ${gpus%%/*}"
+		;;
+	esac
 }
 
 # Parse a HelmChart manifest (SIMULATION: a small YAML reader for the shapes
@@ -1130,10 +1170,13 @@ srv_plugin_register() {
 		fi
 		srv_klog I server.go:120 '"MPS daemon is healthy" resource="nvidia.com/gpu"'
 	fi
-	rm -f "$SIM_RUN/mig-registered"
+	# A plugin that registers again gets new endpoints: the stopped ones are gone.
+	rm -f "$SIM_RUN/mig-registered" "$SIM_RUN/gpu-registered.stopped" "$SIM_RUN/mig-registered.stopped" \
+		"$SIM_RUN/plugin-stopped-at"
 	if [ -n "$mig_dev" ]; then
 		printf '%s\n' "$mig_dev" >"$SIM_RUN/mig-registered"
 		for r in $(printf '%s\n' "$mig_dev" | awk '{ print $1 }' | sort -u); do
+			srv_node_resource "$r"
 			srv_klog I server.go:146 "Starting to serve '$r' on /var/lib/kubelet/device-plugins/nvidia-${r#nvidia.com/}.sock"
 			srv_klog I server.go:154 "Registered device plugin for '$r' with Kubelet"
 		done
@@ -1150,6 +1193,7 @@ srv_plugin_register() {
 	else
 		printf '%s\n' "$whole" >"$SIM_RUN/gpu-registered"
 	fi
+	srv_node_resource nvidia.com/gpu
 	srv_klog I server.go:146 "Starting to serve 'nvidia.com/gpu' on /var/lib/kubelet/device-plugins/nvidia-gpu.sock"
 	srv_klog I server.go:154 "Registered device plugin for 'nvidia.com/gpu' with Kubelet"
 }
