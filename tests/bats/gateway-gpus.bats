@@ -21,6 +21,20 @@ setup() {
 	load helpers/gateway
 }
 
+# Gateway $1 runs the plugin with MPS, ready and waiting for a control
+# daemon that has failed: its DaemonSet 1/1 ready, the daemon's 0/1.
+mps_daemon_broken_settled() {
+	local ds pod
+	ds=$(docker exec "openshell-cluster-$1" kubectl get ds -n nvidia-device-plugin -o json |
+		jq -r '[.items[] | "\(.metadata.name)=\(.status.desiredNumberScheduled)/\(.status.numberReady)"] | sort | join(" ")')
+	echo "DaemonSets: $ds" >&2
+	[ "$ds" = "nvidia-device-plugin-mps-control-daemon=1/0 nvidia-device-plugin=1/1" ] || return 1
+	pod=$(docker exec "openshell-cluster-$1" kubectl get pods -n nvidia-device-plugin -o json |
+		jq -r '.items[] | .metadata.name | select(startswith("nvidia-device-plugin-mps-") | not)')
+	docker exec "openshell-cluster-$1" kubectl logs -n nvidia-device-plugin "$pod" -c nvidia-device-plugin-ctr |
+		grep -q "error waiting for MPS daemon"
+}
+
 uuid_of() { # INDEX: the host's GPU of that index
 	sim_gpu_uuids | sed -n "$(($1 + 1))p"
 }
@@ -202,9 +216,15 @@ uuid_of() { # INDEX: the host's GPU of that index
 @test "an MPS control daemon that cannot start: the start's timeout says so" {
 	sim_only "needs the stand-in's MPS switch"
 	docker exec openshell-cluster-mps sh -c 'echo 1 >/var/lib/rancher/k3s/sim/switches/SIM_MPS_DAEMON_BROKEN'
-	run --separate-stderr openshell gateway start --gpus 1 --gpu-sharing mps:2 --name mps --timeout 8s
+	# The upgrade to MPS first, to its end: the plugin up and retrying, its
+	# daemon crash-looping. A loaded machine may take long to get there.
+	background_start --gpus 1 --gpu-sharing mps:2 --name mps
+	eventually mps_daemon_broken_settled mps
+	stop_background_start
+	run --separate-stderr openshell gateway start --gpus 1 --gpu-sharing mps:2 --name mps --timeout 10s
 	assert_failure 4
-	[[ "$stderr" == *"waiting for GPUs: the node's allocatable nvidia.com/gpu is absent, not the 2 that --gpu-sharing makes: the MPS control daemon has 0 of 1 pods ready, and the plugin registers the replicas once it is up"* ]]
+	# The plugin had registered time-slicing's replicas: the kubelet keeps the resource, at 0.
+	[[ "$stderr" == *"waiting for GPUs: the node's allocatable nvidia.com/gpu is 0, not the 2 that --gpu-sharing makes: the MPS control daemon has 0 of 1 pods ready, and the plugin registers the replicas once it is up"* ]]
 	[[ "$stderr" == *"error waiting for MPS daemon"* ]]   # the plugin's log
 	openshell -q gateway destroy --name mps --yes
 }
