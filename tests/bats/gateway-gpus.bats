@@ -231,8 +231,10 @@ uuid_of() { # INDEX: the host's GPU of that index
 
 @test "a k3s that never registers its HelmChartConfig type: --gpu-sharing waits, then says so" {
 	sim_only "needs the stand-in's CRD delay"
-	run --separate-stderr openshell gateway start --gpus 1 --gpu-sharing time-slicing:2 --name crds \
-		--image openshell-cluster:sim-crds-late --port "$(free_port)" --timeout 8s
+	# Made first, so that on a loaded machine too the asserting start's
+	# deadline comes after k3s has answered the apply at least once.
+	openshell -q gateway start --gpus 1 --name crds --image openshell-cluster:sim-crds-late --port "$(free_port)" --no-wait
+	run --separate-stderr openshell gateway start --gpus 1 --gpu-sharing time-slicing:2 --name crds --timeout 8s
 	assert_failure 4
 	[[ "$stderr" == *"error: k3s in gateway container openshell-cluster-crds did not register its HelmChartConfig type in time (kubectl apply): error: resource mapping not found for name: \"nvidia-device-plugin\" namespace: \"kube-system\" from \"STDIN\": no matches for kind \"HelmChartConfig\" in version \"helm.cattle.io/v1\""* ]]
 	openshell -q gateway destroy --name crds --yes

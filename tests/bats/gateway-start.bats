@@ -292,8 +292,13 @@ setup() {
 
 @test "an image without its bundle fails offline, naming the chart it lacks" {
 	sim_only "needs the stand-in image built without its bundle"
+	# The install fails first, however slow the machine; then the start's deadline.
+	port=$(free_port)
+	background_start --gpu --name nob --image openshell-cluster:sim-nobundle --port "$port"
+	eventually sh -c "docker exec openshell-cluster-nob kubectl logs -n kube-system -l job-name=helm-install-nvidia-device-plugin | grep -q '404 Not Found'"
+	stop_background_start
 	run --separate-stderr openshell gateway start --gpu --name nob --image openshell-cluster:sim-nobundle \
-		--port "$(free_port)" --timeout 10s
+		--port "$port" --timeout 8s
 	assert_failure 4
 	chart=nvidia-device-plugin-$(sed -n 's/^DEVICE_PLUGIN_CHART_VERSION=//p' "$OPENSHELL_SRCDIR/deploy/versions.env").tgz
 	err_line=$(grep '^openshell: error:' <<<"$stderr")
