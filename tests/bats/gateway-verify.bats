@@ -137,7 +137,7 @@ setup() {
 
 @test "a smoke image the gateway does not have fails with the kubelet's pull error" {
 	sim_only "the stand-in is offline; a real runner may reach a registry"
-	run --separate-stderr openshell gateway verify --name vg --smoke-image busybox:1.36 --timeout 5s
+	run --separate-stderr openshell gateway verify --name vg --smoke-image busybox:1.36 --timeout 10s
 	assert_failure 8
 	assert_line --regexp '^  FAIL  smoke-pod       pod openshell-verify-[0-9a-f]+ Pending: (ErrImagePull: rpc error: code = Unknown desc = failed to pull and unpack image "docker.io/library/busybox:1.36"|ImagePullBackOff: Back-off pulling image "busybox:1.36")'
 }
