@@ -136,11 +136,10 @@ static char *gpu_missing(const struct gpu_state *g)
 	if (g->stale)
 		return xasprintf("the node's status (posted %s) predates the container's last start: its kubelet has not posted it since",
 				 g->heartbeat ? g->heartbeat : "?");
-	if (g->allocatable == 0)
-		return xasprintf("the node's allocatable nvidia.com/gpu is 0 (capacity %lld): %s", g->capacity,
-				 kube_gpus_zero_why(g->capacity));
-	return xasprintf("the node's allocatable nvidia.com/gpu is %lld, not the %lld that --gpu-sharing makes (has the Helm job upgraded the device plugin?)",
-			 g->allocatable, g->want);
+	if (g->want && g->allocatable != g->want)
+		return xasprintf("the node's allocatable nvidia.com/gpu is %lld, not the %lld that --gpu-sharing makes (has the Helm job upgraded the device plugin?)",
+				 g->allocatable, g->want);
+	return xasprintf("the node's allocatable nvidia.com/gpu is 0: %s", kube_gpus_zero_why(g->capacity));
 }
 
 static char *plugin_pod_warning(const struct wait_ctx *w, const cJSON *pods, int t)
