@@ -30,6 +30,7 @@ struct status {
 	int api_ready;
 	struct runtime_fact rt;  /* containerd's nvidia runtime (config_read 0: unknown) */
 	long long gpus;          /* allocatable nvidia.com/gpu; -1 absent or unknown */
+	long long capacity;      /* the same, healthy or not */
 	struct strv mig;         /* allocatable MIG resources: "nvidia.com/mig-1g.10gb=2" */
 	const char *health;      /* Docker's verdict, or the probe's own (below) */
 	char *health_line;       /* last line of the latest health probe, or NULL */
@@ -101,7 +102,7 @@ static void probe(const struct gateway *gw, struct status *s)
 	os_error err = { 0 };
 	cJSON *nodes = NULL;
 
-	s->gpus = -1;
+	s->gpus = s->capacity = -1;
 	if (gw->c.health_output)
 		s->health_line = last_line(gw->c.health_output);
 	probe_health(gw, s);
@@ -112,6 +113,7 @@ static void probe(const struct gateway *gw, struct status *s)
 		containerd_nvidia_runtime(gw->container, 0, &s->rt, &err);
 	if (s->api_ready && kube_get(gw->container, "nodes", NULL, NULL, 0, 0, &nodes, &err) > 0) {
 		s->gpus = kube_nodes_allocatable_gpus(nodes);
+		s->capacity = kube_nodes_capacity_gpus(nodes);
 		mig_resources(nodes, &s->mig);
 	}
 	if (err.msg)
@@ -128,6 +130,7 @@ static void print_json(const struct gateway *gw, const struct status *s)
 	json_add_string_or_null(j, "health", s->health);
 	cJSON_AddBoolToObject(j, "api_ready", s->api_ready);
 	json_add_count_or_null(j, "gpus_allocatable", s->gpus);
+	json_add_count_or_null(j, "gpus_capacity", s->capacity);
 	cJSON *mig = cJSON_AddObjectToObject(j, "mig_allocatable");
 	for (size_t i = 0; i < s->mig.n; i++) {
 		cleanup_free char *name = xstrndup(s->mig.v[i], strcspn(s->mig.v[i], "="));
@@ -159,6 +162,9 @@ static void print_text(const struct gateway *gw, const struct status *s)
 	printf("  API ready:   %s\n", s->api_ready ? "yes" : gw->c.running ? "no" : "no (not running)");
 	if (!gateway_wants_gpu(gw))
 		printf("  GPUs:        none requested\n");
+	else if (s->gpus >= 0 && s->capacity > s->gpus)
+		printf("  GPUs:        requested%s; %lld allocatable (nvidia.com/gpu), %lld unhealthy\n", which, s->gpus,
+		       s->capacity - s->gpus);
 	else if (s->gpus >= 0)
 		printf("  GPUs:        requested%s; %lld allocatable (nvidia.com/gpu)\n", which, s->gpus);
 	else

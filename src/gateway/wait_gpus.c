@@ -136,9 +136,10 @@ static char *gpu_missing(const struct gpu_state *g)
 	if (g->stale)
 		return xasprintf("the node's status (posted %s) predates the container's last start: its kubelet has not posted it since",
 				 g->heartbeat ? g->heartbeat : "?");
+	cleanup_free char *sick = kube_gpus_unhealthy(g->allocatable, g->capacity);
 	if (g->want && g->allocatable != g->want)
-		return xasprintf("the node's allocatable nvidia.com/gpu is %lld, not the %lld that --gpu-sharing makes (has the Helm job upgraded the device plugin?)",
-				 g->allocatable, g->want);
+		return xasprintf("the node's allocatable nvidia.com/gpu is %lld, not the %lld that --gpu-sharing makes (%s)",
+				 g->allocatable, g->want, sick ? sick : "has the Helm job upgraded the device plugin?");
 	return xasprintf("the node's allocatable nvidia.com/gpu is 0: %s", kube_gpus_zero_why(g->capacity));
 }
 
@@ -477,6 +478,11 @@ int wait_gpus(const struct wait_ctx *w, const struct sharing_want *want, long lo
 	*gpus = g.allocatable;
 	*mig = g.mig;
 	log_step_done(1);
+	{
+		cleanup_free char *sick = kube_gpus_unhealthy(g.allocatable, g.capacity);
+		if (sick)   /* ready on the healthy ones, but the user must know */
+			log_warn("%s; 'openshell gateway verify' fails while any is", sick);
+	}
 	rc = 0;
 	goto out;
 fail:

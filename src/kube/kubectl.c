@@ -279,6 +279,16 @@ long long kube_nodes_capacity_gpus(const cJSON *nodes)
  * when a plugin's socket goes, its devices turn unhealthy (capacity kept,
  * allocatable 0) for a 5-minute grace period, then the resource is set to
  * 0; after a kubelet restart it is 0 until the plugin registers again. */
+char *kube_gpus_unhealthy(long long allocatable, long long capacity)
+{
+	long long sick = capacity - allocatable;
+
+	if (allocatable <= 0 || sick <= 0)   /* none healthy: kube_gpus_zero_why() */
+		return NULL;
+	return xasprintf("%lld of the node's %lld nvidia.com/gpu devices %s unhealthy: the device plugin marked %s (its log names the Xid error or the lost device)",
+			 sick, capacity, sick == 1 ? "is" : "are", sick == 1 ? "it" : "them");
+}
+
 const char *kube_gpus_zero_why(long long capacity)
 {
 	return capacity > 0 ? "the device plugin registered its GPUs, and the kubelet now counts none healthy: the plugin stopped serving them or found them unhealthy (its log says which)"

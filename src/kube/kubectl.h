@@ -100,6 +100,11 @@ long long kube_nodes_capacity_gpus(const cJSON *nodes);
  * that one registered GPUs and the kubelet now counts none healthy. */
 const char *kube_gpus_zero_why(long long capacity);
 
+/* "K of the node's N nvidia.com/gpu devices are unhealthy: …" when some
+ * are allocatable and the capacity holds more (the plugin marked devices
+ * unhealthy: an Xid error, a lost GPU), else NULL (owned). */
+char *kube_gpus_unhealthy(long long allocatable, long long capacity);
+
 struct ds_status {
 	long long desired;
 	long long ready;

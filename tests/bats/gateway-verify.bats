@@ -88,6 +88,28 @@ setup() {
 	assert_line '  SKIP  smoke-pod       not run: no allocatable GPU'
 }
 
+@test "a GPU the plugin marked unhealthy (Xid 79): start warns, status counts it, verify fails" {
+	sim_only "needs the stand-in's Xid switch"
+	sw=/var/lib/rancher/k3s/sim/switches/SIM_GPU_XID
+	suite_teardown() {
+		# A new plugin pod sees the GPU healthy again.
+		docker exec openshell-cluster-vg sh -c "rm -f $sw; for p in \$(kubectl get pods -n nvidia-device-plugin -o name); do kubectl delete -n nvidia-device-plugin \$p; done" >/dev/null
+		eventually node_allocatable_is vg "$(sim_gpu_count)"
+	}
+	docker exec openshell-cluster-vg sh -c "mkdir -p ${sw%/*} && echo 0 >$sw"
+	eventually node_allocatable_is vg "$(($(sim_gpu_count) - 1))"
+	run --separate-stderr openshell gateway start --gpu --name vg
+	assert_success
+	[[ "$stderr" == *"openshell: warning: 1 of the node's $(sim_gpu_count) nvidia.com/gpu devices is unhealthy: the device plugin marked it (its log names the Xid error or the lost device); 'openshell gateway verify' fails while any is"* ]]
+	run --separate-stderr openshell gateway status --name vg
+	assert_line "  GPUs:        requested; $(($(sim_gpu_count) - 1)) allocatable (nvidia.com/gpu), 1 unhealthy"
+	run --separate-stderr openshell gateway verify --name vg
+	assert_failure 8
+	assert_line "  FAIL  allocatable     node allocatable nvidia.com/gpu = $(($(sim_gpu_count) - 1)): 1 of the node's $(sim_gpu_count) nvidia.com/gpu devices is unhealthy: the device plugin marked it (its log names the Xid error or the lost device)"
+	# The smoke pod still runs on a healthy one.
+	assert_line --regexp '^  PASS  smoke-pod       '
+}
+
 @test "a gateway without --gpu reports every check as n/a and exits 9" {
 	openshell -q gateway start --name vn --image "$IMAGE" --port "$(free_port)" >/dev/null
 	run --separate-stderr openshell gateway verify --name vn

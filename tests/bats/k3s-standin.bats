@@ -573,6 +573,26 @@ no-nvidia-smi"
 	wait_for 60 gpu_is gone 2 2
 }
 
+@test "Xid switch: the plugin marks that GPU unhealthy; capacity keeps it, allocatable and pods do not" {
+	wait_for 60 gpu_is gone 2 2
+	switch gone SIM_GPU_XID 1
+	wait_for 60 gpu_is gone 1 2
+	pod=$(kx gone get pods -n nvidia-device-plugin -o json | jq -r '.items[0].metadata.name')
+	run kx gone logs -n nvidia-device-plugin "$pod" -c nvidia-device-plugin-ctr
+	assert_line --regexp '^I[0-9]{4} [0-9:.]+ +1 health\.go:169\] XidCriticalError: Xid=79 on Device=GPU-[0-9a-f-]+; marking device as unhealthy\.$'
+	assert_line --regexp "^I[0-9]{4} [0-9:.]+ +1 server\.go:279\] 'nvidia\.com/gpu' device marked unhealthy: GPU-"
+	# Only the healthy GPU can be given to a pod.
+	gpu_pod xid2 2 '["nvidia-smi","-L"]' | kx gone apply -f - >/dev/null
+	wait_for 60 sh -c "docker exec openshell-cluster-gone kubectl get pod xid2 -o json | grep -q 'Insufficient nvidia.com/gpu'"
+	kx gone delete pod xid2 >/dev/null
+	# The plugin never takes it back; a new plugin sees a healthy GPU.
+	switch gone SIM_GPU_XID
+	sleep 1
+	gpu_is gone 1 2
+	kx gone delete pod "$pod" -n nvidia-device-plugin >/dev/null
+	wait_for 60 gpu_is gone 2 2
+}
+
 @test "node pressure switch: MemoryPressure True with its taint, node still Ready" {
 	wait_for 60 kx pressure get --raw /readyz
 	wait_for 60 kx pressure get nodes -o json

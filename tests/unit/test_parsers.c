@@ -293,6 +293,16 @@ static void test_nodes(void)
 	is_int(kube_nodes_allocatable_gpus(NULL), -1, "NULL: -1");
 }
 
+static void unhealthy(long long alloc, long long cap, const char *want, const char *what)
+{
+	cleanup_free char *got = kube_gpus_unhealthy(alloc, cap);
+
+	if (want)
+		ok(got && strncmp(got, want, strlen(want)) == 0, "unhealthy %s: %s", what, got ? got : "(null)");
+	else
+		ok(!got, "unhealthy %s", what);
+}
+
 #define NODE_SPLIT(alloc, cap) \
 	"{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"openshell-x\"}," \
 	"\"status\":{\"allocatable\":{" alloc "},\"capacity\":{" cap "}}}"
@@ -312,6 +322,12 @@ static void test_nodes_capacity(void)
 	ok(strstr(kube_gpus_zero_why(2), "none healthy") != NULL, "0 of a capacity: the kubelet counts none healthy");
 	ok(strstr(kube_gpus_zero_why(0), "has not registered its GPUs again") != NULL,
 	   "0 of 0: a registration of an earlier run, none since");
+	unhealthy(1, 2, "1 of the node's 2 nvidia.com/gpu devices is unhealthy: the device plugin marked it", "1 of 2");
+	unhealthy(1, 3, "2 of the node's 3 nvidia.com/gpu devices are unhealthy: the device plugin marked them", "2 of 3");
+	unhealthy(2, 2, NULL, "all healthy: none");
+	unhealthy(0, 2, NULL, "none healthy: the 0 has its own reason");
+	unhealthy(-1, -1, NULL, "never registered: none");
+	unhealthy(2, -1, NULL, "no capacity read: none");
 }
 
 /* One `kubectl get nodes,daemonsets,runtimeclasses -A -o json`: a List of

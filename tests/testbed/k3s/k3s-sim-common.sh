@@ -186,6 +186,8 @@ sim_plugin_gone() {
 		sim_pg_gone=1
 	done
 	[ -z "$sim_pg_gone" ] || sim_now >"$SIM_RUN/plugin-stopped-at"
+	# Health is the plugin's word: the next one's is its own.
+	rm -f "$SIM_RUN/gpu-unhealthy"
 }
 
 # sim_helm_uninstall CHART: what the Helm controller does when a HelmChart is

@@ -300,24 +300,34 @@ srv_read_labels() {
 srv_device_resources() {
 	[ -s "$SIM_STATE/node-resources" ] || return 0
 	awk -v now="$(sim_now)" -v grace="${SIM_ENDPOINT_GRACE:-300}" -v run="$SIM_RUN" \
-		-v switch="$SIM_STATE/switches/SIM_ENDPOINT_GRACE" '
-		function count(file, live,   l, a) {
+		-v swfile="$SIM_STATE/switches/SIM_ENDPOINT_GRACE" '
+		# Counts devices of FILE as healthy (live 1, less those marked
+		# unhealthy: gpu-unhealthy), or as those of a stopped plugin (live 0).
+		function count(file, live,   l, a, r) {
 			while ((getline l <file) > 0)
-				if (l != "")
-					n[split(l, a, " ") == 2 ? a[1] : "nvidia.com/gpu", live]++
+				if (l != "") {
+					r = split(l, a, " ") == 2 ? a[1] : "nvidia.com/gpu"
+					n[r, live && !(l in sick) ? "ok" : live ? "sick" : "stopped"]++
+				}
 			close(file)
 		}
 		BEGIN {
-			if ((getline g <switch) > 0)   # a switch (sim_switch) wins
+			if ((getline g <swfile) > 0)   # a switch (sim_switch) wins
 				grace = g
 			if ((getline t <(run "/plugin-stopped-at")) > 0)
 				in_grace = now - t < grace
+			while ((getline l <(run "/gpu-unhealthy")) > 0)
+				sick[l] = 1
 			count(run "/gpu-registered", 1)
 			count(run "/mig-registered", 1)
 			count(run "/gpu-registered.stopped", 0)
 			count(run "/mig-registered.stopped", 0)
 		}
-		NF { live = n[$1, 1] + 0; printf "%s=%d/%d,", $1, live, live ? live : in_grace ? n[$1, 0] + 0 : 0 }
+		NF {
+			ok = n[$1, "ok"] + 0
+			cap = ok + n[$1, "sick"]
+			printf "%s=%d/%d,", $1, ok, cap ? cap : in_grace ? n[$1, "stopped"] + 0 : 0
+		}
 	' "$SIM_STATE/node-resources"
 }
 
@@ -1034,6 +1044,7 @@ srv_plugin_pod() {
 			sim_plugin_gone
 			return 1
 		fi
+		srv_plugin_xid "$2" "$pod"
 		return 0
 		;;
 	crash)
@@ -1059,6 +1070,28 @@ srv_plugin_log_in_place() {
 srv_log_rotate() {
 	[ ! -f "$1" ] || ln -f "$1" "$1.prev"
 	mv -f "$2" "$1"
+}
+
+# srv_plugin_xid NS POD: the GPUs the switch SIM_GPU_XID names (indices in
+# the plugin's order, "0" or "0,1") report Xid 79 (fallen off the bus). The
+# plugin's health check marks the device unhealthy and sends the kubelet
+# its list again (internal/rm/health.go checkHealth: one device per parent
+# UUID, the last one wins in parentToDeviceMap; internal/plugin/server.go
+# ListAndWatch); it never recovers while the plugin runs.
+srv_plugin_xid() {
+	xid=$(sim_switch SIM_GPU_XID)
+	[ -n "$xid" ] && [ -f "$SIM_RUN/gpu-registered" ] || return 0
+	sick=$(awk -v want=",$xid," -v bad="$SIM_RUN/gpu-unhealthy" '
+		BEGIN { while ((getline l <bad) > 0) known[l] = 1 }
+		NF { p = $0; sub(/::.*/, "", p); if (!(p in idx)) { idx[p] = n; order[n++] = p } last[p] = $0 }
+		END { for (i = 0; i < n; i++) if (index(want, "," i ",") && !(last[order[i]] in known)) print last[order[i]] }
+	' "$SIM_RUN/gpu-registered")
+	[ -n "$sick" ] || return 0
+	for id in $sick; do
+		srv_klog I health.go:169 "XidCriticalError: Xid=79 on Device=$id; marking device as unhealthy."
+		srv_klog I server.go:279 "'nvidia.com/gpu' device marked unhealthy: $id"
+		echo "$id" >>"$SIM_RUN/gpu-unhealthy"
+	done >>"$SIM_LOGS/$1/$2.log"
 }
 
 srv_klog() {
@@ -1172,7 +1205,7 @@ srv_plugin_register() {
 	fi
 	# A plugin that registers again gets new endpoints: the stopped ones are gone.
 	rm -f "$SIM_RUN/mig-registered" "$SIM_RUN/gpu-registered.stopped" "$SIM_RUN/mig-registered.stopped" \
-		"$SIM_RUN/plugin-stopped-at"
+		"$SIM_RUN/plugin-stopped-at" "$SIM_RUN/gpu-unhealthy"
 	if [ -n "$mig_dev" ]; then
 		printf '%s\n' "$mig_dev" >"$SIM_RUN/mig-registered"
 		for r in $(printf '%s\n' "$mig_dev" | awk '{ print $1 }' | sort -u); do
@@ -1406,7 +1439,8 @@ srv_free_devices() {
 		[ -f "$SIM_RUN/mig-registered" ] || return 0
 		ids=$(awk -v r="$1" '$1 == r { print $2 }' "$SIM_RUN/mig-registered")
 	fi
-	used=$(cat "$SIM_STATE/alloc"/*/* 2>/dev/null | tr ' ' '\n')
+	# The kubelet allocates healthy devices only.
+	used=$(cat "$SIM_STATE/alloc"/*/* "$SIM_RUN/gpu-unhealthy" 2>/dev/null | tr ' ' '\n')
 	printf '%s\n' "$ids" | awk -v used="$used" 'BEGIN { n = split(used, a, "\n"); for (i = 1; i <= n; i++) if (a[i] != "") u[a[i]] = 1 }
 		$0 != "" && !($0 in u)'
 }
