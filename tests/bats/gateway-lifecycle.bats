@@ -61,10 +61,10 @@ hold_gateway_lock() {
 	run --separate-stderr openshell gateway status --name lc --json
 	assert_success
 	run jq -r 'keys_unsorted | sort | join(",")' <<<"$output"
-	assert_output 'api_ready,container,gpu,gpu_mode,gpus,gpus_allocatable,health,kubeconfig,metadata_error,mig_allocatable,mig_strategy,name,nvidia_runtime,server,state'
+	assert_output 'api_ready,container,gpu,gpu_mode,gpus,gpus_allocatable,gpus_capacity,health,kubeconfig,metadata_error,mig_allocatable,mig_strategy,name,nvidia_runtime,server,state'
 	run --separate-stderr openshell gateway status --name lc --json
-	run jq -r '[.name, .container, .state, .health, .api_ready, .gpu, .gpus_allocatable, .server, .metadata_error, .mig_strategy, (.mig_allocatable | length)] | map(tostring) | join(" ")' <<<"$output"
-	assert_output "lc openshell-cluster-lc running healthy true true $(sim_gpu_count) https://127.0.0.1:$LC_PORT null none 0"
+	run jq -r '[.name, .container, .state, .health, .api_ready, .gpu, .gpus_allocatable, .gpus_capacity, .server, .metadata_error, .mig_strategy, (.mig_allocatable | length)] | map(tostring) | join(" ")' <<<"$output"
+	assert_output "lc openshell-cluster-lc running healthy true true $(sim_gpu_count) $(sim_gpu_count) https://127.0.0.1:$LC_PORT null none 0"
 	# The sim host's daemon (20.10) has no CDI; a real one of 28.2 or later may.
 	run jq -r .gpu_mode <<<"$(openshell gateway status --name lc --json)"
 	if sim_real_host; then assert_output --regexp '^(legacy|cdi)$'; else assert_output legacy; fi

@@ -103,6 +103,8 @@ setup() {
 	[[ "$stderr" == *"openshell: warning: 1 of the node's $(sim_gpu_count) nvidia.com/gpu devices is unhealthy: the device plugin marked it (its log names the Xid error or the lost device); 'openshell gateway verify' fails while any is"* ]]
 	run --separate-stderr openshell gateway status --name vg
 	assert_line "  GPUs:        requested; $(($(sim_gpu_count) - 1)) allocatable (nvidia.com/gpu), 1 unhealthy"
+	run jq -r '"\(.gpus_allocatable) \(.gpus_capacity)"' <<<"$(openshell gateway status --name vg --json)"
+	assert_output "$(($(sim_gpu_count) - 1)) $(sim_gpu_count)"
 	run --separate-stderr openshell gateway verify --name vg
 	assert_failure 8
 	assert_line "  FAIL  allocatable     node allocatable nvidia.com/gpu = $(($(sim_gpu_count) - 1)): 1 of the node's $(sim_gpu_count) nvidia.com/gpu devices is unhealthy: the device plugin marked it (its log names the Xid error or the lost device)"
