@@ -8,6 +8,8 @@
 #ifndef OPENSHELL_BASE_CLOCK_H
 #define OPENSHELL_BASE_CLOCK_H
 
+#include "base/error.h"
+
 #define BACKOFF_FIRST_MS 50
 #define BACKOFF_MAX_MS 500
 
@@ -26,6 +28,10 @@ int backoff_wait(struct backoff *b, long long deadline);
 /* The time a single call may take: the per-call limit, or what is left
  * before the deadline if that is sooner (at least 1 ms). */
 int call_budget_ms(long long deadline, int per_call_ms);
+
+/* Did DEADLINE, not the call's own limit, stop a call that failed with ERR
+ * (a timeout once the deadline has come: call_budget_ms cut its budget)? */
+int call_cut_by_deadline(const os_error *err, long long deadline);
 
 /* A duration the way messages show it: "250ms", "30s", "1.5s". */
 char *clock_format_ms(int ms);

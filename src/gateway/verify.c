@@ -117,7 +117,7 @@ static int check_allocatable(const struct gateway *gw, int gpus, struct check *c
 	struct strv mig = { 0 };
 	cJSON *nodes = NULL;
 	cleanup_free char *migs = NULL, *sick = NULL;
-	long long n, nmig;
+	long long n, cap, nmig;
 	/* Under the single strategy the plugin's devices are MIG devices, if any. */
 	int single = gw->c.mig_strategy && strcmp(gw->c.mig_strategy, "single") == 0;
 	const char *unit = single ? (gpus == 1 ? "device" : "devices") : (gpus == 1 ? "GPU" : "GPUs");
@@ -126,7 +126,8 @@ static int check_allocatable(const struct gateway *gw, int gpus, struct check *c
 	    kube_get(gw->container, "nodes", NULL, NULL, 0, 0, &nodes, err) < 0)
 		return -1;
 	n = kube_nodes_allocatable_gpus(nodes);
-	sick = kube_gpus_unhealthy(n, kube_nodes_capacity_gpus(nodes));
+	cap = kube_nodes_capacity_gpus(nodes);
+	sick = kube_gpus_unhealthy(n, cap);
 	nmig = mig_resources(nodes, &mig);
 	*schedulable = n > 0 || nmig > 0;
 	migs = strv_join(&mig, ", ");
@@ -151,7 +152,7 @@ static int check_allocatable(const struct gateway *gw, int gpus, struct check *c
 	else
 		check_set(c, n > 0 || nmig > 0 ? CHECK_PASS : CHECK_FAIL,
 			  xasprintf("node allocatable nvidia.com/gpu = %lld%s%s%s%s", n,
-				    n || nmig ? "" : ": ", n || nmig ? "" : kube_gpus_zero_why(kube_nodes_capacity_gpus(nodes)),
+				    n || nmig ? "" : ": ", n || nmig ? "" : kube_gpus_zero_why(cap),
 				    nmig ? ", " : "", nmig ? migs : ""));
 	strv_free(&mig);
 	cJSON_Delete(nodes);
@@ -334,7 +335,7 @@ static int run_smoke(const struct gateway *gw, const struct verify_opts *vo, con
 						     .output = &done };
 			int met = kube_wait(gw->container, until_done, &ko, err);
 
-			if (met < 0 && (err->code != OS_EXIT_TIMEOUT || clock_ms() < deadline))
+			if (met < 0 && !call_cut_by_deadline(err, deadline))
 				goto out;
 			os_error_clear(err);
 			if (met > 0)

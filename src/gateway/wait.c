@@ -86,7 +86,7 @@ int wait_check_alive(const struct wait_ctx *w, struct gw_container *c, os_error 
  * failure but the wait's, which the caller reports with its diagnostics. */
 int deadline_hit(const struct wait_ctx *w, os_error *err)
 {
-	if (err->code != OS_EXIT_TIMEOUT || clock_ms() < w->deadline)
+	if (!call_cut_by_deadline(err, w->deadline))
 		return 0;
 	os_error_clear(err);
 	return 1;

@@ -415,7 +415,7 @@ static int await_fact(const struct wait_ctx *w, struct gpu_state *g, int *ready,
 	met = kube_wait(w->container, strv_argv(&args), &ko, err);
 	strv_free(&args);
 	/* Its own minute up before the overall deadline: not met, wait again. */
-	if (met < 0 && err->code == OS_EXIT_TIMEOUT && clock_ms() < w->deadline) {
+	if (met < 0 && err->code == OS_EXIT_TIMEOUT && !call_cut_by_deadline(err, w->deadline)) {
 		os_error_clear(err);
 		met = 0;
 	}

@@ -52,12 +52,6 @@ static int type_unregistered(const struct run_result *res)
 		strstr(res->err, "the server doesn't have a resource type"));
 }
 
-/* A try that DEADLINE, not the call's own limit, stopped. */
-static int deadline_cut(long long deadline, const os_error *err)
-{
-	return err->code == OS_EXIT_TIMEOUT && clock_ms() >= deadline;
-}
-
 int kube_exec_k3s_type(const char *ctr, const char *type, const char *const *args, const char *input,
 		       long long deadline, int timeout_ms, struct run_result *res, os_error *err)
 {
@@ -76,7 +70,7 @@ int kube_exec_k3s_type(const char *ctr, const char *type, const char *const *arg
 	}
 	/* Cut short once k3s had said no, that earlier answer is the news;
 	 * before any answer, the runner's "timed out after 29ms" would be. */
-	if (rc < 0 && deadline_cut(deadline, err)) {
+	if (rc < 0 && call_cut_by_deadline(err, deadline)) {
 		os_error_clear(err);
 		if (!(gave_up = last.err != NULL))
 			os_error_set(err, OS_EXIT_TIMEOUT, "the --timeout ran out while kubectl %s of %s ran in gateway container %s",
@@ -275,10 +269,8 @@ long long kube_nodes_capacity_gpus(const cJSON *nodes)
 	return nodes_gpus(nodes, "capacity");
 }
 
-/* The kubelet's device manager (pkg/kubelet/cm/devicemanager/manager.go):
- * when a plugin's socket goes, its devices turn unhealthy (capacity kept,
- * allocatable 0) for a 5-minute grace period, then the resource is set to
- * 0; after a kubelet restart it is 0 until the plugin registers again. */
+/* The plugin's health check (internal/rm/health.go) marks a device
+ * unhealthy; the kubelet keeps it in capacity, not in allocatable. */
 char *kube_gpus_unhealthy(long long allocatable, long long capacity)
 {
 	long long sick = capacity - allocatable;
@@ -289,6 +281,10 @@ char *kube_gpus_unhealthy(long long allocatable, long long capacity)
 			 sick, capacity, sick == 1 ? "is" : "are", sick == 1 ? "it" : "them");
 }
 
+/* The kubelet's device manager (pkg/kubelet/cm/devicemanager/manager.go):
+ * when a plugin's socket goes, its devices turn unhealthy (capacity kept,
+ * allocatable 0) for a 5-minute grace period, then the resource is set to
+ * 0; after a kubelet restart it is 0 until the plugin registers again. */
 const char *kube_gpus_zero_why(long long capacity)
 {
 	return capacity > 0 ? "the device plugin registered its GPUs, and the kubelet now counts none healthy: the plugin stopped serving them or found them unhealthy (its log says which)"

@@ -136,28 +136,17 @@ setup() {
 	sim_only "uses the gateway of the test before"
 	# docker, but `kubectl delete helmchart` hangs after the first $PASS
 	# calls, as on an API server that stops answering.
-	fake=$BATS_TEST_TMPDIR/bin
-	mkdir -p "$fake"
-	cat >"$fake/docker" <<-EOF
-	#!/bin/bash
-	if [ "\$1" = exec ] && [[ " \$* " == *" delete helmchart "* ]]; then
-		n=\$(cat "$BATS_TEST_TMPDIR/n" 2>/dev/null || echo 0)
-		echo \$((n + 1)) >"$BATS_TEST_TMPDIR/n"
-		[ "\$n" -lt "\$PASS" ] || exec sleep 60
-	fi
-	exec $(command -v docker) "\$@"
-	EOF
-	chmod +x "$fake/docker"
+	fake_docker_on " delete helmchart " '[ "$n" -lt "$PASS" ] || exec sleep 60'
 	# Room for the API check on a loaded machine; the delete hangs to the end.
-	PASS=0 OPENSHELL_DOCKER=$fake/docker run --separate-stderr openshell gateway start --name crdl --timeout 10s
+	PASS=0 OPENSHELL_DOCKER=$FAKE_DOCKER run --separate-stderr openshell gateway start --name crdl --timeout 10s
 	assert_failure 4
 	[ "${stderr_lines[-1]}" = "openshell: error: the --timeout ran out while kubectl delete of HelmChart ran in gateway container openshell-cluster-crdl" ]
 	# k3s said no once; the try after it is cut short: that answer is the news.
-	rm "$BATS_TEST_TMPDIR/n"
-	PASS=1 OPENSHELL_DOCKER=$fake/docker run --separate-stderr openshell gateway start --name crdl --timeout 10s
+	rm "$BATS_TEST_TMPDIR/calls"
+	PASS=1 OPENSHELL_DOCKER=$FAKE_DOCKER run --separate-stderr openshell gateway start --name crdl --timeout 10s
 	openshell -q gateway destroy --name crdl --yes
 	assert_failure 4
-	[ "$(cat "$BATS_TEST_TMPDIR/n")" -ge 2 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/calls")" -ge 2 ]
 	[[ "$stderr" == *"k3s in gateway container openshell-cluster-crdl did not register its HelmChart type in time (kubectl delete): error: the server doesn't have a resource type \"helmchart\""* ]]
 }
 

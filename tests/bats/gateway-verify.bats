@@ -110,6 +110,13 @@ setup() {
 	assert_line "  FAIL  allocatable     node allocatable nvidia.com/gpu = $(($(sim_gpu_count) - 1)): 1 of the node's $(sim_gpu_count) nvidia.com/gpu devices is unhealthy: the device plugin marked it (its log names the Xid error or the lost device)"
 	# The smoke pod still runs on a healthy one.
 	assert_line --regexp '^  PASS  smoke-pod       '
+	# With every GPU unhealthy the start waits for one, then says why it has none.
+	docker exec openshell-cluster-vg sh -c "echo $(seq -s, 0 $(($(sim_gpu_count) - 1))) >$sw"
+	eventually node_allocatable_is vg 0
+	run --separate-stderr openshell gateway start --gpu --name vg --timeout 10s
+	assert_failure 4
+	[[ "$stderr" == *"waiting for GPUs: the node's allocatable nvidia.com/gpu is 0: the device plugin registered its GPUs, and the kubelet now counts none healthy: the plugin stopped serving them or found them unhealthy (its log says which)"* ]]
+	[[ "$stderr" == *"XidCriticalError: Xid=79"* ]]   # the plugin's log
 }
 
 @test "a gateway without --gpu reports every check as n/a and exits 9" {

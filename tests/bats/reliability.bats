@@ -92,22 +92,11 @@ interrupt_when() {
 	# docker, but the first three reads of the GPU state (one `kubectl get`
 	# of the node, DaemonSets and RuntimeClasses) fail as while the API
 	# server restarts (k3s answers 503 "apiserver not ready").
-	cat >"$FAKE/docker" <<-EOF
-	#!/bin/bash
-	if [ "\$1" = exec ] && [[ " \$* " == *" kubectl "*" get nodes,daemonsets,runtimeclasses "* ]]; then
-		n=\$(cat "$BATS_TEST_TMPDIR/n" 2>/dev/null || echo 0)
-		echo \$((n + 1)) >"$BATS_TEST_TMPDIR/n"
-		if [ "\$n" -lt 3 ]; then
-			echo 'Error from server (ServiceUnavailable): apiserver not ready' >&2
-			exit 1
-		fi
-	fi
-	exec $(command -v docker) "\$@"
-	EOF
-	chmod +x "$FAKE/docker"
-	OPENSHELL_DOCKER=$FAKE/docker run --separate-stderr openshell -v gateway start --gpu --name tr --image "$IMAGE" --port "$(free_port)"
+	fake_docker_on " get nodes,daemonsets,runtimeclasses " \
+		'[ "$n" -ge 3 ] || { echo "Error from server (ServiceUnavailable): apiserver not ready" >&2; exit 1; }'
+	OPENSHELL_DOCKER=$FAKE_DOCKER run --separate-stderr openshell -v gateway start --gpu --name tr --image "$IMAGE" --port "$(free_port)"
 	assert_success
-	[ "$(cat "$BATS_TEST_TMPDIR/n")" -gt 3 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/calls")" -gt 3 ]
 	[[ "$stderr" == *"will retry: kubectl get nodes,daemonsets,runtimeclasses failed (exit status 1): Error from server (ServiceUnavailable): apiserver not ready"* ]]
 	# Every kubectl call carries a request timeout, so a deadline ends it inside the container too.
 	run grep -E '^openshell: \+ .* kubectl ' <<<"$stderr"

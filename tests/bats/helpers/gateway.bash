@@ -91,6 +91,25 @@ background_start() {
 	BG_START_PID=$!
 }
 
+# fake_docker_on WORDS ACTION: a docker at $FAKE_DOCKER that, on each
+# `docker exec` whose arguments hold WORDS, counts the call (in
+# $BATS_TEST_TMPDIR/calls; the calls before this one in $n) and runs the
+# bash ACTION, which may exit or exec instead of the real docker after it.
+fake_docker_on() {
+	FAKE_DOCKER=$BATS_TEST_TMPDIR/fake/docker
+	mkdir -p "${FAKE_DOCKER%/*}"
+	cat >"$FAKE_DOCKER" <<-EOF
+	#!/bin/bash
+	if [ "\$1" = exec ] && [[ " \$* " == *"$1"* ]]; then
+		n=\$(cat "$BATS_TEST_TMPDIR/calls" 2>/dev/null || echo 0)
+		echo \$((n + 1)) >"$BATS_TEST_TMPDIR/calls"
+		$2
+	fi
+	exec $(command -v docker) "\$@"
+	EOF
+	chmod +x "$FAKE_DOCKER"
+}
+
 stop_background_start() {
 	kill -INT "$BG_START_PID" 2>/dev/null || true
 	wait "$BG_START_PID" || true

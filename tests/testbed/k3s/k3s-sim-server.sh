@@ -1076,7 +1076,8 @@ srv_log_rotate() {
 # the plugin's order, "0" or "0,1") report Xid 79 (fallen off the bus). The
 # plugin's health check marks the device unhealthy and sends the kubelet
 # its list again (internal/rm/health.go checkHealth: one device per parent
-# UUID, the last one wins in parentToDeviceMap; internal/plugin/server.go
+# UUID, one of its replicas in parentToDeviceMap, here the last listed;
+# internal/plugin/server.go
 # ListAndWatch); it never recovers while the plugin runs.
 srv_plugin_xid() {
 	xid=$(sim_switch SIM_GPU_XID)
