@@ -1,0 +1,30 @@
+"""The charts the simulated Helm knows how to render (SIMULATION: no Go
+templates here; each chart's templates are written out in Python, after
+the real chart's), and Helm's values coalescing.
+
+A chart archive whose Chart.yaml names a chart not listed here installs
+as a release without objects.
+"""
+
+import copy
+
+
+def coalesce(defaults, user):
+    """Helm's values merge (pkg/chartutil/coalesce.go): maps merge key by
+    key, a user's null deletes the default, anything else replaces."""
+    if not isinstance(defaults, dict) or not isinstance(user, dict):
+        return copy.deepcopy(user)
+    out = copy.deepcopy(defaults)
+    for k, v in user.items():
+        if v is None:
+            out.pop(k, None)
+        elif isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = coalesce(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def renderer(chart_name):
+    from . import nvidia_device_plugin
+    return {"nvidia-device-plugin": nvidia_device_plugin}.get(chart_name)

@@ -1,0 +1,51 @@
+"""The controllers of k3s's single process and its agent's kubelet, run in
+one reconcile loop: k3s's own (CRD registration, deploy, Helm),
+kube-controller-manager's (Job, DaemonSet, garbage collector, namespace,
+service accounts), the scheduler, and the kubelet of this node."""
+
+import traceback
+
+from .. import kubelet as kubeletmod
+from .. import logs
+from . import crds, daemonset, deploy, gc, helm, job, scheduler, system
+
+
+class Manager:
+    def __init__(self, server):
+        self.server = server
+        self.api = server.api
+        types = crds.K3sTypes(self.api)
+        self.kubelet = kubeletmod.Kubelet(self.api, server.node, server.ip, server.wake,
+                                          label_flags=server.opts["node_labels"])
+        self.controllers = [types, deploy.Deploy(self.api, types), helm.HelmController(self.api, types),
+                            job.Jobs(self.api), daemonset.DaemonSets(self.api), scheduler.Scheduler(self.api),
+                            gc.Housekeeping(self.api), self.kubelet]
+
+    def agent_start(self):
+        """What the agent does before the API is up: containerd's config,
+        the image import, the packaged manifests."""
+        self.kubelet.handlers = kubeletmod.containerd.write()
+        self.kubelet.images.import_dir()
+        deploy.stage_packaged()
+
+    def api_ready(self):
+        system.bootstrap(self.api)
+        for c in self.controllers:
+            c.start()
+
+    def tick(self):
+        for c in self.controllers:
+            try:
+                c.tick()
+            except Exception as e:  # a stand-in bug: say it, keep the cluster going
+                logs.error("SIMULATION: %s failed: %s: %s" % (type(c).__name__, type(e).__name__, e))
+                traceback.print_exc()
+
+    def next_deadline(self):
+        return self.kubelet.next_deadline()
+
+    def kubelet_of(self, node):
+        return self.kubelet if node == self.kubelet.node else None
+
+    def shutdown(self):
+        self.kubelet.shutdown()

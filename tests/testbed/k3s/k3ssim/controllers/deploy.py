@@ -1,0 +1,148 @@
+"""k3s's deploy controller (pkg/deploy/controller.go): the manifests in
+server/manifests become objects.
+
+- Every *.yaml, *.yml and *.json file (dot-files skipped) is read as a
+  stream of YAML documents and each object applied (created, or updated
+  in place), once k3s's CRDs are registered (the controller starts after
+  them); an Addon named after the file (up to its first period) records
+  its path and checksum. The first pass applies every file; later passes,
+  every 15 s (the knob SIM_K3S_DEPLOY_PERIOD), apply a file whose
+  modification time changed and whose checksum is not its Addon's.
+- A file that goes away uninstalls nothing: the controller has no path
+  for a vanished file, so its objects and their Addon stay.
+- k3s stages its packaged manifests there at start (pkg/deploy/stage.go);
+  the stand-in stages runtimes.yaml, the RuntimeClasses k3s always
+  creates (issue k3s#8700: whatever runtimes exist). Its other packaged
+  components (CoreDNS, local-path, metrics-server) are not simulated.
+"""
+
+import hashlib
+import os
+
+import yaml
+
+from .. import clock, config, logs, status
+
+RUNTIMES = ["nvidia", "nvidia-experimental", "crun", "lunatic", "slight", "spin", "wws", "wasmedge", "wasmer",
+            "wasmtime"]
+
+
+def stage_packaged():
+    docs = ["apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata:\n  name: %s\nhandler: %s\n" % (h, h)
+            for h in RUNTIMES]
+    path = os.path.join(config.MANIFESTS_DIR, "runtimes.yaml")
+    os.makedirs(config.MANIFESTS_DIR, exist_ok=True)
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        f.write("---\n".join(docs))
+    os.replace(path + ".tmp", path)
+
+
+def _basename(name):
+    """An Addon's name: the file name up to its first period."""
+    return name.split(".", 1)[0]
+
+
+class Deploy:
+    def __init__(self, api, k3s_types):
+        self.api = api
+        self.types = k3s_types
+        self.mtimes = {}      # path -> modification time applied
+        self.next = None      # when to list the directory again; None: not started
+
+    def start(self):
+        pass
+
+    def tick(self):
+        if not self.types.registered():
+            return
+        force = self.next is None
+        if not force and clock.now() < self.next:
+            return
+        self.next = clock.now() + config.DEPLOY_PERIOD
+        try:
+            names = sorted(os.listdir(config.MANIFESTS_DIR))
+        except OSError:
+            return
+        for name in names:
+            if name.startswith(".") or not name.endswith((".yaml", ".yml", ".json")):
+                continue
+            path = os.path.join(config.MANIFESTS_DIR, name)
+            try:
+                mtime = os.stat(path).st_mtime
+                with open(path, "rb") as f:
+                    data = f.read()
+            except OSError:
+                continue
+            if not force and self.mtimes.get(path) == mtime:
+                continue
+            if self._deploy(path, _basename(name), data, not force):
+                self.mtimes[path] = mtime
+
+    def _deploy(self, path, addon_name, data, compare):
+        res = self.api.registry.by_kind("k3s.cattle.io/v1", "Addon")
+        checksum = hashlib.sha256(data).hexdigest()
+        addon = self.api.find(res, "kube-system", addon_name)
+        if compare and addon and addon.get("spec", {}).get("checksum") == checksum:
+            return True
+        try:
+            docs = [d for d in yaml.safe_load_all(data) if d]
+        except yaml.YAMLError as e:
+            logs.error("Failed to process config: failed to process %s: %s" % (path, e))
+            return False
+        ok = True
+        for doc in docs:
+            for obj in (doc.get("items", []) if doc.get("kind", "").endswith("List") else [doc]):
+                ok = self._apply(path, addon_name, obj) and ok
+        if not ok:
+            return False
+        try:
+            if addon is None:
+                self.api.create(res, {"metadata": {"name": addon_name, "namespace": "kube-system"},
+                                      "spec": {"source": path, "checksum": checksum}}, "kube-system")
+            else:
+                addon["spec"] = {"source": path, "checksum": checksum}
+                self.api.update(res, addon, "kube-system", check_rv=False)
+        except status.ApiError as e:
+            logs.error("Failed to record Addon %s: %s" % (addon_name, e.message))
+        return True
+
+    def _apply(self, path, addon_name, obj):
+        if not isinstance(obj, dict) or not obj.get("kind"):
+            return True
+        try:
+            res = self.api.resource(obj.get("apiVersion", ""), obj["kind"])
+        except status.ApiError:
+            logs.error('Failed to process config: failed to process %s: no matches for kind "%s" in version "%s"'
+                       % (path, obj["kind"], obj.get("apiVersion", "")))
+            return False
+        md = obj.setdefault("metadata", {})
+        ns = md.get("namespace") or ("kube-system" if res.namespaced else None)
+        # wrangler's apply marks what it owns (objectset annotations and label).
+        md.setdefault("labels", {})["objectset.rio.cattle.io/hash"] = hashlib.sha1(
+            ("deploy/" + addon_name).encode()).hexdigest()
+        md.setdefault("annotations", {}).update({
+            "objectset.rio.cattle.io/id": "", "objectset.rio.cattle.io/owner-gvk": "k3s.cattle.io/v1, Kind=Addon",
+            "objectset.rio.cattle.io/owner-name": addon_name, "objectset.rio.cattle.io/owner-namespace": "kube-system"})
+        try:
+            cur = self.api.find(res, ns, md.get("name"))
+            if cur is None:
+                self.api.create(res, obj, ns, validation="Ignore")
+            else:
+                new = dict(obj)
+                new["metadata"] = dict(cur["metadata"], labels=dict(cur["metadata"].get("labels") or {},
+                                                                       **md["labels"]),
+                                       annotations=dict(cur["metadata"].get("annotations") or {},
+                                                        **md["annotations"]))
+                if "status" in cur:
+                    new["status"] = cur["status"]
+                if _content(new) != _content(cur):
+                    self.api.update(res, new, ns, check_rv=False, validation="Ignore")
+        except status.ApiError as e:
+            logs.error("Failed to process config: failed to process %s: %s" % (path, e.message))
+            return False
+        return True
+
+
+def _content(obj):
+    md = {k: v for k, v in obj.get("metadata", {}).items() if k in ("labels", "annotations")}
+    return dict({k: v for k, v in obj.items() if k not in ("metadata", "status")}, metadata=md)

@@ -1,0 +1,110 @@
+"""The kubelet of one node (k3s's agent runs it in the same process as the
+server; an agent stand-in runs it alone): containerd's config and image
+store, the device manager, the node's status, and a worker per pod bound
+to the node. It reaches the API through CLIENT (the server's own Api, or
+an agent's HTTPS client), as the real kubelet does with its node
+credentials.
+"""
+
+import hashlib
+import os
+
+from .. import config, logs, status
+from . import containerd, devicemanager, images, node, pods
+
+
+class Kubelet:
+    def __init__(self, client, node_name, ip, wake, server=True, label_flags=(), pod_cidr="10.42.0.0/24"):
+        self.api = client
+        self.node = node_name
+        self.ip = ip
+        self.wake = wake
+        self.pod_cidr = pod_cidr
+        self.workers = {}
+        self.mps_serving = set()   # uids of MPS control daemons that serve
+        self.images = images.ImageStore()
+        self.devices = devicemanager.DeviceManager()
+        self.handlers = {}
+        self.status = node.NodeStatus(self, server, list(label_flags))
+        self.started = False
+
+    def res(self, api_version, kind):
+        return self.api.resource(api_version, kind)
+
+    def start(self):
+        if not self.handlers:
+            self.handlers = containerd.write()
+        self.images.import_dir()
+        self.status.register()
+        self.status.post(force=True)
+        self.started = True
+        logs.info("SIMULATION: kubelet of node %s started" % self.node)
+
+    # ---- the loop ----------------------------------------------------
+
+    def tick(self):
+        if not self.started:
+            return
+        self.images.import_dir()
+        self.status.post()
+        pods_res = self.res("v1", "Pod")
+        mine, _ = self.api.list(pods_res, None, None, "spec.nodeName=" + self.node)
+        seen = set()
+        for p in mine:
+            uid = p["metadata"]["uid"]
+            seen.add(uid)
+            w = self.workers.get(uid)
+            if w is None:
+                w = self.workers[uid] = pods.PodWorker(self, p)
+            w.sync(p)
+        for uid in [u for u in self.workers if u not in seen]:
+            self.workers.pop(uid).kill_all()
+        self.devices.release(self.live_pod_uids())
+        if self.devices.changed.is_set():
+            self.devices.changed.clear()
+            self.status.post()
+
+    def next_deadline(self):
+        return self.devices.next_grace_end()
+
+    def shutdown(self):
+        for w in self.workers.values():
+            w.kill_all()
+
+    # ---- for the pod workers -------------------------------------------
+
+    def live_pod_uids(self):
+        return {u for u, w in self.workers.items() if not w.stopped and
+                w.pod.get("status", {}).get("phase") not in ("Succeeded", "Failed")}
+
+    def container_exited(self, run):
+        self.wake.set()
+
+    def event(self, pod, etype, reason, message):
+        try:
+            self.api.record_event(pod, etype, reason, message, "kubelet", self.node)
+        except status.ApiError:
+            pass
+
+    def finish_delete(self, pod):
+        try:
+            self.api.delete(self.res("v1", "Pod"), pod["metadata"]["namespace"], pod["metadata"]["name"],
+                            {"gracePeriodSeconds": 0, "preconditions": {"uid": pod["metadata"]["uid"]}})
+        except status.ApiError:
+            pass
+        self.workers.pop(pod["metadata"]["uid"], None)
+
+    def log_dir(self, pod, container):
+        md = pod["metadata"]
+        return os.path.join(config.POD_LOG_DIR, "%s_%s_%s" % (md["namespace"], md["name"], md["uid"]), container)
+
+    def log_path(self, pod, container, cid):
+        w = self.workers.get(pod["metadata"]["uid"])
+        path = w.log_path(container, cid) if w else None
+        if path is None:
+            path = pods._read_index(self.log_dir(pod, container)).get(cid)
+        return path
+
+    def pod_ip(self, pod):
+        n = int(hashlib.sha256(pod["metadata"]["uid"].encode()).hexdigest(), 16) % 240 + 10
+        return self.pod_cidr.rsplit(".", 2)[0] + ".%d.%d" % (int(self.pod_cidr.split(".")[2]), n)

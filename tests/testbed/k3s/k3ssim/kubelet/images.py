@@ -1,0 +1,136 @@
+"""The node's image store, offline as a host without network.
+
+- Import (k3s pkg/agent/containerd/watcher.go; the extensions of
+  rancher/wharfie pkg/tarfile/tarfile.go): every file of agent/images/
+  ending in .tar, .tar.zst/.tzst, .tar.gz/.tgz, .tar.bz2/.tbz or .tar.lz4
+  is imported at start and again when its size or time changes; the names
+  are the docker-archive's manifest.json RepoTags, normalised as containerd
+  does (busybox -> docker.io/library/busybox:latest). "Imported images
+  from FILE in Nms" is logged; an archive that cannot be read is a failed
+  import.
+- Pulls (kubelet pkg/kubelet/images/image_manager.go; containerd
+  internal/cri/server/images/image_pull.go): an image in the store runs
+  unless its policy is Always; otherwise it is pulled, which offline fails
+  with containerd's resolve error (ErrImagePull, then ImagePullBackOff);
+  Never fails with ErrImageNeverPull. SIM_NETWORK=online lets pulls
+  succeed.
+"""
+
+import io
+import json
+import os
+import tarfile
+import threading
+import time
+
+from .. import config, logs, procs
+
+EXTENSIONS = (".tar", ".tar.lz4", ".tar.bz2", ".tbz", ".tar.gz", ".tgz", ".tar.zst", ".tzst")
+
+
+def normalize(ref):
+    """docker.io/library/x:latest from x, as containerd's reference.ParseDockerRef."""
+    first = ref.split("/", 1)[0]
+    if "/" in ref:
+        if not ("." in first or ":" in first or first == "localhost"):
+            ref = "docker.io/" + ref
+    else:
+        ref = "docker.io/library/" + ref
+    last = ref.rsplit("/", 1)[1]
+    if ":" not in last and "@" not in last:
+        ref += ":latest"
+    return ref
+
+
+def _manifest(path):
+    """The RepoTags of a docker-archive, plain or compressed."""
+    if path.endswith((".tar.zst", ".tzst")):
+        code, out, _ = procs.run(["zstd", "-dcq", path], timeout=120)
+        if code != 0:
+            raise OSError("zstd failed")
+        tf = tarfile.open(fileobj=io.BytesIO(out), mode="r:")
+    elif path.endswith(".tar.lz4"):
+        raise OSError("lz4 archives cannot be read (SIMULATION)")
+    else:
+        tf = tarfile.open(path, mode="r:*")
+    with tf:
+        m = tf.extractfile("manifest.json")
+        if m is None:
+            raise OSError("no manifest.json")
+        data = json.load(m)
+    return [t for entry in data for t in entry.get("RepoTags") or []]
+
+
+class ImageStore:
+    def __init__(self):
+        self.path = os.path.join(config.SIM_DIR, "images.json")
+        self.lock = threading.Lock()
+        try:
+            with open(self.path, encoding="utf-8") as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            data = {}
+        self.images = set(data.get("images", []))
+        self.imported = data.get("imported", {})
+
+    def _save(self):
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        tmp = self.path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({"images": sorted(self.images), "imported": self.imported}, f)
+        os.replace(tmp, self.path)
+
+    def import_dir(self):
+        try:
+            names = sorted(os.listdir(config.IMAGES_DIR))
+        except OSError:
+            return
+        changed = False
+        for name in names:
+            path = os.path.join(config.IMAGES_DIR, name)
+            if not name.endswith(EXTENSIONS) or not os.path.isfile(path):
+                continue
+            st = os.stat(path)
+            key = "%d %d" % (st.st_size, int(st.st_mtime))
+            if self.imported.get(name) == key:
+                continue
+            t0 = time.monotonic()
+            try:
+                tags = _manifest(path)
+                if not tags:
+                    raise OSError("no RepoTags")
+            except (OSError, tarfile.TarError, ValueError, KeyError) as e:
+                logs.error("Failed to import %s: SIMULATION: not a docker-archive the stand-in can read (%s)"
+                           % (path, e))
+            else:
+                with self.lock:
+                    self.images |= {normalize(t) for t in tags}
+                logs.info("Imported images from %s in %dms" % (path, (time.monotonic() - t0) * 1000))
+            self.imported[name] = key
+            changed = True
+        if changed:
+            with self.lock:
+                self._save()
+
+    def present(self, ref):
+        with self.lock:
+            return normalize(ref) in self.images
+
+    def add(self, ref):
+        with self.lock:
+            self.images.add(normalize(ref))
+            self._save()
+
+
+def pull_error(ref):
+    """What containerd says when the registry cannot be reached."""
+    full = normalize(ref)
+    host, _, path = full.partition("/")
+    if host == "docker.io":
+        host = "registry-1.docker.io"
+    repo, _, tag = path.rpartition(":")
+    if "@" in path:
+        repo, _, tag = path.partition("@")
+    return ('rpc error: code = Unknown desc = failed to pull and unpack image "%s": failed to resolve reference '
+            '"%s": failed to do request: Head "https://%s/v2/%s/manifests/%s": dial tcp: lookup %s: no such host'
+            % (full, full, host, repo, tag, host))

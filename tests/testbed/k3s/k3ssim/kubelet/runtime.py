@@ -1,0 +1,166 @@
+"""The container runtime: one run of one container.
+
+SIMULATION: there is no containerd here and no isolation. A container of a
+simulated image (programs/: the Helm job, the device plugin, its config
+manager, the MPS daemon) runs its program in a thread; any other runs its
+command and args as a process group inside the gateway container, so the
+hook-injected nvidia-smi answers. Each run has a containerd-style ID and a
+log in the CRI format the kubelet writes (`TIME STREAM F TEXT`, one line
+each, /var/log/pods/NS_NAME_UID/CONTAINER/N.log).
+
+A command that is not found fails the start as runc does: StartError,
+exit code 128, containerd's "exec: \"X\": executable file not found in
+$PATH" message.
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+
+from .. import clock, procs
+
+START_ERROR = ('failed to create containerd task: failed to create shim task: OCI runtime create failed: runc '
+               'create failed: unable to start container process: exec: "%s": executable file not found in $PATH: '
+               'unknown')
+
+
+def new_id():
+    return "containerd://" + os.urandom(32).hex()
+
+
+class Log:
+    """A container's log file, line by line in the CRI format."""
+
+    def __init__(self, path):
+        self.path = path
+        self.lock = threading.Lock()
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        open(path, "a").close()
+
+    def write(self, text, stream="stdout"):
+        with self.lock, open(self.path, "a", encoding="utf-8") as f:
+            for line in text.splitlines():
+                f.write("%s %s F %s\n" % (clock.rfc3339_nano(), stream, line))
+
+    def pipe(self, fileobj, stream):
+        """Copy a pipe into the log until EOF (its own thread)."""
+        def copy():
+            with fileobj:
+                for raw in iter(fileobj.readline, b""):
+                    text = raw.decode("utf-8", "replace")
+                    with self.lock, open(self.path, "a", encoding="utf-8") as f:
+                        tag = "F" if text.endswith("\n") else "P"
+                        f.write("%s %s %s %s\n" % (clock.rfc3339_nano(), stream, tag, text.rstrip("\n")))
+        t = threading.Thread(target=copy, daemon=True)
+        t.start()
+        return t
+
+
+class Run:
+    """What the kubelet sees of a container run."""
+
+    def __init__(self, name, log_path, on_exit):
+        self.name = name
+        self.cid = new_id()
+        self.log = Log(log_path)
+        self.on_exit = on_exit
+        self.started_at = clock.rfc3339()
+        self.finished_at = None
+        self.exit_code = None
+        self.reason = None
+        self.message = None
+        self.killed = False
+
+    @property
+    def running(self):
+        return self.exit_code is None
+
+    def _finish(self, code, reason=None, message=None):
+        self.finished_at = clock.rfc3339()
+        self.reason = reason or ("Completed" if code == 0 else "Error")
+        self.message = message
+        self.exit_code = code
+        self.on_exit(self)
+
+
+class FailedStart(Run):
+    """A start that runc refused (the command is not there)."""
+
+    def __init__(self, name, log_path, on_exit, command):
+        super().__init__(name, log_path, on_exit)
+        self._finish(128, "StartError", START_ERROR % command)
+
+
+class ProcessRun(Run):
+    def __init__(self, name, log_path, on_exit, argv, env, cwd):
+        super().__init__(name, log_path, on_exit)
+        self._readers = []
+        self.proc = procs.spawn(argv, self._exited, env=env, cwd=cwd if os.path.isdir(cwd) else "/",
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        self._readers = [self.log.pipe(self.proc.stdout, "stdout"), self.log.pipe(self.proc.stderr, "stderr")]
+
+    def _exited(self, code):
+        # The container ends with its main process: the rest of its
+        # process group goes too, and the log is whole before the status.
+        def finish():
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            for r in self._readers:
+                r.join(2)
+            self._finish(128 - code if code < 0 else code)
+        threading.Thread(target=finish, daemon=True).start()
+
+    def kill(self, grace):
+        self.killed = True
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        except OSError:
+            return
+        def escalate():
+            deadline = time.monotonic() + max(grace, 0)
+            while self.running and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if self.running:
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        threading.Thread(target=escalate, daemon=True).start()
+
+
+class ProgramRun(Run):
+    """A simulated image's program: PROGRAM(ctx) -> exit code, in a thread;
+    ctx.stop is set when the container is killed."""
+
+    def __init__(self, name, log_path, on_exit, program, ctx):
+        super().__init__(name, log_path, on_exit)
+        ctx.log = self.log
+        self.ctx = ctx
+        self.thread = threading.Thread(target=self._main, args=(program,), name="ctr-" + name, daemon=True)
+        self.thread.start()
+
+    def _main(self, program):
+        try:
+            code = program(self.ctx)
+        except Exception as e:   # the stand-in's bug, shown as the container's crash
+            self.log.write("SIMULATION: program failed: %s: %s" % (type(e).__name__, e), "stderr")
+            code = 2
+        if self.killed and code is None:
+            code = 0
+        self._finish(int(code or 0))
+
+    def kill(self, grace):
+        self.killed = True
+        self.ctx.stop.set()
+
+
+def command_missing(argv0, env):
+    if "/" in argv0:
+        return not (os.path.isfile(argv0) and os.access(argv0, os.X_OK))
+    return shutil.which(argv0, path=env.get("PATH", os.environ.get("PATH", ""))) is None
