@@ -186,7 +186,7 @@ gpu_pod() { # NAME GPUS CMD-JSON
 	}
 	wait_for 60 warned
 	run kx broken get events -n nvidia-device-plugin -o json
-	assert_regex "$(jq -r '.items[0].message' <<<"$output")" '^Failed to create pod sandbox: rpc error: code = Unknown desc = failed to create containerd task: .*/usr/bin/nvidia-container-runtime did not terminate successfully'
+	assert_regex "$(jq -r '[.items[] | select(.reason == "FailedCreatePodSandBox")] | last | .message' <<<"$output")" '^Failed to create pod sandbox: rpc error: code = Unknown desc = failed to create containerd task: .*/usr/bin/nvidia-container-runtime did not terminate successfully'
 	run docker exec openshell-cluster-broken cat /var/lib/rancher/k3s/agent/etc/containerd/config.toml
 	assert_line "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.'nvidia']"
 }
