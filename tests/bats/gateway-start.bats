@@ -61,7 +61,8 @@ setup() {
 	run jq -r .health <<<"$(openshell gateway status --name sp --json)"
 	assert_output healthy
 	# A probe that fails says so, and Docker's "starting" stands.
-	docker exec openshell-cluster-sp sh -c 'echo 1 >/var/lib/rancher/k3s/sim/switches/SIM_K3S_NEVER_READY; rm -f /run/k3s-sim/ready'
+	# The API answers 503 from now on, as while its API server restarts.
+	docker exec openshell-cluster-sp sh -c 'echo 1000000 >/var/lib/rancher/k3s/sim/switches/SIM_API_FLAKY'
 	run --separate-stderr openshell gateway status --name sp
 	assert_line '  Health:      starting: HEALTHCHECK_FAIL k3s-not-ready'
 	openshell -q gateway destroy --name sp --yes
@@ -312,14 +313,14 @@ setup() {
 	eventually sh -c 'docker exec openshell-cluster-npi kubectl get pods -n nvidia-device-plugin -o name | grep -q pod/'
 	stop_background_start
 	# As if the tarball had never been there: k3s has not imported the image.
+	image=$(sed -n 's/^DEVICE_PLUGIN_IMAGE=//p' "$OPENSHELL_SRCDIR/deploy/versions.env")
 	docker exec openshell-cluster-npi sh -c 'rm /var/lib/rancher/k3s/agent/images/nvcr.io_nvidia_k8s-device-plugin_*
-		grep -v k8s-device-plugin /var/lib/rancher/k3s/sim/images/store >/tmp/s; cat /tmp/s >/var/lib/rancher/k3s/sim/images/store
+		crictl rmi '"$image"' >/dev/null
 		for p in $(kubectl get pods -n nvidia-device-plugin -o jsonpath="{.items[*].metadata.name}"); do
 			kubectl delete pod "$p" -n nvidia-device-plugin >/dev/null
 		done'
 	run --separate-stderr openshell gateway start --gpu --name npi --image "$IMAGE" --port "$port" --timeout 8s
 	assert_failure 4
-	image=$(sed -n 's/^DEVICE_PLUGIN_IMAGE=//p' "$OPENSHELL_SRCDIR/deploy/versions.env")
 	err_line=$(grep '^openshell: error:' <<<"$stderr")
 	[[ "$err_line" == *"pods ready: pod nvidia-device-plugin/nvidia-device-plugin-"*": "*"Back-off pulling image \"$image\""* ||
 		"$err_line" == *"pods ready: pod nvidia-device-plugin/nvidia-device-plugin-"*": ErrImagePull: "*"failed to pull and unpack image \"$image\""* ]]

@@ -9,7 +9,9 @@ templates render.
   managed-by) and selector labels (name, instance); hasConfigMap when
   config.map has entries or config.name names a ConfigMap;
 - configmap.yml: <fullname>-configs with config.map's entries;
-- role.yml, role-binding.yml, service-account.yml: for the config manager;
+- role.yml, role-binding.yml, service-account.yml: the pods' account;
+- podAnnotations: checksum/config, the rendered ConfigMap's hash, so that a
+  changed config rolls the pods;
 - daemonset-device-plugin.yml: the plugin's DaemonSet (the config manager
   as init container nvidia-device-plugin-init and sidecar
   nvidia-device-plugin-sidecar before nvidia-device-plugin-ctr, with
@@ -18,6 +20,9 @@ templates render.
   nodes labelled nvidia.com/mps.capable=true, whose mount init container
   asks for Bidirectional propagation of /mps.
 """
+
+import hashlib
+import json
 
 from . import coalesce
 
@@ -90,25 +95,48 @@ def render(release, namespace, v, meta):
                                                   "annotations": {"meta.helm.sh/release-name": release,
                                                                   "meta.helm.sh/release-namespace": namespace}},
                                                  **({"namespace": ns} if namespaced else {}))
-    if cm:
-        sa = fullname + "-service-account"
-        objs.append({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta_of(sa)})
-        objs.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-                     "metadata": meta_of(fullname + "-role", False),
-                     "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]}]})
-        objs.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-                     "metadata": meta_of(fullname + "-role-binding", False),
-                     "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": ns}],
-                     "roleRef": {"kind": "ClusterRole", "name": fullname + "-role",
-                                 "apiGroup": "rbac.authorization.k8s.io"}})
-        if v["config"].get("map"):
-            objs.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta_of(fullname + "-configs"),
-                         "data": {k: str(x) for k, x in v["config"]["map"].items()}})
+    sa = fullname + "-service-account"
+    objs.append({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta_of(sa)})
+    objs.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                 "metadata": meta_of(fullname + "-role", False),
+                 "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]}]})
+    objs.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                 "metadata": meta_of(fullname + "-role-binding", False),
+                 "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": ns}],
+                 "roleRef": {"kind": "ClusterRole", "name": fullname + "-role", "apiGroup": "rbac.authorization.k8s.io"}})
+    annotations = dict(v.get("podAnnotations") or {})
+    if v["config"].get("map"):
+        configmap = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta_of(fullname + "-configs"),
+                     "data": {k: str(x) for k, x in v["config"]["map"].items()}}
+        objs.append(configmap)
+        # podAnnotations: a changed config rolls the pods (checksum/config).
+        annotations.setdefault("checksum/config", hashlib.sha256(
+            json.dumps(configmap, sort_keys=True).encode()).hexdigest())
     if (v.get("devicePlugin") or {}).get("enabled", True):
-        objs.append(_daemonset(fullname, ns, meta_of(fullname), select, v, image, cm, plugin=True))
+        objs.append(_daemonset(fullname, ns, meta_of(fullname), select, v, image, cm, annotations, plugin=True))
         objs.append(_daemonset(fullname + "-mps-control-daemon", ns, meta_of(fullname + "-mps-control-daemon"),
-                               select, v, image, cm, plugin=False))
+                               select, v, image, cm, annotations, plugin=False))
     return objs
+
+
+def _mig_none(v):
+    """allPossibleMigStrategiesAreNone (_helpers.tpl)."""
+    if v.get("migStrategy"):
+        return v["migStrategy"] == "none"
+    return not has_config_map(v)
+
+
+def _security_context(v):
+    """nvidia-device-plugin.securityContext: the value, privileged for the
+    CPU manager, SYS_ADMIN for MIG or volume-mounts (or any config map),
+    else no privilege at all."""
+    if v.get("securityContext"):
+        return v["securityContext"]
+    if v.get("compatWithCPUManager"):
+        return {"privileged": True}
+    if not _mig_none(v) or "volume-mounts" in str(v.get("deviceListStrategy") or "") or has_config_map(v):
+        return {"capabilities": {"add": ["SYS_ADMIN"]}}
+    return {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
 
 
 def _config_manager(name, image, v, process, oneshot):
@@ -142,10 +170,10 @@ def _env_flags(v):
     return env
 
 
-def _daemonset(name, ns, metadata, select, v, image, cm, plugin):
+def _daemonset(name, ns, metadata, select, v, image, cm, annotations, plugin):
     mps_root = (v.get("mps") or {}).get("root", "/run/nvidia/mps")
-    gpu_env = [{"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"}, {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
-               {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}]
+    gpu_env = ([{"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"}] if not _mig_none(v) else []) + [
+        {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}, {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}]
     cfg_env = [{"name": "CONFIG_FILE", "value": "/config/config.yaml"}] if cm else []
     cfg_mounts = [{"name": "available-configs", "mountPath": "/available-configs"},
                   {"name": "config", "mountPath": "/config"}] if cm else []
@@ -159,8 +187,7 @@ def _daemonset(name, ns, metadata, select, v, image, cm, plugin):
         ctr = {"image": image, "imagePullPolicy": v["image"].get("pullPolicy", "IfNotPresent"),
                "name": "nvidia-device-plugin-ctr", "command": ["nvidia-device-plugin"],
                "env": [{"name": "MPS_ROOT", "value": mps_root}] + _env_flags(v) + cfg_env + gpu_env,
-               "securityContext": v.get("securityContext") or {"allowPrivilegeEscalation": False,
-                                                               "capabilities": {"drop": ["ALL"]}},
+               "securityContext": _security_context(v),
                "volumeMounts": [{"name": "kubelet-device-plugins-dir", "mountPath": "/var/lib/kubelet/device-plugins"},
                                 {"name": "mps-shm", "mountPath": "/dev/shm"}, {"name": "mps-root", "mountPath": "/mps"},
                                 {"name": "cdi-root", "mountPath": "/var/run/cdi"}] + cfg_mounts}
@@ -194,8 +221,8 @@ def _daemonset(name, ns, metadata, select, v, image, cm, plugin):
             "containers": containers, "volumes": volumes}
     if v.get("runtimeClassName"):
         spec["runtimeClassName"] = v["runtimeClassName"]
+    spec["serviceAccountName"] = metadata["name"].replace("-mps-control-daemon", "") + "-service-account"
     if cm:
-        spec["serviceAccountName"] = metadata["name"].replace("-mps-control-daemon", "") + "-service-account"
         spec["shareProcessNamespace"] = True
     if init:
         spec["initContainers"] = init
@@ -211,5 +238,5 @@ def _daemonset(name, ns, metadata, select, v, image, cm, plugin):
     spec = {k: x for k, x in spec.items() if x is not None}
     return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": metadata,
             "spec": {"selector": {"matchLabels": dict(select)}, "updateStrategy": v.get("updateStrategy"),
-                     "template": {"metadata": {"labels": dict(select), "annotations": v.get("podAnnotations") or {}},
+                     "template": {"metadata": {"labels": dict(select), "annotations": annotations},
                                   "spec": spec}}}

@@ -16,6 +16,7 @@
   succeed.
 """
 
+import fcntl
 import io
 import json
 import os
@@ -62,30 +63,52 @@ def _manifest(path):
 
 
 class ImageStore:
+    """containerd's image store of the node, kept on disk (sim/images.json)
+    as containerd's is, so that `crictl` (another process) sees and
+    changes the same store; every change holds its lock file."""
+
     def __init__(self):
         self.path = os.path.join(config.SIM_DIR, "images.json")
         self.lock = threading.Lock()
+        self.imported = {}
+        self.images = set()
+        self._stamp = None
+        self._load()
+
+    def _load(self):
         try:
+            st = os.stat(self.path)
+            stamp = (st.st_mtime_ns, st.st_size)
+            if stamp == self._stamp:
+                return
             with open(self.path, encoding="utf-8") as f:
                 data = json.load(f)
         except (OSError, ValueError):
-            data = {}
+            return
+        self._stamp = stamp
         self.images = set(data.get("images", []))
         self.imported = data.get("imported", {})
 
-    def _save(self):
+    def _change(self, fn):
+        """Apply FN to the images and imports, under the file's lock."""
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        tmp = self.path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"images": sorted(self.images), "imported": self.imported}, f)
-        os.replace(tmp, self.path)
+        with self.lock, open(self.path + ".lock", "w") as lk:
+            fcntl.flock(lk, fcntl.LOCK_EX)
+            self._stamp = None
+            self._load()
+            fn()
+            tmp = self.path + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump({"images": sorted(self.images), "imported": self.imported}, f)
+            os.replace(tmp, self.path)
 
     def import_dir(self):
         try:
             names = sorted(os.listdir(config.IMAGES_DIR))
         except OSError:
             return
-        changed = False
+        with self.lock:
+            self._load()
         for name in names:
             path = os.path.join(config.IMAGES_DIR, name)
             if not name.endswith(EXTENSIONS) or not os.path.isfile(path):
@@ -102,24 +125,38 @@ class ImageStore:
             except (OSError, tarfile.TarError, ValueError, KeyError) as e:
                 logs.error("Failed to import %s: SIMULATION: not a docker-archive the stand-in can read (%s)"
                            % (path, e))
+                tags = []
             else:
-                with self.lock:
-                    self.images |= {normalize(t) for t in tags}
                 logs.info("Imported images from %s in %dms" % (path, (time.monotonic() - t0) * 1000))
-            self.imported[name] = key
-            changed = True
-        if changed:
-            with self.lock:
-                self._save()
+
+            def record(name=name, key=key, tags=tags):
+                self.images |= {normalize(t) for t in tags}
+                self.imported[name] = key
+            self._change(record)
 
     def present(self, ref):
         with self.lock:
+            self._load()
             return normalize(ref) in self.images
 
     def add(self, ref):
+        self._change(lambda: self.images.add(normalize(ref)))
+
+    def remove(self, ref):
+        """True when REF was there (crictl rmi)."""
+        found = []
+
+        def drop():
+            if normalize(ref) in self.images:
+                self.images.discard(normalize(ref))
+                found.append(ref)
+        self._change(drop)
+        return bool(found)
+
+    def list(self):
         with self.lock:
-            self.images.add(normalize(ref))
-            self._save()
+            self._load()
+            return sorted(self.images)
 
 
 def pull_error(ref):

@@ -424,12 +424,12 @@ class PodWorker:
     def _put(self, pod, st):
         if _comparable(pod.get("status", {})) == _comparable(st):
             return
-        pod = dict(pod, status=st)
+        was = pod.get("status", {}).get("phase")
         try:
-            self.pod = self.k.api.update_status(self.k.res("v1", "Pod"), pod)
+            self.pod = self.k.api.update_status(self.k.res("v1", "Pod"), dict(pod, status=st))
         except status.ApiError:
             return
-        if st.get("phase") in ("Succeeded", "Failed") and pod.get("status", {}).get("phase") != st["phase"]:
+        if st.get("phase") in ("Succeeded", "Failed") and was != st["phase"]:
             clock.stamp("pod-terminated %s/%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"]))
 
     def kill_all(self):

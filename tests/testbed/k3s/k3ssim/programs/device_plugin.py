@@ -25,9 +25,9 @@ chart 0.17 to 0.20), registering GPUs with the kubelet's device manager.
 - Allocate: NVIDIA_VISIBLE_DEVICES with the allocated GPUs (a replica is
   its GPU). SIMULATION: cdi-cri and volume-mounts hand them over the same
   way (the stand-in has no containerd to resolve CDI names).
-- SIM_PLUGIN_CRASHLOOP=1: the non-NVML platform's errors, exit 1 (also
-  when switched on while it runs); SIM_PLUGIN_CRASH_QUIET without its last
-  line. A fatal configuration error exits 1 as main.go does.
+- SIM_PLUGIN_CRASHLOOP=1: at once the non-NVML platform's errors, exit 1
+  (also when switched on while it runs); SIM_PLUGIN_CRASH_QUIET without its
+  last line. A fatal configuration error exits 1 as main.go does.
 Startup takes SIM_PLUGIN_DELAY seconds (NVML's initialisation).
 """
 
@@ -155,6 +155,8 @@ def main(ctx):
     _klog(ctx, "I", "main.go:245", "Starting OS watcher.")
     _klog(ctx, "I", "main.go:260", "Starting Plugins.")
     _klog(ctx, "I", "main.go:317", "Loading configuration.")
+    if config.switch_on("SIM_PLUGIN_CRASHLOOP"):
+        return _crash(ctx)
     if ctx.sleep(config.PLUGIN_DELAY):
         return 0
     _klog(ctx, "I", "main.go:342", "Updating config with default resource matching patterns.")
@@ -173,8 +175,6 @@ def main(ctx):
                                                    "deviceIDStrategy": env.get("DEVICE_ID_STRATEGY", "uuid")}},
              "resources": {"gpus": [{"pattern": "*", "name": "nvidia.com/gpu"}]}, "sharing": shape}, indent=2))
         _klog(ctx, "I", "main.go:356", "Retrieving plugins.")
-        if config.switch_on("SIM_PLUGIN_CRASHLOOP"):
-            return _crash(ctx)
         gpus = _gpus(ctx)
         if env.get("DEVICE_ID_STRATEGY") == "index":
             gpus = [[str(i), migs] for i, (_, migs) in enumerate(gpus)]
