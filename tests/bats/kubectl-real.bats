@@ -1,38 +1,34 @@
 #!/usr/bin/env bats
-# The k3s in the test bed is a stand-in, so a real kubectl (1.35, fetched
-# by scripts/real-kubectl) checks what the stand-in cannot vouch for:
-# every kubectl argv openshell emits parses, and every kubeconfig it writes
-# loads. Each argv is replayed against an address where nothing listens:
-# a valid command gets as far as connecting; an invalid one never does.
+# The kubeconfig openshell writes, used as its users use it: the real
+# kubectl 1.35 (scripts/real-kubectl) on the host, through the published
+# port, with the client's own TLS checks. Inside the gateway the same real
+# kubectl answers openshell, as k3s's does.
+
+bats_require_minimum_version 1.5.0
 
 setup_file() {
 	load helpers/gateway
 	KUBECTL=$("$OPENSHELL_SRCDIR/scripts/real-kubectl") || return 1
 	export KUBECTL
 	gateway_suite_start --gpus 2
-	# A docker that records each argv (one shell-quoted line per call) and
-	# the manifests fed to `kubectl apply -f -`.
-	export ARGV_LOG=$BATS_FILE_TMPDIR/argv.log APPLIED=$BATS_FILE_TMPDIR/applied.json
+	# A docker that records the manifests fed to `kubectl apply -f -`.
+	export APPLIED=$BATS_FILE_TMPDIR/applied.json
 	mkdir -p "$BATS_FILE_TMPDIR/bin"
 	cat >"$BATS_FILE_TMPDIR/bin/docker" <<-EOS
 		#!/bin/bash
-		printf '%q ' "\$@" >>"$ARGV_LOG"; echo >>"$ARGV_LOG"
 		case " \$* " in
 		*" apply "*) tee "$APPLIED" | $(command -v docker) "\$@"; exit "\${PIPESTATUS[1]}" ;;
 		esac
 		exec $(command -v docker) "\$@"
 	EOS
 	chmod +x "$BATS_FILE_TMPDIR/bin/docker"
-	export OPENSHELL_DOCKER=$BATS_FILE_TMPDIR/bin/docker
-	port=$(free_port)
-	openshell -q gateway start --gpu --name kr --image "$IMAGE" --port "$port" >/dev/null
-	openshell -q gateway verify --name kr >/dev/null
-	openshell -q gateway status --name kr >/dev/null
-	if ! sim_real_host; then
-		# The timeout path, whose diagnostics read logs by label.
-		openshell -q gateway start --gpu --name krc --image openshell-cluster:sim-plugin-crashloop \
-			--port "$(free_port)" --timeout 5s >/dev/null 2>&1 || true
-	fi
+	openshell -q gateway start --gpu --name kr --image "$IMAGE" --port "$(free_port)" >/dev/null
+	OPENSHELL_DOCKER=$BATS_FILE_TMPDIR/bin/docker openshell -q gateway verify --name kr >/dev/null
+	# Published on every address of this host, with a name for the certificate.
+	openshell -q gateway start --gpu --name kw --image "$IMAGE" --port "$(free_port)" --bind 0.0.0.0 \
+		--tls-san gw.example.test >/dev/null
+	export HOME=$BATS_FILE_TMPDIR/home
+	mkdir -p "$HOME"
 }
 
 teardown_file() {
@@ -42,8 +38,83 @@ teardown_file() {
 
 setup() {
 	load helpers/gateway
-	# Nothing listens on port 1: kubectl fails on connecting, after parsing.
-	cat >"$BATS_TEST_TMPDIR/nowhere" <<-EOS
+	KC=$XDG_CONFIG_HOME/openshell/gateways/kr/kubeconfig
+}
+
+# kc ARGS...: the real kubectl on the host with gateway kr's kubeconfig.
+kc() {
+	"$KUBECTL" --kubeconfig "$KC" --request-timeout=20s "$@"
+}
+
+@test "kubectl in the gateway is the real client, as k3s's multi-call kubectl" {
+	want=$("$KUBECTL" version --client -o json | jq -r .clientVersion.gitVersion)
+	[[ $want == v1.35.* ]]
+	run docker exec openshell-cluster-kr kubectl version --client -o json
+	assert_success
+	assert_equal "$(jq -r .clientVersion.gitVersion <<<"$output")" "$want"
+	run docker exec openshell-cluster-kr k3s kubectl version --client -o json
+	assert_equal "$(jq -r .clientVersion.gitVersion <<<"$output")" "$want"
+	# Without KUBECONFIG it finds k3s's own, as k3s's kubectl does.
+	run docker exec openshell-cluster-kr env -u KUBECONFIG kubectl get --raw /readyz
+	assert_output ok
+}
+
+@test "the kubeconfig reaches the API through the published port, and the client verifies its certificate" {
+	run jq -r .server "$XDG_CONFIG_HOME/openshell/gateways/kr/metadata.json"
+	server=$output
+	run "$KUBECTL" --kubeconfig "$KC" config view --minify -o jsonpath='{.clusters[0].cluster.server} {.current-context}'
+	assert_output "$server openshell-kr"
+	run kc get nodes -o json
+	assert_success
+	assert_equal "$(jq -r '.items[0].status.conditions[] | select(.type == "Ready") | .status' <<<"$output")" True
+	assert_equal "$(jq -r '.items[0].status.allocatable["nvidia.com/gpu"]' <<<"$output")" "$(sim_gpu_count)"
+	# A name the certificate does not hold is refused by the client.
+	run kc --tls-server-name not-in-the-certificate.example get nodes
+	assert_failure
+	assert_output --partial "x509: certificate is valid for"
+	assert_output --partial "not not-in-the-certificate.example"
+}
+
+@test "a GPU pod applied from the host runs, is waited for, and logs its one GPU" {
+	pin() { sed -n "s/^$1=//p" "$OPENSHELL_SRCDIR/deploy/versions.env"; }
+	kc apply -f - <<-EOF
+		apiVersion: v1
+		kind: Pod
+		metadata:
+		  name: host-gpu
+		  namespace: default
+		spec:
+		  restartPolicy: Never
+		  runtimeClassName: nvidia
+		  containers:
+		  - name: smi
+		    image: $(pin SMOKE_IMAGE)
+		    command: ["nvidia-smi", "-L"]
+		    resources:
+		      limits:
+		        nvidia.com/gpu: 1
+	EOF
+	run kc wait --for=jsonpath='{.status.phase}'=Succeeded pod/host-gpu --timeout=60s
+	assert_success
+	assert_output "pod/host-gpu condition met"
+	run kc logs host-gpu
+	assert_success
+	assert_equal "${#lines[@]}" 1
+	uuid=$(sed -n 's/.*(UUID: \(GPU-[^)]*\))$/\1/p' <<<"$output")
+	run grep -cxF "$uuid" <(sim_gpu_uuids)
+	assert_output 1
+	run kc delete pod host-gpu
+	assert_output 'pod "host-gpu" deleted from default namespace'
+}
+
+@test "openshell applied a JSON Pod limited to one GPU, under the nvidia runtime" {
+	run jq -r '[.kind, .spec.runtimeClassName, .spec.restartPolicy, .spec.containers[0].resources.limits["nvidia.com/gpu"]] | @tsv' "$APPLIED"
+	assert_output "$(printf 'Pod\tnvidia\tNever\t1')"
+}
+
+@test "a merged user kubeconfig reaches the gateway under its context, other contexts kept" {
+	mkdir -p "$HOME/.kube"
+	cat >"$HOME/.kube/config" <<-EOS
 		apiVersion: v1
 		kind: Config
 		clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
@@ -51,59 +122,31 @@ setup() {
 		contexts: [{name: x, context: {cluster: c, user: u}}]
 		current-context: x
 	EOS
-}
-
-@test "openshell emitted kubectl calls through docker exec" {
-	run grep -c ' kubectl ' "$ARGV_LOG"
+	KUBECONFIG='' run openshell gateway start --gpu --name kr --image "$IMAGE" --update-kubeconfig
 	assert_success
-	[ "$output" -ge 5 ]
-}
-
-@test "every kubectl argv openshell emits is accepted by the real kubectl 1.35" {
-	n=0
-	while IFS= read -r line; do
-		eval "argv=($line)"
-		# exec [--interactive] CTR kubectl ARGS...
-		for ((i = 0; i < ${#argv[@]}; i++)); do
-			[ "${argv[i]}" = kubectl ] && break
-		done
-		[ "${argv[0]}" = exec ] && [ "$i" -lt "${#argv[@]}" ] || continue
-		args=("${argv[@]:i+1}")
-		# apply reads and decodes its manifest before it connects.
-		input=/dev/null
-		[[ " ${args[*]} " != *" apply "* ]] || input=$APPLIED
-		run "$KUBECTL" --kubeconfig "$BATS_TEST_TMPDIR/nowhere" --request-timeout=2s "${args[@]}" <"$input"
-		if [[ "$output" != *"refused"* && "$output" != *"Unable to connect"* ]]; then
-			echo "kubectl ${args[*]}: $output" >&2
-			false
-		fi
-		n=$((n + 1))
-	done <"$ARGV_LOG"
-	[ "$n" -ge 5 ]
-}
-
-@test "openshell applied a manifest, and it is a JSON Pod limited to one GPU" {
-	run jq -r '[.kind, .spec.runtimeClassName, .spec.restartPolicy, .spec.containers[0].resources.limits["nvidia.com/gpu"]] | @tsv' "$APPLIED"
-	assert_output "$(printf 'Pod\tnvidia\tNever\t1')"
-}
-
-@test "the kubeconfig openshell writes loads in the real kubectl, pointing at the published port" {
-	kc=$XDG_CONFIG_HOME/openshell/gateways/kr/kubeconfig
-	run "$KUBECTL" --kubeconfig "$kc" config view --minify -o jsonpath='{.clusters[0].cluster.server} {.current-context}'
-	assert_success
-	assert_output "$(jq -r .server "$XDG_CONFIG_HOME/openshell/gateways/kr/metadata.json") openshell-kr"
-}
-
-@test "a merged user kubeconfig loads in the real kubectl, other contexts kept" {
-	home=$BATS_TEST_TMPDIR/home
-	mkdir -p "$home/.kube"
-	cp "$BATS_TEST_TMPDIR/nowhere" "$home/.kube/config"
-	HOME=$home KUBECONFIG='' run openshell gateway start --gpu --name kr --image "$IMAGE" --update-kubeconfig
-	assert_success
-	run "$KUBECTL" --kubeconfig "$home/.kube/config" config get-contexts -o name
-	assert_success
+	run "$KUBECTL" --kubeconfig "$HOME/.kube/config" config get-contexts -o name
 	assert_line openshell-kr
 	assert_line x
-	run "$KUBECTL" --kubeconfig "$home/.kube/config" config current-context
+	run "$KUBECTL" --kubeconfig "$HOME/.kube/config" config current-context
 	assert_output openshell-kr
+	run "$KUBECTL" --kubeconfig "$HOME/.kube/config" --request-timeout=20s get nodes -o name
+	assert_success
+	assert_output node/openshell-kr
+}
+
+@test "--bind 0.0.0.0: the client reaches the API on this host's own address, which the certificate names" {
+	sim_only "publishes on the test machine's addresses"
+	kw=$XDG_CONFIG_HOME/openshell/gateways/kw/kubeconfig
+	port=$(jq -r '.server | sub(".*:"; "")' "$XDG_CONFIG_HOME/openshell/gateways/kw/metadata.json")
+	addr=$(ip -4 -o addr show scope global | awk '{ sub(/\/.*/, "", $4); print $4; exit }')
+	[ -n "$addr" ]
+	run "$KUBECTL" --kubeconfig "$kw" --request-timeout=20s --server "https://$addr:$port" get nodes -o name
+	assert_success
+	assert_output node/openshell-kw
+	# --tls-san's name is in the certificate too, and the kubeconfig's server.
+	run "$KUBECTL" --kubeconfig "$kw" --request-timeout=20s --server "https://127.0.0.1:$port" \
+		--tls-server-name gw.example.test get nodes -o name
+	assert_success
+	run "$KUBECTL" --kubeconfig "$kw" config view --minify -o jsonpath='{.clusters[0].cluster.server}'
+	assert_output "https://gw.example.test:$port"
 }
