@@ -623,3 +623,59 @@ no-nvidia-smi"
 	run kx gpu get helmchart nvidia-device-plugin -n kube-system -o 'jsonpath={.metadata.uid}'
 	assert_output "$uid"
 }
+
+# agent NAME SERVER [docker run args...] -- [k3s agent args...]: an agent
+# container on SERVER's network, as a k3s agent on another machine.
+agent() {
+	local n=$1 srv=$2
+	shift 2
+	docker run -d --privileged --cgroupns host --name "openshell-agent-$n" --hostname "agent-$n" \
+		--network "openshell-cluster-$srv" "$@" >/dev/null
+}
+
+server_token() {
+	docker exec "openshell-cluster-$1" cat /var/lib/rancher/k3s/server/token
+}
+
+@test "an agent joins with the server's URL and token: its node runs the device plugin and advertises its own GPUs" {
+	start multi --gpus all -e GPU_ENABLED=true "$SIM_K3S_IMAGE"
+	wait_for 60 kx multi get --raw /readyz
+	agent a1 multi --gpus device=1 -e GPU_ENABLED=true -e K3S_TOKEN="$(server_token multi)" \
+		"$SIM_K3S_IMAGE" agent --server https://openshell-cluster-multi:6443
+	node_gpus() {
+		[[ $(kx multi get nodes -o jsonpath='{range .items[*]}{.metadata.name}={.status.allocatable.nvidia\.com/gpu} {end}') == "$1" ]]
+	}
+	wait_for 60 node_gpus "agent-a1=1 openshell-multi=2 "
+	run kx multi get nodes agent-a1 -o json
+	assert_equal "$(jq -r '.metadata.labels["node-role.kubernetes.io/control-plane"] // "none"' <<<"$output")" none
+	assert_equal "$(jq -r '.status.conditions[] | select(.type == "Ready") | .status' <<<"$output")" True
+	# The plugin's DaemonSet runs a pod on each node.
+	run kx multi get ds nvidia-device-plugin -n nvidia-device-plugin -o 'jsonpath={.status.desiredNumberScheduled} {.status.numberReady}'
+	assert_output "2 2"
+	# A pod bound to the agent runs there and sees the agent's GPU; its log
+	# comes through the server from the agent's kubelet (port 10250).
+	gpu1=$(sim_gpu_uuids | sed -n 2p)
+	kx multi apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"on-agent"},"spec":{"nodeName":"agent-a1","restartPolicy":"Never","runtimeClassName":"nvidia","containers":[{"name":"c","image":"'"$SMOKE"'","command":["nvidia-smi","-L"],"resources":{"limits":{"nvidia.com/gpu":1}}}]}}'
+	wait_for 60 pod_phase_is multi on-agent Succeeded
+	run kx multi logs on-agent
+	assert_success
+	assert_output --partial "(UUID: $gpu1)"
+	docker rm -f openshell-agent-a1 >/dev/null
+}
+
+@test "an agent is refused a wrong token, and leaves at once a token of another cluster's CA" {
+	start multi2 "$SIM_K3S_IMAGE"
+	wait_for 60 kx multi2 get --raw /readyz
+	token=$(server_token multi2)
+	agent bad multi2 -e K3S_TOKEN="${token%:*}:wrong" "$SIM_K3S_IMAGE" agent --server https://openshell-cluster-multi2:6443
+	refused() { docker logs openshell-agent-bad 2>&1 | grep -q 'server is not ready: 401 Unauthorized'; }
+	wait_for 60 refused
+	run kx multi2 get nodes -o name
+	refute_output --partial agent-bad
+	other="K10$(printf '0%.0s' {1..64})::server:${token##*:}"
+	run docker run --rm --privileged --network openshell-cluster-multi2 -e K3S_TOKEN="$other" "$SIM_K3S_IMAGE" \
+		agent --server https://openshell-cluster-multi2:6443
+	assert_failure 1
+	assert_output --partial 'level=fatal msg="Error: token CA hash does not match the Cluster CA certificate hash: '
+	docker rm -f openshell-agent-bad >/dev/null
+}

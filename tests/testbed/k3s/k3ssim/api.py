@@ -43,6 +43,7 @@ class Api:
         self.store = store
         self.registry = registry
         self.correlator = Correlator()
+        self.event_lock = store.lock
 
     # ---- helpers ----------------------------------------------------
 
@@ -306,7 +307,7 @@ class Api:
             return None
         now = clock.rfc3339()
         name = self.correlator.event_name(obj_key, etype, reason, message, ref["name"])
-        with self.store.lock:
+        with self.event_lock:
             ev = self.find(res, ns, name)
             if ev is not None:
                 ev["count"] = ev.get("count", 1) + 1

@@ -2,8 +2,10 @@
 Kubernetes API (k3s pkg/server/handlers/router.go), then the API's own
 paths (k8s.io/apiserver/pkg/endpoints).
 
-- /ping, /cacerts and /static/ answer anyone; everything else needs a
-  client certificate of the client CA (401 otherwise);
+- /ping, /cacerts and /static/ answer anyone; /v1-k3s/ is the
+  supervisor's, for agents with the node token (supervisor.py);
+  everything else needs a client certificate of the client CA (401
+  otherwise);
 - until the API server is ready every API path is 503 "apiserver not
   ready" with Connection: close (k3s's APIServer handler while
   control.Runtime.APIServer is nil);
@@ -17,7 +19,7 @@ import os
 import threading
 
 from . import api as apimod
-from . import config, discovery, podlogs, selectors, status, tables, watch
+from . import config, discovery, kubeletserver, podlogs, selectors, status, tables, watch
 
 PATCH_TYPES = {"application/json-patch+json": "json", "application/merge-patch+json": "merge",
                "application/strategic-merge-patch+json": "strategic", "application/apply-patch+yaml": "apply"}
@@ -39,9 +41,10 @@ def _version_info():
 
 
 class ApiServer:
-    def __init__(self, api, pki, address, kubelet_of):
+    def __init__(self, api, pki, address, kubelet_of, supervisor=None):
         self.api = api
         self.pki = pki
+        self.supervisor = supervisor
         self.address = address
         self.kubelet_of = kubelet_of
         self.ready = threading.Event()
@@ -58,6 +61,10 @@ class ApiServer:
                 return req.send_text(200, f.read(), "text/plain")
         if path.startswith("/static/"):
             return self._static(req, path[len("/static/"):])
+        if path.startswith("/v1-k3s/") and self.supervisor is not None:
+            if not self.ready.is_set():
+                raise status.unavailable("runtime core not ready")
+            return self.supervisor.handle(req, path)
         if req.user is None:
             raise status.unauthorized()
         if not self.ready.is_set():
@@ -167,7 +174,7 @@ class ApiServer:
         if sub == "log":
             if m != "GET":
                 raise status.method_not_supported(res.plural + "/log", group, m.lower())
-            return podlogs.serve(self.api, req, namespace, name, self.kubelet_of)
+            return podlogs.serve(self.api, req, namespace, name, self.kubelet_of, self._log_proxy)
         if m in ("GET", "HEAD"):
             if name:
                 return self._get(req, res, namespace, name)
@@ -189,6 +196,14 @@ class ApiServer:
                 return self._delete(req, res, namespace, name)
             return self._delete_collection(req, res, namespace)
         raise status.method_not_supported(res.plural, group, m.lower())
+
+    def _log_proxy(self, req, pod, container):
+        """A pod of another node: its kubelet serves the log."""
+        node = self.api.find(self.api.registry.by_kind("v1", "Node"), None, pod["spec"]["nodeName"])
+        if node is None:
+            raise status.not_found("nodes", "", pod["spec"]["nodeName"])
+        cert, key = self.pki.apiserver_kubelet_client()
+        return kubeletserver.proxy(req, node, pod, container, cert, key, self.pki.server_ca[0])
 
     def _selectors(self, req, res):
         return (selectors.parse_labels(req.param("labelSelector")),

@@ -122,6 +122,21 @@ class PKI:
         as the supervisor's /v1-k3s/client-kubelet.crt signs it."""
         return self._client("client-kubelet-" + node, "/O=system:nodes/CN=system:node:" + node)
 
+    def apiserver_kubelet_client(self):
+        """The API server's client certificate toward kubelets."""
+        return self._client("client-kube-apiserver-kubelet", "/O=system:masters/CN=system:kube-apiserver")
+
+    def kubelet_serving(self, node, ips):
+        """An agent kubelet's serving certificate (CN NODE; SANs NODE,
+        localhost, 127.0.0.1 and its addresses), as
+        /v1-k3s/serving-kubelet.crt signs it with the server CA."""
+        crt = os.path.join(config.TLS_DIR, "serving-kubelet-%s.crt" % node)
+        key = os.path.join(config.TLS_DIR, "serving-kubelet-%s.key" % node)
+        _key(key)
+        names = [node, "localhost", "127.0.0.1"] + [i for i in ips if i]
+        _sign(self.server_ca, crt, key, "/CN=" + node, "serverAuth", san_entries(names))
+        return crt, key
+
     def ca_hash(self):
         """The sha256 of the server CA, the K10 prefix of a secure token."""
         with open(self.server_ca[0], "rb") as f:

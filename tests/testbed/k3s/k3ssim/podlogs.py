@@ -124,16 +124,20 @@ def _render(ts, text, opts):
     return ("%s %s" % (ts, text)) if opts.timestamps else text
 
 
-def serve(api, req, namespace, name, kubelet_of):
+def serve(api, req, namespace, name, kubelet_of, proxy=None):
+    """KUBELET_OF(node) is the node's kubelet in this process, or None:
+    then PROXY(req, pod, container) asks that node's kubelet server."""
     pods = api.registry.by_kind("v1", "Pod")
     pod = api.get(pods, namespace, name)
     container = _pick(pod, req.param("container"))
     if not pod.get("spec", {}).get("nodeName"):
         req.send_text(200, "")
         return
+    kubelet = kubelet_of(pod["spec"]["nodeName"])
+    if kubelet is None and proxy is not None:
+        return proxy(req, pod, container)
     previous = req.flag("previous")
     cid = _container_id(pod, container, previous)
-    kubelet = kubelet_of(pod["spec"]["nodeName"])
     path = kubelet.log_path(pod, container, cid) if kubelet else None
     opts = _Options(req)
     lines = []

@@ -27,7 +27,7 @@ import time
 import yaml
 
 from . import api as apimod
-from . import apiserver, clock, config, httpserver, logs, pki, registry, store
+from . import apiserver, clock, config, httpserver, logs, pki, registry, store, supervisor
 
 
 def parse_args(argv):
@@ -64,16 +64,12 @@ def parse_args(argv):
 
 
 def node_address():
-    """The container's address on its network (k3s: the default route's)."""
+    """The container's address on its network: what its hostname resolves
+    to (Docker writes it into /etc/hosts), else loopback."""
     try:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            s.connect(("10.255.255.255", 1))
-            return s.getsockname()[0]
+        return socket.gethostbyname(socket.gethostname())
     except OSError:
-        try:
-            return socket.gethostbyname(socket.gethostname())
-        except OSError:
-            return "127.0.0.1"
+        return "127.0.0.1"
 
 
 def write_kubeconfig(keys, port):
@@ -139,7 +135,7 @@ class Server:
         self.manager = controllers.Manager(self)
         self.manager.agent_start()
         self.http = apiserver.ApiServer(self.api, self.keys, "%s:%d" % (self.ip, self.opts["port"]),
-                                        self.manager.kubelet_of)
+                                        self.manager.kubelet_of, supervisor.Supervisor(self.api, self.keys, self.token))
         httpserver.serve(self.opts["bind"], self.opts["port"], self.http, self.keys.serving[0],
                          self.keys.serving[1], self.keys.client_ca[0])
         logs.info("Running kube-apiserver (SIMULATION) on %s:%d" % (self.opts["bind"], self.opts["port"]))

@@ -10,6 +10,9 @@
   Unschedulable, and the scheduler's message ("0/1 nodes are available: 1
   Insufficient nvidia.com/gpu. preemption: …"), and a FailedScheduling
   event; it is tried again when anything changes;
+- of the nodes that fit, the one with the most of the pod's extended
+  resources left, then the fewest pods (the scoring plugins' lean, not
+  their arithmetic: SIMULATION);
 - binding sets spec.nodeName and PodScheduled True (the binding
   subresource), with a Scheduled event.
 """
@@ -119,6 +122,7 @@ class Scheduler:
         for p in all_pods:
             n = p["spec"].get("nodeName")
             if n and p.get("status", {}).get("phase") not in ("Succeeded", "Failed"):
+                used[(n, "pods")] = used.get((n, "pods"), 0) + 1
                 for k, v in requests(p).items():
                     used[(n, k)] = used.get((n, k), 0) + v
         for pod in sorted(pending, key=lambda p: (-(p["spec"].get("priority") or 0),
@@ -127,20 +131,26 @@ class Scheduler:
 
     def _schedule(self, pods, pod, nodes, used):
         reasons = {}
-        fit = None
+        fits = []
         want = requests(pod)
         for n in nodes:
             why = self._why_not(pod, n, want, used)
             if why is None:
-                fit = n
-                break
+                fits.append(n)
+                continue
             for w in why:
                 reasons[w] = reasons.get(w, 0) + 1
-        if fit is None:
+        if not fits:
             return self._unschedulable(pods, pod, len(nodes), reasons)
+        # Scoring, as NodeResourcesFit's LeastAllocated and the balance
+        # plugins lean: the most of what the pod asks for left, then the
+        # fewest pods; ties by name.
+        fit = min(fits, key=lambda n: (-sum(self._free(n, k, used) for k in want),
+                                       used.get((n["metadata"]["name"], "pods"), 0), n["metadata"]["name"]))
         name = fit["metadata"]["name"]
         for k, v in want.items():
             used[(name, k)] = used.get((name, k), 0) + v
+        used[(name, "pods")] = used.get((name, "pods"), 0) + 1
         pod["spec"]["nodeName"] = name
         st = pod.setdefault("status", {})
         st["conditions"] = [c for c in st.get("conditions") or [] if c.get("type") != "PodScheduled"] + [
@@ -158,6 +168,10 @@ class Scheduler:
         self.reported.pop(pod["metadata"]["uid"], None)
         self.api.record_event(pod, "Normal", "Scheduled", "Successfully assigned %s/%s to %s"
                               % (pod["metadata"]["namespace"], pod["metadata"]["name"], name), "default-scheduler")
+
+    def _free(self, node, resource, used):
+        alloc = node.get("status", {}).get("allocatable") or {}
+        return int(alloc.get(resource, "0") or 0) - used.get((node["metadata"]["name"], resource), 0)
 
     def _why_not(self, pod, node, want, used):
         why = []

@@ -1,0 +1,62 @@
+"""The kubelet's own HTTPS port, 10250, on a node apart from the server:
+the API server reaches a pod's log there (pkg/kubelet/server/server.go:
+/containerLogs/{namespace}/{pod}/{container}), with its kubelet client
+certificate (client CA), and the kubelet answers with its serving
+certificate (server CA), as kube-apiserver and an agent's kubelet do.
+"""
+
+import http.client
+import ssl
+from urllib.parse import unquote
+
+from . import httpserver, podlogs, status
+
+PORT = 10250
+
+
+def serve(api, kubelet, cert, key, client_ca, port=PORT):
+    def app(req):
+        if req.user is None:
+            raise status.unauthorized()
+        parts = [unquote(p) for p in req.path.split("/") if p]
+        if len(parts) != 4 or parts[0] != "containerLogs":
+            return req.send_text(404, "404 page not found\n")
+        req.query["container"] = parts[3]
+        podlogs.serve(api, req, parts[1], parts[2], lambda node: kubelet)
+    return httpserver.serve("0.0.0.0", port, app, cert, key, client_ca)
+
+
+def proxy(req, node, pod, container, cert, key, ca):
+    """Stream a pod's log from NODE's kubelet back to REQ's client."""
+    addrs = {a.get("type"): a.get("address") for a in node.get("status", {}).get("addresses") or []}
+    host = addrs.get("InternalIP")
+    port = ((node.get("status", {}).get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port", PORT)
+    ctx = ssl.create_default_context(cafile=ca)
+    ctx.check_hostname = False
+    ctx.load_cert_chain(cert, key)
+    q = "&".join("%s=%s" % (k, v) for k, v in req.query.items() if k != "container")
+    path = "/containerLogs/%s/%s/%s%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"], container,
+                                         "?" + q if q else "")
+    try:
+        conn = http.client.HTTPSConnection(host, port, context=ctx, timeout=30)
+        conn.request("GET", path)
+        resp = conn.getresponse()
+    except OSError as e:
+        raise status.internal('Get "https://%s:%s%s": %s' % (host, port, path, e))
+    ctype = resp.getheader("Content-Type", "text/plain")
+    if resp.getheader("Transfer-Encoding", "") != "chunked":
+        data = resp.read()
+        req._head(resp.status, ctype, len(data))
+        req.h.wfile.write(data)
+        return
+    req.start_stream(resp.status, ctype)
+    conn.sock.settimeout(None)
+    while True:
+        chunk = resp.read1(65536) if hasattr(resp, "read1") else resp.read(4096)
+        if not chunk:
+            break
+        if not req.write_chunk(chunk):
+            conn.close()
+            return
+    req.end_stream()
+

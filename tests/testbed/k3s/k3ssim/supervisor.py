@@ -1,0 +1,83 @@
+"""k3s's supervisor endpoints for agents, on port 6443 beside the API
+(k3s pkg/server/handlers/router.go, handlers.go; pkg/nodepassword).
+
+- Authentication: HTTP basic auth `node:<password>`, the password part of
+  the server token (`K10<CA hash>::server:<password>`); else 401.
+- A node's password (header k3s-Node-Password) is kept hashed in the Secret
+  kube-system/NODE.node-password.k3s on its first request; another password
+  for that name is 403 "Node password rejected, duplicate hostname or …".
+- /v1-k3s/client-kubelet.crt: the node's client certificate (CN
+  system:node:NODE, O system:nodes), the client CA and the key;
+  /v1-k3s/serving-kubelet.crt: its serving certificate (server CA; SANs
+  the node's name, localhost, 127.0.0.1 and the k3s-Node-IP addresses);
+  /v1-k3s/server-ca.crt, /v1-k3s/client-ca.crt; /v1-k3s/readyz.
+"""
+
+import base64
+import hashlib
+import hmac
+
+from . import status
+
+REJECTED = ("Node password rejected, duplicate hostname or contents of '/etc/rancher/node/password' may not match "
+            "server node-passwd entry, try enabling a unique node name with the --with-node-id flag")
+
+
+class Supervisor:
+    def __init__(self, api, pki, token):
+        self.api = api
+        self.pki = pki
+        self.password = token.rsplit(":", 1)[-1]
+
+    def _authenticated(self, req):
+        auth = req.headers.get("Authorization") or ""
+        if not auth.startswith("Basic "):
+            return False
+        try:
+            user, _, pw = base64.b64decode(auth[6:]).decode().partition(":")
+        except (ValueError, UnicodeDecodeError):
+            return False
+        return user == "node" and hmac.compare_digest(pw, self.password)
+
+    def _node(self, req):
+        node = req.headers.get("k3s-Node-Name") or ""
+        if not node:
+            raise status.bad_request("node name not set in k3s-Node-Name header")
+        pw = req.headers.get("k3s-Node-Password") or ""
+        res = self.api.registry.by_kind("v1", "Secret")
+        name = node + ".node-password.k3s"
+        digest = hashlib.sha256(pw.encode()).hexdigest()
+        cur = self.api.find(res, "kube-system", name)
+        if cur is None:
+            self.api.create(res, {"metadata": {"name": name, "labels": {"k3s.io/node-name": node}},
+                                  "type": "k3s.cattle.io/node-password",
+                                  "immutable": True,
+                                  "data": {"hash": base64.b64encode(digest.encode()).decode()}}, "kube-system")
+        elif base64.b64decode(cur.get("data", {}).get("hash", "")).decode() != digest:
+            raise status.ApiError(403, "Forbidden", REJECTED)
+        return node
+
+    def handle(self, req, path):
+        if not self._authenticated(req):
+            raise status.unauthorized()
+        if path == "/v1-k3s/readyz":
+            return req.send_text(200, "ok", "text/plain")
+        if path == "/v1-k3s/server-ca.crt":
+            return req.send_text(200, _read(self.pki.server_ca[0]), "text/plain")
+        if path == "/v1-k3s/client-ca.crt":
+            return req.send_text(200, _read(self.pki.client_ca[0]), "text/plain")
+        if path == "/v1-k3s/client-kubelet.crt":
+            node = self._node(req)
+            crt, key = self.pki.kubelet_client(node)
+            return req.send_text(200, _read(crt) + _read(self.pki.client_ca[0]) + _read(key), "text/plain")
+        if path == "/v1-k3s/serving-kubelet.crt":
+            node = self._node(req)
+            ips = [i.strip() for i in (req.headers.get("k3s-Node-IP") or "").split(",")]
+            crt, key = self.pki.kubelet_serving(node, ips)
+            return req.send_text(200, _read(crt) + _read(self.pki.server_ca[0]) + _read(key), "text/plain")
+        raise status.not_found_path()
+
+
+def _read(path):
+    with open(path, encoding="ascii") as f:
+        return f.read()
