@@ -1,0 +1,117 @@
+"""Unit tests of the stand-in's pure parts (SIMULATION's own logic): the
+patches, selectors, the store's watch history, printing, Helm's values.
+Each case is a rule of the real source its module names."""
+
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from k3ssim import charts, patch, selectors, status, store, tables  # noqa: E402
+
+
+class StrategicMergePatch(unittest.TestCase):
+    def test_containers_merge_by_name(self):
+        pod = {"spec": {"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "y"}]}}
+        out = patch.strategic_merge(pod, {"spec": {"containers": [{"name": "b", "image": "z"}]}})
+        self.assertEqual(out["spec"]["containers"], [{"name": "a", "image": "x"}, {"name": "b", "image": "z"}])
+
+    def test_delete_directive_and_null(self):
+        pod = {"metadata": {"labels": {"a": "1", "b": "2"}},
+               "spec": {"containers": [{"name": "a"}, {"name": "b"}]}}
+        out = patch.strategic_merge(pod, {"metadata": {"labels": {"a": None}},
+                                          "spec": {"containers": [{"name": "a", "$patch": "delete"}]}})
+        self.assertEqual(out["metadata"]["labels"], {"b": "2"})
+        self.assertEqual(out["spec"]["containers"], [{"name": "b"}])
+
+    def test_list_without_merge_key_is_replaced(self):
+        pod = {"spec": {"tolerations": [{"key": "a"}]}}
+        out = patch.strategic_merge(pod, {"spec": {"tolerations": [{"key": "b"}]}})
+        self.assertEqual(out["spec"]["tolerations"], [{"key": "b"}])
+
+    def test_finalizers_merge_as_a_set(self):
+        obj = {"metadata": {"finalizers": ["x"]}}
+        out = patch.strategic_merge(obj, {"metadata": {"finalizers": ["y", "x"]}})
+        self.assertEqual(out["metadata"]["finalizers"], ["x", "y"])
+
+
+class JsonAndMergePatch(unittest.TestCase):
+    def test_rfc6902(self):
+        doc = {"a": [1, 2], "b": {"c": 1}}
+        out = patch.json_patch(doc, [{"op": "add", "path": "/a/-", "value": 3}, {"op": "remove", "path": "/b/c"},
+                                     {"op": "replace", "path": "/a/0", "value": 9}])
+        self.assertEqual(out, {"a": [9, 2, 3], "b": {}})
+
+    def test_failed_test_op_is_invalid(self):
+        with self.assertRaises(status.ApiError) as e:
+            patch.json_patch({"a": 1}, [{"op": "test", "path": "/a", "value": 2}])
+        self.assertEqual(e.exception.code, 422)
+
+    def test_rfc7386(self):
+        self.assertEqual(patch.merge_patch({"a": {"b": 1, "c": 2}, "d": [1]}, {"a": {"b": None}, "d": [2]}),
+                         {"a": {"c": 2}, "d": [2]})
+
+
+class Selectors(unittest.TestCase):
+    def test_label_operators(self):
+        s = selectors.parse_labels("app in (a,b),tier!=db,!legacy,env")
+        self.assertTrue(s.matches({"app": "a", "tier": "web", "env": "x"}))
+        self.assertFalse(s.matches({"app": "c", "env": "x"}))
+        self.assertFalse(s.matches({"app": "a", "env": "x", "legacy": "1"}))
+        self.assertFalse(s.matches({"app": "a"}))
+
+    def test_unsupported_field_is_a_bad_request(self):
+        with self.assertRaises(status.ApiError) as e:
+            selectors.parse_fields("spec.frob=1", ("", "pods"))
+        self.assertEqual(e.exception.message, "field label not supported: spec.frob")
+
+    def test_field_selector(self):
+        s = selectors.parse_fields("spec.nodeName=n1,status.phase!=Failed", ("", "pods"))
+        self.assertTrue(s.matches({"spec": {"nodeName": "n1"}, "status": {"phase": "Running"}}))
+        self.assertFalse(s.matches({"spec": {"nodeName": "n1"}, "status": {"phase": "Failed"}}))
+
+
+class WatchHistory(unittest.TestCase):
+    def test_too_old_after_a_restart(self):
+        d = tempfile.mkdtemp()
+        s = store.Store(os.path.join(d, "state.json"))
+        s.create(("", "configmaps"), {"metadata": {"name": "a", "namespace": "default"}})
+        s.flush()
+        again = store.Store(os.path.join(d, "state.json"))
+        self.assertEqual(again.current_rv(), 1)
+        self.assertEqual(again.events_after(1, ("", "configmaps")), [])
+        with self.assertRaises(store.TooOld):
+            again.events_after(0, ("", "configmaps"))
+
+    def test_events_after_a_version(self):
+        s = store.Store(os.path.join(tempfile.mkdtemp(), "state.json"))
+        key = ("", "configmaps")
+        for n in "abc":
+            s.create(key, {"metadata": {"name": n, "namespace": "default"}})
+        self.assertEqual([o["metadata"]["name"] for _, _, o in s.events_after(1, key)], ["b", "c"])
+
+
+class Printing(unittest.TestCase):
+    def test_crash_loop_and_init_status(self):
+        pod = {"metadata": {"name": "p"}, "spec": {"initContainers": [{"name": "i"}], "containers": [{"name": "c"}]},
+               "status": {"phase": "Pending", "initContainerStatuses": [
+                   {"name": "i", "state": {"running": {}}}]}}
+        self.assertEqual(tables.pod_status_reason(pod), "Init:0/1")
+        pod["status"] = {"phase": "Running", "containerStatuses": [
+            {"name": "c", "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}
+        pod["spec"].pop("initContainers")
+        self.assertEqual(tables.pod_status_reason(pod), "CrashLoopBackOff")
+
+
+class HelmValues(unittest.TestCase):
+    def test_null_deletes_an_empty_map_keeps(self):
+        defaults = {"affinity": {"a": 1}, "x": {"y": 1, "z": 2}}
+        self.assertNotIn("affinity", charts.coalesce(defaults, {"affinity": None}))
+        self.assertEqual(charts.coalesce(defaults, {"affinity": {}})["affinity"], {"a": 1})
+        self.assertEqual(charts.coalesce(defaults, {"x": {"z": 3}})["x"], {"y": 1, "z": 3})
+
+
+if __name__ == "__main__":
+    unittest.main()
