@@ -333,6 +333,11 @@ def _body(req, yaml_ok=False):
     raw = req.body()
     if not raw:
         return None
+    if "protobuf" in (req.headers.get("Content-Type") or ""):
+        # SIMULATION: no protobuf decoding (kubectl's typed clients send it,
+        # as `kubectl create namespace`; apply, create -f, patch, label and
+        # delete send JSON).
+        raise status.unsupported_media(["application/json", "application/yaml"])
     try:
         return json.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as e:
