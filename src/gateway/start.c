@@ -231,6 +231,11 @@ static int resume(struct start *st, os_error *err)
 	run_result_free(&res);
 	if (rc < 0)
 		return -1;
+	/* A user's `docker start` resets the count of the restart policy's
+	 * restarts (moby daemon/start.go: containerStart with
+	 * resetRestartManager, container.ResetRestartManager(true)): from
+	 * here a restart is a count above 0, whatever it was before. */
+	st->w.restarts = 0;
 	st->r->outcome = "resumed";
 	log_step_done(1);
 	return 0;

@@ -198,6 +198,22 @@ interrupt_when() {
 	openshell -q gateway destroy --name rs --yes
 }
 
+@test "a gateway that crashed once and was then stopped resumes: docker start resets the restart count" {
+	# scripts/soak --seed 4242: a crash (a restart by Docker's policy), a
+	# stop, then the start that resumes it was judged a restart.
+	port=$(free_port)
+	openshell -q gateway start --gpu --name rr --image "$IMAGE" --port "$port" >/dev/null
+	kill -KILL "$(docker inspect openshell-cluster-rr --format '{{.State.Pid}}')"
+	eventually sh -c '[ "$(docker inspect openshell-cluster-rr --format "{{.RestartCount}} {{.State.Running}}")" = "1 true" ]'
+	openshell -q gateway stop --name rr
+	run --separate-stderr openshell gateway start --gpu --name rr --json
+	assert_success
+	assert_equal "$(jq -r '[.outcome, .gpus_allocatable] | map(tostring) | join(" ")' <<<"$output")" "resumed $(sim_gpu_count)"
+	# Docker counts the restarts of its policy since the last `docker start`.
+	assert_equal "$(docker inspect openshell-cluster-rr --format '{{.RestartCount}}')" 0
+	openshell -q gateway destroy --name rr --yes
+}
+
 @test "a read-only config directory fails clearly and loses nothing" {
 	port=$(free_port)
 	mkdir -p "$BATS_TEST_TMPDIR/ro/openshell"
