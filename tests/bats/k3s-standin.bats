@@ -423,8 +423,11 @@ ensure CRDs are installed first'
 
 @test "offline, a chart named by a repository fails as the Helm job does without network" {
 	wait_for 60 alloc_is gpu 2
+	# Manifests go in whole (a temporary file, then a rename), as the
+	# entrypoint writes them: k3s's deploy controller may read a file
+	# while it is written.
 	printf 'apiVersion: helm.cattle.io/v1\nkind: HelmChart\nmetadata:\n  name: repochart\n  namespace: kube-system\nspec:\n  repo: https://charts.example.com/stable\n  chart: thing\n  version: 1.0.0\n' |
-		docker exec -i openshell-cluster-gpu sh -c 'cat >/var/lib/rancher/k3s/server/manifests/repochart.yaml'
+		docker exec -i openshell-cluster-gpu sh -c 'cat >/tmp/m.yaml && mv /tmp/m.yaml /var/lib/rancher/k3s/server/manifests/repochart.yaml'
 	failed() {
 		kx gpu logs -n kube-system -l job-name=helm-install-repochart --tail=1 | grep -q '^Error:'
 	}
@@ -445,7 +448,7 @@ ensure CRDs are installed first'
 				"$(pin DEVICE_PLUGIN_CHART_VERSION)"
 			printf '  targetNamespace: %s\n  createNamespace: true\n  valuesContent: |-\n    runtimeClassName: nvidia\n' "$name"
 			[[ $aff == absent ]] || printf '    affinity: %s\n' "$aff"
-		} | docker exec -i openshell-cluster-gpu sh -c "cat >/var/lib/rancher/k3s/server/manifests/$name.yaml"
+		} | docker exec -i openshell-cluster-gpu sh -c "cat >/tmp/m.yaml && mv /tmp/m.yaml /var/lib/rancher/k3s/server/manifests/$name.yaml"
 	done
 	# A release whose name lacks the chart's gets the chart's fullname:
 	# RELEASE-nvidia-device-plugin (the chart's _helpers.tpl).
@@ -475,14 +478,14 @@ no-nvidia-smi"
 	wait_for 60 alloc_is gpu 2
 	printf 'apiVersion: helm.cattle.io/v1\nkind: HelmChart\nmetadata:\n  name: keepme\n  namespace: kube-system\nspec:\n  chart: https://%%{KUBERNETES_API}%%/static/charts/nvidia-device-plugin-%s.tgz\n  targetNamespace: keepme\n  createNamespace: true\n  valuesContent: |-\n    runtimeClassName: nvidia\n' \
 		"$(pin DEVICE_PLUGIN_CHART_VERSION)" |
-		docker exec -i openshell-cluster-gpu sh -c 'cat >/var/lib/rancher/k3s/server/manifests/keepme.yaml'
+		docker exec -i openshell-cluster-gpu sh -c 'cat >/tmp/m.yaml && mv /tmp/m.yaml /var/lib/rancher/k3s/server/manifests/keepme.yaml'
 	wait_for 60 kx gpu get ds keepme-nvidia-device-plugin -n keepme -o json
 	docker exec openshell-cluster-gpu rm /var/lib/rancher/k3s/server/manifests/keepme.yaml
 	# A manifest written after the removal is applied by a later pass of the
 	# same loop: by then the removal has been seen.
 	printf 'apiVersion: helm.cattle.io/v1\nkind: HelmChart\nmetadata:\n  name: probe\n  namespace: kube-system\nspec:\n  chart: https://%%{KUBERNETES_API}%%/static/charts/nvidia-device-plugin-%s.tgz\n  targetNamespace: probe\n  createNamespace: true\n' \
 		"$(pin DEVICE_PLUGIN_CHART_VERSION)" |
-		docker exec -i openshell-cluster-gpu sh -c 'cat >/var/lib/rancher/k3s/server/manifests/probe.yaml'
+		docker exec -i openshell-cluster-gpu sh -c 'cat >/tmp/m.yaml && mv /tmp/m.yaml /var/lib/rancher/k3s/server/manifests/probe.yaml'
 	wait_for 60 kx gpu get helmchart probe -n kube-system -o json
 	docker exec openshell-cluster-gpu rm /var/lib/rancher/k3s/server/manifests/probe.yaml
 	kx gpu delete helmchart probe -n kube-system >/dev/null
