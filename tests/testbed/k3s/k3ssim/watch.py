@@ -14,12 +14,15 @@ the watch cache:
   leaves it DELETED (the cacher's filter of old and new object);
 - timeoutSeconds (else a random 30 to 60 minutes, as --min-request-timeout
   gives) ends the stream.
+The switch SIM_WATCH_CUT: every stream open when its value changes breaks
+off mid-stream, as when the API server restarts under its watchers.
 """
 
 import json
 import random
 import time
 
+from . import config
 from . import store as storemod
 
 CHECK_CLIENT = 5.0
@@ -73,7 +76,13 @@ def serve(api, req, res, namespace, labels, fields):
         except ValueError:
             last = int(now_rv)
     checked = time.monotonic()
+    cut = config.switch("SIM_WATCH_CUT")
     while time.monotonic() < deadline:
+        if config.switch("SIM_WATCH_CUT") != cut:
+            # SIMULATION switch: the stream breaks off, as when the API
+            # server restarts under its watchers (no final chunk).
+            req.h.close_connection = True
+            return
         with store.lock:
             try:
                 events = store.events_after(last, res.key)
