@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/pidfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -207,22 +208,33 @@ static int tick(struct wait_state *w, long long *next_tick)
 static int wait_child(struct wait_state *w, long long deadline)
 {
 	long long next_tick = w->spec->on_tick ? clock_ms() + w->spec->tick_ms : 0;
+	long long grace_end = 0;   /* once interrupted: when the grace ends */
 	int backoff = 1;
 
 	for (check_exited(w); w->outfd >= 0 || !w->exited; check_exited(w)) {
 		struct pollfd fds[3];
 		nfds_t n = 0;
-		int timeout = -1, r;
+		int timeout = -1, r, waking = 1;
 
-		if (signals_stop_requested())
-			return 2;
+		if (signals_stop_requested()) {
+			if (w->spec->interrupt_grace_ms <= 0)
+				return 2;
+			if (!grace_end)
+				grace_end = clock_ms() + w->spec->interrupt_grace_ms;
+			if (clock_ms() >= grace_end)
+				return 2;
+			/* The wake fd stays readable: poll until the grace ends. */
+			waking = 0;
+			timeout = (int)(grace_end - clock_ms());
+		}
 		if (w->stop || tick(w, &next_tick))
 			return 3;
 		if (deadline) {
 			long long left = deadline - clock_ms();
 			if (left <= 0)
 				return 1;
-			timeout = left > 60000 ? 60000 : (int)left;
+			left = left > 60000 ? 60000 : left;
+			timeout = timeout < 0 || timeout > left ? (int)left : timeout;
 		}
 		if (next_tick) {
 			long long left = next_tick - clock_ms();
@@ -237,7 +249,7 @@ static int wait_child(struct wait_state *w, long long deadline)
 			fds[n++] = (struct pollfd){ .fd = w->outfd, .events = POLLIN };
 		if (w->pidfd >= 0 && !w->exited)
 			fds[n++] = (struct pollfd){ .fd = w->pidfd, .events = POLLIN };
-		if (signals_wake_fd() >= 0)
+		if (waking && signals_wake_fd() >= 0)
 			fds[n++] = (struct pollfd){ .fd = signals_wake_fd(), .events = POLLIN };
 		r = poll(fds, n, timeout);
 		if (r < 0 && errno == EINTR)
@@ -261,6 +273,38 @@ static int wait_child(struct wait_state *w, long long deadline)
 	return 0;
 }
 
+/* Signal the child's process group (a child's own children must not
+ * outlive it), but only while its pid is still its own. libpipeline's
+ * SIGCHLD handler reaps any child the moment it exits, and a pidfd does not
+ * keep a reaped pid from being handed out again: on a busy host the pid
+ * space wraps within a minute, and a container's init (a group leader on
+ * the host) may get the number. With SIGCHLD blocked nothing can reap the
+ * child between the look and the kill; a child not yet reaped, zombie or
+ * not, still owns its pid and its group's id. 0 when it was signalled. */
+static int signal_group(struct wait_state *w, int sig)
+{
+	sigset_t chld, old;
+	siginfo_t info = { 0 };
+	int rc = -1;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	int blocked = sigprocmask(SIG_BLOCK, &chld, &old) == 0;
+	if (blocked && w->pid > 0 && waitid(P_PID, (id_t)w->pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0) {
+		if ((rc = kill(-w->pid, sig)) < 0)
+			rc = kill(w->pid, sig);
+	} else if (!blocked) {
+		/* Cannot make the look safe: only the pidfd, which cannot
+		 * miss, signals (the leader alone). */
+		rc = w->pidfd >= 0 ? (int)syscall(SYS_pidfd_send_signal, w->pidfd, sig, NULL, 0) : -1;
+	}
+	if (rc < 0 && errno == ECHILD)
+		w->exited = 1;   /* reaped already: nothing of it is left to stop */
+	if (blocked)
+		sigprocmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
 /* SIGTERM, a short grace, then SIGKILL: the child cannot outlive its
  * deadline by more than RUN_KILL_GRACE_MS. */
 static void terminate(struct wait_state *w)
@@ -270,9 +314,7 @@ static void terminate(struct wait_state *w)
 	check_exited(w);
 	if (w->exited)
 		return;
-	/* The whole group: a child's own children must not outlive it. */
-	if (kill(-w->pid, SIGTERM) < 0)
-		kill(w->pid, SIGTERM);
+	signal_group(w, SIGTERM);
 	while (!w->exited && clock_ms() < end) {
 		struct pollfd pfd = { .fd = w->pidfd, .events = POLLIN };
 		long long left = end - clock_ms();
@@ -285,8 +327,8 @@ static void terminate(struct wait_state *w)
 			check_exited(w);
 		}
 	}
-	if (!w->exited && kill(-w->pid, SIGKILL) < 0)
-		kill(w->pid, SIGKILL);
+	if (!w->exited)
+		signal_group(w, SIGKILL);
 }
 
 /* libpipeline prints "cmd: Terminated" for a child ended by a signal; the

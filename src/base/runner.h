@@ -47,6 +47,11 @@ struct run_spec {
 	int tick_ms;
 	int (*on_tick)(void *ctx);
 	void *ctx;                /* for on_line and on_tick */
+	/* > 0: an interrupt stops the child only once it has had this long
+	 * more to finish, for a call whose work the other side completes
+	 * whether or not the client waits (docker run: the daemon goes on
+	 * creating the container), so that what it did is known. */
+	int interrupt_grace_ms;
 };
 
 struct run_result {

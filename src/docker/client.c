@@ -113,6 +113,13 @@ int docker_run_ok(const char *const *args, const char *input, size_t input_len, 
 	return docker_spawn(spec, args, 1, res, err);
 }
 
+int docker_run_finishing(const char *const *args, int timeout_ms, struct run_result *res, os_error *err)
+{
+	struct run_spec spec = { .timeout_ms = timeout_ms, .interrupt_grace_ms = DOCKER_INTERRUPT_GRACE_MS };
+
+	return docker_spawn(spec, args, 0, res, err);
+}
+
 int docker_stream(const char *const *args, const struct docker_stream_opts *o, struct run_result *res,
 		  os_error *err)
 {

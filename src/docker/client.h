@@ -33,6 +33,13 @@ int docker_run(const char *const *args, const char *input, size_t input_len, int
 int docker_run_ok(const char *const *args, const char *input, size_t input_len, int timeout_ms,
 		  struct run_result *res, os_error *err);
 
+/* As docker_run(), for a call whose work the daemon completes even once
+ * its client is gone (docker run goes on creating the container): an
+ * interrupt lets the call finish, for up to DOCKER_INTERRUPT_GRACE_MS, so
+ * that the caller knows what was made and can undo it. */
+#define DOCKER_INTERRUPT_GRACE_MS 5000
+int docker_run_finishing(const char *const *args, int timeout_ms, struct run_result *res, os_error *err);
+
 /* A long command read as it comes: stderr merged into stdout, each line
  * handed to on_line, ticks beside it (the fields of struct run_spec). */
 struct docker_stream_opts {
