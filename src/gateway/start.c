@@ -211,6 +211,13 @@ static int explain_run_failure(const struct start *st, const struct run_result *
 		   strstr(res->err, "address already in use")) {
 		os_error_set(err, OS_EXIT_FAILURE, "port %d on %s is already in use; choose another with --port",
 			     st->o.port, st->o.bind);
+	} else if (strcmp(verb, "start") == 0 && strstr(res->err, "network ") && strstr(res->err, " not found")) {
+		/* Someone removed the network under a stopped gateway: Docker
+		 * cannot start a container whose network is gone. */
+		cleanup_free char *opt = gpus_option(&st->o);
+		os_error_set(err, OS_EXIT_FAILURE,
+			     "gateway '%s' cannot start: its network %s is gone (removed while the gateway was stopped); rebuild it with 'openshell gateway start --name %s%s --recreate' (its cluster state is lost)",
+			     st->o.name, st->res, st->o.name, opt);
 	} else {
 		run_failure(err, OS_EXIT_FAILURE, res, "docker %s failed (exit status %d)", verb, res->status);
 	}
@@ -260,7 +267,13 @@ static int reconcile_existing(struct start *st, os_error *err)
 	} else if (adopt_existing(st, &c, err) == 0) {
 		st->w.restarts = c.restart_count;
 		st->have_container = 1;
-		if (c.running || c.restarting) {
+		if (c.restarting) {
+			/* After a crash: Docker brings it back, this run waits. */
+			st->r->outcome = "running";
+			log_info("gateway '%s' is restarting (its container exited, and Docker's restart policy starts it again); waiting for it",
+				 st->o.name);
+			rc = wait_pending_restart(&st->w, err) < 0 ? -1 : 1;
+		} else if (c.running) {
 			st->r->outcome = "running";
 			log_info("gateway '%s' is already running; checking that it is ready", st->o.name);
 			rc = 1;
@@ -349,8 +362,11 @@ static int run_once(struct start *st, os_error *err)
 	int rc = -1;
 
 	deploy_run_argv(&st->o, &argv);
-	if (docker_run(strv_argv(&argv), NULL, 0, wait_call_budget_ms(&st->w), &res, err) < 0) {
-		st->created_container = left_behind(st);   /* the call may have been cut short */
+	/* An interrupt lets the run finish: the daemon goes on creating a
+	 * container whose client is gone, after a rollback would have looked
+	 * for it (and taken its network from under it). */
+	if (docker_run_finishing(strv_argv(&argv), wait_call_budget_ms(&st->w), &res, err) < 0) {
+		st->created_container = left_behind(st);   /* cut short all the same */
 		goto out;
 	}
 	st->created_container = res.status == 0 || left_behind(st);
@@ -387,6 +403,9 @@ static int create_container(struct start *st, os_error *err)
 	if (rc == 1)
 		rc = os_error_set(err, OS_EXIT_FAILURE, "ports %d to %d on %s are all in use; choose one with --port",
 				  st->o.port - PORT_TRIES, st->o.port, st->o.bind);
+	/* An interrupt during the run: what it made is undone, as before it. */
+	if (rc == 0 && signals_pending())
+		rc = os_error_set(err, 128 + signals_pending(), "interrupted while creating gateway '%s'", st->o.name);
 	if (rc == 0) {
 		st->r->outcome = "created";
 		st->have_container = 1;

@@ -238,6 +238,28 @@ int wait_k3s_api(const struct wait_ctx *w, os_error *err)
 	return 0;
 }
 
+int wait_pending_restart(const struct wait_ctx *w, os_error *err)
+{
+	struct backoff b = { 0 };
+
+	for (;;) {
+		struct gw_container c;
+		int pending;
+
+		if (container_inspect(w->container, &c, err) < 0)
+			return -1;
+		/* Docker counts a restart when it decides on it (moby
+		 * daemon/monitor.go: RestartCount++, then SetRestarting), so the
+		 * count the waits began with already holds this one. */
+		pending = c.exists && c.restarting && c.restart_count == w->restarts;
+		container_free(&c);
+		if (!pending)
+			return 0;   /* it runs; anything else is wait_check_alive's to report */
+		if (!backoff_wait(&b, w->deadline))
+			return wait_timeout_error(w, "the container's restart (Docker's restart policy)", NULL, err);
+	}
+}
+
 int wait_running(const struct wait_ctx *w, os_error *err)
 {
 	struct gw_container c;
@@ -288,21 +310,52 @@ static int delete_device_plugin_chart(const struct wait_ctx *w, int *deleted, os
 	return rc;
 }
 
+int wait_retry_api(const struct wait_ctx *w, struct backoff *b, os_error *err)
+{
+	cleanup_free char *last = NULL;
+
+	if (err->code != OS_EXIT_FAILURE && err->code != OS_EXIT_TIMEOUT)
+		return 0;
+	last = xstrdup(err->msg ? err->msg : "?");
+	if (!call_cut_by_deadline(err, w->deadline)) {
+		struct gw_container c;
+		int alive;
+
+		/* A container that stopped or restarted is the news, not its API. */
+		os_error_clear(err);
+		alive = wait_check_alive(w, &c, err);
+		container_free(&c);
+		if (alive < 0 && !deadline_hit(w, err))
+			return 0;
+		if (alive == 0 && backoff_wait(b, w->deadline)) {
+			log_verbose("will retry: %s", last);
+			return 1;
+		}
+	}
+	os_error_clear(err);
+	wait_timeout_error(w, "the k3s API to answer", last, err);
+	return 0;
+}
+
 int wait_gpu_release_removed(const struct wait_ctx *w, os_error *err)
 {
 	struct backoff b = { 0 };
 	int deleted, gone = 0;
 
-	if (delete_device_plugin_chart(w, &deleted, err) < 0)
-		return -1;
+	while (delete_device_plugin_chart(w, &deleted, err) < 0)
+		if (!wait_retry_api(w, &b, err))
+			return -1;
 	if (!deleted)
 		return 0;   /* there was none: the usual case */
 	log_step("removing the device plugin a GPU run left on the volume");
 	while (!gone) {
 		cJSON *list = NULL;
 
-		if (kube_get(w->container, "daemonsets", NULL, NULL, 1, wait_call_budget_ms(w), &list, err) < 0)
+		if (kube_get(w->container, "daemonsets", NULL, NULL, 1, wait_call_budget_ms(w), &list, err) < 0) {
+			if (wait_retry_api(w, &b, err))
+				continue;
 			return -1;
+		}
 		gone = kube_find_device_plugin(list) == NULL;
 		cJSON_Delete(list);
 		if (!gone && !backoff_wait(&b, w->deadline))

@@ -34,6 +34,10 @@ struct wait_ctx {
 /* The k3s API answers `kubectl get --raw /readyz`. */
 int wait_k3s_api(const struct wait_ctx *w, os_error *err);
 
+/* The container was restarting when the waits began (Docker's restart
+ * policy, after a crash): wait until that restart has run it. */
+int wait_pending_restart(const struct wait_ctx *w, os_error *err);
+
 /* The container runs (and has not restarted since the waits began). */
 int wait_running(const struct wait_ctx *w, os_error *err);
 
@@ -63,6 +67,15 @@ int wait_next_delay(int *delay, int most);
 /* The deadline of one docker call inside the waits' overall deadline: the
  * per-call default, cut to what is left. */
 int wait_call_budget_ms(const struct wait_ctx *w);
+
+/* After a kubectl call of the waits failed with *err: 1, *err cleared,
+ * when it is worth another try after a step of B (a failure or timeout of
+ * the API while the container runs as it did: k3s restarting its API, a
+ * 5xx); 0 otherwise, with *err kept, or replaced by the container's own
+ * news (it stopped, it restarted), or cleared when the deadline cut the
+ * call (for the caller's timeout report). */
+struct backoff;
+int wait_retry_api(const struct wait_ctx *w, struct backoff *b, os_error *err);
 
 /* GPUs off on a volume that had them: deleting the manifest file (as the
  * entrypoint does) uninstalls nothing on k3s, so delete the device

@@ -88,6 +88,72 @@ interrupt_when() {
 	assert_no_gateway_resources ir
 }
 
+@test "SIGINT during docker run lets the daemon finish the container, then removes it" {
+	# The daemon goes on creating a container whose client was killed
+	# (scripts/soak --seed 3: the rollback looked before it existed, took
+	# its network, and left a container that could never start). Here the
+	# "daemon" side runs in a session of its own and creates the container
+	# a second after the call began, whatever happens to the client.
+	real=$(command -v docker)
+	cat >"$FAKE/docker" <<-EOF
+	#!/bin/bash
+	if [ "\$1" = run ]; then
+		setsid sh -c 'sleep 1; exec "\$0" "\$@"' "$real" "\$@" >"$BATS_TEST_TMPDIR/run.out" 2>&1 </dev/null &
+		touch "$BATS_TEST_TMPDIR/in-run"
+		wait \$!
+		st=\$?
+		cat "$BATS_TEST_TMPDIR/run.out"
+		exit \$st
+	fi
+	exec "$real" "\$@"
+	EOF
+	chmod +x "$FAKE/docker"
+	OPENSHELL_DOCKER=$FAKE/docker interrupt_when "file:$BATS_TEST_TMPDIR/in-run" INT \
+		gateway start --name id --image "$IMAGE" --port "$(free_port)"
+	[ "$status" -eq 130 ]
+	[[ "$stderr" == *"openshell: error: interrupted; removed what this run had created for gateway 'id'"* ]]
+	sleep 2   # whatever the daemon was still to do is done
+	assert_no_gateway_resources id
+}
+
+@test "a start while Docker's restart policy brings a crashed gateway back waits for that restart" {
+	# Crashes in quick succession double Docker's delay before each restart
+	# (moby restartmanager: 100 ms, doubled while a run lasts under 10 s),
+	# so after the seventh the restart is seen pending for seconds.
+	port=$(free_port)
+	openshell -q gateway start --gpu --name rp --image "$IMAGE" --port "$port" >/dev/null
+	last=0
+	for i in 1 2 3 4 5 6 7; do
+		# Running again, as a new process (a pid of 0 would make kill
+		# signal this test's own process group).
+		eventually sh -c 'p=$(docker inspect openshell-cluster-rp --format "{{.State.Pid}}"); [ "$p" -gt 1 ] && [ "$p" != "$0" ]' "$last"
+		last=$(docker inspect openshell-cluster-rp --format '{{.State.Pid}}')
+		[ "$last" -gt 1 ]
+		kill -KILL "$last"
+	done
+	eventually sh -c '[ "$(docker inspect openshell-cluster-rp --format "{{.State.Restarting}}")" = true ]'
+	run --separate-stderr openshell gateway start --gpu --name rp --json
+	assert_success
+	[[ "$stderr" == *"gateway 'rp' is restarting (its container exited, and Docker's restart policy starts it again); waiting for it"* ]]
+	assert_equal "$(jq -r '[.outcome, .gpus_allocatable] | map(tostring) | join(" ")' <<<"$output")" "running $(sim_gpu_count)"
+	assert_equal "$(docker inspect openshell-cluster-rp --format '{{.RestartCount}}')" 7
+	openshell -q gateway destroy --name rp --yes
+}
+
+@test "an API that refuses connections while a start without --gpu looks for a GPU release is waited for" {
+	# scripts/soak --seed 5: the first kubectl of a start on a kept
+	# gateway met k3s still opening its port after a restart.
+	port=$(free_port)
+	openshell -q gateway start --name ar --image "$IMAGE" --port "$port" >/dev/null
+	fake_docker_on " delete helmchart nvidia-device-plugin " \
+		'[ "$n" -ge 3 ] || { echo "The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?" >&2; exit 1; }'
+	OPENSHELL_DOCKER=$FAKE_DOCKER run --separate-stderr openshell -v gateway start --name ar
+	assert_success
+	[ "$(cat "$BATS_TEST_TMPDIR/calls")" -ge 3 ]
+	[[ "$stderr" == *"will retry: kubectl delete helmchart nvidia-device-plugin failed: The connection to the server 127.0.0.1:6443 was refused"* ]]
+	openshell -q gateway destroy --name ar --yes
+}
+
 @test "transient API errors during the GPU wait are retried, not the end of the start" {
 	# docker, but the first three reads of the GPU state (one `kubectl get`
 	# of the node, DaemonSets and RuntimeClasses) fail as while the API
