@@ -2,23 +2,19 @@
  *
  * libpipeline forks, execs and reaps; it offers neither a deadline nor
  * stderr capture, so this file adds both: stderr goes to an unlinked
- * temporary file installed by a pre-exec hook, and the wait is a poll() on
- * the stdout pipe and on a pidfd for the child, bounded by the deadline.
- * Polling both means a chatty child never blocks on a full pipe and a
- * silent one is noticed the moment it exits, with no sleeping.
+ * temporary file installed by a pre-exec hook, and the wait (run_wait.c)
+ * is bounded by the deadline. This file starts children and reaps them.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,8 +25,10 @@
 #include "base/exitcode.h"
 #include "base/files.h"
 #include "base/log.h"
+#include "base/run_child.h"
 #include "base/runner.h"
 #include "base/signals.h"
+#include "base/strv.h"
 #include "base/xalloc.h"
 
 /* In the child, before exec: stderr to the capture file, and a process
@@ -61,6 +59,8 @@ static void prepare_attached_child(void *unused)
 	unblock_sigchld();
 }
 
+static int stderr_to_stdout = -1;
+
 /* The stderr fd for the child: the capture file, or -1 for stdout's pipe. */
 static void prepare_child(void *data)
 {
@@ -72,17 +72,22 @@ static void prepare_child(void *data)
 		_exit(127);
 }
 
+static int open_null(os_error *err)
+{
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		os_error_set(err, OS_EXIT_FAILURE, "cannot open /dev/null: %s", strerror(errno));
+	return fd;
+}
+
 /* stdin for the child: the given bytes in an anonymous file, rewound. */
 static int input_fd(const struct run_spec *spec, os_error *err)
 {
 	int fd;
 
-	if (!spec->input) {
-		fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			os_error_set(err, OS_EXIT_FAILURE, "cannot open /dev/null: %s", strerror(errno));
-		return fd;
-	}
+	if (!spec->input)
+		return open_null(err);
 	fd = anonymous_file(err);
 	if (fd < 0)
 		return -1;
@@ -110,225 +115,6 @@ static void read_stderr(int fd, struct run_result *res)
 	n = pread(fd, res->err, (size_t)(st.st_size - from), from);
 	res->err_len = n > 0 ? (size_t)n : 0;
 	res->err[res->err_len] = '\0';
-}
-
-struct wait_state {
-	const struct run_spec *spec;
-	int outfd;        /* -1 once closed or not captured */
-	int pidfd;        /* -1 when unavailable or closed */
-	int exited;       /* the child has exited (maybe not yet reaped) */
-	pid_t pid;
-	struct run_result *res;
-	size_t cap;
-	size_t line_start;   /* where the line on_line has not seen yet begins */
-	int too_big;
-	int stop;            /* a callback asked to end the child */
-};
-
-/* Hand each complete line of new output to on_line. */
-static void feed_lines(struct wait_state *w, size_t from)
-{
-	char *out = w->res->out;
-	char *nl;
-
-	for (char *p = out + from; !w->stop && (nl = memchr(p, '\n', w->res->out_len - (size_t)(p - out)));
-	     p = nl + 1) {
-		*nl = '\0';
-		w->stop = w->spec->on_line(w->spec->ctx, out + w->line_start) != 0;
-		*nl = '\n';
-		w->line_start = (size_t)(nl + 1 - out);
-	}
-	if (w->spec->discard_lines && w->line_start > 0) {
-		memmove(out, out + w->line_start, w->res->out_len - w->line_start);
-		w->res->out_len -= w->line_start;
-		w->line_start = 0;
-	}
-}
-
-static int drain_stdout(struct wait_state *w)
-{
-	for (;;) {
-		ssize_t n;
-
-		if (w->res->out_len + 65536 + 1 > w->cap) {
-			w->cap = w->cap ? w->cap * 2 : 65536 * 2;
-			w->res->out = xrealloc(w->res->out, w->cap);
-		}
-		n = read(w->outfd, w->res->out + w->res->out_len, 65536);
-		if (n > 0) {
-			w->res->out_len += (size_t)n;
-			if (w->spec->on_line)
-				feed_lines(w, w->res->out_len - (size_t)n);
-			if (w->res->out_len > RUN_MAX_OUTPUT) {
-				w->too_big = 1;
-				return 1;
-			}
-			if (w->stop)
-				return 0;
-			continue;
-		}
-		if (n == 0)
-			return 1;           /* EOF */
-		if (errno == EINTR)
-			continue;
-		return errno == EAGAIN ? 0 : 1;
-	}
-}
-
-/* Without a pidfd (valgrind does not know pidfd_open), look without
- * reaping: the reaping belongs to libpipeline, whose SIGCHLD handler may
- * already have done it (ECHILD), which also means the child is gone. */
-static void check_exited(struct wait_state *w)
-{
-	siginfo_t info = { 0 };
-
-	if (w->exited || w->pidfd >= 0)
-		return;
-	if (w->pid <= 0 || waitid(P_PID, (id_t)w->pid, &info, WEXITED | WNOHANG | WNOWAIT) < 0 ||
-	    info.si_pid == w->pid)
-		w->exited = 1;
-}
-
-/* The next tick is due: call it. 1 when it asks to stop the child. */
-static int tick(struct wait_state *w, long long *next_tick)
-{
-	int delay;
-
-	if (!*next_tick || clock_ms() < *next_tick)
-		return 0;
-	if ((delay = w->spec->on_tick(w->spec->ctx)) <= 0)
-		return 1;
-	*next_tick = clock_ms() + delay;
-	return 0;
-}
-
-/* Wait until stdout is at EOF and the child has exited, or until the
- * deadline, an interrupt or a callback's stop. Returns 1 on timeout, 2 on
- * interrupt, 3 on a stop, else 0. */
-static int wait_child(struct wait_state *w, long long deadline)
-{
-	long long next_tick = w->spec->on_tick ? clock_ms() + w->spec->tick_ms : 0;
-	long long grace_end = 0;   /* once interrupted: when the grace ends */
-	int backoff = 1;
-
-	for (check_exited(w); w->outfd >= 0 || !w->exited; check_exited(w)) {
-		struct pollfd fds[3];
-		nfds_t n = 0;
-		int timeout = -1, r, waking = 1;
-
-		if (signals_stop_requested()) {
-			if (w->spec->interrupt_grace_ms <= 0)
-				return 2;
-			if (!grace_end)
-				grace_end = clock_ms() + w->spec->interrupt_grace_ms;
-			if (clock_ms() >= grace_end)
-				return 2;
-			/* The wake fd stays readable: poll until the grace ends. */
-			waking = 0;
-			timeout = (int)(grace_end - clock_ms());
-		}
-		if (w->stop || tick(w, &next_tick))
-			return 3;
-		if (deadline) {
-			long long left = deadline - clock_ms();
-			if (left <= 0)
-				return 1;
-			left = left > 60000 ? 60000 : left;
-			timeout = timeout < 0 || timeout > left ? (int)left : timeout;
-		}
-		if (next_tick) {
-			long long left = next_tick - clock_ms();
-			left = left < 0 ? 0 : left;
-			timeout = timeout < 0 || timeout > left ? (int)left : timeout;
-		}
-		if (!w->exited && w->pidfd < 0) {   /* no pidfd: bounded backoff */
-			timeout = timeout < 0 || timeout > backoff ? backoff : timeout;
-			backoff = backoff < 50 ? backoff * 2 : 50;
-		}
-		if (w->outfd >= 0)
-			fds[n++] = (struct pollfd){ .fd = w->outfd, .events = POLLIN };
-		if (w->pidfd >= 0 && !w->exited)
-			fds[n++] = (struct pollfd){ .fd = w->pidfd, .events = POLLIN };
-		if (waking && signals_wake_fd() >= 0)
-			fds[n++] = (struct pollfd){ .fd = signals_wake_fd(), .events = POLLIN };
-		r = poll(fds, n, timeout);
-		if (r < 0 && errno == EINTR)
-			continue;   /* libpipeline's SIGCHLD handler */
-		if (r < 0)
-			return 1;   /* cannot watch the child: stop it rather than wait blind */
-		for (nfds_t i = 0; i < n; i++) {
-			if (!fds[i].revents)
-				continue;
-			if (fds[i].fd == w->outfd) {
-				if (drain_stdout(w)) {
-					w->outfd = -1;
-					if (w->too_big)
-						return 0;
-				}
-			} else if (fds[i].fd == w->pidfd) {
-				w->exited = 1;
-			}   /* the wake fd: the loop's check sees the signal */
-		}
-	}
-	return 0;
-}
-
-/* Signal the child's process group (a child's own children must not
- * outlive it), but only while its pid is still its own. libpipeline's
- * SIGCHLD handler reaps any child the moment it exits, and a pidfd does not
- * keep a reaped pid from being handed out again: on a busy host the pid
- * space wraps within a minute, and a container's init (a group leader on
- * the host) may get the number. With SIGCHLD blocked nothing can reap the
- * child between the look and the kill; a child not yet reaped, zombie or
- * not, still owns its pid and its group's id. 0 when it was signalled. */
-static int signal_group(struct wait_state *w, int sig)
-{
-	sigset_t chld, old;
-	siginfo_t info = { 0 };
-	int rc = -1;
-
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	int blocked = sigprocmask(SIG_BLOCK, &chld, &old) == 0;
-	if (blocked && w->pid > 0 && waitid(P_PID, (id_t)w->pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0) {
-		if ((rc = kill(-w->pid, sig)) < 0)
-			rc = kill(w->pid, sig);
-	} else if (!blocked) {
-		/* Cannot make the look safe: only the pidfd, which cannot
-		 * miss, signals (the leader alone). */
-		rc = w->pidfd >= 0 ? (int)syscall(SYS_pidfd_send_signal, w->pidfd, sig, NULL, 0) : -1;
-	}
-	if (rc < 0 && errno == ECHILD)
-		w->exited = 1;   /* reaped already: nothing of it is left to stop */
-	if (blocked)
-		sigprocmask(SIG_SETMASK, &old, NULL);
-	return rc;
-}
-
-/* SIGTERM, a short grace, then SIGKILL: the child cannot outlive its
- * deadline by more than RUN_KILL_GRACE_MS. */
-static void terminate(struct wait_state *w)
-{
-	long long end = clock_ms() + RUN_KILL_GRACE_MS;
-
-	check_exited(w);
-	if (w->exited)
-		return;
-	signal_group(w, SIGTERM);
-	while (!w->exited && clock_ms() < end) {
-		struct pollfd pfd = { .fd = w->pidfd, .events = POLLIN };
-		long long left = end - clock_ms();
-
-		if (w->pidfd >= 0) {
-			if (poll(&pfd, 1, left > 10 ? 10 : (int)left) > 0)
-				w->exited = 1;
-		} else {
-			poll(NULL, 0, 10);
-			check_exited(w);
-		}
-	}
-	if (!w->exited)
-		signal_group(w, SIGKILL);
 }
 
 /* libpipeline prints "cmd: Terminated" for a child ended by a signal; the
@@ -384,19 +170,22 @@ static pipeline *build_pipeline(const struct run_spec *spec, const char *path, i
 		return p;
 	}
 	pipeline_ignore_signals(p, 0);
-	if ((*infd = input_fd(spec, err)) < 0 || (!spec->merge_stderr && (*errfd = anonymous_file(err)) < 0)) {
+	if ((*infd = input_fd(spec, err)) < 0 || (spec->quiet && (*errfd = open_null(err)) < 0) ||
+	    (!spec->quiet && !spec->merge_stderr && (*errfd = anonymous_file(err)) < 0)) {
 		pipeline_free(p);
 		return NULL;
 	}
-	pipecmd_pre_exec(cmd, prepare_child, NULL, errfd);
+	/* Quiet: stderr goes where stdout does (libpipeline has made the
+	 * /dev/null descriptor the child's stdout, and closed it). */
+	pipecmd_pre_exec(cmd, prepare_child, NULL, spec->quiet ? (void *)&stderr_to_stdout : errfd);
 	pipeline_want_in(p, *infd);
-	pipeline_want_out(p, -1);
+	pipeline_want_out(p, spec->quiet ? *errfd : -1);
 	return p;
 }
 
 /* Start it with SIGCHLD blocked, so that libpipeline cannot reap the child
- * before a pidfd pins it: its pid cannot be reused under us. */
-static void start_pinned(pipeline *p, int interactive, struct wait_state *w)
+ * before a pidfd is open on it. */
+static void start_pinned(struct run_child *c)
 {
 	sigset_t chld, old_mask;
 
@@ -404,94 +193,133 @@ static void start_pinned(pipeline *p, int interactive, struct wait_state *w)
 	sigaddset(&chld, SIGCHLD);
 	pipeline_install_post_fork(mark_child);
 	/* Should the mask not be set, libpipeline may reap the child before
-	 * pidfd_open pins it; the wait then polls without a pidfd. */
+	 * pidfd_open sees it; the wait then polls without a pidfd. */
 	int blocked = sigprocmask(SIG_BLOCK, &chld, &old_mask) == 0;
-	pipeline_start(p);
-	w->pid = pipeline_get_pid(p, 0);
-	if (w->pid > 0)
-		w->pidfd = pidfd_open(w->pid, 0);
+	pipeline_start(c->p);
+	c->pid = pipeline_get_pid(c->p, 0);
+	if (c->pid > 0)
+		c->pidfd = pidfd_open(c->pid, 0);
 	if (blocked && sigprocmask(SIG_SETMASK, &old_mask, NULL) < 0)
 		log_warn("cannot restore the signal mask: %s", strerror(errno));
-	if (!interactive) {
+	if (!c->spec.interactive && !c->spec.quiet) {
 		int fl;
 
-		w->outfd = fileno(pipeline_get_outfile(p));
+		c->outfd = fileno(pipeline_get_outfile(c->p));
 		/* A blocking pipe would only make each read wait for data; the
 		 * poll before it bounds that, so a failure here is not fatal. */
-		if ((fl = fcntl(w->outfd, F_GETFL)) < 0 || fcntl(w->outfd, F_SETFL, fl | O_NONBLOCK) < 0)
+		if ((fl = fcntl(c->outfd, F_GETFL)) < 0 || fcntl(c->outfd, F_SETFL, fl | O_NONBLOCK) < 0)
 			log_verbose("cannot make the output pipe non-blocking: %s", strerror(errno));
 	}
 }
 
-/* How the wait ended, as the caller's error: 0 for a normal exit. */
-static int report_wait(int waited, const struct wait_state *w, const struct run_spec *spec,
-		       const char *name, os_error *err)
+/* How the child ended, as the caller's error: 0 for a normal exit. */
+static int report_end(const struct run_child *c, os_error *err)
 {
-	if (waited == 2)
+	if (c->why == 2)
 		return os_error_set(err, 128 + signals_pending(), "interrupted while %s was running; it was stopped",
-				    name);
-	if (waited == 3)
+				    c->name);
+	if (c->why == 3)
 		return 0;
-	if (waited == 1) {
-		cleanup_free char *dur = clock_format_ms(spec->timeout_ms);
-		os_error_set(err, OS_EXIT_TIMEOUT, "%s timed out after %s and was stopped", name, dur);
-		os_error_set_detail(err, w->res->err);
+	if (c->why == 1) {
+		cleanup_free char *dur = clock_format_ms(c->spec.timeout_ms);
+		os_error_set(err, OS_EXIT_TIMEOUT, "%s timed out after %s and was stopped", c->name, dur);
+		os_error_set_detail(err, c->res.err);
 		return -1;
 	}
-	if (w->too_big)
+	if (c->too_big)
 		return os_error_set(err, OS_EXIT_FAILURE, "%s printed more than %u MiB; refusing to read more",
-				    name, RUN_MAX_OUTPUT >> 20);
+				    c->name, RUN_MAX_OUTPUT >> 20);
 	return 0;
 }
 
-int run_command(const struct run_spec *spec, struct run_result *res, os_error *err)
+static void child_free(struct run_child *c)
 {
-	struct wait_state w = { .spec = spec, .outfd = -1, .pidfd = -1, .res = res };
-	cleanup_free char *path = NULL;
-	cleanup_free char *name = NULL;
-	long long deadline = 0;
-	int infd = -1, errfd = -1, rc = -1, waited, *statuses = NULL, nstat = 0;
-	pipeline *p;
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	if (c->infd >= 0)
+		close(c->infd);
+	if (c->errfd >= 0)
+		close(c->errfd);
+	run_result_free(&c->res);
+	free(c->name);
+	free(c);
+}
 
-	memset(res, 0, sizeof(*res));
-	res->out = xstrdup("");
-	res->err = xstrdup("");
-	name = command_short_name(spec->argv);
-	if (signals_stop_requested())
-		return os_error_set(err, 128 + signals_pending(), "interrupted before %s could run", name);
-	path = command_find(spec->argv[0]);
-	if (!path)
-		return os_error_set(err, OS_EXIT_FAILURE, "cannot run %s: '%s' not found on PATH",
-				    name, spec->argv[0]);
+struct run_child *run_start(const struct run_spec *spec, os_error *err)
+{
+	struct run_child *c = xcalloc(1, sizeof(*c));
+	cleanup_free char *path = NULL;
+
+	c->spec = *spec;
+	c->infd = c->errfd = c->outfd = c->pidfd = -1;
+	c->backoff = 1;
+	c->res.out = xstrdup("");
+	c->res.err = xstrdup("");
+	c->name = command_short_name(spec->argv);
+	if (signals_stop_requested()) {
+		os_error_set(err, 128 + signals_pending(), "interrupted before %s could run", c->name);
+		goto fail;
+	}
+	if (!(path = command_find(spec->argv[0]))) {
+		os_error_set(err, OS_EXIT_FAILURE, "cannot run %s: '%s' not found on PATH", c->name, spec->argv[0]);
+		goto fail;
+	}
 	if (log_verbosity() > 0) {
 		cleanup_free char *line = command_string(spec->argv);
 		log_verbose("+ %s", line);
 	}
-	if (!(p = build_pipeline(spec, path, &infd, &errfd, err)))
-		goto out;
+	if (!(c->p = build_pipeline(spec, path, &c->infd, &c->errfd, err)))
+		goto fail;
 	if (spec->timeout_ms > 0)
-		deadline = clock_ms() + spec->timeout_ms;
-	start_pinned(p, spec->interactive, &w);
-	waited = wait_child(&w, deadline);
-	if (waited || w.too_big)
-		terminate(&w);
-	res->stopped = waited == 3;
-	wait_quietly(p, &statuses, &nstat);
-	pipeline_free(p);
-	res->status = nstat > 0 ? decode_status(statuses[0]) : OS_EXIT_FAILURE;
-	if (errfd >= 0)
-		read_stderr(errfd, res);
-	res->out[res->out_len] = '\0';
-	rc = report_wait(waited, &w, spec, name, err);
-out:
+		c->deadline = clock_ms() + spec->timeout_ms;
+	if (spec->on_tick)
+		c->next_tick = clock_ms() + spec->tick_ms;
+	c->spec.argv = NULL;   /* the caller's, and copied into the pipeline */
+	c->spec.input = NULL;
+	start_pinned(c);
+	return c;
+fail:
+	child_free(c);
+	return NULL;
+}
+
+int run_finish(struct run_child *c, struct run_result *res, os_error *err)
+{
+	int *statuses = NULL, nstat = 0, rc;
+
+	if (!c->ended)
+		run_child_end(c, signals_stop_requested() ? 2 : 3);
+	c->res.stopped = c->why == 3;
+	wait_quietly(c->p, &statuses, &nstat);
+	pipeline_free(c->p);
+	c->res.status = nstat > 0 ? decode_status(statuses[0]) : OS_EXIT_FAILURE;
 	free(statuses);
-	if (w.pidfd >= 0)
-		close(w.pidfd);
-	if (infd >= 0)
-		close(infd);
-	if (errfd >= 0)
-		close(errfd);
+	if (c->errfd >= 0)
+		read_stderr(c->errfd, &c->res);
+	c->res.out[c->res.out_len] = '\0';
+	rc = report_end(c, err);
+	*res = c->res;
+	c->res = (struct run_result){ 0 };
+	child_free(c);
 	return rc;
+}
+
+int run_await(struct run_child *c, struct run_result *res, os_error *err)
+{
+	while (run_wait_any(&c, 1) >= 0)
+		;   /* until it ends: a line that wakes the waiter does not end it */
+	return run_finish(c, res, err);
+}
+
+int run_command(const struct run_spec *spec, struct run_result *res, os_error *err)
+{
+	struct run_child *c = run_start(spec, err);
+
+	if (!c) {
+		*res = (struct run_result){ .out = xstrdup(""), .err = xstrdup("") };
+		return -1;
+	}
+	return run_await(c, res, err);
 }
 
 int run_command_ok(const struct run_spec *spec, struct run_result *res, os_error *err)
@@ -504,6 +332,26 @@ int run_command_ok(const struct run_spec *spec, struct run_result *res, os_error
 		return 0;
 	name = command_short_name(spec->argv);
 	return run_failure(err, OS_EXIT_FAILURE, res, "%s failed (exit status %d)", name, res->status);
+}
+
+int run_detached(const struct run_spec *spec, os_error *err)
+{
+	struct strv argv = { 0 };
+	cleanup_free char *secs = xasprintf("%ds", spec->timeout_ms > 1000 ? spec->timeout_ms / 1000 : 1);
+	struct run_spec s = { .timeout_ms = RUN_DETACH_START_MS, .quiet = 1, .env = spec->env };
+	struct run_result res = { 0 };
+	int rc;
+
+	/* A session of its own, so that nothing openshell's terminal or its
+	 * end sends reaches it; setsid's own process exits at once, the
+	 * command's deadline is timeout(1)'s once openshell is gone. */
+	strv_pushv(&argv, (const char *const[]){ "setsid", "--fork", "timeout", "--kill-after=1s", secs, NULL });
+	strv_pushv(&argv, spec->argv);
+	s.argv = strv_argv(&argv);
+	rc = run_command_ok(&s, &res, err);
+	run_result_free(&res);
+	strv_free(&argv);
+	return rc;
 }
 
 void run_result_free(struct run_result *res)

@@ -13,6 +13,13 @@
  *     and the deadline.
  * An interactive run (spec->interactive) inherits stdin, stdout and stderr
  * instead and waits without capturing (for `exec`, `logs --follow`).
+ *
+ * Children can also run side by side: run_start() starts one, and
+ * run_wait_any() serves several at once (their output, callbacks,
+ * deadlines and interrupts, in one poll) until one of them ends or is woken
+ * by its on_line; run_finish() reaps one, stopping it first if it still
+ * runs, and gives its result as run_command() would. A detached run
+ * (run_detached) goes on after openshell has gone, within its deadline.
  */
 #ifndef OPENSHELL_BASE_RUNNER_H
 #define OPENSHELL_BASE_RUNNER_H
@@ -25,6 +32,9 @@
 #define RUN_MAX_OUTPUT (256u << 20)   /* stdout beyond this is an error */
 #define RUN_MAX_STDERR (64u << 10)    /* stderr kept for messages */
 #define RUN_KILL_GRACE_MS 500         /* SIGTERM → SIGKILL */
+#define RUN_WAKE (-1)                 /* on_line: wake the waiter, keep the child */
+#define RUN_MAX_CHILDREN 8            /* run side by side in one run_wait_any() */
+#define RUN_DETACH_START_MS 5000      /* for a detached run to be on its way */
 
 struct run_spec {
 	const char *const *argv;  /* NULL-terminated; argv[0] looked up on PATH */
@@ -33,12 +43,14 @@ struct run_spec {
 	int timeout_ms;           /* > 0: deadline for the whole call; 0: none */
 	int interactive;          /* inherit stdio; nothing is captured */
 	int merge_stderr;         /* stderr into the stdout capture (2>&1) */
+	int quiet;                /* stdout and stderr to /dev/null: nothing captured */
 	const char *const *env;   /* "NAME=VALUE" set for the child only, or NULL */
 	/* Called with each complete line of stdout as it arrives (without its
 	 * newline), so that a long child's progress is shown while it runs and
 	 * a stream (docker logs --follow) is read as it comes. Returning
 	 * non-zero ends the child there: it is stopped as at a deadline, and
-	 * the call succeeds with res->stopped set. */
+	 * the call succeeds with res->stopped set; RUN_WAKE instead ends only
+	 * the run_wait_any() in progress, and the child goes on. */
 	int (*on_line)(void *ctx, const char *line);
 	int discard_lines;        /* keep no line on_line has seen (a long stream) */
 	/* Called tick_ms after the start and then after each delay it returns,
@@ -74,6 +86,36 @@ int run_command(const struct run_spec *spec, struct run_result *res, os_error *e
 int run_command_ok(const struct run_spec *spec, struct run_result *res, os_error *err);
 
 void run_result_free(struct run_result *res);
+
+/* A child started by run_start(), until run_finish() reaps it. */
+struct run_child;
+
+/* Start the command; NULL with *err set when it cannot
+ * be, as run_command() would fail. spec's callbacks and ctx must outlive
+ * the child; its argv and input are used only here. */
+struct run_child *run_start(const struct run_spec *spec, os_error *err);
+
+/* Serve the children in KIDS (NULL entries and those already returned
+ * ended are skipped; at most RUN_MAX_CHILDREN) until one ends (it exited
+ * and its output is read, or its deadline, an interrupt or a callback
+ * stopped it) or its on_line returns RUN_WAKE: returns its index. Each
+ * child ended is returned once; -1 when none is left running. */
+int run_wait_any(struct run_child *const *kids, size_t n);
+
+/* Reap the child, stopping it first if it still runs (as its callback
+ * would, or as an interrupt when one is pending), and free it: res and
+ * the return value as from run_command(). */
+int run_finish(struct run_child *c, struct run_result *res, os_error *err);
+
+/* Wait for the child to end by itself (or at its deadline, or an
+ * interrupt), serving it alone, then run_finish() it. */
+int run_await(struct run_child *c, struct run_result *res, os_error *err);
+
+/* Start SPEC's command in a session of its own with nothing captured,
+ * and return without waiting for it: it goes on after openshell exits,
+ * stopped by timeout(1) at spec->timeout_ms (util-linux setsid and
+ * coreutils timeout run it). For cleanup no one should wait on. */
+int run_detached(const struct run_spec *spec, os_error *err);
 
 /* True in a child forked by the runner (before its exec): atexit handlers
  * return at once there, so that a child whose exec fails never runs them. */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/clock.h"
 #include "base/command.h"
@@ -230,6 +231,87 @@ static void test_streams(void)
 	os_error_clear(&err);
 }
 
+static int wake_on_ready(void *ctx, const char *line)
+{
+	int *seen = ctx;
+
+	return strcmp(line, "ready") == 0 ? (++*seen, RUN_WAKE) : 0;
+}
+
+static void test_side_by_side(void)
+{
+	static const char *const slow[] = { "sh", "-c", "sleep 0.4; echo slow", NULL };
+	static const char *const fast[] = { "sh", "-c", "echo fast; exit 4", NULL };
+	static const char *const stream[] = { "sh", "-c", "echo ready; echo more; exec sleep 30", NULL };
+	struct run_spec s1 = { .argv = slow, .timeout_ms = 10000 }, s2 = { .argv = fast, .timeout_ms = 10000 };
+	struct run_child *kids[2];
+	struct run_result res;
+	os_error err = { 0 };
+	long long t0 = now_ms();
+	int seen = 0;
+
+	kids[0] = run_start(&s1, &err);
+	kids[1] = run_start(&s2, &err);
+	ok(kids[0] && kids[1], "two children start side by side");
+	is_int(run_wait_any(kids, 2), 1, "the one that ends first is returned first");
+	is_int(run_finish(kids[1], &res, &err), 0, "and reaped with its result");
+	ok(res.status == 4 && strcmp(res.out, "fast\n") == 0, "its status and output (%d)", res.status);
+	run_result_free(&res);
+	kids[1] = NULL;
+	is_int(run_wait_any(kids, 2), 0, "then the other");
+	is_int(run_wait_any(kids, 2), -1, "and then none is left");
+	is_int(run_finish(kids[0], &res, &err), 0, "reaped too");
+	ok(strcmp(res.out, "slow\n") == 0 && !res.stopped, "its own end, not a stop");
+	ok(now_ms() - t0 < 400 + 1000, "both ran at once (%lld ms)", now_ms() - t0);
+	run_result_free(&res);
+
+	/* RUN_WAKE wakes the waiter; the child goes on until finished. */
+	s1 = (struct run_spec){ .argv = stream, .timeout_ms = 10000, .on_line = wake_on_ready, .ctx = &seen };
+	kids[0] = run_start(&s1, &err);
+	is_int(run_wait_any(kids, 1), 0, "a line that wakes returns the child");
+	is_int(seen, 1, "at its line");
+	t0 = now_ms();
+	is_int(run_finish(kids[0], &res, &err), 0, "finishing a running child stops it");
+	ok(res.stopped && now_ms() - t0 < 2000, "as its callback would (stopped %d, %lld ms)", res.stopped, now_ms() - t0);
+	run_result_free(&res);
+	os_error_clear(&err);
+}
+
+static void test_detached(void)
+{
+	char dir[] = "/tmp/test_runner.XXXXXX";
+	cleanup_free char *mark = NULL, *script = NULL;
+	const char *argv[] = { "sh", "-c", NULL, NULL };
+	struct run_spec spec = { .argv = argv, .timeout_ms = 10000 };
+	os_error err = { 0 };
+	long long t0;
+	int i;
+
+	ok(mkdtemp(dir) != NULL, "a scratch directory");
+	mark = xasprintf("%s/done", dir);
+	script = xasprintf("sleep 0.5; echo hi >%s", mark);
+	argv[2] = script;
+	t0 = now_ms();
+	is_int(run_detached(&spec, &err), 0, "a detached run starts");
+	ok(now_ms() - t0 < 400, "and is not waited for (%lld ms)", now_ms() - t0);
+	ok(access(mark, F_OK) != 0, "it has not finished yet");
+	for (i = 0; i < 100 && access(mark, F_OK) != 0; i++)
+		usleep(50000);
+	ok(access(mark, F_OK) == 0, "it finishes on its own");
+	unlink(mark);
+
+	/* Its deadline holds without openshell: timeout(1) stops it. */
+	spec.timeout_ms = 1000;
+	free(script);
+	script = xasprintf("sleep 3; echo late >%s", mark);
+	argv[2] = script;
+	is_int(run_detached(&spec, &err), 0, "a detached run with a deadline starts");
+	sleep(4);
+	ok(access(mark, F_OK) != 0, "and is stopped at its deadline");
+	rmdir(dir);
+	os_error_clear(&err);
+}
+
 int main(void)
 {
 	xalloc_init();
@@ -240,5 +322,7 @@ int main(void)
 	test_io();
 	test_quoting();
 	test_streams();
+	test_side_by_side();
+	test_detached();
 	return tap_done();
 }

@@ -1,0 +1,42 @@
+/* base/run_child.h - a started child, as runner.c and run_wait.c share it.
+ *
+ * Private to the runner: runner.c starts and reaps children, run_wait.c
+ * serves them while they run (base/runner.h promises both to callers).
+ */
+#ifndef OPENSHELL_BASE_RUN_CHILD_H
+#define OPENSHELL_BASE_RUN_CHILD_H
+
+#include <sys/types.h>
+
+#include <pipeline.h>
+
+#include "base/runner.h"
+
+/* A started child: its pipeline, what it has printed, and how it ends. */
+struct run_child {
+	struct run_spec spec;     /* argv and input are not used after the start */
+	char *name;               /* "docker exec", for messages */
+	pipeline *p;
+	int infd, errfd, outfd, pidfd;
+	pid_t pid;
+	int exited;               /* the child has exited (maybe not yet reaped) */
+	struct run_result res;
+	size_t cap;
+	size_t line_start;        /* where the line on_line has not seen yet begins */
+	int too_big;
+	int stop;                 /* a callback asked to end the child */
+	int woke;                 /* on_line said RUN_WAKE */
+	int ended;                /* exited with its output read, or stopped */
+	int reported;             /* run_wait_any() has returned it, ended */
+	int why;                  /* ended early: 1 deadline, 2 interrupt, 3 stop */
+	long long deadline;       /* 0: none */
+	long long next_tick;      /* 0: no ticks */
+	long long grace_end;      /* once interrupted, with interrupt_grace_ms */
+	int backoff;              /* without a pidfd: the next poll's delay */
+};
+
+/* End the child early, for WHY (1 deadline, 2 interrupt, 3 stop): SIGTERM
+ * to its process group, SIGKILL RUN_KILL_GRACE_MS later if it lives. */
+void run_child_end(struct run_child *c, int why);
+
+#endif
