@@ -65,34 +65,96 @@ static const char *daemon_lost(const struct run_result *res)
 	return NULL;
 }
 
-/* Every entry point shares this: prefix the executable, apply the deadline. */
-static int docker_spawn(struct run_spec spec, const char *const *args, int want_ok, struct run_result *res,
-			os_error *err)
+/* Whatever the command, a daemon that stopped answering is the error to
+ * report: every caller would otherwise misread it as its own. */
+static int check_daemon(int rc, const struct run_result *res, os_error *err)
 {
+	const char *lost = daemon_lost(res);
+	const char *host = getenv("DOCKER_HOST");
+
+	if (!lost)
+		return rc;
+	cleanup_free char *line = run_first_line(lost);
+	os_error_clear(err);
+	os_error_set(err, OS_EXIT_DOCKER,
+		     "lost the Docker daemon (DOCKER_HOST=%s): %s; check that it runs and 'docker info' works",
+		     host && *host ? host : "unset", line);
+	return -1;
+}
+
+struct run_child *docker_start(const char *const *args, const struct run_spec *spec, os_error *err)
+{
+	struct run_spec s = *spec;
 	struct strv argv = { 0 };
-	const char *lost;
+	struct run_child *c;
+
+	if (docker_init(err) < 0)
+		return NULL;
+	strv_push(&argv, docker_exe);
+	strv_pushv(&argv, args);
+	s.argv = strv_argv(&argv);
+	if (s.timeout_ms <= 0)
+		s.timeout_ms = call_timeout_ms;
+	c = run_start(&s, err);
+	strv_free(&argv);
+	return c;
+}
+
+int docker_finish(struct run_child *c, struct run_result *res, os_error *err)
+{
+	return check_daemon(run_finish(c, res, err), res, err);
+}
+
+int docker_await(struct run_child *c, struct run_result *res, os_error *err)
+{
+	return check_daemon(run_await(c, res, err), res, err);
+}
+
+int docker_detached(const char *const *args, int timeout_ms, os_error *err)
+{
+	struct run_spec spec = { .timeout_ms = timeout_ms > 0 ? timeout_ms : call_timeout_ms };
+	struct strv argv = { 0 };
 	int rc;
 
-	if (docker_init(err) < 0) {
-		memset(res, 0, sizeof(*res));
+	if (docker_init(err) < 0)
 		return -1;
-	}
 	strv_push(&argv, docker_exe);
 	strv_pushv(&argv, args);
 	spec.argv = strv_argv(&argv);
-	if (spec.timeout_ms <= 0)
-		spec.timeout_ms = call_timeout_ms;
-	rc = want_ok ? run_command_ok(&spec, res, err) : run_command(&spec, res, err);
+	rc = run_detached(&spec, err);
 	strv_free(&argv);
-	/* Whatever the command, a daemon that stopped answering is the error
-	 * to report: every caller would otherwise misread it as its own. */
-	if ((lost = daemon_lost(res))) {
-		const char *host = getenv("DOCKER_HOST");
-		cleanup_free char *line = run_first_line(lost);
-		os_error_set(err, OS_EXIT_DOCKER,
-			     "lost the Docker daemon (DOCKER_HOST=%s): %s; check that it runs and 'docker info' works",
-			     host && *host ? host : "unset", line);
+	return rc;
+}
+
+void docker_drop(struct run_child **c)
+{
+	struct run_result res = { 0 };
+	os_error e = { 0 };
+
+	if (!*c)
+		return;
+	run_finish(*c, &res, &e);
+	run_result_free(&res);
+	os_error_clear(&e);
+	*c = NULL;
+}
+
+/* Every entry point shares this: start, wait, finish; WANT_OK makes a
+ * non-zero exit an error too. */
+static int docker_spawn(struct run_spec spec, const char *const *args, int want_ok, struct run_result *res,
+			os_error *err)
+{
+	struct run_child *c = docker_start(args, &spec, err);
+	int rc;
+
+	if (!c) {
+		*res = (struct run_result){ .out = xstrdup(""), .err = xstrdup("") };
 		return -1;
+	}
+	rc = docker_await(c, res, err);
+	if (rc == 0 && want_ok && res->status != 0) {
+		cleanup_free char *name = command_short_name((const char *const[]){ docker_exe, args[0], NULL });
+		rc = run_failure(err, OS_EXIT_FAILURE, res, "%s failed (exit status %d)", name, res->status);
 	}
 	return rc;
 }

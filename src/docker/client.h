@@ -56,6 +56,24 @@ struct docker_stream_opts {
 int docker_stream(const char *const *args, const struct docker_stream_opts *o, struct run_result *res,
 		  os_error *err);
 
+/* A docker call that runs beside others (base/runner.h): SPEC's fields
+ * but argv (docker's executable and ARGS make it; timeout_ms 0 is the
+ * per-call default). docker_await() waits for its end, docker_finish()
+ * stops it if it still runs; both reap it as run_await()/run_finish() do
+ * and report a daemon that was lost, as every call does. */
+struct run_child *docker_start(const char *const *args, const struct run_spec *spec, os_error *err);
+int docker_await(struct run_child *c, struct run_result *res, os_error *err);
+int docker_finish(struct run_child *c, struct run_result *res, os_error *err);
+
+/* `docker ARGS` detached (run_detached): for cleanup that nobody should
+ * wait on; it ends within timeout_ms (0: the per-call default) even
+ * after openshell has exited. 0 once it is on its way. */
+int docker_detached(const char *const *args, int timeout_ms, os_error *err);
+
+/* A call whose answer is no longer wanted (the command ends early):
+ * stopped if it runs, reaped, and *c set to NULL. NULL is fine. */
+void docker_drop(struct run_child **c);
+
 /* Does stderr from docker say the object does not exist? */
 int docker_says_missing(const char *stderr_text);
 

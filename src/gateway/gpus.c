@@ -272,11 +272,18 @@ static int no_devices(const struct run_result *res)
 	return res->status == 6 && (strstr(res->out, "No devices were found") || strstr(res->err, "No devices were found"));
 }
 
-int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_error *err)
+struct run_child *container_gpus_start(const char *ctr, int timeout_ms, os_error *err)
 {
 	const char *args[] = { "exec", ctr, "nvidia-smi", "-L", NULL };
+	struct run_spec spec = { .timeout_ms = timeout_ms };
+
+	return docker_start(args, &spec, err);
+}
+
+int container_gpus_finish(struct run_child *c, const char *ctr, struct host_gpus *h, os_error *err)
+{
 	struct run_result res = { 0 };
-	int rc = docker_run(args, NULL, 0, timeout_ms, &res, err);
+	int rc = docker_await(c, &res, err);
 
 	memset(h, 0, sizeof(*h));
 	if (rc == 0 && res.status != 0 && !no_devices(&res))
@@ -287,20 +294,38 @@ int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_erro
 	return rc;
 }
 
+int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_error *err)
+{
+	struct run_child *c = container_gpus_start(ctr, timeout_ms, err);
+
+	if (!c) {
+		memset(h, 0, sizeof(*h));
+		return -1;
+	}
+	return container_gpus_finish(c, ctr, h, err);
+}
+
 int gpus_no_toolkit(os_error *err)
 {
 	return os_error_set(err, OS_EXIT_NOGPU,
 			    "Docker cannot give the gateway GPUs: the NVIDIA Container Toolkit is missing or not configured for Docker; install it, run 'nvidia-ctk runtime configure --runtime=docker' and restart docker");
 }
 
-int host_gpus_probe(const char *image, int cdi, int timeout_ms, struct host_gpus *h, os_error *err)
+struct run_child *host_gpus_probe_start(const char *image, int cdi, int timeout_ms, os_error *err)
 {
 	const char *args[] = { "run", "--rm", "--network=none",
 			       cdi ? "--device=" CDI_GPU_PREFIX "all" : "--gpus=driver=nvidia,count=all,capabilities=utility",
 			       "--entrypoint=nvidia-smi", "--label=org.openshell.managed-by=openshell-gpu-probe",
 			       image, "-L", NULL };
+	struct run_spec spec = { .timeout_ms = timeout_ms };
+
+	return docker_start(args, &spec, err);
+}
+
+int host_gpus_probe_finish(struct run_child *c, const char *image, struct host_gpus *h, os_error *err)
+{
 	struct run_result res = { 0 };
-	int rc = docker_run(args, NULL, 0, timeout_ms, &res, err);
+	int rc = docker_await(c, &res, err);
 
 	memset(h, 0, sizeof(*h));
 	if (rc == 0 && res.status != 0 && no_devices(&res)) {
@@ -319,6 +344,17 @@ int host_gpus_probe(const char *image, int cdi, int timeout_ms, struct host_gpus
 		host_gpus_parse(res.out, h);
 	run_result_free(&res);
 	return rc;
+}
+
+int host_gpus_probe(const char *image, int cdi, int timeout_ms, struct host_gpus *h, os_error *err)
+{
+	struct run_child *c = host_gpus_probe_start(image, cdi, timeout_ms, err);
+
+	if (!c) {
+		memset(h, 0, sizeof(*h));
+		return -1;
+	}
+	return host_gpus_probe_finish(c, image, h, err);
 }
 
 char *gpus_option(const struct deploy_opts *o)

@@ -197,17 +197,39 @@ int sharing_from_values(const char *yaml, struct sharing *s)
 	return 0;
 }
 
+/* The sharing a HelmChartConfig OBJ sets (replicas 1 when NULL). */
+static void sharing_of(const cJSON *obj, struct sharing *s)
+{
+	s->replicas = 1;
+	s->mps = 0;
+	if (obj)
+		sharing_from_values(json_str(json_get(obj, "spec", NULL), "valuesContent"), s);
+}
+
 int sharing_read(const char *ctr, const char *release, int timeout_ms, struct sharing *s, os_error *err)
 {
 	cJSON *obj = NULL;
 	int found = kube_get(ctr, "helmchartconfigs", release, "kube-system", 0, timeout_ms, &obj, err);
 
-	s->replicas = 1;
-	s->mps = 0;
-	if (found > 0)
-		sharing_from_values(json_str(json_get(obj, "spec", NULL), "valuesContent"), s);
+	sharing_of(found > 0 ? obj : NULL, s);
 	cJSON_Delete(obj);
 	return found < 0 ? -1 : 0;
+}
+
+void sharing_from_list(const cJSON *list, const char *release, struct sharing *s)
+{
+	const cJSON *item, *found = NULL;
+
+	/* The Helm controller reads the HelmChartConfig of the chart's own
+	 * namespace (kube-system), none of another. */
+	cJSON_ArrayForEach(item, json_get(list, "items", NULL)) {
+		const cJSON *md = json_get(item, "metadata", NULL);
+		const char *kind = json_str(item, "kind"), *name = json_str(md, "name"), *ns = json_str(md, "namespace");
+		if (kind && name && ns && !strcmp(kind, "HelmChartConfig") && !strcmp(name, release) &&
+		    !strcmp(ns, "kube-system"))
+			found = item;
+	}
+	sharing_of(found, s);
 }
 
 static int apply(const char *ctr, const struct sharing *s, const char *release, long long deadline, int timeout_ms,

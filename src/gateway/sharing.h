@@ -18,6 +18,8 @@
 #ifndef OPENSHELL_GATEWAY_SHARING_H
 #define OPENSHELL_GATEWAY_SHARING_H
 
+#include <cjson/cJSON.h>
+
 #include "base/error.h"
 
 #define SHARING_MAX_REPLICAS 1024
@@ -51,6 +53,9 @@ int sharing_from_values(const char *yaml, struct sharing *s);
 
 /* The sharing the HelmChartConfig of RELEASE sets (replicas 1 without one). */
 int sharing_read(const char *ctr, const char *release, int timeout_ms, struct sharing *s, os_error *err);
+
+/* The same from a List of several types that holds the HelmChartConfigs. */
+void sharing_from_list(const cJSON *list, const char *release, struct sharing *s);
 
 /* What a sharing change makes the node advertise. */
 struct sharing_want {

@@ -25,8 +25,6 @@
 #include "kube/containerd.h"
 #include "kube/kubectl.h"
 
-#define SMOKE_NAMESPACE "default"
-
 const char *check_status_name(enum check_status s)
 {
 	static const char *const names[] = { "pass", "fail", "skip", "n/a" };
@@ -41,62 +39,73 @@ void check_set(struct check *c, enum check_status s, char *evidence)
 	c->evidence = evidence;
 }
 
+/* One call for what the cluster checks read: the node, the DaemonSets,
+ * the RuntimeClasses and the HelmChartConfigs, in one List. */
+#define VERIFY_STATE_TYPES "nodes,daemonsets,runtimeclasses,helmchartconfigs"
+
+/* In a cluster's first seconds k3s has not registered HelmChartConfig
+ * yet, and kubectl refuses the whole get; nor has its deploy controller,
+ * which waits for those types, made the RuntimeClasses. Both come
+ * together (pkg/server/server.go: startOnAPIServerReady), so the get is
+ * tried again until they do, within the smoke pod's --timeout. */
+static int get_state(const struct gateway *gw, const struct verify_opts *vo, struct run_child *call, cJSON **list,
+		     os_error *err)
+{
+	long long deadline = clock_ms() + vo->timeout_ms;
+	struct backoff b = { 0 };
+	int found;
+
+	while ((found = kube_get_finish(call, VERIFY_STATE_TYPES, list, err)) < 0 &&
+	       kube_get_type_unknown(err, "helmchartconfigs") && backoff_wait(&b, deadline)) {
+		os_error_clear(err);
+		if (!(call = kube_get_start(gw->container, VERIFY_STATE_TYPES, NULL, NULL, 1,
+					    call_budget_ms(deadline, vo->timeout_ms), err)))
+			return -1;
+	}
+	return found;
+}
+
 /* k3s makes RuntimeClass nvidia whatever is installed: the proof is the
  * runtime in its containerd config (kube/containerd.h). */
-static int check_runtime_class(const struct gateway *gw, struct check *c, os_error *err)
+static void check_runtime_class(const cJSON *list, const struct runtime_fact *rt, struct check *c)
 {
-	cJSON *rc = NULL;
-	struct runtime_fact rt;
-	int found = kube_get(gw->container, "runtimeclasses", NVIDIA_RUNTIME_CLASS, NULL, 0, 0, &rc, err);
+	const cJSON *rc = kube_find(list, "RuntimeClass", NVIDIA_RUNTIME_CLASS);
 	const char *handler = json_str(rc, "handler");
 
-	if (found < 0 || containerd_nvidia_runtime(gw->container, 0, &rt, err) < 0) {
-		cJSON_Delete(rc);
-		return -1;
-	}
-	if (!found)
+	if (!rc)
 		check_set(c, CHECK_FAIL, xstrdup("RuntimeClass nvidia not found (was k3s started with --disable=runtimes?)"));
 	else if (!handler || strcmp(handler, "nvidia") != 0)
 		check_set(c, CHECK_FAIL, xasprintf("RuntimeClass nvidia has handler '%s', not 'nvidia'", handler ? handler : ""));
-	else if (!rt.nvidia)
+	else if (!rt->nvidia)
 		check_set(c, CHECK_FAIL, xstrdup("RuntimeClass nvidia exists (k3s always makes it), but containerd has no nvidia runtime: the image lacks nvidia-container-runtime (" K3S_CONTAINERD_CONFIG ")"));
 	else
 		check_set(c, CHECK_PASS, xasprintf("RuntimeClass nvidia, handler nvidia; containerd runs it with %s",
-					     rt.binary ? rt.binary : "nvidia-container-runtime"));
-	runtime_fact_free(&rt);
-	cJSON_Delete(rc);
-	return 0;
+					     rt->binary ? rt->binary : "nvidia-container-runtime"));
 }
 
-static int check_device_plugin(const struct gateway *gw, struct check *c, os_error *err)
+static void check_device_plugin(const struct gateway *gw, const cJSON *list, struct check *c)
 {
-	cJSON *list = NULL;
+	const cJSON *ds = kube_find_device_plugin(list);
 	struct ds_status st;
-	const cJSON *ds;
 
-	if (kube_get(gw->container, "daemonsets", NULL, NULL, 1, 0, &list, err) < 0)
-		return -1;
-	ds = kube_find_device_plugin(list);
 	kube_daemonset_status(ds, &st);
 	if (!ds) {
 		check_set(c, CHECK_FAIL, xstrdup("no DaemonSet labelled " DEVICE_PLUGIN_LABEL "=" DEVICE_PLUGIN_NAME
 					   " (was the Helm chart installed? see job " DEVICE_PLUGIN_HELM_JOB ")"));
-	} else {
-		const char *ns = json_str(json_get(ds, "metadata", NULL), "namespace");
-		const char *name = json_str(json_get(ds, "metadata", NULL), "name");
-		if (st.desired == 0)
-			check_set(c, CHECK_FAIL, xasprintf("DaemonSet %s/%s schedules 0 pods: its node affinity matches no node",
-						     ns ? ns : "?", name ? name : "?"));
-		else
-			check_set(c, st.ready == st.desired ? CHECK_PASS : CHECK_FAIL,
-			    xasprintf("DaemonSet %s/%s: %lld/%lld pods ready", ns ? ns : "?",
-				      name ? name : "?", st.ready, st.desired));
-		if (c->status == CHECK_FAIL)
-			c->detail = kube_container_logs_tail(gw->container, ns ? ns : DEVICE_PLUGIN_NAMESPACE, NULL,
-							     DEVICE_PLUGIN_CONTAINER, 20, 0);
+		return;
 	}
-	cJSON_Delete(list);
-	return 0;
+	const char *ns = json_str(json_get(ds, "metadata", NULL), "namespace");
+	const char *name = json_str(json_get(ds, "metadata", NULL), "name");
+	if (st.desired == 0)
+		check_set(c, CHECK_FAIL, xasprintf("DaemonSet %s/%s schedules 0 pods: its node affinity matches no node",
+					     ns ? ns : "?", name ? name : "?"));
+	else
+		check_set(c, st.ready == st.desired ? CHECK_PASS : CHECK_FAIL,
+			  xasprintf("DaemonSet %s/%s: %lld/%lld pods ready", ns ? ns : "?", name ? name : "?", st.ready,
+				    st.desired));
+	if (c->status == CHECK_FAIL)
+		c->detail = kube_container_logs_tail(gw->container, ns ? ns : DEVICE_PLUGIN_NAMESPACE, NULL,
+						     DEVICE_PLUGIN_CONTAINER, 20, 0);
 }
 
 /* With --mig-strategy mixed the smoke pod asks for a MIG device: the
@@ -110,25 +119,22 @@ static void mig_choice(const struct gateway *gw, const struct strv *mig, char **
 /* With time-slicing the node advertises each of the container's GPUS
  * replicas times: exactly that, or the arithmetic is off. MIG devices of
  * the mixed strategy count as resources of their own. */
-static int check_allocatable(const struct gateway *gw, int gpus, struct check *c, char **resource, int *schedulable,
-			     os_error *err)
+static void check_allocatable(const struct gateway *gw, int gpus, const cJSON *list, struct check *c,
+			      char **resource, int *schedulable)
 {
 	struct sharing sh;
 	struct strv mig = { 0 };
-	cJSON *nodes = NULL;
 	cleanup_free char *migs = NULL, *sick = NULL;
 	long long n, cap, nmig;
 	/* Under the single strategy the plugin's devices are MIG devices, if any. */
 	int single = gw->c.mig_strategy && strcmp(gw->c.mig_strategy, "single") == 0;
 	const char *unit = single ? (gpus == 1 ? "device" : "devices") : (gpus == 1 ? "GPU" : "GPUs");
 
-	if (sharing_read(gw->container, DEVICE_PLUGIN_RELEASE, 0, &sh, err) < 0 ||
-	    kube_get(gw->container, "nodes", NULL, NULL, 0, 0, &nodes, err) < 0)
-		return -1;
-	n = kube_nodes_allocatable_gpus(nodes);
-	cap = kube_nodes_capacity_gpus(nodes);
+	sharing_from_list(list, DEVICE_PLUGIN_RELEASE, &sh);
+	n = kube_nodes_allocatable_gpus(list);
+	cap = kube_nodes_capacity_gpus(list);
 	sick = kube_gpus_unhealthy(n, cap);
-	nmig = mig_resources(nodes, &mig);
+	nmig = mig_resources(list, &mig);
 	*schedulable = n > 0 || nmig > 0;
 	migs = strv_join(&mig, ", ");
 	mig_choice(gw, &mig, resource);
@@ -155,217 +161,37 @@ static int check_allocatable(const struct gateway *gw, int gpus, struct check *c
 				    n || nmig ? "" : ": ", n || nmig ? "" : kube_gpus_zero_why(cap),
 				    nmig ? ", " : "", nmig ? migs : ""));
 	strv_free(&mig);
-	cJSON_Delete(nodes);
-	return 0;
 }
 
-char *verify_smoke_manifest(const char *pod, const char *image, const char *resource)
+/* The cluster checks from one look at it (LIST) and the containerd fact;
+ * the smoke pod when a GPU can be scheduled. */
+static int check_cluster(const struct gateway *gw, const struct verify_opts *vo, const cJSON *list,
+			 const struct runtime_fact *rt, int devices, struct check checks[VERIFY_NCHECKS], int *smoked,
+			 os_error *err)
 {
-	cJSON *m = cJSON_CreateObject();
-	cJSON *meta = cJSON_AddObjectToObject(m, "metadata");
-	cJSON *spec, *ctr, *cmd;
-	char *s;
+	cleanup_free char *resource = NULL;   /* what the smoke pod asks for, if not nvidia.com/gpu */
+	int schedulable = 0;
 
-	cJSON_AddStringToObject(m, "apiVersion", "v1");
-	cJSON_AddStringToObject(m, "kind", "Pod");
-	cJSON_AddStringToObject(meta, "name", pod);
-	cJSON_AddStringToObject(meta, "namespace", SMOKE_NAMESPACE);
-	cJSON_AddStringToObject(cJSON_AddObjectToObject(meta, "labels"), "app.kubernetes.io/managed-by", "openshell");
-	spec = cJSON_AddObjectToObject(m, "spec");
-	/* Never: a finished smoke test must stay Succeeded, not restart. The
-	 * nvidia RuntimeClass is what mounts the driver into the container. */
-	cJSON_AddStringToObject(spec, "restartPolicy", "Never");
-	cJSON_AddStringToObject(spec, "runtimeClassName", NVIDIA_RUNTIME_CLASS);
-	ctr = cJSON_CreateObject();
-	cJSON_AddStringToObject(ctr, "name", "smoke");
-	cJSON_AddStringToObject(ctr, "image", image);
-	cmd = cJSON_AddArrayToObject(ctr, "command");
-	cJSON_AddItemToArray(cmd, cJSON_CreateString("nvidia-smi"));
-	cJSON_AddItemToArray(cmd, cJSON_CreateString("-L"));
-	cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(ctr, "resources"), "limits"),
-				resource ? resource : GPU_RESOURCE, "1");
-	cJSON_AddItemToArray(cJSON_AddArrayToObject(spec, "containers"), ctr);
-	s = cJSON_PrintUnformatted(m);
-	cJSON_Delete(m);
-	return s;
-}
-
-/* The scheduler's reason a pod is Pending, or NULL. */
-static const char *unschedulable_reason(const cJSON *pod)
-{
-	const cJSON *cond;
-
-	cJSON_ArrayForEach(cond, json_get(pod, "status", "conditions", NULL)) {
-		const char *type = json_str(cond, "type"), *status = json_str(cond, "status");
-		if (type && status && strcmp(type, "PodScheduled") == 0 && strcmp(status, "False") == 0)
-			return json_str(cond, "message");
-	}
-	return NULL;
-}
-
-/* The kubelet's last warning about the pod (a sandbox it cannot make). */
-static char *pod_warning(const char *ctr, const char *pod)
-{
-	os_error err = { 0 };
-	cJSON *events = NULL;
-	char *w = kube_get(ctr, "events", NULL, SMOKE_NAMESPACE, 0, cleanup_budget_ms(), &events, &err) > 0
-			  ? kube_pod_warning(events, pod) : NULL;
-
-	cJSON_Delete(events);
-	os_error_clear(&err);
-	return w;
-}
-
-static char *pod_logs(const char *ctr, const char *pod)
-{
-	const char *args[] = { "logs", "--namespace", SMOKE_NAMESPACE, pod, "--tail=20", NULL };
-	struct run_result res = { 0 };
-	os_error err = { 0 };
-	char *out = kube_exec(ctr, args, NULL, 0, &res, &err) == 0 && res.status == 0
-			    ? xstrdup(res.out) : xstrdup("");
-
-	run_result_free(&res);
-	os_error_clear(&err);
-	return out;
-}
-
-/* Is LINE ("MIG 1g.10gb     Device  0: (UUID: MIG-…)") a device of the
- * profile whose resource is RESOURCE (nvidia.com/mig-1g.10gb; the plugin
- * writes a profile's "+" as ".")? */
-static int mig_of_profile(const char *line, const char *resource)
-{
-	const char *want = resource + strlen(MIG_RESOURCE_PREFIX);
-	size_t n;
-
-	if (!line || strncmp(line, "MIG ", 4) != 0)
+	check_runtime_class(list, rt, &checks[1]);
+	check_device_plugin(gw, list, &checks[2]);
+	check_allocatable(gw, devices, list, &checks[3], &resource, &schedulable);
+	/* Without a schedulable GPU the smoke pod could only wait for nothing;
+	 * with some (an unhealthy one beside, a count off) it proves those. */
+	if (!schedulable) {
+		check_set(&checks[4], CHECK_SKIP, xstrdup("not run: no allocatable GPU"));
 		return 0;
-	line += 4;
-	n = strcspn(line, " ");
-	if (n != strlen(want))
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if ((line[i] == '+' ? '.' : line[i]) != want[i])
-			return 0;
-	return 1;
+	}
+	*smoked = 1;
+	return verify_smoke(gw, vo, resource, &checks[4], err);
 }
 
-/* Judge a finished pod: Succeeded with a GPU named in its log, and with
- * a MIG RESOURCE the MIG device under it. */
-static void judge_smoke(const char *ctr, const char *pod, const char *resource, const cJSON *obj, struct check *c)
+/* A cluster that does not answer fails the cluster checks, with that as
+ * their evidence, rather than ending verify without a report. */
+static void api_silent(struct check checks[VERIFY_NCHECKS])
 {
-	const char *phase = json_str(json_get(obj, "status", NULL), "phase");
-	cleanup_free char *logs = pod_logs(ctr, pod);
-	const char *gpu = strstr(logs, "GPU ");
-	cleanup_free char *gpu_line = run_first_line(gpu);
-	long long code = -1;
-	const cJSON *cs = cJSON_GetArrayItem(json_get(obj, "status", "containerStatuses", NULL), 0);
-
-	const char *mig = strstr(logs, "  MIG ");
-	cleanup_free char *mig_line = run_first_line(mig ? mig + 2 : NULL);
-
-	json_int(json_get(cs, "state", "terminated", "exitCode", NULL), -1000, 1000, &code);
-	if (strcmp(phase, "Succeeded") == 0 && gpu && resource && !mig_of_profile(mig_line, resource))
-		check_set(c, CHECK_FAIL, xasprintf("pod %s asked for %s and Succeeded, but its log names no MIG device of that profile%s%s",
-						   pod, resource, mig ? ": " : "", mig ? mig_line : ""));
-	else if (strcmp(phase, "Succeeded") == 0 && gpu && resource)
-		check_set(c, CHECK_PASS, xasprintf("pod %s (%s) Succeeded: %s; %s", pod, resource, gpu_line, mig_line));
-	else if (strcmp(phase, "Succeeded") == 0 && gpu)
-		check_set(c, CHECK_PASS, xasprintf("pod %s Succeeded: %s", pod, gpu_line));
-	else if (strcmp(phase, "Succeeded") == 0)
-		check_set(c, CHECK_FAIL, xasprintf("pod %s Succeeded but its log names no GPU", pod));
-	else
-		check_set(c, CHECK_FAIL, xasprintf("pod %s Failed (exit code %lld)", pod, code));
-	if (c->status == CHECK_FAIL)
-		c->detail = xstrdup(logs);
-}
-
-static int run_smoke(const struct gateway *gw, const struct verify_opts *vo, const char *resource, struct check *c,
-		     os_error *err)
-{
-	cleanup_free char *pod = xasprintf("openshell-verify-%x%04x", (unsigned)getpid() & 0xffff,
-					   (unsigned)(clock_ms() & 0xffff));
-	cleanup_free char *manifest = verify_smoke_manifest(pod, vo->smoke_image, resource);
-	const char *apply[] = { "apply", "-f", "-", NULL };
-	/* Deleted, not waited for: the API has the deletion, the kubelet ends
-	 * a finished pod on its own. */
-	const char *del[] = { "delete", "pod", pod, "--namespace", SMOKE_NAMESPACE, "--ignore-not-found",
-			      "--wait=false", NULL };
-	struct run_result res = { 0 };
-	long long deadline = clock_ms() + vo->timeout_ms;
-	struct backoff b = { 0 };
-	cleanup_free char *pending = NULL;
-	cleanup_free char *target = xasprintf("pod/%s", pod);
-	/* One kubectl wait while the pod runs, not a get per poll: its
-	 * container's terminated state comes with the phase, in one update. */
-	const char *until_done[] = { "--for=jsonpath={.status.containerStatuses[0].state.terminated}", target,
-				     "--namespace", SMOKE_NAMESPACE, "--output=json", NULL };
-	char *done = NULL;        /* the finished pod, as kubectl wait printed it */
-	int rc = -1, waited = 0;
-
-	if (kube_exec(gw->container, apply, manifest, 0, &res, err) < 0)
-		goto out;
-	if (res.status != 0) {
-		cleanup_free char *line = run_first_line(res.err);
-		check_set(c, CHECK_FAIL, xasprintf("kubectl apply of the smoke pod failed: %s", line));
-		rc = 0;
-		goto out;
-	}
-	for (;;) {
-		os_error perr = { 0 };
-		cJSON *obj = done ? json_parse(done, strlen(done), "kubectl wait output", &perr) : NULL;
-		int found = obj ? 1 : kube_get(gw->container, "pods", pod, SMOKE_NAMESPACE, 0, 0, &obj, err);
-		const char *phase = json_str(json_get(obj, "status", NULL), "phase");
-
-		os_error_clear(&perr);   /* unreadable: the get above read it instead */
-		free(done);
-		done = NULL;
-		if (found < 0)
-			goto out;
-		if (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)) {
-			judge_smoke(gw->container, pod, resource, obj, c);
-			cJSON_Delete(obj);
-			break;
-		}
-		free(pending);
-		pending = unschedulable_reason(obj) ? xstrdup(unschedulable_reason(obj)) : kube_pod_stuck(obj);
-		cJSON_Delete(obj);
-		if (!waited++) {
-			/* The pod as it was when it finished: no get after it. */
-			struct kube_wait_opts ko = { .timeout_ms = call_budget_ms(deadline, vo->timeout_ms),
-						     .output = &done };
-			int met = kube_wait(gw->container, until_done, &ko, err);
-
-			if (met < 0 && !call_cut_by_deadline(err, deadline))
-				goto out;
-			os_error_clear(err);
-			if (met > 0)
-				continue;
-		}
-		if (!backoff_wait(&b, deadline)) {
-			cleanup_free char *dur = clock_format_ms(vo->timeout_ms);
-			if (!pending)
-				pending = pod_warning(gw->container, pod);
-			check_set(c, CHECK_FAIL, pending ? xasprintf("pod %s Pending: %s", pod, pending)
-						   : xasprintf("pod %s did not finish within %s", pod, dur));
-			break;
-		}
-	}
-	rc = 0;
-out:
-	free(done);
-	run_result_free(&res);
-	if (!vo->keep) {
-		os_error derr = { 0 };
-		signals_shield();   /* an interrupted verify still cleans up its pod */
-		if (kube_exec(gw->container, del, NULL, 0, &res, &derr) < 0 || res.status != 0)
-			log_warn("could not delete smoke pod %s: %s", pod, derr.msg ? derr.msg : res.err);
-		signals_unshield();
-		run_result_free(&res);
-		os_error_clear(&derr);
-	} else {
-		log_info("kept smoke pod %s in namespace %s (--keep)", pod, SMOKE_NAMESPACE);
-	}
-	return rc;
+	for (int i = 1; i < VERIFY_NCHECKS - 1; i++)
+		check_set(&checks[i], CHECK_FAIL, xstrdup("the k3s API does not answer (kubectl get --raw /readyz)"));
+	check_set(&checks[VERIFY_NCHECKS - 1], CHECK_SKIP, xstrdup("not run: the k3s API does not answer"));
 }
 
 int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
@@ -374,10 +200,14 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 	static const char *const names[VERIFY_NCHECKS] = {
 		"device-request", "runtime-class", "device-plugin", "allocatable", "smoke-pod",
 	};
+	struct gpu_looks looks = { 0 };
+	struct run_child *rt_call = NULL, *state_call = NULL;
+	struct runtime_fact rt = { 0 };
 	struct strv seen = { 0 };   /* the GPUs the gateway's container sees */
+	cJSON *list = NULL;
+	os_error e = { 0 };
 	int devices = 0;            /* what the plugin advertises for them */
-	char *resource = NULL;      /* what the smoke pod asks for, if not nvidia.com/gpu */
-	int i, rc = -1, schedulable = 0;
+	int i, rc = -1, looked, found, smoked = 0;
 
 	for (i = 0; i < VERIFY_NCHECKS; i++)
 		checks[i] = (struct check){ .name = names[i], .status = CHECK_SKIP };
@@ -387,35 +217,50 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		return 0;
 	}
 	verify_device_request(gw, &checks[0]);
-	if (checks[0].status == CHECK_PASS && verify_selected_gpus(gw, &seen, &devices, &checks[0], err) < 0)
+	/* Every look the checks need, at once, each its own docker call: the
+	 * container's GPUs and the host's (the slowest: a container of its
+	 * own, which runs on beside the smoke pod), containerd's config, and
+	 * the cluster's objects in one kubectl get. */
+	looked = checks[0].status == CHECK_PASS;
+	if ((looked && verify_gpus_start(gw, &looks, err) < 0) ||
+	    !(rt_call = containerd_nvidia_runtime_start(gw->container, 0, err)) ||
+	    !(state_call = kube_get_start(gw->container, VERIFY_STATE_TYPES, NULL, NULL, 1, 0, err)))
 		goto out;
-	/* A cluster that does not answer fails the cluster checks, with that
-	 * as their evidence, rather than ending verify without a report. */
-	int ready = kube_readyz(gw->container, 0, err);
-	if (ready < 0)
+	if (looked && verify_gpus_seen(gw, &looks, &seen, &devices, err) < 0)
 		goto out;
-	if (!ready) {
-		for (i = 1; i < VERIFY_NCHECKS - 1; i++)
-			check_set(&checks[i], CHECK_FAIL, xstrdup("the k3s API does not answer (kubectl get --raw /readyz)"));
-		check_set(&checks[VERIFY_NCHECKS - 1], CHECK_SKIP, xstrdup("not run: the k3s API does not answer"));
-		rc = 0;
+	found = containerd_nvidia_runtime_finish(rt_call, &rt, err);
+	rt_call = NULL;
+	if (found < 0)
+		goto out;
+	found = get_state(gw, vo, state_call, &list, &e);
+	state_call = NULL;
+	if (found < 0) {
+		/* No answer: an API that is down, or a failure of its own. */
+		int ready = kube_readyz(gw->container, 0, err);
+		if (ready < 0)
+			goto out;
+		if (ready) {
+			*err = e;
+			e = (os_error){ 0 };
+			goto out;
+		}
+		api_silent(checks);
+	} else if (check_cluster(gw, vo, list, &rt, devices, checks, &smoked, err) < 0) {
 		goto out;
 	}
-	if (check_runtime_class(gw, &checks[1], err) < 0 || check_device_plugin(gw, &checks[2], err) < 0 ||
-	    check_allocatable(gw, devices, &checks[3], &resource, &schedulable, err) < 0)
+	if (looked && verify_gpus_judge(gw, &looks, &seen, &checks[0], err) < 0)
 		goto out;
-	/* Without a schedulable GPU the smoke pod could only wait for nothing;
-	 * with some (an unhealthy one beside, a count off) it proves those. */
-	if (!schedulable) {
-		check_set(&checks[4], CHECK_SKIP, xstrdup("not run: no allocatable GPU"));
-		rc = 0;
-		goto out;
-	}
-	if ((rc = run_smoke(gw, vo, resource, &checks[4], err)) == 0)
+	if (smoked)
 		verify_smoke_gpu(&seen, &checks[4]);
+	rc = 0;
 out:
+	verify_gpus_free(&looks);
+	docker_drop(&rt_call);
+	docker_drop(&state_call);
+	runtime_fact_free(&rt);
+	cJSON_Delete(list);
 	strv_free(&seen);
-	free(resource);
+	os_error_clear(&e);
 	return rc;
 }
 

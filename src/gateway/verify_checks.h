@@ -7,6 +7,7 @@
 #define OPENSHELL_GATEWAY_VERIFY_CHECKS_H
 
 #include "base/strv.h"
+#include "gateway/gpus.h"
 #include "gateway/verify.h"
 
 /* Set a check's status and evidence (owned; the old one is freed). */
@@ -17,10 +18,29 @@ void check_set(struct check *c, enum check_status s, char *evidence);
 void verify_device_request(const struct gateway *gw, struct check *c);
 
 /* The container sees exactly the GPUs its request means on the Docker
- * host, by UUID; *seen gets the container's, *devices what the device
- * plugin advertises for them as nvidia.com/gpu under the gateway's MIG
- * strategy. -1 only when it cannot ask. */
-int verify_selected_gpus(const struct gateway *gw, struct strv *seen, int *devices, struct check *c, os_error *err);
+ * host, by UUID. Its two looks (the container's nvidia-smi, and the
+ * host's through a throwaway container, the slower) run beside verify's
+ * other calls: verify_gpus_start() starts both; verify_gpus_seen() reads
+ * the container's into *seen, and into *devices what the device plugin
+ * advertises for them as nvidia.com/gpu under the gateway's MIG strategy;
+ * verify_gpus_judge() then sets the check from the host's. -1 only when
+ * they cannot ask. verify_gpus_free() drops what is left. */
+struct gpu_looks {
+	struct run_child *mine_call, *host_call;
+	struct host_gpus mine;
+};
+int verify_gpus_start(const struct gateway *gw, struct gpu_looks *l, os_error *err);
+int verify_gpus_seen(const struct gateway *gw, struct gpu_looks *l, struct strv *seen, int *devices, os_error *err);
+int verify_gpus_judge(const struct gateway *gw, struct gpu_looks *l, const struct strv *seen, struct check *c,
+		      os_error *err);
+void verify_gpus_free(struct gpu_looks *l);
+
+/* The smoke pod: it asks for one nvidia.com/gpu, or RESOURCE (a MIG
+ * profile's), runs nvidia-smi -L, and must succeed naming a GPU (and the
+ * MIG device of that profile). The check is set; -1 only when it could
+ * not run. The pod is deleted afterwards unless vo->keep. */
+int verify_smoke(const struct gateway *gw, const struct verify_opts *vo, const char *resource, struct check *c,
+		 os_error *err);
 
 /* The smoke pod's GPU must be one of those seen. */
 void verify_smoke_gpu(const struct strv *seen, struct check *c);

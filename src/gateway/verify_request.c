@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/strv.h"
+#include "docker/client.h"
 #include "base/xalloc.h"
 #include "gateway/gpus.h"
 #include "gateway/verify.h"
@@ -49,25 +50,48 @@ void verify_device_request(const struct gateway *gw, struct check *c)
 		check_set(c, CHECK_PASS, xasprintf("legacy --gpus: %s", k->gpu_request_desc));
 }
 
+int verify_gpus_start(const struct gateway *gw, struct gpu_looks *l, os_error *err)
+{
+	memset(l, 0, sizeof(*l));
+	if (!(l->mine_call = container_gpus_start(gw->container, 0, err)) ||
+	    !(l->host_call = host_gpus_probe_start(gw->c.image, gw->c.gpu_cdi, 0, err))) {
+		verify_gpus_free(l);
+		return -1;
+	}
+	return 0;
+}
+
+int verify_gpus_seen(const struct gateway *gw, struct gpu_looks *l, struct strv *seen, int *devices, os_error *err)
+{
+	int rc = container_gpus_finish(l->mine_call, gw->container, &l->mine, err);
+
+	l->mine_call = NULL;
+	if (rc < 0)
+		return -1;
+	for (int i = 0; i < l->mine.n; i++)
+		strv_push(seen, l->mine.v[i].uuid);
+	*devices = gpus_plugin_devices(&l->mine, gw->c.mig_strategy);
+	return 0;
+}
+
 /* The container must see exactly the GPUs its request means on the Docker
  * host, by UUID: its own nvidia-smi against the host's (a throwaway
- * container lists those, gateway/gpus.h). *seen gets the container's. */
-int verify_selected_gpus(const struct gateway *gw, struct strv *seen, int *devices, struct check *c, os_error *err)
+ * container lists those, gateway/gpus.h). */
+int verify_gpus_judge(const struct gateway *gw, struct gpu_looks *l, const struct strv *seen, struct check *c,
+		      os_error *err)
 {
 	cleanup_free char *sel = gpus_of_container(&gw->c);
-	struct host_gpus mine = { 0 }, host = { 0 };
+	struct host_gpus host = { 0 };
 	struct strv want = { 0 };
 	struct gpus g = { 0 };
 	os_error e = { 0 };
 	cleanup_free char *has = NULL, *means = NULL;
-	int rc = -1, exact;
+	int rc = -1, exact, probed = host_gpus_probe_finish(l->host_call, gw->c.image, &host, &e);
 
-	if (gpus_parse(sel, &g, err) < 0 || container_gpus(gw->container, 0, &mine, err) < 0)
+	l->host_call = NULL;
+	if (gpus_parse(sel, &g, err) < 0)
 		goto out;
-	for (int i = 0; i < mine.n; i++)
-		strv_push(seen, mine.v[i].uuid);
-	*devices = gpus_plugin_devices(&mine, gw->c.mig_strategy);
-	if (host_gpus_probe(gw->c.image, gw->c.gpu_cdi, 0, &host, &e) == 0 && host.n == 0 && mine.n == 0) {
+	if (probed == 0 && host.n == 0 && l->mine.n == 0) {
 		check_set(c, CHECK_PASS, xasprintf("%s; the gateway sees no GPU, and the Docker host has none", c->evidence));
 		rc = 0;
 		goto out;
@@ -90,11 +114,17 @@ int verify_selected_gpus(const struct gateway *gw, struct strv *seen, int *devic
 	rc = 0;
 out:
 	gpus_free(&g);
-	host_gpus_free(&mine);
 	host_gpus_free(&host);
 	strv_free(&want);
 	os_error_clear(&e);
 	return rc;
+}
+
+void verify_gpus_free(struct gpu_looks *l)
+{
+	docker_drop(&l->mine_call);
+	docker_drop(&l->host_call);
+	host_gpus_free(&l->mine);
 }
 
 /* The smoke pod's GPU must be one the gateway was given. */

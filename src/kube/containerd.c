@@ -63,14 +63,32 @@ void containerd_parse_nvidia(const char *toml, struct runtime_fact *f)
 	}
 }
 
-int containerd_nvidia_runtime(const char *ctr, int timeout_ms, struct runtime_fact *f, os_error *err)
+struct run_child *containerd_nvidia_runtime_start(const char *ctr, int timeout_ms, os_error *err)
 {
 	const char *args[] = { "exec", ctr, "cat", K3S_CONTAINERD_CONFIG, NULL };
+	struct run_spec spec = { .timeout_ms = timeout_ms };
+
+	return docker_start(args, &spec, err);
+}
+
+int containerd_nvidia_runtime(const char *ctr, int timeout_ms, struct runtime_fact *f, os_error *err)
+{
+	struct run_child *c = containerd_nvidia_runtime_start(ctr, timeout_ms, err);
+
+	if (!c) {
+		memset(f, 0, sizeof(*f));
+		return -1;
+	}
+	return containerd_nvidia_runtime_finish(c, f, err);
+}
+
+int containerd_nvidia_runtime_finish(struct run_child *c, struct runtime_fact *f, os_error *err)
+{
 	struct run_result res = { 0 };
 	int rc;
 
 	memset(f, 0, sizeof(*f));
-	rc = docker_run(args, NULL, 0, timeout_ms, &res, err);
+	rc = docker_await(c, &res, err);
 	/* cat fails while k3s has not written the file: not read yet. Nor is
 	 * an empty one: k3s rewrites it at every start with os.WriteFile
 	 * (pkg/agent/util/file.go), which truncates before it writes. */

@@ -32,6 +32,30 @@ static void exec_argv(const char *ctr, int interactive, int timeout_ms, struct s
 	strv_pushf(argv, "--request-timeout=%ds", inner_seconds(timeout_ms));
 }
 
+struct run_child *kube_start(const char *ctr, const char *const *args, const struct run_spec *spec, os_error *err)
+{
+	struct strv argv = { 0 };
+	struct run_child *c;
+
+	exec_argv(ctr, spec->input != NULL, spec->timeout_ms, &argv);
+	strv_pushv(&argv, args);
+	c = docker_start(strv_argv(&argv), spec, err);
+	strv_free(&argv);
+	return c;
+}
+
+int kube_detached(const char *ctr, const char *const *args, int timeout_ms, os_error *err)
+{
+	struct strv argv = { 0 };
+	int rc;
+
+	exec_argv(ctr, 0, timeout_ms, &argv);
+	strv_pushv(&argv, args);
+	rc = docker_detached(strv_argv(&argv), timeout_ms, err);
+	strv_free(&argv);
+	return rc;
+}
+
 int kube_exec(const char *ctr, const char *const *args, const char *input, int timeout_ms,
 	      struct run_result *res, os_error *err)
 {
@@ -88,29 +112,58 @@ int kube_exec_k3s_type(const char *ctr, const char *type, const char *const *arg
 	return rc;
 }
 
+/* kubectl's own --timeout ends the watch inside the container: a docker
+ * exec that is stopped leaves its process running there. */
+static void wait_argv(const char *ctr, const char *const *args, const struct kube_wait_opts *o, struct strv *argv)
+{
+	exec_argv(ctr, 0, docker_call_timeout_ms(), argv);
+	strv_push(argv, "wait");
+	strv_pushv(argv, args);
+	strv_pushf(argv, "--timeout=%ds", inner_seconds(o->timeout_ms));
+}
+
+/* kubectl wait exits 0 only once the condition is met. */
+static int wait_result(int rc, struct run_result *res, const struct kube_wait_opts *o)
+{
+	if (rc == 0)
+		rc = !res->stopped && res->status == 0;
+	if (rc > 0 && o->output)
+		*o->output = xstrdup(res->out);
+	run_result_free(res);
+	return rc;
+}
+
 int kube_wait(const char *ctr, const char *const *args, const struct kube_wait_opts *o, os_error *err)
 {
 	struct strv argv = { 0 };
 	struct run_result res = { 0 };
-	/* kubectl's own --timeout ends the watch inside the container: a
-	 * docker exec that is stopped leaves its process running there. */
 	struct docker_stream_opts so = { .timeout_ms = o->timeout_ms, .tick_ms = o->tick_ms,
 					 .on_tick = o->on_tick, .ctx = o->ctx };
 	int rc;
 
-	exec_argv(ctr, 0, docker_call_timeout_ms(), &argv);
-	strv_push(&argv, "wait");
-	strv_pushv(&argv, args);
-	strv_pushf(&argv, "--timeout=%ds", inner_seconds(o->timeout_ms));
+	wait_argv(ctr, args, o, &argv);
 	rc = docker_stream(strv_argv(&argv), &so, &res, err);
-	/* kubectl wait exits 0 only once the condition is met. */
-	if (rc == 0)
-		rc = !res.stopped && res.status == 0;
-	if (rc > 0 && o->output)
-		*o->output = xstrdup(res.out);
-	run_result_free(&res);
 	strv_free(&argv);
-	return rc;
+	return wait_result(rc, &res, o);
+}
+
+struct run_child *kube_wait_start(const char *ctr, const char *const *args, const struct kube_wait_opts *o,
+				  os_error *err)
+{
+	struct strv argv = { 0 };
+	struct run_spec spec = { .timeout_ms = o->timeout_ms, .merge_stderr = 1, .tick_ms = o->tick_ms,
+				 .on_tick = o->on_tick, .ctx = o->ctx };
+	struct run_child *c = (wait_argv(ctr, args, o, &argv), docker_start(strv_argv(&argv), &spec, err));
+
+	strv_free(&argv);
+	return c;
+}
+
+int kube_wait_finish(struct run_child *c, const struct kube_wait_opts *o, os_error *err)
+{
+	struct run_result res = { 0 };
+
+	return wait_result(docker_finish(c, &res, err), &res, o);
 }
 
 int kube_readyz(const char *ctr, int timeout_ms, os_error *err)
@@ -133,42 +186,82 @@ int kube_get_types(const char *ctr, const char *types, int timeout_ms, cJSON **o
 	return kube_get(ctr, types, NULL, NULL, 1, timeout_ms, out, err);
 }
 
+static void get_argv(const char *resource, const char *name, const char *ns, int all_namespaces, struct strv *args)
+{
+	strv_push(args, "get");
+	strv_push(args, resource);
+	if (name)
+		strv_push(args, name);
+	if (ns) {
+		strv_push(args, "--namespace");
+		strv_push(args, ns);
+	} else if (all_namespaces) {
+		strv_push(args, "--all-namespaces");
+	}
+	strv_push(args, "--output=json");
+}
+
+/* What a get printed: 1 with *out, 0 for NotFound, -1 on failure. */
+static int get_result(int rc, struct run_result *res, const char *resource, cJSON **out, os_error *err)
+{
+	*out = NULL;
+	if (rc < 0)
+		goto out;
+	rc = -1;
+	if (res->status != 0) {
+		if (strstr(res->err, "(NotFound)"))
+			rc = 0;
+		else
+			run_failure(err, OS_EXIT_FAILURE, res, "kubectl get %s failed (exit status %d)", resource,
+				    res->status);
+		goto out;
+	}
+	*out = json_parse(res->out, res->out_len, "kubectl output", err);
+	rc = *out ? 1 : -1;
+out:
+	run_result_free(res);
+	return rc;
+}
+
 int kube_get(const char *ctr, const char *resource, const char *name, const char *ns,
 	     int all_namespaces, int timeout_ms, cJSON **out, os_error *err)
 {
 	struct strv args = { 0 };
 	struct run_result res = { 0 };
-	int rc = -1;
+	int rc;
 
-	*out = NULL;
-	strv_push(&args, "get");
-	strv_push(&args, resource);
-	if (name)
-		strv_push(&args, name);
-	if (ns) {
-		strv_push(&args, "--namespace");
-		strv_push(&args, ns);
-	} else if (all_namespaces) {
-		strv_push(&args, "--all-namespaces");
-	}
-	strv_push(&args, "--output=json");
-	if (kube_exec(ctr, strv_argv(&args), NULL, timeout_ms, &res, err) < 0)
-		goto out;
-	if (res.status != 0) {
-		if (strstr(res.err, "(NotFound)")) {
-			rc = 0;
-			goto out;
-		}
-		run_failure(err, OS_EXIT_FAILURE, &res, "kubectl get %s failed (exit status %d)", resource,
-			    res.status);
-		goto out;
-	}
-	*out = json_parse(res.out, res.out_len, "kubectl output", err);
-	rc = *out ? 1 : -1;
-out:
-	run_result_free(&res);
+	get_argv(resource, name, ns, all_namespaces, &args);
+	rc = kube_exec(ctr, strv_argv(&args), NULL, timeout_ms, &res, err);
 	strv_free(&args);
-	return rc;
+	return get_result(rc, &res, resource, out, err);
+}
+
+struct run_child *kube_get_start(const char *ctr, const char *resource, const char *name, const char *ns,
+				 int all_namespaces, int timeout_ms, os_error *err)
+{
+	struct strv args = { 0 };
+	struct run_spec spec = { .timeout_ms = timeout_ms };
+	struct run_child *c;
+
+	get_argv(resource, name, ns, all_namespaces, &args);
+	c = kube_start(ctr, strv_argv(&args), &spec, err);
+	strv_free(&args);
+	return c;
+}
+
+int kube_get_finish(struct run_child *c, const char *resource, cJSON **out, os_error *err)
+{
+	struct run_result res = { 0 };
+
+	return get_result(docker_await(c, &res, err), &res, resource, out, err);
+}
+
+int kube_get_type_unknown(const os_error *err, const char *plural)
+{
+	cleanup_free char *said = xasprintf("the server doesn't have a resource type \"%s\"", plural);
+
+	return err->code == OS_EXIT_FAILURE && ((err->msg && strstr(err->msg, said)) ||
+						 (err->detail && strstr(err->detail, said)));
 }
 
 /* Quantities are strings ("2"); a GPU count is a plain integer. */

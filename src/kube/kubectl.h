@@ -30,6 +30,15 @@
 int kube_exec(const char *ctr, const char *const *args, const char *input, int timeout_ms,
 	      struct run_result *res, os_error *err);
 
+/* kube_exec as a call beside others (docker_start): SPEC's fields but
+ * argv; input makes it interactive (stdin kept open). End it with
+ * docker_await() or docker_finish(). */
+struct run_child *kube_start(const char *ctr, const char *const *args, const struct run_spec *spec, os_error *err);
+
+/* kubectl ARGS in the container, detached (docker_detached): nobody
+ * waits for it or hears of it; it ends within timeout_ms. */
+int kube_detached(const char *ctr, const char *const *args, int timeout_ms, os_error *err);
+
 /* kube_exec of a command on TYPE, one of k3s's own types (HelmChart,
  * HelmChartConfig). k3s registers them only once its API server is ready
  * (pkg/server/server.go: startOnAPIServerReady, registerCRDs), so a fresh
@@ -58,6 +67,12 @@ struct kube_wait_opts {
  * the deadline passed. */
 int kube_wait(const char *ctr, const char *const *args, const struct kube_wait_opts *o, os_error *err);
 
+/* kube_wait() beside other calls: started here, its answer (as
+ * kube_wait()'s) from kube_wait_finish(), which stops it if still running. */
+struct run_child *kube_wait_start(const char *ctr, const char *const *args, const struct kube_wait_opts *o,
+				  os_error *err);
+int kube_wait_finish(struct run_child *c, const struct kube_wait_opts *o, os_error *err);
+
 /* Several types in one call, `kubectl get T1,T2,... -A -o json`: one List
  * of them all, each item with its kind. Contract of kube_get(). */
 int kube_get_types(const char *ctr, const char *types, int timeout_ms, cJSON **out, os_error *err);
@@ -70,6 +85,16 @@ int kube_readyz(const char *ctr, int timeout_ms, os_error *err);
  * the object is NotFound, -1 on failure. */
 int kube_get(const char *ctr, const char *resource, const char *name, const char *ns,
 	     int all_namespaces, int timeout_ms, cJSON **out, os_error *err);
+
+/* Did a kube_get() of several types fail only because k3s has not yet
+ * registered PLURAL, one of its own types (see kube_exec_k3s_type)? */
+int kube_get_type_unknown(const os_error *err, const char *plural);
+
+/* kube_get() beside other calls: started here, answered by
+ * kube_get_finish() (which waits for it) as kube_get() would. */
+struct run_child *kube_get_start(const char *ctr, const char *resource, const char *name, const char *ns,
+				 int all_namespaces, int timeout_ms, os_error *err);
+int kube_get_finish(struct run_child *c, const char *resource, cJSON **out, os_error *err);
 
 /* The item of KIND named NAME in a List (of one type or several), or NULL. */
 const cJSON *kube_find(const cJSON *list, const char *kind, const char *name);

@@ -293,7 +293,12 @@ class PodWorker:
                 not self.handler.startswith("nvidia") and os.path.basename(argv[0]) == "nvidia-smi"):
             run = runtime.FailedStart(name, path, self.k.container_exited, argv[0])
         else:
-            run = runtime.ProcessRun(name, path, self.k.container_exited, argv, env, cs.spec.get("workingDir") or "/")
+            term = runtime.Termination(
+                os.path.join(config.KUBELET_DIR, "pods", self.uid, "containers", name, os.urandom(4).hex()),
+                cs.spec.get("terminationMessagePath") or "/dev/termination-log",
+                cs.spec.get("terminationMessagePolicy") or "File")
+            run = runtime.ProcessRun(name, path, self.k.container_exited, argv, env, cs.spec.get("workingDir") or "/",
+                                     term)
         cs.run = run
         cs.waiting = None
         cs.record(run)

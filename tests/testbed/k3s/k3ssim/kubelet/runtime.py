@@ -11,6 +11,17 @@ each, /var/log/pods/NS_NAME_UID/CONTAINER/N.log).
 A command that is not found fails the start as runc does: StartError,
 exit code 128, containerd's "exec: \"X\": executable file not found in
 $PATH" message.
+
+The termination message, as the kubelet makes it
+(pkg/kubelet/kuberuntime/kuberuntime_container.go): a file of the pod's
+own (/var/lib/kubelet/pods/UID/containers/NAME/ID) is bind-mounted at the
+container's terminationMessagePath (default /dev/termination-log); the
+process runs in a mount namespace of its own for that, the one piece of
+isolation here. Once the container has ended, its first 4096 bytes
+(MaxContainerTerminationMessageLength) are the message; with
+terminationMessagePolicy FallbackToLogsOnError, an empty file and a
+non-zero exit, the log's last 80 lines, at most 2048 bytes
+(MaxContainerTerminationMessageLogLines/-Length), are.
 """
 
 import os
@@ -44,6 +55,28 @@ class Log:
         with self.lock, open(self.path, "a", encoding="utf-8") as f:
             for line in text.splitlines():
                 f.write("%s %s F %s\n" % (clock.rfc3339_nano(), stream, line))
+
+    def tail_text(self, lines, limit):
+        """The last LINES lines of what the container printed, at most LIMIT
+        bytes (kuberuntime's readLastStringFromContainerLogs)."""
+        try:
+            with open(self.path, encoding="utf-8", errors="replace") as f:
+                rows = f.read().splitlines()
+        except OSError:
+            return ""
+        text, cur = [], ""
+        for row in rows:
+            parts = row.split(" ", 3)
+            if len(parts) < 4:
+                continue
+            cur += parts[3]
+            if parts[2] == "F":
+                text.append(cur)
+                cur = ""
+        if cur:
+            text.append(cur)
+        out = "".join(t + "\n" for t in text[-lines:])
+        return out.encode()[-limit:].decode("utf-8", "replace")
 
     def pipe(self, fileobj, stream):
         """Copy a pipe into the log until EOF (its own thread)."""
@@ -94,10 +127,48 @@ class FailedStart(Run):
         self._finish(128, "StartError", START_ERROR % command)
 
 
+MESSAGE_MAX = 4096          # kubecontainer.MaxContainerTerminationMessageLength
+MESSAGE_LOG_LINES = 80      # MaxContainerTerminationMessageLogLines
+MESSAGE_LOG_MAX = 2048      # MaxContainerTerminationMessageLogLength
+
+# Bind the message file over the path the container writes (created in
+# the gateway's own tree first when it has none), then exec the command.
+_MOUNT_MESSAGE = '[ -e "$1" ] || : >"$1" || exit 126; mount --bind "$0" "$1" || exit 126; shift; exec "$@"'
+
+
+class Termination:
+    """Where a container's termination message comes from (spec fields
+    terminationMessagePath and terminationMessagePolicy)."""
+
+    def __init__(self, host_file, path, policy):
+        self.host_file = host_file
+        self.path = path
+        self.fallback = policy == "FallbackToLogsOnError"
+        os.makedirs(os.path.dirname(host_file), exist_ok=True)
+        open(host_file, "w").close()
+
+    def wrap(self, argv):
+        return ["unshare", "-m", "--propagation", "private", "sh", "-c", _MOUNT_MESSAGE,
+                self.host_file, self.path] + list(argv)
+
+    def message(self, code, log):
+        try:
+            with open(self.host_file, "rb") as f:
+                text = f.read(MESSAGE_MAX).decode("utf-8", "replace")
+        except OSError:
+            text = ""
+        if not text and self.fallback and code != 0:
+            text = log.tail_text(MESSAGE_LOG_LINES, MESSAGE_LOG_MAX)
+        return text or None
+
+
 class ProcessRun(Run):
-    def __init__(self, name, log_path, on_exit, argv, env, cwd):
+    def __init__(self, name, log_path, on_exit, argv, env, cwd, termination=None):
         super().__init__(name, log_path, on_exit)
         self._readers = []
+        self.termination = termination
+        if termination is not None:
+            argv = termination.wrap(argv)
         self.proc = procs.spawn(argv, self._exited, env=env, cwd=cwd if os.path.isdir(cwd) else "/",
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True)
@@ -113,7 +184,9 @@ class ProcessRun(Run):
                 pass
             for r in self._readers:
                 r.join(2)
-            self._finish(128 - code if code < 0 else code)
+            code_ = 128 - code if code < 0 else code
+            msg = self.termination.message(code_, self.log) if self.termination else None
+            self._finish(code_, message=msg)
         threading.Thread(target=finish, daemon=True).start()
 
     def kill(self, grace):
