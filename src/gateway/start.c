@@ -26,6 +26,7 @@
 #include "gateway/metadata.h"
 #include "gateway/sharing.h"
 #include "gateway/start.h"
+#include "gateway/start_failure.h"
 #include "gateway/wait.h"
 #include "kube/kubeconfig.h"
 #include "kube/kubectl.h"
@@ -193,38 +194,6 @@ static int adopt_existing(struct start *st, const struct gw_container *c, os_err
 	return 0;
 }
 
-/* Turn a docker run/start failure into the one line that names the fix. */
-static int explain_run_failure(const struct start *st, const struct run_result *res, const char *verb,
-			       os_error *err)
-{
-	if (gpu_mode_explain(res->err, strcmp(verb, "start") == 0, err)) {
-		/* the CDI path's own failures, with their fix */
-	} else if (strstr(res->err, "could not select device driver")) {
-		gpus_no_toolkit(err);
-	} else if ((strstr(res->err, "port is already allocated") || strstr(res->err, "address already in use")) &&
-		   strcmp(verb, "start") == 0) {
-		/* A stopped gateway keeps its port (--port is refused for it). */
-		os_error_set(err, OS_EXIT_FAILURE,
-			     "port %d on %s, which gateway '%s' keeps, is in use by something else now; free it and rerun 'openshell gateway start --name %s', or rebuild the gateway on another port with --recreate --port N (its cluster state is lost)",
-			     st->o.port, st->o.bind, st->o.name, st->o.name);
-	} else if (strstr(res->err, "port is already allocated") ||
-		   strstr(res->err, "address already in use")) {
-		os_error_set(err, OS_EXIT_FAILURE, "port %d on %s is already in use; choose another with --port",
-			     st->o.port, st->o.bind);
-	} else if (strcmp(verb, "start") == 0 && strstr(res->err, "network ") && strstr(res->err, " not found")) {
-		/* Someone removed the network under a stopped gateway: Docker
-		 * cannot start a container whose network is gone. */
-		cleanup_free char *opt = gpus_option(&st->o);
-		os_error_set(err, OS_EXIT_FAILURE,
-			     "gateway '%s' cannot start: its network %s is gone (removed while the gateway was stopped); rebuild it with 'openshell gateway start --name %s%s --recreate' (its cluster state is lost)",
-			     st->o.name, st->res, st->o.name, opt);
-	} else {
-		run_failure(err, OS_EXIT_FAILURE, res, "docker %s failed (exit status %d)", verb, res->status);
-	}
-	os_error_set_detail(err, res->err);
-	return -1;
-}
-
 static int resume(struct start *st, os_error *err)
 {
 	const char *start[] = { "start", st->res, NULL };
@@ -234,7 +203,7 @@ static int resume(struct start *st, os_error *err)
 	log_step("resuming stopped gateway '%s'", st->o.name);
 	rc = docker_run(start, NULL, 0, wait_call_budget_ms(&st->w), &res, err);
 	if (rc == 0 && res.status != 0)
-		rc = explain_run_failure(st, &res, "start", err);
+		rc = start_explain_failure(&st->o, st->res, &res, "start", err);
 	run_result_free(&res);
 	if (rc < 0)
 		return -1;
@@ -378,7 +347,7 @@ static int run_once(struct start *st, os_error *err)
 		rc = docker_ok(rm, wait_call_budget_ms(&st->w), err) < 0 ? -1 : 1;
 		st->created_container = rc < 0;
 	} else {
-		explain_run_failure(st, &res, "run", err);
+		start_explain_failure(&st->o, st->res, &res, "run", err);
 	}
 out:
 	run_result_free(&res);

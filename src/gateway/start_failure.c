@@ -1,0 +1,42 @@
+/* gateway/start_failure.c - what a failed docker run or start of a
+ * gateway means (see gateway/start_failure.h). */
+#include "config.h"
+
+#include <string.h>
+
+#include "base/exitcode.h"
+#include "base/xalloc.h"
+#include "gateway/gpu_mode.h"
+#include "gateway/gpus.h"
+#include "gateway/start_failure.h"
+
+int start_explain_failure(const struct deploy_opts *o, const char *container, const struct run_result *res,
+			  const char *verb, os_error *err)
+{
+	if (gpu_mode_explain(res->err, strcmp(verb, "start") == 0, err)) {
+		/* the CDI path's own failures, with their fix */
+	} else if (strstr(res->err, "could not select device driver")) {
+		gpus_no_toolkit(err);
+	} else if ((strstr(res->err, "port is already allocated") || strstr(res->err, "address already in use")) &&
+		   strcmp(verb, "start") == 0) {
+		/* A stopped gateway keeps its port (--port is refused for it). */
+		os_error_set(err, OS_EXIT_FAILURE,
+			     "port %d on %s, which gateway '%s' keeps, is in use by something else now; free it and rerun 'openshell gateway start --name %s', or rebuild the gateway on another port with --recreate --port N (its cluster state is lost)",
+			     o->port, o->bind, o->name, o->name);
+	} else if (strstr(res->err, "port is already allocated") ||
+		   strstr(res->err, "address already in use")) {
+		os_error_set(err, OS_EXIT_FAILURE, "port %d on %s is already in use; choose another with --port",
+			     o->port, o->bind);
+	} else if (strcmp(verb, "start") == 0 && strstr(res->err, "network ") && strstr(res->err, " not found")) {
+		/* Someone removed the network under a stopped gateway: Docker
+		 * cannot start a container whose network is gone. */
+		cleanup_free char *opt = gpus_option(o);
+		os_error_set(err, OS_EXIT_FAILURE,
+			     "gateway '%s' cannot start: its network %s is gone (removed while the gateway was stopped); rebuild it with 'openshell gateway start --name %s%s --recreate' (its cluster state is lost)",
+			     o->name, container, o->name, opt);
+	} else {
+		run_failure(err, OS_EXIT_FAILURE, res, "docker %s failed (exit status %d)", verb, res->status);
+	}
+	os_error_set_detail(err, res->err);
+	return -1;
+}

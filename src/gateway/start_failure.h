@@ -1,0 +1,21 @@
+/* gateway/start_failure.h - a failed docker run or start, as the one
+ * line that names the fix.
+ *
+ * Docker's own words for a failed `docker run` or `docker start` of the
+ * gateway (a CDI or toolkit problem, a port in use, a network removed
+ * under a stopped gateway) become one message saying what to do, with
+ * Docker's stderr as its detail.
+ */
+#ifndef OPENSHELL_GATEWAY_START_FAILURE_H
+#define OPENSHELL_GATEWAY_START_FAILURE_H
+
+#include "base/error.h"
+#include "base/runner.h"
+#include "gateway/deploy.h"
+
+/* RES is docker VERB ("run" or "start") of CONTAINER for the request O,
+ * which exited non-zero: sets *err; always -1. */
+int start_explain_failure(const struct deploy_opts *o, const char *container, const struct run_result *res,
+			  const char *verb, os_error *err);
+
+#endif
