@@ -342,8 +342,10 @@ int wait_gpu_release_removed(const struct wait_ctx *w, os_error *err)
 	struct backoff b = { 0 };
 	int deleted, gone = 0;
 
+	/* kube_exec_k3s_type's timeouts already say what ran out; its other
+	 * failures may be an API that comes back. */
 	while (delete_device_plugin_chart(w, &deleted, err) < 0)
-		if (!wait_retry_api(w, &b, err))
+		if (err->code == OS_EXIT_TIMEOUT || !wait_retry_api(w, &b, err))
 			return -1;
 	if (!deleted)
 		return 0;   /* there was none: the usual case */
