@@ -6,6 +6,7 @@
 
 #include "base/command.h"
 #include "base/exitcode.h"
+#include "base/json.h"
 #include "base/parse.h"
 #include "base/strv.h"
 #include "base/xalloc.h"
@@ -213,31 +214,61 @@ int docker_inspect(const char *const *args, const char *what, int timeout_ms, st
 	return run_failure(err, OS_EXIT_FAILURE, res, "%s failed", what);
 }
 
+/* A daemon that does not answer, in the words that name the fix. */
+static int unreachable(const char *said, os_error *err)
+{
+	const char *host = getenv("DOCKER_HOST");
+
+	return os_error_set(err, OS_EXIT_DOCKER,
+			    "cannot reach the Docker daemon (DOCKER_HOST=%s): %s; check that the daemon runs and 'docker info' works",
+			    host && *host ? host : "unset", said && *said ? said : "no answer");
+}
+
+/* docker ARGS as the first contact with the daemon (OS_EXIT_DOCKER when
+ * it does not answer). */
+static int first_contact(const char *const *args, struct run_result *res, os_error *err)
+{
+	if (docker_run(args, NULL, 0, 0, res, err) < 0) {
+		if (err->code != OS_EXIT_DOCKER || !res->err)
+			return os_error_wrap(err, "cannot reach the Docker daemon");
+		os_error_clear(err);   /* no daemon: said below */
+	}
+	if (res->status != 0 || res->out_len == 0 || res->out[0] == '\n') {
+		cleanup_free char *line = run_first_line(res->err);
+		return unreachable(line, err);
+	}
+	return 0;
+}
+
 int docker_ping(char **server_version, os_error *err)
 {
 	static const char *const args[] = { "version", "--format", "{{.Server.Version}}", NULL };
 	struct run_result res = { 0 };
-	const char *host = getenv("DOCKER_HOST");
-	int rc = -1;
+	int rc = first_contact(args, &res, err);
 
-	if (docker_run(args, NULL, 0, 0, &res, err) < 0) {
-		if (err->code != OS_EXIT_DOCKER || !res.err) {
-			os_error_wrap(err, "cannot reach the Docker daemon");
-			goto out;
-		}
-		os_error_clear(err);   /* no daemon: said below, in the words for a first contact */
-	}
-	if (res.status != 0 || res.out_len == 0 || res.out[0] == '\n') {
-		cleanup_free char *line = run_first_line(res.err);
-		os_error_set(err, OS_EXIT_DOCKER,
-			     "cannot reach the Docker daemon (DOCKER_HOST=%s): %s; check that the daemon runs and 'docker info' works",
-			     host && *host ? host : "unset", *line ? line : "no answer");
-		goto out;
-	}
-	if (server_version)
+	if (rc == 0 && server_version)
 		*server_version = xstrndup(res.out, strcspn(res.out, "\n"));
-	rc = 0;
-out:
+	run_result_free(&res);
+	return rc;
+}
+
+int docker_info(cJSON **info, os_error *err)
+{
+	static const char *const args[] = { "info", "--format", "{{json .}}", NULL };
+	struct run_result res = { 0 };
+	const char *version;
+	int rc = first_contact(args, &res, err);
+
+	*info = NULL;
+	if (rc == 0 && !(*info = json_parse(res.out, res.out_len, "docker info output", err)))
+		rc = -1;
+	if (rc == 0 && (!(version = json_str(*info, "ServerVersion")) || !*version)) {
+		/* A CLI that exits 0 with the daemon's errors in its answer. */
+		rc = unreachable(cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(*info, "ServerErrors"), 0)),
+				 err);
+		cJSON_Delete(*info);
+		*info = NULL;
+	}
 	run_result_free(&res);
 	return rc;
 }

@@ -10,6 +10,8 @@
 #ifndef OPENSHELL_DOCKER_CLIENT_H
 #define OPENSHELL_DOCKER_CLIENT_H
 
+#include <cjson/cJSON.h>
+
 #include "base/error.h"
 #include "base/runner.h"
 
@@ -87,5 +89,10 @@ int docker_inspect(const char *const *args, const char *what, int timeout_ms, st
  * it when it does not. On success, *server_version (if given) receives the
  * daemon's version, owned by the caller. */
 int docker_ping(char **server_version, os_error *err);
+
+/* The same check by `docker info`, whose answer (parsed into *info, owned
+ * by the caller) also holds the daemon's ServerVersion and what it offers
+ * for GPUs: one call where a start needs both. */
+int docker_info(cJSON **info, os_error *err);
 
 #endif

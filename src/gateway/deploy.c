@@ -244,7 +244,10 @@ void deploy_run_argv(const struct deploy_opts *o, struct strv *argv)
 	if (o->health_start_interval)
 		strv_pushf(argv, "--health-start-interval=%s", DEPLOY_HEALTH_START_INTERVAL);
 	strv_pushf(argv, "--network=%s", res);
-	strv_pushf(argv, "--volume=%s:%s", res, K3S_DATA_DIR);
+	/* The run makes the volume when it is not there, labelled as ours
+	 * (start has looked that a volume of the name is ours, or none). */
+	strv_pushf(argv, "--mount=type=volume,src=%s,dst=%s,volume-label=%s=%s,volume-label=%s=%s", res, K3S_DATA_DIR,
+		   LABEL_MANAGED, LABEL_MANAGED_VALUE, LABEL_GATEWAY, o->name);
 	if (is_ipv6(o->bind))
 		strv_pushf(argv, "--publish=[%s]:%d:%d", o->bind, o->port, K3S_API_PORT);
 	else

@@ -66,19 +66,6 @@ int daemon_gpus_parse(const char *json, size_t len, struct daemon_gpus *d, os_er
 	return 0;
 }
 
-int daemon_gpus_read(int timeout_ms, struct daemon_gpus *d, os_error *err)
-{
-	static const char *const args[] = { "info", "--format", "{{json .}}", NULL };
-	struct run_result res = { 0 };
-	int rc = docker_run_ok(args, NULL, 0, timeout_ms, &res, err);
-
-	memset(d, 0, sizeof(*d));
-	if (rc == 0)
-		rc = daemon_gpus_parse(res.out, res.out_len, d, err);
-	run_result_free(&res);
-	return rc;
-}
-
 void daemon_gpus_free(struct daemon_gpus *d)
 {
 	strv_free(&d->cdi);

@@ -37,7 +37,6 @@ struct daemon_gpus {
 /* Read them from docker info's JSON, parsed or as text. */
 void daemon_gpus_from_info(const cJSON *info, struct daemon_gpus *d);
 int daemon_gpus_parse(const char *json, size_t len, struct daemon_gpus *d, os_error *err);
-int daemon_gpus_read(int timeout_ms, struct daemon_gpus *d, os_error *err);
 void daemon_gpus_free(struct daemon_gpus *d);
 
 /* The mode a new gateway gets: auto is cdi when the daemon lists NVIDIA

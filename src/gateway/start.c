@@ -30,6 +30,7 @@
 #include "gateway/wait.h"
 #include "kube/kubeconfig.h"
 #include "kube/kubectl.h"
+#include "kube/objects.h"
 
 /* When --port was not given and the default is taken, try the next ports. */
 #define PORT_TRIES 20
@@ -72,16 +73,21 @@ static int daemon_is_local(void)
 
 static int preflight(struct start *st, os_error *err)
 {
-	cleanup_free char *version = NULL;
-	os_error e = { 0 };
+	cJSON *info = NULL;
+	const char *version;
 
 	log_step("checking Docker");
-	if (docker_ping(&version, err) < 0)
+	if (docker_info(&info, err) < 0)
 		return -1;
+	version = json_str(info, "ServerVersion");
 	log_verbose("docker daemon %s", version);
 	/* Docker 25 probes at --health-start-interval during the start
 	 * period, so that its own verdict follows the facts within a second. */
 	st->o.health_start_interval = atoi(version) >= 25;
+	/* What the daemon offers for GPUs decides --gpu-mode auto. */
+	if (st->o.gpu)
+		daemon_gpus_from_info(info, &st->dg);
+	cJSON_Delete(info);
 	log_step_done(1);
 	/* Remote clients reach a wildcard bind at this host's addresses: the
 	 * API's certificate must name them (not knowable for a remote daemon). */
@@ -89,16 +95,6 @@ static int preflight(struct start *st, os_error *err)
 		deploy_host_addresses(st->o.bind, &st->host_sans);
 		st->o.host_sans = &st->host_sans;
 	}
-	/* What the daemon offers for GPUs decides --gpu-mode auto; without an
-	 * answer, the legacy path is tried and gives its own verdict. */
-	if (st->o.gpu && daemon_gpus_read(wait_call_budget_ms(&st->w), &st->dg, &e) < 0) {
-		if (st->o.gpu_mode && strcmp(st->o.gpu_mode, "cdi") == 0) {
-			*err = e;
-			return os_error_wrap(err, "cannot ask the Docker daemon for its CDI devices (--gpu-mode cdi)");
-		}
-		log_verbose("docker info: %s", e.msg);
-	}
-	os_error_clear(&e);
 	return 0;
 }
 
@@ -282,25 +278,47 @@ static void rollback(struct start *st)
 	signals_unshield();
 }
 
-/* `docker network|volume create` of the gateway's name, unless it exists
- * as ours already; *created records that this run made it, for rollback. */
-static int ensure_object(struct start *st, const char *type, int *created, os_error *err)
+/* Is the gateway's volume ours, or absent? docker run makes an absent
+ * one (deploy_run_argv's --mount labels it): *created records that this
+ * run makes it, for rollback. */
+static int check_volume(struct start *st, os_error *err)
+{
+	enum owner owner;
+
+	if (docker_object_owner("volume", st->res, st->o.name, wait_call_budget_ms(&st->w), &owner, err) < 0)
+		return -1;
+	if (owner == OWNER_FOREIGN)
+		return refuse_foreign("volume", st, err);
+	st->created_volume = owner == OWNER_ABSENT;
+	return 0;
+}
+
+/* `docker network create` of the gateway's name; only when one exists
+ * already is it looked at (ours is used, a foreign one refused), so that
+ * a fresh start makes one call. */
+static int ensure_network(struct start *st, os_error *err)
 {
 	cleanup_free char *l1 = xasprintf("--label=%s=%s", LABEL_MANAGED, LABEL_MANAGED_VALUE);
 	cleanup_free char *l2 = xasprintf("--label=%s=%s", LABEL_GATEWAY, st->o.name);
-	const char *create[] = { type, "create", l1, l2, st->res, NULL };
+	const char *create[] = { "network", "create", l1, l2, st->res, NULL };
+	struct run_result res = { 0 };
 	enum owner owner;
+	int rc = docker_run(create, NULL, 0, wait_call_budget_ms(&st->w), &res, err);
 
-	if (docker_object_owner(type, st->res, st->o.name, wait_call_budget_ms(&st->w), &owner, err) < 0)
-		return -1;
-	if (owner == OWNER_FOREIGN)
-		return refuse_foreign(type, st, err);
-	if (owner == OWNER_OURS)
-		return 0;
-	if (docker_ok(create, wait_call_budget_ms(&st->w), err) < 0)
-		return os_error_wrap(err, "cannot create %s %s", type, st->res);
-	*created = 1;
-	return 0;
+	if (rc == 0 && res.status == 0) {
+		st->created_network = 1;
+	} else if (rc == 0 && strstr(res.err, "already exists")) {
+		rc = docker_object_owner("network", st->res, st->o.name, wait_call_budget_ms(&st->w), &owner, err);
+		if (rc == 0 && owner == OWNER_FOREIGN)
+			rc = refuse_foreign("network", st, err);
+		else if (rc == 0 && owner == OWNER_ABSENT)
+			rc = os_error_set(err, OS_EXIT_FAILURE, "network %s was removed while this start made it; rerun",
+					  st->res);
+	} else if (rc == 0) {
+		rc = run_failure(err, OS_EXIT_FAILURE, &res, "cannot create network %s", st->res);
+	}
+	run_result_free(&res);
+	return rc;
 }
 
 /* Did the failed docker run leave a container of ours behind (docker
@@ -362,8 +380,7 @@ static int create_container(struct start *st, os_error *err)
 	cleanup_free char *which = st->o.gpu ? gpus_words(st->o.gpus ? st->o.gpus : "all") : NULL;
 
 	log_step("creating gateway '%s'%s%s", st->o.name, which ? " with " : "", which ? which : "");
-	if (ensure_object(st, "network", &st->created_network, err) < 0 ||
-	    ensure_object(st, "volume", &st->created_volume, err) < 0)
+	if (ensure_network(st, err) < 0 || check_volume(st, err) < 0)
 		goto out;
 	/* Without --port, a taken default moves to the next free port rather
 	 * than failing: two gateways can start side by side. */
@@ -384,28 +401,6 @@ out:
 	if (rc < 0)
 		rollback(st);
 	return rc;
-}
-
-/* After SIGINT/SIGTERM: say what state the gateway was left in. What this
- * run created before the container ran is already rolled back. */
-static int interrupted(const struct start *st, os_error *err)
-{
-	int code = 128 + signals_pending();
-	cleanup_free char *opt = gpus_option(&st->o);
-
-	if (st->have_container)
-		return os_error_set(err, code,
-				    "interrupted; gateway '%s' was kept and goes on starting: run 'openshell gateway start --name %s%s' to wait for it again, or destroy it with 'openshell gateway destroy --name %s'",
-				    st->o.name, st->o.name, opt, st->o.name);
-	if (st->removed_old)
-		return os_error_set(err, code,
-				    "interrupted; gateway '%s' was removed (--recreate)%s and not created again: run 'openshell gateway start --name %s%s' to create it",
-				    st->o.name, st->rolled_back ? ", and what this run had begun was removed too" : "",
-				    st->o.name, opt);
-	if (st->rolled_back)
-		return os_error_set(err, code, "interrupted; removed what this run had created for gateway '%s'",
-				    st->o.name);
-	return os_error_set(err, code, "interrupted; gateway '%s' was not changed", st->o.name);
 }
 
 /* The files come after the container runs: a failure to write them (a
@@ -465,7 +460,7 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 	rc = 0;
 out:
 	if (rc < 0 && signals_pending())
-		interrupted(&st, err);
+		start_explain_interrupt(&st.o, st.have_container, st.removed_old, st.rolled_back, err);
 	gateway_unlock(lock);
 	free(st.res);
 	free(st.reused_image);

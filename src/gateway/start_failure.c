@@ -1,10 +1,11 @@
-/* gateway/start_failure.c - what a failed docker run or start of a
+/* gateway/start_failure.c - what a failed or interrupted start of a
  * gateway means (see gateway/start_failure.h). */
 #include "config.h"
 
 #include <string.h>
 
 #include "base/exitcode.h"
+#include "base/signals.h"
 #include "base/xalloc.h"
 #include "gateway/gpu_mode.h"
 #include "gateway/gpus.h"
@@ -39,4 +40,24 @@ int start_explain_failure(const struct deploy_opts *o, const char *container, co
 	}
 	os_error_set_detail(err, res->err);
 	return -1;
+}
+
+int start_explain_interrupt(const struct deploy_opts *o, int kept, int removed_old, int rolled_back, os_error *err)
+{
+	int code = 128 + signals_pending();
+	cleanup_free char *opt = gpus_option(o);
+
+	if (kept)
+		return os_error_set(err, code,
+				    "interrupted; gateway '%s' was kept and goes on starting: run 'openshell gateway start --name %s%s' to wait for it again, or destroy it with 'openshell gateway destroy --name %s'",
+				    o->name, o->name, opt, o->name);
+	if (removed_old)
+		return os_error_set(err, code,
+				    "interrupted; gateway '%s' was removed (--recreate)%s and not created again: run 'openshell gateway start --name %s%s' to create it",
+				    o->name, rolled_back ? ", and what this run had begun was removed too" : "",
+				    o->name, opt);
+	if (rolled_back)
+		return os_error_set(err, code, "interrupted; removed what this run had created for gateway '%s'",
+				    o->name);
+	return os_error_set(err, code, "interrupted; gateway '%s' was not changed", o->name);
 }

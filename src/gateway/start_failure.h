@@ -1,4 +1,4 @@
-/* gateway/start_failure.h - a failed docker run or start, as the one
+/* gateway/start_failure.h - a failed or interrupted start, as the one
  * line that names the fix.
  *
  * Docker's own words for a failed `docker run` or `docker start` of the
@@ -17,5 +17,11 @@
  * which exited non-zero: sets *err; always -1. */
 int start_explain_failure(const struct deploy_opts *o, const char *container, const struct run_result *res,
 			  const char *verb, os_error *err);
+
+/* After SIGINT/SIGTERM: what state the gateway of O was left in, as the
+ * error (code 128 + the signal): KEPT, its container runs on; REMOVED_OLD,
+ * --recreate removed the old one; ROLLED_BACK, what this run had made
+ * before the container ran is gone. Always -1. */
+int start_explain_interrupt(const struct deploy_opts *o, int kept, int removed_old, int rolled_back, os_error *err);
 
 #endif

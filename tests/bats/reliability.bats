@@ -175,7 +175,7 @@ interrupt_when() {
 	fake_hanging_docker
 	OPENSHELL_DOCKER=$FAKE/docker OPENSHELL_CALL_TIMEOUT=1s run --separate-stderr openshell gateway start --name h1
 	assert_failure 4
-	[[ "$stderr" == *"openshell: error: cannot reach the Docker daemon: docker version timed out after 1s and was stopped"* ]]
+	[[ "$stderr" == *"openshell: error: cannot reach the Docker daemon: docker info timed out after 1s and was stopped"* ]]
 	run pgrep -f "$marker"
 	assert_failure
 }
