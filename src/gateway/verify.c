@@ -24,6 +24,7 @@
 #include "gateway/wait.h"
 #include "kube/containerd.h"
 #include "kube/kubectl.h"
+#include "kube/objects.h"
 
 const char *check_status_name(enum check_status s)
 {

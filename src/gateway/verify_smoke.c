@@ -19,6 +19,7 @@
 #include "gateway/wait.h"
 #include "kube/containerd.h"
 #include "kube/kubectl.h"
+#include "kube/objects.h"
 
 #define SMOKE_NAMESPACE "default"
 

@@ -19,6 +19,7 @@
 #include "kube/containerd.h"
 #include "kube/kubeconfig.h"
 #include "kube/kubectl.h"
+#include "kube/objects.h"
 
 /* Ticks: the fallback looks beside a stream, every 2 s and then less
  * often, so that waiting costs well under one docker call a second. */

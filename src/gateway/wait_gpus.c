@@ -23,17 +23,18 @@
 #include "docker/client.h"
 #include "docker/container.h"
 #include "gateway/mig.h"
+#include "gateway/plugin_faults.h"
 #include "gateway/sharing.h"
 #include "gateway/wait.h"
 #include "kube/containerd.h"
 #include "kube/kubeconfig.h"
 #include "kube/kubectl.h"
+#include "kube/objects.h"
 
 #define GPU_TICK_FIRST_MS 3000
 #define GPU_TICK_MAX_MS 4000
 #define FACT_WAIT_MAX_MS 60000
 #define KUBE_JSONPATH_GPU "nvidia\\.com/gpu"
-#define PLUGIN_FATAL_RESTARTS 2   /* failed restarts with its own fatal error: a verdict */
 
 struct gpu_state {
 	int runtime_class;        /* RuntimeClass nvidia exists */
@@ -64,13 +65,37 @@ static int gpu_ready(const struct gpu_state *g)
  * RuntimeClasses in one List (several reads batched into one exec). */
 #define GPU_STATE_TYPES "nodes,daemonsets,runtimeclasses"
 
+/* The nodes' facts, from a List that holds them. */
+static void read_node_facts(const cJSON *list, struct gpu_state *g)
+{
+	g->nodes = kube_count_kind(list, "Node");
+	free(g->heartbeat);
+	g->heartbeat = kube_nodes_heartbeat(list);
+	g->allocatable = kube_nodes_allocatable_gpus(list);
+	g->capacity = kube_nodes_capacity_gpus(list);
+	g->mig = mig_resources(list, NULL);
+}
+
+/* Until k3s has written its containerd config, that is read beside the
+ * cluster's objects, not before them. */
 static int read_gpu_state(const struct wait_ctx *w, struct gpu_state *g, os_error *err)
 {
+	struct run_child *rt = NULL, *get;
 	cJSON *list = NULL;
+	int rc;
 
-	if (!g->rt.config_read && containerd_nvidia_runtime(w->container, wait_call_budget_ms(w), &g->rt, err) < 0)
+	if (!g->rt.config_read && !(rt = containerd_nvidia_runtime_start(w->container, wait_call_budget_ms(w), err)))
 		return -1;
-	if (kube_get_types(w->container, GPU_STATE_TYPES, wait_call_budget_ms(w), &list, err) < 0)
+	if (!(get = kube_get_start(w->container, GPU_STATE_TYPES, NULL, NULL, 1, wait_call_budget_ms(w), err))) {
+		docker_drop(&rt);
+		return -1;
+	}
+	rc = rt ? containerd_nvidia_runtime_finish(rt, &g->rt, err) : 0;
+	if (rc < 0) {
+		docker_drop(&get);
+		return -1;
+	}
+	if (kube_get_finish(get, GPU_STATE_TYPES, &list, err) < 0)
 		return -1;
 	g->runtime_class = kube_find(list, "RuntimeClass", NVIDIA_RUNTIME_CLASS) != NULL;
 	const cJSON *ds = kube_find_device_plugin(list);
@@ -79,14 +104,30 @@ static int read_gpu_state(const struct wait_ctx *w, struct gpu_state *g, os_erro
 	const cJSON *mps = kube_find(list, "DaemonSet", DEVICE_PLUGIN_RELEASE "-mps-control-daemon");
 	g->mps_found = mps != NULL;
 	kube_daemonset_status(mps, &g->mps);
-	g->nodes = kube_count_kind(list, "Node");
-	free(g->heartbeat);
-	g->heartbeat = kube_nodes_heartbeat(list);
-	g->allocatable = kube_nodes_allocatable_gpus(list);
-	g->capacity = kube_nodes_capacity_gpus(list);
-	g->mig = mig_resources(list, NULL);
+	read_node_facts(list, g);
 	cJSON_Delete(list);
 	return 0;
+}
+
+/* The node a met `kubectl wait -o json` printed is the answer to the
+ * look that would read it again: its facts replace the old ones. 0 when
+ * the output is not exactly one Node (a cluster of several nodes prints
+ * one object each), and the look is made. */
+static int take_waited_node(const char *out, struct gpu_state *g)
+{
+	cJSON *node = out && g->nodes == 1 ? cJSON_ParseWithOpts(out, NULL, 1) : NULL;
+	cJSON *list = cJSON_CreateObject();
+	const char *kind = json_str(node, "kind");
+	int took = kind && strcmp(kind, "Node") == 0;
+
+	if (took) {
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(list, "items"), node);
+		read_node_facts(list, g);
+	} else {
+		cJSON_Delete(node);
+	}
+	cJSON_Delete(list);
+	return took;
 }
 
 /* A cluster image without the NVIDIA runtime can never run the plugin: say
@@ -143,105 +184,6 @@ static char *gpu_missing(const struct gpu_state *g)
 	return xasprintf("the node's allocatable nvidia.com/gpu is 0: %s", kube_gpus_zero_why(g->capacity));
 }
 
-static char *plugin_pod_warning(const struct wait_ctx *w, const cJSON *pods, int t)
-{
-	os_error err = { 0 };
-	cJSON *events = NULL;
-	const cJSON *pod;
-	char *why = NULL;
-
-	if (kube_get(w->container, "events", NULL, DEVICE_PLUGIN_NAMESPACE, 0, t, &events, &err) > 0)
-		cJSON_ArrayForEach(pod, json_get(pods, "items", NULL)) {
-			const char *name = json_str(json_get(pod, "metadata", NULL), "name");
-			cleanup_free char *warn = name ? kube_pod_warning(events, name) : NULL;
-			if (warn && !why)
-				why = xasprintf("pod %s/%s: %s", DEVICE_PLUGIN_NAMESPACE, name, warn);
-		}
-	cJSON_Delete(events);
-	os_error_clear(&err);
-	return why;
-}
-
-/* The nvidia runtime is there but fails: the kubelet cannot make the
- * plugin pod's sandbox, and says so in a Warning event naming the runtime. */
-static int runtime_broken(const struct wait_ctx *w, const cJSON *pods, os_error *err)
-{
-	cleanup_free char *why = plugin_pod_warning(w, pods, wait_call_budget_ms(w));
-
-	if (!why || !strstr(why, "FailedCreatePodSandBox") || !strstr(why, "nvidia-container-runtime"))
-		return 0;
-	return os_error_set(err, OS_EXIT_FAILURE,
-			    "the nvidia runtime in gateway container %s cannot start pods: %s; check the image's toolkit ('openshell image info') and the host's driver ('nvidia-smi'), then rerun with --recreate",
-			    w->container, why);
-}
-
-/* How often the plugin's container has restarted after failing: the most
- * of its pods' (the MPS control daemon's and the config manager's are
- * other containers). */
-static long long plugin_failed_restarts(const cJSON *pods)
-{
-	const cJSON *pod, *cs;
-	long long most = 0;
-
-	cJSON_ArrayForEach(pod, json_get(pods, "items", NULL))
-		cJSON_ArrayForEach(cs, json_get(pod, "status", "containerStatuses", NULL)) {
-			const char *name = json_str(cs, "name");
-			long long n = 0, code = 0;
-
-			if (!name || strcmp(name, DEVICE_PLUGIN_CONTAINER) != 0 ||
-			    json_int(json_get(cs, "lastState", "terminated", "exitCode", NULL), -1000, 1000, &code) < 0 ||
-			    code == 0)
-				continue;
-			json_int(json_get(cs, "restartCount", NULL), 0, 1LL << 40, &n);
-			most = n > most ? n : most;
-		}
-	return most;
-}
-
-/* The last line of the plugin's log that says why it stopped (main.go
- * logs "error starting plugins: …" before it exits), or NULL (owned). */
-static char *plugin_fatal_line(const char *logs)
-{
-	const char *p = logs, *last = NULL;
-
-	while ((p = strstr(p, "error starting plugins: ")))
-		last = p++;
-	return last ? xstrndup(last, strcspn(last, "\n")) : NULL;
-}
-
-/* What to change for the plugin's fatal LINE. */
-static const char *plugin_fix(const char *line)
-{
-	if (strstr(line, "MPS") && strstr(line, "MIG"))
-		return "share the MIG devices with --gpu-sharing time-slicing:N, or use --mig-strategy none";
-	if (strstr(line, "MIG") || strstr(line, "migEnabled"))
-		return "choose a --mig-strategy that fits the GPUs' MIG layout ('nvidia-smi -L' shows it)";
-	return "check the host's driver ('nvidia-smi') and the gateway's GPU options";
-}
-
-/* A plugin that exits with its own fatal error at every start (a MIG
- * layout its strategy cannot take, MPS on MIG devices, no NVML) never
- * comes up without another configuration: after its second failed restart
- * that is the verdict, not a wait until the deadline. */
-static int plugin_exits(const struct wait_ctx *w, const cJSON *pods, os_error *err)
-{
-	long long restarts = plugin_failed_restarts(pods);
-	cleanup_free char *logs = NULL, *line = NULL;
-
-	if (restarts < PLUGIN_FATAL_RESTARTS)
-		return 0;
-	logs = kube_container_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE, pods, DEVICE_PLUGIN_CONTAINER,
-					WAIT_LOG_TAIL_LINES, wait_call_budget_ms(w));
-	if (!(line = plugin_fatal_line(logs)))
-		return 0;
-	os_error_set(err, OS_EXIT_FAILURE,
-		     "the NVIDIA device plugin in gateway container %s exits at every start (%lld restarts): %s; %s, then rerun with --recreate",
-		     w->container, restarts, line,
-		     plugin_fix(line));
-	os_error_set_detail(err, logs);
-	return -1;
-}
-
 /* While the plugin's pods are not ready: the kubelet's and the plugin's
  * own verdicts, from one look at its pods. */
 static int plugin_broken(const struct wait_ctx *w, const struct gpu_state *g, os_error *err)
@@ -253,7 +195,7 @@ static int plugin_broken(const struct wait_ctx *w, const struct gpu_state *g, os
 	if (!g->plugin_found || g->ds.desired == 0 || g->ds.ready == g->ds.desired)
 		return 0;
 	if (kube_get(w->container, "pods", NULL, DEVICE_PLUGIN_NAMESPACE, 0, wait_call_budget_ms(w), &pods, &e) > 0)
-		rc = runtime_broken(w, pods, err) < 0 || plugin_exits(w, pods, err) < 0 ? -1 : 0;
+		rc = plugin_faults_judge(w, pods, err);
 	cJSON_Delete(pods);
 	os_error_clear(&e);
 	return rc;
@@ -377,16 +319,17 @@ static int gpu_tick(void *ctx)
 /* The kubectl wait for the next fact to come, in the order they come; 0
  * when there is none to wait on: no node yet (`--all` needs one, and
  * --for=create is too new to count on), or a count of 0. */
-static int next_fact(const struct gpu_state *g, struct strv *args)
+static int next_fact(const struct gpu_state *g, struct strv *args, int *of_nodes)
 {
+	*of_nodes = g->nodes > 0 && (g->want ? g->allocatable != g->want : g->allocatable < 0);
 	if (g->nodes > 0 && g->allocatable < 0 && !g->want) {
 		/* Needs the DaemonSet, its pod and the plugin's registration. */
 		strv_pushv(args, (const char *const[]){ "--for=jsonpath={.status.allocatable." KUBE_JSONPATH_GPU "}",
-						  "nodes", "--all", NULL });
+						  "nodes", "--all", "--output=json", NULL });
 	} else if (g->nodes > 0 && g->want && g->allocatable != g->want) {
 		/* A sharing change: the upgraded plugin registers the replicas. */
 		strv_pushf(args, "--for=jsonpath={.status.allocatable." KUBE_JSONPATH_GPU "}=%lld", g->want);
-		strv_pushv(args, (const char *const[]){ "nodes", "--all", NULL });
+		strv_pushv(args, (const char *const[]){ "nodes", "--all", "--output=json", NULL });
 	} else if (g->plugin_found && g->ds.desired > 0 && g->ds.ready < g->ds.desired) {
 		strv_pushf(args, "--for=jsonpath={.status.numberReady}=%lld", g->ds.desired);
 		strv_pushv(args, (const char *const[]){ "daemonset/" DEVICE_PLUGIN_RELEASE, "--namespace",
@@ -405,15 +348,22 @@ static int await_fact(const struct wait_ctx *w, struct gpu_state *g, int *ready,
 	 * runs on in the container until its own --timeout: a minute at most,
 	 * then the next round waits again. */
 	int most = wait_remaining_ms(w) < FACT_WAIT_MAX_MS ? wait_remaining_ms(w) : FACT_WAIT_MAX_MS;
+	cleanup_free char *out = NULL;
 	struct kube_wait_opts ko = { .timeout_ms = most, .tick_ms = GPU_TICK_FIRST_MS,
-				     .on_tick = gpu_tick, .ctx = &t };
+				     .on_tick = gpu_tick, .ctx = &t, .output = &out };
 	struct strv args = { 0 };
-	int met;
+	int met, of_nodes;
 
-	if (!(*waited = next_fact(g, &args)))
+	if (!(*waited = next_fact(g, &args, &of_nodes)))
 		return 0;
 	met = kube_wait(w->container, strv_argv(&args), &ko, err);
 	strv_free(&args);
+	/* The node's GPUs were the last fact to come: no look after the wait. */
+	if (met > 0 && t.verdict == 0 && of_nodes && take_waited_node(out, g) && gpu_ready(g)) {
+		phases_mark(w->phases, PHASE_GPUS);
+		*ready = 1;
+		return 1;
+	}
 	/* Its own minute up before the overall deadline: not met, wait again. */
 	if (met < 0 && err->code == OS_EXIT_TIMEOUT && !call_cut_by_deadline(err, w->deadline)) {
 		os_error_clear(err);

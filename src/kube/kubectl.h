@@ -2,9 +2,8 @@
  *
  * Keeps to the kubectl subset of design.md §5 (get -o json, get --raw
  * /readyz, apply -f -, delete --ignore-not-found, logs), so that a real k3s
- * and a faithful stand-in answer alike. Readiness is judged from object
- * state: the parsers below read it from the JSON, tolerating absent fields
- * (a node has no nvidia.com/gpu key until the device plugin registers).
+ * and a faithful stand-in answer alike. What the objects it returns say
+ * is kube/objects.h's.
  */
 #ifndef OPENSHELL_KUBE_KUBECTL_H
 #define OPENSHELL_KUBE_KUBECTL_H
@@ -14,16 +13,6 @@
 #include "base/error.h"
 #include "base/runner.h"
 
-#define GPU_RESOURCE "nvidia.com/gpu"
-#define DEVICE_PLUGIN_LABEL "app.kubernetes.io/name"
-#define DEVICE_PLUGIN_NAME "nvidia-device-plugin"
-#define DEVICE_PLUGIN_NAMESPACE "nvidia-device-plugin"
-#define DEVICE_PLUGIN_RELEASE "nvidia-device-plugin"   /* the HelmChart's name */
-#define DEVICE_PLUGIN_HELMCHART DEVICE_PLUGIN_RELEASE
-#define DEVICE_PLUGIN_HELM_JOB "helm-install-nvidia-device-plugin"
-#define DEVICE_PLUGIN_CONTAINER "nvidia-device-plugin-ctr"   /* the chart's container name */
-#define MPS_DAEMON_CONTAINER "mps-control-daemon-ctr"        /* its MPS control daemon's */
-#define NVIDIA_RUNTIME_CLASS "nvidia"
 
 /* Run kubectl ARGS in the container; input (may be NULL) goes to its
  * stdin. timeout_ms 0: the per-call default. Contract of run_command(). */
@@ -73,16 +62,13 @@ struct run_child *kube_wait_start(const char *ctr, const char *const *args, cons
 				  os_error *err);
 int kube_wait_finish(struct run_child *c, const struct kube_wait_opts *o, os_error *err);
 
-/* Several types in one call, `kubectl get T1,T2,... -A -o json`: one List
- * of them all, each item with its kind. Contract of kube_get(). */
-int kube_get_types(const char *ctr, const char *types, int timeout_ms, cJSON **out, os_error *err);
-
 /* 1 when /readyz answers ok, 0 when not (yet), -1 when docker failed. */
 int kube_readyz(const char *ctr, int timeout_ms, os_error *err);
 
 /* `kubectl get RESOURCE [NAME] [-n NS | -A] -o json`. ns NULL: -A for a
- * list, none for cluster-scoped objects. Returns 1 with *out set, 0 when
- * the object is NotFound, -1 on failure. */
+ * list, none for cluster-scoped objects; RESOURCE "T1,T2,..." reads
+ * several types in one call, one List with each item's kind. Returns 1
+ * with *out set, 0 when the object is NotFound, -1 on failure. */
 int kube_get(const char *ctr, const char *resource, const char *name, const char *ns,
 	     int all_namespaces, int timeout_ms, cJSON **out, os_error *err);
 
@@ -95,70 +81,6 @@ int kube_get_type_unknown(const os_error *err, const char *plural);
 struct run_child *kube_get_start(const char *ctr, const char *resource, const char *name, const char *ns,
 				 int all_namespaces, int timeout_ms, os_error *err);
 int kube_get_finish(struct run_child *c, const char *resource, cJSON **out, os_error *err);
-
-/* The item of KIND named NAME in a List (of one type or several), or NULL. */
-const cJSON *kube_find(const cJSON *list, const char *kind, const char *name);
-
-/* How many items of KIND a List holds. */
-int kube_count_kind(const cJSON *list, const char *kind);
-
-/* The oldest Node's Ready lastHeartbeatTime in a List: when its kubelet
- * last posted the node's status (owned), or NULL. */
-char *kube_nodes_heartbeat(const cJSON *list);
-
-/* Was a node status of HEARTBEAT posted before STARTED (a container's
- * State.StartedAt)? Both UTC RFC 3339; the API's have whole seconds, so a
- * status of the very second the container started may be the last run's,
- * and counts as such: k3s takes longer than that to post its own. 0 when
- * either is unknown. */
-int kube_status_predates(const char *heartbeat, const char *started);
-
-/* Node allocatable nvidia.com/gpu summed over a NodeList (or one Node).
- * -1 when no node has the key (plugin not registered), else the count. */
-long long kube_nodes_allocatable_gpus(const cJSON *nodes);
-/* The same of the nodes' capacity: the devices the kubelet holds for a
- * plugin, healthy or not (allocatable counts the healthy ones). */
-long long kube_nodes_capacity_gpus(const cJSON *nodes);
-
-/* Why a node's allocatable nvidia.com/gpu is 0, from its CAPACITY: a
- * plugin that does not find GPUs never registers the resource, so 0 means
- * that one registered GPUs and the kubelet now counts none healthy. */
-const char *kube_gpus_zero_why(long long capacity);
-
-/* "K of the node's N nvidia.com/gpu devices are unhealthy: …" when some
- * are allocatable and the capacity holds more (the plugin marked devices
- * unhealthy: an Xid error, a lost GPU), else NULL (owned). */
-char *kube_gpus_unhealthy(long long allocatable, long long capacity);
-
-struct ds_status {
-	long long desired;
-	long long ready;
-	long long available;
-};
-
-/* Find the device plugin's DaemonSet in a DaemonSetList: its label, and the
- * release's name (never the chart's MPS control daemon beside it). */
-const cJSON *kube_find_device_plugin(const cJSON *daemonsets);
-
-/* Read a DaemonSet's status counters (absent counters read as 0). */
-void kube_daemonset_status(const cJSON *ds, struct ds_status *st);
-
-/* Why the pod's container waits, as the kubelet says: "REASON: MESSAGE" for
- * a reason other than being created or initialised, or NULL. */
-char *kube_pod_stuck(const cJSON *pod);
-
-/* The pod's last Warning in an EventList: "REASON: MESSAGE" (a sandbox that
- * cannot be made: FailedCreatePodSandBox), or NULL. */
-char *kube_pod_warning(const cJSON *events, const char *pod);
-
-/* Why a pod of a PodList whose label KEY is VALUE cannot run its container,
- * as the kubelet says it: "pod NS/NAME: REASON: MESSAGE" for the first
- * container waiting for a reason other than being created (a pull that
- * fails, a sandbox that cannot be made, a crash loop), or NULL. */
-char *kube_pods_stuck(const cJSON *pods, const char *key, const char *value);
-
-/* The last line of text that starts with "Error:" (helm's), or NULL. */
-char *kube_last_error_line(const char *text);
 
 /* The last lines of logs: `kubectl logs -n NS -l SELECTOR --tail=N`, and
  * after them the previous container's (--previous) when there is one, so

@@ -12,6 +12,7 @@
 #include "fuzz.h"
 #include "base/json.h"
 #include "kube/kubectl.h"
+#include "kube/objects.h"
 
 #define COUNTER_MAX (1LL << 40)
 

@@ -18,6 +18,7 @@
 #include "gateway/image.h"
 #include "kube/containerd.h"
 #include "kube/kubectl.h"
+#include "kube/objects.h"
 #include "tap.h"
 
 /* ---- build output ----------------------------------------------------- */

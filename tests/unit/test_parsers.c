@@ -12,6 +12,7 @@
 #include "docker/client.h"
 #include "docker/container.h"
 #include "kube/kubectl.h"
+#include "kube/objects.h"
 #include "tap.h"
 
 /* ---- docker inspect ----------------------------------------------------- */
