@@ -25,6 +25,7 @@
 #include "gateway/mig.h"
 #include "kube/containerd.h"
 #include "kube/kubectl.h"
+#include "kube/objects.h"
 
 struct status {
 	int api_ready;
@@ -95,10 +96,20 @@ static void probe_health(const struct gateway *gw, struct status *s)
 	strv_free(&args);
 }
 
+static void say_verbose(os_error *err)
+{
+	if (err->msg)
+		log_verbose("%s", err->msg);
+	os_error_clear(err);
+}
+
 /* The API and GPU probes only make sense in a running container; their
- * failure is part of the answer, not an error. */
+ * failure is part of the answer, not an error. One kubectl call answers
+ * both whether the API serves and what the node has; containerd's config
+ * is read beside it. */
 static void probe(const struct gateway *gw, struct status *s)
 {
+	struct run_child *rt = NULL, *get;
 	os_error err = { 0 };
 	cJSON *nodes = NULL;
 
@@ -108,18 +119,19 @@ static void probe(const struct gateway *gw, struct status *s)
 	probe_health(gw, s);
 	if (!gw->c.running)
 		return;
-	s->api_ready = kube_readyz(gw->container, 0, &err) > 0;
-	if (gateway_wants_gpu(gw))
-		containerd_nvidia_runtime(gw->container, 0, &s->rt, &err);
-	if (s->api_ready && kube_get(gw->container, "nodes", NULL, NULL, 0, 0, &nodes, &err) > 0) {
+	if (gateway_wants_gpu(gw) && !(rt = containerd_nvidia_runtime_start(gw->container, 0, &err)))
+		say_verbose(&err);
+	if ((get = kube_get_start(gw->container, "nodes", NULL, NULL, 0, 0, &err)) &&
+	    kube_get_finish(get, "nodes", &nodes, &err) > 0) {
+		s->api_ready = 1;
 		s->gpus = kube_nodes_allocatable_gpus(nodes);
 		s->capacity = kube_nodes_capacity_gpus(nodes);
 		mig_resources(nodes, &s->mig);
 	}
-	if (err.msg)
-		log_verbose("%s", err.msg);
+	say_verbose(&err);
+	if (rt && containerd_nvidia_runtime_finish(rt, &s->rt, &err) < 0)
+		say_verbose(&err);
 	cJSON_Delete(nodes);
-	os_error_clear(&err);
 }
 
 static void print_json(const struct gateway *gw, const struct status *s)
