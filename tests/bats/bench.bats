@@ -15,13 +15,21 @@ setup() {
 }
 
 @test "one cycle gives every figure, the phases and a timeline" {
-	run --separate-stderr "$OPENSHELL_SRCDIR/scripts/bench" --cycles 1 --json --plot "$BATS_TEST_TMPDIR/t.png"
+	run --separate-stderr "$OPENSHELL_SRCDIR/scripts/bench" --cycles 1 --gateways 2 --json --plot "$BATS_TEST_TMPDIR/t.png"
 	assert_success
 	[[ "$stderr" == *"bench: 1 cycles, lag median "*"ms, ratio median "* ]]
 	result=$output
 	run jq -r '.figures | [.lag_ms, .ratio, .docker_calls, .waiting_calls_per_s, .cpu_ms, .max_rss_kib,
-		.verify_lag_ms, .verify_docker_calls, .wall_ms] | map(.median | type) | unique | join(",")' <<<"$result"
+		.verify_lag_ms, .verify_beyond_pod_ms, .verify_docker_calls, .status_ms, .wall_ms]
+		| map(.median | type) | unique | join(",")' <<<"$result"
 	assert_output number
+	# How cost grows: a list per gateway count, and the two large starts,
+	# each measured against its own stamp (64 replicas, 56 MIG devices).
+	run jq -r '.scale | [(.list_ms | length), .status_ms, .time_slicing_32.lag_ms, .mig_8x7_single.lag_ms,
+		.mig_8x7_single.docker_calls] | map(type) | join(",")' <<<"$result"
+	assert_output 'number,number,number,number,number'
+	run jq -r '.scale.list_ms | length' <<<"$result"
+	assert_output 2
 	# The stamps came after the launch and before the exit.
 	run jq -r '.median_cycle | (.launch < .api_ready) and (.api_ready < .allocatable) and (.allocatable < .exit)' <<<"$result"
 	assert_output true

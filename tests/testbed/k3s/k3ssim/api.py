@@ -114,7 +114,10 @@ class Api:
         with self.store.lock:
             if self.store.get(key, ns, md["name"]) is not None:
                 raise status.already_exists(res.plural, res.group, md["name"])
-            return self.store.create(key, obj), warnings
+            made = self.store.create(key, obj)
+        if res.kind == "Pod" and res.group == "":
+            clock.stamp("pod-created %s/%s" % (ns, md["name"]))
+        return made, warnings
 
     # ---- update -----------------------------------------------------
 
