@@ -11,7 +11,9 @@
 - Pulls (kubelet pkg/kubelet/images/image_manager.go; containerd
   internal/cri/server/images/image_pull.go): an image in the store runs
   unless its policy is Always; otherwise it is pulled, which offline fails
-  with containerd's resolve error (ErrImagePull, then ImagePullBackOff);
+  with containerd's resolve error (ErrImagePull, then ImagePullBackOff
+  while the image back-off lasts, and ErrImagePull again at each pull
+  after it);
   Never fails with ErrImageNeverPull. SIM_NETWORK=online lets pulls
   succeed.
 """
@@ -24,8 +26,9 @@ import tarfile
 import threading
 import time
 
-from .. import config, logs, procs
+from .. import clock, config, logs, procs
 
+BACKOFF_CAP = 30.0   # the image back-off's most (SIMULATION; the kubelet's: 5 minutes)
 EXTENSIONS = (".tar", ".tar.lz4", ".tar.bz2", ".tbz", ".tar.gz", ".tgz", ".tar.zst", ".tzst")
 
 
@@ -171,3 +174,43 @@ def pull_error(ref):
     return ('rpc error: code = Unknown desc = failed to pull and unpack image "%s": failed to resolve reference '
             '"%s": failed to do request: Head "https://%s/v2/%s/manifests/%s": dial tcp: lookup %s: no such host'
             % (full, full, host, repo, tag, host))
+
+
+def ensure(k, pod, cs):
+    """Is CS's image there to run? As the kubelet's EnsureImageExists: the
+    store, the pull policy, the image back-off; the container's waiting
+    reason and its next sync are set when it is not."""
+    image = cs.spec.get("image", "")
+    policy = cs.spec.get("imagePullPolicy") or "IfNotPresent"
+    if policy != "Always" and k.images.present(image):
+        if cs.pull_failed or cs.run is None:
+            k.event(pod, "Normal", "Pulled", 'Container image "%s" already present on machine' % image)
+        cs.pull_failed = 0
+        cs.pull_backoff = 0.0
+        return True
+    if policy == "Never":
+        cs.waiting = ("ErrImageNeverPull", 'Container image "%s" is not present with pull policy of Never' % image)
+        k.event(pod, "Warning", "ErrImageNeverPull", cs.waiting[1])
+        cs.next_start = clock.now() + config.POD_BACKOFF
+        return False
+    if config.switch("SIM_NETWORK") == "online":
+        k.images.add(image)
+        cs.pull_failed = 0
+        cs.pull_backoff = 0.0
+        return True
+    # The kubelet's image back-off (pkg/kubelet/images/image_manager.go,
+    # EnsureImageExists): within it a sync says ImagePullBackOff; once it
+    # is over the pull is tried again, and fails with ErrImagePull anew.
+    err = pull_error(image)
+    now = clock.now()
+    if cs.pull_failed and now < cs.pull_retry_at:
+        cs.waiting = ("ImagePullBackOff", 'Back-off pulling image "%s": ErrImagePull: %s' % (image, err))
+        cs.next_start = cs.pull_retry_at
+        return False
+    cs.waiting = ("ErrImagePull", err)
+    k.event(pod, "Warning", "Failed", 'Failed to pull image "%s": %s' % (image, err))
+    cs.pull_failed += 1
+    cs.pull_backoff = min(max(cs.pull_backoff * 2, config.POD_BACKOFF), BACKOFF_CAP)
+    cs.pull_retry_at = now + cs.pull_backoff
+    cs.next_start = now + cs.pull_backoff / 2   # a sync within the back-off
+    return False

@@ -45,6 +45,8 @@ class ContainerState:
         self.next_start = 0.0
         self.waiting = None      # (reason, message) while not running
         self.pull_failed = 0     # consecutive failed pulls
+        self.pull_backoff = 0.0  # the image back-off's current period
+        self.pull_retry_at = 0.0  # when it ends and the next pull is tried
         self.done = False        # an init container that completed
         self.cid_log = {}        # containerID -> log path
 
@@ -218,36 +220,9 @@ class PodWorker:
             return
         if clock.now() < cs.next_start:
             return
-        if not self._image_ready(cs):
+        if not images.ensure(self.k, self.pod, cs):
             return
         self._start(cs)
-
-    def _image_ready(self, cs):
-        image = cs.spec.get("image", "")
-        policy = cs.spec.get("imagePullPolicy") or "IfNotPresent"
-        if policy != "Always" and self.k.images.present(image):
-            if cs.pull_failed or cs.run is None:
-                self.k.event(self.pod, "Normal", "Pulled", 'Container image "%s" already present on machine' % image)
-            cs.pull_failed = 0
-            return True
-        if policy == "Never":
-            cs.waiting = ("ErrImageNeverPull", 'Container image "%s" is not present with pull policy of Never' % image)
-            self.k.event(self.pod, "Warning", "ErrImageNeverPull", cs.waiting[1])
-            cs.next_start = clock.now() + config.POD_BACKOFF
-            return False
-        if config.switch("SIM_NETWORK") == "online":
-            self.k.images.add(image)
-            cs.pull_failed = 0
-            return True
-        err = images.pull_error(image)
-        if cs.pull_failed:
-            cs.waiting = ("ImagePullBackOff", 'Back-off pulling image "%s": ErrImagePull: %s' % (image, err))
-        else:
-            cs.waiting = ("ErrImagePull", err)
-            self.k.event(self.pod, "Warning", "Failed", 'Failed to pull image "%s": %s' % (image, err))
-        cs.pull_failed += 1
-        cs.next_start = clock.now() + config.POD_BACKOFF
-        return False
 
     def _env(self, cs):
         env = {"PATH": os.environ.get("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
