@@ -185,14 +185,14 @@ requests() { # NAME: the container's DeviceRequests, as docker inspect shows the
 		run --separate-stderr openshell gateway start --gpu --gpu-mode cdi --name nocdi --image "$IMAGE"
 	assert_failure 7
 	[[ "$stderr" == *"--gpu-mode cdi: the Docker daemon lists no NVIDIA CDI devices"*"nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml"*"--gpu-mode legacy"* ]]
-	# A daemon whose docker info fails: cdi cannot be chosen, and says why.
+	# A daemon whose docker info fails: the start ends at its first call, quoting it.
 	mkdir -p "$BATS_TEST_TMPDIR/bin"
 	printf '#!/bin/sh\n[ "$1" = info ] && { echo "Cannot connect: info broke (SIMULATION)" >&2; exit 1; }\nexec %s "$@"\n' \
 		"$(command -v docker)" >"$BATS_TEST_TMPDIR/bin/docker"
 	chmod +x "$BATS_TEST_TMPDIR/bin/docker"
 	OPENSHELL_DOCKER=$BATS_TEST_TMPDIR/bin/docker run --separate-stderr openshell gateway start --gpu --gpu-mode cdi --name broken --image "$IMAGE"
-	assert_failure
-	[[ "$stderr" == *"cannot ask the Docker daemon for its CDI devices (--gpu-mode cdi): "*"info broke"* ]]
+	assert_failure 3
+	[[ "$stderr" == *"cannot reach the Docker daemon (DOCKER_HOST="*"): Cannot connect: info broke (SIMULATION); check that the daemon runs and 'docker info' works"* ]]
 	for bad in CDI none ""; do
 		OPENSHELL_DOCKER=/nonexistent run --separate-stderr openshell gateway start --gpu --gpu-mode "$bad" --name bad
 		assert_failure 2

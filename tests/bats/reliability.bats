@@ -232,8 +232,10 @@ interrupt_when() {
 	port=$(free_port)
 	openshell -q gateway start --name k1 --image openshell-cluster:sim-never-ready --port "$port" --timeout 60s 2>"$BATS_TEST_TMPDIR/err" &
 	pid=$!
+	# Killed once its entrypoint has said something, so that there are
+	# log lines to report (before that, a kill leaves none).
 	for ((i = 0; i < 100; i++)); do
-		docker exec openshell-cluster-k1 true 2>/dev/null && break
+		docker logs openshell-cluster-k1 2>&1 | grep 'openshell-entrypoint' >/dev/null && break
 		sleep 0.1
 	done
 	docker kill openshell-cluster-k1 >/dev/null
