@@ -8,7 +8,6 @@
  */
 #include "config.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -18,16 +17,15 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "base/runner.h"
-#include "base/signals.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
 #include "docker/container.h"
+#include "gateway/gpu_state.h"
 #include "gateway/mig.h"
 #include "gateway/plugin_faults.h"
 #include "gateway/sharing.h"
 #include "gateway/wait.h"
 #include "kube/containerd.h"
-#include "kube/kubeconfig.h"
 #include "kube/kubectl.h"
 #include "kube/objects.h"
 
@@ -36,23 +34,6 @@
 #define FACT_WAIT_MAX_MS 60000
 #define KUBE_JSONPATH_GPU "nvidia\\.com/gpu"
 
-struct gpu_state {
-	int runtime_class;        /* RuntimeClass nvidia exists */
-	struct runtime_fact rt;   /* containerd's nvidia runtime, once k3s wrote its config */
-	int plugin_found;
-	struct ds_status ds;
-	struct ds_status mps;     /* the chart's MPS control daemon (all 0 without it) */
-	int mps_found;            /* and whether the chart has rendered it */
-	int nodes;                /* how many the cluster has */
-	long long allocatable;    /* -1: absent */
-	long long capacity;       /* the same, healthy or not */
-	long long mig;            /* MIG devices allocatable as resources of their own (mixed) */
-	long long want;           /* the allocatable sharing makes, or 0: any */
-	int mps_sharing;          /* that sharing is MPS: its control daemon comes first */
-	char *heartbeat;          /* the oldest node's Ready heartbeat (RFC 3339), or NULL */
-	int stale;                /* the facts predate the container's last start */
-	char *api_error;          /* the last transient kubectl error, or NULL */
-};
 
 static int gpu_ready(const struct gpu_state *g)
 {
@@ -141,49 +122,6 @@ static int runtime_missing(const struct wait_ctx *w, const struct gpu_state *g, 
 			    K3S_CONTAINERD_CONFIG, w->container);
 }
 
-static char *gpu_missing(const struct gpu_state *g)
-{
-	char count[32];
-
-	if (g->allocatable < 0)
-		snprintf(count, sizeof(count), "absent");
-	else
-		snprintf(count, sizeof(count), "%lld", g->allocatable);
-	if (!g->runtime_class)
-		return xstrdup("RuntimeClass 'nvidia' does not exist (was k3s started with --disable=runtimes?)");
-	if (!g->rt.config_read)
-		return xstrdup("k3s has not written its containerd config yet");
-	if (!g->plugin_found)
-		return xstrdup("the nvidia-device-plugin DaemonSet does not exist");
-	if (g->ds.desired == 0)
-		return xstrdup("the nvidia-device-plugin DaemonSet schedules no pod (desired 0: check its node affinity)");
-	if (g->ds.ready < g->ds.desired)
-		return xasprintf("the nvidia-device-plugin DaemonSet has %lld of %lld pods ready",
-				 g->ds.ready, g->ds.desired);
-	/* MPS: the plugin registers nothing until its control daemon is up. */
-	if (g->mps_sharing && g->allocatable != g->want) {
-		if (!g->mps_found)
-			return xasprintf("the node's allocatable nvidia.com/gpu is %s, not the %lld that --gpu-sharing makes: the chart has not rendered its MPS control daemon yet (see the Helm job's logs below)",
-					 count, g->want);
-		if (g->mps.desired == 0)
-			return xasprintf("the node's allocatable nvidia.com/gpu is %s, not the %lld that --gpu-sharing makes: the chart's MPS control daemon schedules no pod, so the node lacks the label " MPS_NODE_LABEL "=true (rerun with --gpu-sharing mps:N to label it again)",
-					 count, g->want);
-		if (g->mps.ready < g->mps.desired)
-			return xasprintf("the node's allocatable nvidia.com/gpu is %s, not the %lld that --gpu-sharing makes: the MPS control daemon has %lld of %lld pods ready, and the plugin registers the replicas once it is up (its log is below)",
-					 count, g->want, g->mps.ready, g->mps.desired);
-	}
-	if (g->allocatable < 0)
-		return xstrdup("the node has no allocatable nvidia.com/gpu: the device plugin runs but registered no GPU (its log says \"No devices found\" when the container has no /dev/nvidia*: was it started with the host's GPUs?)");
-	if (g->stale)
-		return xasprintf("the node's status (posted %s) predates the container's last start: its kubelet has not posted it since",
-				 g->heartbeat ? g->heartbeat : "?");
-	cleanup_free char *sick = kube_gpus_unhealthy(g->allocatable, g->capacity);
-	if (g->want && g->allocatable != g->want)
-		return xasprintf("the node's allocatable nvidia.com/gpu is %lld, not the %lld that --gpu-sharing makes (%s)",
-				 g->allocatable, g->want, sick ? sick : "has the Helm job upgraded the device plugin?");
-	return xasprintf("the node's allocatable nvidia.com/gpu is 0: %s", kube_gpus_zero_why(g->capacity));
-}
-
 /* While the plugin's pods are not ready: the kubelet's and the plugin's
  * own verdicts, from one look at its pods. */
 static int plugin_broken(const struct wait_ctx *w, const struct gpu_state *g, os_error *err)
@@ -199,66 +137,6 @@ static int plugin_broken(const struct wait_ctx *w, const struct gpu_state *g, os
 	cJSON_Delete(pods);
 	os_error_clear(&e);
 	return rc;
-}
-
-/* What keeps the device plugin from running, when the cluster can say:
- * the Helm install job's error, or a pod that cannot start (its image
- * cannot be pulled, its sandbox not made). NULL when nothing says more
- * than gpu_missing(). */
-static char *gpu_cause(const struct wait_ctx *w, const struct gpu_state *g, const char *helm_logs, int t)
-{
-	cleanup_free char *line = g->plugin_found ? NULL : kube_last_error_line(helm_logs);
-	const char *ns = g->plugin_found ? DEVICE_PLUGIN_NAMESPACE : "kube-system";
-	os_error err = { 0 };
-	cJSON *pods = NULL;
-	char *cause = NULL;
-
-	/* Helm's own error says more than its pod's crash loop. */
-	if (line)
-		return xasprintf("its Helm install fails: %s", line);
-	if (kube_get(w->container, "pods", NULL, ns, 0, t, &pods, &err) > 0)
-		cause = g->plugin_found ? kube_pods_stuck(pods, DEVICE_PLUGIN_LABEL, DEVICE_PLUGIN_NAME)
-					: kube_pods_stuck(pods, "job-name", DEVICE_PLUGIN_HELM_JOB);
-	/* A pod still ContainerCreating: the kubelet's warning (a sandbox). */
-	if (!cause && g->plugin_found && pods)
-		cause = plugin_pod_warning(w, pods, t);
-	cJSON_Delete(pods);
-	os_error_clear(&err);
-	if (!cause && !g->plugin_found)
-		cause = xstrdup("its Helm install has not finished (see the job's logs below)");
-	return cause;
-}
-
-static int gpu_timeout(const struct wait_ctx *w, const struct gpu_state *g, os_error *err)
-{
-	cleanup_free char *what = gpu_missing(g);
-	cleanup_free char *dur = clock_format_ms(w->timeout_ms);
-	cleanup_free char *plugin = NULL, *mps = NULL, *helm = NULL, *detail = NULL, *cause = NULL;
-	/* The deadline has passed; the diagnostics get a budget of their own. */
-	int t = cleanup_budget_ms();
-
-	cJSON *pods = NULL;   /* read once for the plugin's and the MPS daemon's logs */
-	os_error e = { 0 };
-
-	kube_get(w->container, "pods", NULL, DEVICE_PLUGIN_NAMESPACE, 0, t, &pods, &e);
-	os_error_clear(&e);
-	plugin = kube_container_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE, pods, DEVICE_PLUGIN_CONTAINER,
-					  WAIT_LOG_TAIL_LINES, t);
-	mps = g->mps.desired > 0 ? kube_container_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE, pods, MPS_DAEMON_CONTAINER,
-							    WAIT_LOG_TAIL_LINES, t)
-				 : xstrdup("");
-	cJSON_Delete(pods);
-	helm = kube_logs_tail(w->container, "kube-system", "job-name=" DEVICE_PLUGIN_HELM_JOB, WAIT_LOG_TAIL_LINES, t);
-	cause = gpu_cause(w, g, helm, t);
-	detail = xasprintf("device plugin logs:\n%s\n%s%s%s%s logs:\n%s%s%s", *plugin ? plugin : "(none)\n",
-			   *mps ? "MPS control daemon logs:\n" : "", mps, *mps ? "\n" : "",
-			   DEVICE_PLUGIN_HELM_JOB, *helm ? helm : "(none)\n",
-			   g->api_error ? "\nlast error from the API:\n" : "", g->api_error ? g->api_error : "");
-	os_error_set(err, OS_EXIT_TIMEOUT,
-		     "timed out after %s waiting for GPUs: %s%s%s; the gateway was kept for inspection", dur, what,
-		     cause ? ": " : "", cause ? cause : "");
-	os_error_set_detail(err, detail);
-	return -1;
 }
 
 /* A kubectl that failed (the API restarting, a 5xx, a request timeout) is
@@ -319,6 +197,18 @@ static int gpu_tick(void *ctx)
 /* The kubectl wait for the next fact to come, in the order they come; 0
  * when there is none to wait on: no node yet (`--all` needs one, and
  * --for=create is too new to count on), or a count of 0. */
+static int plugin_pending(const struct gpu_state *g)
+{
+	return g->plugin_found && g->ds.desired > 0 && g->ds.ready < g->ds.desired;
+}
+
+static void plugin_fact(const struct gpu_state *g, struct strv *args)
+{
+	strv_pushf(args, "--for=jsonpath={.status.numberReady}=%lld", g->ds.desired);
+	strv_pushv(args, (const char *const[]){ "daemonset/" DEVICE_PLUGIN_RELEASE, "--namespace",
+					  DEVICE_PLUGIN_NAMESPACE, NULL });
+}
+
 static int next_fact(const struct gpu_state *g, struct strv *args, int *of_nodes)
 {
 	*of_nodes = g->nodes > 0 && (g->want ? g->allocatable != g->want : g->allocatable < 0);
@@ -330,12 +220,52 @@ static int next_fact(const struct gpu_state *g, struct strv *args, int *of_nodes
 		/* A sharing change: the upgraded plugin registers the replicas. */
 		strv_pushf(args, "--for=jsonpath={.status.allocatable." KUBE_JSONPATH_GPU "}=%lld", g->want);
 		strv_pushv(args, (const char *const[]){ "nodes", "--all", "--output=json", NULL });
-	} else if (g->plugin_found && g->ds.desired > 0 && g->ds.ready < g->ds.desired) {
-		strv_pushf(args, "--for=jsonpath={.status.numberReady}=%lld", g->ds.desired);
-		strv_pushv(args, (const char *const[]){ "daemonset/" DEVICE_PLUGIN_RELEASE, "--namespace",
-						  DEVICE_PLUGIN_NAMESPACE, NULL });
+	} else if (plugin_pending(g)) {
+		plugin_fact(g, args);
 	}
 	return args->n > 0;
+}
+
+/* Beside a wait for the node's GPUs, one for the plugin's DaemonSet when
+ * it is not ready yet: the two facts come within moments of each other,
+ * and the second wait then ends as its fact comes, where a look after the
+ * first would cost a call. NULL when there is none (or it cannot start:
+ * the look is made then). */
+static struct run_child *start_plugin_wait(const struct wait_ctx *w, const struct gpu_state *g,
+					   const struct kube_wait_opts *o)
+{
+	struct strv args = { 0 };
+	struct run_child *c = NULL;
+	os_error err = { 0 };
+
+	if (plugin_pending(g)) {
+		plugin_fact(g, &args);
+		if (!(c = kube_wait_start(w->container, strv_argv(&args), o, &err)))
+			log_verbose("%s", err.msg);
+	}
+	strv_free(&args);
+	os_error_clear(&err);
+	return c;
+}
+
+/* The node's GPUs have come: with the plugin's wait beside it met too,
+ * every fact holds without another look. 1: both hold; 0: a look is
+ * needed; -1: the deadline passed (err set). */
+static int node_answers(const struct wait_ctx *w, struct gpu_state *g, struct run_child **plugin,
+			const struct kube_wait_opts *po, const char *out, os_error *err)
+{
+	int met = 1;
+
+	if (*plugin) {
+		met = kube_wait_await(*plugin, po, err);
+		*plugin = NULL;
+		if (met < 0 && call_cut_by_deadline(err, w->deadline))
+			return -1;
+		os_error_clear(err);   /* any other failure: the look says */
+		if (met > 0)
+			g->ds.ready = g->ds.desired;
+	}
+	return met > 0 && take_waited_node(out, g) && gpu_ready(g);
 }
 
 /* Wait for the next fact with kubectl wait, looking at all of them on
@@ -351,19 +281,32 @@ static int await_fact(const struct wait_ctx *w, struct gpu_state *g, int *ready,
 	cleanup_free char *out = NULL;
 	struct kube_wait_opts ko = { .timeout_ms = most, .tick_ms = GPU_TICK_FIRST_MS,
 				     .on_tick = gpu_tick, .ctx = &t, .output = &out };
+	struct kube_wait_opts po = { .timeout_ms = most, .tick_ms = GPU_TICK_FIRST_MS, .on_tick = gpu_tick, .ctx = &t };
+	struct run_child *plugin = NULL;
 	struct strv args = { 0 };
-	int met, of_nodes;
+	int met, of_nodes, answered = 0;
 
 	if (!(*waited = next_fact(g, &args, &of_nodes)))
 		return 0;
+	if (of_nodes)
+		plugin = start_plugin_wait(w, g, &po);
 	met = kube_wait(w->container, strv_argv(&args), &ko, err);
 	strv_free(&args);
 	/* The node's GPUs were the last fact to come: no look after the wait. */
-	if (met > 0 && t.verdict == 0 && of_nodes && take_waited_node(out, g) && gpu_ready(g)) {
+	if (met > 0 && t.verdict == 0 && of_nodes && (answered = node_answers(w, g, &plugin, &po, out, err)) > 0) {
+		phases_mark(w->phases, PHASE_PLUGIN);
 		phases_mark(w->phases, PHASE_GPUS);
 		*ready = 1;
 		return 1;
 	}
+	if (plugin) {
+		os_error e = { 0 };
+
+		kube_wait_finish(plugin, &po, &e);   /* no longer wanted: stopped */
+		os_error_clear(&e);
+	}
+	if (answered < 0)
+		return -1;
 	/* Its own minute up before the overall deadline: not met, wait again. */
 	if (met < 0 && err->code == OS_EXIT_TIMEOUT && !call_cut_by_deadline(err, w->deadline)) {
 		os_error_clear(err);

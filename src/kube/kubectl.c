@@ -159,6 +159,13 @@ struct run_child *kube_wait_start(const char *ctr, const char *const *args, cons
 	return c;
 }
 
+int kube_wait_await(struct run_child *c, const struct kube_wait_opts *o, os_error *err)
+{
+	struct run_result res = { 0 };
+
+	return wait_result(docker_await(c, &res, err), &res, o);
+}
+
 int kube_wait_finish(struct run_child *c, const struct kube_wait_opts *o, os_error *err)
 {
 	struct run_result res = { 0 };

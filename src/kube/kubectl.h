@@ -61,6 +61,9 @@ int kube_wait(const char *ctr, const char *const *args, const struct kube_wait_o
 struct run_child *kube_wait_start(const char *ctr, const char *const *args, const struct kube_wait_opts *o,
 				  os_error *err);
 int kube_wait_finish(struct run_child *c, const struct kube_wait_opts *o, os_error *err);
+/* The same, waiting for it to end by itself (or at its own deadline, or
+ * as its ticks say). */
+int kube_wait_await(struct run_child *c, const struct kube_wait_opts *o, os_error *err);
 
 /* 1 when /readyz answers ok, 0 when not (yet), -1 when docker failed. */
 int kube_readyz(const char *ctr, int timeout_ms, os_error *err);

@@ -1,0 +1,36 @@
+/* gateway/gpu_state.h - what the GPU wait knows of the cluster, as
+ * wait_gpus.c and its timeout report (gpu_report.c) share it.
+ */
+#ifndef OPENSHELL_GATEWAY_GPU_STATE_H
+#define OPENSHELL_GATEWAY_GPU_STATE_H
+
+#include "base/error.h"
+#include "gateway/wait.h"
+#include "kube/containerd.h"
+#include "kube/objects.h"
+
+struct gpu_state {
+	int runtime_class;        /* RuntimeClass nvidia exists */
+	struct runtime_fact rt;   /* containerd's nvidia runtime, once k3s wrote its config */
+	int plugin_found;
+	struct ds_status ds;
+	struct ds_status mps;     /* the chart's MPS control daemon (all 0 without it) */
+	int mps_found;            /* and whether the chart has rendered it */
+	int nodes;                /* how many the cluster has */
+	long long allocatable;    /* -1: absent */
+	long long capacity;       /* the same, healthy or not */
+	long long mig;            /* MIG devices allocatable as resources of their own (mixed) */
+	long long want;           /* the allocatable sharing makes, or 0: any */
+	int mps_sharing;          /* that sharing is MPS: its control daemon comes first */
+	char *heartbeat;          /* the oldest node's Ready heartbeat (RFC 3339), or NULL */
+	int stale;                /* the facts predate the container's last start */
+	char *api_error;          /* the last transient kubectl error, or NULL */
+};
+
+/* The wait ran out with G as it last stood: the fact missing, what keeps
+ * it (the Helm job's error, a stuck pod, the kubelet's warning) and the
+ * logs of the plugin, its MPS daemon and the Helm job as the detail.
+ * Always -1, err set (OS_EXIT_TIMEOUT). */
+int gpu_timeout(const struct wait_ctx *w, const struct gpu_state *g, os_error *err);
+
+#endif
