@@ -384,6 +384,26 @@ ensure CRDs are installed first'
 	kx gpu delete pod killed >/dev/null
 }
 
+@test "a container's termination message is what it wrote to its terminationMessagePath, or its log's tail" {
+	# The kubelet bind-mounts a file of its own at the path and reads it
+	# when the container ends (kuberuntime_container.go).
+	kx gpu apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"said"},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"'"$SMOKE"'","command":["sh","-c","echo to-log; printf done >/dev/termination-log"]}]}}'
+	# FallbackToLogsOnError: a failed container that wrote no message gets its log's tail.
+	kx gpu apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"fell"},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"'"$SMOKE"'","terminationMessagePolicy":"FallbackToLogsOnError","command":["sh","-c","echo one; echo two; exit 3"]}]}}'
+	# With the default policy (File) the same failure says nothing.
+	kx gpu apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"file"},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"'"$SMOKE"'","command":["sh","-c","echo one; exit 3"]}]}}'
+	wait_for 60 pod_phase_is gpu said Succeeded
+	wait_for 60 pod_phase_is gpu fell Failed
+	wait_for 60 pod_phase_is gpu file Failed
+	run kx gpu get pod said -o 'jsonpath={.status.containerStatuses[0].state.terminated.message}'
+	assert_output done
+	run kx gpu get pod fell -o 'jsonpath={.status.containerStatuses[0].state.terminated.message}'
+	assert_output $'one\ntwo'
+	run kx gpu get pod file -o json
+	assert_equal "$(jq -r '.status.containerStatuses[0].state.terminated | has("message")' <<<"$output")" false
+	kx gpu delete pod said fell file >/dev/null
+}
+
 @test "without runtimeClassName nvidia the container gets no nvidia-smi (StartError)" {
 	wait_for 60 alloc_is gpu 2
 	kx gpu apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"runc"},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"'"$SMOKE"'","command":["nvidia-smi"],"resources":{"limits":{"nvidia.com/gpu":1}}}]}}'
