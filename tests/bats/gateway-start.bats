@@ -114,7 +114,9 @@ setup() {
 	# k3s rewrites it at every start, truncating it first (os.WriteFile).
 	cfg=/var/lib/rancher/k3s/agent/etc/containerd/config.toml
 	docker exec openshell-cluster-t1 sh -c "cp $cfg /tmp/config.toml.keep && : >$cfg"
-	run --separate-stderr openshell gateway start --gpu --name t1 --timeout 3s
+	# Room for the API check and the kubeconfig on a loaded machine: the
+	# GPU wait is the one that runs out.
+	run --separate-stderr openshell gateway start --gpu --name t1 --timeout 8s
 	docker exec openshell-cluster-t1 sh -c "cp /tmp/config.toml.keep $cfg"
 	assert_failure 4
 	[[ "$stderr" == *"k3s has not written its containerd config yet"* ]]
