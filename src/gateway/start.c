@@ -409,7 +409,9 @@ static int save_files(struct start *st, os_error *err)
 {
 	if (gateway_write_files(&st->o, &st->w, st->r, err) == 0)
 		return 0;
-	if (err->code == OS_EXIT_TIMEOUT || signals_pending())
+	/* A container that restarted as its kubeconfig was read ("is
+	 * restarting") is that news, not a failure to save. */
+	if (err->code == OS_EXIT_TIMEOUT || signals_pending() || wait_container_news(&st->w, err))
 		return -1;
 	return os_error_wrap(err, "gateway '%s' runs, but its files were not saved (fix that, then rerun 'openshell gateway start --name %s')",
 			     st->o.name, st->o.name);

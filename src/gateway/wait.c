@@ -311,6 +311,22 @@ static int delete_device_plugin_chart(const struct wait_ctx *w, int *deleted, os
 	return rc;
 }
 
+int wait_container_news(const struct wait_ctx *w, os_error *err)
+{
+	struct gw_container c;
+	os_error e = { 0 };
+	int alive = wait_check_alive(w, &c, &e);
+
+	container_free(&c);
+	if (alive == 0 || deadline_hit(w, &e)) {
+		os_error_clear(&e);
+		return 0;
+	}
+	os_error_clear(err);
+	*err = e;
+	return 1;
+}
+
 int wait_retry_api(const struct wait_ctx *w, struct backoff *b, os_error *err)
 {
 	cleanup_free char *last = NULL;
@@ -319,17 +335,12 @@ int wait_retry_api(const struct wait_ctx *w, struct backoff *b, os_error *err)
 		return 0;
 	last = xstrdup(err->msg ? err->msg : "?");
 	if (!call_cut_by_deadline(err, w->deadline)) {
-		struct gw_container c;
-		int alive;
-
 		/* A container that stopped or restarted is the news, not its API. */
-		os_error_clear(err);
-		alive = wait_check_alive(w, &c, err);
-		container_free(&c);
-		if (alive < 0 && !deadline_hit(w, err))
+		if (wait_container_news(w, err))
 			return 0;
-		if (alive == 0 && backoff_wait(b, w->deadline)) {
+		if (backoff_wait(b, w->deadline)) {
 			log_verbose("will retry: %s", last);
+			os_error_clear(err);
 			return 1;
 		}
 	}

@@ -68,6 +68,11 @@ int wait_next_delay(int *delay, int most);
  * per-call default, cut to what is left. */
 int wait_call_budget_ms(const struct wait_ctx *w);
 
+/* A call in the container failed with *err: when the container has
+ * stopped or restarted meanwhile, that is the news, and *err becomes
+ * wait_check_alive()'s report of it (1); else 0, *err as it was. */
+int wait_container_news(const struct wait_ctx *w, os_error *err);
+
 /* After a kubectl call of the waits failed with *err: 1, *err cleared,
  * when it is worth another try after a step of B (a failure or timeout of
  * the API while the container runs as it did: k3s restarting its API, a

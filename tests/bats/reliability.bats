@@ -266,6 +266,21 @@ interrupt_when() {
 	openshell -q gateway destroy --name rs --yes
 }
 
+@test "a container that crashes as its kubeconfig is read is reported as restarted, not as files not saved" {
+	port=$(free_port)
+	openshell -q gateway start --name kr --image "$IMAGE" --port "$port"
+	# The read of the kubeconfig meets a container that its init's crash
+	# (a kill from the host) has Docker's restart policy restarting: docker
+	# exec says "is restarting", as scripts/soak --seed 5 found.
+	fake_docker_on " cat /etc/rancher/k3s/k3s.yaml " \
+		'pid=$(docker inspect --format "{{.State.Pid}}" openshell-cluster-kr); [ "$pid" -gt 1 ] && kill -KILL "$pid"; sleep 0.3; echo "Error response from daemon: Container x is restarting, wait until the container is running" >&2; exit 1'
+	OPENSHELL_DOCKER=$FAKE_DOCKER run --separate-stderr openshell gateway start --name kr
+	assert_failure 1
+	[[ "$stderr" == *"openshell: error: container openshell-cluster-kr restarted (last exit code "*"); the gateway was kept for inspection"* ]]
+	[[ "$stderr" != *"its files were not saved"* ]]
+	openshell -q gateway destroy --name kr --yes
+}
+
 @test "a gateway that crashed once and was then stopped resumes: docker start resets the restart count" {
 	# scripts/soak --seed 4242: a crash (a restart by Docker's policy), a
 	# stop, then the start that resumes it was judged a restart.
