@@ -123,6 +123,7 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 	};
 	struct cli_parser p = { .cmd = "gateway start", .shortopts = "", .longopts = longopts,
 				.usage = usage };
+	os_error err = { 0 };
 	int c, rc = -1, gpu_flag = 0;
 
 	deploy_opts_init(o);
@@ -132,11 +133,24 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 		case OPT_GPU: gpu_flag = o->gpu = 1; break;
 		case OPT_GPUS:
 			o->gpu = 1;
-			o->gpus = optarg;
+			gpus_free(&o->gpus);
+			if (gpus_parse(optarg, &o->gpus, &err) < 0)
+				rc = log_error_report(&err);
 			break;
-		case OPT_GPU_SHARING: o->gpu_sharing = optarg; break;
-		case OPT_GPU_MODE: o->gpu_mode = optarg; break;
-		case OPT_MIG_STRATEGY: o->mig_strategy = optarg; break;
+		case OPT_GPU_SHARING:
+			o->sharing_set = 1;
+			if (sharing_parse(optarg, &o->sharing, &err) < 0)
+				rc = log_error_report(&err);
+			break;
+		case OPT_GPU_MODE:
+			if (gpu_mode_parse(optarg, &o->gpu_mode, &err) < 0)
+				rc = log_error_report(&err);
+			break;
+		case OPT_MIG_STRATEGY:
+			o->mig_set = 1;
+			if (mig_strategy_parse(optarg, &o->mig, &err) < 0)
+				rc = log_error_report(&err);
+			break;
 		case OPT_BIND:
 			o->bind = optarg;
 			o->bind_set = 1;
@@ -169,15 +183,15 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 			break;
 		}
 	}
+	os_error_clear(&err);
 	if (rc >= 0)
 		return rc;
 	if (p.done >= 0)
 		return p.done;
-	if (gpu_flag && o->gpus && strcmp(o->gpus, "all") != 0)
-		return log_usage_error(p.cmd, "--gpu means --gpus all, which --gpus %s contradicts; give one of them",
-				       o->gpus);
-	if (o->gpu && !o->gpus)
-		o->gpus = "all";
+	if (gpu_flag && o->gpus.kind != GPUS_ALL) {
+		cleanup_free char *sel = gpus_string(&o->gpus);
+		return log_usage_error(p.cmd, "--gpu means --gpus all, which --gpus %s contradicts; give one of them", sel);
+	}
 	return cli_no_operands(p.cmd, argc, argv);
 }
 
@@ -209,7 +223,7 @@ static void print_summary(const struct deploy_opts *o, const struct start_result
 		cJSON_AddStringToObject(j, "server", r->server);
 		cJSON_AddStringToObject(j, "kubeconfig", r->kubeconfig);
 		cJSON_AddBoolToObject(j, "gpu", o->gpu);
-		cleanup_free char *gpus = o->gpu ? gpus_normal(o->gpus) : NULL;
+		cleanup_free char *gpus = o->gpu ? gpus_string(&o->gpus) : NULL;
 		json_add_string_or_null(j, "gpus", gpus);
 		json_add_string_or_null(j, "gpu_mode", r->gpu_mode);
 		json_add_string_or_null(j, "mig_strategy", r->mig_strategy);
@@ -254,11 +268,10 @@ int cmd_gateway_start(int argc, char **argv)
 	int rc = gateway_start_parse(argc, argv, &o);
 
 	if (rc >= 0)
-		return rc;
+		goto done;
 	if (deploy_opts_check(&o, &err) < 0) {
 		rc = log_error_report(&err);
-		os_error_clear(&err);
-		return rc;
+		goto done;
 	}
 	if (!bind_is_loopback(o.bind))
 		log_warn("the k3s API will be published on %s: reachable from other machines, not just this one",
@@ -271,6 +284,8 @@ int cmd_gateway_start(int argc, char **argv)
 		rc = OS_EXIT_OK;
 	}
 	start_result_free(&r);
+done:
 	os_error_clear(&err);
+	deploy_opts_free(&o);
 	return rc;
 }

@@ -181,8 +181,8 @@ static void print_text(const struct gateway *gw, const struct status *s)
 		printf("  GPUs:        requested%s; %lld allocatable (nvidia.com/gpu)\n", which, s->gpus);
 	else
 		printf("  GPUs:        requested%s; allocatable absent\n", which);
-	if (gw->c.mig_strategy || s->mig.n)
-		printf("  MIG:         strategy %s; %s\n", gw->c.mig_strategy ? gw->c.mig_strategy : "none",
+	if (gw->mig != MIG_NONE || s->mig.n)
+		printf("  MIG:         strategy %s; %s\n", mig_strategy_name(gw->mig),
 		       s->mig.n ? mig : "no MIG resource allocatable");
 	if (gateway_wants_gpu(gw) && s->rt.config_read)
 		printf("  Runtime:     %s\n", s->rt.nvidia ? (s->rt.binary ? s->rt.binary : "nvidia")

@@ -30,6 +30,13 @@ void deploy_opts_init(struct deploy_opts *o)
 	o->image = image && *image ? image : IMAGE_DEFAULT_TAG;
 	o->image_named = strcmp(o->image, IMAGE_DEFAULT_TAG) != 0;
 	o->timeout_ms = DEPLOY_DEFAULT_TIMEOUT_MS;
+	o->sharing.replicas = 1;
+}
+
+void deploy_opts_free(struct deploy_opts *o)
+{
+	gpus_free(&o->gpus);
+	strv_free(&o->gpu_uuids);
 }
 
 static int is_ipv6(const char *addr)
@@ -102,31 +109,17 @@ int deploy_opts_check(const struct deploy_opts *o, os_error *err)
 				    "invalid --bind address '%s': give an IPv4 or IPv6 address such as 127.0.0.1",
 				    shown);
 	}
-	if (o->gpus) {
-		struct gpus g;
-		int rc = gpus_parse(o->gpus, &g, err);
-		gpus_free(&g);
-		if (rc < 0)
-			return -1;
-	}
-	if (o->gpu_sharing) {
-		struct sharing sh;
+	if (o->sharing_set) {
 		if (!o->gpu)
 			return os_error_set(err, OS_EXIT_USAGE, "--gpu-sharing shares GPUs, and none were asked for: add --gpu or --gpus");
 		if (o->no_wait)
 			return os_error_set(err, OS_EXIT_USAGE,
 					    "--gpu-sharing is set through the k3s API, which --no-wait does not wait for: leave out --no-wait");
-		if (sharing_parse(o->gpu_sharing, &sh, err) < 0)
-			return -1;
 	}
-	if ((o->gpu_mode || o->mig_strategy) && !o->gpu)
+	if ((o->gpu_mode != GPU_MODE_AUTO || o->mig_set) && !o->gpu)
 		return os_error_set(err, OS_EXIT_USAGE, "--%s says how GPUs are given, and none were asked for: add --gpu or --gpus",
-				    o->gpu_mode ? "gpu-mode" : "mig-strategy");
-	if (o->gpu_mode && gpu_mode_parse(o->gpu_mode, &(enum gpu_mode){ 0 }, err) < 0)
-		return -1;
-	if (o->mig_strategy && mig_strategy_parse(o->mig_strategy, &(enum mig_strategy){ 0 }, err) < 0)
-		return -1;
-	if (mps_with_mixed(o->gpu_sharing, o->mig_strategy))
+				    o->gpu_mode != GPU_MODE_AUTO ? "gpu-mode" : "mig-strategy");
+	if (o->sharing_set && mps_with_mixed(&o->sharing, o->mig))
 		return os_error_set(err, OS_EXIT_USAGE, "%s", MPS_MIXED_REFUSED);
 	for (int i = 0; i < o->n_tls_san; i++)
 		if (!san_ok(o->tls_san[i])) {
@@ -201,28 +194,28 @@ static void gpu_argv(const struct deploy_opts *o, struct strv *argv)
 {
 	if (o->cdi) {
 		struct strv devs = { 0 };
-		cleanup_free char *sel = gpus_normal(o->gpus);
+		cleanup_free char *sel = gpus_string(&o->gpus);
 
-		gpu_mode_cdi_devices(o->gpus, &devs);
+		gpu_mode_cdi_devices(&o->gpus, &devs);
 		for (size_t i = 0; i < devs.n; i++)
 			strv_pushf(argv, "--device=%s", devs.v[i]);
 		strv_free(&devs);
 		strv_pushf(argv, "--label=%s=%s", LABEL_GPUS, sel);
 	} else {
-		struct gpus g;
-		os_error err = { 0 };
-		/* Checked by deploy_opts_check(); all is what --gpu means. */
-		cleanup_free char *req = gpus_parse(o->gpus ? o->gpus : "all", &g, &err) == 0 ? gpus_docker_request(&g)
-											: xstrdup(DEPLOY_GPU_REQUEST);
+		cleanup_free char *req = gpus_docker_request(&o->gpus);
 		strv_pushf(argv, "--gpus=%s", req);
-		gpus_free(&g);
-		os_error_clear(&err);
 	}
 	strv_push(argv, "--env=GPU_ENABLED=true");
 	if (o->cdi)
 		strv_push(argv, "--env=OPENSHELL_GPU_MODE=cdi");
-	if (o->mig_strategy && strcmp(o->mig_strategy, "none") != 0)
-		strv_pushf(argv, "--env=OPENSHELL_MIG_STRATEGY=%s", o->mig_strategy);
+	if (o->mig != MIG_NONE)
+		strv_pushf(argv, "--env=OPENSHELL_MIG_STRATEGY=%s", mig_strategy_name(o->mig));
+	/* A privileged container has every GPU of the host: the entrypoint
+	 * hides the others (deploy/docker/gpu-isolate.sh). */
+	if (o->gpu_uuids.n) {
+		cleanup_free char *uuids = strv_join(&o->gpu_uuids, ",");
+		strv_pushf(argv, "--env=OPENSHELL_GPU_UUIDS=%s", uuids);
+	}
 }
 
 void deploy_run_argv(const struct deploy_opts *o, struct strv *argv)

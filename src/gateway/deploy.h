@@ -12,6 +12,10 @@
 
 #include "base/error.h"
 #include "base/strv.h"
+#include "gateway/gpu_mode.h"
+#include "gateway/gpus.h"
+#include "gateway/mig.h"
+#include "gateway/sharing.h"
 
 #define DEPLOY_DEFAULT_PORT 6443
 #define DEPLOY_DEFAULT_BIND "127.0.0.1"
@@ -21,23 +25,18 @@
 #define K3S_DATA_DIR "/var/lib/rancher/k3s"
 #define DEPLOY_HEALTH_START_INTERVAL "1s"   /* probes during the image's start period */
 
-/* What --gpu asks Docker for (gateway/gpus.h renders every selection):
- * every GPU, through the nvidia driver, with the capabilities gpu, utility
- * (nvidia-smi, NVML for the device plugin) and compute (CUDA). The docker
- * CLI appends "gpu" to whatever set it is given, so naming it here too
- * would request it twice; the request reads back as Capabilities
- * [["utility","compute","gpu"]]. The quotes are Docker's CSV syntax for a
- * value holding commas. */
-#define DEPLOY_GPU_REQUEST "driver=nvidia,count=all,\"capabilities=utility,compute\""
-
 struct deploy_opts {
 	const char *name;     /* gateway name (base/names.h rules) */
 	int gpu;              /* request GPUs, install the device plugin */
-	const char *gpus;     /* which: --gpus all|N|LIST (gateway/gpus.h); "all" for --gpu */
-	const char *gpu_sharing; /* --gpu-sharing none|time-slicing:N|mps:N (gateway/sharing.h), or NULL: as it is */
-	const char *gpu_mode; /* --gpu-mode auto|cdi|legacy (gateway/gpu_mode.h), or NULL: auto */
+	struct gpus gpus;     /* which: --gpus all|N|LIST (gateway/gpus.h); all for --gpu */
+	int sharing_set;      /* --gpu-sharing given: make it .sharing; else as it is */
+	struct sharing sharing;
+	enum gpu_mode gpu_mode; /* --gpu-mode; GPU_MODE_AUTO when not given */
 	int cdi;              /* the mode start chose: request CDI devices, not --gpus */
-	const char *mig_strategy; /* --mig-strategy none|single|mixed (gateway/mig.h), or NULL: none */
+	int mig_set;          /* --mig-strategy given (a kept gateway's must match) */
+	enum mig_strategy mig; /* --mig-strategy, or a kept gateway's */
+	struct strv gpu_uuids; /* a selection other than all on the Docker host, by UUID:
+	                        * what the entrypoint keeps (OPENSHELL_GPU_UUIDS) */
 	int port;             /* host port for the k3s API */
 	const char *bind;     /* host address the API port is published on */
 	const char *image;    /* cluster image reference */
@@ -58,6 +57,7 @@ struct deploy_opts {
 };
 
 void deploy_opts_init(struct deploy_opts *o);
+void deploy_opts_free(struct deploy_opts *o);
 int deploy_opts_check(const struct deploy_opts *o, os_error *err);
 
 /* Append `run -d … IMAGE server …` (without the docker executable). */

@@ -81,20 +81,15 @@ int gpu_mode_resolve(enum gpu_mode asked, const struct daemon_gpus *d, enum gpu_
 	return 0;
 }
 
-void gpu_mode_cdi_devices(const char *selection, struct strv *out)
+void gpu_mode_cdi_devices(const struct gpus *g, struct strv *out)
 {
-	struct gpus g;
-	os_error err = { 0 };
-
-	if (gpus_parse(selection ? selection : "all", &g, &err) < 0 || g.kind == GPUS_ALL)
+	if (g->kind == GPUS_ALL)
 		strv_push(out, CDI_GPU_PREFIX "all");
 	/* CDI has no count: Docker's nvidia driver gives the first N. */
-	for (int i = 0; g.kind == GPUS_COUNT && i < g.count; i++)
+	for (int i = 0; g->kind == GPUS_COUNT && i < g->count; i++)
 		strv_pushf(out, CDI_GPU_PREFIX "%d", i);
-	for (size_t i = 0; g.kind == GPUS_DEVICES && i < g.ids.n; i++)
-		strv_pushf(out, CDI_GPU_PREFIX "%s", g.ids.v[i]);
-	gpus_free(&g);
-	os_error_clear(&err);
+	for (size_t i = 0; g->kind == GPUS_DEVICES && i < g->ids.n; i++)
+		strv_pushf(out, CDI_GPU_PREFIX "%s", g->ids.v[i]);
 }
 
 int gpu_mode_cdi_check(const struct strv *want, const struct daemon_gpus *d, os_error *err)
@@ -118,12 +113,10 @@ int gpu_mode_cdi_check(const struct strv *want, const struct daemon_gpus *d, os_
 
 int gpu_mode_choose(struct deploy_opts *o, const struct daemon_gpus *d, int local, os_error *err)
 {
-	enum gpu_mode asked = GPU_MODE_AUTO, used = GPU_MODE_LEGACY;
+	enum gpu_mode asked = o->gpu_mode, used = GPU_MODE_LEGACY;
 
 	if (!o->gpu)
 		return 0;
-	if (o->gpu_mode && gpu_mode_parse(o->gpu_mode, &asked, err) < 0)
-		return -1;
 	if (gpu_mode_resolve(asked, d, &used, err) < 0)
 		return -1;
 	o->cdi = used == GPU_MODE_CDI;
@@ -148,7 +141,7 @@ int gpu_mode_check_names(const struct deploy_opts *o, const struct daemon_gpus *
 
 	if (!o->gpu || !o->cdi)
 		return 0;
-	gpu_mode_cdi_devices(o->gpus, &names);
+	gpu_mode_cdi_devices(&o->gpus, &names);
 	rc = gpu_mode_cdi_check(&names, d, err);
 	strv_free(&names);
 	return rc;
@@ -156,31 +149,22 @@ int gpu_mode_check_names(const struct deploy_opts *o, const struct daemon_gpus *
 
 int gpu_mode_adopt(struct deploy_opts *o, const struct gw_container *c, os_error *err)
 {
-	enum gpu_mode asked = GPU_MODE_AUTO;
-	enum mig_strategy m = MIG_NONE;
-	os_error e = { 0 };
-	const char *had;
+	enum mig_strategy had;
 
 	if (!o->gpu || !c->gpu_request)
 		return 0;
 	o->cdi = c->gpu_cdi;
-	/* What the entrypoint was told; one it would not take is none. */
-	if (c->mig_strategy && mig_strategy_parse(c->mig_strategy, &m, &e) < 0)
-		m = MIG_NONE;
-	os_error_clear(&e);
-	had = mig_strategy_name(m);
-	if (o->gpu_mode && gpu_mode_parse(o->gpu_mode, &asked, err) < 0)
-		return -1;
-	if (asked != GPU_MODE_AUTO && (asked == GPU_MODE_CDI) != c->gpu_cdi)
+	had = mig_strategy_of_env(c->mig_strategy);
+	if (o->gpu_mode != GPU_MODE_AUTO && (o->gpu_mode == GPU_MODE_CDI) != c->gpu_cdi)
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' exists with --gpu-mode %s but --gpu-mode %s was asked for; rerun with --recreate to rebuild it (its cluster state is lost)",
-				    o->name, c->gpu_cdi ? "cdi" : "legacy", o->gpu_mode);
-	if (o->mig_strategy && strcmp(o->mig_strategy, had) != 0)
+				    o->name, c->gpu_cdi ? "cdi" : "legacy", gpu_mode_name(o->gpu_mode));
+	if (o->mig_set && o->mig != had)
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' exists with --mig-strategy %s but --mig-strategy %s was asked for; rerun with --recreate to rebuild it (its cluster state is lost)",
-				    o->name, had, o->mig_strategy);
-	o->mig_strategy = had;
-	if (mps_with_mixed(o->gpu_sharing, had))
+				    o->name, mig_strategy_name(had), mig_strategy_name(o->mig));
+	o->mig = had;
+	if (o->sharing_set && mps_with_mixed(&o->sharing, had))
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' runs with --mig-strategy mixed, and the device plugin does not share MIG devices by MPS: use --gpu-sharing time-slicing:N, or rebuild it with --recreate and another --mig-strategy (its cluster state is lost)",
 				    o->name);

@@ -59,9 +59,11 @@ int gpu_mode_check_names(const struct deploy_opts *o, const struct daemon_gpus *
  * --mig-strategy that contradicts them is a conflict. */
 int gpu_mode_adopt(struct deploy_opts *o, const struct gw_container *c, os_error *err);
 
-/* The CDI device names of --gpus SELECTION (NULL: all): "all" is
- * nvidia.com/gpu=all, a count N the first N indices, a list its items. */
-void gpu_mode_cdi_devices(const char *selection, struct strv *names);
+struct gpus;
+
+/* The CDI device names of a --gpus selection: all is nvidia.com/gpu=all,
+ * a count N the first N indices, a list its items. */
+void gpu_mode_cdi_devices(const struct gpus *g, struct strv *names);
 
 /* Each name must be one the daemon lists; an error naming the fix. */
 int gpu_mode_cdi_check(const struct strv *names, const struct daemon_gpus *d, os_error *err);

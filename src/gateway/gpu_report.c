@@ -35,7 +35,7 @@ static char *gpu_missing(const struct gpu_state *g)
 		return xasprintf("the nvidia-device-plugin DaemonSet has %lld of %lld pods ready",
 				 g->ds.ready, g->ds.desired);
 	/* MPS: the plugin registers nothing until its control daemon is up. */
-	if (g->mps_sharing && g->allocatable != g->want) {
+	if (g->mps_sharing && !gpu_sharing_met(g)) {
 		if (!g->mps_found)
 			return xasprintf("the node's allocatable nvidia.com/gpu is %s, not the %lld that --gpu-sharing makes: the chart has not rendered its MPS control daemon yet (see the Helm job's logs below)",
 					 count, g->want);
@@ -52,7 +52,7 @@ static char *gpu_missing(const struct gpu_state *g)
 		return xasprintf("the node's status (posted %s) predates the container's last start: its kubelet has not posted it since",
 				 g->heartbeat ? g->heartbeat : "?");
 	cleanup_free char *sick = kube_gpus_unhealthy(g->allocatable, g->capacity);
-	if (g->want && g->allocatable != g->want)
+	if (!gpu_sharing_met(g))
 		return xasprintf("the node's allocatable nvidia.com/gpu is %lld, not the %lld that --gpu-sharing makes (%s)",
 				 g->allocatable, g->want, sick ? sick : "has the Helm job upgraded the device plugin?");
 	return xasprintf("the node's allocatable nvidia.com/gpu is 0: %s", kube_gpus_zero_why(g->capacity));

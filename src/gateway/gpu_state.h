@@ -20,12 +20,19 @@ struct gpu_state {
 	long long allocatable;    /* -1: absent */
 	long long capacity;       /* the same, healthy or not */
 	long long mig;            /* MIG devices allocatable as resources of their own (mixed) */
-	long long want;           /* the allocatable sharing makes, or 0: any */
+	int want_set;             /* a sharing change asks for an exact allocatable: */
+	long long want;           /* this one (0: none left, or absent) */
 	int mps_sharing;          /* that sharing is MPS: its control daemon comes first */
 	char *heartbeat;          /* the oldest node's Ready heartbeat (RFC 3339), or NULL */
 	int stale;                /* the facts predate the container's last start */
 	char *api_error;          /* the last transient kubectl error, or NULL */
 };
+
+/* Has the node the allocatable a sharing change makes (any, without one)? */
+static inline int gpu_sharing_met(const struct gpu_state *g)
+{
+	return !g->want_set || g->allocatable == g->want || (g->want == 0 && g->allocatable < 0);
+}
 
 /* The wait ran out with G as it last stood: the fact missing, what keeps
  * it (the Helm job's error, a stuck pod, the kubelet's warning) and the

@@ -61,7 +61,14 @@ static int parse_list(const char *text, struct gpus *g, os_error *err)
 
 int gpus_parse(const char *text, struct gpus *g, os_error *err)
 {
+	cleanup_free char *unquoted = NULL;
+	size_t n = strlen(text);
+
 	memset(g, 0, sizeof(*g));
+	/* '"device=0,2"': the quotes Docker's CSV needs around a field with
+	 * commas, as its documentation writes --gpus. */
+	if (n >= 2 && text[0] == '"' && text[n - 1] == '"')
+		text = unquoted = xstrndup(text + 1, n - 2);
 	if (!*text)
 		return bad(text, "empty", err);
 	if (strcmp(text, "all") == 0) {
@@ -106,23 +113,15 @@ char *gpus_string(const struct gpus *g)
 	}
 }
 
-char *gpus_words(const char *selection)
+char *gpus_words(const struct gpus *g)
 {
-	struct gpus g;
-	os_error err = { 0 };
-	char *words;
+	cleanup_free char *ids = g->kind == GPUS_DEVICES ? strv_join(&g->ids, ",") : NULL;
 
-	if (gpus_parse(selection, &g, &err) < 0)
-		words = xasprintf("GPUs %s", selection);
-	else if (g.kind == GPUS_ALL)
-		words = xstrdup("all GPUs");
-	else if (g.kind == GPUS_COUNT)
-		words = xasprintf("%d GPU%s (the first)", g.count, g.count == 1 ? "" : "s");
-	else
-		words = xasprintf("GPU%s %s", g.ids.n == 1 ? "" : "s", selection + (strncmp(selection, "device=", 7) ? 0 : 7));
-	gpus_free(&g);
-	os_error_clear(&err);
-	return words;
+	if (g->kind == GPUS_COUNT)
+		return xasprintf("%d GPU%s (the first)", g->count, g->count == 1 ? "" : "s");
+	if (g->kind == GPUS_DEVICES)
+		return xasprintf("GPU%s %s", g->ids.n == 1 ? "" : "s", ids);
+	return xstrdup("all GPUs");
 }
 
 char *gpus_docker_request(const struct gpus *g)
@@ -200,7 +199,7 @@ void host_gpus_free(struct host_gpus *h)
 	memset(h, 0, sizeof(*h));
 }
 
-int gpus_plugin_devices(const struct host_gpus *h, const char *strategy)
+int gpus_plugin_devices(const struct host_gpus *h, enum mig_strategy strategy)
 {
 	int whole = 0, migs = 0;
 
@@ -208,9 +207,9 @@ int gpus_plugin_devices(const struct host_gpus *h, const char *strategy)
 		whole += h->v[i].migs.n == 0;
 		migs += (int)h->v[i].migs.n;
 	}
-	if (strategy && strcmp(strategy, "single") == 0 && whole == 0)
+	if (strategy == MIG_SINGLE && whole == 0)
 		return migs;
-	if (strategy && strcmp(strategy, "mixed") == 0)
+	if (strategy == MIG_MIXED)
 		return whole;
 	return h->n;
 }
@@ -359,9 +358,11 @@ int host_gpus_probe(const char *image, int cdi, int timeout_ms, struct host_gpus
 
 char *gpus_option(const struct deploy_opts *o)
 {
+	cleanup_free char *sel = o->gpu ? gpus_string(&o->gpus) : NULL;
+
 	if (!o->gpu)
 		return xstrdup("");
-	return !o->gpus || strcmp(o->gpus, "all") == 0 ? xstrdup(" --gpu") : xasprintf(" --gpus %s", o->gpus);
+	return o->gpus.kind == GPUS_ALL ? xstrdup(" --gpu") : xasprintf(" --gpus %s", sel);
 }
 
 char *gpus_normal(const char *selection)
@@ -381,7 +382,7 @@ int gpus_refuse_mismatch(const struct deploy_opts *o, const struct gw_container 
 	cleanup_free char *had = c->gpu_request ? gpus_of_container(c) : NULL;
 
 	if (c->gpu_request && o->gpu) {
-		cleanup_free char *want = gpus_normal(o->gpus);
+		cleanup_free char *want = gpus_string(&o->gpus);
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' exists with --gpus %s but --gpus %s was asked for; rerun with --recreate to rebuild it with%s (its cluster state is lost)",
 				    o->name, had, want, opt);
@@ -402,30 +403,25 @@ int gpus_match(const struct deploy_opts *o, const struct gw_container *c)
 	if (!o->gpu)
 		return 1;
 	had = gpus_of_container(c);
-	return strcmp(had, want = gpus_normal(o->gpus)) == 0;
+	return strcmp(had, want = gpus_string(&o->gpus)) == 0;
 }
 
-int gpus_check_host(const struct deploy_opts *o, int timeout_ms, os_error *err)
+int gpus_check_host(struct deploy_opts *o, int timeout_ms, os_error *err)
 {
-	struct gpus g;
 	struct host_gpus h = { 0 };
-	struct strv uuids = { 0 };
+	cleanup_free char *sel = NULL;
 	int rc = -1;
 
-	if (!o->gpu || gpus_parse(o->gpus ? o->gpus : "all", &g, err) < 0)
-		return o->gpu ? -1 : 0;
-	if (g.kind == GPUS_ALL) {
-		rc = 0;
-		goto out;
-	}
-	log_step("checking the Docker host's GPUs for --gpus %s", o->gpus);
-	if (host_gpus_probe(o->image, o->cdi, timeout_ms, &h, err) < 0 || gpus_resolve(&g, &h, &uuids, err) < 0)
+	if (!o->gpu || o->gpus.kind == GPUS_ALL)
+		return 0;
+	sel = gpus_string(&o->gpus);
+	log_step("checking the Docker host's GPUs for --gpus %s", sel);
+	strv_free(&o->gpu_uuids);
+	if (host_gpus_probe(o->image, o->cdi, timeout_ms, &h, err) < 0 || gpus_resolve(&o->gpus, &h, &o->gpu_uuids, err) < 0)
 		goto out;
 	log_step_done(1);
 	rc = 0;
 out:
-	gpus_free(&g);
 	host_gpus_free(&h);
-	strv_free(&uuids);
 	return rc;
 }

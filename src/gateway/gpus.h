@@ -15,6 +15,7 @@
 
 #include "base/error.h"
 #include "base/strv.h"
+#include "gateway/mig.h"
 
 #define GPUS_MAX 1024   /* more GPUs than any host has */
 
@@ -26,7 +27,9 @@ struct gpus {
 	struct strv ids;    /* GPUS_DEVICES: indices and UUIDs, as given */
 };
 
-/* Parse TEXT; a usage error naming the problem and the forms otherwise. */
+/* Parse TEXT; a usage error naming the problem and the forms otherwise.
+ * Docker's documented form with its CSV quotes, '"device=0,2"', is taken
+ * as it is written. */
 int gpus_parse(const char *text, struct gpus *g, os_error *err);
 void gpus_free(struct gpus *g);
 
@@ -38,7 +41,7 @@ char *gpus_string(const struct gpus *g);
 char *gpus_normal(const char *selection);
 
 /* For people: "all GPUs", "2 GPUs (the first)", "GPUs 0,2" (owned). */
-char *gpus_words(const char *selection);
+char *gpus_words(const struct gpus *g);
 
 /* The value of docker run's --gpus: Docker's CSV of driver nvidia, the
  * count or the devices, and the capabilities utility and compute (the
@@ -78,9 +81,9 @@ void host_gpus_free(struct host_gpus *h);
 int gpus_resolve(const struct gpus *g, const struct host_gpus *h, struct strv *uuids, os_error *err);
 
 /* What the device plugin advertises as nvidia.com/gpu for these GPUs under
- * MIG STRATEGY (NULL: none): every GPU (none), every MIG device when all
- * GPUs have MIG (single), the GPUs without MIG (mixed). */
-int gpus_plugin_devices(const struct host_gpus *h, const char *strategy);
+ * a MIG strategy: every GPU (none), every MIG device when all GPUs have
+ * MIG (single), the GPUs without MIG (mixed). */
+int gpus_plugin_devices(const struct host_gpus *h, enum mig_strategy strategy);
 
 /* The GPUs the gateway's container sees: its nvidia-smi -L. */
 int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_error *err);
@@ -111,7 +114,8 @@ int gpus_match(const struct deploy_opts *o, const struct gw_container *c);
 int gpus_refuse_mismatch(const struct deploy_opts *o, const struct gw_container *c, os_error *err);
 
 /* A selection other than all must exist on the Docker host: asked (with
- * host_gpus_probe()) before anything of the gateway is created. */
-int gpus_check_host(const struct deploy_opts *o, int timeout_ms, os_error *err);
+ * host_gpus_probe()) before anything of the gateway is created. Its GPUs'
+ * UUIDs go to o->gpu_uuids, for the entrypoint to keep. */
+int gpus_check_host(struct deploy_opts *o, int timeout_ms, os_error *err);
 
 #endif

@@ -145,7 +145,7 @@ void gateway_json_common(cJSON *obj, const struct gateway *gw)
 	cJSON_AddBoolToObject(obj, "gpu", gateway_wants_gpu(gw));
 	json_add_string_or_null(obj, "gpus", gpus);
 	json_add_string_or_null(obj, "gpu_mode", gpus ? (gw->c.gpu_cdi ? "cdi" : "legacy") : NULL);
-	json_add_string_or_null(obj, "mig_strategy", gpus ? (gw->c.mig_strategy ? gw->c.mig_strategy : "none") : NULL);
+	json_add_string_or_null(obj, "mig_strategy", gpus ? mig_strategy_name(gw->mig) : NULL);
 	json_add_string_or_null(obj, "server", gw->has_metadata ? gw->md.server : NULL);
 	json_add_string_or_null(obj, "kubeconfig", gw->has_metadata ? gw->md.kubeconfig : NULL);
 	json_add_string_or_null(obj, "metadata_error", gateway_metadata_problem(gw));

@@ -49,6 +49,7 @@ int gateway_lookup(const char *name, struct gateway *gw, os_error *err)
 		os_error_set(err, OS_EXIT_CONFLICT, "%s; openshell will not manage it", why);
 		goto fail;
 	}
+	gw->mig = mig_strategy_of_env(gw->c.mig_strategy);
 	load_metadata(gw);
 	if (!gw->c.exists && !gw->has_metadata && !gw->metadata_error) {
 		os_error_set(err, OS_EXIT_NOTFOUND, "no gateway named '%s' (see 'openshell gateway list')", name);

@@ -12,12 +12,14 @@
 #include "base/error.h"
 #include "docker/container.h"
 #include "gateway/metadata.h"
+#include "gateway/mig.h"
 
 struct gateway {
 	char *name;
 	char *container;          /* openshell-cluster-NAME */
 	char *state_dir;          /* $XDG_CONFIG_HOME/openshell/gateways/NAME */
 	struct gw_container c;    /* c.exists == 0 when there is no container */
+	enum mig_strategy mig;    /* the container's MIG strategy (none without one) */
 	struct gw_metadata md;    /* valid when has_metadata */
 	int has_metadata;
 	char *metadata_error;     /* why metadata.json was not usable, or NULL */

@@ -31,9 +31,13 @@ int mig_strategy_parse(const char *text, enum mig_strategy *m, os_error *err)
 	return os_error_set(err, OS_EXIT_USAGE, "invalid --mig-strategy '%s': give none, single or mixed", shown);
 }
 
-int mps_with_mixed(const char *sharing, const char *strategy)
+enum mig_strategy mig_strategy_of_env(const char *value)
 {
-	return sharing && strncmp(sharing, "mps:", 4) == 0 && strategy && strcmp(strategy, "mixed") == 0;
+	int i;
+
+	if (value && parse_keyword(value, strategy_names, (int)(sizeof(strategy_names) / sizeof(strategy_names[0])), &i) == 0)
+		return (enum mig_strategy)i;
+	return MIG_NONE;
 }
 
 static int by_name(const void *a, const void *b)

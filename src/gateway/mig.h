@@ -24,12 +24,9 @@ enum mig_strategy { MIG_NONE, MIG_SINGLE, MIG_MIXED };
 int mig_strategy_parse(const char *text, enum mig_strategy *m, os_error *err);
 const char *mig_strategy_name(enum mig_strategy m);
 
-/* The device plugin refuses MPS with the mixed strategy (main.go: "using
- * --mig-strategy=mixed is not supported with MPS"). */
-#define MPS_MIXED_REFUSED "--gpu-sharing mps:N cannot go with --mig-strategy mixed: the device plugin does not share MIG devices by MPS; use time-slicing:N, or another --mig-strategy"
-
-/* Are SHARING (--gpu-sharing) and STRATEGY (either may be NULL) MPS with mixed? */
-int mps_with_mixed(const char *sharing, const char *strategy);
+/* The strategy a container's OPENSHELL_MIG_STRATEGY (NULL: none) gave the
+ * entrypoint; one it would not take is none. */
+enum mig_strategy mig_strategy_of_env(const char *value);
 
 /* The MIG resources the nodes of a NodeList (or one Node) advertise as
  * allocatable (more than 0), "nvidia.com/mig-1g.10gb=2" each, sorted, in

@@ -42,6 +42,11 @@ int sharing_parse(const char *text, struct sharing *s, os_error *err)
 	return 0;
 }
 
+int mps_with_mixed(const struct sharing *s, enum mig_strategy m)
+{
+	return s->mps && s->replicas > 1 && m == MIG_MIXED;
+}
+
 const char *sharing_mode_name(const struct sharing *s)
 {
 	return s->replicas <= 1 ? "none" : s->mps ? "mps" : "time-slicing";
@@ -299,26 +304,24 @@ static int label_mps(const char *ctr, int mps, long long deadline, int timeout_m
 	return rc;
 }
 
-int sharing_configure(const char *ctr, const char *text, const char *mig_strategy, const char *release,
+int sharing_configure(const char *ctr, const struct sharing *s, enum mig_strategy mig, const char *release,
 		      long long deadline, int timeout_ms, struct sharing_want *want, os_error *err)
 {
-	struct sharing s;
 	struct host_gpus h = { 0 };
 	cleanup_free char *what = NULL;
 	int rc = -1;
 
 	memset(want, 0, sizeof(*want));
-	if (!text)
+	if (!s)
 		return 0;   /* as it is */
-	if (sharing_parse(text, &s, err) < 0)
-		return -1;
-	what = sharing_string(&s);
+	what = sharing_string(s);
 	log_step("setting GPU sharing to %s", what);
-	if (apply(ctr, &s, release, deadline, timeout_ms, err) < 0 || label_mps(ctr, s.mps, deadline, timeout_ms, err) < 0 ||
+	if (apply(ctr, s, release, deadline, timeout_ms, err) < 0 || label_mps(ctr, s->mps, deadline, timeout_ms, err) < 0 ||
 	    container_gpus(ctr, timeout_ms, &h, err) < 0)
 		goto out;
-	want->allocatable = (long long)gpus_plugin_devices(&h, mig_strategy) * s.replicas;
-	want->mps = s.mps;
+	want->changed = 1;
+	want->allocatable = (long long)gpus_plugin_devices(&h, mig) * s->replicas;
+	want->mps = s->mps;
 	log_step_done(1);
 	rc = 0;
 out:

@@ -21,6 +21,7 @@
 #include <cjson/cJSON.h>
 
 #include "base/error.h"
+#include "gateway/mig.h"
 
 #define SHARING_MAX_REPLICAS 1024
 #define SHARING_CONFIG_NAME "openshell"   /* the config.map entry */
@@ -57,19 +58,27 @@ int sharing_read(const char *ctr, const char *release, int timeout_ms, struct sh
 /* The same from a List of several types that holds the HelmChartConfigs. */
 void sharing_from_list(const cJSON *list, const char *release, struct sharing *s);
 
+/* The device plugin refuses MPS with the mixed strategy (main.go: "using
+ * --mig-strategy=mixed is not supported with MPS"). */
+#define MPS_MIXED_REFUSED "--gpu-sharing mps:N cannot go with --mig-strategy mixed: the device plugin does not share MIG devices by MPS; use time-slicing:N, or another --mig-strategy"
+
+/* Is S sharing by MPS under the mixed strategy? */
+int mps_with_mixed(const struct sharing *s, enum mig_strategy m);
+
 /* What a sharing change makes the node advertise. */
 struct sharing_want {
-	long long allocatable;   /* nvidia.com/gpu, or 0: no change asked (any count) */
+	int changed;             /* a change was asked for; else any count will do */
+	long long allocatable;   /* with it: nvidia.com/gpu (0 when no whole GPU is left) */
 	int mps;                 /* by MPS: once the chart's MPS control daemon is up */
 };
 
-/* --gpu-sharing TEXT on gateway container CTR: apply (or, for none, delete)
+/* --gpu-sharing S on gateway container CTR: apply (or, for none, delete)
  * the HelmChartConfig, label the node for MPS (or not), and say what
  * allocatable it makes: the devices the plugin advertises for the
- * container's GPUs under MIG_STRATEGY (gateway/gpus.h) x replicas. TEXT
+ * container's GPUs under the MIG strategy (gateway/gpus.h) x replicas. S
  * NULL: nothing to change, *want all 0. The node it labels may come
  * until DEADLINE; each call has timeout_ms. */
-int sharing_configure(const char *ctr, const char *text, const char *mig_strategy, const char *release,
+int sharing_configure(const char *ctr, const struct sharing *s, enum mig_strategy mig, const char *release,
 		      long long deadline, int timeout_ms, struct sharing_want *want, os_error *err);
 
 #endif

@@ -377,7 +377,7 @@ static int create_container(struct start *st, os_error *err)
 {
 	int rc = -1;
 
-	cleanup_free char *which = st->o.gpu ? gpus_words(st->o.gpus ? st->o.gpus : "all") : NULL;
+	cleanup_free char *which = st->o.gpu ? gpus_words(&st->o.gpus) : NULL;
 
 	log_step("creating gateway '%s'%s%s", st->o.name, which ? " with " : "", which ? which : "");
 	if (ensure_network(st, err) < 0 || check_volume(st, err) < 0)
@@ -447,7 +447,7 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 		if (wait_kubeconfig_written(&st.w, err) < 0 || save_files(&st, err) < 0)
 			goto out;
 	} else if (wait_k3s_api(&st.w, err) < 0 || save_files(&st, err) < 0 ||
-		   (st.o.gpu && (sharing_configure(st.res, st.o.gpu_sharing, st.o.mig_strategy, DEVICE_PLUGIN_RELEASE,
+		   (st.o.gpu && (sharing_configure(st.res, st.o.sharing_set ? &st.o.sharing : NULL, st.o.mig, DEVICE_PLUGIN_RELEASE,
 						   st.w.deadline, wait_call_budget_ms(&st.w), &want, err) < 0 ||
 				 wait_gpus(&st.w, &want, &r->gpus, &r->mig, err) < 0)) ||
 		   (!st.o.gpu && !st.created_volume && wait_gpu_release_removed(&st.w, err) < 0)) {
@@ -458,7 +458,7 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 	}
 	r->image = xstrdup(st.o.image);
 	r->gpu_mode = st.o.gpu ? (st.o.cdi ? "cdi" : "legacy") : NULL;
-	r->mig_strategy = st.o.gpu ? (st.o.mig_strategy ? st.o.mig_strategy : "none") : NULL;
+	r->mig_strategy = st.o.gpu ? mig_strategy_name(st.o.mig) : NULL;
 	rc = 0;
 out:
 	if (rc < 0 && signals_pending())
@@ -468,6 +468,7 @@ out:
 	free(st.reused_image);
 	free(st.reused_bind);
 	strv_free(&st.host_sans);
+	strv_free(&st.o.gpu_uuids);
 	daemon_gpus_free(&st.dg);
 	return rc;
 }

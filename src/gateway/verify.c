@@ -113,7 +113,7 @@ static void check_device_plugin(const struct gateway *gw, const cJSON *list, str
  * first profile the node has (owned, in *resource). */
 static void mig_choice(const struct gateway *gw, const struct strv *mig, char **resource)
 {
-	if (gw->c.mig_strategy && strcmp(gw->c.mig_strategy, "mixed") == 0 && mig->n)
+	if (gw->mig == MIG_MIXED && mig->n)
 		*resource = xstrndup(mig->v[0], strcspn(mig->v[0], "="));
 }
 
@@ -128,7 +128,7 @@ static void check_allocatable(const struct gateway *gw, int gpus, const cJSON *l
 	cleanup_free char *migs = NULL, *sick = NULL;
 	long long n, cap, nmig;
 	/* Under the single strategy the plugin's devices are MIG devices, if any. */
-	int single = gw->c.mig_strategy && strcmp(gw->c.mig_strategy, "single") == 0;
+	int single = gw->mig == MIG_SINGLE;
 	const char *unit = single ? (gpus == 1 ? "device" : "devices") : (gpus == 1 ? "GPU" : "GPUs");
 
 	sharing_from_list(list, DEVICE_PLUGIN_RELEASE, &sh);
@@ -141,7 +141,7 @@ static void check_allocatable(const struct gateway *gw, int gpus, const cJSON *l
 	mig_choice(gw, &mig, resource);
 	if (n < 0 && nmig > 0)
 		check_set(c, CHECK_PASS, xasprintf("node allocatable %s (MIG, --mig-strategy %s); no whole GPU", migs,
-						   gw->c.mig_strategy ? gw->c.mig_strategy : "none"));
+						   mig_strategy_name(gw->mig)));
 	else if (n < 0)
 		check_set(c, CHECK_FAIL, xstrdup("node allocatable has no nvidia.com/gpu: the device plugin registered no GPU (it logs \"No devices found. Waiting indefinitely.\" when it sees none)"));
 	else if (sick)

@@ -70,7 +70,7 @@ int verify_gpus_seen(const struct gateway *gw, struct gpu_looks *l, struct strv 
 		return -1;
 	for (int i = 0; i < l->mine.n; i++)
 		strv_push(seen, l->mine.v[i].uuid);
-	*devices = gpus_plugin_devices(&l->mine, gw->c.mig_strategy);
+	*devices = gpus_plugin_devices(&l->mine, gw->mig);
 	return 0;
 }
 

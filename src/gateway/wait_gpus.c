@@ -38,8 +38,7 @@
 static int gpu_ready(const struct gpu_state *g)
 {
 	return g->runtime_class && g->rt.nvidia && g->plugin_found && g->ds.desired > 0 &&
-	       g->ds.ready == g->ds.desired && (g->allocatable > 0 || (g->mig > 0 && !g->want)) &&
-	       (!g->want || g->allocatable == g->want);
+	       g->ds.ready == g->ds.desired && (g->allocatable > 0 || g->mig > 0) && gpu_sharing_met(g);
 }
 
 /* One call for the cluster-wide facts: the node, the DaemonSets and the
@@ -211,12 +210,12 @@ static void plugin_fact(const struct gpu_state *g, struct strv *args)
 
 static int next_fact(const struct gpu_state *g, struct strv *args, int *of_nodes)
 {
-	*of_nodes = g->nodes > 0 && (g->want ? g->allocatable != g->want : g->allocatable < 0);
-	if (g->nodes > 0 && g->allocatable < 0 && !g->want) {
+	*of_nodes = g->nodes > 0 && (g->want_set ? !gpu_sharing_met(g) : g->allocatable < 0);
+	if (g->nodes > 0 && g->allocatable < 0 && !g->want_set) {
 		/* Needs the DaemonSet, its pod and the plugin's registration. */
 		strv_pushv(args, (const char *const[]){ "--for=jsonpath={.status.allocatable." KUBE_JSONPATH_GPU "}",
 						  "nodes", "--all", "--output=json", NULL });
-	} else if (g->nodes > 0 && g->want && g->allocatable != g->want) {
+	} else if (g->nodes > 0 && !gpu_sharing_met(g)) {
 		/* A sharing change: the upgraded plugin registers the replicas. */
 		strv_pushf(args, "--for=jsonpath={.status.allocatable." KUBE_JSONPATH_GPU "}=%lld", g->want);
 		strv_pushv(args, (const char *const[]){ "nodes", "--all", "--output=json", NULL });
@@ -324,7 +323,8 @@ static int await_fact(const struct wait_ctx *w, struct gpu_state *g, int *ready,
 int wait_gpus(const struct wait_ctx *w, const struct sharing_want *want, long long *gpus, long long *mig, os_error *err)
 {
 	struct backoff b = { 0 };
-	struct gpu_state g = { .allocatable = -1, .want = want->allocatable, .mps_sharing = want->mps };
+	struct gpu_state g = { .allocatable = -1, .want_set = want->changed, .want = want->allocatable,
+				.mps_sharing = want->mps };
 	/* The API just answered: the container is alive. */
 	int rc = -1, ready = 0, look_alive = 0;
 

@@ -642,6 +642,28 @@ static void test_parse(void)
 	drop(st);
 	unsetenv("OPENSHELL_CLUSTER_IMAGE");
 
+	/* The GPU options are parsed once, into typed values, as they come. */
+	rc = parse(&o, st, "--gpus", "\"device=0,2\"", "--gpu-sharing", "mps:4", "--gpu-mode", "cdi", "--mig-strategy",
+		   "single", NULL);
+	is_int(rc, -1, "the GPU options: go on");
+	ok(o.gpu && o.gpus.kind == GPUS_DEVICES && o.gpus.ids.n == 2 && strcmp(o.gpus.ids.v[1], "2") == 0,
+	   "--gpus '\"device=0,2\"' (Docker's own form) is GPUs 0 and 2");
+	ok(o.sharing_set && o.sharing.mps && o.sharing.replicas == 4, "--gpu-sharing mps:4 is MPS with 4 replicas");
+	ok(o.gpu_mode == GPU_MODE_CDI && o.mig_set && o.mig == MIG_SINGLE, "--gpu-mode and --mig-strategy as enums");
+	deploy_opts_free(&o);
+	drop(st);
+	rc = parse(&o, st, "--gpu", NULL);
+	ok(rc == -1 && o.gpu && o.gpus.kind == GPUS_ALL && !o.sharing_set && o.gpu_mode == GPU_MODE_AUTO && !o.mig_set,
+	   "--gpu alone: all GPUs, nothing else set");
+	drop(st);
+	usage_error(&o, "--gpus x is a usage error", "invalid --gpus 'x'", "--gpus", "x", NULL);
+	usage_error(&o, "--gpu-sharing mps:1 is a usage error", "invalid --gpu-sharing 'mps:1'", "--gpu", "--gpu-sharing",
+		    "mps:1", NULL);
+	usage_error(&o, "--gpu-mode CDI is a usage error", "give auto, cdi or legacy", "--gpu", "--gpu-mode", "CDI", NULL);
+	usage_error(&o, "--mig-strategy both is a usage error", "give none, single or mixed", "--gpu", "--mig-strategy",
+		    "both", NULL);
+	usage_error(&o, "--gpu with --gpus 2 is a usage error", "--gpus 2 contradicts", "--gpu", "--gpus", "2", NULL);
+	deploy_opts_free(&o);
 	usage_error(&o, "--port 0 is a usage error", "'0'", "--port", "0", NULL);
 	usage_error(&o, "--port x is a usage error", "'x'", "--port", "x", NULL);
 	usage_error(&o, "--port 65536 is a usage error", "'65536'", "--port", "65536", NULL);

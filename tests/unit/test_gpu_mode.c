@@ -41,9 +41,12 @@ static void test_parse(void)
 	ok(mig_strategy_parse("both", &s, &err) < 0 && err.code == OS_EXIT_USAGE && strstr(err.msg, "give none, single or mixed"),
 	   "an unknown strategy is a usage error: %s", err.msg);
 	os_error_clear(&err);
-	ok(mps_with_mixed("mps:2", "mixed") && !mps_with_mixed("time-slicing:2", "mixed") && !mps_with_mixed("mps:2", "single") &&
-		   !mps_with_mixed(NULL, "mixed") && !mps_with_mixed("mps:2", NULL),
-	   "MPS with the mixed strategy, and nothing else, is the plugin's refused pair");
+	{
+		struct sharing mps = { .replicas = 2, .mps = 1 }, ts = { .replicas = 2 }, none = { .replicas = 1 };
+		ok(mps_with_mixed(&mps, MIG_MIXED) && !mps_with_mixed(&ts, MIG_MIXED) && !mps_with_mixed(&mps, MIG_SINGLE) &&
+			   !mps_with_mixed(&none, MIG_MIXED) && !mps_with_mixed(&mps, MIG_NONE),
+		   "MPS with the mixed strategy, and nothing else, is the plugin's refused pair");
+	}
 }
 
 static void test_daemon(void)
@@ -71,14 +74,26 @@ static void test_daemon(void)
 	os_error_clear(&err);
 }
 
+/* The CDI names of --gpus TEXT, into NAMES. */
+static void cdi_names(const char *text, struct strv *names)
+{
+	struct gpus g;
+	os_error err = { 0 };
+
+	gpus_parse(text, &g, &err);
+	gpu_mode_cdi_devices(&g, names);
+	gpus_free(&g);
+	os_error_clear(&err);
+}
+
 static void devices_are(const char *sel, const char *want)
 {
 	struct strv names = { 0 };
 	char *got;
 
-	gpu_mode_cdi_devices(sel, &names);
+	cdi_names(sel, &names);
 	got = strv_join(&names, " ");
-	ok(strcmp(got, want) == 0, "--gpus %s is CDI's %s (%s)", sel ? sel : "(none)", want, got);
+	ok(strcmp(got, want) == 0, "--gpus %s is CDI's %s (%s)", sel, want, got);
 	free(got);
 	strv_free(&names);
 }
@@ -89,17 +104,16 @@ static void test_devices(void)
 	struct strv names = { 0 };
 	os_error err = { 0 };
 
-	devices_are(NULL, "nvidia.com/gpu=all");
 	devices_are("all", "nvidia.com/gpu=all");
 	devices_are("2", "nvidia.com/gpu=0 nvidia.com/gpu=1");
 	devices_are("device=1", "nvidia.com/gpu=1");
 	devices_are("0,GPU-3f2a", "nvidia.com/gpu=0 nvidia.com/gpu=GPU-3f2a");
 
 	daemon_gpus_parse(info_cdi, strlen(info_cdi), &d, &err);
-	gpu_mode_cdi_devices("0,GPU-3f2a", &names);
+	cdi_names("0,GPU-3f2a", &names);
 	is_int(gpu_mode_cdi_check(&names, &d, &err), 0, "names the spec has pass");
 	strv_free(&names);
-	gpu_mode_cdi_devices("3", &names);
+	cdi_names("3", &names);
 	ok(gpu_mode_cdi_check(&names, &d, &err) < 0 && strstr(err.msg, "has no device nvidia.com/gpu=2") &&
 		   strstr(err.msg, "it lists nvidia.com/gpu=0, GPU-3f2a, 1, all"),
 	   "a name it lacks is refused, with what it lists: %s", err.msg);
@@ -168,24 +182,30 @@ static void test_container(void)
 	deploy_opts_init(&o);
 	o.name = "g";
 	o.gpu = 1;
-	o.gpus = "2";
+	gpus_parse("2", &o.gpus, &err);
 	ok(gpus_match(&o, &c), "--gpus 2 matches it");
-	ok(gpu_mode_adopt(&o, &c, &err) == 0 && o.cdi && strcmp(o.mig_strategy, "mixed") == 0,
-	   "auto adopts its CDI and its strategy");
-	o.gpu_mode = "legacy";
+	ok(gpu_mode_adopt(&o, &c, &err) == 0 && o.cdi && o.mig == MIG_MIXED, "auto adopts its CDI and its strategy");
+	o.gpu_mode = GPU_MODE_LEGACY;
 	ok(gpu_mode_adopt(&o, &c, &err) < 0 && err.code == OS_EXIT_CONFLICT && strstr(err.msg, "--gpu-mode cdi but --gpu-mode legacy"),
 	   "--gpu-mode legacy conflicts: %s", err.msg);
 	os_error_clear(&err);
-	o.gpu_mode = NULL;
-	o.mig_strategy = "single";
+	o.gpu_mode = GPU_MODE_AUTO;
+	o.mig_set = 1;
+	o.mig = MIG_SINGLE;
 	ok(gpu_mode_adopt(&o, &c, &err) < 0 && err.code == OS_EXIT_CONFLICT && strstr(err.msg, "--mig-strategy mixed but --mig-strategy single"),
 	   "another --mig-strategy conflicts: %s", err.msg);
 	os_error_clear(&err);
-	o.mig_strategy = NULL;
-	o.gpu_sharing = "mps:2";
+	o.mig = MIG_NONE;
+	ok(gpu_mode_adopt(&o, &c, &err) < 0 && strstr(err.msg, "--mig-strategy mixed but --mig-strategy none"),
+	   "an explicit none conflicts too: %s", err.msg);
+	os_error_clear(&err);
+	o.mig_set = 0;
+	o.sharing_set = 1;
+	o.sharing = (struct sharing){ .replicas = 2, .mps = 1 };
 	ok(gpu_mode_adopt(&o, &c, &err) < 0 && strstr(err.msg, "does not share MIG devices by MPS: use --gpu-sharing time-slicing:N, or rebuild it with --recreate"),
 	   "MPS on a mixed gateway is refused: %s", err.msg);
 	os_error_clear(&err);
+	deploy_opts_free(&o);
 	container_free(&c);
 }
 
@@ -198,9 +218,9 @@ static void test_argv(void)
 	deploy_opts_init(&o);
 	o.name = "g";
 	o.gpu = 1;
-	o.gpus = "0,2";
+	gpus_parse("0,2", &o.gpus, &(os_error){ 0 });
 	o.cdi = 1;
-	o.mig_strategy = "single";
+	o.mig = MIG_SINGLE;
 	o.image = "img";
 	deploy_run_argv(&o, &argv);
 	all = strv_join(&argv, " ");
@@ -212,14 +232,23 @@ static void test_argv(void)
 	free(all);
 	strv_free(&argv);
 	o.cdi = 0;
-	o.mig_strategy = NULL;
+	o.mig = MIG_NONE;
 	deploy_run_argv(&o, &argv);
 	all = strv_join(&argv, " ");
 	ok(strstr(all, " --gpus=") && !strstr(all, "--device=") && !strstr(all, "OPENSHELL_GPU_MODE") && !strstr(all, "OPENSHELL_MIG") &&
-		   !strstr(all, LABEL_GPUS),
+		   !strstr(all, LABEL_GPUS) && !strstr(all, "OPENSHELL_GPU_UUIDS"),
 	   "legacy: --gpus, and the entrypoint's defaults");
 	free(all);
 	strv_free(&argv);
+	strv_push(&o.gpu_uuids, "GPU-aaaa");
+	strv_push(&o.gpu_uuids, "GPU-cccc");
+	deploy_run_argv(&o, &argv);
+	all = strv_join(&argv, " ");
+	ok(strstr(all, " --env=OPENSHELL_GPU_UUIDS=GPU-aaaa,GPU-cccc ") != NULL,
+	   "the selection's UUIDs go to the entrypoint, which hides the other GPUs: %s", all);
+	free(all);
+	strv_free(&argv);
+	deploy_opts_free(&o);
 }
 
 static void test_mig_resources(void)

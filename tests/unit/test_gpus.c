@@ -74,6 +74,20 @@ static void resolves(const char *text, const char *want)
 	os_error_clear(&err);
 }
 
+static void words(const char *text, const char *want)
+{
+	struct gpus g;
+	os_error err = { 0 };
+	char *s;
+
+	gpus_parse(text, &g, &err);
+	s = gpus_words(&g);
+	ok(strcmp(s, want) == 0, "--gpus %s in words is %s (%s)", text, want, s);
+	free(s);
+	gpus_free(&g);
+	os_error_clear(&err);
+}
+
 int main(void)
 {
 	struct host_gpus h;
@@ -85,6 +99,8 @@ int main(void)
 	parses("0,2", "0,2", "driver=nvidia,\"device=0,2\",\"capabilities=utility,compute\"");
 	parses("device=1", "device=1", "driver=nvidia,\"device=1\",\"capabilities=utility,compute\"");
 	parses("device=0,2", "0,2", "driver=nvidia,\"device=0,2\",\"capabilities=utility,compute\"");
+	/* Docker's documented form, quotes and all: --gpus '"device=0,2"'. */
+	parses("\"device=0,2\"", "0,2", "driver=nvidia,\"device=0,2\",\"capabilities=utility,compute\"");
 	parses("GPU-3f2a00aa-1,1", "GPU-3f2a00aa-1,1", "driver=nvidia,\"device=GPU-3f2a00aa-1,1\",\"capabilities=utility,compute\"");
 	refused("", "empty");
 	refused("0", "a count from 1");
@@ -96,6 +112,8 @@ int main(void)
 	refused("99999", "a count from 1");
 	refused("GPU-", "each item must be");
 	refused("GPU-xyz", "each item must be");
+	refused("\"\"", "empty");
+	refused("\"device=0,2", "each item must be");
 
 	host_gpus_parse(smi, &h);
 	is_int(h.n, 3, "nvidia-smi -L: three GPUs, the MIG line is not one");
@@ -104,17 +122,17 @@ int main(void)
 	ok(h.v[1].migs.n == 1 && strcmp(h.v[1].migs.v[0], "MIG-cccc") == 0 && strcmp(h.v[1].profiles.v[0], "1g.10gb") == 0,
 	   "GPU 1's MIG device, with its profile");
 	ok(h.v[0].migs.n == 0 && h.v[2].migs.n == 0, "the others have none");
-	is_int(gpus_plugin_devices(&h, NULL), 3, "strategy none: every GPU whole");
-	is_int(gpus_plugin_devices(&h, "mixed"), 2, "mixed: the GPUs without MIG");
-	is_int(gpus_plugin_devices(&h, "single"), 3, "single on a mix: the GPUs (the plugin refuses it anyway)");
+	is_int(gpus_plugin_devices(&h, MIG_NONE), 3, "strategy none: every GPU whole");
+	is_int(gpus_plugin_devices(&h, MIG_MIXED), 2, "mixed: the GPUs without MIG");
+	is_int(gpus_plugin_devices(&h, MIG_SINGLE), 3, "single on a mix: the GPUs (the plugin refuses it anyway)");
 	host_gpus_free(&h);
 	host_gpus_parse("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-aaaa)\n"
 			"  MIG 1g.10gb     Device  0: (UUID: MIG-1111)\n"
 			"  MIG 1g.10gb     Device  1: (UUID: MIG-2222)\n"
 			"GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-bbbb)\n"
 			"  MIG 3g.40gb     Device  0: (UUID: MIG-3333)\n", &h);
-	is_int(gpus_plugin_devices(&h, "single"), 3, "single with every GPU MIG-enabled: every MIG device");
-	is_int(gpus_plugin_devices(&h, "mixed"), 0, "mixed there: no whole GPU");
+	is_int(gpus_plugin_devices(&h, MIG_SINGLE), 3, "single with every GPU MIG-enabled: every MIG device");
+	is_int(gpus_plugin_devices(&h, MIG_MIXED), 0, "mixed there: no whole GPU");
 	host_gpus_free(&h);
 	resolves("MIG-cccc", "b");   /* a MIG device means its GPU */
 	resolves("1,MIG-cccc", "b"); /* once, however often it is named */
@@ -139,11 +157,9 @@ int main(void)
 	s = gpus_of_request(0, "0,2");
 	is_str(s, "0,2", "device IDs as they are");
 	free(s);
-	s = gpus_words("2");
-	is_str(s, "2 GPUs (the first)", "a count in words");
-	free(s);
-	s = gpus_words("device=1");
-	is_str(s, "GPU 1", "one device in words");
-	free(s);
+	words("2", "2 GPUs (the first)");
+	words("device=1", "GPU 1");
+	words("0,GPU-3f2a", "GPUs 0,GPU-3f2a");
+	words("all", "all GPUs");
 	return tap_done();
 }
