@@ -12,7 +12,8 @@ load helpers/sim-host
 IMG=openshell-test/busybox:sim
 
 setup_file() {
-	sim_host_start --gpus 2
+	# Device minors in the other order than the indices, as a driver's probe may give them.
+	sim_host_start --gpus 2 --minors 1,0
 	sim_busybox_image "$IMG"
 }
 
@@ -57,13 +58,62 @@ teardown() {
 	assert_output --regexp "^GPU 0: .+ \(UUID: $uuid1\)$"
 }
 
-@test "--gpus device=UUID selects that GPU; devices nodes keep the host minor" {
+# The device minor the driver gave the GPU of UUID $1, from its procfs.
+minor_of() {
+	# shellcheck disable=SC2016 # expanded by the shell in the container
+	docker run --rm "$IMG" sh -c 'grep -l "^GPU UUID:[[:space:]]*$1\$" /proc/driver/nvidia/gpus/*/information |
+		xargs sed -n "s/^Device Minor:[[:space:]]*//p"' sh "$1"
+}
+
+@test "--gpus device=UUID selects that GPU; its device node is the driver's minor, not its index" {
 	(($(sim_gpu_count) >= 2)) || skip "needs a host with at least 2 GPUs"
 	uuid1=$(sim_gpu_uuids | sed -n 2p)
+	minor=$(minor_of "$uuid1")
+	[[ $minor =~ ^[0-9]+$ ]]
 	run docker run --rm --gpus "\"device=$uuid1\"" "$IMG" sh -c \
 		'nvidia-smi --query-gpu=uuid --format=csv,noheader; ls /dev | grep "^nvidia[0-9]"; test -c /dev/nvidiactl'
 	assert_success
-	assert_equal "${lines[*]}" "$uuid1 nvidia1"
+	assert_equal "${lines[*]}" "$uuid1 nvidia$minor"
+}
+
+@test "the driver's /proc/driver/nvidia is in every container; the hook's tmpfs lists its GPUs alone, ModifyDeviceFiles 0" {
+	n=$(sim_gpu_count)
+	run docker run --rm "$IMG" sh -c 'grep ^ModifyDeviceFiles /proc/driver/nvidia/params; ls /proc/driver/nvidia/gpus | wc -l'
+	assert_success
+	assert_output "ModifyDeviceFiles: 1
+$n"
+	uuid1=$(sim_gpu_uuids | sed -n 2p)
+	run docker run --rm --gpus '"device=1"' "$IMG" sh -c 'grep ^ModifyDeviceFiles /proc/driver/nvidia/params
+		cat /proc/driver/nvidia/gpus/*/information'
+	assert_success
+	assert_line "ModifyDeviceFiles: 0"
+	assert_line --regexp "^GPU UUID:[[:space:]]+$uuid1\$"
+	assert_equal "$(grep -c '^GPU UUID' <<<"$output")" 1
+}
+
+@test "a privileged container has every GPU's node, whatever --gpus selected, and nvidia-smi sees them all" {
+	# moby's WithDevices gives a privileged container the host's /dev (NVIDIA/nvidia-docker#764).
+	(($(sim_gpu_count) >= 2)) || skip "needs a host with at least 2 GPUs"
+	run docker run --rm --privileged --gpus '"device=1"' "$IMG" nvidia-smi -L
+	assert_success
+	assert_equal "${#lines[@]}" "$(sim_gpu_count)"
+}
+
+@test "privileged, the driver makes a removed node again while ModifyDeviceFiles is 1, not once it is 0" {
+	(($(sim_gpu_count) >= 2)) || skip "needs a host with at least 2 GPUs"
+	uuid0=$(sim_gpu_uuids | sed -n 1p)
+	minor=$(minor_of "$uuid0")
+	# Off with the hook's tmpfs: the driver's own params (1); then the same with 0 bound over it.
+	run docker run --rm --privileged --gpus all "$IMG" sh -c "umount /proc/driver/nvidia
+		rm /dev/nvidia$minor; nvidia-smi -L | wc -l; test -c /dev/nvidia$minor && echo made-again
+		sed 's/^ModifyDeviceFiles: 1/ModifyDeviceFiles: 0/' /proc/driver/nvidia/params >/params0
+		mount --bind /params0 /proc/driver/nvidia/params
+		rm /dev/nvidia$minor; nvidia-smi -L | wc -l; test -c /dev/nvidia$minor || echo stays-gone"
+	assert_success
+	assert_output "$(sim_gpu_count)
+made-again
+$(($(sim_gpu_count) - 1))
+stays-gone"
 }
 
 @test "an unknown device fails the container start like the real toolkit" {
@@ -133,17 +183,22 @@ ${uuids[1]}, 81559 MiB, 1"
 no-smi"
 }
 
-@test "nvidia-smi shows only the caller's NVIDIA_VISIBLE_DEVICES (what the k3s stand-in gives a pod)" {
-	sim_only "a real nvidia-smi ignores NVIDIA_VISIBLE_DEVICES; a real pod gets only its devices"
+@test "nvidia-smi shows only the caller's SIM_RUNTIME_DEVICES (the devices the k3s stand-in's runtime gives a pod)" {
+	sim_only "a real pod has only its own devices; the stand-in's pods run in the gateway itself"
 	uuid1=$(sim_gpu_uuids | sed -n 2p)
-	run docker run --rm --gpus all "$IMG" sh -c "NVIDIA_VISIBLE_DEVICES=$uuid1 nvidia-smi -L"
+	run docker run --rm --gpus all "$IMG" sh -c "SIM_RUNTIME_DEVICES=$uuid1 nvidia-smi -L"
 	assert_success
 	assert_output --regexp "^GPU 0: .+ \(UUID: $uuid1\)$"
-	run docker run --rm --gpus all "$IMG" sh -c "NVIDIA_VISIBLE_DEVICES=1 nvidia-smi --query-gpu=index,uuid --format=csv,noheader"
+	run docker run --rm --gpus all "$IMG" sh -c "SIM_RUNTIME_DEVICES=1 nvidia-smi --query-gpu=index,uuid --format=csv,noheader"
 	assert_output "0, $uuid1"
-	run docker run --rm --gpus all "$IMG" sh -c 'NVIDIA_VISIBLE_DEVICES=none nvidia-smi -L'
-	assert_failure 6
-	assert_output "No devices were found"
+	for none in none void ''; do
+		run docker run --rm --gpus all "$IMG" sh -c "SIM_RUNTIME_DEVICES='$none' nvidia-smi -L"
+		assert_failure 6
+		assert_output "No devices were found"
+	done
+	# NVML reads no such variable: NVIDIA_VISIBLE_DEVICES changes nothing.
+	run docker run --rm --gpus all "$IMG" sh -c "NVIDIA_VISIBLE_DEVICES=$uuid1 nvidia-smi -L"
+	assert_equal "${#lines[@]}" "$(sim_gpu_count)"
 }
 
 # --- privileged containers (runtime shim) ---------------------------------------------------
@@ -212,6 +267,11 @@ no-smi"
 	assert_failure 2
 	run "$SIM_HOST_BIN" start --gpus many
 	assert_failure 2
+	for minors in 0,0 1 1,x 1,254; do
+		run "$SIM_HOST_BIN" start --gpus 2 --minors "$minors"
+		assert_failure 2
+		assert_output --partial -- "--minors must"
+	done
 	dir=/tmp/osim-never-started-$$
 	SIM_HOST_DIR=$dir run "$SIM_HOST_BIN" status
 	assert_failure 1
