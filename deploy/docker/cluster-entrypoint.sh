@@ -14,7 +14,9 @@
 #
 # GPU support is gated on GPU_ENABLED=true (set by `openshell gateway start
 # --gpu` together with Docker's --gpus request):
-#   - on:  copy $GPU_MANIFESTS_DIR/*.yaml into the k3s manifests dir, where the
+#   - on:  with a selection of GPUs (OPENSHELL_GPU_UUIDS), hide the host's
+#          others, which a privileged container gets too (gpu-isolate.sh);
+#          copy $GPU_MANIFESTS_DIR/*.yaml into the k3s manifests dir, where the
 #          k3s deploy/Helm controllers install the NVIDIA device plugin;
 #   - off: remove copies of those manifests that an earlier GPU run left on
 #          the volume, so a gateway recreated without GPU does not keep
@@ -31,6 +33,8 @@ K3S_DATA_DIR="${K3S_DATA_DIR:-/var/lib/rancher/k3s}"
 K3S_MANIFESTS_DIR="${K3S_MANIFESTS_DIR:-$K3S_DATA_DIR/server/manifests}"
 K3S_BIN="${K3S_BIN:-/usr/local/bin/k3s}"
 DEV_DIR="${OPENSHELL_DEV_DIR:-/dev}"
+GPU_ISOLATE="${OPENSHELL_GPU_ISOLATE:-/usr/local/bin/gpu-isolate.sh}"
+RUNTIME_CONFIG="${OPENSHELL_NVIDIA_RUNTIME_CONFIG:-/etc/nvidia-container-runtime/config.toml}"
 GPU_ENABLED="${GPU_ENABLED:-}"
 # How the gateway got its GPUs (openshell's --gpu-mode: legacy or cdi) and
 # its MIG strategy, for the device plugin's values.
@@ -114,7 +118,7 @@ sync_bundle() {
 # The device plugin's values that follow the gateway's own options.
 gpu_program() {
 	case $OPENSHELL_GPU_MODE in
-	legacy) printf 's|@DEVICE_LIST_STRATEGY@|envvar|g\n' ;;
+	legacy) printf 's|@DEVICE_LIST_STRATEGY@|volume-mounts|g\n' ;;
 	cdi) printf 's|@DEVICE_LIST_STRATEGY@|cdi-cri|g\n' ;;
 	*) die "OPENSHELL_GPU_MODE=$OPENSHELL_GPU_MODE: give legacy or cdi" ;;
 	esac
@@ -124,7 +128,28 @@ gpu_program() {
 	esac
 }
 
+# A pod gets the GPUs the device plugin allocated it, and no other: the
+# nested runtime takes them from the plugin's volume mounts (or CDI), never
+# from NVIDIA_VISIBLE_DEVICES of an unprivileged container, which every CUDA
+# image sets to "all" and any pod may set (NVIDIA's own advice; the
+# toolkit's top-level keys in api/config/v1/config.go). Set at every start:
+# the file is the image's, and a new image must not lose it.
+secure_runtime_config() {
+	[ -f "$RUNTIME_CONFIG" ] || return 0
+	tmp="$RUNTIME_CONFIG.tmp.$$"
+	{
+		# Top-level keys, so before any [table] of the file.
+		printf 'accept-nvidia-visible-devices-envvar-when-unprivileged = false\n'
+		printf 'accept-nvidia-visible-devices-as-volume-mounts = true\n'
+		grep -v -E '^[#[:space:]]*accept-nvidia-visible-devices-(envvar-when-unprivileged|as-volume-mounts)[[:space:]]*=' \
+			"$RUNTIME_CONFIG" || true
+	} >"$tmp" || die "cannot write $tmp"
+	chmod 0644 "$tmp"
+	mv -f "$tmp" "$RUNTIME_CONFIG" || die "cannot rename $tmp to $RUNTIME_CONFIG"
+}
+
 mkdir -p "$K3S_MANIFESTS_DIR" || die "cannot create $K3S_MANIFESTS_DIR"
+secure_runtime_config
 RENDER=$(render_program; gpu_program)
 sync_bundle "$BUNDLE_DIR/images" "$K3S_DATA_DIR/agent/images"
 sync_bundle "$BUNDLE_DIR/charts" "$K3S_DATA_DIR/server/static/charts"
@@ -139,6 +164,8 @@ fi
 
 if [ "$GPU_ENABLED" = "true" ]; then
 	log "GPU_ENABLED=true: enabling NVIDIA GPU support (GPUs through $OPENSHELL_GPU_MODE, MIG strategy $OPENSHELL_MIG_STRATEGY)"
+	# Before k3s, so that nothing in the gateway ever sees the other GPUs.
+	"$GPU_ISOLATE"
 	installed=""
 	for f in "$GPU_MANIFESTS_DIR"/*.yaml; do
 		[ -f "$f" ] || continue

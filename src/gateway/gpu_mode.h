@@ -9,7 +9,7 @@
  * info`'s DiscoveredDevices, Docker >= 28.2, where CDI is on by default)
  * and the legacy path otherwise. A kept gateway keeps the mode it was made
  * with; inside it the device plugin's deviceListStrategy follows the mode
- * (envvar, or cdi-cri), through the entrypoint.
+ * (volume-mounts, or cdi-cri), through the entrypoint.
  */
 #ifndef OPENSHELL_GATEWAY_GPU_MODE_H
 #define OPENSHELL_GATEWAY_GPU_MODE_H

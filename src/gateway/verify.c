@@ -165,12 +165,14 @@ static void check_allocatable(const struct gateway *gw, int gpus, const cJSON *l
 }
 
 /* The cluster checks from one look at it (LIST) and the containerd fact;
- * the smoke pod when a GPU can be scheduled. */
+ * the smoke pod when a GPU can be scheduled, the isolation pod when
+ * containerd has the nvidia runtime that pods of both run under. */
 static int check_cluster(const struct gateway *gw, const struct verify_opts *vo, const cJSON *list,
 			 const struct runtime_fact *rt, int devices, struct check checks[VERIFY_NCHECKS], int *smoked,
 			 os_error *err)
 {
 	cleanup_free char *resource = NULL;   /* what the smoke pod asks for, if not nvidia.com/gpu */
+	struct verify_pod_plan plan = { 0 };
 	int schedulable = 0;
 
 	check_runtime_class(list, rt, &checks[1]);
@@ -178,28 +180,36 @@ static int check_cluster(const struct gateway *gw, const struct verify_opts *vo,
 	check_allocatable(gw, devices, list, &checks[3], &resource, &schedulable);
 	/* Without a schedulable GPU the smoke pod could only wait for nothing;
 	 * with some (an unhealthy one beside, a count off) it proves those. */
-	if (!schedulable) {
+	if (schedulable) {
+		plan.smoke = &checks[4];
+		plan.resource = resource;
+		*smoked = 1;
+	} else {
 		check_set(&checks[4], CHECK_SKIP, xstrdup("not run: no allocatable GPU"));
-		return 0;
 	}
-	*smoked = 1;
-	return verify_smoke(gw, vo, resource, &checks[4], err);
+	if (rt->nvidia)
+		plan.isolation = &checks[5];
+	else
+		check_set(&checks[5], CHECK_SKIP, xstrdup("not run: containerd has no nvidia runtime"));
+	return verify_pods(gw, vo, &plan, err);
 }
 
 /* A cluster that does not answer fails the cluster checks, with that as
- * their evidence, rather than ending verify without a report. */
+ * their evidence, rather than ending verify without a report; its pods
+ * are not run. */
 static void api_silent(struct check checks[VERIFY_NCHECKS])
 {
-	for (int i = 1; i < VERIFY_NCHECKS - 1; i++)
+	for (int i = 1; i < 4; i++)
 		check_set(&checks[i], CHECK_FAIL, xstrdup("the k3s API does not answer (kubectl get --raw /readyz)"));
-	check_set(&checks[VERIFY_NCHECKS - 1], CHECK_SKIP, xstrdup("not run: the k3s API does not answer"));
+	for (int i = 4; i < VERIFY_NCHECKS; i++)
+		check_set(&checks[i], CHECK_SKIP, xstrdup("not run: the k3s API does not answer"));
 }
 
 int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		   struct check checks[VERIFY_NCHECKS], os_error *err)
 {
 	static const char *const names[VERIFY_NCHECKS] = {
-		"device-request", "runtime-class", "device-plugin", "allocatable", "smoke-pod",
+		"device-request", "runtime-class", "device-plugin", "allocatable", "smoke-pod", "pod-isolation",
 	};
 	struct gpu_looks looks = { 0 };
 	struct run_child *rt_call = NULL, *state_call = NULL;

@@ -3,9 +3,10 @@
  * The design's testing plan as code, in order: the container asks Docker
  * for GPUs and sees exactly the ones its request names on the Docker host,
  * by UUID; RuntimeClass nvidia exists; the device-plugin DaemonSet has all
- * its pods ready; the node has allocatable nvidia.com/gpu; and a pod that
- * requests one GPU runs nvidia-smi to completion and names the GPU, one of
- * the container's. Each check yields a status and the evidence it saw. A
+ * its pods ready; the node has allocatable nvidia.com/gpu; a pod that
+ * requests one GPU runs nvidia-smi to completion and names that GPU alone,
+ * one of the container's; and a pod that requests none sees none, though
+ * it names every GPU in NVIDIA_VISIBLE_DEVICES. Each check yields a status and the evidence it saw. A
  * gateway without a GPU request gets "n/a" for all of them, never "pass".
  */
 #ifndef OPENSHELL_GATEWAY_VERIFY_H
@@ -18,7 +19,7 @@
  * label); this pin of deploy/versions.env serves images without one. */
 #define VERIFY_DEFAULT_SMOKE_IMAGE OPENSHELL_SMOKE_IMAGE
 #define VERIFY_DEFAULT_TIMEOUT_MS (2 * 60 * 1000)
-#define VERIFY_NCHECKS 5
+#define VERIFY_NCHECKS 6
 
 enum check_status { CHECK_PASS, CHECK_FAIL, CHECK_SKIP, CHECK_NA };
 
@@ -47,5 +48,8 @@ const char *check_status_name(enum check_status s);
 /* The smoke pod's manifest (JSON, as kubectl apply -f - takes it): one of
  * RESOURCE (NULL: nvidia.com/gpu, else a MIG profile's resource). */
 char *verify_smoke_manifest(const char *pod, const char *image, const char *resource);
+
+/* The isolation pod's: no GPU asked for, NVIDIA_VISIBLE_DEVICES=all. */
+char *verify_isolation_manifest(const char *pod, const char *image);
 
 #endif

@@ -35,12 +35,22 @@ int verify_gpus_judge(const struct gateway *gw, struct gpu_looks *l, const struc
 		      os_error *err);
 void verify_gpus_free(struct gpu_looks *l);
 
-/* The smoke pod: it asks for one nvidia.com/gpu, or RESOURCE (a MIG
- * profile's), runs nvidia-smi -L, and must succeed naming a GPU (and the
- * MIG device of that profile). The check is set; -1 only when it could
- * not run. The pod is deleted afterwards unless vo->keep. */
-int verify_smoke(const struct gateway *gw, const struct verify_opts *vo, const char *resource, struct check *c,
-		 os_error *err);
+/* verify's pods, which go in together and are waited for side by side:
+ * the smoke pod asks for one nvidia.com/gpu, or RESOURCE (a MIG profile's),
+ * runs nvidia-smi -L, and must succeed naming exactly one GPU (and the
+ * MIG device of that profile); the isolation pod asks for none, names
+ * every one in NVIDIA_VISIBLE_DEVICES=all (as any CUDA image does) and
+ * must see none. A NULL check is not run. The checks are set; -1 only
+ * when they could not run. The pods are deleted afterwards unless
+ * vo->keep. */
+#define VERIFY_PODS 2
+struct verify_pod_plan {
+	struct check *smoke;
+	const char *resource;
+	struct check *isolation;
+};
+int verify_pods(const struct gateway *gw, const struct verify_opts *vo, const struct verify_pod_plan *plan,
+		os_error *err);
 
 /* The smoke pod's GPU must be one of those seen. */
 void verify_smoke_gpu(const struct strv *seen, struct check *c);

@@ -18,6 +18,8 @@ setup() {
 	export OPENSHELL_BUNDLE_DIR=$root/opt/bundle
 	export OPENSHELL_VERSIONS_FILE=$root/opt/versions.env
 	export OPENSHELL_DEV_DIR=$root/dev
+	export OPENSHELL_GPU_ISOLATE=$BATS_TEST_DIRNAME/../../deploy/docker/gpu-isolate.sh
+	export OPENSHELL_NVIDIA_RUNTIME_CONFIG=$root/etc/nvidia-container-runtime/config.toml
 	mkdir -p "$OPENSHELL_BUNDLE_DIR/images" "$OPENSHELL_BUNDLE_DIR/charts"
 	cp "$REAL_VERSIONS" "$OPENSHELL_VERSIONS_FILE"
 	export K3S_BIN=$root/fake-k3s
@@ -48,11 +50,11 @@ entrypoint() {
 	assert_line "openshell-entrypoint: found 2 GPU device(s) in $OPENSHELL_DEV_DIR"
 	# Installed as shipped, but for the pins filled in.
 	chart=$(sed -n 's/^DEVICE_PLUGIN_CHART_VERSION=//p' "$REAL_VERSIONS")
-	run diff <(sed -e "s/@DEVICE_PLUGIN_CHART_VERSION@/$chart/" -e 's/@DEVICE_LIST_STRATEGY@/envvar/' \
+	run diff <(sed -e "s/@DEVICE_PLUGIN_CHART_VERSION@/$chart/" -e 's/@DEVICE_LIST_STRATEGY@/volume-mounts/' \
 		-e 's/@MIG_STRATEGY@/none/' "$REAL_GPU_MANIFESTS/nvidia-device-plugin-helmchart.yaml") \
 		"$K3S_MANIFESTS_DIR/nvidia-device-plugin-helmchart.yaml"
 	assert_success
-	grep -q '^    deviceListStrategy: envvar$' "$K3S_MANIFESTS_DIR/nvidia-device-plugin-helmchart.yaml"
+	grep -q '^    deviceListStrategy: volume-mounts$' "$K3S_MANIFESTS_DIR/nvidia-device-plugin-helmchart.yaml"
 	grep -q '^    migStrategy: none$' "$K3S_MANIFESTS_DIR/nvidia-device-plugin-helmchart.yaml"
 	run ls -A "$K3S_MANIFESTS_DIR"
 	refute_output --partial ".tmp."
@@ -74,6 +76,47 @@ entrypoint() {
 	OPENSHELL_MIG_STRATEGY='x|y' GPU_ENABLED=true entrypoint server
 	assert_failure 1
 	assert_output --partial "error: OPENSHELL_MIG_STRATEGY=x|y: give none, single or mixed"
+	refute_output --partial "fake-k3s"
+}
+
+@test "the nested runtime takes a pod's GPUs from the plugin's mounts, never from an unprivileged NVIDIA_VISIBLE_DEVICES" {
+	mkdir -p "$(dirname "$OPENSHELL_NVIDIA_RUNTIME_CONFIG")"
+	cp "$BATS_TEST_DIRNAME/fixtures/nvidia-container-runtime-config.toml" "$OPENSHELL_NVIDIA_RUNTIME_CONFIG"
+	for start in first second; do
+		entrypoint server
+		assert_equal "$status" 7
+		# As the runtime reads it: TOML, the keys top-level, the rest kept.
+		run python3 -c 'import sys, tomllib; d = tomllib.load(open(sys.argv[1], "rb"))
+print(d["accept-nvidia-visible-devices-envvar-when-unprivileged"], d["accept-nvidia-visible-devices-as-volume-mounts"],
+      d["nvidia-container-runtime"]["mode"], d["nvidia-container-cli"]["ldconfig"])' "$OPENSHELL_NVIDIA_RUNTIME_CONFIG"
+		assert_success
+		assert_output "False True jit-cdi @/sbin/ldconfig.real"
+	done
+	# Once each, however often the entrypoint ran.
+	assert_equal "$(grep -c 'accept-nvidia-visible-devices' "$OPENSHELL_NVIDIA_RUNTIME_CONFIG")" 2
+	# An image without the toolkit has no file to edit, and gets none.
+	rm "$OPENSHELL_NVIDIA_RUNTIME_CONFIG"
+	entrypoint server
+	assert_equal "$status" 7
+	assert [ ! -e "$OPENSHELL_NVIDIA_RUNTIME_CONFIG" ]
+}
+
+@test "a selection of GPUs is isolated before k3s; a GPU the driver lacks stops the start" {
+	proc=$root/proc/driver/nvidia
+	mkdir -p "$proc/gpus/0000:18:00.0" "$proc/gpus/0000:2a:00.0"
+	printf 'ModifyDeviceFiles: 0\n' >"$proc/params"
+	printf 'GPU UUID: \t GPU-aaaa\nDevice Minor: \t 1\n' >"$proc/gpus/0000:18:00.0/information"
+	printf 'GPU UUID: \t GPU-bbbb\nDevice Minor: \t 0\n' >"$proc/gpus/0000:2a:00.0/information"
+	touch "$OPENSHELL_DEV_DIR/nvidia0" "$OPENSHELL_DEV_DIR/nvidia1"
+	export OPENSHELL_PROC_DRIVER_DIR=$proc
+	OPENSHELL_GPU_UUIDS=GPU-aaaa GPU_ENABLED=true entrypoint server
+	assert_equal "$status" 7
+	assert_line "openshell-entrypoint: GPUs of this gateway: /dev/nvidia1; removed the host's others: /dev/nvidia0"
+	assert_line "openshell-entrypoint: found 1 GPU device(s) in $OPENSHELL_DEV_DIR"
+	assert_line "fake-k3s args: server"
+	OPENSHELL_GPU_UUIDS=GPU-cccc GPU_ENABLED=true entrypoint server
+	assert_failure 1
+	assert_output --partial "the NVIDIA driver lists no GPU GPU-cccc"
 	refute_output --partial "fake-k3s"
 }
 

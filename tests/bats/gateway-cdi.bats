@@ -146,7 +146,7 @@ requests() { # NAME: the container's DeviceRequests, as docker inspect shows the
 	assert_output '[{"Driver":"nvidia","Count":1,"DeviceIDs":null,"Capabilities":[["utility","compute","gpu"]],"Options":{}}]'
 	run gw_kubectl leg get helmchart nvidia-device-plugin -n kube-system -o json
 	run jq -r .spec.valuesContent <<<"$output"
-	assert_line 'deviceListStrategy: envvar'
+	assert_line 'deviceListStrategy: volume-mounts'
 	run --separate-stderr openshell gateway verify --name leg
 	assert_success
 	assert_line --partial "PASS  device-request  legacy --gpus: driver=nvidia count=1"

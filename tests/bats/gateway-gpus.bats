@@ -2,14 +2,15 @@
 # `gateway start --gpus all|N|LIST`: which GPUs a gateway gets, checked
 # against the Docker host's GPUs before anything is created, shown by
 # status and list, and proven by verify, UUID by UUID. On the SIMULATED
-# toolkit (unless OPENSHELL_TEST_REAL_HOST=1), whose hook gives a container
-# exactly the GPUs Docker's nvidia driver names in NVIDIA_VISIBLE_DEVICES.
+# toolkit (unless OPENSHELL_TEST_REAL_HOST=1): three GPUs whose device
+# minors are not their indices, and a privileged container gets every
+# GPU's node, as on a real host, whatever --gpus selected.
 
 bats_require_minimum_version 1.5.0
 
 setup_file() {
 	load helpers/gateway
-	gateway_suite_start --gpus 2
+	gateway_suite_start --gpus 3 --minors 2,0,1
 }
 
 teardown_file() {
@@ -37,6 +38,16 @@ mps_daemon_broken_settled() {
 
 uuid_of() { # INDEX: the host's GPU of that index
 	sim_gpu_uuids | sed -n "$(($1 + 1))p"
+}
+
+# In gateway $1, each GPU the driver lists as "UUID MINOR present|absent":
+# whether its /dev/nvidiaMINOR is there.
+gpu_nodes() {
+	# shellcheck disable=SC2016 # expanded by the shell in the container
+	docker exec "openshell-cluster-$1" sh -c 'for f in /proc/driver/nvidia/gpus/*/information; do
+		u=$(sed -n "s/^GPU UUID:[[:space:]]*//p" "$f"); m=$(sed -n "s/^Device Minor:[[:space:]]*//p" "$f")
+		if [ -e "/dev/nvidia$m" ]; then echo "$u $m present"; else echo "$u $m absent"; fi
+	done' | sort
 }
 
 @test "--gpus 1: the first GPU only, allocatable 1, shown by status, list and --json" {
@@ -79,12 +90,40 @@ uuid_of() { # INDEX: the host's GPU of that index
 	openshell -q gateway destroy --name byuuid --yes
 }
 
+@test "--gpus 0,2 in a privileged gateway: the plugin, nvidia-smi and verify see those two alone, after a restart too" {
+	[ "$(sim_gpu_count)" -ge 3 ] || skip "needs a host with 3 GPUs"
+	run --separate-stderr openshell gateway start --gpus 0,2 --name pick --image "$IMAGE" --port "$(free_port)" --json
+	assert_success
+	assert_equal "$(jq -r .gpus_allocatable <<<"$output")" 2
+	for round in created restarted; do
+		run docker exec openshell-cluster-pick nvidia-smi --query-gpu=uuid --format=csv,noheader
+		assert_output "$(printf '%s\n' "$(uuid_of 0)" "$(uuid_of 2)")"
+		# Every other GPU's node is gone, found by its device minor.
+		run gpu_nodes pick
+		assert_line --regexp "^$(uuid_of 0) [0-9]+ present$"
+		assert_line --regexp "^$(uuid_of 1) [0-9]+ absent$"
+		assert_line --regexp "^$(uuid_of 2) [0-9]+ present$"
+		run --separate-stderr openshell gateway verify --name pick
+		assert_success
+		assert_line --partial "exactly --gpus 0,2"
+		assert_line --regexp "PASS  allocatable +node allocatable nvidia.com/gpu = 2$"
+		[ "$round" = created ] || break
+		# A restart gives the container every node of the host again.
+		docker restart openshell-cluster-pick >/dev/null
+		run --separate-stderr openshell gateway start --gpus 0,2 --name pick --json
+		assert_success
+		assert_equal "$(jq -r .gpus_allocatable <<<"$output")" 2
+	done
+	openshell -q gateway destroy --name pick --yes
+}
+
 @test "a selection the host cannot satisfy fails before anything is created, naming the host's GPUs" {
-	for sel in 3 0,5 GPU-00000000-dead-beef-0000-000000000000; do
+	n=$(sim_gpu_count)
+	for sel in $((n + 1)) 0,$((n + 2)) GPU-00000000-dead-beef-0000-000000000000; do
 		run --separate-stderr openshell gateway start --gpus "$sel" --name nope --image "$IMAGE"
 		assert_failure 1
 		[[ "$stderr" == *"openshell: error: --gpus $sel: "* ]]
-		[[ "$stderr" == *"the Docker host has 2 GPUs: 0 $(uuid_of 0) ("*"), 1 $(uuid_of 1) ("* ]]
+		[[ "$stderr" == *"the Docker host has $n GPUs: 0 $(uuid_of 0) ("*"), 1 $(uuid_of 1) ("* ]]
 		assert_no_gateway_resources nope
 	done
 	# The probe container is gone too.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# `openshell gateway verify`: five checks, each of which fails when its
+# `openshell gateway verify`: six checks, each of which fails when its
 # piece of the GPU chain is broken, and n/a (never pass) without --gpu.
 
 setup_file() {
@@ -18,7 +18,7 @@ setup() {
 	load helpers/gateway
 }
 
-@test "verify passes all five checks on a GPU gateway" {
+@test "verify passes all six checks on a GPU gateway" {
 	run --separate-stderr openshell gateway verify --name vg
 	assert_success
 	assert_line --regexp '^  PASS  device-request  legacy --gpus: driver=nvidia count=all capabilities=utility,compute,gpu; the gateway sees GPU-[0-9a-f-]+(, GPU-[0-9a-f-]+)*: exactly --gpus all$'
@@ -26,17 +26,18 @@ setup() {
 	assert_line --regexp '^  PASS  device-plugin   DaemonSet nvidia-device-plugin/nvidia-device-plugin: 1/1 pods ready$'
 	assert_line "  PASS  allocatable     node allocatable nvidia.com/gpu = $(sim_gpu_count)"
 	assert_line --regexp '^  PASS  smoke-pod       pod openshell-verify-[0-9a-f]+ Succeeded: GPU 0: .*\(UUID: GPU-'
-	assert_line '5 passed, 0 failed'
+	assert_line --regexp '^  PASS  pod-isolation   pod openshell-verify-[0-9a-f]+-nogpu, no GPU asked, NVIDIA_VISIBLE_DEVICES=all: sees none \('
+	assert_line '6 passed, 0 failed'
 }
 
 @test "verify --json is one object with every check's status and evidence" {
 	run --separate-stderr openshell gateway verify --name vg --json
 	assert_success
 	run jq -r '[.gateway, .passed, .failed, (.checks | length), ([.checks[].status] | unique | join(","))] | @tsv' <<<"$output"
-	assert_output "$(printf 'vg\t5\t0\t5\tpass')"
+	assert_output "$(printf 'vg\t6\t0\t6\tpass')"
 }
 
-@test "the smoke pod is deleted afterwards, and kept with --keep" {
+@test "verify's pods are deleted afterwards, and kept with --keep" {
 	run gw_kubectl vg get pods --namespace default -o json
 	run jq -r '[.items[].metadata.name | select(startswith("openshell-verify-"))] | length' <<<"$output"
 	assert_output 0
@@ -44,7 +45,7 @@ setup() {
 	assert_success
 	run gw_kubectl vg get pods --namespace default -o json
 	run jq -r '[.items[] | select(.metadata.name | startswith("openshell-verify-")) | .status.phase] | join(",")' <<<"$output"
-	assert_output Succeeded
+	assert_output Succeeded,Succeeded
 }
 
 @test "a smoke pod that cannot schedule fails with the scheduler's condition" {
@@ -56,7 +57,7 @@ setup() {
 	run --separate-stderr openshell gateway verify --name vg --timeout 8s
 	assert_failure 8
 	assert_line --regexp '^  FAIL  smoke-pod       pod openshell-verify-[0-9a-f]+ Pending: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu\.'
-	assert_line '4 passed, 1 failed'
+	assert_line '5 passed, 1 failed'
 	gw_kubectl vg delete pod hog --namespace default >/dev/null
 }
 
@@ -124,7 +125,7 @@ setup() {
 	run --separate-stderr openshell gateway verify --name vn
 	assert_failure 9
 	run grep -c '^  N/A ' <<<"$output"
-	assert_output 5
+	assert_output 6
 	refute_output --partial PASS
 }
 
@@ -143,6 +144,7 @@ setup() {
 	assert_failure 8
 	assert_line '  FAIL  runtime-class   the k3s API does not answer (kubectl get --raw /readyz)'
 	assert_line '  SKIP  smoke-pod       not run: the k3s API does not answer'
+	assert_line '  SKIP  pod-isolation   not run: the k3s API does not answer'
 }
 
 @test "verify of a stopped gateway says how to start it" {
@@ -180,5 +182,25 @@ setup() {
 	run --separate-stderr openshell gateway verify --name nt --timeout 5s
 	assert_failure 8
 	assert_line '  FAIL  runtime-class   RuntimeClass nvidia exists (k3s always makes it), but containerd has no nvidia runtime: the image lacks nvidia-container-runtime (/var/lib/rancher/k3s/agent/etc/containerd/config.toml)'
+	assert_line '  SKIP  pod-isolation   not run: containerd has no nvidia runtime'
 	openshell -q gateway destroy --name nt --yes
+}
+
+@test "a runtime that takes NVIDIA_VISIBLE_DEVICES from any pod fails pod-isolation" {
+	# The toolkit's defaults, as an image without openshell's setting has them.
+	cfg=/etc/nvidia-container-runtime/config.toml
+	suite_teardown() { docker exec openshell-cluster-vg sh -c "[ ! -f $cfg.saved ] || mv $cfg.saved $cfg"; }
+	docker exec openshell-cluster-vg sed -i.saved '/^accept-nvidia-visible-devices/d' "$cfg"
+	run --separate-stderr openshell gateway verify --name vg
+	assert_failure 8
+	assert_line --regexp "^  FAIL  pod-isolation   pod openshell-verify-[0-9a-f]+-nogpu asked for no GPU and sees $(sim_gpu_count) through NVIDIA_VISIBLE_DEVICES=all \(GPU 0: .*\): the nvidia runtime takes that variable from unprivileged pods; the gateway's image must set accept-nvidia-visible-devices-envvar-when-unprivileged = false$"
+	# A restart puts the setting back: the entrypoint writes it at every start.
+	# (verify's pods gone first, which its detached delete would do: a restart would cut that short.)
+	gw_kubectl vg delete pods -n default -l app.kubernetes.io/managed-by=openshell >/dev/null
+	docker restart openshell-cluster-vg >/dev/null
+	openshell -q gateway start --gpu --name vg
+	run docker exec openshell-cluster-vg grep -c '^accept-nvidia-visible-devices' "$cfg"
+	assert_output 2
+	run --separate-stderr openshell gateway verify --name vg
+	assert_success
 }

@@ -211,7 +211,8 @@ gpu_pod() { # NAME GPUS CMD-JSON
 }
 
 @test "k3s's own types come a moment after its API: kubectl says what it says before a CRD exists" {
-	start crds -e SIM_K3S_CRD_DELAY=4 "$SIM_K3S_IMAGE"
+	# Long enough for the looks below on a loaded machine, which must come before the CRDs.
+	start crds -e SIM_K3S_CRD_DELAY=10 "$SIM_K3S_IMAGE"
 	wait_for 60 kx crds get --raw /readyz
 	manifest='{"apiVersion":"helm.cattle.io/v1","kind":"HelmChartConfig","metadata":{"name":"x","namespace":"kube-system"},"spec":{"valuesContent":"a: 1"}}'
 	run kx crds apply -f - <<<"$manifest"
@@ -417,6 +418,67 @@ ensure CRDs are installed first'
 	assert_output 'Error from server (Forbidden): error when creating "STDIN": pods "x" is forbidden: pod rejected: RuntimeClass "nope" not found'
 }
 
+# pod_env NAME SECURITY-JSON: a pod under the nvidia runtime that asks for
+# no GPU but names every one, as a CUDA image's environment does.
+pod_env() {
+	printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s"},"spec":{"restartPolicy":"Never","runtimeClassName":"nvidia","containers":[{"name":"c","image":"%s","command":["sh","-c","nvidia-smi -L; true"],"env":[{"name":"NVIDIA_VISIBLE_DEVICES","value":"all"}],"securityContext":%s}]}}' \
+		"$1" "$SMOKE" "$2"
+}
+
+@test "the nvidia runtime gives a pod the plugin's devices; NVIDIA_VISIBLE_DEVICES=all counts only from a privileged one" {
+	wait_for 60 alloc_is gpu 2
+	# The entrypoint's config: mounts accepted, the variable of unprivileged containers not.
+	run docker exec openshell-cluster-gpu grep '^accept-' /etc/nvidia-container-runtime/config.toml
+	assert_output "accept-nvidia-visible-devices-envvar-when-unprivileged = false
+accept-nvidia-visible-devices-as-volume-mounts = true"
+	kx gpu apply -f - <<<"$(pod_env envall '{}')"
+	kx gpu apply -f - <<<"$(pod_env privall '{"privileged":true}')"
+	kx gpu apply -f - <<<"$(pod_env sysadmin '{"capabilities":{"add":["SYS_ADMIN"]}}')"
+	for p in envall privall sysadmin; do wait_for 60 pod_phase_is gpu "$p" Succeeded; done
+	run kx gpu logs envall
+	assert_output "No devices were found"
+	run kx gpu logs privall
+	assert_equal "${#lines[@]}" 2
+	run kx gpu logs sysadmin
+	assert_equal "${#lines[@]}" 2
+	# With the toolkit's defaults the same unprivileged pod gets every GPU.
+	docker exec openshell-cluster-gpu sed -i.openshell '/^accept-/d' /etc/nvidia-container-runtime/config.toml
+	kx gpu apply -f - <<<"$(pod_env envall2 '{}')"
+	wait_for 60 pod_phase_is gpu envall2 Succeeded
+	docker exec openshell-cluster-gpu mv /etc/nvidia-container-runtime/config.toml.openshell /etc/nvidia-container-runtime/config.toml
+	run kx gpu logs envall2
+	assert_equal "${#lines[@]}" 2
+	kx gpu delete pod envall privall sysadmin envall2 >/dev/null
+}
+
+@test "CDI: the plugin writes its spec from the driver root the chart mounts; without nvidiaDriverRoot it stops as the toolkit does" {
+	start cdi --gpus all -e GPU_ENABLED=true -e OPENSHELL_GPU_MODE=cdi "$SIM_K3S_IMAGE"
+	wait_for 60 alloc_is cdi 2
+	run docker exec openshell-cluster-cdi cat /var/run/cdi/k8s.device-plugin.nvidia.com-gpu.yaml
+	assert_success
+	assert_line "kind: k8s.device-plugin.nvidia.com/gpu"
+	# A pod's GPU comes as a CDI device of that spec.
+	kx cdi apply -f - <<<"$(gpu_pod viacdi 1 '["nvidia-smi","-L"]')"
+	wait_for 60 pod_phase_is cdi viacdi Succeeded
+	run kx cdi logs viacdi
+	assert_equal "${#lines[@]}" 1
+	# The chart mounts /driver-root only when nvidiaDriverRoot is set.
+	docker exec openshell-cluster-cdi rm /var/run/cdi/k8s.device-plugin.nvidia.com-gpu.yaml
+	printf '{"apiVersion":"helm.cattle.io/v1","kind":"HelmChartConfig","metadata":{"name":"nvidia-device-plugin","namespace":"kube-system"},"spec":{"valuesContent":"nvidiaDriverRoot: null\n"}}' |
+		kx cdi apply -f - >/dev/null
+	plugin_failed() {
+		kx cdi logs -n nvidia-device-plugin -l app.kubernetes.io/name=nvidia-device-plugin -c nvidia-device-plugin-ctr 2>/dev/null |
+			grep -qF 'unable to create cdi spec file: failed to get CDI spec: failed to locate "libcuda.so."'
+	}
+	wait_for 60 plugin_failed
+	# No spec: a GPU pod's CDI device cannot be resolved by containerd.
+	run docker exec openshell-cluster-cdi ls /var/run/cdi
+	refute_output --partial k8s.device-plugin
+	kx cdi delete helmchartconfig nvidia-device-plugin -n kube-system >/dev/null
+	wait_for 60 docker exec openshell-cluster-cdi test -f /var/run/cdi/k8s.device-plugin.nvidia.com-gpu.yaml
+	docker rm -f openshell-cluster-cdi >/dev/null
+}
+
 @test "offline, a pod whose image was not imported fails to pull as containerd says, then backs off" {
 	wait_for 60 alloc_is gpu 2
 	kx gpu apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"pull"},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox:1.36","command":["true"]}]}}'
@@ -489,9 +551,12 @@ ensure CRDs are installed first'
 @test "GPU_ENABLED=true without --gpus: the plugin finds no device, stays ready, registers nothing" {
 	ds_ready() { [ "$(kx gpuflag-only get ds nvidia-device-plugin -n nvidia-device-plugin -o 'jsonpath={.status.numberReady}')" = 1 ]; }
 	wait_for 60 ds_ready
-	run docker exec openshell-cluster-gpuflag-only sh -c 'ls /dev/nvidia* 2>/dev/null || echo no-devices; command -v nvidia-smi || echo no-nvidia-smi'
+	# Privileged, it has the host's device nodes, but no toolkit put the
+	# driver's files in: no NVML, no nvidia-smi.
+	run docker exec openshell-cluster-gpuflag-only sh -c 'ls /dev/nvidia0 /dev/nvidia1; command -v nvidia-smi || echo no-nvidia-smi'
 	assert_success
-	assert_output "no-devices
+	assert_output "/dev/nvidia0
+/dev/nvidia1
 no-nvidia-smi"
 	run kx gpuflag-only logs -n nvidia-device-plugin -l app.kubernetes.io/name=nvidia-device-plugin
 	assert_output --partial "No devices found. Waiting indefinitely."
@@ -673,7 +738,9 @@ server_token() {
 @test "an agent joins with the server's URL and token: its node runs the device plugin and advertises its own GPUs" {
 	start multi --gpus all -e GPU_ENABLED=true "$SIM_K3S_IMAGE"
 	wait_for 60 kx multi get --raw /readyz
-	agent a1 multi --gpus device=1 -e GPU_ENABLED=true -e K3S_TOKEN="$(server_token multi)" \
+	gpu1=$(sim_gpu_uuids | sed -n 2p)
+	# Privileged, the agent has every GPU's node: the entrypoint keeps its own (OPENSHELL_GPU_UUIDS).
+	agent a1 multi --gpus device=1 -e GPU_ENABLED=true -e OPENSHELL_GPU_UUIDS="$gpu1" -e K3S_TOKEN="$(server_token multi)" \
 		"$SIM_K3S_IMAGE" agent --server https://openshell-cluster-multi:6443
 	node_gpus() {
 		[[ $(kx multi get nodes -o jsonpath='{range .items[*]}{.metadata.name}={.status.allocatable.nvidia\.com/gpu} {end}') == "$1" ]]
@@ -687,7 +754,6 @@ server_token() {
 	assert_output "2 2"
 	# A pod bound to the agent runs there and sees the agent's GPU; its log
 	# comes through the server from the agent's kubelet (port 10250).
-	gpu1=$(sim_gpu_uuids | sed -n 2p)
 	kx multi apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"on-agent"},"spec":{"nodeName":"agent-a1","restartPolicy":"Never","runtimeClassName":"nvidia","containers":[{"name":"c","image":"'"$SMOKE"'","command":["nvidia-smi","-L"],"resources":{"limits":{"nvidia.com/gpu":1}}}]}}'
 	wait_for 60 pod_phase_is multi on-agent Succeeded
 	run kx multi logs on-agent

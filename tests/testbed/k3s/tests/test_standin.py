@@ -115,3 +115,57 @@ class HelmValues(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class NvidiaRuntime(unittest.TestCase):
+    """nvidia-container-toolkit internal/config/image/cuda_image.go
+    (VisibleDevices), privileged.go (IsPrivileged), api/config/v1/config.go."""
+
+    def setUp(self):
+        from k3ssim import config
+        from k3ssim.kubelet import nvidia_runtime
+        self.rt = nvidia_runtime
+        self.dir = tempfile.mkdtemp()
+        self.cfg = os.path.join(self.dir, "config.toml")
+        self.cdi = os.path.join(self.dir, "cdi")
+        os.makedirs(self.cdi)
+        self.saved = (config.NVIDIA_RUNTIME_CONFIG, config.CDI_DIRS)
+        config.NVIDIA_RUNTIME_CONFIG, config.CDI_DIRS = self.cfg, [self.cdi]
+        self.addCleanup(self._restore)
+
+    def _restore(self):
+        from k3ssim import config
+        config.NVIDIA_RUNTIME_CONFIG, config.CDI_DIRS = self.saved
+
+    def config(self, text):
+        with open(self.cfg, "w", encoding="utf-8") as f:
+            f.write(text)
+
+    def test_the_toolkit_defaults_take_the_variable_from_anyone(self):
+        self.config('[nvidia-container-runtime]\nmode = "jit-cdi"\n')
+        self.assertEqual(self.rt.devices("nvidia", {}, {"NVIDIA_VISIBLE_DEVICES": "all"}, []), "all")
+        # Mounts are not read by default: the variable names the devices.
+        mounts = [{"mounts": [{"container_path": "/var/run/nvidia-container-devices/GPU-a", "host_path": "/dev/null"}]}]
+        self.assertEqual(self.rt.devices("nvidia", {}, {"NVIDIA_VISIBLE_DEVICES": "GPU-b"}, mounts), "GPU-b")
+
+    def test_refused_from_unprivileged_pods_mounts_read(self):
+        self.config("accept-nvidia-visible-devices-envvar-when-unprivileged = false\n"
+                    "accept-nvidia-visible-devices-as-volume-mounts = true\n[nvidia-container-runtime]\n")
+        env = {"NVIDIA_VISIBLE_DEVICES": "all"}
+        self.assertEqual(self.rt.devices("nvidia", {}, env, []), "none")
+        self.assertEqual(self.rt.devices("nvidia", {"securityContext": {"privileged": True}}, env, []), "all")
+        sysadmin = {"securityContext": {"capabilities": {"add": ["SYS_ADMIN"]}}}
+        self.assertEqual(self.rt.devices("nvidia", sysadmin, env, []), "all")
+        mounts = [{"envs": {"NVIDIA_VISIBLE_DEVICES": "/var/run/nvidia-container-devices"},
+                   "mounts": [{"container_path": "/var/run/nvidia-container-devices/GPU-a", "host_path": "/dev/null"}]}]
+        self.assertEqual(self.rt.devices("nvidia", {}, env, mounts), "GPU-a")
+
+    def test_runc_gets_none_but_cdi_devices(self):
+        self.config("")
+        self.assertEqual(self.rt.devices("runc", {}, {"NVIDIA_VISIBLE_DEVICES": "all"}, []), "none")
+        with open(os.path.join(self.cdi, "plugin.yaml"), "w", encoding="utf-8") as f:
+            f.write("cdiVersion: 0.5.0\nkind: k8s.device-plugin.nvidia.com/gpu\ndevices:\n- name: GPU-a\n")
+        cdi = [{"cdi_devices": ["k8s.device-plugin.nvidia.com/gpu=GPU-a"]}]
+        self.assertEqual(self.rt.devices("runc", {}, {}, cdi), "GPU-a")
+        with self.assertRaises(self.rt.Unresolvable):
+            self.rt.devices("nvidia", {}, {}, [{"cdi_devices": ["k8s.device-plugin.nvidia.com/gpu=GPU-z"]}])

@@ -25,7 +25,7 @@ import hashlib
 import os
 
 from .. import clock, config, programs, status
-from . import images, runtime
+from . import images, nvidia_runtime, runtime
 
 BACKOFF_CAP = 30.0
 
@@ -238,20 +238,25 @@ class PodWorker:
                              "metadata.namespace": self.pod["metadata"]["namespace"],
                              "spec.nodeName": self.k.node, "status.hostIP": self.k.ip,
                              "status.podIP": self.k.pod_ip(self.pod)}.get(path, "")
-        for answer in self.devices.get(cs.spec["name"], []):
+        answers = self.devices.get(cs.spec["name"], [])
+        for answer in answers:
             env.update(answer.get("envs", {}))
-        # What the runtime exposes (SIMULATION of the NVIDIA runtime's rule):
-        # under an nvidia handler the NVIDIA_VISIBLE_DEVICES the container
-        # has; under runc no GPU at all.
-        if not self.handler.startswith("nvidia"):
-            env["NVIDIA_VISIBLE_DEVICES"] = "void"
-        else:
-            env.setdefault("NVIDIA_VISIBLE_DEVICES", "void")
+        # The GPUs containerd's CDI and the runtime give the container.
+        env["SIM_RUNTIME_DEVICES"] = nvidia_runtime.devices(self.handler, cs.spec, env, answers)
         return env
 
     def _start(self, cs):
         argv = list(cs.spec.get("command") or []) + list(cs.spec.get("args") or [])
-        env = self._env(cs)
+        try:
+            env = self._env(cs)
+        except nvidia_runtime.Unresolvable as e:
+            # containerd cannot make the container's spec: CreateContainerError, tried again later.
+            msg = 'failed to generate container "%s" spec: CDI device injection failed: %s' % (os.urandom(32).hex(), e)
+            cs.waiting = ("CreateContainerError", msg)
+            cs.backoff = min(max(cs.backoff * 2, config.POD_BACKOFF), BACKOFF_CAP)
+            cs.next_start = clock.now() + cs.backoff
+            self.k.event(self.pod, "Warning", "Failed", "Error: " + msg)
+            return
         name = cs.spec["name"]
         path = os.path.join(self.k.log_dir(self.pod, name), "%d.log" % cs.restarts)
         if os.path.exists(path):

@@ -7,10 +7,11 @@ chart 0.17 to 0.20), registering GPUs with the kubelet's device manager.
   sharing.mps resources with replicas >= 2), under the flags of its
   environment (MIG_STRATEGY, DEVICE_LIST_STRATEGY, DEVICE_ID_STRATEGY,
   FAIL_ON_INIT_ERROR), printed as "Running with config:".
-- The GPUs: the /dev/nvidiaN nodes of its container (the gateway's), named
-  as its NVML would name them (`nvidia-smi -L` of the container, UUIDs by
-  default, indices with DEVICE_ID_STRATEGY=index); none: "No devices
-  found. Waiting indefinitely." and nothing registered.
+- The GPUs: those its NVML finds (`nvidia-smi -L` in the gateway, the
+  simulated NVML: the GPUs whose /dev/nvidiaN the gateway has, of those
+  the runtime gave the pod), UUIDs by default, indices with
+  DEVICE_ID_STRATEGY=index; none: "No devices found. Waiting
+  indefinitely." and nothing registered.
 - MIG (internal/rm/rm.go, device_map.go): none counts a MIG GPU whole;
   single makes each MIG device an nvidia.com/gpu (all GPUs MIG, one
   profile, or a fatal error); mixed registers nvidia.com/mig-<profile>
@@ -22,9 +23,19 @@ chart 0.17 to 0.20), registering GPUs with the kubelet's device manager.
 - Health (internal/rm/health.go): SIM_GPU_XID=I[,I] marks those GPUs
   (the plugin's order) unhealthy with Xid 79, one device per GPU (its
   parentToDeviceMap keeps one replica: the last here); they stay so.
-- Allocate: NVIDIA_VISIBLE_DEVICES with the allocated GPUs (a replica is
-  its GPU). SIMULATION: cdi-cri and volume-mounts hand them over the same
-  way (the stand-in has no containerd to resolve CDI names).
+- Allocate (internal/plugin/server.go getAllocateResponse), the allocated
+  GPUs (a replica is its GPU) by deviceListStrategy: envvar,
+  NVIDIA_VISIBLE_DEVICES=ID,...; volume-mounts, NVIDIA_VISIBLE_DEVICES=
+  /var/run/nvidia-container-devices and /dev/null mounted at
+  /var/run/nvidia-container-devices/ID; cdi-cri, the CRI's CDI devices
+  k8s.device-plugin.nvidia.com/gpu=ID and no variable. The kubelet's
+  runtime (kubelet/nvidia_runtime.py) decides what the container gets.
+- CDI (cdi-cri, cdi-annotations): at its start the plugin writes its CDI
+  spec to /var/run/cdi from the driver root, /driver-root in its
+  container (CONTAINER_DRIVER_ROOT), which the chart mounts only when
+  nvidiaDriverRoot is set; without libcuda.so.VERSION there it stops with
+  the toolkit's "failed to locate" (internal/lookup/root/root.go,
+  inferVersion).
 - SIM_PLUGIN_CRASHLOOP=1: at once the non-NVML platform's errors, exit 1
   (also when switched on while it runs); SIM_PLUGIN_CRASH_QUIET without its
   last line. A fatal configuration error exits 1 as main.go does.
@@ -91,33 +102,35 @@ def _sharing(doc):
 
 
 def _gpus(ctx):
-    """[(uuid or index, [(profile, mig uuid)])] of the container's GPUs."""
-    n = len([d for d in glob.glob(os.path.join(config.DEV_DIR, "nvidia[0-9]*")) if os.path.exists(d)])
-    if n == 0:
-        return []
-    out = []
-    env = dict(os.environ, NVIDIA_VISIBLE_DEVICES="all")
+    """[(uuid, [(profile, mig uuid)])] of the GPUs NVML finds in the plugin's
+    container: `nvidia-smi -L` (the simulated NVML: the device nodes the
+    gateway has, as the nvidia runtime hands them to this pod)."""
+    env = {k: v for k, v in os.environ.items() if k != "SIM_RUNTIME_DEVICES"}
+    if "SIM_RUNTIME_DEVICES" in ctx.env:
+        env["SIM_RUNTIME_DEVICES"] = ctx.env["SIM_RUNTIME_DEVICES"]
     code, text, _ = procs.run(["nvidia-smi", "-L"], env=env, timeout=10) if _which("nvidia-smi") else (1, b"", b"")
-    if code == 0:
-        for line in text.decode("utf-8", "replace").splitlines():
-            if line.startswith("GPU ") and "(UUID: " in line:
-                out.append([line.rsplit("(UUID: ", 1)[1].rstrip(")"), []])
-            elif line.startswith("  MIG ") and out and "(UUID: " in line:
-                out[-1][1].append((line.split()[1], line.rsplit("(UUID: ", 1)[1].rstrip(")")))
-    if len(out) != n:
-        out = [[str(i), []] for i in range(n)]
-    return out[:n]
+    out = []
+    for line in text.decode("utf-8", "replace").splitlines() if code == 0 else []:
+        if line.startswith("GPU ") and "(UUID: " in line:
+            out.append([line.rsplit("(UUID: ", 1)[1].rstrip(")"), []])
+        elif line.startswith("  MIG ") and out and "(UUID: " in line:
+            out[-1][1].append((line.split()[1], line.rsplit("(UUID: ", 1)[1].rstrip(")")))
+    return out
 
 
 def _which(tool):
     return any(os.access(os.path.join(d, tool), os.X_OK) for d in os.environ.get("PATH", "").split(":"))
 
 
+CDI_KIND = "k8s.device-plugin.nvidia.com/gpu"
+DEVICES_ROOT = "/var/run/nvidia-container-devices"
+
+
 class Plugin:
     """The plugin's gRPC servers, as the device manager sees them."""
 
     def __init__(self, strategy):
-        self.strategy = strategy
+        self.strategies = strategy.split(",")
 
     def allocate(self, resource, ids):
         seen = []
@@ -125,7 +138,45 @@ class Plugin:
             g = i.split("::")[0]
             if g not in seen:
                 seen.append(g)
-        return {"envs": {"NVIDIA_VISIBLE_DEVICES": ",".join(seen)}}
+        answer = {"envs": {}, "mounts": [], "cdi_devices": []}
+        if "cdi-cri" in self.strategies:
+            answer["cdi_devices"] = ["%s=%s" % (CDI_KIND, g) for g in seen]
+        if "envvar" in self.strategies:
+            answer["envs"]["NVIDIA_VISIBLE_DEVICES"] = ",".join(seen)
+        if "volume-mounts" in self.strategies:
+            answer["envs"]["NVIDIA_VISIBLE_DEVICES"] = DEVICES_ROOT
+            answer["mounts"] = [{"container_path": "%s/%s" % (DEVICES_ROOT, g), "host_path": "/dev/null"} for g in seen]
+        return answer
+
+
+def _driver_root(ctx):
+    """Where the plugin's driver root is in the gateway: the hostPath
+    mounted at CONTAINER_DRIVER_ROOT, else that path itself (which the
+    gateway lacks)."""
+    root = ctx.env.get("CONTAINER_DRIVER_ROOT") or "/driver-root"
+    vols = {v.get("name"): v for v in ctx.pod.get("spec", {}).get("volumes") or []}
+    for m in ctx.container.get("volumeMounts") or []:
+        if m.get("mountPath") == root:
+            return ((vols.get(m.get("name")) or {}).get("hostPath") or {}).get("path", root)
+    return root
+
+
+def _cdi_spec(ctx, gpus):
+    """Write the plugin's CDI spec, or Fatal as the toolkit's lookup of the
+    driver's libraries fails."""
+    root = _driver_root(ctx)
+    libs = [p for d in ("usr/lib/x86_64-linux-gnu", "usr/lib64", "usr/lib", "lib/x86_64-linux-gnu", "lib64")
+            for p in glob.glob(os.path.join(root, d, "libcuda.so.*.*"))]
+    if not libs:
+        raise Fatal("error starting plugins: error getting plugins: unable to create cdi spec file: failed to get CDI "
+                    "spec: failed to locate \"libcuda.so.\": pattern libcuda.so.*.* not found")
+    names = [str(i) for i in range(len(gpus))] + [g for g, _ in gpus] + ["all"]
+    os.makedirs(config.CDI_DIRS[-1], exist_ok=True)
+    path = os.path.join(config.CDI_DIRS[-1], "k8s.device-plugin.nvidia.com-gpu.yaml")
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        yaml.safe_dump({"cdiVersion": "0.5.0", "kind": CDI_KIND, "devices": [{"name": n} for n in names]}, f)
+    os.replace(path + ".tmp", path)
+    _klog(ctx, "I", "cdi.go:133", "Generated CDI spec %s for driver root %s" % (path, root))
 
 
 def _resources(ctx, gpus, mig):
@@ -183,6 +234,8 @@ def main(ctx):
             ctx.stop.wait()
             return 0
         res = _resources(ctx, gpus, mig)
+        if any(x.startswith("cdi-") for x in strategy.split(",")):
+            _cdi_spec(ctx, gpus)
         if kind == "mps":
             if any(r.startswith("nvidia.com/mig-") for r in res) or (mig == "single" and any(m for _, m in gpus)):
                 raise Fatal("error starting plugins: error getting plugins: unable to create plugins: sharing using "

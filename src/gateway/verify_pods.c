@@ -1,0 +1,403 @@
+/* gateway/verify_pods.c - verify's pods: the smoke pod and the isolation pod (see gateway/verify_checks.h).
+ *
+ * Both go in with one kubectl apply, are waited for side by side (one
+ * kubectl wait each, for its container's terminated state, whose
+ * termination message is the pod's answer), judged, and deleted by one
+ * detached kubectl delete.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/child_output.h"
+#include "base/clock.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/runner.h"
+#include "base/signals.h"
+#include "base/strv.h"
+#include "base/xalloc.h"
+#include "docker/client.h"
+#include "gateway/mig.h"
+#include "gateway/verify.h"
+#include "gateway/verify_checks.h"
+#include "gateway/wait.h"
+#include "kube/containerd.h"
+#include "kube/kubectl.h"
+#include "kube/objects.h"
+
+#define SMOKE_NAMESPACE "default"
+
+/* nvidia-smi -L, its answer both printed (for `kubectl logs`) and written
+ * to the termination message, which the kubelet puts into the pod's status
+ * as the container ends (pkg/kubelet/kuberuntime/kuberuntime_container.go,
+ * getTerminationMessage): the answer comes with the end, in the object
+ * that `kubectl wait` prints, with no call after it. Constants: nothing
+ * of the user's is in them. The isolation pod's ends well whatever
+ * nvidia-smi says (none found, or not there at all: no GPU either way). */
+#define SMOKE_SCRIPT \
+	"out=$(nvidia-smi -L 2>&1); s=$?; printf '%s\\n' \"$out\"; printf '%s\\n' \"$out\" >/dev/termination-log; exit $s"
+#define ISOLATION_SCRIPT \
+	"out=$(nvidia-smi -L 2>&1); printf '%s\\n' \"$out\"; printf '%s\\n' \"$out\" >/dev/termination-log; exit 0"
+
+/* A pod of verify's under the nvidia runtime: RESOURCE (NULL: none) one of
+ * which it asks for, ENV_ALL its NVIDIA_VISIBLE_DEVICES=all. */
+static cJSON *probe_manifest(const char *pod, const char *image, const char *script, const char *resource, int env_all)
+{
+	cJSON *m = cJSON_CreateObject();
+	cJSON *meta = cJSON_AddObjectToObject(m, "metadata");
+	cJSON *spec, *ctr, *cmd;
+
+	cJSON_AddStringToObject(m, "apiVersion", "v1");
+	cJSON_AddStringToObject(m, "kind", "Pod");
+	cJSON_AddStringToObject(meta, "name", pod);
+	cJSON_AddStringToObject(meta, "namespace", SMOKE_NAMESPACE);
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(meta, "labels"), "app.kubernetes.io/managed-by", "openshell");
+	spec = cJSON_AddObjectToObject(m, "spec");
+	/* Never: a finished pod must stay Succeeded, not restart. The nvidia
+	 * RuntimeClass is what mounts the driver into the container. */
+	cJSON_AddStringToObject(spec, "restartPolicy", "Never");
+	cJSON_AddStringToObject(spec, "runtimeClassName", NVIDIA_RUNTIME_CLASS);
+	ctr = cJSON_CreateObject();
+	cJSON_AddStringToObject(ctr, "name", "smoke");
+	cJSON_AddStringToObject(ctr, "image", image);
+	cmd = cJSON_AddArrayToObject(ctr, "command");
+	cJSON_AddItemToArray(cmd, cJSON_CreateString("sh"));
+	cJSON_AddItemToArray(cmd, cJSON_CreateString("-c"));
+	cJSON_AddItemToArray(cmd, cJSON_CreateString(script));
+	/* Should the shell fail before it writes the file, its log says why. */
+	cJSON_AddStringToObject(ctr, "terminationMessagePolicy", "FallbackToLogsOnError");
+	if (resource)
+		cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(ctr, "resources"), "limits"),
+					resource, "1");
+	if (env_all) {
+		/* What every CUDA image sets: a pod that may name every GPU. */
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "name", "NVIDIA_VISIBLE_DEVICES");
+		cJSON_AddStringToObject(e, "value", "all");
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(ctr, "env"), e);
+	}
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(spec, "containers"), ctr);
+	return m;
+}
+
+static char *print_manifest(cJSON *m)
+{
+	char *s = cJSON_PrintUnformatted(m);
+
+	cJSON_Delete(m);
+	return s;
+}
+
+char *verify_smoke_manifest(const char *pod, const char *image, const char *resource)
+{
+	return print_manifest(probe_manifest(pod, image, SMOKE_SCRIPT, resource ? resource : GPU_RESOURCE, 0));
+}
+
+char *verify_isolation_manifest(const char *pod, const char *image)
+{
+	return print_manifest(probe_manifest(pod, image, ISOLATION_SCRIPT, NULL, 1));
+}
+
+/* The scheduler's reason a pod is Pending, or NULL. */
+static const char *unschedulable_reason(const cJSON *pod)
+{
+	const cJSON *cond;
+
+	cJSON_ArrayForEach(cond, json_get(pod, "status", "conditions", NULL)) {
+		const char *type = json_str(cond, "type"), *status = json_str(cond, "status");
+		if (type && status && strcmp(type, "PodScheduled") == 0 && strcmp(status, "False") == 0)
+			return json_str(cond, "message");
+	}
+	return NULL;
+}
+
+/* The kubelet's last warning about the pod (a sandbox it cannot make). */
+static char *pod_warning(const char *ctr, const char *pod)
+{
+	os_error err = { 0 };
+	cJSON *events = NULL;
+	char *w = kube_get(ctr, "events", NULL, SMOKE_NAMESPACE, 0, cleanup_budget_ms(), &events, &err) > 0
+			  ? kube_pod_warning(events, pod) : NULL;
+
+	cJSON_Delete(events);
+	os_error_clear(&err);
+	return w;
+}
+
+/* What the smoke container said: its termination message, which the
+ * finished pod carries; a cluster that gave none (a kubelet without the
+ * file, an image whose shell never ran) is asked for the log instead. */
+static char *smoke_output(const char *ctr, const char *pod, const cJSON *cs)
+{
+	const char *msg = json_str(json_get(cs, "state", "terminated", NULL), "message");
+	const char *args[] = { "logs", "--namespace", SMOKE_NAMESPACE, pod, "--tail=20", NULL };
+	struct run_result res = { 0 };
+	os_error err = { 0 };
+	char *out;
+
+	if (msg && *msg)
+		return xstrdup(msg);
+	out = kube_exec(ctr, args, NULL, cleanup_budget_ms(), &res, &err) == 0 && res.status == 0 ? xstrdup(res.out)
+												     : xstrdup("");
+	run_result_free(&res);
+	os_error_clear(&err);
+	return out;
+}
+
+/* Is LINE ("MIG 1g.10gb     Device  0: (UUID: MIG-…)") a device of the
+ * profile whose resource is RESOURCE (nvidia.com/mig-1g.10gb; the plugin
+ * writes a profile's "+" as ".")? */
+static int mig_of_profile(const char *line, const char *resource)
+{
+	const char *want = resource + strlen(MIG_RESOURCE_PREFIX);
+	size_t n;
+
+	if (!line || strncmp(line, "MIG ", 4) != 0)
+		return 0;
+	line += 4;
+	n = strcspn(line, " ");
+	if (n != strlen(want))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((line[i] == '+' ? '.' : line[i]) != want[i])
+			return 0;
+	return 1;
+}
+
+/* The GPUs ("GPU N: …" lines) a pod's nvidia-smi -L named, and the first. */
+static int gpu_lines(const char *out, const char **first)
+{
+	int n = 0;
+
+	*first = NULL;
+	for (const char *p = out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		if (strncmp(p, "GPU ", 4) == 0 && isdigit((unsigned char)p[4])) {
+			*first = *first ? *first : p;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* One of verify's pods, from its manifest to its verdict. */
+struct probe {
+	char *name;
+	const char *resource;   /* the smoke pod's, else NULL */
+	struct check *check;
+	void (*judge)(const struct probe *p, const char *phase, long long code, const char *out, struct check *c);
+	struct run_child *wait;
+	char *done;             /* the finished pod, as kubectl wait printed it */
+	struct kube_wait_opts wo;
+};
+
+/* The smoke pod: Succeeded, naming one GPU, and with a MIG resource the
+ * MIG device of that profile under it. */
+static void judge_smoke(const struct probe *p, const char *phase, long long code, const char *out, struct check *c)
+{
+	const char *gpu;
+	int gpus = gpu_lines(out, &gpu);
+	cleanup_free char *gpu_line = run_first_line(gpu);
+	const char *mig = strstr(out, "  MIG ");
+	cleanup_free char *mig_line = run_first_line(mig ? mig + 2 : NULL);
+	int ok = strcmp(phase, "Succeeded") == 0;
+
+	if (ok && gpus > 1)
+		check_set(c, CHECK_FAIL, xasprintf("pod %s asked for one GPU and sees %d: %s, …", p->name, gpus, gpu_line));
+	else if (ok && gpus && p->resource && !mig_of_profile(mig_line, p->resource))
+		check_set(c, CHECK_FAIL, xasprintf("pod %s asked for %s and Succeeded, but its log names no MIG device of that profile%s%s",
+						   p->name, p->resource, mig ? ": " : "", mig ? mig_line : ""));
+	else if (ok && gpus && p->resource)
+		check_set(c, CHECK_PASS, xasprintf("pod %s (%s) Succeeded: %s; %s", p->name, p->resource, gpu_line, mig_line));
+	else if (ok && gpus)
+		check_set(c, CHECK_PASS, xasprintf("pod %s Succeeded: %s", p->name, gpu_line));
+	else if (ok)
+		check_set(c, CHECK_FAIL, xasprintf("pod %s Succeeded but its log names no GPU", p->name));
+	else
+		check_set(c, CHECK_FAIL, xasprintf("pod %s Failed (exit code %lld)", p->name, code));
+}
+
+/* The isolation pod: it ran, and its nvidia-smi saw no GPU although it
+ * named them all in NVIDIA_VISIBLE_DEVICES. */
+static void judge_isolation(const struct probe *p, const char *phase, long long code, const char *out,
+			    struct check *c)
+{
+	const char *gpu;
+	int gpus = gpu_lines(out, &gpu);
+	cleanup_free char *line = run_first_line(gpus ? gpu : out);
+
+	if (strcmp(phase, "Succeeded") != 0)
+		check_set(c, CHECK_FAIL, xasprintf("pod %s Failed (exit code %lld)", p->name, code));
+	else if (gpus)
+		check_set(c, CHECK_FAIL, xasprintf("pod %s asked for no GPU and sees %d through NVIDIA_VISIBLE_DEVICES=all (%s): the nvidia runtime takes that variable from unprivileged pods; the gateway's image must set accept-nvidia-visible-devices-envvar-when-unprivileged = false",
+						   p->name, gpus, line));
+	else
+		check_set(c, CHECK_PASS, xasprintf("pod %s, no GPU asked, NVIDIA_VISIBLE_DEVICES=all: sees none (%s)", p->name,
+						   *line ? line : "nvidia-smi said nothing"));
+}
+
+/* Judge a finished pod by its phase, exit code and answer. */
+static void judge_finished(const char *ctr, const struct probe *p, const cJSON *obj)
+{
+	const char *phase = json_str(json_get(obj, "status", NULL), "phase");
+	const cJSON *cs = cJSON_GetArrayItem(json_get(obj, "status", "containerStatuses", NULL), 0);
+	cleanup_free char *out = smoke_output(ctr, p->name, cs);
+	long long code = -1;
+
+	json_int(json_get(cs, "state", "terminated", "exitCode", NULL), -1000, 1000, &code);
+	p->judge(p, phase ? phase : "", code, out, p->check);
+	if (p->check->status == CHECK_FAIL)
+		p->check->detail = xstrdup(out);
+}
+
+/* The pod as it was when it finished, or why it has not: a look once the
+ * wait gave up (the deadline, a wait that failed). */
+static void judge_unfinished(const struct gateway *gw, const struct probe *p, const struct verify_opts *vo)
+{
+	cJSON *obj = NULL;
+	os_error err = { 0 };
+	const char *phase = NULL;
+	cleanup_free char *pending = NULL;
+
+	if (kube_get(gw->container, "pods", p->name, SMOKE_NAMESPACE, 0, cleanup_budget_ms(), &obj, &err) > 0)
+		phase = json_str(json_get(obj, "status", NULL), "phase");
+	if (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)) {
+		judge_finished(gw->container, p, obj);
+	} else {
+		cleanup_free char *dur = clock_format_ms(vo->timeout_ms);
+		pending = unschedulable_reason(obj) ? xstrdup(unschedulable_reason(obj)) : kube_pod_stuck(obj);
+		if (!pending)
+			pending = pod_warning(gw->container, p->name);
+		check_set(p->check, CHECK_FAIL, pending ? xasprintf("pod %s Pending: %s", p->name, pending)
+						  : xasprintf("pod %s did not finish within %s", p->name, dur));
+	}
+	cJSON_Delete(obj);
+	os_error_clear(&err);
+}
+
+/* Deleted, neither waited for nor watched: the API has the deletion once
+ * kubectl has run, and the kubelet ends a finished pod on its own. The
+ * user waits for none of it (a call of its own, detached). */
+static void delete_pods(const char *ctr, const struct probe *probes, size_t n)
+{
+	struct strv del = { 0 };
+	os_error err = { 0 };
+
+	strv_pushv(&del, (const char *const[]){ "delete", "pod", NULL });
+	for (size_t i = 0; i < n; i++)
+		strv_push(&del, probes[i].name);
+	strv_pushv(&del, (const char *const[]){ "--namespace", SMOKE_NAMESPACE, "--ignore-not-found", "--wait=false", NULL });
+	signals_shield();   /* an interrupted verify still cleans up its pods */
+	if (kube_detached(ctr, strv_argv(&del), cleanup_budget_ms(), &err) < 0)
+		log_warn("could not delete verify's pods: %s", err.msg);
+	signals_unshield();
+	os_error_clear(&err);
+	strv_free(&del);
+}
+
+/* Start one kubectl wait for the whole run of P's container: its
+ * terminated state, message included, comes with the phase, in one update. */
+static int wait_start(const struct gateway *gw, struct probe *p, long long deadline, int timeout_ms, os_error *err)
+{
+	cleanup_free char *target = xasprintf("pod/%s", p->name);
+	const char *until_done[] = { "--for=jsonpath={.status.containerStatuses[0].state.terminated}", target,
+				     "--namespace", SMOKE_NAMESPACE, "--output=json", NULL };
+
+	p->wo = (struct kube_wait_opts){ .timeout_ms = call_budget_ms(deadline, timeout_ms), .output = &p->done };
+	p->wait = kube_wait_start(gw->container, until_done, &p->wo, err);
+	return p->wait ? 0 : -1;
+}
+
+/* Wait for every probe side by side, judging each as it ends. -1 when
+ * docker failed (a wait the deadline cut short is a verdict, not that). */
+static int wait_all(const struct gateway *gw, struct probe *probes, size_t n, long long deadline,
+		    const struct verify_opts *vo, os_error *err)
+{
+	struct run_child *kids[VERIFY_PODS] = { 0 };
+	int i;
+
+	for (size_t k = 0; k < n; k++)
+		kids[k] = probes[k].wait;
+	while ((i = run_wait_any(kids, n)) >= 0) {
+		struct probe *p = &probes[i];
+		int met = kube_wait_finish(p->wait, &p->wo, err);
+		cJSON *obj = NULL;
+
+		kids[i] = p->wait = NULL;
+		if (met < 0 && !call_cut_by_deadline(err, deadline))
+			return -1;
+		os_error_clear(err);
+		if (met > 0 && (obj = json_parse(p->done, strlen(p->done), "kubectl wait output", err)))
+			judge_finished(gw->container, p, obj);
+		else
+			judge_unfinished(gw, p, vo);
+		os_error_clear(err);
+		cJSON_Delete(obj);
+	}
+	return 0;
+}
+
+int verify_pods(const struct gateway *gw, const struct verify_opts *vo, const struct verify_pod_plan *plan,
+		os_error *err)
+{
+	unsigned tag = ((unsigned)getpid() & 0xffff) << 16 | (unsigned)(clock_ms() & 0xffff);
+	struct probe probes[VERIFY_PODS] = { 0 };
+	cJSON *list = cJSON_CreateObject();
+	cJSON *items = (cJSON_AddStringToObject(list, "apiVersion", "v1"), cJSON_AddStringToObject(list, "kind", "List"),
+			cJSON_AddArrayToObject(list, "items"));
+	const char *apply[] = { "apply", "-f", "-", NULL };
+	struct run_result res = { 0 };
+	long long deadline = clock_ms() + vo->timeout_ms;
+	cleanup_free char *manifest = NULL;
+	size_t n = 0;
+	int rc = -1;
+
+	if (plan->smoke) {
+		probes[n] = (struct probe){ .name = xasprintf("openshell-verify-%x", tag), .resource = plan->resource,
+					    .check = plan->smoke, .judge = judge_smoke };
+		cJSON_AddItemToArray(items, probe_manifest(probes[n].name, vo->smoke_image, SMOKE_SCRIPT,
+							   plan->resource ? plan->resource : GPU_RESOURCE, 0));
+		n++;
+	}
+	if (plan->isolation) {
+		probes[n] = (struct probe){ .name = xasprintf("openshell-verify-%x-nogpu", tag), .check = plan->isolation,
+					    .judge = judge_isolation };
+		cJSON_AddItemToArray(items, probe_manifest(probes[n].name, vo->smoke_image, ISOLATION_SCRIPT, NULL, 1));
+		n++;
+	}
+	manifest = print_manifest(list);
+	if (n == 0)
+		return 0;
+	if (kube_exec(gw->container, apply, manifest, 0, &res, err) < 0)
+		goto gone;   /* cut short: the pods may be there all the same */
+	if (res.status != 0) {
+		cleanup_free char *line = run_first_line(res.err);
+		for (size_t k = 0; k < n; k++)
+			check_set(probes[k].check, CHECK_FAIL, xasprintf("kubectl apply of verify's pods failed: %s", line));
+		rc = 0;
+		goto out;
+	}
+	for (size_t k = 0; k < n; k++)
+		if (wait_start(gw, &probes[k], deadline, vo->timeout_ms, err) < 0)
+			goto gone;
+	rc = wait_all(gw, probes, n, deadline, vo, err);
+gone:
+	if (!vo->keep)
+		delete_pods(gw->container, probes, n);
+	else
+		for (size_t k = 0; k < n; k++)
+			log_info("kept pod %s in namespace %s (--keep)", probes[k].name, SMOKE_NAMESPACE);
+out:
+	for (size_t k = 0; k < n; k++) {
+		docker_drop(&probes[k].wait);
+		free(probes[k].name);
+		free(probes[k].done);
+	}
+	run_result_free(&res);
+	return rc;
+}

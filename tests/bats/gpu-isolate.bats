@@ -1,0 +1,148 @@
+#!/usr/bin/env bats
+# deploy/docker/gpu-isolate.sh, run directly (under busybox sh, as in the
+# stand-in image) against a temporary tree laid out as the NVIDIA driver
+# lays out /proc/driver/nvidia and /dev, each run in a mount namespace of its
+# own (unshare -m), so that its mounts never reach this machine's.
+
+bats_require_minimum_version 1.5.0
+bats_load_library bats-support
+bats_load_library bats-assert
+
+SCRIPT=$BATS_TEST_DIRNAME/../../deploy/docker/gpu-isolate.sh
+
+U0=GPU-00000000-aaaa-0000-0000-000000000000
+U1=GPU-11111111-aaaa-0000-0000-000000000000
+U2=GPU-22222222-aaaa-0000-0000-000000000000
+
+# The driver's procfs for three GPUs, by bus order, whose device minors are
+# 2, 0 and 1 (the probe order, not the index); GPU 1 has MIG instances with
+# the capabilities 3 to 6.
+setup() {
+	root=$BATS_TEST_TMPDIR
+	proc=$root/proc/driver/nvidia
+	dev=$root/dev
+	mkdir -p "$proc/gpus" "$dev/nvidia-caps"
+	printf 'RmLogonRC: 1\nModifyDeviceFiles: 1\nDeviceFileUID: 0\n' >"$proc/params"
+	gpu 0000:18:00.0 "$U0" 2
+	gpu 0000:2a:00.0 "$U1" 0
+	gpu 0000:3c:00.0 "$U2" 1
+	cap "$proc/capabilities/gpu0/mig/gi1" 3
+	cap "$proc/capabilities/gpu0/mig/gi1/ci0" 4
+	cap "$proc/capabilities/gpu0/mig/gi2" 5
+	cap "$proc/capabilities/gpu0/mig/gi2/ci0" 6
+	cap "$proc/capabilities/mig/config" 1
+	touch "$dev/nvidiactl" "$dev/nvidia0" "$dev/nvidia1" "$dev/nvidia2"
+	for c in 1 2 3 4 5 6; do touch "$dev/nvidia-caps/nvidia-cap$c"; done
+	export OPENSHELL_PROC_DRIVER_DIR=$proc OPENSHELL_DEV_DIR=$dev OPENSHELL_RUN_DIR=$root/run
+	unset OPENSHELL_GPU_UUIDS
+}
+
+gpu() { # BUS UUID MINOR
+	mkdir -p "$proc/gpus/$1"
+	printf 'Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 150\nGPU UUID: \t %s\nBus Location: \t %s\nDevice Minor: \t %s\nGPU Excluded:\t No\n' \
+		"$2" "$1" "$3" >"$proc/gpus/$1/information"
+}
+
+cap() { # DIR MINOR
+	mkdir -p "$1"
+	printf 'DeviceFileMinor: %s\nDeviceFileMode: 292\nDeviceFileModify: 1\n' "$2" >"$1/access"
+}
+
+# isolate [SHELL LINES TO RUN BEFORE IT] -- [AFTER]: the script in a mount namespace of its own,
+# with the lines around it (mounts it should undo, reads of what it bound).
+isolate() {
+	local before=${1:-} after=${2:-}
+	run --separate-stderr unshare -m --propagation private sh -c "$before
+		busybox sh '$SCRIPT' || exit \$?
+		$after"
+}
+
+@test "a selection keeps its GPUs' nodes by device minor and removes the others', MIG capabilities too" {
+	OPENSHELL_GPU_UUIDS=$U0,$U2 isolate
+	assert_success
+	# GPU 0 is /dev/nvidia2 and GPU 2 /dev/nvidia1: the index is not the minor.
+	assert [ -e "$dev/nvidia2" ]
+	assert [ -e "$dev/nvidia1" ]
+	assert [ ! -e "$dev/nvidia0" ]
+	assert [ -e "$dev/nvidiactl" ]
+	# GPU 1 (minor 0) took its MIG instances' capabilities along; mig/config is no GPU's.
+	for c in 3 4 5 6; do assert [ ! -e "$dev/nvidia-caps/nvidia-cap$c" ]; done
+	assert [ -e "$dev/nvidia-caps/nvidia-cap1" ]
+	assert_output --partial "GPUs of this gateway: /dev/nvidia2 /dev/nvidia1; removed the host's others: /dev/nvidia0 /dev/nvidia-caps/nvidia-cap"
+}
+
+@test "a kept MIG GPU keeps its capabilities" {
+	OPENSHELL_GPU_UUIDS=$U1 isolate
+	assert_success
+	assert [ -e "$dev/nvidia0" ]
+	assert [ ! -e "$dev/nvidia1" ]
+	assert [ ! -e "$dev/nvidia2" ]
+	for c in 3 4 5 6; do assert [ -e "$dev/nvidia-caps/nvidia-cap$c" ]; done
+}
+
+@test "ModifyDeviceFiles 1: a copy saying 0 is bound over params, so the driver makes no node again" {
+	OPENSHELL_GPU_UUIDS=$U0 isolate "" "grep '^ModifyDeviceFiles' '$proc/params'"
+	assert_success
+	assert_line "ModifyDeviceFiles: 0"
+	assert_line "openshell-entrypoint: the driver makes no GPU device nodes in this container (ModifyDeviceFiles: 0)"
+	# Outside that mount namespace the driver's file is untouched.
+	grep -qx 'ModifyDeviceFiles: 1' "$proc/params"
+}
+
+@test "ModifyDeviceFiles 0 already (the toolkit's hook did it): params is left as it is" {
+	printf 'RmLogonRC: 1\nModifyDeviceFiles: 0\n' >"$proc/params"
+	OPENSHELL_GPU_UUIDS=$U0 isolate "" "grep -c ' $proc/params ' /proc/self/mountinfo || true"
+	assert_success
+	assert_line 0
+	refute_output --partial "makes no GPU device nodes"
+	assert [ ! -e "$root/run/nvidia-params" ]
+}
+
+@test "libnvidia-container's tmpfs over /proc/driver/nvidia is undone first: the driver's own list decides" {
+	# The legacy hook's view: only GPU 0's directory, params already 0.
+	OPENSHELL_GPU_UUIDS=$U0 isolate "cp '$proc/gpus/0000:18:00.0/information' '$root/info0' &&
+		mount -t tmpfs tmpfs '$proc' && mkdir -p '$proc/gpus/0000:18:00.0' &&
+		printf 'ModifyDeviceFiles: 0\n' >'$proc/params' && cp '$root/info0' '$proc/gpus/0000:18:00.0/information'" \
+		"grep '^ModifyDeviceFiles' '$proc/params'"
+	assert_success
+	# Both other GPUs were found (in the driver's list under the tmpfs) and removed.
+	assert [ ! -e "$dev/nvidia0" ]
+	assert [ ! -e "$dev/nvidia1" ]
+	assert [ -e "$dev/nvidia2" ]
+	assert_line "ModifyDeviceFiles: 0"
+}
+
+@test "a device node bound into the container is unmounted, then removed" {
+	OPENSHELL_GPU_UUIDS=$U0 isolate "touch '$root/host-node' && mount --bind '$root/host-node' '$dev/nvidia0' &&
+		mount --bind '$root/host-node' '$dev/nvidia0'" "grep -c ' $dev/nvidia0 ' /proc/self/mountinfo || true"
+	assert_success
+	assert_line 0
+	assert [ ! -e "$dev/nvidia0" ]
+}
+
+@test "a selected GPU the driver does not list stops the start, naming it" {
+	OPENSHELL_GPU_UUIDS=$U0,GPU-99999999-aaaa-0000-0000-000000000000 isolate
+	assert_failure 1
+	[[ $stderr == *"the NVIDIA driver lists no GPU GPU-99999999-aaaa-0000-0000-000000000000 in $proc/gpus"* ]]
+	[[ $stderr == *"--recreate --gpus"* ]]
+}
+
+@test "no /proc/driver/nvidia/gpus: an error, not a gateway on every GPU" {
+	rm -rf "$proc/gpus"
+	OPENSHELL_GPU_UUIDS=$U0 isolate
+	assert_failure 1
+	[[ $stderr == *"$proc/gpus does not exist: the NVIDIA driver's procfs is not visible"* ]]
+	assert [ -e "$dev/nvidia0" ]
+}
+
+@test "without a selection (all GPUs) nothing changes" {
+	isolate
+	assert_success
+	assert_output ""
+	for n in 0 1 2; do assert [ -e "$dev/nvidia$n" ]; done
+}
+
+@test "the script is POSIX sh and shellcheck-clean" {
+	run shellcheck -s sh "$SCRIPT"
+	assert_success
+}

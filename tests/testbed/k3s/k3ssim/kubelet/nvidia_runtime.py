@@ -1,0 +1,112 @@
+"""Which GPUs a container gets: containerd's CDI devices and the NVIDIA
+Container Runtime's rules (SIMULATION; there is no containerd here, and a
+pod's processes run in the gateway container itself).
+
+- CDI devices from the CRI (the device plugin's cdi-cri strategy):
+  containerd resolves each name against the specs in /etc/cdi and
+  /var/run/cdi, whatever the runtime handler (containerd
+  internal/cri/server/container_create.go, CDI on by default in 2.x); a
+  name no spec has fails the container's creation.
+- Under an nvidia handler, the runtime's own device list
+  (nvidia-container-toolkit internal/config/image/cuda_image.go,
+  VisibleDevices), read from its config.toml at each container start as
+  the runtime reads it (api/config/v1/config.go):
+    1. with accept-nvidia-visible-devices-as-volume-mounts (default
+       false), the mounts of /dev/null under /var/run/nvidia-container-devices
+       name the devices (the plugin's volume-mounts strategy);
+    2. else NVIDIA_VISIBLE_DEVICES, but only from a privileged container
+       (CAP_SYS_ADMIN in its bounding set, privileged.go IsPrivileged: under
+       containerd, privileged: true or SYS_ADMIN among the added
+       capabilities) unless accept-nvidia-visible-devices-envvar-when-
+       unprivileged (default true) says otherwise; refused, the container
+       gets no GPU ("Ignoring devices requested by environment variable(s)
+       in unprivileged container").
+  "void", "none" or nothing: no GPU. SIMULATION: the image's own
+  environment is not known (images are names), so an image's
+  NVIDIA_VISIBLE_DEVICES=all counts only when the pod spec sets it, and the
+  legacy-image rule (CUDA_VERSION without NVIDIA_REQUIRE_CUDA means all) is
+  not modelled.
+- Under runc (or any other handler) the runtime plays no part.
+
+The answer is SIM_RUNTIME_DEVICES for the container's processes: the
+simulated nvidia-smi shows only those of the gateway's GPUs ("none", "all"
+or IDs: UUIDs, or indices with DEVICE_ID_STRATEGY=index).
+"""
+
+import glob
+import os
+import tomllib
+
+import yaml
+
+from .. import config
+
+DEVICES_ROOT = "/var/run/nvidia-container-devices"
+
+
+class Unresolvable(Exception):
+    """A CDI device no spec names: the container cannot be created."""
+
+
+def runtime_config():
+    """The runtime's two accept-* settings, with the toolkit's defaults."""
+    try:
+        with open(config.NVIDIA_RUNTIME_CONFIG, "rb") as f:
+            doc = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError):
+        doc = {}
+    return (bool(doc.get("accept-nvidia-visible-devices-envvar-when-unprivileged", True)),
+            bool(doc.get("accept-nvidia-visible-devices-as-volume-mounts", False)))
+
+
+def privileged(spec):
+    """CAP_SYS_ADMIN in the container's bounding set, as containerd makes it."""
+    sc = spec.get("securityContext") or {}
+    caps = sc.get("capabilities") or {}
+    return bool(sc.get("privileged")) or "SYS_ADMIN" in (caps.get("add") or [])
+
+
+def _cdi_specs():
+    """{qualified device name: device name} of every CDI spec containerd reads."""
+    names = {}
+    for d in config.CDI_DIRS:
+        for path in sorted(glob.glob(os.path.join(d, "*.yaml")) + glob.glob(os.path.join(d, "*.json"))):
+            try:
+                with open(path, encoding="utf-8") as f:
+                    spec = yaml.safe_load(f) or {}
+            except (OSError, yaml.YAMLError):
+                continue
+            for dev in spec.get("devices") or []:
+                names["%s=%s" % (spec.get("kind"), dev.get("name"))] = str(dev.get("name"))
+    return names
+
+
+def _ids(value):
+    value = (value or "").strip()
+    if value in ("", "void", "none"):
+        return []
+    return ["all"] if value == "all" else [v.strip() for v in value.split(",") if v.strip()]
+
+
+def devices(handler, spec, env, answers):
+    """The devices the container gets, as SIM_RUNTIME_DEVICES says them;
+    Unresolvable when a CDI device has no spec."""
+    got = []
+    cdi = [n for a in answers for n in a.get("cdi_devices", [])]
+    if cdi:
+        known = _cdi_specs()
+        missing = [n for n in cdi if n not in known]
+        if missing:
+            raise Unresolvable("unresolvable CDI devices " + ", ".join(missing))
+        got += [known[n] for n in cdi]
+    if handler.startswith("nvidia"):
+        accept_env, accept_mounts = runtime_config()
+        mounts = [m["container_path"] for a in answers for m in a.get("mounts", [])
+                  if m.get("host_path") == "/dev/null" and m.get("container_path", "").startswith(DEVICES_ROOT + "/")]
+        if accept_mounts and mounts:
+            got += [p[len(DEVICES_ROOT) + 1:] for p in mounts]
+        elif accept_env or privileged(spec):
+            got += _ids(env.get("NVIDIA_VISIBLE_DEVICES"))
+    if "all" in got:
+        return "all"
+    return ",".join(dict.fromkeys(got)) or "none"
