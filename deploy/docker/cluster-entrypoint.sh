@@ -10,7 +10,8 @@
 # this script copies it in at every start (unchanged files are skipped):
 #   images/*  -> agent/images/          (k3s imports these tarballs at start)
 #   charts/*  -> server/static/charts/  (k3s serves these at /static/charts/)
-# A file that an older image bundled and this one does not is removed.
+# A file that an older image bundled and this one does not is removed (the
+# records of what was bundled: $K3S_DATA_DIR/openshell/bundle-*).
 #
 # GPU support is gated on GPU_ENABLED=true (set by `openshell gateway start
 # --gpu` together with Docker's --gpus request):
@@ -18,7 +19,8 @@
 #          others, which a privileged container gets too (gpu-isolate.sh);
 #          copy $GPU_MANIFESTS_DIR/*.yaml into the k3s manifests dir, where the
 #          k3s deploy/Helm controllers install the NVIDIA device plugin;
-#   - off: remove copies of those manifests that an earlier GPU run left on
+#   - off: hide the host's GPUs (gpu-isolate.sh, keeping none); remove
+#          copies of those manifests that an earlier GPU run left on
 #          the volume, so a gateway recreated without GPU does not keep
 #          installing a device plugin that can only crash-loop.
 # Every path is overridable by environment so tests can run this script on a
@@ -35,6 +37,8 @@ K3S_BIN="${K3S_BIN:-/usr/local/bin/k3s}"
 DEV_DIR="${OPENSHELL_DEV_DIR:-/dev}"
 GPU_ISOLATE="${OPENSHELL_GPU_ISOLATE:-/usr/local/bin/gpu-isolate.sh}"
 RUNTIME_CONFIG="${OPENSHELL_NVIDIA_RUNTIME_CONFIG:-/etc/nvidia-container-runtime/config.toml}"
+# The mount made shared ("" leaves propagation alone: tests on a host).
+SHARED_MOUNT="${OPENSHELL_SHARED_MOUNT-/}"
 GPU_ENABLED="${GPU_ENABLED:-}"
 # How the gateway got its GPUs (openshell's --gpu-mode: legacy or cdi) and
 # its MIG strategy, for the device plugin's values.
@@ -86,12 +90,19 @@ install_manifest() {
 	log "installed manifest $dst"
 }
 
-# sync_bundle SRC DST: copy SRC/* into DST (temporary name, then rename, so a
-# watcher never sees half a file; unchanged files, by size and time, are
-# skipped), and remove what an earlier image put there and this one lacks.
+# sync_bundle SRC DST RECORD: copy SRC/* into DST (temporary name, then
+# rename, so a watcher never sees half a file; unchanged files, by size and
+# time, are skipped), and remove what an earlier image put there and this
+# one lacks, as RECORD lists it. The record lives apart from DST: k3s tries
+# to import every file of agent/images. An older image's record in DST
+# itself (.openshell-bundle) is taken over.
 sync_bundle() {
-	src=$1 dst=$2 record="$2/.openshell-bundle"
-	mkdir -p "$dst" || die "cannot create $dst"
+	src=$1 dst=$2 record=$3 old="$2/.openshell-bundle"
+	mkdir -p "$dst" "$(dirname "$record")" || die "cannot create $dst and $(dirname "$record")"
+	if [ -f "$old" ]; then
+		[ -f "$record" ] || mv -f "$old" "$record" || die "cannot move $old to $record"
+		rm -f "$old"
+	fi
 	names=""
 	for f in "$src"/*; do
 		[ -f "$f" ] || continue
@@ -148,11 +159,23 @@ secure_runtime_config() {
 	mv -f "$tmp" "$RUNTIME_CONFIG" || die "cannot rename $tmp to $RUNTIME_CONFIG"
 }
 
+# A pod's Bidirectional mount (the chart's MPS control daemon mounts
+# /run/nvidia/mps so) is refused unless its source is on a shared mount
+# (containerd's "is mounted on \"/\" but it is not a shared mount"), and a
+# Docker container's / is private (k3s-io/k3s#1846, k3d-io/k3d#1063): make
+# it shared, as k3d's entrypoint does. Without it only MPS breaks.
+share_root() {
+	[ -n "$SHARED_MOUNT" ] || return 0
+	mount --make-rshared "$SHARED_MOUNT" ||
+		log "warning: cannot make $SHARED_MOUNT a shared mount: MPS sharing (--gpu-sharing mps:N) will not start"
+}
+
 mkdir -p "$K3S_MANIFESTS_DIR" || die "cannot create $K3S_MANIFESTS_DIR"
+share_root
 secure_runtime_config
 RENDER=$(render_program; gpu_program)
-sync_bundle "$BUNDLE_DIR/images" "$K3S_DATA_DIR/agent/images"
-sync_bundle "$BUNDLE_DIR/charts" "$K3S_DATA_DIR/server/static/charts"
+sync_bundle "$BUNDLE_DIR/images" "$K3S_DATA_DIR/agent/images" "$K3S_DATA_DIR/openshell/bundle-images"
+sync_bundle "$BUNDLE_DIR/charts" "$K3S_DATA_DIR/server/static/charts" "$K3S_DATA_DIR/openshell/bundle-charts"
 
 # Manifests shipped for every gateway (none yet, but the image has the dir).
 if [ -d "$OPENSHELL_MANIFESTS_DIR" ]; then
@@ -196,6 +219,8 @@ else
 	if [ -n "$GPU_ENABLED" ]; then
 		log "GPU_ENABLED=$GPU_ENABLED is not \"true\": GPU support stays off"
 	fi
+	# Privileged, the container has the host's GPUs' nodes all the same.
+	OPENSHELL_GPU_UUIDS=none "$GPU_ISOLATE"
 	stale=""
 	for f in "$GPU_MANIFESTS_DIR"/*.yaml; do
 		[ -f "$f" ] || continue

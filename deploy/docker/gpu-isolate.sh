@@ -17,7 +17,8 @@
 #      /proc/driver/nvidia/gpus/BUS/information, which need not be its index - and the
 #      /dev/nvidia-caps/nvidia-capN of its MIG instances (capabilities/gpuN/mig/**/access).
 # A selected GPU that the driver does not list stops the start: the gateway must never come up
-# with other GPUs than asked for.
+# with other GPUs than asked for. OPENSHELL_GPU_UUIDS=none (a gateway without GPUs) keeps none,
+# and on a host without the NVIDIA driver does nothing.
 #
 # POSIX sh, for the image's dash and the test bed's busybox. Every path can be overridden, so
 # that tests run it on a temporary tree (in a mount namespace of their own).
@@ -57,6 +58,7 @@ field() {
 }
 
 [ -n "$UUIDS" ] || exit 0
+[ "$UUIDS" != none ] || [ -d "$PROC_DIR" ] || exit 0
 
 # 1. The driver's own view of the GPUs.
 for m in $(mounts_under "$PROC_DIR"); do
@@ -108,6 +110,7 @@ for info in "$PROC_DIR"/gpus/*/information; do
 	done
 done
 for uuid in $(printf '%s' "$UUIDS" | tr ',' ' '); do
+	[ "$uuid" != none ] || continue
 	case "$found," in
 	*",$uuid,"*) ;;
 	*) die "the NVIDIA driver lists no GPU $uuid in $PROC_DIR/gpus: recreate the gateway with GPUs this host has (openshell gateway start --recreate --gpus ...)" ;;

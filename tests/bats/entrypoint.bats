@@ -18,8 +18,12 @@ setup() {
 	export OPENSHELL_BUNDLE_DIR=$root/opt/bundle
 	export OPENSHELL_VERSIONS_FILE=$root/opt/versions.env
 	export OPENSHELL_DEV_DIR=$root/dev
+	# Never this machine's own driver, should it have one: a tree of the test's (absent unless made).
+	export OPENSHELL_PROC_DRIVER_DIR=$root/proc/driver/nvidia OPENSHELL_RUN_DIR=$root/run
 	export OPENSHELL_GPU_ISOLATE=$BATS_TEST_DIRNAME/../../deploy/docker/gpu-isolate.sh
 	export OPENSHELL_NVIDIA_RUNTIME_CONFIG=$root/etc/nvidia-container-runtime/config.toml
+	# Never this machine's own /: the test that makes a mount shared does it in a namespace of its own.
+	export OPENSHELL_SHARED_MOUNT=
 	mkdir -p "$OPENSHELL_BUNDLE_DIR/images" "$OPENSHELL_BUNDLE_DIR/charts"
 	cp "$REAL_VERSIONS" "$OPENSHELL_VERSIONS_FILE"
 	export K3S_BIN=$root/fake-k3s
@@ -101,6 +105,16 @@ print(d["accept-nvidia-visible-devices-envvar-when-unprivileged"], d["accept-nvi
 	assert [ ! -e "$OPENSHELL_NVIDIA_RUNTIME_CONFIG" ]
 }
 
+@test "the container's / is made a shared mount, for Bidirectional mounts such as MPS's" {
+	mkdir -p "$root/mnt"
+	run unshare -m --propagation private sh -c "mount -t tmpfs tmpfs '$root/mnt' &&
+		grep ' $root/mnt ' /proc/self/mountinfo | grep -c shared: ;
+		OPENSHELL_SHARED_MOUNT='$root/mnt' busybox sh '$SCRIPT' server >/dev/null;
+		grep ' $root/mnt ' /proc/self/mountinfo | grep -c shared:"
+	assert_output "0
+1"
+}
+
 @test "a selection of GPUs is isolated before k3s; a GPU the driver lacks stops the start" {
 	proc=$root/proc/driver/nvidia
 	mkdir -p "$proc/gpus/0000:18:00.0" "$proc/gpus/0000:2a:00.0"
@@ -108,7 +122,6 @@ print(d["accept-nvidia-visible-devices-envvar-when-unprivileged"], d["accept-nvi
 	printf 'GPU UUID: \t GPU-aaaa\nDevice Minor: \t 1\n' >"$proc/gpus/0000:18:00.0/information"
 	printf 'GPU UUID: \t GPU-bbbb\nDevice Minor: \t 0\n' >"$proc/gpus/0000:2a:00.0/information"
 	touch "$OPENSHELL_DEV_DIR/nvidia0" "$OPENSHELL_DEV_DIR/nvidia1"
-	export OPENSHELL_PROC_DRIVER_DIR=$proc
 	OPENSHELL_GPU_UUIDS=GPU-aaaa GPU_ENABLED=true entrypoint server
 	assert_equal "$status" 7
 	assert_line "openshell-entrypoint: GPUs of this gateway: /dev/nvidia1; removed the host's others: /dev/nvidia0"
@@ -118,6 +131,13 @@ print(d["accept-nvidia-visible-devices-envvar-when-unprivileged"], d["accept-nvi
 	assert_failure 1
 	assert_output --partial "the NVIDIA driver lists no GPU GPU-cccc"
 	refute_output --partial "fake-k3s"
+	# Without GPUs the gateway keeps none of the host's.
+	touch "$OPENSHELL_DEV_DIR/nvidia0" "$OPENSHELL_DEV_DIR/nvidia1"
+	entrypoint server
+	assert_equal "$status" 7
+	assert_line "openshell-entrypoint: GPUs of this gateway: none; removed the host's others: /dev/nvidia1 /dev/nvidia0"
+	assert [ ! -e "$OPENSHELL_DEV_DIR/nvidia0" ]
+	assert [ ! -e "$OPENSHELL_DEV_DIR/nvidia1" ]
 }
 
 @test "GPU_ENABLED=true without /dev/nvidia* warns that --gpus may be missing" {
@@ -217,8 +237,22 @@ print(d["accept-nvidia-visible-devices-envvar-when-unprivileged"], d["accept-nvi
 	echo mine >"$K3S_DATA_DIR/agent/images/mine.tar"
 	entrypoint server
 	[ -f "$K3S_DATA_DIR/agent/images/mine.tar" ]
+	# Nothing but images where k3s imports every file.
 	run ls -A "$K3S_DATA_DIR/agent/images"
-	refute_output --partial ".tmp."
+	assert_output "a.tar
+mine.tar"
+}
+
+@test "an older image's bundle record in agent/images is taken over and removed" {
+	mkdir -p "$K3S_DATA_DIR/agent/images"
+	echo old >"$K3S_DATA_DIR/agent/images/old.tar"
+	printf 'old.tar\n' >"$K3S_DATA_DIR/agent/images/.openshell-bundle"
+	echo image-a >"$OPENSHELL_BUNDLE_DIR/images/a.tar"
+	entrypoint server
+	assert_line "openshell-entrypoint: removed $K3S_DATA_DIR/agent/images/old.tar (no longer in the image's bundle)"
+	run ls -A "$K3S_DATA_DIR/agent/images"
+	assert_output "a.tar"
+	assert_equal "$(cat "$K3S_DATA_DIR/openshell/bundle-images")" "a.tar"
 }
 
 @test "the entrypoint is POSIX sh and shellcheck-clean" {

@@ -135,6 +135,19 @@ isolate() {
 	assert [ -e "$dev/nvidia0" ]
 }
 
+@test "none: a gateway without GPUs keeps none; on a host without the driver nothing happens" {
+	OPENSHELL_GPU_UUIDS=none isolate
+	assert_success
+	for n in 0 1 2; do assert [ ! -e "$dev/nvidia$n" ]; done
+	assert_output --partial "GPUs of this gateway: none; removed the host's others:"
+	rm -rf "$proc"
+	touch "$dev/nvidia0"
+	OPENSHELL_GPU_UUIDS=none isolate
+	assert_success
+	assert_output ""
+	assert [ -e "$dev/nvidia0" ]
+}
+
 @test "without a selection (all GPUs) nothing changes" {
 	isolate
 	assert_success

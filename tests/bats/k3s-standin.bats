@@ -479,6 +479,29 @@ accept-nvidia-visible-devices-as-volume-mounts = true"
 	docker rm -f openshell-cluster-cdi >/dev/null
 }
 
+@test "MPS's Bidirectional mount: the kubelet refuses it unless the gateway's / is a shared mount" {
+	start mps --gpus all -e GPU_ENABLED=true "$SIM_K3S_IMAGE"
+	wait_for 60 alloc_is mps 2
+	# The entrypoint made / shared; undo that, as in a container that did not.
+	run docker exec openshell-cluster-mps sh -c "grep ' / / ' /proc/self/mountinfo | grep -c shared:"
+	assert_output 1
+	docker exec openshell-cluster-mps mount --make-rprivate /
+	printf '%s' '{"apiVersion":"helm.cattle.io/v1","kind":"HelmChartConfig","metadata":{"name":"nvidia-device-plugin","namespace":"kube-system"},"spec":{"valuesContent":"config:\n  default: mps\n  map:\n    mps: |-\n      version: v1\n      sharing:\n        mps:\n          resources:\n          - name: nvidia.com/gpu\n            replicas: 2\n"}}' |
+		kx mps apply -f - >/dev/null
+	kx mps label nodes --all nvidia.com/mps.capable=true >/dev/null
+	refused() {
+		kx mps get pods -n nvidia-device-plugin -o json | jq -e '.items[] | select(.metadata.name | startswith("nvidia-device-plugin-mps-control-daemon"))
+			| .status.initContainerStatuses[]? | select(.name == "mps-control-daemon-mounts") | .state.waiting
+			| select(.reason == "CreateContainerError")
+			| .message | test("failed to generate spec: path \"/run/nvidia/mps\" is mounted on \"/\" but it is not a shared mount$")' >/dev/null
+	}
+	wait_for 60 refused
+	# Shared again: the daemon's pod gets its mount, and the plugin its replicas.
+	docker exec openshell-cluster-mps mount --make-rshared /
+	wait_for 90 alloc_is mps 4
+	docker rm -f openshell-cluster-mps >/dev/null
+}
+
 @test "offline, a pod whose image was not imported fails to pull as containerd says, then backs off" {
 	wait_for 60 alloc_is gpu 2
 	kx gpu apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"pull"},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox:1.36","command":["true"]}]}}'

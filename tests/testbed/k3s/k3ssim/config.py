@@ -17,6 +17,7 @@ KUBELET_DIR = os.environ.get("SIM_KUBELET_DIR", "/var/lib/kubelet")
 # The nested NVIDIA runtime's config, and where containerd reads CDI specs (the last: the plugin's).
 NVIDIA_RUNTIME_CONFIG = os.environ.get("SIM_NVIDIA_RUNTIME_CONFIG", "/etc/nvidia-container-runtime/config.toml")
 CDI_DIRS = os.environ.get("SIM_CDI_DIRS", "/etc/cdi:/var/run/cdi").split(":")
+MOUNTINFO = os.environ.get("SIM_MOUNTINFO", "/proc/self/mountinfo")
 
 SERVER_DIR = os.path.join(DATA_DIR, "server")
 TLS_DIR = os.path.join(SERVER_DIR, "tls")

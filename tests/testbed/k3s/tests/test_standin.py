@@ -169,3 +169,27 @@ class NvidiaRuntime(unittest.TestCase):
         self.assertEqual(self.rt.devices("runc", {}, {}, cdi), "GPU-a")
         with self.assertRaises(self.rt.Unresolvable):
             self.rt.devices("nvidia", {}, {}, [{"cdi_devices": ["k8s.device-plugin.nvidia.com/gpu=GPU-z"]}])
+
+
+class MountPropagation(unittest.TestCase):
+    """containerd internal/cri/opts/spec_linux_opts.go: ensureShared."""
+
+    def test_bidirectional_needs_a_shared_mount(self):
+        from k3ssim import config
+        from k3ssim.kubelet import mounts
+        saved = config.MOUNTINFO
+        self.addCleanup(setattr, config, "MOUNTINFO", saved)
+        info = os.path.join(tempfile.mkdtemp(), "mountinfo")
+        pod = {"spec": {"volumes": [{"name": "mps-root", "hostPath": {"path": "/run/nvidia/mps"}}]}}
+        ctr = {"volumeMounts": [{"name": "mps-root", "mountPath": "/mps", "mountPropagation": "Bidirectional"}]}
+        config.MOUNTINFO = info
+        with open(info, "w", encoding="utf-8") as f:
+            f.write("100 1 0:50 / / rw,relatime - overlay overlay rw\n"
+                    "101 100 0:51 / /proc rw - proc proc rw\n")
+        self.assertEqual(mounts.propagation_error(pod, ctr),
+                         'path "/run/nvidia/mps" is mounted on "/" but it is not a shared mount')
+        with open(info, "w", encoding="utf-8") as f:
+            f.write("100 1 0:50 / / rw,relatime shared:1 - overlay overlay rw\n")
+        self.assertIsNone(mounts.propagation_error(pod, ctr))
+        # Other mounts are not looked at.
+        self.assertIsNone(mounts.propagation_error(pod, {"volumeMounts": [{"name": "mps-root", "mountPath": "/mps"}]}))

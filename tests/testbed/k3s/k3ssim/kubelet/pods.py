@@ -25,7 +25,7 @@ import hashlib
 import os
 
 from .. import clock, config, programs, status
-from . import images, nvidia_runtime, runtime
+from . import images, mounts, nvidia_runtime, runtime
 
 BACKOFF_CAP = 30.0
 
@@ -245,18 +245,24 @@ class PodWorker:
         env["SIM_RUNTIME_DEVICES"] = nvidia_runtime.devices(self.handler, cs.spec, env, answers)
         return env
 
+    def _create_error(self, cs, why):
+        """containerd cannot make the container's spec: CreateContainerError,
+        tried again after a back-off."""
+        msg = 'failed to generate container "%s" spec: %s' % (os.urandom(32).hex(), why)
+        cs.waiting = ("CreateContainerError", msg)
+        cs.backoff = min(max(cs.backoff * 2, config.POD_BACKOFF), BACKOFF_CAP)
+        cs.next_start = clock.now() + cs.backoff
+        self.k.event(self.pod, "Warning", "Failed", "Error: " + msg)
+
     def _start(self, cs):
         argv = list(cs.spec.get("command") or []) + list(cs.spec.get("args") or [])
         try:
             env = self._env(cs)
         except nvidia_runtime.Unresolvable as e:
-            # containerd cannot make the container's spec: CreateContainerError, tried again later.
-            msg = 'failed to generate container "%s" spec: CDI device injection failed: %s' % (os.urandom(32).hex(), e)
-            cs.waiting = ("CreateContainerError", msg)
-            cs.backoff = min(max(cs.backoff * 2, config.POD_BACKOFF), BACKOFF_CAP)
-            cs.next_start = clock.now() + cs.backoff
-            self.k.event(self.pod, "Warning", "Failed", "Error: " + msg)
-            return
+            return self._create_error(cs, "CDI device injection failed: %s" % e)
+        why = mounts.propagation_error(self.pod, cs.spec)
+        if why:
+            return self._create_error(cs, "failed to generate spec: " + why)
         name = cs.spec["name"]
         path = os.path.join(self.k.log_dir(self.pod, name), "%d.log" % cs.restarts)
         if os.path.exists(path):
