@@ -122,7 +122,11 @@ static void check_gpu_mode(struct doctor *d, const cJSON *info)
 	struct daemon_gpus g;
 
 	daemon_gpus_from_info(info, &g);
-	if (g.cdi.n)
+	if (g.cdi.n && g.gpus_by_cdi)
+		report(d, OK, "gpu-mode", NULL,
+		       "gateway start --gpu gives GPUs as CDI devices (%s, ...); --gpu-mode legacy uses --gpus, which this Docker (29.2 or later) sends through CDI as well while the NVIDIA spec has the GPUs (nvidia-cdi-hook on its PATH), the toolkit's hook only otherwise",
+		       g.cdi.v[0]);
+	else if (g.cdi.n)
 		report(d, OK, "gpu-mode", NULL, "gateway start --gpu gives GPUs as CDI devices (%s, ...); --gpu-mode legacy uses --gpus",
 		       g.cdi.v[0]);
 	else

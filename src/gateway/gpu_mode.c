@@ -40,6 +40,15 @@ const char *gpu_mode_name(enum gpu_mode m)
 	return mode_names[m];
 }
 
+/* Is the daemon's ServerVersion ("29.2.0") at least MAJOR.MINOR? */
+static int version_at_least(const char *v, long major, long minor)
+{
+	char *end = NULL;
+	long ma = v ? strtol(v, &end, 10) : 0, mi = end && *end == '.' ? strtol(end + 1, NULL, 10) : 0;
+
+	return ma > major || (ma == major && mi >= minor);
+}
+
 void daemon_gpus_from_info(const cJSON *info, struct daemon_gpus *d)
 {
 	const cJSON *dev;
@@ -52,6 +61,7 @@ void daemon_gpus_from_info(const cJSON *info, struct daemon_gpus *d)
 		if (id && source && strcmp(source, "cdi") == 0 && strncmp(id, CDI_GPU_PREFIX, strlen(CDI_GPU_PREFIX)) == 0)
 			strv_push(&d->cdi, id);
 	}
+	d->gpus_by_cdi = d->cdi.n > 0 && version_at_least(json_str(info, "ServerVersion"), 29, 2);
 }
 
 int daemon_gpus_parse(const char *json, size_t len, struct daemon_gpus *d, os_error *err)
@@ -120,8 +130,9 @@ int gpu_mode_choose(struct deploy_opts *o, const struct daemon_gpus *d, int loca
 	if (gpu_mode_resolve(asked, d, &used, err) < 0)
 		return -1;
 	o->cdi = used == GPU_MODE_CDI;
-	log_verbose("GPU mode %s%s", gpu_mode_name(used),
-		    asked != GPU_MODE_AUTO ? " (--gpu-mode)" : o->cdi ? " (the daemon lists NVIDIA CDI devices)" : " (the daemon lists no NVIDIA CDI devices)");
+	log_verbose("GPU mode %s%s%s", gpu_mode_name(used),
+		    asked != GPU_MODE_AUTO ? " (--gpu-mode)" : o->cdi ? " (the daemon lists NVIDIA CDI devices)" : " (the daemon lists no NVIDIA CDI devices)",
+		    !o->cdi && d->gpus_by_cdi ? "; Docker sends --gpus through CDI itself (29.2 and later)" : "");
 	if (!o->cdi) {
 		/* The toolkit shows itself as a registered nvidia runtime or, on
 		 * the daemon's own host, as the hook on PATH; with neither, the

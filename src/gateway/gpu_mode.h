@@ -32,6 +32,9 @@ const char *gpu_mode_name(enum gpu_mode m);
 struct daemon_gpus {
 	int nvidia_runtime;   /* Runtimes has "nvidia" */
 	struct strv cdi;      /* DiscoveredDevices of the NVIDIA spec: "nvidia.com/gpu=0", … */
+	int gpus_by_cdi;      /* Docker >= 29.2 with such devices: --gpus goes through CDI
+	                       * first (moby daemon/devices_nvidia_linux.go), the hook only
+	                       * when the spec cannot resolve them */
 };
 
 /* Read them from docker info's JSON, parsed or as text. */

@@ -163,14 +163,43 @@ static void parse_mig(char *line, struct host_gpus *h)
 	strv_push(&h->v[h->n - 1].profiles, profile);
 }
 
+/* "GPU-…, Enabled, 9.0": the query's facts of that GPU. */
+static void parse_query(char *line, struct host_gpus *h)
+{
+	char *save = NULL, *uuid = strtok_r(line, ", ", &save), *mode = strtok_r(NULL, ", ", &save),
+	     *cc = strtok_r(NULL, ", ", &save);
+
+	for (int i = 0; uuid && i < h->n; i++) {
+		if (strcmp(h->v[i].uuid, uuid) != 0)
+			continue;
+		h->v[i].mig_enabled = mode && strcmp(mode, "Enabled") == 0;
+		if (cc && isdigit((unsigned char)cc[0]) && cc[1] == '.' && isdigit((unsigned char)cc[2]))
+			h->v[i].compute_cap = (cc[0] - '0') * 10 + (cc[2] - '0');
+	}
+}
+
 void host_gpus_parse(const char *text, struct host_gpus *h)
 {
 	cleanup_free char *copy = xstrdup(text);
 	char *save = NULL;
+	enum { LIST, QUERY, ENV } part = LIST;
 
 	memset(h, 0, sizeof(*h));
 	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *colon = strchr(line, ':'), *u = strstr(line, " (UUID: "), *close;
+
+		if (strcmp(line, GPUS_QUERY_MARK) == 0 || strcmp(line, GPUS_ENV_MARK) == 0) {
+			part = strcmp(line, GPUS_QUERY_MARK) == 0 ? QUERY : ENV;
+			continue;
+		}
+		if (part == QUERY) {
+			parse_query(line, h);
+			continue;
+		}
+		if (part == ENV) {
+			h->injected = strcmp(line, "void") == 0 ? GPUS_INJECTED_CDI : GPUS_INJECTED_HOOK;
+			continue;
+		}
 
 		if (strncmp(line + strspn(line, " "), "MIG ", 4) == 0 && line[0] == ' ') {
 			parse_mig(line, h);
@@ -203,8 +232,12 @@ int gpus_plugin_devices(const struct host_gpus *h, enum mig_strategy strategy)
 {
 	int whole = 0, migs = 0;
 
+	if (strategy == MIG_NONE)
+		return h->n;
+	/* A GPU with MIG enabled is no whole GPU to the other strategies, not
+	 * even without MIG devices: mixed skips it (internal/rm/device_map.go). */
 	for (int i = 0; i < h->n; i++) {
-		whole += h->v[i].migs.n == 0;
+		whole += h->v[i].migs.n == 0 && !h->v[i].mig_enabled;
 		migs += (int)h->v[i].migs.n;
 	}
 	if (strategy == MIG_SINGLE && whole == 0)
@@ -273,7 +306,7 @@ static int no_devices(const struct run_result *res)
 
 struct run_child *container_gpus_start(const char *ctr, int timeout_ms, os_error *err)
 {
-	const char *args[] = { "exec", ctr, "nvidia-smi", "-L", NULL };
+	const char *args[] = { "exec", ctr, "sh", "-c", GPUS_LOOK_SCRIPT, NULL };
 	struct run_spec spec = { .timeout_ms = timeout_ms };
 
 	return docker_start(args, &spec, err);
@@ -314,8 +347,8 @@ struct run_child *host_gpus_probe_start(const char *image, int cdi, int timeout_
 {
 	const char *args[] = { "run", "--rm", "--network=none",
 			       cdi ? "--device=" CDI_GPU_PREFIX "all" : "--gpus=driver=nvidia,count=all,capabilities=utility",
-			       "--entrypoint=nvidia-smi", "--label=org.openshell.managed-by=openshell-gpu-probe",
-			       image, "-L", NULL };
+			       "--entrypoint=sh", "--label=org.openshell.managed-by=openshell-gpu-probe",
+			       image, "-c", GPUS_LOOK_SCRIPT, NULL };
 	struct run_spec spec = { .timeout_ms = timeout_ms };
 
 	return docker_start(args, &spec, err);
@@ -406,22 +439,15 @@ int gpus_match(const struct deploy_opts *o, const struct gw_container *c)
 	return strcmp(had, want = gpus_string(&o->gpus)) == 0;
 }
 
-int gpus_check_host(struct deploy_opts *o, int timeout_ms, os_error *err)
+int gpus_check_host(struct deploy_opts *o, int timeout_ms, struct host_gpus *h, os_error *err)
 {
-	struct host_gpus h = { 0 };
-	cleanup_free char *sel = NULL;
-	int rc = -1;
+	cleanup_free char *sel = gpus_string(&o->gpus);
 
-	if (!o->gpu || o->gpus.kind == GPUS_ALL)
-		return 0;
-	sel = gpus_string(&o->gpus);
 	log_step("checking the Docker host's GPUs for --gpus %s", sel);
 	strv_free(&o->gpu_uuids);
-	if (host_gpus_probe(o->image, o->cdi, timeout_ms, &h, err) < 0 || gpus_resolve(&o->gpus, &h, &o->gpu_uuids, err) < 0)
-		goto out;
+	if (host_gpus_probe(o->image, o->cdi, timeout_ms, h, err) < 0 ||
+	    (o->gpus.kind != GPUS_ALL && gpus_resolve(&o->gpus, h, &o->gpu_uuids, err) < 0))
+		return -1;
 	log_step_done(1);
-	rc = 0;
-out:
-	host_gpus_free(&h);
-	return rc;
+	return 0;
 }

@@ -63,15 +63,36 @@ struct host_gpu {
 	char *name;
 	struct strv migs;      /* its MIG devices' UUIDs (MIG-…), when MIG is enabled */
 	struct strv profiles;  /* and their profiles (1g.10gb, …), in the same order */
+	int mig_enabled;       /* MIG mode on, with or without MIG devices */
+	int compute_cap;       /* compute capability x 10 (90: 9.0); 0 unknown */
 };
 
 struct host_gpus {
 	struct host_gpu *v;   /* by index */
 	int n;
+	/* How Docker gave the container its GPUs, from the NVIDIA_VISIBLE_DEVICES
+	 * of its first process: through CDI (the NVIDIA spec's edits make it
+	 * void), or through the toolkit's hook (the devices Docker named). */
+	enum { GPUS_INJECTED_UNKNOWN, GPUS_INJECTED_CDI, GPUS_INJECTED_HOOK } injected;
 };
 
-/* Read `nvidia-smi -L` output ("GPU 0: NAME (UUID: GPU-…)", and under a
- * MIG-enabled GPU "  MIG 1g.10gb     Device  0: (UUID: MIG-…)"). */
+/* What a look at the GPUs runs: `nvidia-smi -L`, then (when that found
+ * GPUs) GPUS_QUERY_MARK and `nvidia-smi --query-gpu=uuid,mig.mode.current,
+ * compute_cap --format=csv,noheader`, which an old driver may refuse
+ * (those facts are then unknown), and GPUS_ENV_MARK and the
+ * NVIDIA_VISIBLE_DEVICES of the container's first process. nvidia-smi -L's
+ * exit status stands. A constant: nothing of the user's is in it. */
+#define GPUS_QUERY_MARK "#openshell-gpu-query"
+#define GPUS_ENV_MARK "#openshell-gpu-env"
+#define GPUS_LOOK_SCRIPT                                                                                        \
+	"nvidia-smi -L; s=$?; if [ $s = 0 ]; then echo '" GPUS_QUERY_MARK "'; "                                 \
+	"nvidia-smi --query-gpu=uuid,mig.mode.current,compute_cap --format=csv,noheader 2>/dev/null; "          \
+	"echo '" GPUS_ENV_MARK "'; tr '\\0' '\\n' </proc/1/environ 2>/dev/null | "                            \
+	"sed -n 's/^NVIDIA_VISIBLE_DEVICES=//p'; fi; exit $s"
+
+/* Read that output: `nvidia-smi -L`'s lines ("GPU 0: NAME (UUID: GPU-…)",
+ * and under a MIG-enabled GPU "  MIG 1g.10gb     Device  0: (UUID: MIG-…)"),
+ * then the query's "UUID, Enabled|Disabled|[N/A], 9.0" lines. */
 void host_gpus_parse(const char *text, struct host_gpus *h);
 void host_gpus_free(struct host_gpus *h);
 
@@ -113,9 +134,10 @@ int gpus_match(const struct deploy_opts *o, const struct gw_container *c);
 /* The conflict error for a gateway that holds other GPUs than asked for. */
 int gpus_refuse_mismatch(const struct deploy_opts *o, const struct gw_container *c, os_error *err);
 
-/* A selection other than all must exist on the Docker host: asked (with
- * host_gpus_probe()) before anything of the gateway is created. Its GPUs'
- * UUIDs go to o->gpu_uuids, for the entrypoint to keep. */
-int gpus_check_host(struct deploy_opts *o, int timeout_ms, os_error *err);
+/* The Docker host's GPUs (host_gpus_probe()) into H, and a selection
+ * other than all checked against them: its GPUs' UUIDs go to
+ * o->gpu_uuids, for the entrypoint to keep. Before anything of the gateway
+ * is created. */
+int gpus_check_host(struct deploy_opts *o, int timeout_ms, struct host_gpus *h, os_error *err);
 
 #endif

@@ -20,7 +20,7 @@
 #include "gateway/sharing.h"
 #include "kube/kubectl.h"
 
-#define SHARING_FORMS "give none, time-slicing:N or mps:N with N from 2 to 1024"
+#define SHARING_FORMS "give none, time-slicing:N with N from 2 to 1024, or mps:N with N from 2 to 48"
 
 int sharing_parse(const char *text, struct sharing *s, os_error *err)
 {
@@ -37,14 +37,47 @@ int sharing_parse(const char *text, struct sharing *s, os_error *err)
 	if (!n || !end || *end || v < 2 || v > SHARING_MAX_REPLICAS)
 		return os_error_set(err, OS_EXIT_USAGE, "invalid --gpu-sharing '%s': %s (N 1 shares nothing)", shown,
 				    SHARING_FORMS);
+	if (mps && v > MPS_MAX_REPLICAS)
+		return os_error_set(err, OS_EXIT_USAGE,
+				    "invalid --gpu-sharing '%s': MPS serves at most %d clients on a GPU (16 before compute capability 7.5); give mps:2 to mps:%d, or time-slicing:N for more",
+				    shown, MPS_MAX_REPLICAS, MPS_MAX_REPLICAS);
 	s->replicas = (int)v;
 	s->mps = mps;
 	return 0;
 }
 
+int sharing_needs_gpus(const struct sharing *s, enum mig_strategy m)
+{
+	return s->mps && s->replicas > 1 && (m == MIG_SINGLE || s->replicas > MPS_MAX_REPLICAS_OLD);
+}
+
 int mps_with_mixed(const struct sharing *s, enum mig_strategy m)
 {
 	return s->mps && s->replicas > 1 && m == MIG_MIXED;
+}
+
+int sharing_check_gpus(const struct sharing *s, enum mig_strategy m, const struct host_gpus *h,
+		       const struct strv *uuids, os_error *err)
+{
+	if (!sharing_needs_gpus(s, m))
+		return 0;
+	for (int i = 0; i < h->n; i++) {
+		const struct host_gpu *g = &h->v[i];
+		int cc = g->compute_cap;
+
+		if (uuids && !strv_has(uuids, g->uuid))
+			continue;
+		if (m == MIG_SINGLE && g->migs.n)
+			return os_error_set(err, OS_EXIT_FAILURE,
+					    "--gpu-sharing mps:%d cannot share GPU %s: it has MIG enabled, and under --mig-strategy single the device plugin shares no MIG device by MPS; use time-slicing:N, or GPUs without MIG",
+					    s->replicas, g->uuid);
+		if (s->replicas > MPS_MAX_REPLICAS_OLD && cc > 0 && cc < MPS_FULL_CLIENTS_CC)
+			return os_error_set(err, OS_EXIT_FAILURE,
+					    "--gpu-sharing mps:%d is more than GPU %s (%s, compute capability %d.%d) serves by MPS: at most %d clients before compute capability 7.5; give mps:%d or fewer, or time-slicing:N",
+					    s->replicas, g->uuid, g->name, cc / 10, cc % 10, MPS_MAX_REPLICAS_OLD,
+					    MPS_MAX_REPLICAS_OLD);
+	}
+	return 0;
 }
 
 const char *sharing_mode_name(const struct sharing *s)
@@ -316,9 +349,13 @@ int sharing_configure(const char *ctr, const struct sharing *s, enum mig_strateg
 		return 0;   /* as it is */
 	what = sharing_string(s);
 	log_step("setting GPU sharing to %s", what);
-	if (apply(ctr, s, release, deadline, timeout_ms, err) < 0 || label_mps(ctr, s->mps, deadline, timeout_ms, err) < 0 ||
-	    container_gpus(ctr, timeout_ms, &h, err) < 0)
+	/* The container's GPUs first: what MPS cannot share is refused before
+	 * anything of the sharing changes. */
+	if (container_gpus(ctr, timeout_ms, &h, err) < 0 || sharing_check_gpus(s, mig, &h, NULL, err) < 0 ||
+	    apply(ctr, s, release, deadline, timeout_ms, err) < 0 || label_mps(ctr, s->mps, deadline, timeout_ms, err) < 0)
 		goto out;
+	if (s->mps)
+		log_warn("MPS puts the gateway's GPUs in compute mode EXCLUSIVE_PROCESS on the host: while it shares them, no process outside the gateway can use them");
 	want->changed = 1;
 	want->allocatable = (long long)gpus_plugin_devices(&h, mig) * s->replicas;
 	want->mps = s->mps;

@@ -24,6 +24,12 @@
 #include "gateway/mig.h"
 
 #define SHARING_MAX_REPLICAS 1024
+/* MPS serves at most 48 clients on a GPU, 16 on one before compute
+ * capability 7.5 (the plugin's cmd/mps-control-daemon/mps/device.go,
+ * maxClients and assertReplicas). */
+#define MPS_MAX_REPLICAS 48
+#define MPS_MAX_REPLICAS_OLD 16
+#define MPS_FULL_CLIENTS_CC 75   /* compute capability x 10 from which 48 apply */
 #define SHARING_CONFIG_NAME "openshell"   /* the config.map entry */
 #define MPS_NODE_LABEL "nvidia.com/mps.capable"
 
@@ -64,6 +70,23 @@ void sharing_from_list(const cJSON *list, const char *release, struct sharing *s
 
 /* Is S sharing by MPS under the mixed strategy? */
 int mps_with_mixed(const struct sharing *s, enum mig_strategy m);
+
+struct host_gpus;
+struct strv;
+
+/* Must the GPUs be looked at before S is made (MPS under the single
+ * strategy, which MIG devices cannot take, or for more clients than a GPU
+ * before compute capability 7.5 takes)? */
+int sharing_needs_gpus(const struct sharing *s, enum mig_strategy m);
+
+/* What MPS cannot do on the GPUs of H that UUIDS names (NULL: all), refused
+ * before the device plugin would crash-loop on it: MIG devices under the
+ * single strategy (the plugin's "sharing using MPS is not supported for
+ * MIG devices"), more than 16 clients on a GPU before compute capability
+ * 7.5 (its control daemon's "maximum allowed replicas exceeded"). 0 when
+ * the GPUs take S. */
+int sharing_check_gpus(const struct sharing *s, enum mig_strategy m, const struct host_gpus *h,
+		       const struct strv *uuids, os_error *err);
 
 /* What a sharing change makes the node advertise. */
 struct sharing_want {

@@ -74,6 +74,17 @@ int verify_gpus_seen(const struct gateway *gw, struct gpu_looks *l, struct strv 
 	return 0;
 }
 
+/* What actually gave a legacy request its GPUs, when it was not the hook
+ * asked for: Docker 29.2 and later send --gpus through CDI first
+ * (moby's daemon/devices_nvidia_linux.go) wherever nvidia-cdi-hook is on
+ * the daemon's PATH and the spec resolves the devices. */
+static const char *injected_by(const struct gateway *gw, const struct host_gpus *mine)
+{
+	if (!gw->c.gpu_cdi && mine->injected == GPUS_INJECTED_CDI)
+		return " (Docker gave them through CDI, as Docker 29.2 and later do for --gpus when the NVIDIA CDI spec has them)";
+	return "";
+}
+
 /* The container must see exactly the GPUs its request means on the Docker
  * host, by UUID: its own nvidia-smi against the host's (a throwaway
  * container lists those, gateway/gpus.h). */
@@ -107,10 +118,11 @@ int verify_gpus_judge(const struct gateway *gw, struct gpu_looks *l, const struc
 	has = strv_join(seen, ", ");
 	means = strv_join(&want, ", ");
 	if (exact)
-		check_set(c, CHECK_PASS, xasprintf("%s; the gateway sees %s: exactly --gpus %s", c->evidence, has, sel));
+		check_set(c, CHECK_PASS, xasprintf("%s%s; the gateway sees %s: exactly --gpus %s", c->evidence,
+						   injected_by(gw, &l->mine), has, sel));
 	else
-		check_set(c, CHECK_FAIL, xasprintf("%s; the gateway sees %s, but --gpus %s is %s on the Docker host",
-					     c->evidence, *has ? has : "no GPU", sel, means));
+		check_set(c, CHECK_FAIL, xasprintf("%s%s; the gateway sees %s, but --gpus %s is %s on the Docker host",
+						   c->evidence, injected_by(gw, &l->mine), *has ? has : "no GPU", sel, means));
 	rc = 0;
 out:
 	gpus_free(&g);

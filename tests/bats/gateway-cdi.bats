@@ -27,6 +27,7 @@ setup() {
 
 suite_teardown() {
 	[[ ! -f $BATS_TEST_TMPDIR/spec.orig ]] || cp "$BATS_TEST_TMPDIR/spec.orig" "$SPEC"
+	rm -f "${SIM_HOST_DIR:-}/cdi/docker-version"
 }
 
 sim_cdi_only() {
@@ -71,13 +72,19 @@ requests() { # NAME: the container's DeviceRequests, as docker inspect shows the
 
 @test "auto on a CDI daemon asks for nvidia.com/gpu=all, and the plugin hands out CDI devices" {
 	sim_cdi_only
-	run --separate-stderr openshell gateway start --gpu --name cdi --image "$IMAGE" --port "$(free_port)" --json
+	run --separate-stderr openshell -v gateway start --gpu --name cdi --image "$IMAGE" --port "$(free_port)" --json
 	assert_success
 	assert_equal "$(jq -r '[.gpu_mode, .gpus_allocatable] | map(tostring) | join(" ")' <<<"$output")" "cdi 2"
-	run requests cdi
-	assert_output '[{"Driver":"cdi","Count":0,"DeviceIDs":["nvidia.com/gpu=all"],"Capabilities":null,"Options":null}]'
-	run docker inspect openshell-cluster-cdi --format '{{json .HostConfig.DeviceRequests}}'
-	assert_output '[{"Driver":"cdi","Count":0,"DeviceIDs":["nvidia.com/gpu=all"],"Capabilities":null,"Options":null}]'
+	# What openshell asked Docker for: the CDI device, and no --gpus beside it.
+	run grep -E '^openshell: .*docker run ' <<<"$stderr"
+	assert_output --partial ' --device=nvidia.com/gpu=all '
+	refute_output --partial '--gpus'
+	# And how the devices came: through the spec's container edits (the driver's
+	# procfs, masked by its hook), not libnvidia-container's.
+	run grep " pid $(docker inspect -f '{{.State.Pid}}' openshell-cluster-cdi) " "$SIM_HOST_DIR/hook.log"
+	assert_output --partial 'procfs=cdi-masked'
+	run docker exec openshell-cluster-cdi grep '^ModifyDeviceFiles' /proc/driver/nvidia/params
+	assert_output 'ModifyDeviceFiles: 0'
 	run gw_kubectl cdi get helmchart nvidia-device-plugin -n kube-system -o json
 	run jq -r .spec.valuesContent <<<"$output"
 	assert_line 'deviceListStrategy: cdi-cri'
@@ -151,6 +158,32 @@ requests() { # NAME: the container's DeviceRequests, as docker inspect shows the
 	assert_success
 	assert_line --partial "PASS  device-request  legacy --gpus: driver=nvidia count=1"
 	openshell -q gateway destroy --name leg --yes
+}
+
+@test "Docker 29.2 sends --gpus through CDI: a legacy gateway's verify and doctor say what happened" {
+	sim_cdi_only
+	echo 29.2.0 >"$SIM_HOST_DIR/cdi/docker-version"
+	run --separate-stderr openshell doctor
+	assert_output --partial "--gpu-mode legacy uses --gpus, which this Docker (29.2 or later) sends through CDI as well"
+	run --separate-stderr openshell gateway start --gpus 1 --gpu-mode legacy --name g29 --image "$IMAGE" --port "$(free_port)" --json
+	assert_success
+	assert_equal "$(jq -r .gpu_mode <<<"$output")" legacy
+	# The request stays as the CLI sent it; the container's first process has the spec's void.
+	run requests g29
+	assert_output --partial '"Driver":"nvidia","Count":1'
+	run docker exec openshell-cluster-g29 sh -c "tr '\\0' '\\n' </proc/1/environ | grep ^NVIDIA_VISIBLE_DEVICES="
+	assert_output NVIDIA_VISIBLE_DEVICES=void
+	run --separate-stderr openshell gateway verify --name g29
+	assert_success
+	assert_line --partial "PASS  device-request  legacy --gpus: driver=nvidia count=1 capabilities=utility,compute,gpu (Docker gave them through CDI, as Docker 29.2 and later do for --gpus when the NVIDIA CDI spec has them); the gateway sees $(uuid_of 0): exactly --gpus 1"
+	openshell -q gateway destroy --name g29 --yes
+	# Before 29.2 the same request is the hook's, and verify says nothing more.
+	rm "$SIM_HOST_DIR/cdi/docker-version"
+	openshell -q gateway start --gpus 1 --gpu-mode legacy --name g28 --image "$IMAGE" --port "$(free_port)"
+	run --separate-stderr openshell gateway verify --name g28
+	assert_success
+	assert_line --partial "PASS  device-request  legacy --gpus: driver=nvidia count=1 capabilities=utility,compute,gpu; the gateway sees"
+	openshell -q gateway destroy --name g28 --yes
 }
 
 @test "a GPU the spec lacks is refused before anything is created" {

@@ -1,16 +1,17 @@
 #!/usr/bin/env bats
 # `gateway start --mig-strategy none|single|mixed`: the device plugin's MIG
 # strategy, the MIG resources status shows, and verify's smoke pod on a MIG
-# device. The SIMULATED host (unless OPENSHELL_TEST_REAL_HOST=1) has three
+# device. The SIMULATED host (unless OPENSHELL_TEST_REAL_HOST=1) has four
 # GPUs: 0 with MIG devices of two profiles, 1 with two of one profile, 2
-# without MIG (sim-host --mig), which the simulated nvidia-smi lists as the
-# real one does and the stand-in's plugin advertises per strategy.
+# without MIG, 3 with MIG enabled and no MIG device yet (sim-host --mig),
+# which the simulated nvidia-smi lists as the real one does and the
+# stand-in's plugin advertises per strategy.
 
 bats_require_minimum_version 1.5.0
 
 setup_file() {
 	load helpers/gateway
-	gateway_suite_start --gpus 3 --mig 0=1g.10gb+1g.10gb+3g.40gb --mig 1=1g.10gb+1g.10gb
+	gateway_suite_start --gpus 4 --mig 0=1g.10gb+1g.10gb+3g.40gb --mig 1=1g.10gb+1g.10gb --mig 3=
 }
 
 teardown_file() {
@@ -33,7 +34,12 @@ mig_uuids() { # GPU: its MIG devices' UUIDs
 	assert_line --index 1 "  MIG 1g.10gb       Device  0: (UUID: $(mig_uuids 0 | sed -n 1p))"
 	assert_line --index 3 "  MIG 3g.40gb       Device  2: (UUID: $(mig_uuids 0 | sed -n 3p))"
 	assert_line --regexp '^GPU 2: .* \(UUID: GPU-[0-9a-f-]+\)$'
-	[ "${#lines[@]}" -eq 8 ]   # 3 GPUs, 5 MIG devices
+	[ "${#lines[@]}" -eq 9 ]   # 4 GPUs, 5 MIG devices
+	run docker run --rm --gpus all --entrypoint nvidia-smi "$IMAGE" --query-gpu=index,mig.mode.current --format=csv,noheader
+	assert_output "0, Enabled
+1, Enabled
+2, Disabled
+3, Enabled"
 }
 
 @test "mixed: each profile is a resource of its own; status shows them; the smoke pod gets a MIG device" {
@@ -56,6 +62,10 @@ mig_uuids() { # GPU: its MIG devices' UUIDs
 	run --separate-stderr openshell gateway start --gpu --gpu-sharing mps:2 --name mixed
 	assert_failure 6
 	[[ "$stderr" == *"runs with --mig-strategy mixed, and the device plugin does not share MIG devices by MPS: use --gpu-sharing time-slicing:N, or rebuild it with --recreate"* ]]
+	# Time-slicing shares the whole GPUs: GPU 2 alone, not GPU 3, whose MIG is on without a device.
+	run --separate-stderr openshell gateway start --gpu --gpu-sharing time-slicing:2 --name mixed --json --timeout 2m
+	assert_success
+	assert_equal "$(jq -r .gpus_allocatable <<<"$output")" 2
 	openshell -q gateway destroy --name mixed --yes
 }
 
@@ -73,7 +83,7 @@ mig_uuids() { # GPU: its MIG devices' UUIDs
 @test "none (the default) counts a MIG GPU whole" {
 	run --separate-stderr openshell gateway start --gpu --name none --image "$IMAGE" --port "$(free_port)" --json
 	assert_success
-	assert_equal "$(jq -r '[.mig_strategy, .gpus_allocatable, .mig_allocatable] | map(tostring) | join(" ")' <<<"$output")" "none 3 0"
+	assert_equal "$(jq -r '[.mig_strategy, .gpus_allocatable, .mig_allocatable] | map(tostring) | join(" ")' <<<"$output")" "none 4 0"
 	run --separate-stderr openshell gateway status --name none
 	refute_line --partial 'MIG:'
 	openshell -q gateway destroy --name none --yes
@@ -103,11 +113,19 @@ mig_uuids() { # GPU: its MIG devices' UUIDs
 	openshell -q gateway destroy --name bad --yes
 }
 
-@test "MPS on MIG devices: the plugin's own refusal ends the start, with the time-slicing way out" {
+@test "MPS on MIG devices is refused before anything is created, naming the GPU and the way out" {
 	run --separate-stderr openshell gateway start --gpus device=1 --mig-strategy single --gpu-sharing mps:2 --name mpsmig \
-		--image "$IMAGE" --port "$(free_port)" --timeout 2m
+		--image "$IMAGE" --port "$(free_port)"
 	assert_failure 1
-	[[ "$stderr" == *"exits at every start"*"sharing using MPS is not supported for MIG devices; share the MIG devices with --gpu-sharing time-slicing:N, or use --mig-strategy none, then rerun with --recreate"* ]]
+	[[ "$stderr" == *"--gpu-sharing mps:2 cannot share GPU $(sim_gpu_uuids | sed -n 2p): it has MIG enabled, and under --mig-strategy single the device plugin shares no MIG device by MPS; use time-slicing:N, or GPUs without MIG"* ]]
+	assert_no_gateway_resources mpsmig
+	# On a running gateway too, before the sharing changes.
+	openshell -q gateway start --gpus device=1 --mig-strategy single --name mpsmig --image "$IMAGE" --port "$(free_port)"
+	run --separate-stderr openshell gateway start --gpus device=1 --mig-strategy single --gpu-sharing mps:2 --name mpsmig
+	assert_failure 1
+	[[ "$stderr" == *"cannot share GPU $(sim_gpu_uuids | sed -n 2p): it has MIG enabled"* ]]
+	run --separate-stderr docker exec openshell-cluster-mpsmig kubectl get helmchartconfig -n kube-system -o name
+	assert_output ''
 	openshell -q gateway destroy --name mpsmig --yes
 }
 

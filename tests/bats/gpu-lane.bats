@@ -38,6 +38,9 @@ print(json.dumps(eval(sys.argv[2], {}, env)))' "$WF" "$1"
 	assert_output --partial 'containerd/config.toml'
 	assert_output --partial 'nvidia-device-plugin'
 	assert_output --partial 'timings.txt'
+	# The isolation and MPS tests run whatever suites were asked for, with the driver's facts kept.
+	assert_output --partial "--filter 'privileged gateway|mps:N|verify passes all|pod-isolation'"
+	assert_output --partial '/proc/driver/nvidia/gpus/*/information'
 	run wf '[s.get("uses") for s in w["jobs"]["gpu-e2e"]["steps"] if s.get("uses")]'
 	assert_output '["actions/checkout@v4", "actions/upload-artifact@v4"]'
 }

@@ -58,10 +58,29 @@ static void test_daemon(void)
 	ok(daemon_gpus_parse(info_cdi, strlen(info_cdi), &d, &err) == 0, "Docker 28's info parses");
 	is_int((int)d.cdi.n, 4, "four NVIDIA CDI devices (the FPGA is another kind)");
 	is_int(d.nvidia_runtime, 0, "no nvidia runtime");
+	is_int(d.gpus_by_cdi, 0, "Docker 28.2 sends --gpus to the hook");
 	ok(gpu_mode_resolve(GPU_MODE_AUTO, &d, &used, &err) == 0 && used == GPU_MODE_CDI, "auto is cdi there");
 	ok(gpu_mode_resolve(GPU_MODE_LEGACY, &d, &used, &err) == 0 && used == GPU_MODE_LEGACY, "legacy stays legacy");
 	daemon_gpus_free(&d);
 
+	{
+		/* Docker 29.2 sends --gpus through CDI first; not without a spec's devices. */
+		static const char *const v29 = "{\"ServerVersion\":\"29.2.0\",\"DiscoveredDevices\":"
+					      "[{\"Source\":\"cdi\",\"ID\":\"nvidia.com/gpu=0\"}]}";
+		static const char *const v29_1 = "{\"ServerVersion\":\"29.1.5\",\"DiscoveredDevices\":"
+						"[{\"Source\":\"cdi\",\"ID\":\"nvidia.com/gpu=0\"}]}";
+		static const char *const v30_none = "{\"ServerVersion\":\"30.0.1\"}";
+		struct daemon_gpus e;
+		daemon_gpus_parse(v29, strlen(v29), &e, &err);
+		is_int(e.gpus_by_cdi, 1, "29.2.0 with the NVIDIA spec: --gpus through CDI");
+		daemon_gpus_free(&e);
+		daemon_gpus_parse(v29_1, strlen(v29_1), &e, &err);
+		is_int(e.gpus_by_cdi, 0, "29.1.5: not yet");
+		daemon_gpus_free(&e);
+		daemon_gpus_parse(v30_none, strlen(v30_none), &e, &err);
+		is_int(e.gpus_by_cdi, 0, "30.0 without a spec's devices: the hook");
+		daemon_gpus_free(&e);
+	}
 	ok(daemon_gpus_parse(info_legacy, strlen(info_legacy), &d, &err) == 0, "Docker 20.10's info parses");
 	ok(d.cdi.n == 0 && d.nvidia_runtime, "no CDI device, the nvidia runtime");
 	ok(gpu_mode_resolve(GPU_MODE_AUTO, &d, &used, &err) == 0 && used == GPU_MODE_LEGACY, "auto is legacy there");

@@ -134,6 +134,23 @@ int main(void)
 	is_int(gpus_plugin_devices(&h, MIG_SINGLE), 3, "single with every GPU MIG-enabled: every MIG device");
 	is_int(gpus_plugin_devices(&h, MIG_MIXED), 0, "mixed there: no whole GPU");
 	host_gpus_free(&h);
+	/* The query's facts: MIG mode (with no MIG device yet) and compute capability. */
+	host_gpus_parse("GPU 0: Tesla V100-SXM2-16GB (UUID: GPU-aaaa)\n"
+			"GPU 1: NVIDIA A100-SXM4-40GB (UUID: GPU-bbbb)\n"
+			"GPU 2: NVIDIA A100-SXM4-40GB (UUID: GPU-cccc)\n"
+			"  MIG 3g.20gb     Device  0: (UUID: MIG-3333)\n"
+			GPUS_QUERY_MARK "\n"
+			"GPU-aaaa, [N/A], 7.0\n"
+			"GPU-bbbb, Enabled, 8.0\n"
+			"GPU-cccc, Enabled, 8.0\n", &h);
+	ok(h.n == 3 && !h.v[0].mig_enabled && h.v[1].mig_enabled && h.v[2].mig_enabled, "MIG mode per GPU, [N/A] off");
+	ok(h.v[0].compute_cap == 70 && h.v[1].compute_cap == 80, "compute capability x 10");
+	is_int(gpus_plugin_devices(&h, MIG_MIXED), 1, "mixed skips a MIG-enabled GPU without MIG devices: V100 alone");
+	is_int(gpus_plugin_devices(&h, MIG_NONE), 3, "none counts every GPU whole");
+	host_gpus_free(&h);
+	host_gpus_parse("GPU 0: Tesla V100 (UUID: GPU-aaaa)\n" GPUS_QUERY_MARK "\n", &h);
+	ok(h.n == 1 && h.v[0].compute_cap == 0 && !h.v[0].mig_enabled, "an old driver's refused query: facts unknown");
+	host_gpus_free(&h);
 	resolves("MIG-cccc", "b");   /* a MIG device means its GPU */
 	resolves("1,MIG-cccc", "b"); /* once, however often it is named */
 	resolves("all", "a,b,c");

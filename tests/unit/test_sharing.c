@@ -7,8 +7,40 @@
 
 #include "base/exitcode.h"
 #include "base/xalloc.h"
+#include "gateway/gpus.h"
 #include "gateway/sharing.h"
 #include "tap.h"
+
+/* What MPS may do on a V100 (7.0) and a MIG-enabled A100 (8.0). */
+static void test_mps_on_gpus(void)
+{
+	struct host_gpus h;
+	struct strv only_a100 = { 0 };
+	struct sharing mps17 = { .replicas = 17, .mps = 1 }, mps16 = { .replicas = 16, .mps = 1 },
+		       mps2 = { .replicas = 2, .mps = 1 }, ts32 = { .replicas = 32 };
+	os_error err = { 0 };
+
+	host_gpus_parse("GPU 0: Tesla V100-SXM2-16GB (UUID: GPU-aaaa)\n"
+			"GPU 1: NVIDIA A100-SXM4-40GB (UUID: GPU-bbbb)\n"
+			"  MIG 3g.20gb     Device  0: (UUID: MIG-3333)\n"
+			GPUS_QUERY_MARK "\nGPU-aaaa, [N/A], 7.0\nGPU-bbbb, Enabled, 8.0\n", &h);
+	ok(!sharing_needs_gpus(&mps16, MIG_NONE) && sharing_needs_gpus(&mps17, MIG_NONE) &&
+		   sharing_needs_gpus(&mps2, MIG_SINGLE) && !sharing_needs_gpus(&ts32, MIG_SINGLE),
+	   "the GPUs are looked at for MPS past 16 clients, or under the single strategy");
+	ok(sharing_check_gpus(&mps17, MIG_NONE, &h, NULL, &err) < 0 && err.code == OS_EXIT_FAILURE &&
+		   strstr(err.msg, "mps:17 is more than GPU GPU-aaaa (Tesla V100-SXM2-16GB, compute capability 7.0) serves by MPS: at most 16 clients"),
+	   "17 clients on a V100 refused: %s", err.msg);
+	os_error_clear(&err);
+	is_int(sharing_check_gpus(&mps16, MIG_NONE, &h, NULL, &err), 0, "16 are fine");
+	strv_push(&only_a100, "GPU-bbbb");
+	is_int(sharing_check_gpus(&mps17, MIG_NONE, &h, &only_a100, &err), 0, "a selection without the V100 takes 17");
+	ok(sharing_check_gpus(&mps2, MIG_SINGLE, &h, &only_a100, &err) < 0 && strstr(err.msg, "cannot share GPU GPU-bbbb: it has MIG enabled"),
+	   "MPS on MIG devices refused under single: %s", err.msg);
+	os_error_clear(&err);
+	is_int(sharing_check_gpus(&ts32, MIG_SINGLE, &h, NULL, &err), 0, "time-slicing takes anything");
+	strv_free(&only_a100);
+	host_gpus_free(&h);
+}
 
 static void refused(const char *text)
 {
@@ -45,6 +77,15 @@ int main(void)
 	refused("mps:1");
 	refused("mps:");
 	refused("mps:two");
+	{
+		struct sharing other;
+		ok(sharing_parse("mps:49", &other, &err) < 0 && err.code == OS_EXIT_USAGE &&
+			   strstr(err.msg, "MPS serves at most 48 clients on a GPU"),
+		   "mps:49 is past MPS's own limit: %s", err.msg);
+		os_error_clear(&err);
+		is_int(sharing_parse("mps:48", &other, &err), 0, "mps:48 parses");
+		is_int(sharing_parse("time-slicing:49", &other, &err), 0, "time-slicing has no such limit");
+	}
 
 	is_int(sharing_values(&s, &yaml, &err), 0, "values are emitted");
 	is_str(yaml,
@@ -96,5 +137,6 @@ int main(void)
 	free(yaml);
 	is_int(sharing_parse("time-slicing:2", &s, &err), 0, "time-slicing:2 after it");
 	ok(!s.mps, "is not MPS");
+	test_mps_on_gpus();
 	return tap_done();
 }

@@ -102,19 +102,29 @@ def _sharing(doc):
 
 
 def _gpus(ctx):
-    """[(uuid, [(profile, mig uuid)])] of the GPUs NVML finds in the plugin's
-    container: `nvidia-smi -L` (the simulated NVML: the device nodes the
-    gateway has, as the nvidia runtime hands them to this pod)."""
+    """[(uuid, [(profile, mig uuid)], MIG enabled)] of the GPUs NVML finds
+    in the plugin's container: `nvidia-smi -L` and its MIG mode query (the
+    simulated NVML: the device nodes the gateway has, as the nvidia runtime
+    hands them to this pod)."""
     env = {k: v for k, v in os.environ.items() if k != "SIM_RUNTIME_DEVICES"}
     if "SIM_RUNTIME_DEVICES" in ctx.env:
         env["SIM_RUNTIME_DEVICES"] = ctx.env["SIM_RUNTIME_DEVICES"]
-    code, text, _ = procs.run(["nvidia-smi", "-L"], env=env, timeout=10) if _which("nvidia-smi") else (1, b"", b"")
+    if not _which("nvidia-smi"):
+        return []
+    code, text, _ = procs.run(["nvidia-smi", "-L"], env=env, timeout=10)
     out = []
     for line in text.decode("utf-8", "replace").splitlines() if code == 0 else []:
         if line.startswith("GPU ") and "(UUID: " in line:
-            out.append([line.rsplit("(UUID: ", 1)[1].rstrip(")"), []])
+            out.append([line.rsplit("(UUID: ", 1)[1].rstrip(")"), [], False])
         elif line.startswith("  MIG ") and out and "(UUID: " in line:
             out[-1][1].append((line.split()[1], line.rsplit("(UUID: ", 1)[1].rstrip(")")))
+    if out:
+        _, text, _ = procs.run(["nvidia-smi", "--query-gpu=uuid,mig.mode.current", "--format=csv,noheader"],
+                               env=env, timeout=10)
+        enabled = {u.strip() for u, _, m in (ln.partition(",") for ln in text.decode().splitlines())
+                   if m.strip() == "Enabled"}
+        for g in out:
+            g[2] = g[0] in enabled
     return out
 
 
@@ -170,7 +180,7 @@ def _cdi_spec(ctx, gpus):
     if not libs:
         raise Fatal("error starting plugins: error getting plugins: unable to create cdi spec file: failed to get CDI "
                     "spec: failed to locate \"libcuda.so.\": pattern libcuda.so.*.* not found")
-    names = [str(i) for i in range(len(gpus))] + [g for g, _ in gpus] + ["all"]
+    names = [str(i) for i in range(len(gpus))] + [g for g, _, _ in gpus] + ["all"]
     os.makedirs(config.CDI_DIRS[-1], exist_ok=True)
     path = os.path.join(config.CDI_DIRS[-1], "k8s.device-plugin.nvidia.com-gpu.yaml")
     with open(path + ".tmp", "w", encoding="utf-8") as f:
@@ -180,9 +190,10 @@ def _cdi_spec(ctx, gpus):
 
 
 def _resources(ctx, gpus, mig):
-    """{resource: [device ids]}, or Fatal."""
-    whole = [g for g, migs in gpus if not migs or mig == "none"]
-    with_mig = [(g, migs) for g, migs in gpus if migs and mig != "none"]
+    """{resource: [device ids]}, or Fatal. A GPU with MIG enabled is whole
+    to none alone: mixed skips one without MIG devices (device_map.go)."""
+    whole = [g for g, migs, enabled in gpus if mig == "none" or not (migs or enabled)]
+    with_mig = [(g, migs) for g, migs, _ in gpus if migs and mig != "none"]
     res = {}
     if mig == "single" and with_mig:
         if whole:
@@ -228,7 +239,7 @@ def main(ctx):
         _klog(ctx, "I", "main.go:356", "Retrieving plugins.")
         gpus = _gpus(ctx)
         if env.get("DEVICE_ID_STRATEGY") == "index":
-            gpus = [[str(i), migs] for i, (_, migs) in enumerate(gpus)]
+            gpus = [[str(i), migs, enabled] for i, (_, migs, enabled) in enumerate(gpus)]
         if not gpus:
             _klog(ctx, "I", "main.go:416", "No devices found. Waiting indefinitely.")
             ctx.stop.wait()
@@ -237,7 +248,7 @@ def main(ctx):
         if any(x.startswith("cdi-") for x in strategy.split(",")):
             _cdi_spec(ctx, gpus)
         if kind == "mps":
-            if any(r.startswith("nvidia.com/mig-") for r in res) or (mig == "single" and any(m for _, m in gpus)):
+            if any(r.startswith("nvidia.com/mig-") for r in res) or (mig == "single" and any(m for _, m, _ in gpus)):
                 raise Fatal("error starting plugins: error getting plugins: unable to create plugins: sharing using "
                             "MPS is not supported for MIG devices")
             while not _mps_healthy(ctx):
