@@ -405,7 +405,8 @@ out:
 
 /* The host's GPUs, looked at only when a choice needs them: a selection
  * other than all must be there (its UUIDs go to the entrypoint), and MPS
- * under the single strategy must find no MIG device among them. */
+ * must be able to share them (no MIG device under the single strategy,
+ * no more clients than a GPU's compute capability allows). */
 static int check_host_gpus(struct start *st, os_error *err)
 {
 	const struct deploy_opts *o = &st->o;
