@@ -230,6 +230,7 @@ static void print_summary(const struct deploy_opts *o, const struct start_result
 		cleanup_free char *gpus = o->gpu ? gpus_string(&o->gpus) : NULL;
 		json_add_string_or_null(j, "gpus", gpus);
 		json_add_string_or_null(j, "gpu_mode", r->gpu_mode);
+		json_add_string_or_null(j, "gpu_injection", r->gpu_injection);
 		json_add_string_or_null(j, "mig_strategy", r->mig_strategy);
 		if (r->user_kubeconfig)
 			cJSON_AddStringToObject(j, "user_kubeconfig", r->user_kubeconfig);
@@ -247,7 +248,9 @@ static void print_summary(const struct deploy_opts *o, const struct start_result
 
 	if (o->gpu && (r->gpus >= 0 || r->mig > 0))
 		printf("  GPUs:        %lld allocatable (nvidia.com/gpu)%s, through %s\n", r->gpus < 0 ? 0 : r->gpus, mig,
-		       strcmp(r->gpu_mode, "cdi") ? "Docker's --gpus" : "CDI");
+		       !strcmp(r->gpu_mode, "cdi")        ? "CDI"
+		       : !strcmp(r->gpu_injection, "cdi") ? "Docker's --gpus, which this Docker gives through CDI"
+							 : "Docker's --gpus");
 	else if (o->gpu)
 		printf("  GPUs:        requested; not yet checked (--no-wait)\n");
 	else

@@ -477,6 +477,7 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 	}
 	r->image = xstrdup(st.o.image);
 	r->gpu_mode = st.o.gpu ? (st.o.cdi ? "cdi" : "legacy") : NULL;
+	r->gpu_injection = st.o.gpu ? (st.o.cdi || st.dg.gpus_by_cdi ? "cdi" : "hook") : NULL;
 	r->mig_strategy = st.o.gpu ? mig_strategy_name(st.o.mig) : NULL;
 	rc = 0;
 out:

@@ -27,6 +27,9 @@ struct start_result {
 	long long gpus;          /* allocatable nvidia.com/gpu; -1 unknown */
 	long long mig;           /* allocatable MIG devices (nvidia.com/mig-*); -1 unknown */
 	const char *gpu_mode;    /* "cdi" or "legacy" with GPUs, else NULL (static) */
+	const char *gpu_injection; /* how Docker gives them: "cdi" (CDI mode, or --gpus on a
+	                            * Docker that sends it through CDI, 29.2 and later) or
+	                            * "hook" (the toolkit's); NULL without GPUs (static) */
 	const char *mig_strategy; /* with GPUs: none, single or mixed (static) */
 	struct phases phases;    /* how long each phase took */
 };

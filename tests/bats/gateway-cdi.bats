@@ -167,7 +167,7 @@ requests() { # NAME: the container's DeviceRequests, as docker inspect shows the
 	assert_output --partial "--gpu-mode legacy uses --gpus, which this Docker (29.2 or later) sends through CDI as well"
 	run --separate-stderr openshell gateway start --gpus 1 --gpu-mode legacy --name g29 --image "$IMAGE" --port "$(free_port)" --json
 	assert_success
-	assert_equal "$(jq -r .gpu_mode <<<"$output")" legacy
+	assert_equal "$(jq -r '[.gpu_mode, .gpu_injection] | join(" ")' <<<"$output")" "legacy cdi"
 	# The request stays as the CLI sent it; the container's first process has the spec's void.
 	run requests g29
 	assert_output --partial '"Driver":"nvidia","Count":1'
@@ -179,7 +179,8 @@ requests() { # NAME: the container's DeviceRequests, as docker inspect shows the
 	openshell -q gateway destroy --name g29 --yes
 	# Before 29.2 the same request is the hook's, and verify says nothing more.
 	rm "$SIM_HOST_DIR/cdi/docker-version"
-	openshell -q gateway start --gpus 1 --gpu-mode legacy --name g28 --image "$IMAGE" --port "$(free_port)"
+	run --separate-stderr openshell gateway start --gpus 1 --gpu-mode legacy --name g28 --image "$IMAGE" --port "$(free_port)" --json
+	assert_equal "$(jq -r '[.gpu_mode, .gpu_injection] | join(" ")' <<<"$output")" "legacy hook"
 	run --separate-stderr openshell gateway verify --name g28
 	assert_success
 	assert_line --partial "PASS  device-request  legacy --gpus: driver=nvidia count=1 capabilities=utility,compute,gpu; the gateway sees"
