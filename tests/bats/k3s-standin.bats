@@ -53,6 +53,18 @@ teardown_file() {
 	sim_host_stop
 }
 
+# The gateways a test starts for itself go with it, passed or failed: on a
+# loaded machine one left running would slow every test after it.
+teardown() {
+	local c
+	for c in crds cdi mps multi multi2; do
+		docker rm -f "openshell-cluster-$c" >/dev/null 2>&1 || true
+	done
+	for c in a1 bad; do
+		docker rm -f "openshell-agent-$c" >/dev/null 2>&1 || true
+	done
+}
+
 kx() {
 	local n=$1
 	shift
@@ -477,7 +489,6 @@ accept-nvidia-visible-devices-as-volume-mounts = true"
 	refute_output --partial k8s.device-plugin
 	kx cdi delete helmchartconfig nvidia-device-plugin -n kube-system >/dev/null
 	wait_for 60 docker exec openshell-cluster-cdi test -f /var/run/cdi/k8s.device-plugin.nvidia.com-gpu.yaml
-	docker rm -f openshell-cluster-cdi >/dev/null
 }
 
 @test "MPS's Bidirectional mount: the kubelet refuses it unless the gateway's / is a shared mount" {
@@ -500,7 +511,6 @@ accept-nvidia-visible-devices-as-volume-mounts = true"
 	# Shared again: the daemon's pod gets its mount, and the plugin its replicas.
 	docker exec openshell-cluster-mps mount --make-rshared /
 	wait_for 90 alloc_is mps 4
-	docker rm -f openshell-cluster-mps >/dev/null
 }
 
 @test "offline, a pod whose image was not imported fails to pull as containerd says, then backs off" {
