@@ -27,6 +27,7 @@
 #include "gateway/sharing.h"
 #include "gateway/start.h"
 #include "gateway/start_failure.h"
+#include "gateway/start_gpus.h"
 #include "gateway/wait.h"
 #include "kube/kubeconfig.h"
 #include "kube/kubectl.h"
@@ -403,25 +404,6 @@ out:
 	return rc;
 }
 
-/* The host's GPUs, looked at only when a choice needs them: a selection
- * other than all must be there (its UUIDs go to the entrypoint), and MPS
- * must be able to share them (no MIG device under the single strategy,
- * no more clients than a GPU's compute capability allows). */
-static int check_host_gpus(struct start *st, os_error *err)
-{
-	const struct deploy_opts *o = &st->o;
-	struct host_gpus h = { 0 };
-	int rc;
-
-	if (!o->gpu || (o->gpus.kind == GPUS_ALL && !(o->sharing_set && sharing_needs_gpus(&o->sharing, o->mig))))
-		return 0;
-	rc = gpus_check_host(&st->o, wait_call_budget_ms(&st->w), &h, err);
-	if (rc == 0 && o->sharing_set)
-		rc = sharing_check_gpus(&o->sharing, o->mig, &h, o->gpus.kind == GPUS_ALL ? NULL : &o->gpu_uuids, err);
-	host_gpus_free(&h);
-	return rc;
-}
-
 /* The files come after the container runs: a failure to write them (a
  * full or read-only disk) keeps the gateway, and says how to finish. */
 static int save_files(struct start *st, os_error *err)
@@ -457,8 +439,7 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 		goto out;
 	if (!existing && (gpu_mode_choose(&st.o, &st.dg, daemon_is_local(), err) < 0 ||
 			  (!st.image_ready && ensure_image(&st, err) < 0) ||
-			  check_host_gpus(&st, err) < 0 ||
-			  gpu_mode_check_names(&st.o, &st.dg, err) < 0 || create_container(&st, err) < 0))
+			  start_gpus_check(&st.o, &st.dg, wait_call_budget_ms(&st.w), err) < 0 || create_container(&st, err) < 0))
 		goto out;
 	phases_mark(&r->phases, PHASE_CONTAINER);
 	st.w.fresh = st.created_container;
