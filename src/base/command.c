@@ -79,7 +79,8 @@ char *command_find(const char *name)
 		path = "/usr/local/bin:/usr/bin:/bin";
 	while (*path) {
 		size_t n = strcspn(path, ":");
-		char *cand = xasprintf("%.*s%s%s", (int)n, n ? path : ".", "/", name);
+		/* An empty element is the current directory, as execvp reads it. */
+		char *cand = n ? xasprintf("%.*s/%s", (int)n, path, name) : xasprintf("./%s", name);
 		struct stat st;
 
 		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)

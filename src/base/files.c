@@ -91,7 +91,11 @@ void gateway_unlock(int fd)
 
 int mkdir_p(const char *path, mode_t mode, os_error *err)
 {
-	cleanup_free char *p = xstrdup(path);
+	cleanup_free char *p = NULL;
+
+	if (!*path)
+		return os_error_set(err, OS_EXIT_FAILURE, "cannot create a directory of an empty path");
+	p = xstrdup(path);
 
 	for (char *s = p + 1; ; s++) {
 		if (*s != '/' && *s != '\0')

@@ -309,6 +309,9 @@ static void test_mkdir_p(void)
 	/* As `mkdir -p FILE` does: an existing non-directory is an error. */
 	is_int(mkdir_p(file, 0700, &err), -1, "mkdir_p of a path that is a regular file fails");
 	os_error_clear(&err);
+	/* Nothing to make, and nothing read past the path's end. */
+	ok(mkdir_p("", 0700, &err) == -1 && err.msg && strstr(err.msg, "empty path"), "mkdir_p of \"\" is an error");
+	os_error_clear(&err);
 
 	free(deep);
 	free(a);

@@ -1,10 +1,13 @@
 /* test_runner.c - the subprocess runner: statuses, capture, deadlines. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <sys/stat.h>
 
 #include "base/clock.h"
 #include "base/command.h"
@@ -312,6 +315,36 @@ static void test_detached(void)
 	os_error_clear(&err);
 }
 
+/* PATH's empty element is the current directory ("./name"), not "/name". */
+static void test_command_find(void)
+{
+	char *cwd = getcwd(NULL, 0), *dir = xasprintf("/tmp/openshell-find-%d", (int)getpid()), *found;
+	const char *saved = getenv("PATH");
+	char *keep = saved ? xstrdup(saved) : NULL;
+	FILE *f;
+
+	ok(mkdir(dir, 0700) == 0 && chdir(dir) == 0, "a directory of our own");
+	f = fopen("only-here", "w");
+	fputs("#!/bin/sh\n", f);
+	fclose(f);
+	chmod("only-here", 0755);
+	setenv("PATH", "/nonexistent::/also-not", 1);
+	found = command_find("only-here");
+	ok(found && strcmp(found, "./only-here") == 0, "an empty PATH element finds ./only-here (%s)", found ? found : "none");
+	free(found);
+	setenv("PATH", "/nonexistent", 1);
+	found = command_find("only-here");
+	ok(found == NULL, "not without one");
+	free(found);
+	if (keep)
+		setenv("PATH", keep, 1);
+	unlink("only-here");
+	ok(chdir(cwd) == 0 && rmdir(dir) == 0, "cleaned up");
+	free(keep);
+	free(cwd);
+	free(dir);
+}
+
 int main(void)
 {
 	xalloc_init();
@@ -324,5 +357,6 @@ int main(void)
 	test_streams();
 	test_side_by_side();
 	test_detached();
+	test_command_find();
 	return tap_done();
 }
