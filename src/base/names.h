@@ -19,6 +19,7 @@
 #define LABEL_MANAGED_VALUE "openshell"
 #define LABEL_GATEWAY "org.openshell.gateway"
 #define LABEL_GPU "org.openshell.gpu"
+#define CDI_GPU_PREFIX "nvidia.com/gpu="   /* the NVIDIA CDI spec's kind, as nvidia-ctk names it */
 #define LABEL_GPUS "org.openshell.gpus"   /* a CDI gateway's --gpus: its device names lose a count */
 
 /* Whose a container, network or volume is, judged by its labels alone:

@@ -46,8 +46,8 @@ static char *cdi_gpus(const cJSON *requests)
 		if (!driver || strcmp(driver, "cdi") != 0)
 			continue;
 		cJSON_ArrayForEach(id, cJSON_GetObjectItemCaseSensitive(req, "DeviceIDs"))
-			if (cJSON_IsString(id) && strncmp(id->valuestring, "nvidia.com/gpu=", 15) == 0)
-				strv_push(&names, id->valuestring + 15);
+			if (cJSON_IsString(id) && strncmp(id->valuestring, CDI_GPU_PREFIX, strlen(CDI_GPU_PREFIX)) == 0)
+				strv_push(&names, id->valuestring + strlen(CDI_GPU_PREFIX));
 	}
 	out = names.n ? strv_join(&names, ",") : NULL;
 	strv_free(&names);

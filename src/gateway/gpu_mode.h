@@ -17,9 +17,9 @@
 #include <cjson/cJSON.h>
 
 #include "base/error.h"
+#include "base/names.h"
 #include "base/strv.h"
 
-#define CDI_GPU_PREFIX "nvidia.com/gpu="   /* the NVIDIA spec's kind, as nvidia-ctk names it */
 #define CDI_SPEC_GENERATE "nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml"
 
 enum gpu_mode { GPU_MODE_AUTO, GPU_MODE_CDI, GPU_MODE_LEGACY };

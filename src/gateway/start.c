@@ -360,8 +360,7 @@ static int run_once(struct start *st, os_error *err)
 	st->created_container = res.status == 0 || left_behind(st);
 	if (res.status == 0) {
 		rc = 0;
-	} else if (!st->o.port_set && (strstr(res.err, "port is already allocated") ||
-					 strstr(res.err, "address already in use"))) {
+	} else if (!st->o.port_set && start_port_taken(res.err)) {
 		const char *rm[] = { "rm", "--force", st->res, NULL };
 		rc = docker_ok(rm, wait_call_budget_ms(&st->w), err) < 0 ? -1 : 1;
 		st->created_container = rc < 0;

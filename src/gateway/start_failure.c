@@ -11,6 +11,11 @@
 #include "gateway/gpus.h"
 #include "gateway/start_failure.h"
 
+int start_port_taken(const char *text)
+{
+	return strstr(text, "port is already allocated") || strstr(text, "address already in use");
+}
+
 int start_explain_failure(const struct deploy_opts *o, const char *container, const struct run_result *res,
 			  const char *verb, os_error *err)
 {
@@ -18,14 +23,12 @@ int start_explain_failure(const struct deploy_opts *o, const char *container, co
 		/* the CDI path's own failures, with their fix */
 	} else if (strstr(res->err, "could not select device driver")) {
 		gpus_no_toolkit(err);
-	} else if ((strstr(res->err, "port is already allocated") || strstr(res->err, "address already in use")) &&
-		   strcmp(verb, "start") == 0) {
+	} else if (start_port_taken(res->err) && strcmp(verb, "start") == 0) {
 		/* A stopped gateway keeps its port (--port is refused for it). */
 		os_error_set(err, OS_EXIT_FAILURE,
 			     "port %d on %s, which gateway '%s' keeps, is in use by something else now; free it and rerun 'openshell gateway start --name %s', or rebuild the gateway on another port with --recreate --port N (its cluster state is lost)",
 			     o->port, o->bind, o->name, o->name);
-	} else if (strstr(res->err, "port is already allocated") ||
-		   strstr(res->err, "address already in use")) {
+	} else if (start_port_taken(res->err)) {
 		os_error_set(err, OS_EXIT_FAILURE, "port %d on %s is already in use; choose another with --port",
 			     o->port, o->bind);
 	} else if (strcmp(verb, "start") == 0 && strstr(res->err, "network ") && strstr(res->err, " not found")) {

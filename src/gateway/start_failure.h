@@ -13,6 +13,10 @@
 #include "base/runner.h"
 #include "gateway/deploy.h"
 
+/* Does Docker's stderr say the port to publish is taken (by another
+ * container, or by something else on the host)? */
+int start_port_taken(const char *docker_stderr);
+
 /* RES is docker VERB ("run" or "start") of CONTAINER for the request O,
  * which exited non-zero: sets *err; always -1. */
 int start_explain_failure(const struct deploy_opts *o, const char *container, const struct run_result *res,

@@ -16,6 +16,7 @@
 #include "base/xalloc.h"
 #include "cmd/commands.h"
 #include "gateway/deploy.h"
+#include "gateway/start_failure.h"
 #include "gateway/image.h"
 #include "tap.h"
 
@@ -710,8 +711,19 @@ static void test_parse(void)
 	}
 }
 
+/* Docker's two ways of saying the port is taken, read in one place. */
+static void test_port_taken(void)
+{
+	ok(start_port_taken("docker: Error response from daemon: driver failed programming external connectivity on endpoint x: Bind for 127.0.0.1:6443 failed: port is already allocated."),
+	   "another container's port");
+	ok(start_port_taken("Error starting userland proxy: listen tcp4 127.0.0.1:6443: bind: address already in use"),
+	   "something else on the host");
+	ok(!start_port_taken("docker: Error response from daemon: network foo not found."), "not any failure");
+}
+
 int main(void)
 {
+	test_port_taken();
 	test_argv_default();
 	test_argv_gpu();
 	test_argv_matrix();
