@@ -12,6 +12,15 @@
 
 #include "base/runner.h"
 
+/* Why a child was ended before it exited by itself. */
+enum run_end {
+	RUN_END_NONE,        /* it was not, or for too much output (too_big says so) */
+	RUN_END_DEADLINE,
+	RUN_END_INTERRUPT,
+	RUN_END_STOPPED,     /* a callback asked for it */
+	RUN_END_UNWATCHED,   /* poll() failed: it could not be waited for */
+};
+
 /* A started child: its pipeline, what it has printed, and how it ends. */
 struct run_child {
 	struct run_spec spec;     /* argv and input are not used after the start */
@@ -28,15 +37,16 @@ struct run_child {
 	int woke;                 /* on_line said RUN_WAKE */
 	int ended;                /* exited with its output read, or stopped */
 	int reported;             /* run_wait_any() has returned it, ended */
-	int why;                  /* ended early: 1 deadline, 2 interrupt, 3 stop */
+	enum run_end why;         /* why it was ended early, if it was */
+	int poll_errno;           /* RUN_END_UNWATCHED: poll()'s errno */
 	long long deadline;       /* 0: none */
 	long long next_tick;      /* 0: no ticks */
 	long long grace_end;      /* once interrupted, with interrupt_grace_ms */
 	int backoff;              /* without a pidfd: the next poll's delay */
 };
 
-/* End the child early, for WHY (1 deadline, 2 interrupt, 3 stop): SIGTERM
- * to its process group, SIGKILL RUN_KILL_GRACE_MS later if it lives. */
-void run_child_end(struct run_child *c, int why);
+/* End the child early, for WHY: SIGTERM to its process group, SIGKILL
+ * RUN_KILL_GRACE_MS later if it lives. */
+void run_child_end(struct run_child *c, enum run_end why);
 
 #endif

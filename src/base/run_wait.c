@@ -149,7 +149,7 @@ static void terminate(struct run_child *c)
 		signal_group(c, SIGKILL);
 }
 
-void run_child_end(struct run_child *c, int why)
+void run_child_end(struct run_child *c, enum run_end why)
 {
 	c->why = why;
 	terminate(c);
@@ -167,19 +167,19 @@ static void check_due(struct run_child *c)
 		if (c->spec.interrupt_grace_ms > 0 && !c->grace_end)
 			c->grace_end = now + c->spec.interrupt_grace_ms;
 		if (c->spec.interrupt_grace_ms <= 0 || now >= c->grace_end)
-			return run_child_end(c, 2);
+			return run_child_end(c, RUN_END_INTERRUPT);
 	}
 	if (c->stop)
-		return run_child_end(c, 3);
+		return run_child_end(c, RUN_END_STOPPED);
 	if (c->too_big)
-		return run_child_end(c, 0);
+		return run_child_end(c, RUN_END_NONE);
 	if (c->deadline && now >= c->deadline)
-		return run_child_end(c, 1);
+		return run_child_end(c, RUN_END_DEADLINE);
 	if (c->next_tick && now >= c->next_tick) {
 		int delay = c->spec.on_tick(c->spec.ctx);   /* may run commands of its own */
 
 		if (delay <= 0)
-			return run_child_end(c, 3);
+			return run_child_end(c, RUN_END_STOPPED);
 		c->next_tick = clock_ms() + delay;
 	}
 }
@@ -254,10 +254,14 @@ int run_wait_any(struct run_child *const *kids, size_t n)
 		if (r < 0 && errno == EINTR)
 			continue;   /* libpipeline's SIGCHLD handler */
 		if (r < 0) {
-			/* Cannot watch them: stop them rather than wait blind. */
+			/* Cannot watch them: stop them rather than wait blind,
+			 * and say so, rather than call it their deadline. */
+			int e = errno;
 			for (size_t i = 0; i < n && i < RUN_MAX_CHILDREN; i++)
-				if (kids[i] && !kids[i]->ended)
-					run_child_end(kids[i], 1);
+				if (kids[i] && !kids[i]->ended) {
+					kids[i]->poll_errno = e;
+					run_child_end(kids[i], RUN_END_UNWATCHED);
+				}
 			continue;
 		}
 		for (nfds_t i = 0; i < nfds; i++) {

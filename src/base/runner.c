@@ -215,12 +215,15 @@ static void start_pinned(struct run_child *c)
 /* How the child ended, as the caller's error: 0 for a normal exit. */
 static int report_end(const struct run_child *c, os_error *err)
 {
-	if (c->why == 2)
+	if (c->why == RUN_END_INTERRUPT)
 		return os_error_set(err, 128 + signals_pending(), "interrupted while %s was running; it was stopped",
 				    c->name);
-	if (c->why == 3)
+	if (c->why == RUN_END_STOPPED)
 		return 0;
-	if (c->why == 1) {
+	if (c->why == RUN_END_UNWATCHED)
+		return os_error_set(err, OS_EXIT_FAILURE, "cannot wait for %s (poll: %s); it was stopped", c->name,
+				    strerror(c->poll_errno));
+	if (c->why == RUN_END_DEADLINE) {
 		cleanup_free char *dur = clock_format_ms(c->spec.timeout_ms);
 		os_error_set(err, OS_EXIT_TIMEOUT, "%s timed out after %s and was stopped", c->name, dur);
 		os_error_set_detail(err, c->res.err);
@@ -288,8 +291,8 @@ int run_finish(struct run_child *c, struct run_result *res, os_error *err)
 	int *statuses = NULL, nstat = 0, rc;
 
 	if (!c->ended)
-		run_child_end(c, signals_stop_requested() ? 2 : 3);
-	c->res.stopped = c->why == 3;
+		run_child_end(c, signals_stop_requested() ? RUN_END_INTERRUPT : RUN_END_STOPPED);
+	c->res.stopped = c->why == RUN_END_STOPPED;
 	wait_quietly(c->p, &statuses, &nstat);
 	pipeline_free(c->p);
 	c->res.status = nstat > 0 ? decode_status(statuses[0]) : OS_EXIT_FAILURE;

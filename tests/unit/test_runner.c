@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "base/clock.h"
@@ -345,6 +346,31 @@ static void test_command_find(void)
 	free(dir);
 }
 
+/* A poll() that fails leaves the child unwatched: it is stopped, and the
+ * error says why, not that a deadline passed that never did. */
+static void test_unwatched(void)
+{
+	static const char *const argv[] = { "sleep", "30", NULL };
+	struct run_spec spec = { .argv = argv, .timeout_ms = 60000 };
+	struct run_child *kids[1];
+	struct run_result res;
+	struct rlimit old, one;
+	os_error err = { 0 };
+
+	kids[0] = run_start(&spec, &err);
+	ok(kids[0] != NULL, "a child starts");
+	getrlimit(RLIMIT_NOFILE, &old);
+	one = (struct rlimit){ .rlim_cur = 1, .rlim_max = old.rlim_max };
+	setrlimit(RLIMIT_NOFILE, &one);   /* poll(): EINVAL for more fds than that */
+	is_int(run_wait_any(kids, 1), 0, "a failed poll returns the child, ended");
+	setrlimit(RLIMIT_NOFILE, &old);
+	ok(run_finish(kids[0], &res, &err) != 0, "finishing it is an error");
+	ok(err.msg && strstr(err.msg, "cannot wait for sleep 30 (poll: ") && strstr(err.msg, "it was stopped")
+	   && !strstr(err.msg, "timed out"), "naming poll, not a deadline: %s", err.msg ? err.msg : "(none)");
+	run_result_free(&res);
+	os_error_clear(&err);
+}
+
 int main(void)
 {
 	xalloc_init();
@@ -358,5 +384,6 @@ int main(void)
 	test_side_by_side();
 	test_detached();
 	test_command_find();
+	test_unwatched();
 	return tap_done();
 }
