@@ -21,16 +21,10 @@
 #                                       ("absent" when the key is missing)
 # The GPU checks run only when GPU_ENABLED=true, as in cluster-entrypoint.sh.
 #
-# jsonpath expressions used (a kubectl stand-in must answer exactly these):
-#   runtimeclass nvidia:          {.handler}
-#   job helm-install-<chart>:     {.status.failed}
-#   pods -l job-name=helm-install-<chart> -n kube-system:
-#                                 {.items[*].status.containerStatuses[*].restartCount}
-#   daemonset <ds> -n <ns>:       {.status.desiredNumberScheduled} {.status.numberReady}
-#   pods -n <ns> -l app.kubernetes.io/name=nvidia-device-plugin:
-#                                 {.items[*].status.containerStatuses[*].state.waiting.reason}
-#                                 {.items[0].spec.containers[0].image}
-#   nodes (list):                 {.items[*].status.allocatable.nvidia\.com/gpu}
+# A healthy cluster costs two kubectl runs, /readyz and one list of the
+# RuntimeClasses, DaemonSets and Nodes: Docker runs this every few seconds for
+# as long as the gateway lives, and each kubectl is a process start. Only a
+# failing check asks more (the helm job, the plugin's pods), to name why.
 set -u
 
 KUBECTL="${KUBECTL:-kubectl}"
@@ -69,11 +63,24 @@ if [ -f "$CONTAINERD_CONFIG" ] && ! grep -q "runtimes\.['\"]nvidia['\"]\]" "$CON
 	fail "gpu-runtime-missing config=$CONTAINERD_CONFIG"
 fi
 
-handler=$(kc get runtimeclass nvidia -o 'jsonpath={.handler}') || fail "gpu-runtimeclass-missing"
+# One list: "kind|namespace|name|handler|desired|ready|gpus" a line; a field
+# an object lacks is empty (kubectl's --allow-missing-template-keys).
+objects=$(kc get runtimeclasses,daemonsets,nodes -A -o 'jsonpath={range .items[*]}{.kind}|{.metadata.namespace}|{.metadata.name}|{.handler}|{.status.desiredNumberScheduled}|{.status.numberReady}|{.status.allocatable.nvidia\.com/gpu}{"\n"}{end}') ||
+	fail "k3s-not-ready"
+handler="" ds="" alloc=""
+while IFS='|' read -r kind ns name h desired ready gpu; do
+	case $kind in
+	RuntimeClass) [ "$name" = nvidia ] && handler=$h ;;
+	DaemonSet) [ "$ns/$name" = "$DP_NAMESPACE/$DP_DAEMONSET" ] && ds="${desired:-0} ${ready:-0}" ;;
+	Node) [ -n "$gpu" ] && alloc="$alloc $gpu" ;;
+	esac
+done <<EOF
+$objects
+EOF
+
 [ -n "$handler" ] || fail "gpu-runtimeclass-missing"
 
-if ! ds=$(kc get daemonset "$DP_DAEMONSET" -n "$DP_NAMESPACE" \
-	-o 'jsonpath={.status.desiredNumberScheduled} {.status.numberReady}'); then
+if [ -z "$ds" ]; then
 	# Tell a chart that cannot install apart from one still installing. The
 	# k3s Helm controller's job pod restarts on failure (restartPolicy
 	# OnFailure), so failures show as restarts more than as failed pods.
@@ -91,8 +98,8 @@ if ! ds=$(kc get daemonset "$DP_DAEMONSET" -n "$DP_NAMESPACE" \
 fi
 # shellcheck disable=SC2086 # split "D R" into two fields
 set -- $ds
-desired=${1:-}
-ready=${2:-}
+desired=$1
+ready=$2
 is_uint "$desired" || desired=0
 is_uint "$ready" || ready=0
 if [ "$desired" -eq 0 ] || [ "$ready" -ne "$desired" ]; then
@@ -110,16 +117,12 @@ if [ "$desired" -eq 0 ] || [ "$ready" -ne "$desired" ]; then
 	fail "gpu-device-plugin-not-ready desired=$desired ready=$ready"
 fi
 
-alloc=$(kc get nodes -o 'jsonpath={.items[*].status.allocatable.nvidia\.com/gpu}') ||
-	fail "gpu-not-allocatable allocatable=absent"
 gpus=0
-seen=""
 for v in $alloc; do
 	is_uint "$v" || fail "gpu-not-allocatable allocatable=$v"
 	gpus=$((gpus + v))
-	seen=1
 done
-[ -n "$seen" ] || fail "gpu-not-allocatable allocatable=absent"
+[ -n "$alloc" ] || fail "gpu-not-allocatable allocatable=absent"
 [ "$gpus" -gt 0 ] || fail "gpu-not-allocatable allocatable=$gpus"
 
 echo "HEALTHCHECK_OK gpus=$gpus"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # deploy/docker/cluster-healthcheck.sh, run directly (under busybox sh, as in
 # the k3s image) against a fake kubectl that answers from environment
-# variables and records every call.
+# variables and records every call. k3s-standin.bats runs it with the real
+# kubectl against the stand-in's API.
 
 bats_load_library bats-support
 bats_load_library bats-assert
@@ -12,7 +13,7 @@ setup() {
 	export FK_LOG=$BATS_TEST_TMPDIR/kubectl.calls
 	export KUBECTL=$BATS_TEST_TMPDIR/kubectl
 	# Healthy GPU cluster by default; each test breaks one thing.
-	export FK_READY=ok FK_RC=nvidia FK_DS="1 1" FK_ALLOC=2 FK_JOB_FAILED="" FK_RESTARTS="" FK_WAITING="" FK_IMAGE=""
+	export FK_READY=ok FK_RC=nvidia FK_DS="1 1" FK_ALLOC=2 FK_LIST_FAIL="" FK_JOB_FAILED="" FK_RESTARTS="" FK_WAITING="" FK_IMAGE=""
 	# k3s's containerd config with the nvidia runtime (the v3 template's table).
 	export K3S_CONTAINERD_CONFIG=$BATS_TEST_TMPDIR/config.toml
 	printf '%s\n' "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]" \
@@ -27,12 +28,15 @@ setup() {
 	"get --raw /readyz")
 		[ -n "$FK_READY" ] || { echo "The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?" >&2; exit 1; }
 		echo "$FK_READY" ;;
-	"get runtimeclass nvidia -o jsonpath={.handler}")
-		[ -n "$FK_RC" ] || nf runtimeclasses.node.k8s.io nvidia
-		printf '%s' "$FK_RC" ;;
-	"get daemonset nvidia-device-plugin -n nvidia-device-plugin -o jsonpath={.status.desiredNumberScheduled} {.status.numberReady}")
-		[ -n "$FK_DS" ] || nf daemonsets.apps nvidia-device-plugin
-		printf '%s' "$FK_DS" ;;
+	'get runtimeclasses,daemonsets,nodes -A -o jsonpath={range .items[*]}{.kind}|{.metadata.namespace}|{.metadata.name}|{.handler}|{.status.desiredNumberScheduled}|{.status.numberReady}|{.status.allocatable.nvidia\.com/gpu}{"\n"}{end}')
+		# The jsonpath as kubectl prints it: a field an object lacks is empty.
+		[ -z "$FK_LIST_FAIL" ] || { echo "Unable to connect to the server: net/http: TLS handshake timeout" >&2; exit 1; }
+		echo "RuntimeClass||crun|crun|||"
+		[ -z "$FK_RC" ] || echo "RuntimeClass||nvidia|$FK_RC|||"
+		[ -z "$FK_DS" ] || echo "DaemonSet|nvidia-device-plugin|nvidia-device-plugin||${FK_DS% *}|${FK_DS#* }|"
+		echo "DaemonSet|nvidia-device-plugin|nvidia-device-plugin-mps-control-daemon||0|0|"
+		[ -n "$FK_ALLOC" ] || echo "Node||server||||"
+		for a in $FK_ALLOC; do echo "Node||node-$a||||$a"; done ;;
 	"get job helm-install-nvidia-device-plugin -n kube-system -o jsonpath={.status.failed}")
 		printf '%s' "$FK_JOB_FAILED" ;;
 	"get pods -n kube-system -l job-name=helm-install-nvidia-device-plugin -o jsonpath={.items[*].status.containerStatuses[*].restartCount}")
@@ -41,8 +45,6 @@ setup() {
 		printf '%s' "$FK_WAITING" ;;
 	"get pods -n nvidia-device-plugin -l app.kubernetes.io/name=nvidia-device-plugin -o jsonpath={.items[0].spec.containers[0].image}")
 		printf '%s' "$FK_IMAGE" ;;
-	'get nodes -o jsonpath={.items[*].status.allocatable.nvidia\.com/gpu}')
-		printf '%s' "$FK_ALLOC" ;;
 	*) echo "fake kubectl: unexpected call: $*" >&2; exit 3 ;;
 	esac
 	FAKE
@@ -73,10 +75,18 @@ healthcheck() {
 	assert_output "HEALTHCHECK_FAIL k3s-not-ready"
 }
 
-@test "GPU: all good prints the GPU count" {
+@test "GPU: all good prints the GPU count, for two kubectl runs" {
 	GPU_ENABLED=true healthcheck
 	assert_success
 	assert_output "HEALTHCHECK_OK gpus=2"
+	run cat "$FK_LOG"
+	assert_equal "${#lines[@]}" 2
+}
+
+@test "GPU: the API failing the list after /readyz: k3s-not-ready" {
+	FK_LIST_FAIL=1 GPU_ENABLED=true healthcheck
+	assert_failure 1
+	assert_output "HEALTHCHECK_FAIL k3s-not-ready"
 }
 
 @test "GPU: containerd without the nvidia runtime fails, though the RuntimeClass exists" {
@@ -159,8 +169,10 @@ healthcheck() {
 @test "plugin namespace and DaemonSet name are overridable" {
 	GPU_DEVICE_PLUGIN_NAMESPACE=other GPU_ENABLED=true healthcheck
 	assert_failure 1
-	run cat "$FK_LOG"
-	assert_line --partial "get daemonset nvidia-device-plugin -n other"
+	assert_output "HEALTHCHECK_FAIL gpu-device-plugin-missing namespace=other daemonset=nvidia-device-plugin"
+	GPU_DEVICE_PLUGIN_DAEMONSET=nvidia-device-plugin-mps-control-daemon GPU_ENABLED=true healthcheck
+	assert_failure 1
+	assert_output "HEALTHCHECK_FAIL gpu-device-plugin-not-ready desired=0 ready=0"
 }
 
 @test "the healthcheck is POSIX sh and shellcheck-clean" {
