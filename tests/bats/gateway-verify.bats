@@ -5,7 +5,6 @@
 setup_file() {
 	load helpers/gateway
 	gateway_suite_start --gpus 2
-	gateway_suite_real_health
 	openshell -q gateway start --gpu --name vg --image "$IMAGE" --port "$(free_port)" >/dev/null
 }
 

@@ -36,15 +36,15 @@ setup_file() {
 	export SIM_K3S_IMAGE=openshell-cluster:sim
 	# The deploy controller lists its manifests every second, not every 15 s.
 	start gpu --gpus all -e GPU_ENABLED=true -e SIM_K3S_DEPLOY_PERIOD=1 -p 127.0.0.1:0:6443 "$SIM_K3S_IMAGE"
-	start nogpu "$SIM_K3S_IMAGE"
-	start gpuflag-only -e GPU_ENABLED=true "$SIM_K3S_IMAGE"
-	start never --gpus all -e GPU_ENABLED=true "$SIM_K3S_IMAGE-never-ready"
-	start chartfail --gpus all -e GPU_ENABLED=true -e SIM_CHART_INSTALL_FAIL=1 -e SIM_HELM_DELAY=0.3 "$SIM_K3S_IMAGE"
-	start crash --gpus all -e GPU_ENABLED=true -e SIM_PLUGIN_CRASHLOOP=1 "$SIM_K3S_IMAGE"
-	start gone --gpus all -e GPU_ENABLED=true "$SIM_K3S_IMAGE"
-	start pressure --gpus all -e GPU_ENABLED=true -e SIM_NODE_PRESSURE=memory "$SIM_K3S_IMAGE"
-	start notoolkit --gpus all -e GPU_ENABLED=true "$SIM_K3S_IMAGE-notoolkit"
-	start broken --gpus all -e GPU_ENABLED=true -e SIM_NVIDIA_RUNTIME_BROKEN=1 "$SIM_K3S_IMAGE"
+	start nogpu --no-healthcheck "$SIM_K3S_IMAGE"
+	start gpuflag-only --no-healthcheck -e GPU_ENABLED=true "$SIM_K3S_IMAGE"
+	start never --no-healthcheck --gpus all -e GPU_ENABLED=true "$SIM_K3S_IMAGE-never-ready"
+	start chartfail --no-healthcheck --gpus all -e GPU_ENABLED=true -e SIM_CHART_INSTALL_FAIL=1 -e SIM_HELM_DELAY=0.3 "$SIM_K3S_IMAGE"
+	start crash --no-healthcheck --gpus all -e GPU_ENABLED=true -e SIM_PLUGIN_CRASHLOOP=1 "$SIM_K3S_IMAGE"
+	start gone --no-healthcheck --gpus all -e GPU_ENABLED=true "$SIM_K3S_IMAGE"
+	start pressure --no-healthcheck --gpus all -e GPU_ENABLED=true -e SIM_NODE_PRESSURE=memory "$SIM_K3S_IMAGE"
+	start notoolkit --no-healthcheck --gpus all -e GPU_ENABLED=true "$SIM_K3S_IMAGE-notoolkit"
+	start broken --no-healthcheck --gpus all -e GPU_ENABLED=true -e SIM_NVIDIA_RUNTIME_BROKEN=1 "$SIM_K3S_IMAGE"
 	# No healthcheck: nothing else may spend the flaky switch's count.
 	start flaky --no-healthcheck "$SIM_K3S_IMAGE"
 }
@@ -87,6 +87,14 @@ wait_for() {
 
 health_has() {
 	docker inspect -f '{{range .State.Health.Log}}{{.Output}}{{end}}' "openshell-cluster-$1" | grep -qF -- "$2"
+}
+
+# probe_has NAME MARKER: the image's healthcheck, run as Docker runs it (an
+# exec with the container's environment), says MARKER. Only the gpu gateway
+# keeps Docker's own probe: every probe is an exec and kubectl runs, and ten
+# gateways probing all through the suite would hold both CPUs.
+probe_has() {
+	docker exec "openshell-cluster-$1" /usr/local/bin/cluster-healthcheck.sh | grep -qF -- "$2"
 }
 
 alloc() {
@@ -145,7 +153,7 @@ gpu_pod() { # NAME GPUS CMD-JSON
 	assert_output "Error from server (ServiceUnavailable): apiserver not ready"
 	run kx never get nodes -o json
 	assert_failure 1
-	wait_for 60 health_has never "HEALTHCHECK_FAIL k3s-not-ready"
+	wait_for 60 probe_has never "HEALTHCHECK_FAIL k3s-not-ready"
 }
 
 @test "k3s makes every RuntimeClass of its runtimes.yaml, whatever runtimes exist" {
@@ -188,7 +196,7 @@ gpu_pod() { # NAME GPUS CMD-JSON
 	assert_output "Pending ContainerCreating"
 	run alloc notoolkit
 	assert_output absent
-	wait_for 60 health_has notoolkit "HEALTHCHECK_FAIL gpu-runtime-missing config=/var/lib/rancher/k3s/agent/etc/containerd/config.toml"
+	wait_for 60 probe_has notoolkit "HEALTHCHECK_FAIL gpu-runtime-missing config=/var/lib/rancher/k3s/agent/etc/containerd/config.toml"
 }
 
 @test "broken runtime switch: the runtime is configured, but no sandbox under it can be made" {
@@ -224,7 +232,7 @@ gpu_pod() { # NAME GPUS CMD-JSON
 
 @test "k3s's own types come a moment after its API: kubectl says what it says before a CRD exists" {
 	# Long enough for the looks below on a loaded machine, which must come before the CRDs.
-	start crds -e SIM_K3S_CRD_DELAY=10 "$SIM_K3S_IMAGE"
+	start crds --no-healthcheck -e SIM_K3S_CRD_DELAY=10 "$SIM_K3S_IMAGE"
 	wait_for 60 kx crds get --raw /readyz
 	manifest='{"apiVersion":"helm.cattle.io/v1","kind":"HelmChartConfig","metadata":{"name":"x","namespace":"kube-system"},"spec":{"valuesContent":"a: 1"}}'
 	run kx crds apply -f - <<<"$manifest"
@@ -596,7 +604,7 @@ no-nvidia-smi"
 	assert_output --partial "No devices found. Waiting indefinitely."
 	run alloc gpuflag-only
 	assert_output absent
-	wait_for 60 health_has gpuflag-only "HEALTHCHECK_FAIL gpu-not-allocatable allocatable=absent"
+	wait_for 60 probe_has gpuflag-only "HEALTHCHECK_FAIL gpu-not-allocatable allocatable=absent"
 }
 
 @test "a manifest removed from the directory uninstalls nothing; deleting the HelmChart does" {
@@ -635,7 +643,7 @@ no-nvidia-smi"
 	assert_output 'Error from server (NotFound): namespaces "nvidia-device-plugin" not found'
 	run docker exec openshell-cluster-nogpu ls /var/lib/rancher/k3s/server/manifests
 	refute_output --partial nvidia
-	wait_for 60 health_has nogpu "HEALTHCHECK_OK"
+	wait_for 60 probe_has nogpu "HEALTHCHECK_OK"
 }
 
 @test "chart install failure switch: helm-install pod restarts with helm's error, no DaemonSet" {
@@ -650,7 +658,7 @@ no-nvidia-smi"
 	assert_output "1"
 	run kx chartfail get ds -n nvidia-device-plugin -o json
 	assert_equal "$(jq '.items | length' <<<"$output")" 0
-	wait_for 60 health_has chartfail "HEALTHCHECK_FAIL gpu-chart-install-failed job=helm-install-nvidia-device-plugin"
+	wait_for 60 probe_has chartfail "HEALTHCHECK_FAIL gpu-chart-install-failed job=helm-install-nvidia-device-plugin"
 }
 
 @test "plugin crash-loop switch: CrashLoopBackOff, growing restarts, NVML error, no GPUs" {
@@ -668,7 +676,7 @@ no-nvidia-smi"
 	assert_output --partial "could not load NVML library"
 	run alloc crash
 	assert_output "absent"
-	wait_for 60 health_has crash "HEALTHCHECK_FAIL gpu-device-plugin-not-ready desired=1 ready=0"
+	wait_for 60 probe_has crash "HEALTHCHECK_FAIL gpu-device-plugin-not-ready desired=1 ready=0"
 }
 
 @test "a plugin that dies after registering: its GPUs stay in capacity, none allocatable, then 0; never absent again" {
@@ -770,7 +778,7 @@ server_token() {
 }
 
 @test "an agent joins with the server's URL and token: its node runs the device plugin and advertises its own GPUs" {
-	start multi --gpus all -e GPU_ENABLED=true "$SIM_K3S_IMAGE"
+	start multi --no-healthcheck --gpus all -e GPU_ENABLED=true "$SIM_K3S_IMAGE"
 	wait_for 60 kx multi get --raw /readyz
 	gpu1=$(sim_gpu_uuids | sed -n 2p)
 	# Privileged, the agent has every GPU's node: the entrypoint keeps its own (OPENSHELL_GPU_UUIDS).
@@ -797,7 +805,7 @@ server_token() {
 }
 
 @test "an agent is refused a wrong token, and leaves at once a token of another cluster's CA" {
-	start multi2 "$SIM_K3S_IMAGE"
+	start multi2 --no-healthcheck "$SIM_K3S_IMAGE"
 	wait_for 60 kx multi2 get --raw /readyz
 	token=$(server_token multi2)
 	agent bad multi2 -e K3S_TOKEN="${token%:*}:wrong" "$SIM_K3S_IMAGE" agent --server https://openshell-cluster-multi2:6443

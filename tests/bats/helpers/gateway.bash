@@ -23,12 +23,6 @@ gateway_suite_start() {
 	export XDG_CONFIG_HOME=$BATS_FILE_TMPDIR/config
 }
 
-# The suite runs at the recipe's own HEALTHCHECK timings (every 5 s, start
-# period 30 s) rather than the test bed's 1 s knob.
-gateway_suite_real_health() {
-	sim_real_host || export IMAGE=openshell-cluster:sim-recipe
-}
-
 gateway_suite_stop() {
 	# On a real host the suite's gateways must go; a sim host takes them along.
 	if sim_real_host; then
