@@ -107,9 +107,14 @@ kc() {
 	assert_output 'pod "host-gpu" deleted from default namespace'
 }
 
-@test "openshell applied a JSON Pod limited to one GPU, under the nvidia runtime" {
-	run jq -r '[.kind, .spec.runtimeClassName, .spec.restartPolicy, .spec.containers[0].resources.limits["nvidia.com/gpu"]] | @tsv' "$APPLIED"
-	assert_output "$(printf 'Pod\tnvidia\tNever\t1')"
+@test "openshell applied a JSON List: a Pod limited to one GPU, and one with no GPU asking for all, under the nvidia runtime" {
+	run jq -r '.kind, (.items[] | [.kind, .spec.runtimeClassName, .spec.restartPolicy,
+		(.spec.containers[0].resources.limits["nvidia.com/gpu"] // "-"),
+		((.spec.containers[0].env // [])[] | select(.name == "NVIDIA_VISIBLE_DEVICES") | .value) // "-"] | @tsv)' "$APPLIED"
+	assert_equal "${#lines[@]}" 3
+	assert_line --index 0 List
+	assert_line --index 1 "$(printf 'Pod\tnvidia\tNever\t1\t-')"
+	assert_line --index 2 "$(printf 'Pod\tnvidia\tNever\t-\tall')"
 }
 
 @test "a merged user kubeconfig reaches the gateway under its context, other contexts kept" {
