@@ -31,6 +31,22 @@ int cli_dispatch(const char *parent, const struct os_command *cmds, int argc, ch
 	return log_usage_error(NULL, "unknown command '%s'", argv[0]);
 }
 
+/* `openshell gateway help [COMMAND]`, as git's and kubectl's groups take
+ * it: the group's usage, or the command's --help. */
+static int group_help(const char *group, const struct os_command *cmds, void (*usage)(FILE *out), int argc,
+		      char **argv)
+{
+	char *args[] = { argc > 0 ? argv[0] : NULL, (char *)"--help", NULL };
+
+	if (argc == 0) {
+		usage(stdout);
+		return OS_EXIT_OK;
+	}
+	if (argc > 1)
+		return log_usage_error(group, "too many words after 'help'; try 'openshell %s help COMMAND'", group);
+	return cli_dispatch(group, cmds, 2, args);
+}
+
 int cli_run_group(const char *group, const struct os_command *cmds, void (*usage)(FILE *out), int argc,
 		  char **argv)
 {
@@ -46,6 +62,8 @@ int cli_run_group(const char *group, const struct os_command *cmds, void (*usage
 		usage(stderr);
 		return OS_EXIT_USAGE;
 	}
+	if (strcmp(argv[optind], "help") == 0)
+		return group_help(group, cmds, usage, argc - optind - 1, argv + optind + 1);
 	return cli_dispatch(group, cmds, argc - optind, argv + optind);
 }
 

@@ -66,6 +66,26 @@ Try 'openshell gateway --help' for more information." ]
 	assert_output --partial 'Usage: openshell gateway'
 }
 
+@test "gateway help [COMMAND] is the group's usage, or the command's --help" {
+	run --separate-stderr openshell gateway --help
+	group_usage=$output
+	run --separate-stderr openshell gateway help
+	assert_success
+	assert_output "$group_usage"
+	run --separate-stderr openshell gateway start --help
+	start_usage=$output
+	run --separate-stderr openshell gateway help start
+	assert_success
+	assert_output "$start_usage"
+	run --separate-stderr openshell gateway help frobnicate
+	assert_failure 2
+	[ "$stderr" = "openshell: error: unknown gateway command 'frobnicate'
+Try 'openshell gateway --help' for more information." ]
+	run --separate-stderr openshell gateway help start stop
+	assert_failure 2
+	[[ "$stderr" == "openshell: error: too many words after 'help'; try 'openshell gateway help COMMAND'"* ]]
+}
+
 @test "help help and help --help show the main usage, exit 0" {
 	run --separate-stderr openshell --help
 	main_usage=$output
