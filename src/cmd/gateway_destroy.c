@@ -37,6 +37,7 @@ struct plan {
 	char *dir;                 /* the state directory */
 	enum owner container, network, volume;
 	int has_dir;
+	int yes, keep_volume, ignore_not_found;   /* the options */
 };
 
 static void usage(FILE *out)
@@ -47,15 +48,16 @@ static void usage(FILE *out)
 		"Remove a gateway: its container, network and volume (openshell-cluster-NAME)\n"
 		"and its kubeconfig and metadata. Only objects labelled %s=%s\n"
 		"and %s=NAME are removed; others of the same name are left, with a warning.\n"
-		"A gateway that does not exist is reported and counts as destroyed (exit 0).\n"
+		"A gateway that does not exist is an error (exit 5), as for stop.\n"
 		"\n"
 		"Options:\n"
-		"      --name NAME     gateway name (default: %s)\n"
-		"      --keep-volume   keep the volume (the cluster's data)\n"
-		"      --yes           do not ask; required when stdin is not a terminal\n"
-		"  -v, --verbose       show each docker command\n"
-		"  -q, --quiet         print errors only\n"
-		"  -h, --help          show this help\n",
+		"      --name NAME         gateway name (default: %s)\n"
+		"      --keep-volume       keep the volume (the cluster's data)\n"
+		"      --ignore-not-found  a gateway that does not exist is not an error (exit 0)\n"
+		"      --yes               do not ask; required when stdin is not a terminal\n"
+		"  -v, --verbose           show each docker command\n"
+		"  -q, --quiet             print errors only\n"
+		"  -h, --help              show this help\n",
 		LABEL_MANAGED, LABEL_MANAGED_VALUE, LABEL_GATEWAY, GATEWAY_DEFAULT_NAME);
 }
 
@@ -165,7 +167,7 @@ static int destroy(const struct plan *p, int keep_volume, os_error *err)
 	return 0;
 }
 
-static int survey_and_destroy(struct plan *p, int yes, int keep_volume, os_error *err)
+static int survey_and_destroy(struct plan *p, os_error *err)
 {
 	p->res = gateway_resource_name(p->name);
 	if (survey(p, err) < 0)
@@ -174,29 +176,31 @@ static int survey_and_destroy(struct plan *p, int yes, int keep_volume, os_error
 	warn_foreign("network", p->network, p);
 	warn_foreign("volume", p->volume, p);
 	if (p->container != OWNER_OURS && p->network != OWNER_OURS && p->volume != OWNER_OURS && !p->has_dir) {
+		if (!p->ignore_not_found)
+			return os_error_set(err, OS_EXIT_NOTFOUND, "no gateway named '%s'; nothing to destroy", p->name);
 		log_info("no gateway named '%s'; nothing to destroy", p->name);
 		return 0;
 	}
-	if (!yes && !confirmed(p))
+	if (!p->yes && !confirmed(p))
 		return os_error_set(err, OS_EXIT_FAILURE, "gateway '%s' was not destroyed", p->name);
-	return destroy(p, keep_volume, err);
+	return destroy(p, p->keep_volume, err);
 }
 
 /* Under the gateway's lock, so a `start` of the same gateway never runs
  * between the survey and the removal; it is held while the user is asked
  * too, as the answer is about what the survey found. */
-static int run_destroy(struct plan *p, int yes, int keep_volume, os_error *err)
+static int run_destroy(struct plan *p, os_error *err)
 {
 	int lock, rc;
 
 	if ((lock = gateway_lock_for_change(p->name, err)) < 0)
 		return -1;
-	rc = survey_and_destroy(p, yes, keep_volume, err);
+	rc = survey_and_destroy(p, err);
 	gateway_unlock(lock);
 	return rc;
 }
 
-enum { OPT_NAME = 256, OPT_KEEP_VOLUME, OPT_YES };
+enum { OPT_NAME = 256, OPT_KEEP_VOLUME, OPT_IGNORE_NOT_FOUND, OPT_YES };
 
 int cmd_gateway_destroy(int argc, char **argv)
 {
@@ -204,19 +208,21 @@ int cmd_gateway_destroy(int argc, char **argv)
 		CLI_COMMON_LONG,
 		{ "name", required_argument, NULL, OPT_NAME },
 		{ "keep-volume", no_argument, NULL, OPT_KEEP_VOLUME },
+		{ "ignore-not-found", no_argument, NULL, OPT_IGNORE_NOT_FOUND },
 		{ "yes", no_argument, NULL, OPT_YES },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli_parser parser = { .cmd = "gateway destroy", .longopts = longopts, .usage = usage };
 	struct plan p = { .name = GATEWAY_DEFAULT_NAME };
 	os_error err = { 0 };
-	int c, yes = 0, keep_volume = 0, rc;
+	int c, rc;
 
 	while ((c = cli_next_option(&parser, argc, argv)) != -1) {
 		switch (c) {
 		case OPT_NAME: p.name = optarg; break;
-		case OPT_KEEP_VOLUME: keep_volume = 1; break;
-		case OPT_YES: yes = 1; break;
+		case OPT_KEEP_VOLUME: p.keep_volume = 1; break;
+		case OPT_IGNORE_NOT_FOUND: p.ignore_not_found = 1; break;
+		case OPT_YES: p.yes = 1; break;
 		}
 	}
 	if (parser.done >= 0)
@@ -224,9 +230,9 @@ int cmd_gateway_destroy(int argc, char **argv)
 	if ((rc = cli_no_operands(parser.cmd, argc, argv)) >= 0)
 		return rc;
 	/* Decided before anything runs, so a script learns it at once. */
-	if (!yes && !isatty(STDIN_FILENO))
+	if (!p.yes && !isatty(STDIN_FILENO))
 		return log_usage_error(parser.cmd, "stdin is not a terminal to confirm on; pass --yes to destroy without asking");
-	rc = run_destroy(&p, yes, keep_volume, &err) < 0 ? log_error_report(&err) : OS_EXIT_OK;
+	rc = run_destroy(&p, &err) < 0 ? log_error_report(&err) : OS_EXIT_OK;
 	free(p.res);
 	free(p.dir);
 	os_error_clear(&err);

@@ -220,7 +220,7 @@ hold_gateway_lock() {
 
 @test "destroy waits for the gateway's lock too" {
 	hold_gateway_lock locked
-	openshell gateway destroy --name locked --yes 2>"$BATS_TEST_TMPDIR/err"
+	openshell gateway destroy --name locked --yes --ignore-not-found 2>"$BATS_TEST_TMPDIR/err"
 	stderr=$(cat "$BATS_TEST_TMPDIR/err")
 	[[ "$stderr" == *"waiting for another openshell working on gateway 'locked'"* ]]
 	[[ "$stderr" == *"no gateway named 'locked'; nothing to destroy"* ]]
@@ -238,12 +238,17 @@ hold_gateway_lock() {
 	refute_line --regexp '^lb '
 }
 
-@test "destroying a gateway that does not exist says so and succeeds" {
+@test "destroying a gateway that does not exist exits 5, as stop does; --ignore-not-found makes it 0" {
 	run --separate-stderr openshell gateway destroy --name lb --yes
+	assert_failure 5
+	assert_equal "$stderr" "openshell: error: no gateway named 'lb'; nothing to destroy"
+	run --separate-stderr openshell gateway stop --name lb
+	assert_failure 5
+	run --separate-stderr openshell gateway destroy --name lb --yes --ignore-not-found
 	assert_success
 	[[ "$stderr" == *"no gateway named 'lb'; nothing to destroy"* ]]
 	run --separate-stderr openshell gateway destroy --name ghost --yes
-	assert_success
+	assert_failure 5
 	[ ! -e "$(state_dir ghost)" ]
 }
 
