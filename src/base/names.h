@@ -20,6 +20,8 @@
 #define LABEL_GATEWAY "org.openshell.gateway"
 #define LABEL_GPU "org.openshell.gpu"
 #define CDI_GPU_PREFIX "nvidia.com/gpu="   /* the NVIDIA CDI spec's kind, as nvidia-ctk names it */
+/* How NVIDIA says to write the CDI spec Docker reads. */
+#define CDI_SPEC_GENERATE "nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml"
 #define LABEL_GPUS "org.openshell.gpus"   /* a CDI gateway's --gpus: its device names lose a count */
 
 /* Whose a container, network or volume is, judged by its labels alone:

@@ -8,7 +8,6 @@
 #include "config.h"
 
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,42 +20,13 @@
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "cmd/doctor.h"
+#include "cmd/doctor_pitfalls.h"
+#include "cmd/doctor_report.h"
 #include "docker/client.h"
 #include "docker/image.h"
 #include "gateway/deploy.h"
 #include "gateway/gpu_mode.h"
 #include "gateway/image.h"
-
-/* One check: name is its stable key in --json; the line shows what was
- * seen (fmt) and, in parentheses, the fix. */
-void report(struct doctor *d, enum verdict v, const char *name, const char *fix, const char *fmt, ...)
-{
-	static const char *const words[] = { "ok  ", "warn", "fail" };
-	static const char *const statuses[] = { "ok", "warn", "fail" };
-	cleanup_free char *detail = NULL;
-	va_list ap;
-
-	d->failed += v == FAIL;
-	d->warned += v == WARN;
-	va_start(ap, fmt);
-	if (vasprintf(&detail, fmt, ap) < 0)
-		detail = NULL;
-	va_end(ap);
-	if (!detail)
-		detail = xstrdup("?");
-	if (!d->checks) {
-		printf("%s  %s%s%s%s\n", words[v], detail, fix ? " (" : "", fix ? fix : "", fix ? ")" : "");
-		return;
-	}
-	cJSON *c = cJSON_CreateObject();
-	cJSON_AddStringToObject(c, "name", name);
-	cJSON_AddStringToObject(c, "status", statuses[v]);
-	cJSON_AddStringToObject(c, "detail", detail);
-	if (fix)
-		cJSON_AddStringToObject(c, "fix", fix);
-	cJSON_AddItemToArray(d->checks, c);
-}
 
 /* Docker 28.2+ lists the CDI devices it found: nvidia.com/gpu=... */
 static int has_cdi_gpus(const cJSON *info)

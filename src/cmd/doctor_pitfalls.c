@@ -1,4 +1,4 @@
-/* cmd/doctor_pitfalls.c - the GPU pitfalls doctor catches (see cmd/doctor.h).
+/* cmd/doctor_pitfalls.c - the GPU pitfalls doctor catches (see cmd/doctor_pitfalls.h).
  *
  * Each one is reported only when it is there: a warn or fail line, with
  * what was seen and the fix.
@@ -16,7 +16,8 @@
 
 #include "base/json.h"
 #include "base/xalloc.h"
-#include "cmd/doctor.h"
+#include "cmd/doctor_pitfalls.h"
+#include "cmd/doctor_report.h"
 
 /* A host path under $OPENSHELL_HOST_ROOT (owned). */
 static char *host(const char *path)

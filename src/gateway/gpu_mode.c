@@ -181,27 +181,3 @@ int gpu_mode_adopt(struct deploy_opts *o, const struct gw_container *c, os_error
 				    o->name);
 	return 0;
 }
-
-int gpu_mode_explain(const char *text, int kept, os_error *err)
-{
-	const char *why = NULL;
-	int legacy = 1;   /* the legacy path is a way out, as well */
-
-	if (strstr(text, "could not select device driver \"cdi\"") || strstr(text, "no CDI device driver registered")) {
-		why = "the Docker daemon has CDI turned off: enable it (\"features\": {\"cdi\": true} in /etc/docker/daemon.json, then restart docker)";
-	} else if (strstr(text, "unresolvable CDI devices") || strstr(text, "CDI device injection failed")) {
-		why = "Docker cannot resolve the gateway's CDI devices: the NVIDIA CDI spec is missing or out of date; regenerate it with '" CDI_SPEC_GENERATE "' (or 'systemctl restart nvidia-cdi-refresh.service', which writes /var/run/cdi/nvidia.yaml)";
-	} else if (strstr(text, "error mounting \"") && strstr(text, "no such file or directory") &&
-		   (strstr(text, "libcuda.so.") || strstr(text, "libnvidia-"))) {
-		/* A spec written for an older driver mounts that driver's
-		 * libraries, which the upgrade removed. */
-		why = "the NVIDIA CDI spec names driver files that are gone (it is older than the driver); regenerate it with '" CDI_SPEC_GENERATE "' (or 'systemctl restart nvidia-cdi-refresh.service'), then rerun";
-		legacy = 0;
-	}
-	if (!why)
-		return 0;
-	os_error_set(err, OS_EXIT_NOGPU, "%s%s", why,
-		     !legacy ? "" : kept ? ", or rebuild the gateway with --recreate --gpu-mode legacy (its cluster state is lost)"
-					 : ", or use --gpu-mode legacy");
-	return 1;
-}

@@ -20,8 +20,6 @@
 #include "base/names.h"
 #include "base/strv.h"
 
-#define CDI_SPEC_GENERATE "nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml"
-
 enum gpu_mode { GPU_MODE_AUTO, GPU_MODE_CDI, GPU_MODE_LEGACY };
 
 /* "auto", "cdi" or "legacy"; a usage error otherwise. */
@@ -70,11 +68,5 @@ void gpu_mode_cdi_devices(const struct gpus *g, struct strv *names);
 
 /* Each name must be one the daemon lists; an error naming the fix. */
 int gpu_mode_cdi_check(const struct strv *names, const struct daemon_gpus *d, os_error *err);
-
-/* Recognise a docker run/start failure of the CDI path (an unresolvable
- * device, a spec older than the driver, a daemon without CDI) and set the
- * error that names the fix (for a KEPT gateway, one that keeps it or says
- * --recreate): 1 when recognised, 0 otherwise. */
-int gpu_mode_explain(const char *docker_stderr, int kept, os_error *err);
 
 #endif

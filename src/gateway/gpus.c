@@ -13,7 +13,7 @@
 #include "docker/client.h"
 #include "docker/container.h"
 #include "gateway/deploy.h"
-#include "gateway/gpu_mode.h"
+#include "gateway/gpu_errors.h"
 #include "gateway/gpus.h"
 
 #define GPUS_FORMS "give all, a count such as 2, or GPU indices or UUIDs such as 0,2, device=1 or GPU-3f2a…"
@@ -362,7 +362,7 @@ int host_gpus_probe_finish(struct run_child *c, const char *image, struct host_g
 	memset(h, 0, sizeof(*h));
 	if (rc == 0 && res.status != 0 && no_devices(&res)) {
 		res.status = 0;   /* a host with no GPU: an empty list */
-	} else if (rc == 0 && res.status != 0 && gpu_mode_explain(res.err, 0, err)) {
+	} else if (rc == 0 && res.status != 0 && gpu_errors_explain(res.err, 0, err)) {
 		rc = -1;
 		os_error_set_detail(err, res.err);
 	} else if (rc == 0 && res.status != 0 && strstr(res.err, "could not select device driver")) {

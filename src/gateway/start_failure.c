@@ -7,7 +7,7 @@
 #include "base/exitcode.h"
 #include "base/signals.h"
 #include "base/xalloc.h"
-#include "gateway/gpu_mode.h"
+#include "gateway/gpu_errors.h"
 #include "gateway/gpus.h"
 #include "gateway/start_failure.h"
 
@@ -19,7 +19,7 @@ int start_port_taken(const char *text)
 int start_explain_failure(const struct deploy_opts *o, const char *container, const struct run_result *res,
 			  const char *verb, os_error *err)
 {
-	if (gpu_mode_explain(res->err, strcmp(verb, "start") == 0, err)) {
+	if (gpu_errors_explain(res->err, strcmp(verb, "start") == 0, err)) {
 		/* the CDI path's own failures, with their fix */
 	} else if (strstr(res->err, "could not select device driver")) {
 		gpus_no_toolkit(err);

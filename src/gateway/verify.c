@@ -26,20 +26,6 @@
 #include "kube/kubectl.h"
 #include "kube/objects.h"
 
-const char *check_status_name(enum check_status s)
-{
-	static const char *const names[] = { "pass", "fail", "skip", "n/a" };
-
-	return names[s];
-}
-
-void check_set(struct check *c, enum check_status s, char *evidence)
-{
-	c->status = s;
-	free(c->evidence);
-	c->evidence = evidence;
-}
-
 /* One call for what the cluster checks read: the node, the DaemonSets,
  * the RuntimeClasses and the HelmChartConfigs, in one List. */
 #define VERIFY_STATE_TYPES "nodes,daemonsets,runtimeclasses,helmchartconfigs"
@@ -172,7 +158,7 @@ static int check_cluster(const struct gateway *gw, const struct verify_opts *vo,
 			 os_error *err)
 {
 	cleanup_free char *resource = NULL;   /* what the smoke pod asks for, if not nvidia.com/gpu */
-	struct verify_pod_plan plan = { 0 };
+	struct verify_pod_plan plan = { .image = vo->smoke_image, .timeout_ms = vo->timeout_ms, .keep = vo->keep };
 	int schedulable = 0;
 
 	check_runtime_class(list, rt, &checks[1]);
@@ -191,7 +177,7 @@ static int check_cluster(const struct gateway *gw, const struct verify_opts *vo,
 		plan.isolation = &checks[5];
 	else
 		check_set(&checks[5], CHECK_SKIP, xstrdup("not run: containerd has no nvidia runtime"));
-	return verify_pods(gw, vo, &plan, err);
+	return verify_pods(gw, &plan, err);
 }
 
 /* A cluster that does not answer fails the cluster checks, with that as

@@ -13,6 +13,7 @@
 #define OPENSHELL_GATEWAY_VERIFY_H
 
 #include "base/error.h"
+#include "gateway/check.h"
 #include "gateway/lookup.h"
 
 /* The image's own bundled smoke image wins (its org.openshell.smoke-image
@@ -20,15 +21,6 @@
 #define VERIFY_DEFAULT_SMOKE_IMAGE OPENSHELL_SMOKE_IMAGE
 #define VERIFY_DEFAULT_TIMEOUT_MS (2 * 60 * 1000)
 #define VERIFY_NCHECKS 6
-
-enum check_status { CHECK_PASS, CHECK_FAIL, CHECK_SKIP, CHECK_NA };
-
-struct check {
-	const char *name;           /* static: "device-request", … */
-	enum check_status status;
-	char *evidence;             /* what was seen, one line (owned) */
-	char *detail;               /* optional: logs (owned) */
-};
 
 struct verify_opts {
 	const char *smoke_image;
@@ -42,14 +34,5 @@ struct verify_opts {
 int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		   struct check checks[VERIFY_NCHECKS], os_error *err);
 void verify_free(struct check checks[VERIFY_NCHECKS]);
-
-const char *check_status_name(enum check_status s);
-
-/* The smoke pod's manifest (JSON, as kubectl apply -f - takes it): one of
- * RESOURCE (NULL: nvidia.com/gpu, else a MIG profile's resource). */
-char *verify_smoke_manifest(const char *pod, const char *image, const char *resource);
-
-/* The isolation pod's: no GPU asked for, NVIDIA_VISIBLE_DEVICES=all. */
-char *verify_isolation_manifest(const char *pod, const char *image);
 
 #endif

@@ -6,12 +6,11 @@
 #ifndef OPENSHELL_GATEWAY_VERIFY_CHECKS_H
 #define OPENSHELL_GATEWAY_VERIFY_CHECKS_H
 
+#include "base/error.h"
 #include "base/strv.h"
+#include "gateway/check.h"
 #include "gateway/gpus.h"
-#include "gateway/verify.h"
-
-/* Set a check's status and evidence (owned; the old one is freed). */
-void check_set(struct check *c, enum check_status s, char *evidence);
+#include "gateway/lookup.h"
 
 /* The request: CDI devices of the NVIDIA spec, or Docker's nvidia driver
  * with the capabilities the chain needs; the evidence says which. */
@@ -41,16 +40,18 @@ void verify_gpus_free(struct gpu_looks *l);
  * MIG device of that profile); the isolation pod asks for none, names
  * every one in NVIDIA_VISIBLE_DEVICES=all (as any CUDA image does) and
  * must see none. A NULL check is not run. The checks are set; -1 only
- * when they could not run. The pods are deleted afterwards unless
- * vo->keep. */
+ * when they could not run. Both run IMAGE; they get TIMEOUT_MS to end,
+ * and are deleted afterwards unless KEEP. */
 #define VERIFY_PODS 2
 struct verify_pod_plan {
 	struct check *smoke;
 	const char *resource;
 	struct check *isolation;
+	const char *image;
+	int timeout_ms;
+	int keep;
 };
-int verify_pods(const struct gateway *gw, const struct verify_opts *vo, const struct verify_pod_plan *plan,
-		os_error *err);
+int verify_pods(const struct gateway *gw, const struct verify_pod_plan *plan, os_error *err);
 
 /* The smoke pod's GPU must be one of those seen. */
 void verify_smoke_gpu(const struct strv *seen, struct check *c);

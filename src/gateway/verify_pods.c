@@ -24,7 +24,6 @@
 #include "base/xalloc.h"
 #include "docker/client.h"
 #include "gateway/mig.h"
-#include "gateway/verify.h"
 #include "gateway/verify_checks.h"
 #include "gateway/wait.h"
 #include "kube/containerd.h"
@@ -92,16 +91,6 @@ static char *print_manifest(cJSON *m)
 
 	cJSON_Delete(m);
 	return s;
-}
-
-char *verify_smoke_manifest(const char *pod, const char *image, const char *resource)
-{
-	return print_manifest(probe_manifest(pod, image, SMOKE_SCRIPT, resource ? resource : GPU_RESOURCE, 0));
-}
-
-char *verify_isolation_manifest(const char *pod, const char *image)
-{
-	return print_manifest(probe_manifest(pod, image, ISOLATION_SCRIPT, NULL, 1));
 }
 
 /* The scheduler's reason a pod is Pending, or NULL. */
@@ -257,7 +246,7 @@ static void judge_finished(const char *ctr, const struct probe *p, const cJSON *
 
 /* The pod as it was when it finished, or why it has not: a look once the
  * wait gave up (the deadline, a wait that failed). */
-static void judge_unfinished(const struct gateway *gw, const struct probe *p, const struct verify_opts *vo)
+static void judge_unfinished(const struct gateway *gw, const struct probe *p, int timeout_ms)
 {
 	cJSON *obj = NULL;
 	os_error err = { 0 };
@@ -269,7 +258,7 @@ static void judge_unfinished(const struct gateway *gw, const struct probe *p, co
 	if (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)) {
 		judge_finished(gw->container, p, obj);
 	} else {
-		cleanup_free char *dur = clock_format_ms(vo->timeout_ms);
+		cleanup_free char *dur = clock_format_ms(timeout_ms);
 		pending = unschedulable_reason(obj) ? xstrdup(unschedulable_reason(obj)) : kube_pod_stuck(obj);
 		if (!pending)
 			pending = pod_warning(gw->container, p->name);
@@ -316,7 +305,7 @@ static int wait_start(const struct gateway *gw, struct probe *p, long long deadl
 /* Wait for every probe side by side, judging each as it ends. -1 when
  * docker failed (a wait the deadline cut short is a verdict, not that). */
 static int wait_all(const struct gateway *gw, struct probe *probes, size_t n, long long deadline,
-		    const struct verify_opts *vo, os_error *err)
+		    const struct verify_pod_plan *plan, os_error *err)
 {
 	struct run_child *kids[VERIFY_PODS] = { 0 };
 	int i;
@@ -335,15 +324,14 @@ static int wait_all(const struct gateway *gw, struct probe *probes, size_t n, lo
 		if (met > 0 && (obj = json_parse(p->done, strlen(p->done), "kubectl wait output", err)))
 			judge_finished(gw->container, p, obj);
 		else
-			judge_unfinished(gw, p, vo);
+			judge_unfinished(gw, p, plan->timeout_ms);
 		os_error_clear(err);
 		cJSON_Delete(obj);
 	}
 	return 0;
 }
 
-int verify_pods(const struct gateway *gw, const struct verify_opts *vo, const struct verify_pod_plan *plan,
-		os_error *err)
+int verify_pods(const struct gateway *gw, const struct verify_pod_plan *plan, os_error *err)
 {
 	unsigned tag = ((unsigned)getpid() & 0xffff) << 16 | (unsigned)(clock_ms() & 0xffff);
 	struct probe probes[VERIFY_PODS] = { 0 };
@@ -352,7 +340,7 @@ int verify_pods(const struct gateway *gw, const struct verify_opts *vo, const st
 			cJSON_AddArrayToObject(list, "items"));
 	const char *apply[] = { "apply", "-f", "-", NULL };
 	struct run_result res = { 0 };
-	long long deadline = clock_ms() + vo->timeout_ms;
+	long long deadline = clock_ms() + plan->timeout_ms;
 	cleanup_free char *manifest = NULL;
 	size_t n = 0;
 	int rc = -1;
@@ -360,14 +348,14 @@ int verify_pods(const struct gateway *gw, const struct verify_opts *vo, const st
 	if (plan->smoke) {
 		probes[n] = (struct probe){ .name = xasprintf("openshell-verify-%x", tag), .resource = plan->resource,
 					    .check = plan->smoke, .judge = judge_smoke };
-		cJSON_AddItemToArray(items, probe_manifest(probes[n].name, vo->smoke_image, SMOKE_SCRIPT,
+		cJSON_AddItemToArray(items, probe_manifest(probes[n].name, plan->image, SMOKE_SCRIPT,
 							   plan->resource ? plan->resource : GPU_RESOURCE, 0));
 		n++;
 	}
 	if (plan->isolation) {
 		probes[n] = (struct probe){ .name = xasprintf("openshell-verify-%x-nogpu", tag), .check = plan->isolation,
 					    .judge = judge_isolation };
-		cJSON_AddItemToArray(items, probe_manifest(probes[n].name, vo->smoke_image, ISOLATION_SCRIPT, NULL, 1));
+		cJSON_AddItemToArray(items, probe_manifest(probes[n].name, plan->image, ISOLATION_SCRIPT, NULL, 1));
 		n++;
 	}
 	manifest = print_manifest(list);
@@ -383,11 +371,11 @@ int verify_pods(const struct gateway *gw, const struct verify_opts *vo, const st
 		goto out;
 	}
 	for (size_t k = 0; k < n; k++)
-		if (wait_start(gw, &probes[k], deadline, vo->timeout_ms, err) < 0)
+		if (wait_start(gw, &probes[k], deadline, plan->timeout_ms, err) < 0)
 			goto gone;
-	rc = wait_all(gw, probes, n, deadline, vo, err);
+	rc = wait_all(gw, probes, n, deadline, plan, err);
 gone:
-	if (!vo->keep)
+	if (!plan->keep)
 		delete_pods(gw->container, probes, n);
 	else
 		for (size_t k = 0; k < n; k++)

@@ -8,7 +8,6 @@
 #include "docker/client.h"
 #include "base/xalloc.h"
 #include "gateway/gpus.h"
-#include "gateway/verify.h"
 #include "gateway/verify_checks.h"
 
 static int has_cap(const char *caps, const char *cap)

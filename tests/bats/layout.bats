@@ -52,3 +52,32 @@ allowed_below() {
 		 END { if (n > 500) print prev ": " n }' "$SRC"/*.c "$SRC"/*/*.[ch]
 	assert_output ''
 }
+
+# Who uses whom, from the build's own objects: "A B" when src/A.o takes a
+# symbol src/B.o defines. A header that promises another file's functions
+# cannot hide a circle from the linker's view.
+uses() {
+	local dir=$1 o m s
+	declare -A def
+	for o in "$dir"/*/*.o; do
+		m=${o#"$dir"/} m=${m%.o}
+		for s in $(nm -g --defined-only "$o" | awk '{ print $3 }'); do def[$s]=$m; done
+	done
+	for o in "$dir"/*/*.o; do
+		m=${o#"$dir"/} m=${m%.o}
+		for s in $(nm -u "$o" | awk '{ print $2 }'); do
+			[[ -n ${def[$s]:-} && ${def[$s]} != "$m" ]] && echo "$m ${def[$s]}"
+		done
+	done | sort -u
+}
+
+@test "no two files use each other, directly or around a circle: every arrow points one way" {
+	local objs loops
+	objs=$(dirname "$OPENSHELL_BIN")/src
+	compgen -G "$objs/base/*.o" >/dev/null || skip "no objects beside $OPENSHELL_BIN (an installed openshell)"
+	run uses "$objs"
+	assert_success
+	[ "${#lines[@]}" -gt 100 ] || fail "too few arrows to be the build's: ${#lines[@]}"
+	loops=$(tsort <<<"$output" 2>&1 >/dev/null) || true
+	[ -z "$loops" ] || fail "$loops"
+}

@@ -9,6 +9,7 @@
 #include "base/xalloc.h"
 #include "docker/container.h"
 #include "gateway/deploy.h"
+#include "gateway/gpu_errors.h"
 #include "gateway/gpu_mode.h"
 #include "gateway/gpus.h"
 #include "gateway/mig.h"
@@ -145,7 +146,7 @@ static void explains(const char *text, const char *want)
 {
 	os_error err = { 0 };
 
-	ok(gpu_mode_explain(text, 0, &err) == 1 && err.code == OS_EXIT_NOGPU && strstr(err.msg, want),
+	ok(gpu_errors_explain(text, 0, &err) == 1 && err.code == OS_EXIT_NOGPU && strstr(err.msg, want),
 	   "'%.50s…' is answered with '%s': %s", text, want, err.msg ? err.msg : "(nothing)");
 	os_error_clear(&err);
 }
@@ -162,12 +163,12 @@ static void test_explain(void)
 		 "\"features\": {\"cdi\": true}");
 	explains("docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error mounting \"/usr/lib/x86_64-linux-gnu/libcuda.so.535.104.05\" to rootfs at \"/usr/lib/x86_64-linux-gnu/libcuda.so.535.104.05\": mount …: no such file or directory: unknown.",
 		 "older than the driver");
-	is_int(gpu_mode_explain("docker: Error response from daemon: could not select device driver \"nvidia\" with capabilities: [[gpu]].", 0, &err), 0,
+	is_int(gpu_errors_explain("docker: Error response from daemon: could not select device driver \"nvidia\" with capabilities: [[gpu]].", 0, &err), 0,
 	       "the legacy driver's failure is not CDI's");
-	is_int(gpu_mode_explain("error mounting \"/data\" to rootfs: no such file or directory", 0, &err), 0,
+	is_int(gpu_errors_explain("error mounting \"/data\" to rootfs: no such file or directory", 0, &err), 0,
 	       "a mount error of no driver file is not CDI's");
 	ok(err.msg == NULL, "and sets no error");
-	ok(gpu_mode_explain("Error response from daemon: CDI device injection failed: unresolvable CDI devices nvidia.com/gpu=0", 1, &err) &&
+	ok(gpu_errors_explain("Error response from daemon: CDI device injection failed: unresolvable CDI devices nvidia.com/gpu=0", 1, &err) &&
 		   strstr(err.msg, "or rebuild the gateway with --recreate --gpu-mode legacy") && !strstr(err.msg, "or use --gpu-mode"),
 	   "a kept gateway is told to rebuild for the legacy path: %s", err.msg);
 	os_error_clear(&err);

@@ -1,0 +1,18 @@
+/* gateway/gpu_errors.h - Docker's errors about a gateway's GPUs, explained.
+ *
+ * Text alone, below every file that runs docker with GPUs (gateway/gpus.c's
+ * looks, a start's run or resume), so that none of them calls up into
+ * gateway/gpu_mode.c to read its error.
+ */
+#ifndef OPENSHELL_GATEWAY_GPU_ERRORS_H
+#define OPENSHELL_GATEWAY_GPU_ERRORS_H
+
+#include "base/error.h"
+
+/* Recognise a docker run/start failure of the CDI path (an unresolvable
+ * device, a spec older than the driver, a daemon without CDI) and set the
+ * error that names the fix (for a KEPT gateway, one that keeps it or says
+ * --recreate): 1 when recognised, 0 otherwise. */
+int gpu_errors_explain(const char *docker_stderr, int kept, os_error *err);
+
+#endif
