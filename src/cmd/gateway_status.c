@@ -55,45 +55,29 @@ static void usage(FILE *out)
 		GATEWAY_DEFAULT_NAME);
 }
 
-/* The healthcheck ends its output with the marker that matters. */
-static char *last_line(const char *text)
-{
-	const char *end = text + strlen(text), *start;
-
-	while (end > text && (end[-1] == '\n' || end[-1] == ' '))
-		end--;
-	for (start = end; start > text && start[-1] != '\n'; start--)
-		;
-	return end > start ? xstrndup(start, (size_t)(end - start)) : NULL;
-}
-
 /* Until Docker's first passing probe its verdict is "starting", though
  * `gateway start` returns as soon as the facts hold: then the probe is run
  * now, as Docker runs it (the image's HEALTHCHECK command, by exec), and
  * its answer is the health shown. */
 static void probe_health(const struct gateway *gw, struct status *s)
 {
-	struct strv args = { 0 };
-	struct run_result res = { 0 };
+	char *line;
 	os_error err = { 0 };
+	int rc;
 
 	s->health = gw->c.health;
-	if (!gw->c.running || !gw->c.health || strcmp(gw->c.health, "starting") != 0 || gw->c.health_test.n == 0)
+	if (!gw->c.health || strcmp(gw->c.health, "starting") != 0)
 		return;
-	strv_pushv(&args, (const char *const[]){ "exec", gw->container, NULL });
-	for (size_t i = 0; i < gw->c.health_test.n; i++)
-		strv_push(&args, gw->c.health_test.v[i]);
-	if (docker_run(strv_argv(&args), NULL, 0, 0, &res, &err) == 0) {
+	rc = container_probe_health(gw->container, &gw->c, &line, &err);
+	if (rc >= 0) {
 		free(s->health_line);
-		s->health_line = last_line(res.out);
-		if (res.status == 0)
+		s->health_line = line;
+		if (rc == 1)
 			s->health = "healthy";
 	}
 	if (err.msg)
 		log_verbose("%s", err.msg);
 	os_error_clear(&err);
-	run_result_free(&res);
-	strv_free(&args);
 }
 
 static void say_verbose(os_error *err)
@@ -114,8 +98,8 @@ static void probe(const struct gateway *gw, struct status *s)
 	cJSON *nodes = NULL;
 
 	s->gpus = s->capacity = -1;
-	if (gw->c.health_output)
-		s->health_line = last_line(gw->c.health_output);
+	if (gw->c.health_line)
+		s->health_line = xstrdup(gw->c.health_line);
 	probe_health(gw, s);
 	if (!gw->c.running)
 		return;

@@ -109,15 +109,27 @@ static void read_api_binding(const cJSON *obj, struct gw_container *c)
 	c->api_host_port = port && *port && !*end && p > 0 && p <= 65535 ? (int)p : 0;
 }
 
+/* The healthcheck ends its output with the marker that matters. */
+static char *last_line(const char *text)
+{
+	const char *end = text + strlen(text), *start;
+
+	while (end > text && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	for (start = end; start > text && start[-1] != '\n'; start--)
+		;
+	return end > start ? xstrndup(start, (size_t)(end - start)) : NULL;
+}
+
 static void parse_health(const cJSON *state, struct gw_container *c)
 {
 	const cJSON *health = json_get(state, "Health", NULL);
 	const cJSON *log = json_get(health, "Log", NULL);
 	int n = cJSON_IsArray(log) ? cJSON_GetArraySize(log) : 0;
+	const char *out = n > 0 ? json_str(cJSON_GetArrayItem(log, n - 1), "Output") : NULL;
 
 	c->health = dup_or_null(json_str(health, "Status"));
-	if (n > 0)
-		c->health_output = dup_or_null(json_str(cJSON_GetArrayItem(log, n - 1), "Output"));
+	c->health_line = out ? last_line(out) : NULL;
 }
 
 /* The probe as Docker runs it (moby's daemon/health.go): ["CMD", argv...]
@@ -248,7 +260,7 @@ void container_free(struct gw_container *c)
 	free(c->status);
 	free(c->state_error);
 	free(c->health);
-	free(c->health_output);
+	free(c->health_line);
 	free(c->gpu_request_desc);
 	free(c->gpu_driver);
 	free(c->gpu_devices);
@@ -263,4 +275,25 @@ void container_free(struct gw_container *c)
 	free(c->started_at);
 	strv_free(&c->health_test);
 	memset(c, 0, sizeof(*c));
+}
+
+int container_probe_health(const char *name, const struct gw_container *c, char **line, os_error *err)
+{
+	struct strv args = { 0 };
+	struct run_result res = { 0 };
+	int rc = -1;
+
+	*line = NULL;
+	if (!c->running || c->health_test.n == 0)
+		return -1;
+	strv_pushv(&args, (const char *const[]){ "exec", name, NULL });
+	for (size_t i = 0; i < c->health_test.n; i++)
+		strv_push(&args, c->health_test.v[i]);
+	if (docker_run(strv_argv(&args), NULL, 0, 0, &res, err) == 0) {
+		*line = last_line(res.out);
+		rc = res.status == 0;
+	}
+	run_result_free(&res);
+	strv_free(&args);
+	return rc;
 }

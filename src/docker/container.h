@@ -24,7 +24,7 @@ struct gw_container {
 	long long restart_count;
 	char *state_error;    /* State.Error, e.g. the runtime's complaint */
 	char *health;         /* starting|healthy|unhealthy; NULL: no healthcheck */
-	char *health_output;  /* output of the latest health probe */
+	char *health_line;    /* the latest probe's last line: the healthcheck's marker */
 	int gpu_request;      /* HostConfig.DeviceRequests asks for GPUs */
 	int gpu_cdi;          /* as CDI devices (driver "cdi", nvidia.com/gpu=…) */
 	char *gpu_request_desc; /* "driver=nvidia count=all capabilities=…", or NULL */
@@ -47,6 +47,13 @@ struct gw_container {
 int container_parse_inspect(const char *json, size_t len, struct gw_container *c, os_error *err);
 int container_inspect(const char *name, struct gw_container *c, os_error *err);
 void container_free(struct gw_container *c);
+
+/* Run container NAME's healthcheck now, as Docker runs it (an exec of C's
+ * health_test), for an answer before Docker's next probe: 1 when it
+ * passed, 0 when it failed, -1 when it could not run (no healthcheck, a
+ * stopped container, docker's error). *line gets the last line it printed,
+ * where the healthcheck puts its marker (owned; NULL when none). */
+int container_probe_health(const char *name, const struct gw_container *c, char **line, os_error *err);
 
 /* Whose the container is (base/names.h's labels_owner()); OWNER_ABSENT
  * when it does not exist. */

@@ -171,17 +171,21 @@ static int follow_api_log(const struct wait_ctx *w, const char *since, os_error 
 }
 
 /* The timeout quotes the healthcheck's latest marker: looked up then,
- * with a budget of its own, since the deadline has passed. */
+ * with a budget of its own, since the deadline has passed. Before
+ * Docker's first probe (one every 5 s, the first 5 s in) there is none,
+ * and the probe runs now, as `gateway status` runs it. */
 static int api_timeout(const struct wait_ctx *w, os_error *err)
 {
 	struct gw_container c;
+	cleanup_free char *line = NULL;
 	os_error e = { 0 };
 	int rc;
 
 	signals_shield();
-	container_inspect(w->container, &c, &e);
+	if (container_inspect(w->container, &c, &e) == 0 && !c.health_line)
+		container_probe_health(w->container, &c, &line, &e);
 	signals_unshield();
-	rc = wait_timeout_error(w, "the k3s API (kubectl get --raw /readyz)", c.health_output, err);
+	rc = wait_timeout_error(w, "the k3s API (kubectl get --raw /readyz)", line ? line : c.health_line, err);
 	container_free(&c);
 	os_error_clear(&e);
 	return rc;

@@ -93,7 +93,7 @@ static void test_inspect_full(void)
 	is_int(c.restart_count, 2, "RestartCount");
 	is_str(c.state_error, "", "State.Error (empty)");
 	is_str(c.health, "healthy", "State.Health.Status");
-	is_str(c.health_output, "ok\n", "the last health log entry's Output");
+	is_str(c.health_line, "ok", "the last health log entry's Output, its last line");
 	is_int(c.gpu_request, 1, "DeviceRequests to nvidia: gpu_request");
 	is_str(c.managed_by, "openshell", "label org.openshell.managed-by");
 	is_str(c.gateway, "x", "label org.openshell.gateway");
@@ -139,7 +139,7 @@ static void test_inspect_variants(void)
 	is_int(c.running, 0, "not running");
 	is_int(c.exit_code, 137, "ExitCode 137");
 	is_int(c.gpu_request, 0, "DeviceRequests null: no GPU request");
-	ok(c.health == NULL && c.health_output == NULL, "no Health: health NULL");
+	ok(c.health == NULL && c.health_line == NULL, "no Health: health NULL");
 	ok(c.managed_by == NULL && c.gateway == NULL, "no labels: NULL");
 	container_free(&c);
 
@@ -163,7 +163,7 @@ static void test_inspect_variants(void)
 			     &c, &err),
 	       0, "starting container with empty health log parses");
 	is_str(c.health, "starting", "health starting");
-	ok(c.health_output == NULL, "empty health log: no output");
+	ok(c.health_line == NULL, "empty health log: no output");
 	is_int(c.gpu_request, 0, "requests without nvidia or gpu: no GPU request");
 	ok(c.id == NULL && c.image == NULL, "absent Id and Config read NULL");
 	container_free(&c);
@@ -177,7 +177,13 @@ static void test_inspect_variants(void)
 	is_int(c.exit_code, 0, "ExitCode as a string reads 0");
 	is_int(c.restart_count, 0, "RestartCount as a string reads 0");
 	is_str(c.health, "unhealthy", "health unhealthy");
-	ok(c.health_output == NULL, "last log entry without Output: NULL, not an earlier one");
+	ok(c.health_line == NULL, "last log entry without Output: NULL, not an earlier one");
+	container_free(&c);
+
+	is_int(parse_inspect("[{\"State\":{\"Status\":\"running\",\"Health\":{\"Status\":\"starting\",\"Log\":["
+			     "{\"Output\":\"a warning\\nHEALTHCHECK_FAIL k3s-not-ready\\n\\n\"}]}}}]", &c, &err),
+	       0, "a probe that printed more than its marker");
+	is_str(c.health_line, "HEALTHCHECK_FAIL k3s-not-ready", "its last line is the marker");
 	container_free(&c);
 
 	is_int(parse_inspect("[{\"State\":{\"Status\":\"running\",\"Running\":\"yes\",\"ExitCode\":1e300},"
