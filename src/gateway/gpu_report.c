@@ -23,6 +23,10 @@ static char *gpu_missing(const struct gpu_state *g)
 		snprintf(count, sizeof(count), "absent");
 	else
 		snprintf(count, sizeof(count), "%lld", g->allocatable);
+	/* Nothing read is nothing known: no object is missing then. */
+	if (!g->seen)
+		return xasprintf("no read of the cluster's objects succeeded%s%s", g->api_error ? ": " : "",
+				 g->api_error ? g->api_error : "");
 	if (!g->runtime_class)
 		return xstrdup("RuntimeClass 'nvidia' does not exist (was k3s started with --disable=runtimes?)");
 	if (!g->rt.config_read)

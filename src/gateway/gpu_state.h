@@ -10,6 +10,7 @@
 #include "kube/objects.h"
 
 struct gpu_state {
+	int seen;                 /* a look has read the cluster's objects: the facts below are its */
 	int runtime_class;        /* RuntimeClass nvidia exists */
 	struct runtime_fact rt;   /* containerd's nvidia runtime, once k3s wrote its config */
 	int plugin_found;

@@ -77,6 +77,7 @@ static int read_gpu_state(const struct wait_ctx *w, struct gpu_state *g, os_erro
 	}
 	if (kube_get_finish(get, GPU_STATE_TYPES, &list, err) < 0)
 		return -1;
+	g->seen = 1;
 	g->runtime_class = kube_find(list, "RuntimeClass", NVIDIA_RUNTIME_CLASS) != NULL;
 	const cJSON *ds = kube_find_device_plugin(list);
 	g->plugin_found = ds != NULL;
@@ -320,53 +321,92 @@ static int await_fact(const struct wait_ctx *w, struct gpu_state *g, int *ready,
 	return met;
 }
 
+/* Where the GPU wait stands; each step names the next. */
+enum gpu_step {
+	STEP_LOOK,          /* read every fact */
+	STEP_AWAIT,         /* kubectl wait for the next fact to come, looking on ticks */
+	STEP_ALIVE,         /* a wait not met may mean a stopped container: look at it first */
+	STEP_CONFIRM,       /* the facts hold: so they do if the container runs, and they postdate its start */
+	STEP_DONE,
+	STEP_FAILED,        /* err set */
+	STEP_OUT_OF_TIME,   /* the deadline passed between calls */
+};
+
+static enum gpu_step step_look(const struct wait_ctx *w, struct gpu_state *g, os_error *err)
+{
+	int look = gpu_look(w, g, err);
+
+	return look < 0 ? STEP_FAILED : look > 0 ? STEP_CONFIRM : STEP_AWAIT;
+}
+
+/* A kubectl wait met says nothing of the container: it is looked at
+ * after one that was not, and once at the end. */
+static enum gpu_step step_await(const struct wait_ctx *w, struct gpu_state *g, struct backoff *b, os_error *err)
+{
+	int ready = 0, waited = 0, met = await_fact(w, g, &ready, &waited, err);
+
+	if (met < 0)
+		return STEP_FAILED;
+	if (ready)
+		return STEP_CONFIRM;
+	if (met)
+		return STEP_LOOK;
+	if (!backoff_wait(b, w->deadline))
+		return STEP_OUT_OF_TIME;
+	return waited || g->stale ? STEP_ALIVE : STEP_LOOK;
+}
+
+/* Facts from before the container's last start (a restart keeps the node
+ * object) count only once its kubelet has posted the node's status again. */
+static enum gpu_step step_alive(const struct wait_ctx *w, struct gpu_state *g, struct backoff *b, int confirm,
+				os_error *err)
+{
+	struct gw_container c;
+	int alive = wait_check_alive(w, &c, err);
+
+	g->stale = alive == 0 && confirm && kube_status_predates(g->heartbeat, c.started_at);
+	container_free(&c);
+	if (alive < 0)
+		return STEP_FAILED;
+	if (confirm && !g->stale)
+		return STEP_DONE;
+	if (g->stale && !backoff_wait(b, w->deadline))
+		return STEP_OUT_OF_TIME;
+	return STEP_LOOK;
+}
+
+static enum gpu_step gpu_step_run(enum gpu_step step, const struct wait_ctx *w, struct gpu_state *g,
+				  struct backoff *b, os_error *err)
+{
+	switch (step) {
+	case STEP_LOOK: return step_look(w, g, err);
+	case STEP_AWAIT: return step_await(w, g, b, err);
+	case STEP_ALIVE: return step_alive(w, g, b, 0, err);
+	case STEP_CONFIRM: return step_alive(w, g, b, 1, err);
+	default: return step;
+	}
+}
+
 int wait_gpus(const struct wait_ctx *w, const struct sharing_want *want, long long *gpus, long long *mig, os_error *err)
 {
 	struct backoff b = { 0 };
 	struct gpu_state g = { .allocatable = -1, .want_set = want->changed, .want = want->allocatable,
 				.mps_sharing = want->mps };
 	/* The API just answered: the container is alive. */
-	int rc = -1, ready = 0, look_alive = 0;
+	enum gpu_step step = STEP_LOOK;
+	int rc = -1;
 
 	log_step("waiting for allocatable nvidia.com/gpu");
-	for (;;) {
-		int look, met, waited;
-
-		/* A kubectl wait met says nothing of the container: it is
-		 * looked at again when one was not, and once at the end. */
-		if (look_alive || ready) {
-			struct gw_container c;
-			int alive = wait_check_alive(w, &c, err);
-
-			/* Facts from before the container's last start (a restart
-			 * keeps the node object) count only once its kubelet has
-			 * posted the node's status again. */
-			g.stale = alive == 0 && ready && kube_status_predates(g.heartbeat, c.started_at);
-			container_free(&c);
-			if (alive < 0)
-				goto fail;
-			if (ready && !g.stale)
-				break;
-			if (g.stale && !backoff_wait(&b, w->deadline)) {
-				gpu_timeout(w, &g, err);
-				goto out;
-			}
-			ready = 0;
-		}
-		if ((look = gpu_look(w, &g, err)) < 0)
-			goto fail;
-		if ((ready = look > 0))
-			continue;
-		look_alive = look_alive || g.stale;
-		if ((met = await_fact(w, &g, &ready, &waited, err)) < 0)
-			goto fail;
-		if (met || ready)
-			continue;
-		look_alive = waited || g.stale;   /* a wait that failed may mean a stopped container */
-		if (!backoff_wait(&b, w->deadline)) {
+	while (step < STEP_DONE)
+		step = gpu_step_run(step, w, &g, &b, err);
+	if (step == STEP_FAILED) {
+		if (deadline_hit(w, err))
 			gpu_timeout(w, &g, err);
-			goto out;
-		}
+		goto out;
+	}
+	if (step == STEP_OUT_OF_TIME) {
+		gpu_timeout(w, &g, err);
+		goto out;
 	}
 	*gpus = g.allocatable;
 	*mig = g.mig;
@@ -377,10 +417,6 @@ int wait_gpus(const struct wait_ctx *w, const struct sharing_want *want, long lo
 			log_warn("%s; 'openshell gateway verify' fails while any is", sick);
 	}
 	rc = 0;
-	goto out;
-fail:
-	if (deadline_hit(w, err))
-		gpu_timeout(w, &g, err);
 out:
 	gpu_state_free(&g);
 	return rc;

@@ -124,6 +124,17 @@ setup() {
 	assert_success
 }
 
+@test "a GPU wait whose every read of the cluster fails says so, not that an object is missing" {
+	# /readyz answers; every read of the GPU facts gets the API server's 503.
+	fake_docker_on " get nodes,daemonsets,runtimeclasses " \
+		'echo "Error from server (ServiceUnavailable): the server is currently unable to handle the request" >&2; exit 1'
+	OPENSHELL_DOCKER=$FAKE_DOCKER run --separate-stderr openshell gateway start --gpu --name t1 --timeout 8s
+	assert_failure 4
+	[ "$(cat "$BATS_TEST_TMPDIR/calls")" -ge 1 ]
+	[[ "$stderr" == *"waiting for GPUs: no read of the cluster's objects succeeded: "*"ServiceUnavailable"* ]]
+	[[ "$stderr" != *"RuntimeClass 'nvidia' does not exist"* ]]
+}
+
 @test "a kept gateway whose k3s never registers its HelmChart type: a start without --gpu waits, then says so" {
 	sim_only "needs the stand-in's CRD delay"
 	openshell -q gateway start --name crdl --image openshell-cluster:sim-crds-late --port "$(free_port)"
