@@ -98,11 +98,7 @@ static int confirmed(const struct plan *p)
 
 static int remove_object(const char *const *args, const char *what, const struct plan *p, os_error *err)
 {
-	struct run_result res;
-	int rc = docker_run_ok(args, NULL, 0, 0, &res, err);
-
-	run_result_free(&res);
-	return rc < 0 ? os_error_wrap(err, "cannot remove %s %s", what, p->res) : 0;
+	return docker_ok(args, 0, err) < 0 ? os_error_wrap(err, "cannot remove %s %s", what, p->res) : 0;
 }
 
 /* The entries --update-kubeconfig merged into the user's kubeconfig, which

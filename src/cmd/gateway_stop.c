@@ -38,8 +38,6 @@ static void usage(FILE *out)
 static int stop(const struct gateway *gw, os_error *err)
 {
 	char grace[16];
-	struct run_result res;
-	int rc;
 
 	if (!gw->c.exists)
 		return os_error_set(err, OS_EXIT_NOTFOUND,
@@ -53,9 +51,7 @@ static int stop(const struct gateway *gw, os_error *err)
 	const char *args[] = { "stop", "--time", grace, gw->container, NULL };
 	log_step("stopping gateway '%s'", gw->name);
 	/* docker's own grace period comes on top of the per-call deadline. */
-	rc = docker_run_ok(args, NULL, 0, STOP_GRACE_S * 1000 + docker_call_timeout_ms(), &res, err);
-	run_result_free(&res);
-	if (rc < 0)
+	if (docker_ok(args, STOP_GRACE_S * 1000 + docker_call_timeout_ms(), err) < 0)
 		return os_error_wrap(err, "cannot stop gateway '%s'", gw->name);
 	log_step_done(1);
 	return 0;

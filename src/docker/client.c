@@ -176,6 +176,15 @@ int docker_run_ok(const char *const *args, const char *input, size_t input_len, 
 	return docker_spawn(spec, args, 1, res, err);
 }
 
+int docker_ok(const char *const *args, int timeout_ms, os_error *err)
+{
+	struct run_result res = { 0 };
+	int rc = docker_run_ok(args, NULL, 0, timeout_ms, &res, err);
+
+	run_result_free(&res);
+	return rc;
+}
+
 int docker_run_finishing(const char *const *args, int timeout_ms, struct run_result *res, os_error *err)
 {
 	struct run_spec spec = { .timeout_ms = timeout_ms, .interrupt_grace_ms = DOCKER_INTERRUPT_GRACE_MS };

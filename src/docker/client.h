@@ -35,6 +35,10 @@ int docker_run(const char *const *args, const char *input, size_t input_len, int
 int docker_run_ok(const char *const *args, const char *input, size_t input_len, int timeout_ms,
 		  struct run_result *res, os_error *err);
 
+/* As docker_run_ok(), where success alone matters: the output is dropped
+ * (a failure's stderr is the error's detail all the same). */
+int docker_ok(const char *const *args, int timeout_ms, os_error *err);
+
 /* As docker_run(), for a call whose work the daemon completes even once
  * its client is gone (docker run goes on creating the container): an
  * interrupt lets the call finish, for up to DOCKER_INTERRUPT_GRACE_MS, so

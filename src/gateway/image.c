@@ -162,15 +162,11 @@ out:
 static int pull(const char *ref, long long deadline, int timeout_ms, os_error *err)
 {
 	const char *args[] = { "pull", "--", ref, NULL };
-	struct run_result res = { 0 };
-	int rc;
 
 	log_step("pulling %s", ref);
 	/* A pull legitimately takes long: it gets what is left of the overall
 	 * deadline rather than the per-call one. */
-	rc = docker_run_ok(args, NULL, 0, call_budget_ms(deadline, timeout_ms), &res, err);
-	run_result_free(&res);
-	if (rc < 0)
+	if (docker_ok(args, call_budget_ms(deadline, timeout_ms), err) < 0)
 		return os_error_add_fix(err,
 					   "check the reference and your access to its registry ('docker login'), or drop --image to use the default image, which openshell builds");
 	log_step_done(1);

@@ -8,7 +8,6 @@
 #include <cjson/cJSON.h>
 
 #include "base/clock.h"
-#include "base/command.h"
 #include "base/exitcode.h"
 #include "base/files.h"
 #include "base/json.h"
@@ -23,14 +22,11 @@
 #include "gateway/gpu_mode.h"
 #include "gateway/gpus.h"
 #include "gateway/image.h"
-#include "gateway/metadata.h"
 #include "gateway/sharing.h"
 #include "gateway/start.h"
 #include "gateway/start_failure.h"
 #include "gateway/start_gpus.h"
 #include "gateway/wait.h"
-#include "kube/kubeconfig.h"
-#include "kube/kubectl.h"
 #include "kube/objects.h"
 
 /* When --port was not given and the default is taken, try the next ports. */
@@ -51,16 +47,6 @@ struct start {
 	int image_ready;           /* ensure_image() succeeded */
 	struct daemon_gpus dg;     /* the daemon's GPU paths, with --gpu */
 };
-
-/* docker ARGS... within timeout_ms; a non-zero exit is an error. */
-static int docker_ok(const char *const *args, int timeout_ms, os_error *err)
-{
-	struct run_result res = { 0 };
-	int rc = docker_run_ok(args, NULL, 0, timeout_ms, &res, err);
-
-	run_result_free(&res);
-	return rc;
-}
 
 /* --- a: preflight ------------------------------------------------------ */
 
@@ -417,10 +403,45 @@ static int save_files(struct start *st, os_error *err)
 			     st->o.name, st->o.name);
 }
 
+/* A new gateway: its GPU mode, its image, its GPUs on the Docker host,
+ * then its container. */
+static int create_new(struct start *st, os_error *err)
+{
+	if (gpu_mode_choose(&st->o, &st->dg, daemon_is_local(), err) < 0)
+		return -1;
+	if (!st->image_ready && ensure_image(st, err) < 0)
+		return -1;
+	if (start_gpus_check(&st->o, &st->dg, wait_call_budget_ms(&st->w), err) < 0)
+		return -1;
+	return create_container(st, err);
+}
+
+/* Ready once every fact the healthcheck judges is seen, not at Docker's
+ * next probe: `status` runs the probe itself while Docker's verdict is
+ * still "starting". --no-wait: once k3s has written its kubeconfig. */
+static int wait_ready(struct start *st, os_error *err)
+{
+	struct sharing_want want;   /* what a --gpu-sharing change makes */
+
+	if (st->o.no_wait)
+		return wait_kubeconfig_written(&st->w, err) < 0 ? -1 : save_files(st, err);
+	if (wait_k3s_api(&st->w, err) < 0)
+		return -1;
+	if (save_files(st, err) < 0)
+		return -1;
+	/* Without --gpu on a kept volume, a GPU run's device plugin must go. */
+	if (!st->o.gpu)
+		return st->created_volume ? 0 : wait_gpu_release_removed(&st->w, err);
+	/* The chart's sharing first: a change makes the plugin register another count. */
+	if (sharing_configure(st->res, st->o.sharing_set ? &st->o.sharing : NULL, st->o.mig, DEVICE_PLUGIN_RELEASE,
+			      st->w.deadline, wait_call_budget_ms(&st->w), &want, err) < 0)
+		return -1;
+	return wait_gpus(&st->w, &want, &st->r->gpus, &st->r->mig, err);
+}
+
 int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error *err)
 {
 	struct start st = { .o = *o, .r = r };
-	struct sharing_want want;   /* what a --gpu-sharing change makes */
 	int existing, lock = -1, rc = -1;
 
 	memset(r, 0, sizeof(*r));
@@ -433,28 +454,18 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 
 	/* One command at a time per gateway: a second start waits here, then
 	 * finds the gateway the first one made. */
-	if ((lock = gateway_lock(o->name, st.w.deadline, err)) < 0 || preflight(&st, err) < 0 ||
-	    (existing = reconcile_existing(&st, err)) < 0)
+	if ((lock = gateway_lock(o->name, st.w.deadline, err)) < 0)
 		goto out;
-	if (!existing && (gpu_mode_choose(&st.o, &st.dg, daemon_is_local(), err) < 0 ||
-			  (!st.image_ready && ensure_image(&st, err) < 0) ||
-			  start_gpus_check(&st.o, &st.dg, wait_call_budget_ms(&st.w), err) < 0 || create_container(&st, err) < 0))
+	if (preflight(&st, err) < 0)
+		goto out;
+	if ((existing = reconcile_existing(&st, err)) < 0)
+		goto out;
+	if (!existing && create_new(&st, err) < 0)
 		goto out;
 	phases_mark(&r->phases, PHASE_CONTAINER);
 	st.w.fresh = st.created_container;
-	if (st.o.no_wait) {
-		if (wait_kubeconfig_written(&st.w, err) < 0 || save_files(&st, err) < 0)
-			goto out;
-	} else if (wait_k3s_api(&st.w, err) < 0 || save_files(&st, err) < 0 ||
-		   (st.o.gpu && (sharing_configure(st.res, st.o.sharing_set ? &st.o.sharing : NULL, st.o.mig, DEVICE_PLUGIN_RELEASE,
-						   st.w.deadline, wait_call_budget_ms(&st.w), &want, err) < 0 ||
-				 wait_gpus(&st.w, &want, &r->gpus, &r->mig, err) < 0)) ||
-		   (!st.o.gpu && !st.created_volume && wait_gpu_release_removed(&st.w, err) < 0)) {
-		/* Ready once every fact the healthcheck judges is seen, not at
-		 * Docker's next probe: `status` runs the probe itself while
-		 * Docker's verdict is still "starting". */
+	if (wait_ready(&st, err) < 0)
 		goto out;
-	}
 	r->image = xstrdup(st.o.image);
 	r->gpu_mode = st.o.gpu ? (st.o.cdi ? "cdi" : "legacy") : NULL;
 	r->gpu_injection = st.o.gpu ? (st.o.cdi || st.dg.gpus_by_cdi ? "cdi" : "hook") : NULL;
