@@ -266,12 +266,14 @@ setup() {
 @test "a crash-looping plugin without a fatal line of its own times out naming the DaemonSet, with its logs" {
 	sim_only "needs the stand-in's crash-loop switches"
 	# Killed before its last words: only the kubelet's crash loop is left to see.
+	# The second start's 15 s hold a few reads on a loaded machine, whose
+	# docker exec can take seconds.
 	port=$(free_port)
 	background_start --gpu --name cl2 --image openshell-cluster:sim-plugin-crash-quiet --port "$port"
 	eventually plugin_crashlooping cl2
 	stop_background_start
 	run --separate-stderr openshell gateway start --gpu --name cl2 --image openshell-cluster:sim-plugin-crash-quiet \
-		--port "$port" --timeout 8s
+		--port "$port" --timeout 15s
 	assert_failure 4
 	[[ "$stderr" == *"waiting for GPUs: the nvidia-device-plugin DaemonSet has 0 of 1 pods ready"* ]]
 	[[ "$stderr" == *"device plugin logs:"* ]]
@@ -308,7 +310,7 @@ setup() {
 	eventually sh -c "docker exec openshell-cluster-nob kubectl logs -n kube-system -l job-name=helm-install-nvidia-device-plugin | grep -q '404 Not Found'"
 	stop_background_start
 	run --separate-stderr openshell gateway start --gpu --name nob --image openshell-cluster:sim-nobundle \
-		--port "$port" --timeout 8s
+		--port "$port" --timeout 15s
 	assert_failure 4
 	chart=nvidia-device-plugin-$(sed -n 's/^DEVICE_PLUGIN_CHART_VERSION=//p' "$OPENSHELL_SRCDIR/deploy/versions.env").tgz
 	err_line=$(grep '^openshell: error:' <<<"$stderr")
