@@ -1,7 +1,7 @@
 #!/bin/sh
 # cluster-entrypoint.sh - hand k3s the image's bundle and manifests, then exec k3s.
 #
-# Runs as the ENTRYPOINT of the openshell cluster image (design.md §6). It must
+# Runs as the ENTRYPOINT of the openshell cluster image (docs/design.md, "The image"). It must
 # work under the image's glibc base (dash) and under the test bed's busybox
 # stand-in, so it is plain POSIX sh without jq.
 #

@@ -1,11 +1,11 @@
 /* gateway/deploy.h - what a gateway is asked to be, and the docker run that makes it.
  *
  * struct deploy_opts carries the user's request from the command line to
- * the deploy flow (design.md §1: CLI flag -> deploy options -> container
- * creation). deploy_opts_init() fills the defaults, the command line sets
+ * the deploy flow (docs/design.md, "The call chain": CLI flag -> deploy
+ * options -> container creation). deploy_opts_init() fills the defaults, the command line sets
  * fields, deploy_opts_check() refuses bad values before any docker call,
  * and deploy_run_argv() is the one place that turns options into the
- * `docker run` argv (design.md §3), so every combination is unit-tested.
+ * `docker run` argv, so every combination is unit-tested.
  */
 #ifndef OPENSHELL_GATEWAY_DEPLOY_H
 #define OPENSHELL_GATEWAY_DEPLOY_H

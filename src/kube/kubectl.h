@@ -1,6 +1,6 @@
 /* kube/kubectl.h - Kubernetes, reached only through `docker exec CTR kubectl`.
  *
- * Keeps to the kubectl subset of design.md §5 (get -o json, get --raw
+ * Keeps to a small kubectl subset (get -o json, get --raw
  * /readyz, apply -f -, delete --ignore-not-found, logs), so that a real k3s
  * and a faithful stand-in answer alike. What the objects it returns say
  * is kube/objects.h's.

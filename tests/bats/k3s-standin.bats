@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # The SIMULATED k3s stand-in image (openshell-cluster:sim, tests/testbed/sim-image)
 # on a simulated 2-GPU host (tests/testbed/sim-host): each behaviour openshell relies
-# on (design.md §5), the failure switches, and a container without --gpus.
+# on (docs/design.md), the failure switches, and a container without --gpus.
 # Simulation only: on a real GPU runner these facts are the real k3s' and are
 # covered by the gateway suites.
 

@@ -81,3 +81,11 @@ uses() {
 	loops=$(tsort <<<"$output" 2>&1 >/dev/null) || true
 	[ -z "$loops" ] || fail "$loops"
 }
+
+@test "docs, the man page and the shipped recipe speak of the product: no § numbers, issue numbers or sessions" {
+	local top=$OPENSHELL_SRCDIR
+	# (A process's or an SSH session is the product's word, not its history.)
+	run grep -rnE '§ ?[0-9]|\(issue [0-9]+\)|issue [0-9]+\)|\b(this|last|previous|earlier|third|fourth|fifth|sixth|seventh|eighth) (session|round)\b' \
+		"$top/README.md" "$top/docs" "$top/doc" "$top/deploy" "$top/src"
+	assert_output ''
+}
