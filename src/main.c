@@ -18,6 +18,7 @@ static const struct os_command commands[] = {
 	{ "gateway", cmd_gateway, "create and manage gateways (k3s in Docker)" },
 	{ "image", cmd_image, "build and inspect the cluster image" },
 	{ "doctor", cmd_doctor, "check that this host can run a GPU gateway" },
+	{ "version", cmd_version, "show versions: openshell, the cluster image's pins" },
 	{ "help", cmd_help, "show help for a command" },
 	{ NULL, NULL, NULL },
 };

@@ -20,6 +20,7 @@ int cmd_doctor(int argc, char **argv);
 int cmd_image(int argc, char **argv);
 int cmd_image_build(int argc, char **argv);
 int cmd_image_info(int argc, char **argv);
+int cmd_version(int argc, char **argv);
 
 /* The option parsing of `gateway start`, apart so that it can be tested:
  * fills o from argv; returns -1 to go on, or the exit status to end with

@@ -160,3 +160,47 @@ Try 'openshell doctor --help' for more information." ]
 		grep -q -- "$o" "$OPENSHELL_SRCDIR/README.md" || { echo "the README lacks $o" >&2; return 1; }
 	done
 }
+
+# A docker that answers `image inspect` as Docker does: the image, or "No such image".
+fake_image_docker() {
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	cat >"$BATS_TEST_TMPDIR/bin/docker" <<-EOS
+		#!/bin/sh
+		[ "\$1 \$2" = "image inspect" ] || exit 9
+		[ "$1" = present ] && { echo '[{"Id":"sha256:1","Config":{"Labels":{}}}]'; exit 0; }
+		echo "Error response from daemon: No such image: \$4" >&2
+		exit 1
+	EOS
+	chmod +x "$BATS_TEST_TMPDIR/bin/docker"
+	export OPENSHELL_DOCKER=$BATS_TEST_TMPDIR/bin/docker
+}
+
+pin() { sed -n "s/^$1=//p" "$OPENSHELL_SRCDIR/deploy/versions.env"; }
+
+@test "version: openshell's, the default image's pins from the recipe, and whether Docker has it" {
+	fake_image_docker absent
+	run --separate-stderr openshell version
+	assert_success
+	assert_line --index 0 "$(openshell --version)"
+	assert_line --index 1 --regexp '^cluster image openshell-cluster:[0-9.]+ \(not built yet: .openshell image build.\)$'
+	assert_line "  recipe                     $OPENSHELL_SRCDIR/deploy"
+	assert_line "  k3s                        $(pin K3S_VERSION)"
+	assert_line "  NVIDIA Container Toolkit   $(pin NVIDIA_CONTAINER_TOOLKIT_VERSION)"
+	assert_line "  device plugin chart        $(pin DEVICE_PLUGIN_CHART_VERSION)"
+	fake_image_docker present
+	OPENSHELL_CLUSTER_IMAGE=mine:1 run --separate-stderr openshell version --json
+	assert_success
+	run jq -r '[.openshell, .cluster_image.ref, .cluster_image.present, .cluster_image.pins.k3s,
+		.cluster_image.pins.device_plugin_chart, .cluster_image.pins.smoke_image] | map(tostring) | join(" ")' <<<"$output"
+	assert_output "$(openshell --version | cut -d' ' -f2) mine:1 true $(pin K3S_VERSION) $(pin DEVICE_PLUGIN_CHART_VERSION) $(pin SMOKE_IMAGE)"
+}
+
+@test "version without a Docker to ask prints all else, present unknown, and exits 3" {
+	OPENSHELL_DOCKER=$BATS_TEST_TMPDIR/no-docker run --separate-stderr openshell version --json
+	assert_failure 3
+	run jq -r '[.cluster_image.present, .cluster_image.pins.k3s] | map(tostring) | join(" ")' <<<"$output"
+	assert_output "null $(pin K3S_VERSION)"
+	[[ "$stderr" == "openshell: error: OPENSHELL_DOCKER="* ]]
+	run --separate-stderr openshell version extra
+	assert_failure 2
+}
