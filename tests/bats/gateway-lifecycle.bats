@@ -247,9 +247,12 @@ hold_gateway_lock() {
 	run --separate-stderr openshell gateway destroy --name lb --yes --ignore-not-found
 	assert_success
 	[[ "$stderr" == *"no gateway named 'lb'; nothing to destroy"* ]]
+	# A gateway of which only its files are left (made by the list test) is one.
+	run --separate-stderr openshell gateway destroy --name ghost --yes
+	assert_success
+	[ ! -e "$(state_dir ghost)" ]
 	run --separate-stderr openshell gateway destroy --name ghost --yes
 	assert_failure 5
-	[ ! -e "$(state_dir ghost)" ]
 }
 
 @test "destroy --keep-volume keeps the volume; a later destroy removes it" {
@@ -293,13 +296,14 @@ hold_gateway_lock() {
 	# A volume labelled for another gateway is not this one's either.
 	docker volume create --label org.openshell.managed-by=openshell --label org.openshell.gateway=other \
 		openshell-cluster-fw >/dev/null
+	# Nothing of this gateway's: no gateway of that name, as for stop.
 	run --separate-stderr openshell gateway destroy --name fv --yes
-	assert_success
+	assert_failure 5
 	[[ "$stderr" == *"container openshell-cluster-fv exists but was not created by openshell (it lacks the labels"* ]]
 	[[ "$stderr" == *"network openshell-cluster-fv exists but was not created by openshell"*"; left it in place"* ]]
 	[[ "$stderr" == *"volume openshell-cluster-fv exists but was not created by openshell"*"; left it in place"* ]]
 	run --separate-stderr openshell gateway destroy --name fw --yes
-	assert_success
+	assert_failure 5
 	docker container inspect openshell-cluster-fv >/dev/null
 	docker network inspect openshell-cluster-fv >/dev/null
 	docker volume inspect openshell-cluster-fv >/dev/null
