@@ -25,13 +25,14 @@
 #include "gateway/deploy.h"
 #include "gateway/image.h"
 
-/* The pins a report names: the versions.env key, its words, its JSON key. */
+/* The pins a report names: the versions.env key, its words, and its JSON
+ * key, the one `image info --json` gives the same fact. */
 static const struct {
 	const char *key, *words, *json;
 } shown[] = {
-	{ "K3S_VERSION", "k3s", "k3s" },
-	{ "NVIDIA_CONTAINER_TOOLKIT_VERSION", "NVIDIA Container Toolkit", "nvidia_container_toolkit" },
-	{ "DEVICE_PLUGIN_CHART_VERSION", "device plugin chart", "device_plugin_chart" },
+	{ "K3S_VERSION", "k3s", "k3s_version" },
+	{ "NVIDIA_CONTAINER_TOOLKIT_VERSION", "NVIDIA Container Toolkit", "nvidia_container_toolkit_version" },
+	{ "DEVICE_PLUGIN_CHART_VERSION", "device plugin chart", "device_plugin_chart_version" },
 	{ "DEVICE_PLUGIN_IMAGE", "device plugin image", "device_plugin_image" },
 	{ "SMOKE_IMAGE", "smoke image", "smoke_image" },
 };

@@ -190,15 +190,15 @@ pin() { sed -n "s/^$1=//p" "$OPENSHELL_SRCDIR/deploy/versions.env"; }
 	fake_image_docker present
 	OPENSHELL_CLUSTER_IMAGE=mine:1 run --separate-stderr openshell version --json
 	assert_success
-	run jq -r '[.openshell, .cluster_image.ref, .cluster_image.present, .cluster_image.pins.k3s,
-		.cluster_image.pins.device_plugin_chart, .cluster_image.pins.smoke_image] | map(tostring) | join(" ")' <<<"$output"
+	run jq -r '[.openshell, .cluster_image.ref, .cluster_image.present, .cluster_image.pins.k3s_version,
+		.cluster_image.pins.device_plugin_chart_version, .cluster_image.pins.smoke_image] | map(tostring) | join(" ")' <<<"$output"
 	assert_output "$(openshell --version | cut -d' ' -f2) mine:1 true $(pin K3S_VERSION) $(pin DEVICE_PLUGIN_CHART_VERSION) $(pin SMOKE_IMAGE)"
 }
 
 @test "version without a Docker to ask prints all else, present unknown, and exits 3" {
 	OPENSHELL_DOCKER=$BATS_TEST_TMPDIR/no-docker run --separate-stderr openshell version --json
 	assert_failure 3
-	run jq -r '[.cluster_image.present, .cluster_image.pins.k3s] | map(tostring) | join(" ")' <<<"$output"
+	run jq -r '[.cluster_image.present, .cluster_image.pins.k3s_version] | map(tostring) | join(" ")' <<<"$output"
 	assert_output "null $(pin K3S_VERSION)"
 	[[ "$stderr" == "openshell: error: OPENSHELL_DOCKER="* ]]
 	run --separate-stderr openshell version extra
