@@ -60,6 +60,16 @@ int strv_has(const struct strv *s, const char *v)
 	return 0;
 }
 
+const char *strv_value(const struct strv *s, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (size_t i = 0; s && i < s->n; i++)
+		if (strncmp(s->v[i], key, n) == 0 && s->v[i][n] == '=')
+			return s->v[i] + n + 1;
+	return NULL;
+}
+
 char *strv_join(const struct strv *s, const char *sep)
 {
 	char *out = xstrdup("");

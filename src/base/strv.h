@@ -22,6 +22,9 @@ const char *const *strv_argv(struct strv *s);                /* never NULL */
 char *strv_join(const struct strv *s, const char *sep);
 /* Is v one of the strings? */
 int strv_has(const struct strv *s, const char *v);
+/* Of strings KEY=VALUE (an environment, versions.env's pins): KEY's
+ * VALUE, the first one's; NULL when no string sets KEY. */
+const char *strv_value(const struct strv *s, const char *key);
 void strv_free(struct strv *s);
 
 #endif

@@ -46,16 +46,6 @@ struct report {
 	int present;          /* 1, 0, or -1: Docker could not be asked */
 };
 
-static const char *pin(const struct strv *pairs, const char *key)
-{
-	size_t n = strlen(key);
-
-	for (size_t i = 0; i < pairs->n; i++)
-		if (strncmp(pairs->v[i], key, n) == 0 && pairs->v[i][n] == '=')
-			return pairs->v[i] + n + 1;
-	return NULL;
-}
-
 static const char *presence(int present)
 {
 	return present > 0 ? "present" : present == 0 ? "not built yet: 'openshell image build'" : "unknown";
@@ -67,7 +57,7 @@ static void print_text(const struct report *r)
 	printf("cluster image %s (%s)\n", r->ref, presence(r->present));
 	printf("  %-26s %s\n", "recipe", r->recipe);
 	for (size_t i = 0; i < NSHOWN; i++) {
-		const char *v = pin(&r->pins, shown[i].key);
+		const char *v = strv_value(&r->pins, shown[i].key);
 		printf("  %-26s %s\n", shown[i].words, v ? v : "?");
 	}
 }
@@ -87,7 +77,7 @@ static void print_json(const struct report *r)
 	cJSON_AddStringToObject(img, "recipe", r->recipe);
 	pins = cJSON_AddObjectToObject(img, "pins");
 	for (size_t i = 0; i < NSHOWN; i++)
-		json_add_string_or_null(pins, shown[i].json, pin(&r->pins, shown[i].key));
+		json_add_string_or_null(pins, shown[i].json, strv_value(&r->pins, shown[i].key));
 	json_print_stdout(o);
 }
 

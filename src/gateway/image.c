@@ -98,12 +98,9 @@ int image_versions(const char *dir, struct strv *pairs, os_error *err)
 static void build_args(const struct strv *pins, const struct strv *overrides, struct strv *args)
 {
 	for (size_t i = 0; i < pins->n; i++) {
-		size_t k = strcspn(pins->v[i], "=") + 1;
-		int overridden = 0;
+		cleanup_free char *key = xstrndup(pins->v[i], strcspn(pins->v[i], "="));
 
-		for (size_t j = 0; overrides && j < overrides->n; j++)
-			overridden |= strncmp(overrides->v[j], pins->v[i], k) == 0;
-		if (!overridden)
+		if (!strv_value(overrides, key))
 			strv_push(args, pins->v[i]);
 	}
 	strv_push(args, "OPENSHELL_VERSION=" PACKAGE_VERSION);

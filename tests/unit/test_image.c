@@ -156,6 +156,9 @@ static void test_versions(void)
 	       "comments and blank lines are skipped");
 	is_int((long long)pairs.n, 2, "two pins");
 	is_str(pairs.n == 2 ? pairs.v[0] : NULL, "K3S_VERSION=v1.37.1+k3s1", "a pin as KEY=VALUE");
+	is_str(strv_value(&pairs, "A_B2"), "x/y:z@sha256:0", "a pin looked up by its key");
+	ok(strv_value(&pairs, "A_B") == NULL && strv_value(&pairs, "K3S") == NULL, "not by a prefix of it");
+	ok(strv_value(NULL, "A_B2") == NULL, "nor in no pins at all");
 	strv_free(&pairs);
 
 	static const char *const bad[] = { "lower=x\n", "K=\n", "K\n", "K=a b\n", "K=\"q\"\n", "K=$(x)\n",
