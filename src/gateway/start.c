@@ -423,8 +423,11 @@ static int wait_ready(struct start *st, os_error *err)
 {
 	struct sharing_want want;   /* what a --gpu-sharing change makes */
 
-	if (st->o.no_wait)
-		return wait_kubeconfig_written(&st->w, err) < 0 ? -1 : save_files(st, err);
+	if (st->o.no_wait) {
+		if (wait_kubeconfig_written(&st->w, err) < 0)
+			return -1;
+		return save_files(st, err);
+	}
 	if (wait_k3s_api(&st->w, err) < 0)
 		return -1;
 	if (save_files(st, err) < 0)
