@@ -245,8 +245,18 @@ setup() {
 		--port "$(free_port)" --timeout 8s
 	assert_failure 4
 	[[ "$stderr" == *"openshell: error: timed out after 8s waiting for the k3s API (kubectl get --raw /readyz); the gateway was kept for inspection"* ]]
-	# The healthcheck's marker is quoted from .State.Health.Log.
+	# The healthcheck's marker is quoted: Docker's latest, or the probe run then.
 	[[ "$stderr" == *"HEALTHCHECK_FAIL k3s-not-ready"* ]]
+	openshell -q gateway destroy --name nr --yes
+	# Docker would first probe this one an hour in: the marker is the probe openshell ran.
+	printf 'FROM openshell-cluster:sim-never-ready\nHEALTHCHECK --interval=1h --start-period=1h CMD ["/usr/local/bin/cluster-healthcheck.sh"]\n' |
+		DOCKER_BUILDKIT=0 docker build -q -t openshell-cluster:sim-never-ready-slowprobe - >/dev/null
+	run --separate-stderr openshell gateway start --name nr2 --image openshell-cluster:sim-never-ready-slowprobe \
+		--port "$(free_port)" --timeout 8s
+	assert_failure 4
+	[ "$(docker inspect openshell-cluster-nr2 --format '{{len .State.Health.Log}}')" = 0 ]
+	[[ "$stderr" == *"HEALTHCHECK_FAIL k3s-not-ready"* ]]
+	openshell -q gateway destroy --name nr2 --yes
 }
 
 # The GPU wait's diagnosis, free of the timing of the earlier stages: the
