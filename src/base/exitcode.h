@@ -1,6 +1,6 @@
 /* base/exitcode.h - the exit statuses of openshell, in one place.
  *
- * Scripts depend on these numbers; the man page (doc/openshell.1) lists them.
+ * Scripts depend on these numbers; the man page (doc/openshell.1.in) lists them.
  * Change neither without the other.
  */
 #ifndef OPENSHELL_BASE_EXITCODE_H

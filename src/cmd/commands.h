@@ -1,26 +1,32 @@
-/* cmd/commands.h - the entry point of every command, one file each.
+/* cmd/commands.h - every command's spec, one file each (cmd/cli.h).
  *
- * Each takes (argc, argv) with argv[0] its own name, parses its options,
- * and returns the process exit status (base/exitcode.h).
+ * A spec's run() takes (argc, argv) with argv[0] its own name, parses its
+ * options from the spec's table, and returns the process exit status
+ * (base/exitcode.h).
  */
 #ifndef OPENSHELL_CMD_COMMANDS_H
 #define OPENSHELL_CMD_COMMANDS_H
 
-int cmd_gateway(int argc, char **argv);
-int cmd_gateway_start(int argc, char **argv);
-int cmd_gateway_verify(int argc, char **argv);
-int cmd_gateway_status(int argc, char **argv);
-int cmd_gateway_list(int argc, char **argv);
-int cmd_gateway_stop(int argc, char **argv);
-int cmd_gateway_destroy(int argc, char **argv);
-int cmd_gateway_logs(int argc, char **argv);
-int cmd_gateway_exec(int argc, char **argv);
-int cmd_gateway_kubectl(int argc, char **argv);
-int cmd_doctor(int argc, char **argv);
-int cmd_image(int argc, char **argv);
-int cmd_image_build(int argc, char **argv);
-int cmd_image_info(int argc, char **argv);
-int cmd_version(int argc, char **argv);
+#include "cmd/cli.h"
+
+extern const struct cli_spec gateway_spec;
+extern const struct cli_spec gateway_start_spec;
+extern const struct cli_spec gateway_verify_spec;
+extern const struct cli_spec gateway_status_spec;
+extern const struct cli_spec gateway_list_spec;
+extern const struct cli_spec gateway_stop_spec;
+extern const struct cli_spec gateway_destroy_spec;
+extern const struct cli_spec gateway_logs_spec;
+extern const struct cli_spec gateway_exec_spec;
+extern const struct cli_spec gateway_kubectl_spec;
+extern const struct cli_spec doctor_spec;
+extern const struct cli_spec image_spec;
+extern const struct cli_spec image_build_spec;
+extern const struct cli_spec image_info_spec;
+extern const struct cli_spec version_spec;
+extern const struct cli_spec completion_spec;
+extern const struct cli_spec complete_spec;   /* hidden: what completion scripts call */
+extern const struct cli_spec manpage_spec;    /* hidden: the build's man page filler */
 
 /* The option parsing of `gateway start`, apart so that it can be tested:
  * fills o from argv; returns -1 to go on, or the exit status to end with

@@ -231,21 +231,6 @@ static void print_json(struct doctor *d)
 	json_print_stdout(j);
 }
 
-static void usage(FILE *out)
-{
-	fputs("Usage: openshell doctor [OPTIONS]\n"
-	      "\n"
-	      "Check this host for what a GPU gateway needs: the docker CLI and daemon,\n"
-	      "the NVIDIA driver, Docker's NVIDIA runtime, cgroups, the cluster image\n"
-	      "(built? self-contained?) and known pitfalls.\n"
-	      "Creates nothing. Exit status 1 when a check fails.\n"
-	      "\n"
-	      "Options:\n"
-	      "      --json      print one JSON object: checks (name, status, detail, fix),\n"
-	      "                  failed, warnings\n"
-	      "  -v, --verbose   show each command run\n"
-	      "  -h, --help      show this help\n", out);
-}
 
 static void run_checks(struct doctor *d)
 {
@@ -275,14 +260,28 @@ static void run_checks(struct doctor *d)
 
 enum { OPT_JSON = 256 };
 
-int cmd_doctor(int argc, char **argv)
+static const struct cli_opt doctor_opts[] = {
+	{ .name = "json", .key = OPT_JSON,
+	  .help = "print one JSON object: the checks (name, status, detail, fix) and their counts" },
+	{ NULL },
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_spec doctor_spec = {
+	.name = "doctor",
+	.summary = "check that this host can run a GPU gateway",
+	.about = "Check this host for what a GPU gateway needs: the docker CLI and daemon,\n"
+		 "the NVIDIA driver, Docker's NVIDIA runtime, cgroups, the cluster image\n"
+		 "(built? self-contained?) and known pitfalls.\n"
+		 "Creates nothing. Exit status 1 when a check fails.\n",
+	.opts = doctor_opts,
+	.run = run,
+};
+
+static int run(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CLI_COMMON_LONG,
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct cli_parser p = { .cmd = "doctor", .longopts = longopts, .usage = usage };
+	struct cli_parser p = { .spec = &doctor_spec };
 	struct doctor d = { 0 };
 	int json = 0, rc;
 
@@ -291,7 +290,7 @@ int cmd_doctor(int argc, char **argv)
 		json = 1;
 	if (p.done >= 0)
 		return p.done;
-	if ((rc = cli_no_operands(p.cmd, argc, argv)) >= 0)
+	if ((rc = cli_no_operands("doctor", argc, argv)) >= 0)
 		return rc;
 	/* Made after parsing, so a usage error leaves nothing to free. */
 	if (json)

@@ -40,26 +40,6 @@ struct plan {
 	int yes, keep_volume, ignore_not_found;   /* the options */
 };
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"Usage: openshell gateway destroy [OPTIONS]\n"
-		"\n"
-		"Remove a gateway: its container, network and volume (openshell-cluster-NAME)\n"
-		"and its kubeconfig and metadata. Only objects labelled %s=%s\n"
-		"and %s=NAME are removed; others of the same name are left, with a warning.\n"
-		"A gateway that does not exist is an error (exit 5), as for stop.\n"
-		"\n"
-		"Options:\n"
-		"      --name NAME         gateway name (default: %s)\n"
-		"      --keep-volume       keep the volume (the cluster's data)\n"
-		"      --ignore-not-found  a gateway that does not exist is not an error (exit 0)\n"
-		"      --yes               do not ask; required when stdin is not a terminal\n"
-		"  -v, --verbose           show each docker command\n"
-		"  -q, --quiet             print errors only\n"
-		"  -h, --help              show this help\n",
-		LABEL_MANAGED, LABEL_MANAGED_VALUE, LABEL_GATEWAY, GATEWAY_DEFAULT_NAME);
-}
 
 static int survey(struct plan *p, os_error *err)
 {
@@ -198,17 +178,37 @@ static int run_destroy(struct plan *p, os_error *err)
 
 enum { OPT_NAME = 256, OPT_KEEP_VOLUME, OPT_IGNORE_NOT_FOUND, OPT_YES };
 
-int cmd_gateway_destroy(int argc, char **argv)
+static const struct cli_opt destroy_opts[] = {
+	{ .name = "name", .key = OPT_NAME,
+	  .arg = "NAME",
+	  .help = "gateway name (default: " GATEWAY_DEFAULT_NAME ")",
+	  .value = CLI_VALUE_GATEWAY },
+	{ .name = "keep-volume", .key = OPT_KEEP_VOLUME,
+	  .help = "keep the volume (the cluster's data)" },
+	{ .name = "ignore-not-found", .key = OPT_IGNORE_NOT_FOUND,
+	  .help = "a gateway that does not exist is not an error (exit 0)" },
+	{ .name = "yes", .key = OPT_YES,
+	  .help = "do not ask; required when stdin is not a terminal" },
+	{ NULL },
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_spec gateway_destroy_spec = {
+	.name = "destroy",
+	.summary = "remove a gateway's container, network, volume and files",
+	.about = "Remove a gateway: its container, network and volume (openshell-cluster-NAME)\n"
+		 "and its kubeconfig and metadata. Only objects labelled\n"
+		 LABEL_MANAGED "=" LABEL_MANAGED_VALUE " and " LABEL_GATEWAY "=NAME are\n"
+		 "removed; others of the same name are left, with a warning.\n"
+		 "A gateway that does not exist is an error (exit 5), as for stop.\n",
+	.opts = destroy_opts,
+	.run = run,
+};
+
+static int run(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CLI_COMMON_LONG,
-		{ "name", required_argument, NULL, OPT_NAME },
-		{ "keep-volume", no_argument, NULL, OPT_KEEP_VOLUME },
-		{ "ignore-not-found", no_argument, NULL, OPT_IGNORE_NOT_FOUND },
-		{ "yes", no_argument, NULL, OPT_YES },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct cli_parser parser = { .cmd = "gateway destroy", .longopts = longopts, .usage = usage };
+	struct cli_parser parser = { .spec = &gateway_destroy_spec };
 	struct plan p = { .name = GATEWAY_DEFAULT_NAME };
 	os_error err = { 0 };
 	int c, rc;
@@ -223,11 +223,11 @@ int cmd_gateway_destroy(int argc, char **argv)
 	}
 	if (parser.done >= 0)
 		return parser.done;
-	if ((rc = cli_no_operands(parser.cmd, argc, argv)) >= 0)
+	if ((rc = cli_no_operands("gateway destroy", argc, argv)) >= 0)
 		return rc;
 	/* Decided before anything runs, so a script learns it at once. */
 	if (!p.yes && !isatty(STDIN_FILENO))
-		return log_usage_error(parser.cmd, "stdin is not a terminal to confirm on; pass --yes to destroy without asking");
+		return log_usage_error("gateway destroy", "stdin is not a terminal to confirm on; pass --yes to destroy without asking");
 	rc = run_destroy(&p, &err) < 0 ? log_error_report(&err) : OS_EXIT_OK;
 	free(p.res);
 	free(p.dir);

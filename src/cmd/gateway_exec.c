@@ -26,34 +26,6 @@
 #include "gateway/lookup.h"
 #include "kube/kubeconfig.h"
 
-static void usage_for(FILE *out, const char *cmd)
-{
-	int kubectl = strcmp(cmd, "kubectl") == 0;
-
-	fprintf(out,
-		"Usage: openshell gateway %s [OPTIONS] -- %s\n"
-		"\n"
-		"%s inside the gateway's container with KUBECONFIG=%s,\n"
-		"passing stdin through (and a TTY when stdin and stdout are terminals).\n"
-		"Exits with the command's status.\n"
-		"\n"
-		"Options:\n"
-		"      --name NAME   gateway name (default: %s)\n"
-		"  -v, --verbose     show the docker command\n"
-		"  -h, --help        show this help\n",
-		cmd, kubectl ? "ARGS..." : "CMD [ARGS...]",
-		kubectl ? "Run kubectl ARGS" : "Run CMD", K3S_KUBECONFIG_PATH, GATEWAY_DEFAULT_NAME);
-}
-
-static void usage_exec(FILE *out)
-{
-	usage_for(out, "exec");
-}
-
-static void usage_kubectl(FILE *out)
-{
-	usage_for(out, "kubectl");
-}
 
 static int exec_in(const struct gateway *gw, const char *prefix, char **cmd, int *status,
 		   os_error *err)
@@ -79,16 +51,44 @@ static int exec_in(const struct gateway *gw, const char *prefix, char **cmd, int
 
 enum { OPT_NAME = 256 };
 
+static const struct cli_opt exec_opts[] = {
+	{ .name = "name", .key = OPT_NAME,
+	  .arg = "NAME",
+	  .help = "gateway name (default: " GATEWAY_DEFAULT_NAME ")",
+	  .value = CLI_VALUE_GATEWAY },
+	{ NULL },
+};
+
+static int run_exec(int argc, char **argv);
+static int run_kubectl(int argc, char **argv);
+
+const struct cli_spec gateway_exec_spec = {
+	.name = "exec",
+	.summary = "run a command in the gateway's container",
+	.operands = "-- CMD [ARGS...]",
+	.about = "Run CMD inside the gateway's container with\n"
+		 "KUBECONFIG=" K3S_KUBECONFIG_PATH ", passing stdin through (and a TTY\n"
+		 "when stdin and stdout are terminals). Exits with the command's status.\n",
+	.opts = exec_opts,
+	.run = run_exec,
+};
+
+const struct cli_spec gateway_kubectl_spec = {
+	.name = "kubectl",
+	.summary = "run kubectl in the gateway's container",
+	.operands = "-- ARGS...",
+	.about = "Run kubectl ARGS inside the gateway's container with\n"
+		 "KUBECONFIG=" K3S_KUBECONFIG_PATH ", passing stdin through (and a TTY\n"
+		 "when stdin and stdout are terminals). Exits with kubectl's status.\n",
+	.opts = exec_opts,
+	.run = run_kubectl,
+};
+
 /* Both commands: options, then `--`, then the command line to run. */
-static int exec_main(int argc, char **argv, const char *prefix, void (*usage)(FILE *))
+static int exec_main(const struct cli_spec *spec, int argc, char **argv, const char *prefix)
 {
-	static const struct option longopts[] = {
-		CLI_COMMON_LONG,
-		{ "name", required_argument, NULL, OPT_NAME },
-		{ NULL, 0, NULL, 0 },
-	};
 	cleanup_free char *cmd = xasprintf("gateway %s", argv[0]);
-	struct cli_parser p = { .cmd = cmd, .longopts = longopts, .usage = usage };
+	struct cli_parser p = { .spec = spec };
 	const char *name = GATEWAY_DEFAULT_NAME;
 	struct gateway gw;
 	os_error err = { 0 };
@@ -114,12 +114,12 @@ static int exec_main(int argc, char **argv, const char *prefix, void (*usage)(FI
 	return status;
 }
 
-int cmd_gateway_exec(int argc, char **argv)
+static int run_exec(int argc, char **argv)
 {
-	return exec_main(argc, argv, NULL, usage_exec);
+	return exec_main(&gateway_exec_spec, argc, argv, NULL);
 }
 
-int cmd_gateway_kubectl(int argc, char **argv)
+static int run_kubectl(int argc, char **argv)
 {
-	return exec_main(argc, argv, "kubectl", usage_kubectl);
+	return exec_main(&gateway_kubectl_spec, argc, argv, "kubectl");
 }

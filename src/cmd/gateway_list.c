@@ -26,19 +26,6 @@ struct row {
 	int found;
 };
 
-static void usage(FILE *out)
-{
-	fputs("Usage: openshell gateway list [OPTIONS]\n"
-	      "\n"
-	      "List every gateway openshell knows: those with a container labelled as\n"
-	      "openshell's and those with a metadata.json, so a gateway whose metadata\n"
-	      "was deleted, or whose container was removed (state 'missing'), still shows.\n"
-	      "\n"
-	      "Options:\n"
-	      "      --json        print a JSON array on stdout\n"
-	      "  -v, --verbose     show each docker command\n"
-	      "  -h, --help        show this help\n", out);
-}
 
 /* A gateway may vanish between the listing and its lookup; one that
  * cannot be looked up is named on stderr and left out. */
@@ -102,14 +89,27 @@ static void print_json(const struct row *rows, size_t n)
 
 enum { OPT_JSON = 256 };
 
-int cmd_gateway_list(int argc, char **argv)
+static const struct cli_opt list_opts[] = {
+	{ .name = "json", .key = OPT_JSON,
+	  .help = "print a JSON array on stdout" },
+	{ NULL },
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_spec gateway_list_spec = {
+	.name = "list",
+	.summary = "list every gateway openshell knows",
+	.about = "List every gateway openshell knows: those with a container labelled as\n"
+		 "openshell's and those with a metadata.json, so a gateway whose metadata\n"
+		 "was deleted, or whose container was removed (state 'missing'), still shows.\n",
+	.opts = list_opts,
+	.run = run,
+};
+
+static int run(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CLI_COMMON_LONG,
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct cli_parser p = { .cmd = "gateway list", .longopts = longopts, .usage = usage };
+	struct cli_parser p = { .spec = &gateway_list_spec };
 	struct strv names = { 0 };
 	struct row *rows;
 	os_error err = { 0 };
@@ -120,7 +120,7 @@ int cmd_gateway_list(int argc, char **argv)
 		json = 1;
 	if (p.done >= 0)
 		return p.done;
-	if ((rc = cli_no_operands(p.cmd, argc, argv)) >= 0)
+	if ((rc = cli_no_operands("gateway list", argc, argv)) >= 0)
 		return rc;
 	if (gateway_known_names(&names, &err) < 0) {
 		rc = log_error_report(&err);

@@ -18,22 +18,6 @@
 #include "docker/client.h"
 #include "gateway/lookup.h"
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"Usage: openshell gateway logs [OPTIONS]\n"
-		"\n"
-		"Print the gateway container's logs (k3s and the entrypoint), as\n"
-		"'docker logs' does. Exits with docker's status.\n"
-		"\n"
-		"Options:\n"
-		"      --name NAME   gateway name (default: %s)\n"
-		"  -f, --follow      keep printing new lines until interrupted\n"
-		"      --tail N      only the last N lines\n"
-		"  -v, --verbose     show the docker command\n"
-		"  -h, --help        show this help\n",
-		GATEWAY_DEFAULT_NAME);
-}
 
 /* tail < 0: every line. */
 static int show_logs(const struct gateway *gw, int follow, int tail, int *status, os_error *err)
@@ -60,17 +44,34 @@ static int show_logs(const struct gateway *gw, int follow, int tail, int *status
 
 enum { OPT_NAME = 256, OPT_TAIL };
 
-int cmd_gateway_logs(int argc, char **argv)
+static const struct cli_opt logs_opts[] = {
+	{ .name = "name", .key = OPT_NAME,
+	  .arg = "NAME",
+	  .help = "gateway name (default: " GATEWAY_DEFAULT_NAME ")",
+	  .value = CLI_VALUE_GATEWAY },
+	{ .name = "follow", .key = 'f',
+	  .help = "keep printing new lines until interrupted" },
+	{ .name = "tail", .key = OPT_TAIL,
+	  .arg = "N",
+	  .help = "only the last N lines",
+	  .value = CLI_VALUE_TEXT },
+	{ NULL },
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_spec gateway_logs_spec = {
+	.name = "logs",
+	.summary = "print the gateway container's logs",
+	.about = "Print the gateway container's logs (k3s and the entrypoint), as\n"
+		 "'docker logs' does. Exits with docker's status.\n",
+	.opts = logs_opts,
+	.run = run,
+};
+
+static int run(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CLI_COMMON_LONG,
-		{ "name", required_argument, NULL, OPT_NAME },
-		{ "follow", no_argument, NULL, 'f' },
-		{ "tail", required_argument, NULL, OPT_TAIL },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct cli_parser p = { .cmd = "gateway logs", .shortopts = "f", .longopts = longopts,
-				.usage = usage };
+	struct cli_parser p = { .spec = &gateway_logs_spec };
 	const char *name = GATEWAY_DEFAULT_NAME;
 	struct gateway gw;
 	os_error err = { 0 };
@@ -83,14 +84,14 @@ int cmd_gateway_logs(int argc, char **argv)
 		case OPT_TAIL:
 			if (parse_uint(optarg, INT_MAX, &tail) < 0) {
 				cleanup_free char *shown = printable(optarg, 32);
-				return log_usage_error(p.cmd, "invalid --tail '%s': give a number of lines", shown);
+				return log_usage_error("gateway logs", "invalid --tail '%s': give a number of lines", shown);
 			}
 			break;
 		}
 	}
 	if (p.done >= 0)
 		return p.done;
-	if ((status = cli_no_operands(p.cmd, argc, argv)) >= 0)
+	if ((status = cli_no_operands("gateway logs", argc, argv)) >= 0)
 		return status;
 	if ((status = gateway_lookup_or_report(name, &gw)) != OS_EXIT_OK)
 		return status;

@@ -23,110 +23,114 @@
 #include "gateway/image.h"
 #include "gateway/start.h"
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"Usage: openshell gateway start [OPTIONS]\n"
-		"\n"
-		"Create a gateway - k3s in a privileged Docker container named\n"
-		"openshell-cluster-NAME - or resume a stopped one, and wait until it is ready:\n"
-		"the k3s API answers and, with --gpu, the node has allocatable GPUs.\n"
-		"The kubeconfig is written to $XDG_CONFIG_HOME/openshell/gateways/NAME/.\n"
-		"\n"
-		"Options:\n"
-		"      --name NAME      gateway name (default: %s); a DNS label of at most %d\n"
-		"                       lowercase letters, digits and '-'\n"
-		"      --gpu            pass all of the host's NVIDIA GPUs to the gateway:\n"
-		"                       Docker's --gpus (driver nvidia, capabilities gpu, utility,\n"
-		"                       compute), or its CDI devices (see --gpu-mode), and\n"
-		"                       GPU_ENABLED=true, so that k3s uses the\n"
-		"                       nvidia runtime and installs the NVIDIA device plugin;\n"
-		"                       pods then request GPUs with resources.limits\n"
-		"                       nvidia.com/gpu. The host needs the NVIDIA driver and\n"
-		"                       the NVIDIA Container Toolkit configured for Docker\n"
-		"                       (nvidia-ctk runtime configure --runtime=docker);\n"
-		"                       'openshell doctor' checks\n"
-		"      --gpus WHICH     which GPUs instead of all: a count (--gpus 2, the first\n"
-		"                       two) or GPU indices and UUIDs (--gpus 0,2 or\n"
-		"                       --gpus GPU-3f2a…), checked against the Docker host's\n"
-		"                       GPUs before anything is created; --gpus all is --gpu.\n"
-		"                       The gateway hides the host's other GPUs, which its\n"
-		"                       privileged container would see too\n"
-		"      --gpu-sharing MODE  share each GPU between pods: time-slicing:N makes\n"
-		"                       allocatable nvidia.com/gpu N times the GPUs (pods take\n"
-		"                       turns; no memory isolation); mps:N the same through\n"
-		"                       CUDA MPS (pods run at once, each with its share; N at\n"
-		"                       most 48, 16 before Volta; the GPUs go into compute mode\n"
-		"                       EXCLUSIVE_PROCESS on the host); none undoes it.\n"
-		"                       Changes a running gateway in place\n"
-		"      --gpu-mode MODE  how Docker gives the GPUs: cdi (--device\n"
-		"                       nvidia.com/gpu=..., the NVIDIA CDI spec), legacy (--gpus,\n"
-		"                       the toolkit's hook) or auto (default: cdi when the daemon\n"
-		"                       lists NVIDIA CDI devices, as Docker >= 28.2 does)\n"
-		"      --mig-strategy S  MIG for the device plugin: none (default; a MIG GPU\n"
-		"                       counts whole), single (each MIG device is an\n"
-		"                       nvidia.com/gpu) or mixed (nvidia.com/mig-<profile>)\n"
-		"      --port PORT      host port for the k3s API (default: %d, or the next\n"
-		"                       free port when that is taken)\n"
-		"      --bind ADDR      host address to publish the API on (default: %s);\n"
-		"                       anything but loopback exposes the cluster to the network;\n"
-		"                       0.0.0.0 or :: puts this host's addresses in the API's\n"
-		"                       certificate\n"
-		"      --tls-san NAME   another DNS name or address for the API's certificate\n"
-		"                       (repeatable); with a wildcard --bind the first one is\n"
-		"                       the kubeconfig's server\n"
-		"      --image REF      cluster image (default: $OPENSHELL_CLUSTER_IMAGE, else\n"
-		"                       %s, which 'openshell image build' makes and\n"
-		"                       start builds when it is absent); any other image\n"
-		"                       that is absent is pulled (Docker Hub names too)\n"
-		"      --no-build       refuse to build the default image; say how instead\n"
-		"      --recreate       remove an existing gateway and its volume first\n"
-		"      --timeout DUR    give up after DUR, e.g. 90s or 10m (default: 10m)\n"
-		"      --no-wait        return once the container runs and its kubeconfig is\n"
-		"                       written, without waiting for the API or the GPUs\n"
-		"      --json           print a JSON summary on stdout\n"
-		"      --update-kubeconfig  also merge the gateway into $KUBECONFIG or\n"
-		"                       ~/.kube/config and make it the current context; the\n"
-		"                       old file is kept as FILE.openshell-backup\n"
-		"  -v, --verbose        show each docker command\n"
-		"  -q, --quiet          print errors only\n"
-		"  -h, --help           show this help\n"
-		"\n"
-		"An existing gateway is reused (resumed if stopped) with its own port,\n"
-		"address and image; a different GPU request, or a --port, --bind or\n"
-		"--image that contradicts it, is refused (use --recreate). See\n"
-		"openshell(1) for exit statuses.\n",
-		GATEWAY_DEFAULT_NAME, GATEWAY_NAME_MAX, DEPLOY_DEFAULT_PORT, DEPLOY_DEFAULT_BIND,
-		IMAGE_DEFAULT_TAG);
-}
-
 enum { OPT_NAME = 256, OPT_GPU, OPT_GPUS, OPT_GPU_SHARING, OPT_GPU_MODE, OPT_MIG_STRATEGY, OPT_PORT, OPT_BIND, OPT_IMAGE, OPT_RECREATE, OPT_TIMEOUT,
        OPT_NO_WAIT, OPT_JSON, OPT_UPDATE_KUBECONFIG, OPT_NO_BUILD, OPT_TLS_SAN };
 
+static const char *const gpu_mode_words[] = { "auto", "cdi", "legacy", NULL };
+static const char *const mig_words[] = { "none", "single", "mixed", NULL };
+static const char *const sharing_words[] = { "time-slicing:", "mps:", "none", NULL };
+static const char *const gpus_all[] = { "all", NULL };
+
+static const struct cli_opt start_opts[] = {
+	{ .name = "name", .key = OPT_NAME,
+	  .arg = "NAME",
+	  .help = "gateway name (default: " GATEWAY_DEFAULT_NAME "); a DNS label of at most " CLI_STR(GATEWAY_NAME_MAX)
+	  " lowercase letters, digits and '-'",
+	  .value = CLI_VALUE_GATEWAY },
+	{ .name = "gpu", .key = OPT_GPU,
+	  .help = "pass all of the host's NVIDIA GPUs to the gateway: Docker's --gpus, or its CDI devices (see --gpu-mode), "
+	  "and GPU_ENABLED=true, so that k3s gets the nvidia runtime and the NVIDIA device plugin. A pod then asks "
+	  "for a GPU with runtimeClassName: nvidia and resources.limits nvidia.com/gpu (openshell(1) has a sample). "
+	  "The host needs the NVIDIA driver and the NVIDIA Container Toolkit configured for Docker "
+	  "(nvidia-ctk runtime configure --runtime=docker); 'openshell doctor' checks" },
+	{ .name = "gpus", .key = OPT_GPUS,
+	  .arg = "WHICH",
+	  .help = "which GPUs instead of all: a count (--gpus 2, the first two) or GPU indices and UUIDs (--gpus 0,2 or "
+	  "--gpus GPU-3f2a...), checked against the Docker host's GPUs before anything is created; --gpus all is "
+	  "--gpu. The gateway hides the host's other GPUs, which its privileged container would see too",
+	  .value = CLI_VALUE_WORDS,
+	  .words = gpus_all },
+	{ .name = "gpu-sharing", .key = OPT_GPU_SHARING,
+	  .arg = "MODE",
+	  .help = "share each GPU between pods: time-slicing:N makes allocatable nvidia.com/gpu N times the GPUs (pods "
+	  "take turns; no memory isolation); mps:N the same through CUDA MPS (pods run at once, each with its "
+	  "share; N at most 48, 16 before Volta; the GPUs go into compute mode EXCLUSIVE_PROCESS on the host); "
+	  "none undoes it. Changes a running gateway in place",
+	  .value = CLI_VALUE_WORDS,
+	  .words = sharing_words },
+	{ .name = "gpu-mode", .key = OPT_GPU_MODE,
+	  .arg = "MODE",
+	  .help = "how Docker gives the GPUs: cdi (--device nvidia.com/gpu=..., the NVIDIA CDI spec), legacy (--gpus, "
+	  "the toolkit's hook) or auto (default: cdi when the daemon lists NVIDIA CDI devices, as Docker >= 28.2 "
+	  "does)",
+	  .value = CLI_VALUE_WORDS,
+	  .words = gpu_mode_words },
+	{ .name = "mig-strategy", .key = OPT_MIG_STRATEGY,
+	  .arg = "STRATEGY",
+	  .help = "MIG for the device plugin: none (default; a MIG GPU counts whole), single (each MIG device is an "
+	  "nvidia.com/gpu) or mixed (nvidia.com/mig-<profile>)",
+	  .value = CLI_VALUE_WORDS,
+	  .words = mig_words },
+	{ .name = "port", .key = OPT_PORT,
+	  .arg = "PORT",
+	  .help = "host port for the k3s API (default: " CLI_STR(DEPLOY_DEFAULT_PORT) ", or the next free port when "
+	  "that is taken)",
+	  .value = CLI_VALUE_TEXT },
+	{ .name = "bind", .key = OPT_BIND,
+	  .arg = "ADDR",
+	  .help = "host address to publish the API on (default: " DEPLOY_DEFAULT_BIND "); anything but loopback exposes "
+	  "the cluster to the network; 0.0.0.0 or :: puts this host's addresses in the API's certificate",
+	  .value = CLI_VALUE_TEXT },
+	{ .name = "tls-san", .key = OPT_TLS_SAN,
+	  .arg = "NAME",
+	  .help = "another DNS name or address for the API's certificate; with a wildcard --bind the first one is the "
+	  "kubeconfig's server",
+	  .value = CLI_VALUE_TEXT,
+	  .repeatable = 1 },
+	{ .name = "image", .key = OPT_IMAGE,
+	  .arg = "REF",
+	  .help = "cluster image (default: $OPENSHELL_CLUSTER_IMAGE, else " IMAGE_DEFAULT_TAG ", which 'openshell image "
+	  "build' makes and start builds when it is absent; the build does not count against --timeout); any "
+	  "other image that is absent is pulled (Docker Hub names too)",
+	  .value = CLI_VALUE_TEXT },
+	{ .name = "no-build", .key = OPT_NO_BUILD,
+	  .help = "refuse to build the default image; say how instead" },
+	{ .name = "recreate", .key = OPT_RECREATE,
+	  .help = "remove an existing gateway and its volume first" },
+	{ .name = "timeout", .key = OPT_TIMEOUT,
+	  .arg = "DUR",
+	  .help = "give up after DUR, e.g. 90s or 10m (default: 10m)",
+	  .value = CLI_VALUE_TEXT },
+	{ .name = "no-wait", .key = OPT_NO_WAIT,
+	  .help = "return once the container runs and its kubeconfig is written, without waiting for the API or the GPUs" },
+	{ .name = "json", .key = OPT_JSON,
+	  .help = "print a JSON summary on stdout" },
+	{ .name = "update-kubeconfig", .key = OPT_UPDATE_KUBECONFIG,
+	  .help = "also merge the gateway into $KUBECONFIG or ~/.kube/config and make it the current context; the old "
+	  "file is kept as FILE.openshell-backup" },
+	{ NULL },
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_spec gateway_start_spec = {
+	.name = "start",
+	.summary = "create (or resume) a gateway and wait until it is ready",
+	.about = "Create a gateway - k3s in a privileged Docker container named\n"
+		 "openshell-cluster-NAME - or resume a stopped one, and wait until it is ready:\n"
+		 "the k3s API answers and, with --gpu, the node has allocatable GPUs.\n"
+		 "The kubeconfig is written to $XDG_CONFIG_HOME/openshell/gateways/NAME/.\n",
+	.opts = start_opts,
+	.after = "An existing gateway is reused (resumed if stopped) with its own port,\n"
+		 "address and image; a different GPU request, or a --port, --bind or\n"
+		 "--image that contradicts it, is refused (use --recreate). See\n"
+		 "openshell(1) for exit statuses.\n",
+	.run = run,
+};
+
 int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 {
-	static const struct option longopts[] = {
-		CLI_COMMON_LONG,
-		{ "name", required_argument, NULL, OPT_NAME },
-		{ "gpu", no_argument, NULL, OPT_GPU },
-		{ "gpus", required_argument, NULL, OPT_GPUS },
-		{ "gpu-sharing", required_argument, NULL, OPT_GPU_SHARING },
-		{ "gpu-mode", required_argument, NULL, OPT_GPU_MODE },
-		{ "mig-strategy", required_argument, NULL, OPT_MIG_STRATEGY },
-		{ "port", required_argument, NULL, OPT_PORT },
-		{ "bind", required_argument, NULL, OPT_BIND },
-		{ "image", required_argument, NULL, OPT_IMAGE },
-		{ "recreate", no_argument, NULL, OPT_RECREATE },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "update-kubeconfig", no_argument, NULL, OPT_UPDATE_KUBECONFIG },
-		{ "no-build", no_argument, NULL, OPT_NO_BUILD },
-		{ "tls-san", required_argument, NULL, OPT_TLS_SAN },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct cli_parser p = { .cmd = "gateway start", .shortopts = "", .longopts = longopts,
-				.usage = usage };
+	struct cli_parser p = { .spec = &gateway_start_spec };
 	os_error err = { 0 };
 	int c, rc = -1, gpu_flag = 0;
 
@@ -167,7 +171,7 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 		case OPT_NO_BUILD: o->no_build = 1; break;
 		case OPT_TLS_SAN:
 			if (o->n_tls_san == DEPLOY_MAX_TLS_SANS)
-				rc = log_usage_error(p.cmd, "too many --tls-san (at most %d)", DEPLOY_MAX_TLS_SANS);
+				rc = log_usage_error("gateway start", "too many --tls-san (at most %d)", DEPLOY_MAX_TLS_SANS);
 			else
 				o->tls_san[o->n_tls_san++] = optarg;
 			break;
@@ -179,11 +183,11 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 			o->port_set = 1;
 			if (parse_port(optarg, &o->port) < 0) {
 				cleanup_free char *shown = printable(optarg, 32);
-				rc = log_usage_error(p.cmd, "invalid --port '%s': give a number from 1 to 65535", shown);
+				rc = log_usage_error("gateway start", "invalid --port '%s': give a number from 1 to 65535", shown);
 			}
 			break;
 		case OPT_TIMEOUT:
-			rc = cli_duration_option(p.cmd, "--timeout", optarg, &o->timeout_ms);
+			rc = cli_duration_option("gateway start", "--timeout", optarg, &o->timeout_ms);
 			break;
 		}
 	}
@@ -194,9 +198,9 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 		return p.done;
 	if (gpu_flag && o->gpus.kind != GPUS_ALL) {
 		cleanup_free char *sel = gpus_string(&o->gpus);
-		return log_usage_error(p.cmd, "--gpu means --gpus all, which --gpus %s contradicts; give one of them", sel);
+		return log_usage_error("gateway start", "--gpu means --gpus all, which --gpus %s contradicts; give one of them", sel);
 	}
-	return cli_no_operands(p.cmd, argc, argv);
+	return cli_no_operands("gateway start", argc, argv);
 }
 
 /* openshell's own cost, its children excluded: for scripts/bench, and
@@ -267,7 +271,7 @@ static void print_summary(const struct deploy_opts *o, const struct start_result
 		printf("  openshell gateway verify --name %s\n", o->name);
 }
 
-int cmd_gateway_start(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	struct deploy_opts o;
 	struct start_result r;

@@ -37,23 +37,6 @@ struct status {
 	char *health_line;       /* last line of the latest health probe, or NULL */
 };
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"Usage: openshell gateway status [OPTIONS]\n"
-		"\n"
-		"Show a gateway's container state and health, whether the k3s API is\n"
-		"ready, its GPU request and allocatable GPUs, API address and kubeconfig.\n"
-		"\n"
-		"Options:\n"
-		"      --name NAME   gateway name (default: %s)\n"
-		"      --json        print one JSON object on stdout\n"
-		"  -v, --verbose     show each docker command\n"
-		"  -h, --help        show this help\n"
-		"\n"
-		"Exit status 0 when the gateway exists, even stopped; 5 when it does not.\n",
-		GATEWAY_DEFAULT_NAME);
-}
 
 /* Until Docker's first passing probe its verdict is "starting", though
  * `gateway start` returns as soon as the facts hold: then the probe is run
@@ -179,15 +162,31 @@ static void print_text(const struct gateway *gw, const struct status *s)
 
 enum { OPT_NAME = 256, OPT_JSON };
 
-int cmd_gateway_status(int argc, char **argv)
+static const struct cli_opt status_opts[] = {
+	{ .name = "name", .key = OPT_NAME,
+	  .arg = "NAME",
+	  .help = "gateway name (default: " GATEWAY_DEFAULT_NAME ")",
+	  .value = CLI_VALUE_GATEWAY },
+	{ .name = "json", .key = OPT_JSON,
+	  .help = "print one JSON object on stdout" },
+	{ NULL },
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_spec gateway_status_spec = {
+	.name = "status",
+	.summary = "show a gateway's state, health, API and GPUs",
+	.about = "Show a gateway's container state and health, whether the k3s API is\n"
+		 "ready, its GPU request and allocatable GPUs, API address and kubeconfig.\n",
+	.opts = status_opts,
+	.after = "Exit status 0 when the gateway exists, even stopped; 5 when it does not.\n",
+	.run = run,
+};
+
+static int run(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CLI_COMMON_LONG,
-		{ "name", required_argument, NULL, OPT_NAME },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct cli_parser p = { .cmd = "gateway status", .longopts = longopts, .usage = usage };
+	struct cli_parser p = { .spec = &gateway_status_spec };
 	const char *name = GATEWAY_DEFAULT_NAME;
 	struct gateway gw;
 	struct status s = { 0 };
@@ -201,7 +200,7 @@ int cmd_gateway_status(int argc, char **argv)
 	}
 	if (p.done >= 0)
 		return p.done;
-	if ((rc = cli_no_operands(p.cmd, argc, argv)) >= 0)
+	if ((rc = cli_no_operands("gateway status", argc, argv)) >= 0)
 		return rc;
 	if ((rc = gateway_lookup_or_report(name, &gw)) != OS_EXIT_OK)
 		return rc;

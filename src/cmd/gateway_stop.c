@@ -18,22 +18,6 @@
 /* k3s gets this long to shut down before docker kills it. */
 #define STOP_GRACE_S 10
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"Usage: openshell gateway stop [OPTIONS]\n"
-		"\n"
-		"Stop a gateway's container (k3s gets %ds to shut down, then is killed).\n"
-		"The volume, kubeconfig and metadata are kept: 'openshell gateway start'\n"
-		"resumes it with its cluster state. Stopping a stopped gateway succeeds.\n"
-		"\n"
-		"Options:\n"
-		"      --name NAME   gateway name (default: %s)\n"
-		"  -v, --verbose     show each docker command\n"
-		"  -q, --quiet       print errors only\n"
-		"  -h, --help        show this help\n",
-		STOP_GRACE_S, GATEWAY_DEFAULT_NAME);
-}
 
 static int stop(const struct gateway *gw, os_error *err)
 {
@@ -77,14 +61,29 @@ static int stop_locked(const char *name, os_error *err)
 
 enum { OPT_NAME = 256 };
 
-int cmd_gateway_stop(int argc, char **argv)
+static const struct cli_opt stop_opts[] = {
+	{ .name = "name", .key = OPT_NAME,
+	  .arg = "NAME",
+	  .help = "gateway name (default: " GATEWAY_DEFAULT_NAME ")",
+	  .value = CLI_VALUE_GATEWAY },
+	{ NULL },
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_spec gateway_stop_spec = {
+	.name = "stop",
+	.summary = "stop a gateway, keeping its state",
+	.about = "Stop a gateway's container (k3s gets " CLI_STR(STOP_GRACE_S) "s to shut down, then is killed).\n"
+		 "The volume, kubeconfig and metadata are kept: 'openshell gateway start'\n"
+		 "resumes it with its cluster state. Stopping a stopped gateway succeeds.\n",
+	.opts = stop_opts,
+	.run = run,
+};
+
+static int run(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CLI_COMMON_LONG,
-		{ "name", required_argument, NULL, OPT_NAME },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct cli_parser p = { .cmd = "gateway stop", .longopts = longopts, .usage = usage };
+	struct cli_parser p = { .spec = &gateway_stop_spec };
 	const char *name = GATEWAY_DEFAULT_NAME;
 	os_error err = { 0 };
 	int rc;
@@ -94,7 +93,7 @@ int cmd_gateway_stop(int argc, char **argv)
 		name = optarg;
 	if (p.done >= 0)
 		return p.done;
-	if ((rc = cli_no_operands(p.cmd, argc, argv)) >= 0)
+	if ((rc = cli_no_operands("gateway stop", argc, argv)) >= 0)
 		return rc;
 	rc = stop_locked(name, &err) < 0 ? log_error_report(&err) : OS_EXIT_OK;
 	os_error_clear(&err);

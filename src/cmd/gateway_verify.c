@@ -19,37 +19,48 @@
 #include "gateway/lookup.h"
 #include "gateway/verify.h"
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"Usage: openshell gateway verify [OPTIONS]\n"
-		"\n"
-		"Prove that a gateway's GPUs are usable, check by check:\n"
-		"  device-request  the container asks Docker for GPUs (HostConfig.DeviceRequests)\n"
-		"  runtime-class   RuntimeClass nvidia exists\n"
-		"  device-plugin   the NVIDIA device plugin DaemonSet has all its pods ready\n"
-		"  allocatable     the node has allocatable nvidia.com/gpu > 0\n"
-		"  smoke-pod       a pod limited to nvidia.com/gpu: 1 runs nvidia-smi -L,\n"
-		"                  succeeds and names exactly one GPU\n"
-		"  pod-isolation   a pod that asks for no GPU but sets NVIDIA_VISIBLE_DEVICES=all\n"
-		"                  (as every CUDA image does) sees none\n"
-		"\n"
-		"Options:\n"
-		"      --name NAME        gateway name (default: %s)\n"
-		"      --json             print the checks as one JSON object on stdout\n"
-		"      --smoke-image IMG  image of the smoke pod (default: the one the gateway's\n"
-		"                         image bundles, else %s)\n"
-		"      --timeout DUR      how long the smoke pod may take (default: 2m)\n"
-		"      --keep             leave the pods in place for inspection\n"
-		"  -v, --verbose          show each docker command\n"
-		"  -h, --help             show this help\n"
-		"\n"
-		"Exit status: 0 when every check passes, 8 when one fails, 9 when the\n"
-		"gateway was started without --gpu (the checks do not apply).\n",
-		GATEWAY_DEFAULT_NAME, VERIFY_DEFAULT_SMOKE_IMAGE);
-}
 
 enum { OPT_NAME = 256, OPT_JSON, OPT_SMOKE_IMAGE, OPT_TIMEOUT, OPT_KEEP };
+
+static const struct cli_opt verify_opts[] = {
+	{ .name = "name", .key = OPT_NAME,
+	  .arg = "NAME",
+	  .help = "gateway name (default: " GATEWAY_DEFAULT_NAME ")",
+	  .value = CLI_VALUE_GATEWAY },
+	{ .name = "json", .key = OPT_JSON,
+	  .help = "print the checks as one JSON object on stdout" },
+	{ .name = "smoke-image", .key = OPT_SMOKE_IMAGE,
+	  .arg = "IMAGE",
+	  .help = "image of the smoke pod (default: the one the gateway's image bundles, else " VERIFY_DEFAULT_SMOKE_IMAGE ")",
+	  .value = CLI_VALUE_TEXT },
+	{ .name = "timeout", .key = OPT_TIMEOUT,
+	  .arg = "DUR",
+	  .help = "how long the smoke pod may take (default: 2m)",
+	  .value = CLI_VALUE_TEXT },
+	{ .name = "keep", .key = OPT_KEEP,
+	  .help = "leave the pods in place for inspection" },
+	{ NULL },
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_spec gateway_verify_spec = {
+	.name = "verify",
+	.summary = "prove the GPUs are usable, check by check",
+	.about = "Prove that a gateway's GPUs are usable, check by check:\n"
+		 "  device-request  the container asks Docker for GPUs (HostConfig.DeviceRequests)\n"
+		 "  runtime-class   RuntimeClass nvidia exists\n"
+		 "  device-plugin   the NVIDIA device plugin DaemonSet has all its pods ready\n"
+		 "  allocatable     the node has allocatable nvidia.com/gpu > 0\n"
+		 "  smoke-pod       a pod limited to nvidia.com/gpu: 1 runs nvidia-smi -L,\n"
+		 "                  succeeds and names exactly one GPU\n"
+		 "  pod-isolation   a pod that asks for no GPU but sets NVIDIA_VISIBLE_DEVICES=all\n"
+		 "                  (as every CUDA image does) sees none\n",
+	.opts = verify_opts,
+	.after = "Exit status: 0 when every check passes, 8 when one fails, 9 when the\n"
+		 "gateway was started without --gpu (the checks do not apply).\n",
+	.run = run,
+};
 
 static void print_human(const char *name, const struct check *checks)
 {
@@ -110,19 +121,9 @@ static int verdict(const struct check *checks)
 	return na ? OS_EXIT_NOTAPPLICABLE : OS_EXIT_OK;
 }
 
-int cmd_gateway_verify(int argc, char **argv)
+static int run(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CLI_COMMON_LONG,
-		{ "name", required_argument, NULL, OPT_NAME },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "smoke-image", required_argument, NULL, OPT_SMOKE_IMAGE },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "keep", no_argument, NULL, OPT_KEEP },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct cli_parser p = { .cmd = "gateway verify", .shortopts = "", .longopts = longopts,
-				.usage = usage };
+	struct cli_parser p = { .spec = &gateway_verify_spec };
 	const char *name = GATEWAY_DEFAULT_NAME;
 	struct verify_opts vo = { .timeout_ms = VERIFY_DEFAULT_TIMEOUT_MS };
 	struct check checks[VERIFY_NCHECKS] = { 0 };
@@ -137,7 +138,7 @@ int cmd_gateway_verify(int argc, char **argv)
 		case OPT_SMOKE_IMAGE: vo.smoke_image = optarg; break;
 		case OPT_KEEP: vo.keep = 1; break;
 		case OPT_TIMEOUT:
-			rc = cli_duration_option(p.cmd, "--timeout", optarg, &vo.timeout_ms);
+			rc = cli_duration_option("gateway verify", "--timeout", optarg, &vo.timeout_ms);
 			break;
 		}
 	}
@@ -145,7 +146,7 @@ int cmd_gateway_verify(int argc, char **argv)
 		return rc;
 	if (p.done >= 0)
 		return p.done;
-	if ((rc = cli_no_operands(p.cmd, argc, argv)) >= 0)
+	if ((rc = cli_no_operands("gateway verify", argc, argv)) >= 0)
 		return rc;
 	if ((vo.smoke_image && image_ref_check(vo.smoke_image, &err) < 0) || gateway_lookup(name, &gw, &err) < 0) {
 		rc = log_error_report(&err);

@@ -16,37 +16,49 @@
 #include "gateway/deploy.h"
 #include "gateway/image.h"
 
-static void usage(FILE *out)
-{
-	cleanup_free char *dir = image_context_dir();
-
-	fprintf(out,
-		"Usage: openshell image build [OPTIONS]\n"
-		"\n"
-		"Build the cluster image with docker build (BuildKit) and print its tag.\n"
-		"The recipe is %s:\n"
-		"docker/Dockerfile.cluster and the pins of versions.env (k3s, the NVIDIA\n"
-		"Container Toolkit, the device-plugin chart, the bundled images). The build\n"
-		"downloads and verifies them, so it needs network; the image it makes\n"
-		"does not: a gateway start from it runs offline.\n"
-		"\n"
-		"Options:\n"
-		"      --tag REF            tag to build (default: %s, the default image\n"
-		"                           of 'gateway start')\n"
-		"      --pull               fetch newer base images first\n"
-		"      --no-cache           build every step again\n"
-		"      --build-arg KEY=VAL  override a pin of versions.env (repeatable)\n"
-		"      --network MODE       network of the build's RUN steps (docker build --network)\n"
-		"      --timeout DUR        give up after DUR (default: 30m)\n"
-		"  -v, --verbose            show the whole build output\n"
-		"  -q, --quiet              print errors only\n"
-		"  -h, --help               show this help\n"
-		"\n"
-		"OPENSHELL_IMAGE_CONTEXT names another recipe directory.\n",
-		dir, IMAGE_DEFAULT_TAG);
-}
 
 enum { OPT_TAG = 256, OPT_PULL, OPT_NO_CACHE, OPT_BUILD_ARG, OPT_NETWORK, OPT_TIMEOUT };
+
+static const struct cli_opt image_build_opts[] = {
+	{ .name = "tag", .key = OPT_TAG,
+	  .arg = "REF",
+	  .help = "tag to build (default: " IMAGE_DEFAULT_TAG ", the default image of 'gateway start')",
+	  .value = CLI_VALUE_TEXT },
+	{ .name = "pull", .key = OPT_PULL,
+	  .help = "fetch newer base images first" },
+	{ .name = "no-cache", .key = OPT_NO_CACHE,
+	  .help = "build every step again" },
+	{ .name = "build-arg", .key = OPT_BUILD_ARG,
+	  .arg = "KEY=VAL",
+	  .help = "override a pin of versions.env",
+	  .value = CLI_VALUE_TEXT,
+	  .repeatable = 1 },
+	{ .name = "network", .key = OPT_NETWORK,
+	  .arg = "MODE",
+	  .help = "network of the build's RUN steps (docker build --network)",
+	  .value = CLI_VALUE_TEXT },
+	{ .name = "timeout", .key = OPT_TIMEOUT,
+	  .arg = "DUR",
+	  .help = "give up after DUR (default: 30m)",
+	  .value = CLI_VALUE_TEXT },
+	{ NULL },
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_spec image_build_spec = {
+	.name = "build",
+	.summary = "build the cluster image from the recipe openshell installed",
+	.about = "Build the cluster image with docker build (BuildKit) and print its tag.\n"
+		 "The recipe is the deploy/ directory installed with openshell\n"
+		 "(" OPENSHELL_PKGDATADIR "/deploy): docker/Dockerfile.cluster and the pins of\n"
+		 "versions.env (k3s, the NVIDIA Container Toolkit, the device-plugin chart,\n"
+		 "the bundled images). The build downloads and verifies them, so it needs\n"
+		 "network; the image it makes does not: a gateway start from it runs offline.\n",
+	.opts = image_build_opts,
+	.after = "OPENSHELL_IMAGE_CONTEXT names another recipe directory.\n",
+	.run = run,
+};
 
 static int check_build_arg(const char *cmd, const char *arg)
 {
@@ -67,19 +79,9 @@ static int check_network(const char *cmd, const char *mode)
 	return log_usage_error(cmd, "invalid --network '%s': give a mode such as host, none or default", shown);
 }
 
-int cmd_image_build(int argc, char **argv)
+static int run(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CLI_COMMON_LONG,
-		{ "tag", required_argument, NULL, OPT_TAG },
-		{ "pull", no_argument, NULL, OPT_PULL },
-		{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
-		{ "build-arg", required_argument, NULL, OPT_BUILD_ARG },
-		{ "network", required_argument, NULL, OPT_NETWORK },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct cli_parser p = { .cmd = "image build", .shortopts = "", .longopts = longopts, .usage = usage };
+	struct cli_parser p = { .spec = &image_build_spec };
 	struct strv args = { 0 };
 	struct image_build_opts o = { .tag = IMAGE_DEFAULT_TAG, .build_args = &args,
 				      .timeout_ms = IMAGE_BUILD_TIMEOUT_MS };
@@ -92,20 +94,20 @@ int cmd_image_build(int argc, char **argv)
 		case OPT_PULL: o.pull = 1; break;
 		case OPT_NO_CACHE: o.no_cache = 1; break;
 		case OPT_BUILD_ARG:
-			if ((rc = check_build_arg(p.cmd, optarg)) < 0)
+			if ((rc = check_build_arg("image build", optarg)) < 0)
 				strv_push(&args, optarg);
 			break;
 		case OPT_NETWORK:
-			if ((rc = check_network(p.cmd, optarg)) < 0)
+			if ((rc = check_network("image build", optarg)) < 0)
 				o.network = optarg;
 			break;
-		case OPT_TIMEOUT: rc = cli_duration_option(p.cmd, "--timeout", optarg, &o.timeout_ms); break;
+		case OPT_TIMEOUT: rc = cli_duration_option("image build", "--timeout", optarg, &o.timeout_ms); break;
 		}
 	}
 	if (rc < 0 && p.done >= 0)
 		rc = p.done;
 	if (rc < 0)
-		rc = cli_no_operands(p.cmd, argc, argv);
+		rc = cli_no_operands("image build", argc, argv);
 	if (rc < 0 && image_ref_check(o.tag, &err) < 0)
 		rc = log_error_report(&err);
 	if (rc < 0) {

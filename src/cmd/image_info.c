@@ -18,36 +18,34 @@
 #include "gateway/deploy.h"
 #include "gateway/image.h"
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"Usage: openshell image info [OPTIONS] [REF]\n"
-		"\n"
-		"Show what the cluster image REF holds (default: $OPENSHELL_CLUSTER_IMAGE,\n"
-		"else %s): the versions of openshell, k3s, the NVIDIA Container\n"
-		"Toolkit and the device-plugin chart, the images and chart it bundles, and\n"
-		"whether it is self-contained, i.e. whether a gateway start from it needs\n"
-		"no network.\n"
-		"\n"
-		"Options:\n"
-		"      --json        print one JSON object on stdout\n"
-		"  -v, --verbose     show each docker command\n"
-		"  -h, --help        show this help\n"
-		"\n"
-		"Exit status 0 when the image exists, 5 when it does not.\n",
-		IMAGE_DEFAULT_TAG);
-}
 
 enum { OPT_JSON = 256 };
 
-int cmd_image_info(int argc, char **argv)
+static const struct cli_opt image_info_opts[] = {
+	{ .name = "json", .key = OPT_JSON,
+	  .help = "print one JSON object on stdout" },
+	{ NULL },
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_spec image_info_spec = {
+	.name = "info",
+	.summary = "show what a cluster image holds: versions, bundle, self-contained",
+	.operands = "[REF]",
+	.about = "Show what the cluster image REF holds (default: $OPENSHELL_CLUSTER_IMAGE,\n"
+		 "else " IMAGE_DEFAULT_TAG "): the versions of openshell, k3s, the NVIDIA\n"
+		 "Container Toolkit and the device-plugin chart, the images and chart it\n"
+		 "bundles, and whether it is self-contained, i.e. whether a gateway start\n"
+		 "from it needs no network.\n",
+	.opts = image_info_opts,
+	.after = "Exit status 0 when the image exists, 5 when it does not.\n",
+	.run = run,
+};
+
+static int run(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CLI_COMMON_LONG,
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct cli_parser p = { .cmd = "image info", .shortopts = "", .longopts = longopts, .usage = usage };
+	struct cli_parser p = { .spec = &image_info_spec };
 	struct deploy_opts defaults;
 	struct docker_image img = { 0 };
 	os_error err = { 0 };
@@ -61,7 +59,7 @@ int cmd_image_info(int argc, char **argv)
 		return p.done;
 	deploy_opts_init(&defaults);
 	ref = optind < argc ? argv[optind++] : defaults.image;
-	if ((rc = cli_no_operands(p.cmd, argc, argv)) >= 0)
+	if ((rc = cli_no_operands("image info", argc, argv)) >= 0)
 		return rc;
 	if (image_ref_check(ref, &err) < 0 || image_inspect(ref, 0, &img, &err) < 0) {
 		rc = log_error_report(&err);

@@ -81,34 +81,33 @@ static void print_json(const struct report *r)
 	json_print_stdout(o);
 }
 
-static void usage(FILE *out)
-{
-	fputs("Usage: openshell version [OPTIONS]\n"
-	      "\n"
-	      "Show openshell's version, the cluster image a start uses by default\n"
-	      "($OPENSHELL_CLUSTER_IMAGE, else the one 'openshell image build' makes),\n"
-	      "the versions its recipe pins, and whether Docker has that image: what a\n"
-	      "bug report needs. 'openshell image info' shows what an image holds.\n"
-	      "\n"
-	      "Options:\n"
-	      "      --json        print one JSON object on stdout\n"
-	      "  -h, --help        show this help\n"
-	      "\n"
-	      "Exit status 0; 1 when the recipe cannot be read, 3 when Docker cannot be\n"
-	      "asked about the image (all else is printed first).\n",
-	      out);
-}
 
 enum { OPT_JSON = 256 };
 
-int cmd_version(int argc, char **argv)
+static const struct cli_opt version_opts[] = {
+	{ .name = "json", .key = OPT_JSON,
+	  .help = "print one JSON object on stdout" },
+	{ NULL },
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_spec version_spec = {
+	.name = "version",
+	.summary = "show versions: openshell, the cluster image's pins",
+	.about = "Show openshell's version, the cluster image a start uses by default\n"
+		 "($OPENSHELL_CLUSTER_IMAGE, else the one 'openshell image build' makes),\n"
+		 "the versions its recipe pins, and whether Docker has that image: what a\n"
+		 "bug report needs. 'openshell image info' shows what an image holds.\n",
+	.opts = version_opts,
+	.after = "Exit status 0; 1 when the recipe cannot be read, 3 when Docker cannot be\n"
+		 "asked about the image (all else is printed first).\n",
+	.run = run,
+};
+
+static int run(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CLI_COMMON_LONG,
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct cli_parser p = { .cmd = "version", .shortopts = "", .longopts = longopts, .usage = usage };
+	struct cli_parser p = { .spec = &version_spec };
 	struct report r = { .present = -1 };
 	struct deploy_opts defaults;
 	struct docker_image img = { 0 };
@@ -119,7 +118,7 @@ int cmd_version(int argc, char **argv)
 		json = 1;   /* --json is the only option of its own */
 	if (p.done >= 0)
 		return p.done;
-	if ((rc = cli_no_operands(p.cmd, argc, argv)) >= 0)
+	if ((rc = cli_no_operands("version", argc, argv)) >= 0)
 		return rc;
 	deploy_opts_init(&defaults);
 	r.ref = defaults.image;

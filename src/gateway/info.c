@@ -85,7 +85,7 @@ static int gateways_dir(char **dir, os_error *err)
 	return 0;
 }
 
-static int add_from_metadata(struct strv *names, os_error *err)
+int gateway_metadata_names(struct strv *names, os_error *err)
 {
 	cleanup_free char *dir = NULL;
 	os_error name_err = { 0 };
@@ -110,7 +110,7 @@ static int add_from_metadata(struct strv *names, os_error *err)
 
 int gateway_known_names(struct strv *names, os_error *err)
 {
-	if (add_labelled(names, err) < 0 || add_from_metadata(names, err) < 0)
+	if (add_labelled(names, err) < 0 || gateway_metadata_names(names, err) < 0)
 		return -1;
 	gateway_names_sort_unique(names);
 	return 0;

@@ -22,6 +22,10 @@
  * metadata.json. Names that are not valid gateway names are skipped. */
 int gateway_known_names(struct strv *names, os_error *err);
 
+/* Add the names of the directories under $XDG_CONFIG_HOME/openshell/gateways
+ * holding a metadata.json: what is known without asking Docker. */
+int gateway_metadata_names(struct strv *names, os_error *err);
+
 /* Add the names in `docker ps --format '{{.Label ...}}'` output (one a
  * line) to names; empty and invalid lines are skipped. */
 void gateway_names_add_lines(struct strv *names, const char *text);

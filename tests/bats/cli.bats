@@ -86,60 +86,20 @@ Try 'openshell gateway --help' for more information." ]
 	[[ "$stderr" == "openshell: error: too many words after 'help'; try 'openshell gateway help COMMAND'"* ]]
 }
 
-@test "help help and help --help show the main usage, exit 0" {
+@test "help alone shows the main usage; help help and help --help show help's own, exit 0" {
 	run --separate-stderr openshell --help
 	main_usage=$output
+	run --separate-stderr openshell help
+	assert_success
+	assert_output "$main_usage"
 	run --separate-stderr openshell help help
 	assert_success
-	assert_output "$main_usage"
+	assert_line --index 0 "Usage: openshell help [OPTIONS] [COMMAND...]"
+	help_usage=$output
 	run --separate-stderr openshell help --help
 	assert_success
-	assert_output "$main_usage"
+	assert_output "$help_usage"
 	[ -z "$stderr" ]
-}
-
-@test "doctor rejects stray arguments with exit 2" {
-	run --separate-stderr openshell doctor extra
-	assert_failure 2
-	[[ "$stderr" == "openshell: error: unexpected argument 'extra'"* ]]
-	# A control byte is shown escaped, never sent to the terminal.
-	run --separate-stderr openshell doctor $'a\x1b[2Jb'
-	assert_failure 2
-	[[ "$stderr" == "openshell: error: unexpected argument 'a\\x1b[2Jb'"* ]]
-}
-
-@test "doctor --json with a bad option is a usage error" {
-	run --separate-stderr openshell doctor --json --bogus
-	assert_failure 2
-	assert_output ''
-	[ "$stderr" = "openshell: error: unknown option '--bogus'
-Try 'openshell doctor --help' for more information." ]
-}
-
-@test "a bad value found past the option parse gets the same error and --help hint, for its command" {
-	OPENSHELL_DOCKER=/nonexistent/docker run --separate-stderr openshell gateway start --name Bad_Name
-	assert_failure 2
-	[[ "${stderr%%$'\n'*}" == "openshell: error: invalid gateway name 'Bad_Name'"* ]]
-	[ "${stderr##*$'\n'}" = "Try 'openshell gateway start --help' for more information." ]
-	run --separate-stderr openshell gateway status --name -bad-
-	assert_failure 2
-	[ "${stderr##*$'\n'}" = "Try 'openshell gateway status --help' for more information." ]
-}
-
-@test "a missing docker CLI is reported in one line" {
-	OPENSHELL_DOCKER=/nonexistent/docker run --separate-stderr openshell doctor
-	assert_failure 1
-	assert_output --partial "fail  docker client: OPENSHELL_DOCKER='/nonexistent/docker' is not an executable"
-}
-
-@test "-v shows the commands that run" {
-	# A fake docker that answers `version` proves the trace without a daemon.
-	mkdir -p "$BATS_TEST_TMPDIR/bin"
-	printf '#!/bin/sh\n[ "$1" = version ] && { echo 99.0; exit 0; }\nexit 1\n' >"$BATS_TEST_TMPDIR/bin/docker"
-	chmod +x "$BATS_TEST_TMPDIR/bin/docker"
-	OPENSHELL_DOCKER="$BATS_TEST_TMPDIR/bin/docker" run --separate-stderr openshell -v doctor
-	[[ "$stderr" == *"openshell: + $BATS_TEST_TMPDIR/bin/docker version --format '{{.Server.Version}}'"* ]]
-	assert_output --partial 'ok    docker daemon: version 99.0'
 }
 
 @test "a bad OPENSHELL_CALL_TIMEOUT is refused with the rule" {
@@ -147,18 +107,143 @@ Try 'openshell doctor --help' for more information." ]
 	assert_output --partial "OPENSHELL_CALL_TIMEOUT='soon' is not a duration"
 }
 
-@test "every option of gateway start's --help is in the man page; the GPU options are in the README" {
-	run --separate-stderr openshell gateway start --help
-	assert_success
-	opts=$(grep -oE '^ +(-[a-z], )?--[a-z][a-z-]+' <<<"$output" | grep -oE -- '--[a-z][a-z-]+' | sort -u)
-	[ "$(wc -l <<<"$opts")" -gt 15 ]
-	for o in $opts; do
-		man=$(sed 's/\\-/-/g' "$OPENSHELL_SRCDIR/doc/openshell.1")
-		[[ "$man" == *"$o"* ]] || { echo "the man page lacks $o" >&2; return 1; }
+# Every command's path ("gateway start"), from the completion of the tree.
+command_paths() {
+	local group cmd
+	for group in $(openshell __complete ""); do
+		[ "$group" = help ] && continue
+		if subs=$(openshell __complete "$group" "") && [ -n "$subs" ] && [ "$group" != completion ]; then
+			for cmd in $subs; do echo "$group $cmd"; done
+		else
+			echo "$group"
+		fi
 	done
+}
+
+# The long options a --help lists, one a line, sorted.
+help_opts() {
+	openshell $1 --help | grep -oE '^ +(-[a-zA-Z], )?--[a-z][a-z-]+' | grep -oE -- '--[a-z][a-z-]+' | sort -u
+}
+
+# The man page made from the template, as the build makes it.
+man_page() {
+	openshell __man <"$OPENSHELL_SRCDIR/doc/openshell.1.in"
+}
+
+@test "help, man page, completion and the option tables agree for every command" {
+	man=$(man_page)
+	paths=$(command_paths)
+	[ "$(wc -l <<<"$paths")" -ge 14 ]
+	while read -r path; do
+		want=$(help_opts "$path")
+		# completion offers the same options as --help lists
+		got=$(openshell __complete $path -- | sort -u)
+		[ "$got" = "$want" ] || { echo "completion of '$path' offers: $got; --help lists: $want" >&2; return 1; }
+		# the man page's section has a .TP heading for each
+		section=$(awk -v h=".SS openshell $path" '$0 == h {on = 1; next} /^\.S[SH] / {on = 0} on' <<<"$man")
+		got=$(grep -A1 '^\.TP' <<<"$section" | grep -oE '^\.B[IR]? (\\-[a-zA-Z] ", " )?\\-\\-[a-z\\-]+' |
+			sed 's/.*\\-\\-/--/; s/\\-/-/g' | sort -u)
+		[ "$(printf '%s\n' $got --help --quiet --verbose | sort -u)" = "$want" ] || { echo "man page section of '$path' has: $got; --help lists: $want" >&2; return 1; }
+		# and its SYNOPSIS line names each of the command's own
+		syn=$(awk -v h=".SY \"openshell $path\"" '$0 == h {on = 1; next} /^\.YS/ {on = 0} on' <<<"$man" |
+			sed 's/\\-/-/g' | grep -oE -- '--[a-z][a-z-]*' | sort -u)
+		[ "$syn" = "$got" ] || { echo "SYNOPSIS of '$path' has: $syn; its section: $got" >&2; return 1; }
+	done <<<"$paths"
+}
+
+@test "no --help line of any command passes 80 columns" {
+	while read -r path; do
+		long=$(openshell $path --help | awk 'length($0) > 80')
+		[ -z "$long" ] || { echo "openshell $path --help: $long" >&2; return 1; }
+	done <<<"$(command_paths; echo gateway; echo image; echo help)"
+	long=$(openshell --help | awk 'length($0) > 80')
+	[ -z "$long" ]
+}
+
+@test "the man page template may describe only options the tables have" {
+	printf '.SS openshell gateway stop\n.\\" @options gateway stop\n.\\" @opt frobnicate\nIt frobs.\n' >"$BATS_TEST_TMPDIR/t.in"
+	run --separate-stderr openshell __man <"$BATS_TEST_TMPDIR/t.in"
+	assert_failure 1
+	[ "$stderr" = "openshell: error: man page template line 3: 'gateway stop' has no option --frobnicate; describe only the options its table has" ]
+	# an option the template leaves out gets its --help text
+	printf '.SS openshell gateway stop\n.\\" @options gateway stop\n.SH END\n' >"$BATS_TEST_TMPDIR/t.in"
+	run --separate-stderr openshell __man <"$BATS_TEST_TMPDIR/t.in"
+	assert_success
+	assert_output --partial '.BI \-\-name " NAME"
+gateway name (default: openshell).'
+}
+
+@test "the man page renders without warnings; the GPU options are in the README" {
+	man_page >"$BATS_TEST_TMPDIR/openshell.1"
+	run --separate-stderr env MANWIDTH=80 LC_ALL=C.UTF-8 man --warnings -l "$BATS_TEST_TMPDIR/openshell.1"
+	assert_success
+	[ -z "$stderr" ] || { echo "$stderr" >&2; return 1; }
+	assert_output --partial "openshell gateway start [--name NAME] [--gpu] [--gpus WHICH]"
 	for o in --gpus --gpu-sharing --gpu-mode --mig-strategy; do
 		grep -q -- "$o" "$OPENSHELL_SRCDIR/README.md" || { echo "the README lacks $o" >&2; return 1; }
 	done
+}
+
+# Completion as bash runs it: the script openshell prints, its function
+# called with the words bash would hand it.
+bash_complete() {
+	bash -c 'PATH=$1:$PATH; eval "$(openshell completion bash)"
+		complete -p openshell >/dev/null || exit 9
+		shift; COMP_WORDS=(openshell "$@"); COMP_CWORD=$#
+		COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}
+		fn=$(complete -p openshell | sed -n "s/.*-F \([^ ]*\) .*/\1/p")
+		$fn openshell "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+		printf "%s\n" "${COMPREPLY[@]}"' bash "$(dirname "$OPENSHELL_BIN")" "$@"
+}
+
+@test "bash completes commands, options, their values and gateway names" {
+	run bash_complete gateway st
+	assert_success
+	assert_output "start
+status
+stop"
+	run bash_complete gateway start --gpu-m
+	assert_output "--gpu-mode"
+	run bash_complete gateway start --gpu-mode ""
+	assert_output "auto
+cdi
+legacy"
+	run bash_complete gateway start --gpu-sharing m
+	assert_output "mps:"
+	run bash_complete help gateway de
+	assert_output "destroy"
+	run bash_complete completion ""
+	assert_output "bash
+zsh
+fish"
+	run bash_complete gateway exec -- ""
+	assert_output ""
+	# gateway names: the ones `gateway list` knows (here, by their metadata)
+	export XDG_CONFIG_HOME=$BATS_TEST_TMPDIR/config OPENSHELL_DOCKER=$BATS_TEST_TMPDIR/no-docker
+	for g in alpha beta; do
+		mkdir -p "$XDG_CONFIG_HOME/openshell/gateways/$g"
+		echo '{}' >"$XDG_CONFIG_HOME/openshell/gateways/$g/metadata.json"
+	done
+	run bash_complete gateway status --name ""
+	assert_output "alpha
+beta"
+	run bash_complete gateway destroy --name b
+	assert_output "beta"
+}
+
+@test "completion refuses what is no shell" {
+	run --separate-stderr openshell completion
+	assert_failure 2
+	[[ "$stderr" == "openshell: error: name a shell: bash, zsh or fish"* ]]
+	run --separate-stderr openshell completion tcsh
+	assert_failure 2
+	[[ "$stderr" == "openshell: error: unknown shell 'tcsh': give bash, zsh or fish"* ]]
+	for sh in bash zsh fish; do
+		run --separate-stderr openshell completion "$sh"
+		assert_success
+		assert_output --partial "openshell __complete"
+	done
+	bash -n <(openshell completion bash)
 }
 
 # A docker that answers `image inspect` as Docker does: the image, or "No such image".

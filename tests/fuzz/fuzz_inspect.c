@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(err.msg != NULL && fuzz_one_line(err.msg));
 		FUZZ_ASSERT(c.id == NULL && c.status == NULL && c.health == NULL && c.image == NULL &&
 			    c.managed_by == NULL && c.gateway == NULL && c.state_error == NULL &&
-			    c.health_output == NULL);
+			    c.health_line == NULL && c.health_test.n == 0);
 	}
 	/* docker's stderr goes through the same untrusted path */
 	(void)docker_says_missing(text);

@@ -2,6 +2,9 @@
  * option values: durations, ports, counts. */
 #include "config.h"
 
+#include <string.h>
+#include <unistd.h>
+
 #include "base/exitcode.h"
 #include "base/parse.h"
 #include "cmd/cli.h"
@@ -9,28 +12,47 @@
 
 enum { OPT_NAME = 256, OPT_JSON };
 
-static const struct option longopts[] = {
-	CLI_COMMON_LONG,
-	{ "name", required_argument, NULL, OPT_NAME },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ NULL, 0, NULL, 0 },
+static const struct cli_opt opts[] = {
+	{ .name = "name", .key = OPT_NAME, .arg = "NAME", .help = "the name" },
+	{ .name = "follow", .key = 'f', .help = "keep going" },
+	{ .name = "json", .key = OPT_JSON,
+	  .help = "a help text long enough to need wrapping: it goes on and on past the eightieth column of "
+		  "the terminal, and on again past a second line, so that the wrap is seen twice over" },
+	{ .name = "a-very-long-option-name", .key = OPT_JSON + 1, .arg = "VALUE", .help = "after two spaces" },
+	{ NULL },
 };
 
-static int usage_calls;
-
-/* Counts instead of printing: stdout carries the TAP stream. */
-static void count_usage(FILE *out)
-{
-	usage_calls++;
-}
+static const struct cli_spec spec = {
+	.name = "test", .operands = "[OP]", .about = "About.\n", .opts = opts, .after = "After.\n",
+};
 
 static struct cli_parser parser(void)
 {
-	struct cli_parser p = { .cmd = "test", .shortopts = "f", .longopts = longopts,
-				.usage = count_usage };
+	struct cli_parser p = { .spec = &spec };
 
 	optind = 0;   /* as cli_dispatch() does before each command */
 	return p;
+}
+
+/* What f() writes on stdout, which carries the TAP stream otherwise. */
+static char *capture_stdout(int (*f)(void *), void *arg, int *rc)
+{
+	static char buf[8192];
+	FILE *tmp = tmpfile();
+	int saved = dup(STDOUT_FILENO);
+	size_t n;
+
+	fflush(stdout);
+	dup2(fileno(tmp), STDOUT_FILENO);
+	*rc = f(arg);
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	rewind(tmp);
+	n = fread(buf, 1, sizeof(buf) - 1, tmp);
+	buf[n] = '\0';
+	fclose(tmp);
+	return buf;
 }
 
 static void test_options(void)
@@ -45,29 +67,68 @@ static void test_options(void)
 	is_int(cli_next_option(&p, 8, argv), -1, "the operand ends the options");
 	is_int(p.done, -1, "and parsing goes on");
 	is_int(optind, 7, "optind at the operand");
-	is_int(cli_no_operands(p.cmd, 8, argv), OS_EXIT_USAGE, "an operand is refused");
+	is_int(cli_no_operands("test", 8, argv), OS_EXIT_USAGE, "an operand is refused");
 	optind = 8;
-	is_int(cli_no_operands(p.cmd, 8, argv), -1, "no operand: go on");
+	is_int(cli_no_operands("test", 8, argv), -1, "no operand: go on");
+}
+
+static int parse_help(void *arg)
+{
+	struct cli_parser *p = arg;
+	char *help[] = { "test", "--json", "-h", "--bogus", NULL };
+	int first = cli_next_option(p, 4, help);
+
+	return first == OPT_JSON && cli_next_option(p, 4, help) == -1 ? p->done : -99;
 }
 
 static void test_option_ends(void)
 {
-	char *help[] = { "test", "--json", "-h", "--bogus", NULL };
 	char *bogus[] = { "test", "--bogus", NULL };
 	char *novalue[] = { "test", "--name", NULL };
 	struct cli_parser p = parser();
+	const char *out;
+	int rc;
 
-	is_int(cli_next_option(&p, 4, help), OPT_JSON, "--json before -h");
-	is_int(cli_next_option(&p, 4, help), -1, "-h ends the parse");
-	is_int(p.done, OS_EXIT_OK, "-h: exit 0");
-	is_int(usage_calls, 1, "-h: usage shown once");
+	out = capture_stdout(parse_help, &p, &rc);
+	is_int(rc, OS_EXIT_OK, "--json comes back, then -h ends the parse with exit 0");
+	ok(strncmp(out, "Usage: openshell test [OPTIONS] [OP]\n", 37) == 0, "-h: the usage on stdout");
 	p = parser();
 	is_int(cli_next_option(&p, 2, bogus), -1, "an unknown option ends the parse");
 	is_int(p.done, OS_EXIT_USAGE, "unknown option: usage error");
 	p = parser();
 	is_int(cli_next_option(&p, 2, novalue), -1, "a missing value ends the parse");
 	is_int(p.done, OS_EXIT_USAGE, "missing value: usage error");
-	is_int(usage_calls, 1, "usage only for -h");
+}
+
+static int usage_of_spec(void *arg)
+{
+	cli_usage(stdout, arg);
+	return 0;
+}
+
+/* The help is made from the table: every option, wrapped at 80 columns,
+ * continuation lines under the help column. */
+static void test_usage(void)
+{
+	int rc, longest = 0;
+	const char *out = capture_stdout(usage_of_spec, (void *)&spec, &rc);
+
+	ok(strstr(out, "      --name NAME       the name\n") != NULL, "an option with a value, help at column 24");
+	ok(strstr(out, "  -f, --follow          keep going\n") != NULL, "a letter option shows both forms");
+	ok(strstr(out, "      --a-very-long-option-name VALUE  after two spaces\n") != NULL,
+	   "a label past the column: two spaces, then the help");
+	ok(strstr(out, "wrapping: it goes on and\n                        on past the") != NULL,
+	   "a long help wraps before column 80, indented to column 24");
+	ok(strstr(out, "  -h, --help            show this help\n") != NULL, "the common options follow");
+	ok(strstr(out, "\nAbout.\n") && strstr(out, "\nAfter.\n"), "the paragraphs around the options");
+	for (const char *line = out; *line;) {
+		size_t len = strcspn(line, "\n");
+
+		if ((int)len > longest)
+			longest = (int)len;
+		line += len + (line[len] == '\n');
+	}
+	ok(longest <= 80, "no line passes 80 columns (longest %d)", longest);
 }
 
 static void duration(const char *s, int want)
@@ -87,6 +148,7 @@ int main(void)
 
 	test_options();
 	test_option_ends();
+	test_usage();
 
 	duration("90", 90000);
 	duration("90s", 90000);

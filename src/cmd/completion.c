@@ -1,0 +1,198 @@
+/* cmd/completion.c - shell completion, made from the command tree.
+ *
+ * `openshell completion bash|zsh|fish` prints a small script for the
+ * shell; each script hands the words typed so far to the hidden
+ * `openshell __complete WORD...`, which walks the same tables the parser
+ * uses and prints the candidates for the last word, one a line: commands,
+ * options, an option's enumerated values, and gateway names (the ones
+ * `gateway list` shows). Nothing is printed where the shell's own file
+ * completion fits better.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/exitcode.h"
+#include "base/log.h"
+#include "base/strv.h"
+#include "base/xalloc.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "gateway/info.h"
+
+static const char bash_script[] =
+	"# bash completion for openshell: eval \"$(openshell completion bash)\"\n"
+	"_openshell() {\n"
+	"\tlocal IFS=$'\\n'\n"
+	"\tCOMPREPLY=($(openshell __complete \"${COMP_WORDS[@]:1:COMP_CWORD}\" 2>/dev/null))\n"
+	"\t# a value's prefix (\"mps:\") is not a whole word: no space after it\n"
+	"\t[[ ${#COMPREPLY[@]} = 1 && ${COMPREPLY[0]} = *: ]] && compopt -o nospace 2>/dev/null\n"
+	"}\n"
+	"complete -o default -F _openshell openshell\n";
+
+static const char zsh_script[] =
+	"#compdef openshell\n"
+	"# zsh completion for openshell: source <(openshell completion zsh), or this\n"
+	"# file as _openshell on $fpath\n"
+	"_openshell() {\n"
+	"\tlocal -a candidates\n"
+	"\tcandidates=(${(f)\"$(openshell __complete \"${(@)words[2,CURRENT]}\" 2>/dev/null)\"})\n"
+	"\tcompadd -a candidates\n"
+	"}\n"
+	"if [ \"$funcstack[1]\" = _openshell ]; then\n"
+	"\t_openshell \"$@\"\n"
+	"else\n"
+	"\tcompdef _openshell openshell\n"
+	"fi\n";
+
+static const char fish_script[] =
+	"# fish completion for openshell: openshell completion fish | source\n"
+	"complete -c openshell -f -a '(openshell __complete (commandline -opc)[2..-1] (commandline -ct))'\n";
+
+static const char *const shells[] = { "bash", "zsh", "fish", NULL };
+static const char *const scripts[] = { bash_script, zsh_script, fish_script };
+
+/* --- the candidates ------------------------------------------------------ */
+
+static void offer(const char *word, const char *prefix)
+{
+	if (strncmp(word, prefix, strlen(prefix)) == 0)
+		puts(word);
+}
+
+static void offer_opts(const struct cli_opt *opts, const char *prefix)
+{
+	for (const struct cli_opt *o = opts; o && o->name; o++) {
+		cleanup_free char *word = xasprintf("--%s", o->name);
+		offer(word, prefix);
+	}
+}
+
+static void offer_value(const struct cli_opt *o, const char *prefix)
+{
+	struct strv names = { 0 };
+	os_error err = { 0 };
+
+	if (o->value == CLI_VALUE_WORDS)
+		for (const char *const *w = o->words; *w; w++)
+			offer(*w, prefix);
+	/* A gateway's name: what `gateway list` shows, quietly; without a
+	 * Docker to ask, those the metadata knows. */
+	if (o->value == CLI_VALUE_GATEWAY) {
+		if (gateway_known_names(&names, &err) < 0) {
+			os_error_clear(&err);
+			strv_free(&names);
+			gateway_metadata_names(&names, &err);
+			gateway_names_sort_unique(&names);
+		}
+		for (size_t i = 0; i < names.n; i++)
+			offer(names.v[i], prefix);
+	}
+	os_error_clear(&err);
+	strv_free(&names);
+}
+
+/* The option a word names: "--name" or "-f" (NULL for "--name=x", whose
+ * value is in the word). */
+static const struct cli_opt *word_opt(const struct cli_spec *at, const char *word)
+{
+	if (strncmp(word, "--", 2) == 0)
+		return strchr(word, '=') ? NULL : cli_find_opt(at, word + 2);
+	for (const struct cli_opt *o = at->opts; o && o->name && word[1] && !word[2]; o++)
+		if (o->key == (unsigned char)word[1])
+			return o;
+	return NULL;
+}
+
+/* words: what follows "openshell" on the command line, the last being the
+ * word under the cursor (maybe empty). */
+static void complete(int n, char **words)
+{
+	const struct cli_spec *at = cli_root();
+	const struct cli_opt *pending = NULL;   /* an option waiting for its value */
+	const char *cur = words[n - 1];
+	int operands = 0;                       /* of the command reached */
+
+	for (int i = 0; i < n - 1; i++) {
+		const struct cli_spec *next;
+
+		if (pending) {
+			pending = NULL;   /* this word was its value */
+		} else if (strcmp(words[i], "--") == 0) {
+			return;   /* the rest is a command line of its own */
+		} else if (words[i][0] == '-') {
+			const struct cli_opt *o = word_opt(at, words[i]);
+			pending = o && o->arg ? o : NULL;
+		} else if (at->subs && (next = cli_find(at, words[i])) && next != &cli_help_spec && !next->hidden) {
+			at = next;
+		} else {
+			operands++;
+		}
+	}
+	if (pending) {
+		offer_value(pending, cur);
+	} else if (cur[0] == '-') {
+		offer_opts(at->opts, cur);
+		offer_opts(cli_common_opts, cur);
+	} else if (at->operand_words && operands == 0) {
+		for (const char *const *w = at->operand_words; *w; w++)
+			offer(*w, cur);
+	} else {
+		for (const struct cli_spec *const *s = at->subs; s && *s; s++)
+			if (!(*s)->hidden)
+				offer((*s)->name, cur);
+	}
+}
+
+static int run_complete(int argc, char **argv)
+{
+	/* No options of its own: the words may be anything the user typed. */
+	log_set_verbosity(-1);
+	if (argc > 1)
+		complete(argc - 1, argv + 1);
+	return OS_EXIT_OK;
+}
+
+const struct cli_spec complete_spec = {
+	.name = "__complete",
+	.summary = "the candidates for a command line's last word (for the completion scripts)",
+	.run = run_complete,
+	.hidden = 1,
+};
+
+/* --- the scripts ----------------------------------------------------------- */
+
+static int run_completion(int argc, char **argv)
+{
+	struct cli_parser p = { .spec = &completion_spec };
+
+	if (cli_next_option(&p, argc, argv) != -1)
+		return OS_EXIT_USAGE;   /* no options of its own */
+	if (p.done >= 0)
+		return p.done;
+	if (optind != argc - 1)
+		return log_usage_error("completion", optind >= argc ? "name a shell: bash, zsh or fish"
+							      : "too many arguments; name one shell");
+	for (int i = 0; shells[i]; i++)
+		if (strcmp(argv[optind], shells[i]) == 0) {
+			fputs(scripts[i], stdout);
+			return OS_EXIT_OK;
+		}
+	cleanup_free char *shown = printable(argv[optind], 32);
+	return log_usage_error("completion", "unknown shell '%s': give bash, zsh or fish", shown);
+}
+
+const struct cli_spec completion_spec = {
+	.name = "completion",
+	.summary = "print the shell completion script for bash, zsh or fish",
+	.operands = "bash|zsh|fish",
+	.operand_words = shells,
+	.about = "Print a script that makes SHELL complete openshell's commands, options,\n"
+		 "their values and gateway names. To load it now:\n"
+		 "  bash:  eval \"$(openshell completion bash)\"\n"
+		 "  zsh:   source <(openshell completion zsh)\n"
+		 "  fish:  openshell completion fish | source\n"
+		 "'make install' puts the scripts where each shell looks for them.\n",
+	.run = run_completion,
+};
