@@ -231,6 +231,19 @@ beta"
 	assert_output "beta"
 }
 
+@test "an interactive bash completes on TAB with the script loaded" {
+	command -v script >/dev/null || skip "no script(1) (util-linux) to give bash a terminal"
+	# Typed into a terminal: load the script, complete a command line with
+	# TABs, then put `echo ` before it (Ctrl-A) so that running it prints
+	# what readline made of it.
+	run bash -c '{ sleep 0.5; printf "%s\n" "eval \"\$(openshell completion bash)\""; sleep 0.3
+		printf "openshell gateway sto\t--na\t"; sleep 0.5; printf "\001echo \n"; sleep 0.3; printf "exit\n"; } |
+		PATH=$1:$PATH timeout 20 script -qfc "bash --norc --noprofile -i" /dev/null |
+		sed "s/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\r//g"' bash "$(dirname "$OPENSHELL_BIN")"
+	assert_success
+	assert_line "openshell gateway stop --name"
+}
+
 @test "completion refuses what is no shell" {
 	run --separate-stderr openshell completion
 	assert_failure 2
@@ -288,4 +301,20 @@ pin() { sed -n "s/^$1=//p" "$OPENSHELL_SRCDIR/deploy/versions.env"; }
 	[[ "$stderr" == "openshell: error: OPENSHELL_DOCKER="* ]]
 	run --separate-stderr openshell version extra
 	assert_failure 2
+}
+
+@test "make install puts the man page and the completions where man and the shells look" {
+	builddir=$(dirname "$OPENSHELL_BIN")
+	[ -f "$builddir/Makefile" ] || skip "openshell was not built here (no Makefile beside $OPENSHELL_BIN)"
+	dest=$BATS_TEST_TMPDIR/dest
+	make -s -C "$builddir" DESTDIR="$dest" install-man install-bashcompletionDATA \
+		install-zshcompletionDATA install-fishcompletionDATA >/dev/null
+	run find "$dest" -type f
+	assert_line --regexp '/share/man/man1/openshell\.1$'
+	assert_line --regexp '/bash-completion/completions/openshell$'
+	assert_line --regexp '/share/zsh/site-functions/_openshell$'
+	assert_line --regexp '/share/fish/vendor_completions\.d/openshell\.fish$'
+	# what is installed is what the binary prints
+	diff <(openshell completion bash) "$(find "$dest" -path '*/bash-completion/completions/openshell')"
+	diff <(man_page) "$(find "$dest" -name openshell.1)"
 }
