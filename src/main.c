@@ -2,8 +2,10 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "base/exitcode.h"
+#include "base/log.h"
 #include "base/signals.h"
 #include "base/xalloc.h"
 #include "cmd/cli.h"
@@ -21,7 +23,14 @@ static const struct cli_spec *const commands[] = {
 	NULL,
 };
 
+enum { OPT_CONTEXT = 256 };
+
 static const struct cli_opt root_opts[] = {
+	{ .name = "context", .key = OPT_CONTEXT,
+	  .arg = "NAME",
+	  .help = "use Docker context NAME for every docker call, as docker --context does: it wins over "
+		  "DOCKER_HOST and DOCKER_CONTEXT",
+	  .value = CLI_VALUE_CONTEXT },
 	{ .name = "version", .key = 'V',
 	  .help = "show the version" },
 	{ NULL },
@@ -37,10 +46,18 @@ static const struct cli_spec root = {
 
 static int root_option(int c)
 {
-	if (c != 'V')
-		return -1;
-	printf("openshell %s\n", PACKAGE_VERSION);
-	return OS_EXIT_OK;
+	if (c == 'V') {
+		printf("openshell %s\n", PACKAGE_VERSION);
+		return OS_EXIT_OK;
+	}
+	/* Every docker call inherits the environment: DOCKER_CONTEXT names the
+	 * context, and DOCKER_HOST, which docker puts before it, goes, as
+	 * docker's own --context wins over DOCKER_HOST. */
+	if (!*optarg)
+		return log_usage_error(NULL, "--context needs a context's name (see 'docker context ls')");
+	if (setenv("DOCKER_CONTEXT", optarg, 1) < 0 || unsetenv("DOCKER_HOST") < 0)
+		return log_usage_error(NULL, "cannot set DOCKER_CONTEXT");
+	return -1;
 }
 
 int main(int argc, char **argv)

@@ -4,8 +4,8 @@
  * shell; each script hands the words typed so far to the hidden
  * `openshell __complete WORD...`, which walks the same tables the parser
  * uses and prints the candidates for the last word, one a line: commands,
- * options, an option's enumerated values, and gateway names (the ones
- * `gateway list` shows). Nothing is printed where the shell's own file
+ * options, an option's enumerated values, gateway names (the ones
+ * `gateway list` shows) and Docker's contexts. Nothing is printed where the shell's own file
  * completion fits better.
  */
 #include "config.h"
@@ -15,10 +15,12 @@
 
 #include "base/exitcode.h"
 #include "base/log.h"
+#include "base/runner.h"
 #include "base/strv.h"
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "docker/client.h"
 #include "gateway/info.h"
 
 static const char bash_script[] =
@@ -69,6 +71,20 @@ static void offer_opts(const struct cli_opt *opts, const char *prefix)
 	}
 }
 
+/* Docker's contexts, as `docker context ls` names them. */
+static void offer_contexts(const char *prefix)
+{
+	static const char *const args[] = { "context", "ls", "--format", "{{.Name}}", NULL };
+	struct run_result res = { 0 };
+	os_error err = { 0 };
+
+	if (docker_run_ok(args, NULL, 0, 0, &res, &err) == 0)
+		for (char *line = strtok(res.out, "\n"); line; line = strtok(NULL, "\n"))
+			offer(line, prefix);
+	run_result_free(&res);
+	os_error_clear(&err);
+}
+
 static void offer_value(const struct cli_opt *o, const char *prefix)
 {
 	struct strv names = { 0 };
@@ -89,6 +105,8 @@ static void offer_value(const struct cli_opt *o, const char *prefix)
 		for (size_t i = 0; i < names.n; i++)
 			offer(names.v[i], prefix);
 	}
+	if (o->value == CLI_VALUE_CONTEXT)
+		offer_contexts(prefix);
 	os_error_clear(&err);
 	strv_free(&names);
 }
@@ -189,7 +207,7 @@ const struct cli_spec completion_spec = {
 	.operands = "bash|zsh|fish",
 	.operand_words = shells,
 	.about = "Print a script that makes SHELL complete openshell's commands, options,\n"
-		 "their values and gateway names. To load it now:\n"
+		 "their values, gateway names and Docker contexts. To load it now:\n"
 		 "  bash:  eval \"$(openshell completion bash)\"\n"
 		 "  zsh:   source <(openshell completion zsh)\n"
 		 "  fish:  openshell completion fish | source\n"

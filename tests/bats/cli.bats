@@ -244,6 +244,29 @@ beta"
 	assert_line "openshell gateway stop --name"
 }
 
+@test "--context NAME runs every docker call in that context, over DOCKER_HOST; completion offers the contexts" {
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	cat >"$BATS_TEST_TMPDIR/bin/docker" <<-EOS
+		#!/bin/sh
+		echo "\$* DOCKER_CONTEXT=\${DOCKER_CONTEXT-unset} DOCKER_HOST=\${DOCKER_HOST-unset}" >>"$BATS_TEST_TMPDIR/calls"
+		[ "\$1 \$2" = "context ls" ] && { printf 'default\\ngpu-box\\ngpu-lab\\n'; exit 0; }
+		echo "Error response from daemon: No such image: \$4" >&2
+		exit 1
+	EOS
+	chmod +x "$BATS_TEST_TMPDIR/bin/docker"
+	export OPENSHELL_DOCKER=$BATS_TEST_TMPDIR/bin/docker DOCKER_HOST=tcp://127.0.0.1:1
+	run --separate-stderr openshell --context gpu-box image info some:ref
+	assert_failure 5
+	run cat "$BATS_TEST_TMPDIR/calls"
+	assert_output "image inspect -- some:ref DOCKER_CONTEXT=gpu-box DOCKER_HOST=unset"
+	run --separate-stderr openshell --context "" image info some:ref
+	assert_failure 2
+	[[ "$stderr" == "openshell: error: --context needs a context's name (see 'docker context ls')"* ]]
+	PATH=$BATS_TEST_TMPDIR/bin:$PATH run bash_complete --context gpu
+	assert_output "gpu-box
+gpu-lab"
+}
+
 @test "completion refuses what is no shell" {
 	run --separate-stderr openshell completion
 	assert_failure 2
