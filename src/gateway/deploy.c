@@ -250,10 +250,12 @@ void deploy_run_argv(const struct deploy_opts *o, struct strv *argv)
 	strv_push(argv, o->image);
 	strv_push(argv, "server");
 	strv_push(argv, "--disable=traefik");
-	/* The API certificate must name the address clients will use. */
+	/* The API certificate must name the address clients will use: the
+	 * kubeconfig's server is the bind address, loopback ones other than
+	 * 127.0.0.1 (127.0.0.2, ::1) included. */
 	strv_push(argv, "--tls-san=127.0.0.1");
 	strv_push(argv, "--tls-san=localhost");
-	if (!bind_is_loopback(o->bind) && !bind_is_wildcard(o->bind))
+	if (!bind_is_wildcard(o->bind) && strcmp(o->bind, "127.0.0.1") != 0)
 		strv_pushf(argv, "--tls-san=%s", o->bind);
 	for (int i = 0; i < o->n_tls_san; i++)
 		strv_pushf(argv, "--tls-san=%s", o->tls_san[i]);

@@ -414,6 +414,20 @@ setup() {
 	openshell -q gateway destroy --name ts --yes
 }
 
+@test "--bind 127.0.0.2: the kubeconfig names it, and so does the API's certificate, which the real kubectl checks" {
+	sim_only "publishes on the test machine's loopback"
+	kubectl=$("$OPENSHELL_SRCDIR/scripts/real-kubectl")
+	port=$(free_port)
+	run --separate-stderr openshell gateway start --name lb --image "$IMAGE" --port "$port" --bind 127.0.0.2
+	assert_success
+	kc=$XDG_CONFIG_HOME/openshell/gateways/lb/kubeconfig
+	grep -q "server: https://127.0.0.2:$port" "$kc"
+	run --separate-stderr "$kubectl" --kubeconfig "$kc" --request-timeout=20s get nodes -o name
+	assert_success
+	assert_output node/openshell-lb
+	openshell -q gateway destroy --name lb --yes
+}
+
 @test "--update-kubeconfig merges into ~/.kube/config, keeping a backup" {
 	home=$BATS_TEST_TMPDIR/home
 	mkdir -p "$home/.kube"
