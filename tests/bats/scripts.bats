@@ -18,6 +18,7 @@ setup() {
 	fake apt-get "echo \"\$*\" >>'$APT_LOG'"
 	# dpkg-query -W: every package installed but those in $NOT_INSTALLED;
 	# -S FILE: the package of a file, $DOCKERD_OWNER for any.
+	# shellcheck disable=SC2016 # expanded by the fake
 	fake dpkg-query '
 		case $1 in
 		-S) [ -n "${DOCKERD_OWNER:-}" ] || { echo "dpkg-query: no path found matching pattern $2" >&2; exit 1; }
@@ -35,6 +36,7 @@ fake() {
 
 # install_packages [ARG] with only $BIN on PATH.
 install_packages() {
+	# shellcheck disable=SC2016 # expanded by that bash
 	run --separate-stderr env PATH="$BIN" NOT_INSTALLED="${NOT_INSTALLED:-}" DOCKERD_OWNER="${DOCKERD_OWNER:-}" \
 		"$BASH" -c '. "$1"; shift; install_packages "$@"' _ "$OPENSHELL_SRCDIR/scripts/lib/build.sh" "$@"
 }
