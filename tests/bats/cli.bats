@@ -282,6 +282,14 @@ gpu-lab"
 	bash -n <(openshell completion bash)
 }
 
+@test "the man page's example GPU pod is the README's sample, which kubectl-real.bats runs" {
+	man=$(sed -n '/apply \\-f \\- <<EOF$/,/^EOF$/ { /<<EOF$/d; /^EOF$/d; s/\\-/-/g; p; }' "$OPENSHELL_SRCDIR/doc/openshell.1.in")
+	readme=$(awk '/<!-- sample-gpu-pod -->/ { m = 1; next } m && /^```yaml$/ { on = 1; next }
+		on && /^```$/ { exit } on' "$OPENSHELL_SRCDIR/README.md")
+	[ -n "$readme" ]
+	assert_equal "$man" "$readme"
+}
+
 # A docker that answers `image inspect` as Docker does: the image, or "No such image".
 fake_image_docker() {
 	mkdir -p "$BATS_TEST_TMPDIR/bin"

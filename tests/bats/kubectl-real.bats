@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # The kubeconfig openshell writes, used as its users use it: the real
 # kubectl 1.35 (scripts/real-kubectl) on the host, through the published
-# port, with the client's own TLS checks. Inside the gateway the same real
-# kubectl answers openshell, as k3s's does.
+# port, with the client's own TLS checks; the README's sample GPU pod as
+# written there. Inside the gateway the same real kubectl answers openshell,
+# as k3s's does.
 
 bats_require_minimum_version 1.5.0
 
@@ -75,36 +76,66 @@ kc() {
 	assert_output --partial "not not-in-the-certificate.example"
 }
 
-@test "a GPU pod applied from the host runs, is waited for, and logs its one GPU" {
+# The README's sample GPU pod, exactly as written there: the yaml block after
+# its <!-- sample-gpu-pod --> marker.
+readme_sample_pod() {
+	awk '/<!-- sample-gpu-pod -->/ { marked = 1; next }
+	     marked && /^```yaml$/ { on = 1; next }
+	     on && /^```$/ { exit }
+	     on' "$OPENSHELL_SRCDIR/README.md"
+}
+
+@test "the README's sample GPU pod, applied from the host as written, runs under the nvidia runtime and logs its one GPU" {
 	pin() { sed -n "s/^$1=//p" "$OPENSHELL_SRCDIR/deploy/versions.env"; }
-	kc apply -f - <<-EOF
-		apiVersion: v1
-		kind: Pod
-		metadata:
-		  name: host-gpu
-		  namespace: default
-		spec:
-		  restartPolicy: Never
-		  runtimeClassName: nvidia
-		  containers:
-		  - name: smi
-		    image: $(pin SMOKE_IMAGE)
-		    command: ["nvidia-smi", "-L"]
-		    resources:
-		      limits:
-		        nvidia.com/gpu: 1
-	EOF
-	run kc wait --for=jsonpath='{.status.phase}'=Succeeded pod/host-gpu --timeout=60s
+	pod=$BATS_TEST_TMPDIR/gpu-pod.yaml
+	readme_sample_pod >"$pod"
+	run kc apply --dry-run=client -o json -f "$pod"
 	assert_success
-	assert_output "pod/host-gpu condition met"
-	run kc logs host-gpu
+	sample=$output
+	assert_equal "$(jq -r .kind <<<"$sample")" Pod
+	assert_equal "$(jq -r .spec.runtimeClassName <<<"$sample")" nvidia
+	assert_equal "$(jq -r '.spec.containers[0].resources.limits["nvidia.com/gpu"]' <<<"$sample")" 1
+	# The image the cluster image bundles, so that the sample runs offline
+	# (and here, where nothing can be pulled, at all).
+	assert_equal "$(jq -r '.spec.containers[0].image' <<<"$sample")" "$(pin SMOKE_IMAGE)"
+	name=$(jq -r .metadata.name <<<"$sample")
+	run kc apply -f "$pod"
+	assert_success
+	assert_output "pod/$name created"
+	run kc wait --for=jsonpath='{.status.phase}'=Succeeded "pod/$name" --timeout=60s
+	assert_success
+	assert_output "pod/$name condition met"
+	run kc logs "$name"
 	assert_success
 	assert_equal "${#lines[@]}" 1
-	uuid=$(sed -n 's/.*(UUID: \(GPU-[^)]*\))$/\1/p' <<<"$output")
+	uuid=$(sed -n 's/^GPU 0: .* (UUID: \(GPU-[^)]*\))$/\1/p' <<<"$output")
 	run grep -cxF "$uuid" <(sim_gpu_uuids)
 	assert_output 1
-	run kc delete pod host-gpu
-	assert_output 'pod "host-gpu" deleted from default namespace'
+	# What the README reads it with says the same.
+	logged=$(kc logs "$name")
+	run openshell gateway kubectl --name kr -- logs "$name"
+	assert_success
+	assert_output "$logged"
+	run kc delete pod "$name"
+	assert_output "pod \"$name\" deleted from default namespace"
+}
+
+@test "the README's sample without runtimeClassName: nvidia gets no GPU: runc gives it no nvidia-smi" {
+	readme_sample_pod | sed '/^  runtimeClassName: nvidia$/d; s/^  name: .*/  name: no-runtime-class/' \
+		>"$BATS_TEST_TMPDIR/pod.yaml"
+	run grep -c runtimeClassName "$BATS_TEST_TMPDIR/pod.yaml"
+	assert_output 0
+	# Applied as the README applies it: through openshell, from stdin.
+	run openshell gateway kubectl --name kr -- apply -f - <"$BATS_TEST_TMPDIR/pod.yaml"
+	assert_success
+	assert_output "pod/no-runtime-class created"
+	run kc wait --for=jsonpath='{.status.phase}'=Failed pod/no-runtime-class --timeout=60s
+	assert_success
+	run kc get pod no-runtime-class -o jsonpath='{.status.containerStatuses[0].state.terminated.reason}'
+	assert_output StartError
+	run kc get pod no-runtime-class -o jsonpath='{.status.containerStatuses[0].state.terminated.message}'
+	assert_output --partial 'exec: "nvidia-smi": executable file not found in $PATH'
+	kc delete pod no-runtime-class
 }
 
 @test "openshell applied a JSON List: a Pod limited to one GPU, and one with no GPU asking for all, under the nvidia runtime" {
