@@ -177,11 +177,14 @@ void deploy_host_addresses(const char *bind, struct strv *out)
 char *deploy_api_address(const struct deploy_opts *o)
 {
 	/* A wildcard bind is reached by the name promised to remote clients,
-	 * or locally through loopback. */
-	const char *host = bind_is_wildcard(o->bind) && o->n_tls_san > 0 ? o->tls_san[0]
-			 : strcmp(o->bind, "0.0.0.0") == 0                 ? "127.0.0.1"
-			 : strcmp(o->bind, "::") == 0                      ? "::1"
-									   : o->bind;
+	 * else at the Docker daemon's host when it is another machine, else
+	 * locally through loopback. */
+	int wild = bind_is_wildcard(o->bind);
+	const char *host = wild && o->n_tls_san > 0 ? o->tls_san[0]
+			 : wild && o->daemon_host          ? o->daemon_host
+			 : strcmp(o->bind, "0.0.0.0") == 0 ? "127.0.0.1"
+			 : strcmp(o->bind, "::") == 0      ? "::1"
+							   : o->bind;
 
 	return is_ipv6(host) ? xasprintf("[%s]:%d", host, o->port)
 			     : xasprintf("%s:%d", host, o->port);

@@ -44,6 +44,9 @@ struct deploy_opts {
 	const char *tls_san[DEPLOY_MAX_TLS_SANS]; /* --tls-san: more names for the API certificate */
 	int n_tls_san;
 	const struct strv *host_sans; /* a wildcard --bind: this host's addresses, or NULL */
+	const char *daemon_host;   /* the Docker daemon's host when it is not this machine
+	                            * (ssh:// or tcp://), or NULL */
+	const char *docker_context, *docker_endpoint;   /* where the gateway lives (metadata) */
 	int no_build;         /* refuse to build the default image when absent */
 	int recreate;         /* remove an existing gateway first */
 	int timeout_ms;       /* overall deadline of the start */

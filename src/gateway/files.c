@@ -45,6 +45,7 @@ static int write_metadata(const struct deploy_opts *o, const char *container, co
 		.bind = (char *)o->bind, .port = o->port, .gpu = o->gpu,
 		.server = r->server, .kubeconfig = r->kubeconfig, .created = created,
 		.user_kubeconfig = merged_into,
+		.docker_context = (char *)o->docker_context, .docker_endpoint = (char *)o->docker_endpoint,
 	};
 
 	json = metadata_to_json(&md);

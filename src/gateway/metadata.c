@@ -38,6 +38,8 @@ char *metadata_to_json(const struct gw_metadata *md)
 	cJSON_AddStringToObject(o, "kubeconfig", md->kubeconfig);
 	cJSON_AddStringToObject(o, "created", md->created);
 	json_add_string_or_null(o, "user_kubeconfig", md->user_kubeconfig);
+	json_add_string_or_null(o, "docker_context", md->docker_context);
+	json_add_string_or_null(o, "docker_endpoint", md->docker_endpoint);
 	s = cJSON_Print(o);
 	cJSON_Delete(o);
 	return s;
@@ -88,6 +90,10 @@ int metadata_parse(const char *json, size_t len, struct gw_metadata *md, os_erro
 	/* Optional: absent before --update-kubeconfig was used, or in older files. */
 	if (json_str(o, "user_kubeconfig"))
 		md->user_kubeconfig = xstrdup(json_str(o, "user_kubeconfig"));
+	if (json_str(o, "docker_context"))
+		md->docker_context = xstrdup(json_str(o, "docker_context"));
+	if (json_str(o, "docker_endpoint"))
+		md->docker_endpoint = xstrdup(json_str(o, "docker_endpoint"));
 	rc = 0;
 out:
 	cJSON_Delete(o);
@@ -106,5 +112,7 @@ void metadata_free(struct gw_metadata *md)
 	free(md->kubeconfig);
 	free(md->created);
 	free(md->user_kubeconfig);
+	free(md->docker_context);
+	free(md->docker_endpoint);
 	memset(md, 0, sizeof(*md));
 }

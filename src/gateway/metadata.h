@@ -24,6 +24,8 @@ struct gw_metadata {
 	char *kubeconfig;   /* absolute path */
 	char *created;      /* RFC 3339, UTC */
 	char *user_kubeconfig; /* the user's kubeconfig it was merged into, or NULL */
+	char *docker_context;  /* the Docker context it was made in, or NULL (older files) */
+	char *docker_endpoint; /* that context's daemon: unix://…, ssh://…, tcp://… */
 };
 
 char *metadata_to_json(const struct gw_metadata *md);

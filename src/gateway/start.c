@@ -17,12 +17,14 @@
 #include "base/strv.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
+#include "docker/daemon.h"
 #include "docker/container.h"
 #include "gateway/files.h"
 #include "gateway/gpu_mode.h"
 #include "gateway/gpus.h"
 #include "gateway/image.h"
 #include "gateway/sharing.h"
+#include "gateway/reach.h"
 #include "gateway/start.h"
 #include "gateway/start_failure.h"
 #include "gateway/start_gpus.h"
@@ -46,17 +48,10 @@ struct start {
 	struct strv host_sans;     /* this host's addresses, for a wildcard bind */
 	int image_ready;           /* ensure_image() succeeded */
 	struct daemon_gpus dg;     /* the daemon's GPU paths, with --gpu */
+	struct docker_daemon daemon;   /* which daemon docker talks to, and where */
 };
 
 /* --- a: preflight ------------------------------------------------------ */
-
-static int daemon_is_local(void)
-{
-	const char *host = getenv("DOCKER_HOST");
-	const char *ctx = getenv("DOCKER_CONTEXT");
-
-	return (!host || !*host || strncmp(host, "unix://", 7) == 0) && (!ctx || !*ctx || !strcmp(ctx, "default"));
-}
 
 static int preflight(struct start *st, os_error *err)
 {
@@ -64,8 +59,10 @@ static int preflight(struct start *st, os_error *err)
 	const char *version;
 
 	log_step("checking Docker");
-	if (docker_info(&info, err) < 0)
+	if (docker_daemon_resolve(&st->daemon, err) < 0 || docker_info(&info, err) < 0)
 		return -1;
+	st->o.docker_context = st->daemon.context;
+	st->o.docker_endpoint = st->daemon.endpoint;
 	version = json_str(info, "ServerVersion");
 	log_verbose("docker daemon %s", version);
 	/* Docker 25 probes at --health-start-interval during the start
@@ -76,12 +73,7 @@ static int preflight(struct start *st, os_error *err)
 		daemon_gpus_from_info(info, &st->dg);
 	cJSON_Delete(info);
 	log_step_done(1);
-	/* Remote clients reach a wildcard bind at this host's addresses: the
-	 * API's certificate must name them (not knowable for a remote daemon). */
-	if (bind_is_wildcard(st->o.bind) && daemon_is_local()) {
-		deploy_host_addresses(st->o.bind, &st->host_sans);
-		st->o.host_sans = &st->host_sans;
-	}
+	reach_sans(&st->o, &st->daemon, &st->host_sans);
 	return 0;
 }
 
@@ -407,7 +399,7 @@ static int save_files(struct start *st, os_error *err)
  * then its container. */
 static int create_new(struct start *st, os_error *err)
 {
-	if (gpu_mode_choose(&st->o, &st->dg, daemon_is_local(), err) < 0)
+	if (reach_check(&st->o, &st->daemon, err) < 0 || gpu_mode_choose(&st->o, &st->dg, st->daemon.local, err) < 0)
 		return -1;
 	if (!st->image_ready && ensure_image(st, err) < 0)
 		return -1;
@@ -484,6 +476,7 @@ out:
 	strv_free(&st.host_sans);
 	strv_free(&st.o.gpu_uuids);
 	daemon_gpus_free(&st.dg);
+	docker_daemon_free(&st.daemon);
 	return rc;
 }
 

@@ -1,0 +1,33 @@
+/* docker/daemon.h - which Docker daemon the docker CLI talks to, resolved as it resolves it.
+ *
+ * The docker CLI picks its daemon (cli/command/cli.go resolveContextName
+ * in docker/cli): DOCKER_HOST makes it the "default" context with that
+ * host; else DOCKER_CONTEXT, else the config's currentContext
+ * ($DOCKER_CONFIG/config.json, default ~/.docker), else "default", whose
+ * host is the local socket. Only a named context needs a docker call
+ * (`docker context inspect`) for its endpoint; the rest is read here.
+ * openshell's --context sets DOCKER_CONTEXT and drops DOCKER_HOST, so it
+ * resolves as docker's own --context does.
+ */
+#ifndef OPENSHELL_DOCKER_DAEMON_H
+#define OPENSHELL_DOCKER_DAEMON_H
+
+#include "base/error.h"
+
+struct docker_daemon {
+	char *context;    /* the context's name: "default" unless one is named */
+	char *endpoint;   /* unix:///var/run/docker.sock, ssh://user@host:22, tcp://host:2376 */
+	char *host;       /* the host of an ssh:// or tcp:// endpoint; NULL for a local socket */
+	int local;        /* a unix://, fd:// or npipe:// endpoint: this machine's daemon */
+};
+
+#define DOCKER_DEFAULT_ENDPOINT "unix:///var/run/docker.sock"
+
+int docker_daemon_resolve(struct docker_daemon *d, os_error *err);
+
+/* Fill d's host and local from d->endpoint; a malformed endpoint fails. */
+int docker_daemon_parse_endpoint(struct docker_daemon *d, os_error *err);
+
+void docker_daemon_free(struct docker_daemon *d);
+
+#endif
