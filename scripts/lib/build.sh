@@ -9,7 +9,8 @@
 # The toolchain, the libraries, bats, and the test bed (busybox-static for
 # images, jq for the runtime shim and the suites, zstd for the airgap
 # tarball, python3 with PyYAML and openssl that the k3s stand-in runs on,
-# nsenter from util-linux, ss from iproute2; npm, when none is on PATH, and
+# nsenter from util-linux, ss from iproute2, OpenSSH for the remote lane
+# (tests/testbed/sim-sshd); npm, when none is on PATH, and
 # unzip fetch the real kubectl). The test bed's Docker engine is apart
 # (engine_commands). `install_packages build` installs only what the build
 # and the suites need on a real GPU host, which has its own Docker.
@@ -21,7 +22,7 @@ build_packages=(
 packages=(
 	"${build_packages[@]}"
 	busybox-static zstd util-linux coreutils
-	shellcheck valgrind unzip python3 python3-yaml openssl gnuplot-nox
+	shellcheck valgrind unzip python3 python3-yaml openssl gnuplot-nox openssh-server openssh-client
 )
 
 # What tests/testbed/sim-host runs: a real dockerd, with containerd and runc,

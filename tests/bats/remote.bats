@@ -1,0 +1,119 @@
+#!/usr/bin/env bats
+# A GPU host elsewhere: the sim host's dockerd reached as a remote daemon
+# is, through a real OpenSSH server (tests/testbed/sim-sshd) on a loopback
+# address of this machine, by DOCKER_HOST=ssh://root@gpu-box:PORT or a
+# docker context of that endpoint. "gpu-box" is the client's ssh alias for
+# 127.0.0.2, so openshell sees a daemon on another machine, as a laptop
+# driving a GPU server does; every address used is loopback.
+
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	load helpers/gateway
+	sim_only "a remote daemon made of the sim host and a loopback sshd"
+	KUBECTL=$("$OPENSHELL_SRCDIR/scripts/real-kubectl") || return 1
+	export KUBECTL
+	gateway_suite_start --gpus 2
+	export SIM_DOCKER_HOST=$DOCKER_HOST
+	SSH_PORT=$(free_port)
+	eval "$("$OPENSHELL_SRCDIR/tests/testbed/sim-sshd" start "$SIM_HOST_DIR" 127.0.0.2 "$SSH_PORT" gpu-box)" ||
+		return 1
+	export PATH DOCKER_HOST SSH_PORT
+	# The suite's own docker configuration, for its contexts.
+	export DOCKER_CONFIG=$BATS_FILE_TMPDIR/docker-config
+	mkdir -p "$DOCKER_CONFIG"
+	openshell -q gateway start --gpu --name rs --image "$IMAGE" --port "$(free_port)" --bind 0.0.0.0 \
+		--tls-san 127.0.0.2 >/dev/null
+}
+
+teardown_file() {
+	load helpers/gateway
+	[[ -n ${SIM_HOST_DIR:-} ]] && "$OPENSHELL_SRCDIR/tests/testbed/sim-sshd" stop "$SIM_HOST_DIR"
+	DOCKER_HOST=${SIM_DOCKER_HOST:-$DOCKER_HOST} gateway_suite_stop
+}
+
+setup() {
+	load helpers/gateway
+}
+
+@test "the daemon is the sim host's, reached through sshd" {
+	run docker info --format '{{.ID}}'
+	assert_success
+	assert_output "$(DOCKER_HOST=$SIM_DOCKER_HOST docker info --format '{{.ID}}')"
+	grep -q "Accepted publickey for root" "$SIM_HOST_DIR/ssh/sshd.log"
+}
+
+@test "a daemon on another machine: its loopback, the default --bind, is refused naming --bind; nothing is made" {
+	run --separate-stderr openshell gateway start --gpu --name r0 --image "$IMAGE"
+	assert_failure 2
+	[[ "$stderr" == *"openshell: error: the Docker daemon is on gpu-box (ssh://root@gpu-box:$SSH_PORT), whose loopback, where the API is published by default, this machine cannot reach: give --bind"* ]]
+	assert_no_gateway_resources r0
+	[ ! -e "$XDG_CONFIG_HOME/openshell/gateways/r0" ]
+}
+
+@test "started through ssh: GPUs allocatable, the kubeconfig reaches the API from the client, the metadata names the daemon" {
+	md=$XDG_CONFIG_HOME/openshell/gateways/rs/metadata.json
+	run jq -r '[.docker_context, .docker_endpoint] | join(" ")' "$md"
+	assert_output "default ssh://root@gpu-box:$SSH_PORT"
+	kc=$XDG_CONFIG_HOME/openshell/gateways/rs/kubeconfig
+	run "$KUBECTL" --kubeconfig "$kc" config view --minify -o jsonpath='{.clusters[0].cluster.server}'
+	assert_output --regexp '^https://127\.0\.0\.2:[0-9]+$'
+	run --separate-stderr "$KUBECTL" --kubeconfig "$kc" --request-timeout=20s get node openshell-rs \
+		-o jsonpath='{.status.allocatable.nvidia\.com/gpu}'
+	assert_success
+	assert_output 2
+	# the daemon's host is in the API's certificate too (the kubeconfig's
+	# server when no --tls-san is given)
+	run docker inspect openshell-cluster-rs --format '{{json .Args}}'
+	assert_output --partial '"--tls-san=127.0.0.2","--tls-san=gpu-box"'
+}
+
+@test "verify runs its checks and pods through ssh" {
+	run --separate-stderr openshell gateway verify --name rs
+	assert_success
+	assert_line '6 passed, 0 failed'
+}
+
+@test "a context of the ssh endpoint, chosen by --context or 'docker context use', is the same remote daemon" {
+	docker context create gpubox --docker "host=$DOCKER_HOST" >/dev/null
+	unset DOCKER_HOST
+	# --context: a loopback bind asked for is kept, with the tunnel to use
+	run --separate-stderr openshell --context gpubox gateway start --name rc --image "$IMAGE" \
+		--port "$(free_port)" --bind 127.0.0.2
+	assert_success
+	[[ "$stderr" == *"warning: the API is published on the loopback of gpu-box, the Docker daemon's host: reach it through a tunnel (ssh -L PORT:127.0.0.2:PORT gpu-box"* ]]
+	run jq -r '[.docker_context, .docker_endpoint] | join(" ")' "$XDG_CONFIG_HOME/openshell/gateways/rc/metadata.json"
+	assert_output "gpubox ssh://root@gpu-box:$SSH_PORT"
+	run --separate-stderr "$KUBECTL" --kubeconfig "$XDG_CONFIG_HOME/openshell/gateways/rc/kubeconfig" \
+		--request-timeout=20s get nodes -o name
+	assert_output node/openshell-rc
+	# the current context, as `docker context use` sets it: no variable
+	# says the daemon is elsewhere, and the default bind is still refused
+	docker context use gpubox >/dev/null
+	run --separate-stderr openshell gateway start --name rd --image "$IMAGE"
+	assert_failure 2
+	[[ "$stderr" == *"the Docker daemon is on gpu-box (ssh://root@gpu-box:$SSH_PORT)"* ]]
+	run --separate-stderr openshell gateway status --name rc
+	assert_success
+	run --separate-stderr openshell gateway destroy --name rc --yes
+	assert_success
+	assert_no_gateway_resources rc
+	docker context use default >/dev/null
+}
+
+@test "stop, start and destroy through ssh" {
+	run --separate-stderr openshell gateway stop --name rs
+	assert_success
+	run docker inspect openshell-cluster-rs --format '{{.State.Running}}'
+	assert_output false
+	run --separate-stderr openshell gateway start --gpu --name rs --image "$IMAGE"
+	assert_success
+	run --separate-stderr openshell gateway status --name rs --json
+	assert_success
+	run jq -r '.state' <<<"$output"
+	assert_output running
+	run --separate-stderr openshell gateway destroy --name rs --yes
+	assert_success
+	assert_no_gateway_resources rs
+	[ ! -e "$XDG_CONFIG_HOME/openshell/gateways/rs" ]
+}
