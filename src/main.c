@@ -2,7 +2,6 @@
 #include "config.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "base/exitcode.h"
 #include "base/log.h"
@@ -10,6 +9,7 @@
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "docker/daemon.h"
 
 static const struct cli_spec *const commands[] = {
 	&gateway_spec,
@@ -50,14 +50,13 @@ static int root_option(int c)
 		printf("openshell %s\n", PACKAGE_VERSION);
 		return OS_EXIT_OK;
 	}
-	/* Every docker call inherits the environment: DOCKER_CONTEXT names the
-	 * context, and DOCKER_HOST, which docker puts before it, goes, as
-	 * docker's own --context wins over DOCKER_HOST. */
-	if (!*optarg)
-		return log_usage_error(NULL, "--context needs a context's name (see 'docker context ls')");
-	if (setenv("DOCKER_CONTEXT", optarg, 1) < 0 || unsetenv("DOCKER_HOST") < 0)
-		return log_usage_error(NULL, "cannot set DOCKER_CONTEXT");
-	return -1;
+	os_error err = { 0 };
+	int rc = -1;
+
+	if (docker_daemon_choose(optarg, &err) < 0)
+		rc = log_usage_error(NULL, "%s", err.msg);
+	os_error_clear(&err);
+	return rc;
 }
 
 int main(int argc, char **argv)

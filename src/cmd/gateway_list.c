@@ -18,6 +18,7 @@
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "docker/daemon.h"
 #include "gateway/info.h"
 #include "gateway/lookup.h"
 
@@ -34,6 +35,8 @@ static void lookup_rows(const struct strv *names, struct row *rows)
 	for (size_t i = 0; i < names->n; i++) {
 		os_error err = { 0 };
 
+		/* each where it lives, none led astray by the one before */
+		docker_daemon_unfollow();
 		rows[i].found = gateway_lookup(names->v[i], &rows[i].gw, &err) == 0;
 		if (!rows[i].found && err.code != OS_EXIT_NOTFOUND)
 			log_warn("gateway '%s': %s", names->v[i], err.msg);

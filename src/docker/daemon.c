@@ -123,6 +123,77 @@ fail:
 	return -1;
 }
 
+/* --context's name, and the environment before any gateway was followed. */
+static char *chosen;
+static struct {
+	int saved;
+	char *host, *context;
+} before;
+
+static void restore(const char *name, const char *value)
+{
+	if (value)
+		setenv(name, value, 1);
+	else
+		unsetenv(name);
+}
+
+static void remember(void)
+{
+	const char *h = getenv("DOCKER_HOST"), *c = getenv("DOCKER_CONTEXT");
+
+	if (before.saved)
+		return;
+	before.saved = 1;
+	before.host = h ? xstrdup(h) : NULL;
+	before.context = c ? xstrdup(c) : NULL;
+}
+
+int docker_daemon_choose(const char *context, os_error *err)
+{
+	if (!*context)
+		return os_error_set(err, OS_EXIT_USAGE, "--context needs a context's name (see 'docker context ls')");
+	free(chosen);
+	chosen = xstrdup(context);
+	setenv("DOCKER_CONTEXT", context, 1);
+	unsetenv("DOCKER_HOST");
+	return 0;
+}
+
+int docker_daemon_follow(const char *gateway, const char *context, const char *endpoint, os_error *err)
+{
+	if (!context || !endpoint)
+		return 0;
+	if (chosen) {
+		/* "default" with another endpoint was DOCKER_HOST's, not the local one. */
+		if (strcmp(chosen, context) == 0 &&
+		    (strcmp(context, "default") != 0 || strcmp(endpoint, DOCKER_DEFAULT_ENDPOINT) == 0))
+			return 0;
+		return os_error_set(err, OS_EXIT_CONFLICT,
+				    "gateway '%s' was made in Docker context '%s' (%s), not '%s'; drop --context to reach it there",
+				    gateway, context, endpoint, chosen);
+	}
+	remember();
+	/* A named context carries its own TLS material: name it. "default"
+	 * was DOCKER_HOST's endpoint, or the local socket. */
+	if (strcmp(context, "default") != 0) {
+		setenv("DOCKER_CONTEXT", context, 1);
+		unsetenv("DOCKER_HOST");
+	} else {
+		setenv("DOCKER_HOST", endpoint, 1);
+		unsetenv("DOCKER_CONTEXT");
+	}
+	return 0;
+}
+
+void docker_daemon_unfollow(void)
+{
+	if (!before.saved)
+		return;
+	restore("DOCKER_HOST", before.host);
+	restore("DOCKER_CONTEXT", before.context);
+}
+
 void docker_daemon_free(struct docker_daemon *d)
 {
 	free(d->context);

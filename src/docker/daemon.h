@@ -30,4 +30,19 @@ int docker_daemon_parse_endpoint(struct docker_daemon *d, os_error *err);
 
 void docker_daemon_free(struct docker_daemon *d);
 
+/* --context NAME: every docker call in that context (DOCKER_CONTEXT set,
+ * DOCKER_HOST dropped, as docker's own --context wins over it), and the
+ * user's explicit choice for docker_daemon_follow(). */
+int docker_daemon_choose(const char *context, os_error *err);
+
+/* A gateway lives on the daemon it was made on (its metadata's context
+ * and endpoint): point docker there, whatever the environment says now,
+ * unless --context chose another, which is a conflict naming both. No
+ * context (metadata older than the record): nothing changes. */
+int docker_daemon_follow(const char *gateway, const char *context, const char *endpoint, os_error *err);
+
+/* Undo docker_daemon_follow(): the environment openshell started with
+ * (after --context). For a command that looks at several gateways. */
+void docker_daemon_unfollow(void);
+
 #endif

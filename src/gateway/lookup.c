@@ -2,6 +2,7 @@
  * lock taken to change one. */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/clock.h"
@@ -10,6 +11,7 @@
 #include "base/log.h"
 #include "base/names.h"
 #include "base/xalloc.h"
+#include "docker/daemon.h"
 #include "gateway/gpus.h"
 #include "gateway/lookup.h"
 
@@ -34,6 +36,22 @@ static void load_metadata(struct gateway *gw)
 	os_error_clear(&err);
 }
 
+int gateway_follow_daemon(const char *name, os_error *err)
+{
+	struct gateway gw = { .name = (char *)name };
+	int rc = 0;
+
+	if (gateway_state_dir(name, &gw.state_dir, err) < 0)
+		return -1;
+	load_metadata(&gw);
+	if (gw.has_metadata)
+		rc = docker_daemon_follow(name, gw.md.docker_context, gw.md.docker_endpoint, err);
+	free(gw.state_dir);
+	free(gw.metadata_error);
+	metadata_free(&gw.md);
+	return rc;
+}
+
 int gateway_lookup(const char *name, struct gateway *gw, os_error *err)
 {
 	memset(gw, 0, sizeof(*gw));
@@ -41,7 +59,12 @@ int gateway_lookup(const char *name, struct gateway *gw, os_error *err)
 		return -1;
 	gw->name = xstrdup(name);
 	gw->container = gateway_resource_name(name);
-	if (gateway_state_dir(name, &gw->state_dir, err) < 0 ||
+	if (gateway_state_dir(name, &gw->state_dir, err) < 0)
+		goto fail;
+	/* The daemon it was made on, before anything asks Docker. */
+	load_metadata(gw);
+	if ((gw->has_metadata &&
+	     docker_daemon_follow(name, gw->md.docker_context, gw->md.docker_endpoint, err) < 0) ||
 	    container_inspect(gw->container, &gw->c, err) < 0)
 		goto fail;
 	if (container_owner(&gw->c, name) == OWNER_FOREIGN) {
@@ -50,7 +73,6 @@ int gateway_lookup(const char *name, struct gateway *gw, os_error *err)
 		goto fail;
 	}
 	gw->mig = mig_strategy_of_env(gw->c.mig_strategy);
-	load_metadata(gw);
 	if (!gw->c.exists && !gw->has_metadata && !gw->metadata_error) {
 		os_error_set(err, OS_EXIT_NOTFOUND, "no gateway named '%s' (see 'openshell gateway list')", name);
 		goto fail;

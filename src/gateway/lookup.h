@@ -4,7 +4,9 @@
  * Every command after `start` begins here. A gateway exists when its
  * container (openshell-cluster-NAME) or its metadata.json does. A
  * container that is not labelled as openshell's is never managed; a
- * metadata.json that cannot be read is reported, not trusted.
+ * metadata.json that cannot be read is reported, not trusted. A gateway
+ * whose metadata records the Docker daemon it was made on is looked for
+ * there, and every docker call after goes there (docker/daemon.h).
  */
 #ifndef OPENSHELL_GATEWAY_LOOKUP_H
 #define OPENSHELL_GATEWAY_LOOKUP_H
@@ -30,6 +32,10 @@ struct gateway {
  * that name is not openshell's. */
 int gateway_lookup(const char *name, struct gateway *gw, os_error *err);
 void gateway_free(struct gateway *gw);
+
+/* Point docker at the daemon gateway NAME was made on, as its metadata
+ * records it (docker_daemon_follow()); none recorded: nothing changes. */
+int gateway_follow_daemon(const char *name, os_error *err);
 
 /* gateway_lookup() for a command's top level: returns 0, or reports the
  * error on stderr and returns the exit status to end with. */

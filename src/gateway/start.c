@@ -23,8 +23,9 @@
 #include "gateway/gpu_mode.h"
 #include "gateway/gpus.h"
 #include "gateway/image.h"
-#include "gateway/sharing.h"
+#include "gateway/lookup.h"
 #include "gateway/reach.h"
+#include "gateway/sharing.h"
 #include "gateway/start.h"
 #include "gateway/start_failure.h"
 #include "gateway/start_gpus.h"
@@ -449,7 +450,7 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 
 	/* One command at a time per gateway: a second start waits here, then
 	 * finds the gateway the first one made. */
-	if ((lock = gateway_lock(o->name, st.w.deadline, err)) < 0)
+	if ((lock = gateway_lock(o->name, st.w.deadline, err)) < 0 || gateway_follow_daemon(o->name, err) < 0)
 		goto out;
 	if (preflight(&st, err) < 0)
 		goto out;

@@ -101,18 +101,30 @@ setup() {
 	docker context use default >/dev/null
 }
 
-@test "stop, start and destroy through ssh" {
-	run --separate-stderr openshell gateway stop --name rs
+@test "stop, start and destroy find the daemon the gateway was made on, whatever the shell says now" {
+	# A shell whose DOCKER_HOST names no daemon at all: the gateway's
+	# metadata leads every command to ssh://root@gpu-box.
+	elsewhere=unix://$BATS_TEST_TMPDIR/no-daemon.sock
+	DOCKER_HOST=$elsewhere run --separate-stderr openshell gateway stop --name rs
 	assert_success
 	run docker inspect openshell-cluster-rs --format '{{.State.Running}}'
 	assert_output false
-	run --separate-stderr openshell gateway start --gpu --name rs --image "$IMAGE"
+	DOCKER_HOST=$elsewhere run --separate-stderr openshell gateway start --gpu --name rs --image "$IMAGE"
 	assert_success
-	run --separate-stderr openshell gateway status --name rs --json
+	# --context naming another daemon is a conflict, not a silent switch
+	docker context create other --docker "host=$elsewhere" >/dev/null
+	run --separate-stderr openshell --context other gateway status --name rs
+	assert_failure 6
+	[[ "$stderr" == *"gateway 'rs' was made in Docker context 'default' (ssh://root@gpu-box:$SSH_PORT), not 'other'; drop --context to reach it there"* ]]
+	# list looks each gateway up where it lives (the current daemon must answer)
+	DOCKER_HOST=$SIM_DOCKER_HOST run --separate-stderr openshell gateway list
+	assert_success
+	assert_line --regexp '^rs +running '
+	DOCKER_HOST=$elsewhere run --separate-stderr openshell gateway status --name rs --json
 	assert_success
 	run jq -r '.state' <<<"$output"
 	assert_output running
-	run --separate-stderr openshell gateway destroy --name rs --yes
+	DOCKER_HOST=$elsewhere run --separate-stderr openshell gateway destroy --name rs --yes
 	assert_success
 	assert_no_gateway_resources rs
 	[ ! -e "$XDG_CONFIG_HOME/openshell/gateways/rs" ]
