@@ -129,3 +129,31 @@ setup() {
 	assert_no_gateway_resources rs
 	[ ! -e "$XDG_CONFIG_HOME/openshell/gateways/rs" ]
 }
+
+@test "a docker context of a tcp+TLS endpoint (a second sim host): start, verify, destroy" {
+	tls_port=$(free_port)
+	DOCKER_HOST=$SIM_DOCKER_HOST sim_host_extra --gpus 1 --tls-tcp "127.0.0.3:$tls_port"
+	DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST "$OPENSHELL_SRCDIR/tests/testbed/sim-image" >/dev/null
+	t=$SIM_HOST_EXTRA_DIR/tls
+	docker context create tlsbox \
+		--docker "host=tcp://127.0.0.3:$tls_port,ca=$t/ca.pem,cert=$t/cert.pem,key=$t/key.pem" >/dev/null
+	unset DOCKER_HOST
+	run --separate-stderr openshell --context tlsbox gateway start --gpu --name rt --image "$IMAGE" \
+		--port "$(free_port)"
+	assert_success
+	run jq -r '[.docker_context, .docker_endpoint] | join(" ")' "$XDG_CONFIG_HOME/openshell/gateways/rt/metadata.json"
+	assert_output "tlsbox tcp://127.0.0.3:$tls_port"
+	# it is the second host's: one GPU, and its daemon holds the container
+	run --separate-stderr "$KUBECTL" --kubeconfig "$XDG_CONFIG_HOME/openshell/gateways/rt/kubeconfig" \
+		--request-timeout=20s get node openshell-rt -o jsonpath='{.status.allocatable.nvidia\.com/gpu}'
+	assert_output 1
+	DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST run docker inspect openshell-cluster-rt --format '{{.State.Running}}'
+	assert_output true
+	# later commands find it by its context, from a shell that names none
+	run --separate-stderr openshell gateway verify --name rt
+	assert_success
+	assert_line '6 passed, 0 failed'
+	run --separate-stderr openshell gateway destroy --name rt --yes
+	assert_success
+	DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST assert_no_gateway_resources rt
+}
