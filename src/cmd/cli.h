@@ -13,6 +13,8 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include "base/names.h"
+
 /* What an option's value is, for completion. */
 enum cli_value {
 	CLI_VALUE_NONE,      /* the option takes no value */
@@ -45,6 +47,11 @@ struct cli_spec {
 	const struct cli_spec *const *subs;  /* a group's commands, NULL-ended */
 	int hidden;                  /* kept out of help, man page and completion */
 };
+
+/* --name NAME, the option of every command about one existing gateway. */
+#define CLI_GATEWAY_NAME_OPT(k)                                                         \
+	{ .name = "name", .key = (k), .arg = "NAME", .help = "gateway name (default: " GATEWAY_DEFAULT_NAME ")", \
+	  .value = CLI_VALUE_GATEWAY }
 
 /* The common options: every command takes them, before or after its own. */
 enum { CLI_OPT_HELP = 'h', CLI_OPT_VERBOSE = 'v', CLI_OPT_QUIET = 'q' };

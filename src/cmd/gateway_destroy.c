@@ -180,10 +180,7 @@ static int run_destroy(struct plan *p, os_error *err)
 enum { OPT_NAME = 256, OPT_KEEP_VOLUME, OPT_IGNORE_NOT_FOUND, OPT_YES };
 
 static const struct cli_opt destroy_opts[] = {
-	{ .name = "name", .key = OPT_NAME,
-	  .arg = "NAME",
-	  .help = "gateway name (default: " GATEWAY_DEFAULT_NAME ")",
-	  .value = CLI_VALUE_GATEWAY },
+	CLI_GATEWAY_NAME_OPT(OPT_NAME),
 	{ .name = "keep-volume", .key = OPT_KEEP_VOLUME,
 	  .help = "keep the volume (the cluster's data)" },
 	{ .name = "ignore-not-found", .key = OPT_IGNORE_NOT_FOUND,

@@ -52,10 +52,7 @@ static int exec_in(const struct gateway *gw, const char *prefix, char **cmd, int
 enum { OPT_NAME = 256 };
 
 static const struct cli_opt exec_opts[] = {
-	{ .name = "name", .key = OPT_NAME,
-	  .arg = "NAME",
-	  .help = "gateway name (default: " GATEWAY_DEFAULT_NAME ")",
-	  .value = CLI_VALUE_GATEWAY },
+	CLI_GATEWAY_NAME_OPT(OPT_NAME),
 	{ NULL },
 };
 

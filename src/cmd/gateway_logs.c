@@ -45,10 +45,7 @@ static int show_logs(const struct gateway *gw, int follow, int tail, int *status
 enum { OPT_NAME = 256, OPT_TAIL };
 
 static const struct cli_opt logs_opts[] = {
-	{ .name = "name", .key = OPT_NAME,
-	  .arg = "NAME",
-	  .help = "gateway name (default: " GATEWAY_DEFAULT_NAME ")",
-	  .value = CLI_VALUE_GATEWAY },
+	CLI_GATEWAY_NAME_OPT(OPT_NAME),
 	{ .name = "follow", .key = 'f',
 	  .help = "keep printing new lines until interrupted" },
 	{ .name = "tail", .key = OPT_TAIL,

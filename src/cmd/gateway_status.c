@@ -163,10 +163,7 @@ static void print_text(const struct gateway *gw, const struct status *s)
 enum { OPT_NAME = 256, OPT_JSON };
 
 static const struct cli_opt status_opts[] = {
-	{ .name = "name", .key = OPT_NAME,
-	  .arg = "NAME",
-	  .help = "gateway name (default: " GATEWAY_DEFAULT_NAME ")",
-	  .value = CLI_VALUE_GATEWAY },
+	CLI_GATEWAY_NAME_OPT(OPT_NAME),
 	{ .name = "json", .key = OPT_JSON,
 	  .help = "print one JSON object on stdout" },
 	{ NULL },

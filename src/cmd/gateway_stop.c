@@ -62,10 +62,7 @@ static int stop_locked(const char *name, os_error *err)
 enum { OPT_NAME = 256 };
 
 static const struct cli_opt stop_opts[] = {
-	{ .name = "name", .key = OPT_NAME,
-	  .arg = "NAME",
-	  .help = "gateway name (default: " GATEWAY_DEFAULT_NAME ")",
-	  .value = CLI_VALUE_GATEWAY },
+	CLI_GATEWAY_NAME_OPT(OPT_NAME),
 	{ NULL },
 };
 

@@ -23,10 +23,7 @@
 enum { OPT_NAME = 256, OPT_JSON, OPT_SMOKE_IMAGE, OPT_TIMEOUT, OPT_KEEP };
 
 static const struct cli_opt verify_opts[] = {
-	{ .name = "name", .key = OPT_NAME,
-	  .arg = "NAME",
-	  .help = "gateway name (default: " GATEWAY_DEFAULT_NAME ")",
-	  .value = CLI_VALUE_GATEWAY },
+	CLI_GATEWAY_NAME_OPT(OPT_NAME),
 	{ .name = "json", .key = OPT_JSON,
 	  .help = "print the checks as one JSON object on stdout" },
 	{ .name = "smoke-image", .key = OPT_SMOKE_IMAGE,
