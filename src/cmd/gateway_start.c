@@ -78,8 +78,10 @@ static const struct cli_opt start_opts[] = {
 	  .value = CLI_VALUE_TEXT },
 	{ .name = "bind", .key = OPT_BIND,
 	  .arg = "ADDR",
-	  .help = "host address to publish the API on (default: " DEPLOY_DEFAULT_BIND "); anything but loopback exposes "
-	  "the cluster to the network; 0.0.0.0 or :: puts this host's addresses in the API's certificate",
+	  .help = "address to publish the API on, on the Docker daemon's machine (default: " DEPLOY_DEFAULT_BIND
+		  "); anything but loopback exposes the cluster to the network; 0.0.0.0 or :: puts the machine's "
+		  "addresses in the API's certificate. A daemon on another machine (ssh://, tcp://) needs it: "
+		  "that machine's loopback is out of this one's reach",
 	  .value = CLI_VALUE_TEXT },
 	{ .name = "tls-san", .key = OPT_TLS_SAN,
 	  .arg = "NAME",
