@@ -464,13 +464,13 @@ int gpus_match(const struct deploy_opts *o, const struct gw_container *c)
 	return strcmp(had, want = gpus_string(&o->gpus)) == 0;
 }
 
-int gpus_check_host(struct deploy_opts *o, int timeout_ms, struct host_gpus *h, os_error *err)
+int gpus_check_host(struct deploy_opts *o, const char *image, int timeout_ms, struct host_gpus *h, os_error *err)
 {
 	cleanup_free char *sel = gpus_string(&o->gpus);
 
 	log_step("checking the Docker host's GPUs for --gpus %s", sel);
 	strv_free(&o->gpu_uuids);
-	if (host_gpus_probe(o->image, o->cdi, timeout_ms, h, err) < 0 ||
+	if (host_gpus_probe(image, o->cdi, timeout_ms, h, err) < 0 ||
 	    (o->gpus.kind != GPUS_ALL && gpus_resolve(&o->gpus, h, &o->gpu_uuids, err) < 0))
 		return -1;
 	log_step_done(1);

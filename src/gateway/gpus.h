@@ -141,10 +141,10 @@ int gpus_match(const struct deploy_opts *o, const struct gw_container *c);
 /* The conflict error for a gateway that holds other GPUs than asked for. */
 int gpus_refuse_mismatch(const struct deploy_opts *o, const struct gw_container *c, os_error *err);
 
-/* The Docker host's GPUs (host_gpus_probe()) into H, and a selection
- * other than all checked against them: its GPUs' UUIDs go to
- * o->gpu_uuids, for the entrypoint to keep. Before anything of the gateway
- * is created. */
-int gpus_check_host(struct deploy_opts *o, int timeout_ms, struct host_gpus *h, os_error *err);
+/* The Docker host's GPUs (host_gpus_probe() with IMAGE, o->image or any
+ * other image that can run it) into H, and a selection other than all
+ * checked against them: its GPUs' UUIDs go to o->gpu_uuids, for the
+ * entrypoint to keep. Before anything of the gateway is created. */
+int gpus_check_host(struct deploy_opts *o, const char *image, int timeout_ms, struct host_gpus *h, os_error *err);
 
 #endif
