@@ -46,8 +46,10 @@ static const struct cli_opt start_opts[] = {
 	{ .name = "gpus", .key = OPT_GPUS,
 	  .arg = "WHICH",
 	  .help = "which GPUs instead of all: a count (--gpus 2, the first two) or GPU indices and UUIDs (--gpus 0,2 or "
-	  "--gpus GPU-3f2a...), checked against the Docker host's GPUs before anything is created; --gpus all is "
-	  "--gpu. The gateway hides the host's other GPUs, which its privileged container would see too",
+	  "--gpus GPU-3f2a...), checked against the Docker host's GPUs before anything is created, and before "
+	  "an image build or pull where that can be done without the image (with CDI, by the daemon's device "
+	  "names; else by a container of another cluster image here); --gpus all is --gpu. The gateway hides "
+	  "the host's other GPUs, which its privileged container would see too",
 	  .value = CLI_VALUE_WORDS,
 	  .words = gpus_all },
 	{ .name = "gpu-sharing", .key = OPT_GPU_SHARING,

@@ -102,23 +102,58 @@ void gpu_mode_cdi_devices(const struct gpus *g, struct strv *out)
 		strv_pushf(out, CDI_GPU_PREFIX "%s", g->ids.v[i]);
 }
 
+/* The daemon's NAMES for a message, less their common prefix: "0, GPU-…, all" (owned). */
+static char *cdi_list(const struct strv *names)
+{
+	struct strv short_names = { 0 };
+	char *list;
+
+	for (size_t k = 0; k < names->n; k++)
+		strv_push(&short_names, names->v[k] + strlen(CDI_GPU_PREFIX));
+	list = strv_join(&short_names, ", ");
+	strv_free(&short_names);
+	return list;
+}
+
 int gpu_mode_cdi_check(const struct strv *want, const struct daemon_gpus *d, os_error *err)
 {
 	for (size_t i = 0; i < want->n; i++) {
 		if (!strv_has(&d->cdi, want->v[i])) {
-			struct strv short_names = { 0 };
-			cleanup_free char *has = NULL;
+			cleanup_free char *has = cdi_list(&d->cdi);
 
-			for (size_t k = 0; k < d->cdi.n; k++)
-				strv_push(&short_names, d->cdi.v[k] + strlen(CDI_GPU_PREFIX));
-			has = strv_join(&short_names, ", ");
-			strv_free(&short_names);
 			return os_error_set(err, OS_EXIT_NOGPU,
 					    "the Docker daemon's CDI spec has no device %s (it lists " CDI_GPU_PREFIX "%s); if the GPUs changed, regenerate the spec with '" CDI_SPEC_GENERATE "', or use --gpu-mode legacy",
 					    want->v[i], *has ? has : "none");
 		}
 	}
 	return 0;
+}
+
+int gpu_mode_check_cdi_gpus(const struct gpus *g, const struct daemon_gpus *d, os_error *err)
+{
+	struct strv known = { 0 };
+	int n = 0, gpu_uuids = 0, rc;
+	cleanup_free char *names = cdi_list(&d->cdi);
+	cleanup_free char *has = xasprintf(", by the Docker daemon's CDI devices (" CDI_GPU_PREFIX "%s)", names);
+
+	for (size_t i = 0; i < d->cdi.n; i++) {
+		const char *name = d->cdi.v[i] + strlen(CDI_GPU_PREFIX);
+
+		if (*name && strspn(name, "0123456789") == strlen(name) && strlen(name) <= 4 && atoi(name) >= n)
+			n = atoi(name) + 1;
+		else if (strncmp(name, "GPU-", 4) == 0 || strncmp(name, "MIG-", 4) == 0)
+			strv_push(&known, name);
+		gpu_uuids += strncmp(name, "GPU-", 4) == 0;
+	}
+	/* A spec names GPUs by index, by UUID or both (nvidia-ctk's
+	 * --device-name-strategy): an index it lacks below as many GPUs as
+	 * its UUIDs count is the spec's lack, which gpu_mode_cdi_check()
+	 * refuses, not the host's. */
+	if (gpu_uuids > n)
+		n = gpu_uuids;
+	rc = gpus_check_lacks(g, n ? n : -1, &known, has, err);
+	strv_free(&known);
+	return rc;
 }
 
 int gpu_mode_choose(struct deploy_opts *o, const struct daemon_gpus *d, int local, os_error *err)

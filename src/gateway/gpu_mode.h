@@ -69,4 +69,12 @@ void gpu_mode_cdi_devices(const struct gpus *g, struct strv *names);
 /* Each name must be one the daemon lists; an error naming the fix. */
 int gpu_mode_cdi_check(const struct strv *names, const struct daemon_gpus *d, os_error *err);
 
+/* Before any container, for a gateway that gets its GPUs as CDI devices:
+ * the selection G against the GPUs the daemon's device names count (by
+ * index, else by UUID) and the UUIDs they name, refused as gpus_resolve()
+ * refuses what the host lacks. What the names cannot judge (a UUID where
+ * the spec names GPUs by index alone) is left to the look at the host and
+ * to gpu_mode_check_names(). */
+int gpu_mode_check_cdi_gpus(const struct gpus *g, const struct daemon_gpus *d, os_error *err);
+
 #endif

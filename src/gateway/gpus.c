@@ -247,53 +247,78 @@ int gpus_plugin_devices(const struct host_gpus *h, enum mig_strategy strategy)
 	return h->n;
 }
 
-/* "0 GPU-… (NAME), 1 …": what the host has, for a message. */
+/* ": 0 GPU-… (NAME), 1 …": what the host has, for a message. */
 static char *host_list(const struct host_gpus *h)
 {
-	char *out = xstrdup("");
+	char *out = xstrdup(h->n ? ":" : "");
 
 	for (int i = 0; i < h->n; i++) {
-		char *next = xasprintf("%s%s%d %s (%s)", out, i ? ", " : "", i, h->v[i].uuid, h->v[i].name);
+		char *next = xasprintf("%s%s %d %s (%s)", out, i ? "," : "", i, h->v[i].uuid, h->v[i].name);
 		free(out);
 		out = next;
 	}
 	return out;
 }
 
-static int lacks(const struct gpus *g, const struct host_gpus *h, const char *what, os_error *err)
+/* The refusal of a selection the host lacks WHAT of: it names the N GPUs
+ * the host has, then HAS (how they are known). */
+static int lacks(const struct gpus *g, int n, const char *has, const char *what, os_error *err)
 {
 	cleanup_free char *sel = gpus_string(g);
-	cleanup_free char *has = host_list(h);
 
-	return os_error_set(err, OS_EXIT_FAILURE, "--gpus %s: %s; the Docker host has %d GPU%s%s%s", sel, what, h->n,
-			    h->n == 1 ? "" : "s", h->n ? ": " : "", has);
+	return os_error_set(err, OS_EXIT_FAILURE, "--gpus %s: %s; the Docker host has %d GPU%s%s", sel, what, n,
+			    n == 1 ? "" : "s", has);
+}
+
+int gpus_check_lacks(const struct gpus *g, int n, const struct strv *known, const char *has, os_error *err)
+{
+	if (n >= 0 && g->kind == GPUS_COUNT && g->count > n)
+		return lacks(g, n, has, "more GPUs than the host has", err);
+	for (size_t k = 0; g->kind == GPUS_DEVICES && k < g->ids.n; k++) {
+		const char *id = g->ids.v[k];
+
+		if (all_digits(id) ? n >= 0 && atoi(id) >= n : known->n > 0 && !strv_has(known, id)) {
+			cleanup_free char *what = xasprintf("the host has no GPU %s", id);
+			return lacks(g, n, has, what, err);
+		}
+	}
+	return 0;
+}
+
+/* Does ID, an index or a UUID, name GPU I of H or one of its MIG devices? */
+static int names_gpu(const struct host_gpus *h, int i, const char *id)
+{
+	return all_digits(id) ? atoi(id) == i : strcmp(id, h->v[i].uuid) == 0 || strv_has(&h->v[i].migs, id);
 }
 
 int gpus_resolve(const struct gpus *g, const struct host_gpus *h, struct strv *uuids, os_error *err)
 {
-	int n = g->kind == GPUS_COUNT ? g->count : g->kind == GPUS_ALL ? h->n : 0;
+	int n = g->kind == GPUS_COUNT ? g->count : g->kind == GPUS_ALL ? h->n : 0, rc;
+	struct strv known = { 0 };
+	cleanup_free char *has = host_list(h);
 
 	if (h->n == 0)
-		return lacks(g, h, "no GPU to give", err);
-	if (n > h->n)
-		return lacks(g, h, "more GPUs than the host has", err);
+		return lacks(g, h->n, has, "no GPU to give", err);
+	for (int i = 0; i < h->n; i++) {
+		strv_push(&known, h->v[i].uuid);
+		for (size_t m = 0; m < h->v[i].migs.n; m++)
+			strv_push(&known, h->v[i].migs.v[m]);
+	}
+	rc = gpus_check_lacks(g, h->n, &known, has, err);
+	strv_free(&known);
+	if (rc < 0)
+		return -1;
 	/* A count is the first N, as Docker's nvidia driver hands them out. */
 	for (int i = 0; i < n; i++)
 		strv_push(uuids, h->v[i].uuid);
 	for (size_t k = 0; g->kind == GPUS_DEVICES && k < g->ids.n; k++) {
-		const char *id = g->ids.v[k];
-		int found = -1;
+		int i = 0;
 
-		for (int i = 0; i < h->n && found < 0; i++)
-			if (all_digits(id) ? atoi(id) == i : strcmp(id, h->v[i].uuid) == 0 || strv_has(&h->v[i].migs, id))
-				found = i;
-		if (found < 0) {
-			cleanup_free char *what = xasprintf("the host has no GPU %s", id);
-			return lacks(g, h, what, err);
-		}
+		while (i < h->n && !names_gpu(h, i, g->ids.v[k]))
+			i++;
 		/* Two MIG devices of one GPU, or its index and UUID, mean it once. */
-		if (!strv_has(uuids, h->v[found].uuid))
-			strv_push(uuids, h->v[found].uuid);
+		if (i < h->n && !strv_has(uuids, h->v[i].uuid))
+			strv_push(uuids, h->v[i].uuid);
 	}
 	return 0;
 }
@@ -439,13 +464,13 @@ int gpus_match(const struct deploy_opts *o, const struct gw_container *c)
 	return strcmp(had, want = gpus_string(&o->gpus)) == 0;
 }
 
-int gpus_check_host(struct deploy_opts *o, int timeout_ms, struct host_gpus *h, os_error *err)
+int gpus_check_host(struct deploy_opts *o, const char *image, int timeout_ms, struct host_gpus *h, os_error *err)
 {
 	cleanup_free char *sel = gpus_string(&o->gpus);
 
 	log_step("checking the Docker host's GPUs for --gpus %s", sel);
 	strv_free(&o->gpu_uuids);
-	if (host_gpus_probe(o->image, o->cdi, timeout_ms, h, err) < 0 ||
+	if (host_gpus_probe(image, o->cdi, timeout_ms, h, err) < 0 ||
 	    (o->gpus.kind != GPUS_ALL && gpus_resolve(&o->gpus, h, &o->gpu_uuids, err) < 0))
 		return -1;
 	log_step_done(1);

@@ -101,6 +101,13 @@ void host_gpus_free(struct host_gpus *h);
  * naming what the host lacks and the GPUs it has otherwise. */
 int gpus_resolve(const struct gpus *g, const struct host_gpus *h, struct strv *uuids, os_error *err);
 
+/* Refuse what G asks of a host of N GPUs, whose GPUs and MIG devices have
+ * the UUIDs in KNOWN, and lacks: more GPUs than N, an index from N, a UUID
+ * not known. The error names the N GPUs, then HAS (how they are known:
+ * ": 0 GPU-… (NAME), …"). N < 0 judges no count or index, an empty KNOWN
+ * no UUID: what a CDI spec does not name (gpu_mode_check_cdi_gpus()). */
+int gpus_check_lacks(const struct gpus *g, int n, const struct strv *known, const char *has, os_error *err);
+
 /* What the device plugin advertises as nvidia.com/gpu for these GPUs under
  * a MIG strategy: every GPU (none), every MIG device when all GPUs have
  * MIG (single), the GPUs without MIG (mixed). */
@@ -134,10 +141,10 @@ int gpus_match(const struct deploy_opts *o, const struct gw_container *c);
 /* The conflict error for a gateway that holds other GPUs than asked for. */
 int gpus_refuse_mismatch(const struct deploy_opts *o, const struct gw_container *c, os_error *err);
 
-/* The Docker host's GPUs (host_gpus_probe()) into H, and a selection
- * other than all checked against them: its GPUs' UUIDs go to
- * o->gpu_uuids, for the entrypoint to keep. Before anything of the gateway
- * is created. */
-int gpus_check_host(struct deploy_opts *o, int timeout_ms, struct host_gpus *h, os_error *err);
+/* The Docker host's GPUs (host_gpus_probe() with IMAGE, o->image or any
+ * other image that can run it) into H, and a selection other than all
+ * checked against them: its GPUs' UUIDs go to o->gpu_uuids, for the
+ * entrypoint to keep. Before anything of the gateway is created. */
+int gpus_check_host(struct deploy_opts *o, const char *image, int timeout_ms, struct host_gpus *h, os_error *err);
 
 #endif

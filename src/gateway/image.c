@@ -170,18 +170,19 @@ static int pull(const char *ref, long long deadline, int timeout_ms, os_error *e
 	return 0;
 }
 
-int image_ensure(const char *ref, int explicit_ref, int no_build, long long deadline, int timeout_ms,
-		 int *built, os_error *err)
+int image_present(const char *ref, long long deadline, int *present, os_error *err)
 {
 	struct docker_image img;
 
-	*built = 0;
 	if (image_inspect(ref, call_budget_ms(deadline, docker_call_timeout_ms()), &img, err) < 0)
 		return os_error_wrap(err, "cannot look for image %s", ref);
-	int present = img.exists;
+	*present = img.exists;
 	docker_image_free(&img);
-	if (present)
-		return 0;
+	return 0;
+}
+
+int image_fetch(const char *ref, int explicit_ref, int no_build, long long deadline, int timeout_ms, os_error *err)
+{
 	if (explicit_ref)
 		return pull(ref, deadline, timeout_ms, err) < 0 ? os_error_wrap(err, "cannot get image %s", ref) : 0;
 	if (no_build)
@@ -191,9 +192,30 @@ int image_ensure(const char *ref, int explicit_ref, int no_build, long long dead
 	log_info("image %s is not here yet: building it once from the recipe openshell installed (later starts reuse it)",
 		 ref);
 	struct image_build_opts bo = { .tag = ref, .timeout_ms = IMAGE_BUILD_TIMEOUT_MS };
-	if (image_build(&bo, err) < 0)
-		return -1;
-	*built = 1;
+	return image_build(&bo, err);
+}
+
+int image_find_cluster(int timeout_ms, char **ref, os_error *err)
+{
+	const char *args[] = { "images", "--filter", "label=" IMAGE_LABEL_KIND "=cluster", "--filter", "dangling=false",
+			       "--format", "{{.Repository}}:{{.Tag}}", NULL };
+	struct run_result res = { 0 };
+
+	*ref = NULL;
+	if (docker_run_ok(args, NULL, 0, timeout_ms, &res, err) < 0) {
+		run_result_free(&res);
+		return os_error_wrap(err, "cannot list the cluster images here");
+	}
+	/* The newest first, as docker lists them; one known by its digest
+	 * alone has no tag to name it by. */
+	for (const char *p = res.out; *p && !*ref; p += strspn(p, "\n")) {
+		size_t n = strcspn(p, "\n");
+
+		if (!memmem(p, n, "<none>", 6))
+			*ref = xstrndup(p, n);
+		p += n;
+	}
+	run_result_free(&res);
 	return 0;
 }
 

@@ -52,11 +52,20 @@ int image_versions(const char *dir, struct strv *pairs, os_error *err);
 /* Build the image, showing each build step, and tag it. */
 int image_build(const struct image_build_opts *o, os_error *err);
 
-/* Have ref at hand: an explicit reference is pulled when absent; the
+/* Whether ref is here (docker image inspect), within what is left of
+ * deadline. */
+int image_present(const char *ref, long long deadline, int *present, os_error *err);
+
+/* Get ref, which is not here: an explicit reference is pulled; the
  * default one is built (or, with no_build, refused with the command that
- * builds it). *built is set when a build happened. */
-int image_ensure(const char *ref, int explicit_ref, int no_build, long long deadline, int timeout_ms,
-		 int *built, os_error *err);
+ * builds it). */
+int image_fetch(const char *ref, int explicit_ref, int no_build, long long deadline, int timeout_ms, os_error *err);
+
+/* A cluster image that is here (labelled IMAGE_LABEL_KIND=cluster, as
+ * every build of the recipe is, and tagged), the newest: *ref (owned), or
+ * NULL when there is none. For a container that must run before the image
+ * a start wants is built or pulled. */
+int image_find_cluster(int timeout_ms, char **ref, os_error *err);
 
 /* Whether the image holds the bundle a start needs without network: its
  * labels name a bundle and every file of it is in the image (listed by a

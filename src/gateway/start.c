@@ -47,7 +47,7 @@ struct start {
 	int rolled_back;           /* this run removed what it had created */
 	int removed_old;           /* --recreate removed the old gateway */
 	struct strv host_sans;     /* this host's addresses, for a wildcard bind */
-	int image_ready;           /* ensure_image() succeeded */
+	int prepared;              /* prepare_new() succeeded */
 	struct daemon_gpus dg;     /* the daemon's GPU paths, with --gpu */
 	struct docker_daemon daemon;   /* which daemon docker talks to, and where */
 };
@@ -78,22 +78,30 @@ static int preflight(struct start *st, os_error *err)
 	return 0;
 }
 
-/* --- c: the image -------------------------------------------------------- */
+/* --- c: what a new gateway needs, before anything of it is made -------- */
 
-/* A build takes as long as its downloads do, which --timeout (a wait for
- * readiness) does not foresee: after one, the deadline starts afresh. */
-static int ensure_image(struct start *st, os_error *err)
+/* Its GPU mode, image and GPUs, each refused before anything is built,
+ * created or (--recreate) removed: a build or pull takes minutes, so the
+ * GPU checks that can do without the image come first. A build's
+ * downloads are nothing --timeout (a wait for readiness) foresees: after
+ * one, the deadline starts afresh. */
+static int prepare_new(struct start *st, os_error *err)
 {
-	int built;
+	int present, looked = 0;
 
-	if (image_ensure(st->o.image, st->o.image_named, st->o.no_build, st->w.deadline, st->o.timeout_ms,
-			 &built, err) < 0)
+	if (reach_check(&st->o, &st->daemon, err) < 0 ||
+	    gpu_mode_choose(&st->o, &st->dg, st->daemon.local, err) < 0 ||
+	    image_present(st->o.image, st->w.deadline, &present, err) < 0)
 		return -1;
-	if (built)
+	if (!present && (start_gpus_precheck(&st->o, &st->dg, wait_call_budget_ms(&st->w), &looked, err) < 0 ||
+			 image_fetch(st->o.image, st->o.image_named, st->o.no_build, st->w.deadline, st->o.timeout_ms,
+				     err) < 0))
+		return -1;
+	if (!present && !st->o.image_named)
 		st->w.deadline = clock_ms() + st->o.timeout_ms;
-	st->image_ready = 1;
 	phases_mark(&st->r->phases, PHASE_IMAGE);
-	return 0;
+	st->prepared = start_gpus_check(&st->o, &st->dg, looked, wait_call_budget_ms(&st->w), err) == 0;
+	return st->prepared ? 0 : -1;
 }
 
 /* --- b: an existing gateway --------------------------------------------- */
@@ -203,12 +211,12 @@ static int reconcile_existing(struct start *st, os_error *err)
 		return -1;
 	if (!c.exists) {
 		/* A volume or network left without its container is old state too. */
-		rc = st->o.recreate && (ensure_image(st, err) < 0 || remove_gateway(st, 0, err) < 0) ? -1 : 0;
+		rc = st->o.recreate && (prepare_new(st, err) < 0 || remove_gateway(st, 0, err) < 0) ? -1 : 0;
 	} else if (container_owner(&c, st->o.name) == OWNER_FOREIGN) {
 		refuse_foreign("container", st, err);
 	} else if (st->o.recreate) {
-		/* The new image must be at hand before the old gateway goes. */
-		rc = ensure_image(st, err) < 0 || remove_gateway(st, 1, err) < 0 ? -1 : 0;
+		/* The new image must be at hand, and the GPUs there, before the old gateway goes. */
+		rc = prepare_new(st, err) < 0 || remove_gateway(st, 1, err) < 0 ? -1 : 0;
 	} else if (adopt_existing(st, &c, err) == 0) {
 		st->w.restarts = c.restart_count;
 		st->have_container = 1;
@@ -396,17 +404,10 @@ static int save_files(struct start *st, os_error *err)
 			     st->o.name, st->o.name);
 }
 
-/* A new gateway: its GPU mode, its image, its GPUs on the Docker host,
- * then its container. */
+/* A new gateway: what it needs (--recreate got it already), then its container. */
 static int create_new(struct start *st, os_error *err)
 {
-	if (reach_check(&st->o, &st->daemon, err) < 0 || gpu_mode_choose(&st->o, &st->dg, st->daemon.local, err) < 0)
-		return -1;
-	if (!st->image_ready && ensure_image(st, err) < 0)
-		return -1;
-	if (start_gpus_check(&st->o, &st->dg, wait_call_budget_ms(&st->w), err) < 0)
-		return -1;
-	return create_container(st, err);
+	return !st->prepared && prepare_new(st, err) < 0 ? -1 : create_container(st, err);
 }
 
 /* Ready once every fact the healthcheck judges is seen, not at Docker's

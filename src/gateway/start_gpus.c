@@ -1,32 +1,93 @@
 /* gateway/start_gpus.c - a new gateway's GPU decisions (see gateway/start_gpus.h). */
 #include "config.h"
 
+#include <stdlib.h>
+
+#include "base/log.h"
+#include "base/xalloc.h"
 #include "gateway/gpus.h"
+#include "gateway/image.h"
 #include "gateway/sharing.h"
 #include "gateway/start_gpus.h"
 
-/* The host's GPUs, looked at only when a choice needs them: a selection
- * other than all must be there (its UUIDs go to the entrypoint), and MPS
- * must be able to share them (no MIG device under the single strategy,
- * no more clients than a GPU's compute capability allows). */
-static int check_host_gpus(struct deploy_opts *o, int timeout_ms, os_error *err)
+/* MPS must be able to share the GPUs (no MIG device under the single
+ * strategy, no more clients than a GPU's compute capability allows). */
+static int mps_needs_gpus(const struct deploy_opts *o)
+{
+	return o->sharing_set && sharing_needs_gpus(&o->sharing, o->mig);
+}
+
+/* The host's GPUs, looked at with a container of IMAGE: a selection other
+ * than all must be there (its UUIDs go to the entrypoint), and MPS must be
+ * able to share them. */
+static int check_host_gpus(struct deploy_opts *o, const char *image, int timeout_ms, os_error *err)
 {
 	struct host_gpus h = { 0 };
-	int mps = o->sharing_set && sharing_needs_gpus(&o->sharing, o->mig), rc;
+	int mps = mps_needs_gpus(o);
+	int rc = gpus_check_host(o, image, timeout_ms, &h, err);
 
-	if (o->gpus.kind == GPUS_ALL && !mps)
-		return 0;
-	rc = gpus_check_host(o, timeout_ms, &h, err);
 	if (rc == 0 && mps)
 		rc = sharing_check_gpus(&o->sharing, o->mig, &h, o->gpus.kind == GPUS_ALL ? NULL : &o->gpu_uuids, err);
 	host_gpus_free(&h);
 	return rc;
 }
 
-int start_gpus_check(struct deploy_opts *o, const struct daemon_gpus *d, int timeout_ms, os_error *err)
+static int look_needed(const struct deploy_opts *o)
 {
-	if (!o->gpu || check_host_gpus(o, timeout_ms, err) < 0)
-		return o->gpu ? -1 : 0;
+	return o->gpu && (o->gpus.kind != GPUS_ALL || mps_needs_gpus(o));
+}
+
+/* The option a look checks: "--gpus 0,2", or else "--gpu-sharing mps:N" (owned). */
+static char *checked_option(const struct deploy_opts *o)
+{
+	cleanup_free char *sel = o->gpus.kind != GPUS_ALL ? gpus_string(&o->gpus) : NULL;
+	cleanup_free char *mps = sel ? NULL : sharing_string(&o->sharing);
+
+	return sel ? xasprintf("--gpus %s", sel) : xasprintf("--gpu-sharing %s", mps);
+}
+
+int start_gpus_precheck(struct deploy_opts *o, const struct daemon_gpus *d, int timeout_ms, int *looked,
+			os_error *err)
+{
+	cleanup_free char *other = NULL;
+	cleanup_free char *what = NULL;
+
+	*looked = 0;
+	/* --no-build refuses the absent default image at once. */
+	if (!look_needed(o) || (o->no_build && !o->image_named))
+		return 0;
+	/* With CDI the daemon's device names are the GPUs a container gets:
+	 * a selection they refuse needs no container. */
+	if (o->cdi && (gpu_mode_check_cdi_gpus(&o->gpus, d, err) < 0 || gpu_mode_check_names(o, d, err) < 0))
+		return -1;
+	/* MPS's limits are the GPUs' own facts, which only nvidia-smi tells. */
+	if (o->cdi && !mps_needs_gpus(o))
+		return 0;
+	/* The look needs sh and what the toolkit injects, which any cluster
+	 * image has: one that is here spares a build or pull that ends in a
+	 * refusal. */
+	if (image_find_cluster(timeout_ms, &other, err) < 0)
+		return -1;
+	if (other) {
+		log_verbose("image %s is not here yet: the Docker host's GPUs are looked at with image %s", o->image,
+			    other);
+		if (check_host_gpus(o, other, timeout_ms, err) < 0)
+			return -1;
+		*looked = 1;
+		return 0;
+	}
+	what = checked_option(o);
+	log_info("%s is checked against the Docker host's GPUs once image %s is here (a container of it lists them)",
+		 what, o->image);
+	return 0;
+}
+
+int start_gpus_check(struct deploy_opts *o, const struct daemon_gpus *d, int looked, int timeout_ms, os_error *err)
+{
+	if (!o->gpu)
+		return 0;
+	if (!looked && look_needed(o) && check_host_gpus(o, o->image, timeout_ms, err) < 0)
+		return -1;
 	/* With CDI the selection's device names must be the daemon's; after the
 	 * host's GPUs, which name what the host lacks better. */
 	return gpu_mode_check_names(o, d, err);

@@ -6,8 +6,14 @@
  * the daemon has their device names: each refused with its fix while
  * nothing exists yet. The host's GPUs are looked at only when a choice
  * needs them, with a throwaway container of the cluster image (so after
- * the image is there, and after gpu_mode_choose(), whose mode the look
- * takes).
+ * gpu_mode_choose(), whose mode the look takes).
+ *
+ * When that image is still to be built or pulled, which takes minutes,
+ * what can be refused without it is refused first: with CDI the selection
+ * against the daemon's device names, with no container at all; else (and
+ * for MPS, whose limits only nvidia-smi tells) the same look with another
+ * cluster image that is here. Where there is none, the look waits for the
+ * image, as it would anyway.
  */
 #ifndef OPENSHELL_GATEWAY_START_GPUS_H
 #define OPENSHELL_GATEWAY_START_GPUS_H
@@ -16,8 +22,16 @@
 #include "gateway/deploy.h"
 #include "gateway/gpu_mode.h"
 
-/* Check o's GPUs and fill o->gpu_uuids, on a daemon that offers D; each
- * docker call within timeout_ms. Without o->gpu, nothing. */
-int start_gpus_check(struct deploy_opts *o, const struct daemon_gpus *d, int timeout_ms, os_error *err);
+/* Before o->image is built or pulled: the checks above that need no
+ * container of it, on a daemon that offers D; each docker call within
+ * timeout_ms. *looked is set when the host's GPUs were looked at (and
+ * o->gpu_uuids filled), for start_gpus_check(). */
+int start_gpus_precheck(struct deploy_opts *o, const struct daemon_gpus *d, int timeout_ms, int *looked,
+			os_error *err);
+
+/* Check o's GPUs and fill o->gpu_uuids, on a daemon that offers D, once
+ * o->image is here; the host's GPUs are not looked at again when LOOKED.
+ * Each docker call within timeout_ms. Without o->gpu, nothing. */
+int start_gpus_check(struct deploy_opts *o, const struct daemon_gpus *d, int looked, int timeout_ms, os_error *err);
 
 #endif

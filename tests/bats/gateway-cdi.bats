@@ -201,6 +201,34 @@ requests() { # NAME: the container's DeviceRequests, as docker inspect shows the
 	[[ "$stderr" == *"--gpus 5: more GPUs than the host has; the Docker host has 2 GPUs"* ]]
 }
 
+@test "with the image to build, what the CDI devices refuse is refused first, without a container" {
+	sim_cdi_only
+	# The docker on PATH: the CDI daemon's (SIMULATION), which a build goes through too.
+	default=$(default_image)
+	docker image rm "$default" >/dev/null 2>&1 || true
+	for sel in 5 0,7 GPU-00000000-dead-beef-0000-000000000000; do
+		OPENSHELL_IMAGE_CONTEXT=$(standin_recipe) \
+			run --separate-stderr openshell -v gateway start --gpus "$sel" --name early --port "$(free_port)"
+		stderr_of_start=$stderr
+		assert_failure 1
+		# docker info and the image's inspect, then the refusal: no container, no build.
+		run grep -E '^openshell: \+ .*docker (run|create|build|buildx|pull|images) |building image|not here yet' <<<"$stderr_of_start"
+		assert_output ''
+		run docker image inspect "$default"
+		assert_failure
+		assert_no_gateway_resources early
+		[[ "$stderr_of_start" == *"openshell: error: --gpus $sel: "*"; the Docker host has 2 GPUs, by the Docker daemon's CDI devices (nvidia.com/gpu=0, $(uuid_of 0), 1, $(uuid_of 1), all)"* ]]
+	done
+	# A device the spec lacks is the daemon's refusal, as after a build.
+	sed -i '/^- name: "1"$/d' "$SPEC"
+	OPENSHELL_IMAGE_CONTEXT=$(standin_recipe) \
+		run --separate-stderr openshell gateway start --gpus device=1 --name early --port "$(free_port)"
+	assert_failure 7
+	[[ "$stderr" == *"the Docker daemon's CDI spec has no device nvidia.com/gpu=1"* ]]
+	[[ "$stderr" != *"building image"* ]]
+	assert_no_gateway_resources early
+}
+
 @test "a spec older than the driver fails the start with the fix, and nothing is left" {
 	sim_cdi_only
 	sed -i 's/^# driver .*/# driver 535.104.05/' "$SPEC"

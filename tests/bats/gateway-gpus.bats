@@ -133,6 +133,83 @@ gpu_nodes() {
 	# The probe container is gone too.
 	run docker ps -aq --filter label=org.openshell.managed-by=openshell-gpu-probe
 	assert_output ''
+	# The image here: its inspect, then the one look, and no other docker call.
+	run --separate-stderr openshell -v gateway start --gpus $((n + 1)) --name nope --image "$IMAGE"
+	assert_failure 1
+	run sed -n 's/^openshell: + [^ ]*docker \([a-z]*\) \([^ ]*\).*/\1 \2/p' <<<"$stderr"
+	assert_output "$(printf '%s\n' 'info --format' 'inspect --type=container' 'image inspect' 'run --rm')"
+}
+
+# The default image's build by a start: from the stand-ins' recipe, with BuildKit.
+start_building() {
+	OPENSHELL_IMAGE_CONTEXT=$(standin_recipe) OPENSHELL_DOCKER=$(sim_buildkit_docker) \
+		run --separate-stderr openshell -v gateway start "$@"
+}
+
+@test "with the image to build, a selection the host lacks is refused first, looked at with a cluster image that is here" {
+	sim_only "removes the default image, and builds it from the stand-ins' recipe"
+	default=$(default_image)
+	docker image rm "$default" >/dev/null 2>&1 || true
+	n=$(sim_gpu_count)
+	for sel in $((n + 2)) 0,$((n + 4)) GPU-00000000-dead-beef-0000-000000000000; do
+		start_building --gpus "$sel" --name early --port "$(free_port)"
+		stderr_of_start=$stderr
+		assert_failure 1
+		# No build began: none was asked of docker, and the image is still absent.
+		run grep -E '^openshell: \+ .*docker (buildx )?build |building image|not here yet: building' <<<"$stderr_of_start"
+		assert_output ''
+		run docker image inspect "$default"
+		assert_failure
+		assert_no_gateway_resources early
+		[[ "$stderr_of_start" == *"openshell: error: --gpus $sel: "*"; the Docker host has $n GPUs: 0 $(uuid_of 0) ("* ]]
+		# The look ran in a container of another cluster image.
+		[[ "$stderr_of_start" == *"image $default is not here yet: the Docker host's GPUs are looked at with image openshell-cluster:"* ]]
+		grep -E '^openshell: \+ .*docker run --rm --network=none .*--label=org.openshell.managed-by=openshell-gpu-probe openshell-cluster:' <<<"$stderr_of_start"
+	done
+	# MPS's limits are the GPUs' facts: the same look refuses them.
+	start_building --gpus 1 --gpu-sharing mps:17 --name early --port "$(free_port)"
+	assert_failure 1
+	[[ "$stderr" == *"--gpu-sharing mps:17 is more than GPU $(uuid_of 0) (Tesla V100-SXM2-32GB, compute capability 7.0) serves by MPS"* ]]
+	[[ "$stderr" != *"building image"* ]]
+	assert_no_gateway_resources early
+}
+
+@test "with the image to build, a selection the host has is looked at once, before the build, and the gateway gets its GPU" {
+	sim_only "builds the default image from the stand-ins' recipe"
+	default=$(default_image)
+	docker image rm "$default" >/dev/null 2>&1 || true
+	start_building --gpus device=1 --name early --port "$(free_port)" --no-wait
+	assert_success
+	# One look, and before the build.
+	probe='^openshell: \+ .*docker run --rm --network=none .*openshell-gpu-probe openshell-cluster:'
+	assert_equal "$(grep -c -E "$probe" <<<"$stderr")" 1
+	looked=$(grep -n -E "$probe" <<<"$stderr" | cut -d: -f1)
+	built=$(grep -n -m1 "^openshell: building image $default" <<<"$stderr" | cut -d: -f1)
+	[[ -n $built ]] && ((looked < built))
+	run docker inspect openshell-cluster-early --format '{{range .Config.Env}}{{println .}}{{end}}'
+	assert_line "OPENSHELL_GPU_UUIDS=$(uuid_of 1)"
+	openshell -q gateway destroy --name early --yes
+	docker image rm "$default" >/dev/null
+}
+
+@test "with the image to get and no cluster image here, the selection waits for it, and the start says so" {
+	sim_host_extra --gpus 2
+	DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST run --separate-stderr openshell gateway start --gpus 5 --name late \
+		--image openshell-test/nosuch:1
+	assert_failure 1
+	[[ "$stderr" == *"--gpus 5 is checked against the Docker host's GPUs once image openshell-test/nosuch:1 is here (a container of it lists them)"* ]]
+	[[ "$stderr" == *"cannot get image openshell-test/nosuch:1"* ]]
+}
+
+@test "--recreate with a selection the host lacks keeps the old gateway" {
+	openshell -q gateway start --gpus 1 --name keep --image "$IMAGE" --port "$(free_port)" --no-wait
+	before=$(docker inspect openshell-cluster-keep --format '{{.Id}}')
+	run --separate-stderr openshell gateway start --gpus "$(($(sim_gpu_count) + 1))" --name keep --image "$IMAGE" --recreate
+	assert_failure 1
+	[[ "$stderr" == *"more GPUs than the host has"* ]]
+	[[ "$stderr" != *"removing gateway"* ]]
+	assert_equal "$(docker inspect openshell-cluster-keep --format '{{.Id}}')" "$before"
+	openshell -q gateway destroy --name keep --yes
 }
 
 @test "bad --gpus values are usage errors, before any docker call" {

@@ -27,17 +27,6 @@ setup() {
 
 pin() { sed -n "s/^$1=//p" "$OPENSHELL_SRCDIR/deploy/versions.env"; }
 
-# A copy of the recipe whose pins name the stand-ins, as the default image's
-# build by `gateway start` takes no --build-arg.
-standin_recipe() {
-	local dir=$BATS_TEST_TMPDIR/recipe
-	cp -r "$OPENSHELL_SRCDIR/deploy" "$dir"
-	sed -i 's|^BASE_IMAGE=.*|BASE_IMAGE=openshell-testbed/base:sim|' "$dir/versions.env"
-	printf '%s\n' SYSTEM_SOURCE=openshell-testbed/system:sim K3S_SOURCE=openshell-testbed/k3s:sim \
-		"BUNDLE_SOURCE=${1:-openshell-testbed/bundle:sim}" >>"$dir/versions.env"
-	echo "$dir"
-}
-
 @test "image build builds the recipe, a line per step, and prints the tag on stdout" {
 	OPENSHELL_DOCKER=$BUILDKIT_DOCKER run --separate-stderr openshell image build --tag ib:1 "${STANDIN_ARGS[@]}"
 	assert_success
@@ -128,7 +117,7 @@ standin_recipe() {
 
 @test "gateway start builds the default image when it is absent, says so, and starts from it" {
 	dir=$(standin_recipe)
-	default=openshell-cluster:$("$OPENSHELL_BIN" --version | cut -d' ' -f2)
+	default=$(default_image)
 	docker image rm "$default" >/dev/null 2>&1 || true
 	OPENSHELL_IMAGE_CONTEXT=$dir OPENSHELL_DOCKER=$BUILDKIT_DOCKER run --separate-stderr \
 		openshell gateway start --gpu --name built --port "$(free_port)"
@@ -147,7 +136,7 @@ standin_recipe() {
 }
 
 @test "--no-build refuses an absent default image with the command that builds it; nothing is made" {
-	default=openshell-cluster:$("$OPENSHELL_BIN" --version | cut -d' ' -f2)
+	default=$(default_image)
 	docker image rm "$default" >/dev/null 2>&1 || true
 	run --separate-stderr openshell gateway start --name nob --no-build
 	assert_failure 1
@@ -166,7 +155,7 @@ standin_recipe() {
 
 @test "a failing build of the default image by gateway start leaves nothing behind" {
 	dir=$(standin_recipe openshell-testbed/nosuch:sim)
-	default=openshell-cluster:$("$OPENSHELL_BIN" --version | cut -d' ' -f2)
+	default=$(default_image)
 	docker image rm "$default" >/dev/null 2>&1 || true
 	OPENSHELL_IMAGE_CONTEXT=$dir OPENSHELL_DOCKER=$BUILDKIT_DOCKER run --separate-stderr \
 		openshell gateway start --gpu --name bf --port "$(free_port)"
@@ -192,7 +181,7 @@ standin_recipe() {
 		"$(pin K3S_VERSION)" "$(pin DEVICE_PLUGIN_CHART_VERSION)")"
 	OPENSHELL_CLUSTER_IMAGE=$IMAGE-nobundle run --separate-stderr openshell doctor
 	assert_line --partial "warn  cluster image $IMAGE-nobundle: not self-contained, a start may need network: its bundle lacks"
-	default=openshell-cluster:$("$OPENSHELL_BIN" --version | cut -d' ' -f2)
+	default=$(default_image)
 	docker image rm "$default" >/dev/null 2>&1 || true
 	run --separate-stderr openshell doctor
 	assert_line "warn  cluster image $default: not here yet (the first 'gateway start' builds it; build it now with 'openshell image build')"

@@ -142,6 +142,54 @@ static void test_devices(void)
 	daemon_gpus_free(&d);
 }
 
+/* --gpus TEXT against the daemon's CDI device NAMES (short, comma-separated):
+ * "" passes, else the error's start. */
+static void cdi_judges(const char *names, const char *text, const char *want)
+{
+	struct gpus g;
+	struct daemon_gpus d = { 0 };
+	os_error err = { 0 };
+	char *copy = xstrdup(names), *save = NULL;
+	int rc;
+
+	for (char *n = strtok_r(copy, ",", &save); n; n = strtok_r(NULL, ",", &save))
+		strv_pushf(&d.cdi, "nvidia.com/gpu=%s", n);
+	gpus_parse(text, &g, &err);
+	rc = gpu_mode_check_cdi_gpus(&g, &d, &err);
+	if (!*want)
+		ok(rc == 0, "--gpus %s against CDI devices %s: not judged a lack (%s)", text, names, err.msg ? err.msg : "");
+	else
+		ok(rc < 0 && err.code == OS_EXIT_FAILURE && strncmp(err.msg, want, strlen(want)) == 0,
+		   "--gpus %s against CDI devices %s: %s (%s)", text, names, want, err.msg ? err.msg : "passes");
+	free(copy);
+	daemon_gpus_free(&d);
+	gpus_free(&g);
+	os_error_clear(&err);
+}
+
+/* What the daemon's names say of the host's GPUs, before any container. */
+static void test_cdi_gpus(void)
+{
+	/* nvidia-ctk's names by index and by UUID, and a MIG device's. */
+	const char *both = "0,GPU-aaaa,1,GPU-bbbb,0:0,MIG-cccc,all";
+	cdi_judges(both, "2", "");
+	cdi_judges(both, "3",
+		   "--gpus 3: more GPUs than the host has; the Docker host has 2 GPUs, by the Docker daemon's CDI devices "
+		   "(nvidia.com/gpu=0, GPU-aaaa, 1, GPU-bbbb, 0:0, MIG-cccc, all)");
+	cdi_judges(both, "device=5", "--gpus device=5: the host has no GPU 5; the Docker host has 2 GPUs");
+	cdi_judges(both, "1,GPU-dddd", "--gpus 1,GPU-dddd: the host has no GPU GPU-dddd");
+	cdi_judges(both, "GPU-bbbb,0,MIG-cccc", "");
+	/* Names by index alone judge no UUID; by UUID alone they count the GPUs. */
+	cdi_judges("0,1,all", "GPU-dddd", "");
+	cdi_judges("0,1,all", "0,2", "--gpus 0,2: the host has no GPU 2; the Docker host has 2 GPUs");
+	cdi_judges("GPU-aaaa,GPU-bbbb,all", "device=1", "");
+	cdi_judges("GPU-aaaa,GPU-bbbb,all", "3", "--gpus 3: more GPUs than the host has; the Docker host has 2 GPUs");
+	cdi_judges("GPU-aaaa,GPU-bbbb,all", "GPU-dddd", "--gpus GPU-dddd: the host has no GPU GPU-dddd");
+	/* A spec that lacks an index its UUIDs count: the spec's lack, not the host's. */
+	cdi_judges("0,GPU-aaaa,GPU-bbbb,all", "device=1", "");
+	cdi_judges("all", "5", "");
+}
+
 static void explains(const char *text, const char *want)
 {
 	os_error err = { 0 };
@@ -294,6 +342,7 @@ int main(void)
 	test_parse();
 	test_daemon();
 	test_devices();
+	test_cdi_gpus();
 	test_explain();
 	test_container();
 	test_argv();

@@ -162,6 +162,7 @@ int main(void)
 	resolves("0,3", "error: --gpus 0,3: the host has no GPU 3; the Docker host has 3 GPUs");
 	resolves("GPU-dddd", "error: --gpus GPU-dddd: the host has no GPU GPU-dddd");
 
+
 	s = gpus_of_request(-1, "");
 	is_str(s, "all", "Count -1 is all");
 	free(s);

@@ -34,6 +34,24 @@ gateway_suite_stop() {
 	sim_host_stop
 }
 
+# A copy of the recipe whose pins name the stand-ins (tests/testbed/sim-image),
+# as the default image's build by `gateway start` takes no --build-arg; $1:
+# another bundle stage. For OPENSHELL_IMAGE_CONTEXT.
+standin_recipe() {
+	local dir=$BATS_TEST_TMPDIR/recipe
+	rm -rf "$dir"
+	cp -r "$OPENSHELL_SRCDIR/deploy" "$dir"
+	sed -i 's|^BASE_IMAGE=.*|BASE_IMAGE=openshell-testbed/base:sim|' "$dir/versions.env"
+	printf '%s\n' SYSTEM_SOURCE=openshell-testbed/system:sim K3S_SOURCE=openshell-testbed/k3s:sim \
+		"BUNDLE_SOURCE=${1:-openshell-testbed/bundle:sim}" >>"$dir/versions.env"
+	echo "$dir"
+}
+
+# The image a start without --image uses, which it builds when absent.
+default_image() {
+	echo "openshell-cluster:$("$OPENSHELL_BIN" --version | cut -d' ' -f2)"
+}
+
 # A TCP port nothing listens on, from a random start so that suites running
 # side by side rarely meet, below the kernel's ephemeral ports (32768 on):
 # ss lists no connection's own port, and a listener cannot take one.
