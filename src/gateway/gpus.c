@@ -113,6 +113,30 @@ char *gpus_string(const struct gpus *g)
 	}
 }
 
+cJSON *gpus_json(const struct gpus *g)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (g->kind == GPUS_COUNT)
+		cJSON_AddNumberToObject(o, "count", g->count);
+	else if (g->kind == GPUS_DEVICES)
+		cJSON_AddItemToObject(o, "devices", cJSON_CreateStringArray((const char *const *)g->ids.v, (int)g->ids.n));
+	else
+		cJSON_AddTrueToObject(o, "all");
+	return o;
+}
+
+cJSON *gpus_json_of(const char *selection)
+{
+	struct gpus g;
+	os_error err = { 0 };
+	cJSON *o = gpus_parse(selection, &g, &err) == 0 ? gpus_json(&g) : cJSON_CreateNull();
+
+	gpus_free(&g);
+	os_error_clear(&err);
+	return o;
+}
+
 char *gpus_words(const struct gpus *g)
 {
 	cleanup_free char *ids = g->kind == GPUS_DEVICES ? strv_join(&g->ids, ",") : NULL;

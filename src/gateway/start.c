@@ -448,7 +448,7 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 	int existing, lock = -1, rc = -1;
 
 	memset(r, 0, sizeof(*r));
-	r->gpus = r->mig = -1;
+	r->gpus = -1;
 	phases_begin(&r->phases);
 	st.res = gateway_resource_name(o->name);
 	st.w = (struct wait_ctx){ .container = st.res, .deadline = clock_ms() + o->timeout_ms,
@@ -495,5 +495,6 @@ void start_result_free(struct start_result *r)
 	free(r->kubeconfig);
 	free(r->user_kubeconfig);
 	free(r->user_backup);
+	strv_free(&r->mig);
 	memset(r, 0, sizeof(*r));
 }

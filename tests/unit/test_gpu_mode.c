@@ -284,6 +284,12 @@ static void test_mig_resources(void)
 	got = strv_join(&r, " ");
 	is_str(got, "nvidia.com/mig-1g.10gb=5 nvidia.com/mig-3g.40gb=1", "summed by profile, sorted; nvidia.com/gpu is not one");
 	free(got);
+	is_int((int)mig_count(&r), 6, "and their total again from that");
+	cJSON_Delete(j);
+	j = mig_resources_json(&r);
+	got = cJSON_PrintUnformatted(j);
+	is_str(got, "{\"nvidia.com/mig-1g.10gb\":5,\"nvidia.com/mig-3g.40gb\":1}", "as --json gives them, numbers");
+	free(got);
 	strv_free(&r);
 	cJSON_Delete(j);
 }
