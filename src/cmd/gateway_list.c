@@ -35,7 +35,8 @@ static void usage(FILE *out)
 	      "was deleted, or whose container was removed (state 'missing'), still shows.\n"
 	      "\n"
 	      "Options:\n"
-	      "      --json        print a JSON array on stdout\n"
+	      "      --json        print one JSON object on stdout: the gateways, each\n"
+	      "                    with the keys of 'gateway status --json'\n"
 	      "  -v, --verbose     show each docker command\n"
 	      "  -h, --help        show this help\n", out);
 }
@@ -88,7 +89,8 @@ static void print_table(const struct row *rows, size_t n)
 
 static void print_json(const struct row *rows, size_t n)
 {
-	cJSON *arr = cJSON_CreateArray();
+	cJSON *doc = json_document();
+	cJSON *arr = cJSON_AddArrayToObject(doc, "gateways");
 
 	for (size_t i = 0; i < n; i++) {
 		if (!rows[i].found)
@@ -97,7 +99,7 @@ static void print_json(const struct row *rows, size_t n)
 		gateway_json_common(o, &rows[i].gw);
 		cJSON_AddItemToArray(arr, o);
 	}
-	json_print_stdout(arr);
+	json_print_stdout(doc);
 }
 
 enum { OPT_JSON = 256 };

@@ -74,7 +74,7 @@ int cmd_image_info(int argc, char **argv)
 		rc = log_error_report(&err);
 	} else {
 		if (json)
-			json_print_stdout(image_describe_json(ref, &img, ok, why));
+			json_print_stdout(image_describe_json(json_document(), ref, &img, ok, why));
 		else
 			image_describe(ref, &img, ok, why, stdout);
 		rc = OS_EXIT_OK;
