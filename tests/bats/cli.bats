@@ -139,7 +139,7 @@ Try 'openshell doctor --help' for more information." ]
 	chmod +x "$BATS_TEST_TMPDIR/bin/docker"
 	OPENSHELL_DOCKER="$BATS_TEST_TMPDIR/bin/docker" run --separate-stderr openshell -v doctor
 	[[ "$stderr" == *"openshell: + $BATS_TEST_TMPDIR/bin/docker version --format '{{.Server.Version}}'"* ]]
-	assert_output --partial 'ok    docker daemon: version 99.0'
+	assert_output --partial 'pass  docker daemon: version 99.0'
 }
 
 @test "a bad OPENSHELL_CALL_TIMEOUT is refused with the rule" {
@@ -190,17 +190,21 @@ pin() { sed -n "s/^$1=//p" "$OPENSHELL_SRCDIR/deploy/versions.env"; }
 	fake_image_docker present
 	OPENSHELL_CLUSTER_IMAGE=mine:1 run --separate-stderr openshell version --json
 	assert_success
-	run jq -r '[.openshell, .cluster_image.ref, .cluster_image.present, .cluster_image.pins.k3s_version,
-		.cluster_image.pins.device_plugin_chart_version, .cluster_image.pins.smoke_image] | map(tostring) | join(" ")' <<<"$output"
-	assert_output "$(openshell --version | cut -d' ' -f2) mine:1 true $(pin K3S_VERSION) $(pin DEVICE_PLUGIN_CHART_VERSION) $(pin SMOKE_IMAGE)"
+	doc=$output
+	run jq -r '[.schema, .openshell_version, .cluster_image.image, .cluster_image.present, .cluster_image.pins.k3s_version,
+		.cluster_image.pins.device_plugin_chart_version, .cluster_image.pins.smoke_image] | map(tostring) | join(" ")' <<<"$doc"
+	assert_output "1 $(openshell --version | cut -d' ' -f2) mine:1 true $(pin K3S_VERSION) $(pin DEVICE_PLUGIN_CHART_VERSION) $(pin SMOKE_IMAGE)"
+	assert_schema version "$doc"
 }
 
 @test "version without a Docker to ask prints all else, present unknown, and exits 3" {
 	OPENSHELL_DOCKER=$BATS_TEST_TMPDIR/no-docker run --separate-stderr openshell version --json
 	assert_failure 3
-	run jq -r '[.cluster_image.present, .cluster_image.pins.k3s_version] | map(tostring) | join(" ")' <<<"$output"
+	doc=$output
+	run jq -r '[.cluster_image.present, .cluster_image.pins.k3s_version] | map(tostring) | join(" ")' <<<"$doc"
 	assert_output "null $(pin K3S_VERSION)"
 	[[ "$stderr" == "openshell: error: OPENSHELL_DOCKER="* ]]
+	assert_schema version "$doc"
 	run --separate-stderr openshell version extra
 	assert_failure 2
 }
