@@ -6,18 +6,19 @@
 #   install_packages [build]    apt-get what is missing (root; no-op when all there)
 #   build_tree DIR [ARGS...]    autoreconf, configure in DIR with ARGS, make
 
-# The toolchain, the libraries, bats, and the test bed (busybox-static for
-# images, jq for the runtime shim and the suites, zstd for the airgap
-# tarball, python3 with PyYAML and openssl that the k3s stand-in runs on,
-# nsenter from util-linux, ss from iproute2, OpenSSH for the remote lane
-# (tests/testbed/sim-sshd); npm, when none is on PATH, and
+# The toolchain, the libraries, bats, python3-jsonschema (the suites check
+# openshell's --json against doc/openshell.schema.json), and the test bed
+# (busybox-static for images, jq for the runtime shim and the suites, zstd
+# for the airgap tarball, python3 with PyYAML and openssl that the k3s
+# stand-in runs on, nsenter from util-linux, ss from iproute2, OpenSSH for
+# the remote lane (tests/testbed/sim-sshd); npm, when none is on PATH, and
 # unzip fetch the real kubectl). The test bed's Docker engine is apart
 # (engine_commands). `install_packages build` installs only what the build
 # and the suites need on a real GPU host, which has its own Docker.
 build_packages=(
 	autoconf automake make gcc pkg-config
 	libpipeline-dev libcjson-dev libyaml-dev
-	bats bats-support bats-assert jq iproute2
+	bats bats-support bats-assert jq iproute2 python3-jsonschema
 )
 packages=(
 	"${build_packages[@]}"

@@ -78,6 +78,14 @@ char *json_join_strings(const cJSON *arr, const char *sep)
 	return out;
 }
 
+cJSON *json_document(void)
+{
+	cJSON *doc = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(doc, "schema", JSON_SCHEMA_VERSION);
+	return doc;
+}
+
 void json_print_stdout(cJSON *obj)
 {
 	char *text = cJSON_Print(obj);

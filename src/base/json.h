@@ -5,7 +5,9 @@
  * cJSON's length-bounded parser and read fields case-sensitively with type
  * checks, so a missing or mistyped field reads as absent, never as garbage.
  * On output, an unknown value is always null, never left out, so that every
- * object of one kind has the same keys.
+ * object of one kind has the same keys; every document openshell prints
+ * starts with its "schema" version, and doc/openshell.schema.json
+ * describes each.
  */
 #ifndef OPENSHELL_BASE_JSON_H
 #define OPENSHELL_BASE_JSON_H
@@ -36,6 +38,13 @@ int json_int(const cJSON *item, long long min, long long max, long long *out);
 /* The strings of a JSON array, nested arrays flattened, joined with sep;
  * empty strings and other values are skipped. "" when there are none. */
 char *json_join_strings(const cJSON *arr, const char *sep);
+
+/* The version of the vocabulary that doc/openshell.schema.json describes:
+ * raised when a key changes its meaning or goes away, not when one is added. */
+#define JSON_SCHEMA_VERSION 1
+
+/* A new --json document: an object holding "schema" alone. */
+cJSON *json_document(void);
 
 /* Print obj, indented, as a line on stdout, and delete it. */
 void json_print_stdout(cJSON *obj);

@@ -1,9 +1,10 @@
 /* cmd/doctor.c - `openshell doctor`: host preflight, creating nothing.
  *
- * Each check prints one line: ok, warn or fail, what was seen, and for
- * anything short of ok, the fix. With --json the same checks become one
- * object, each check with a stable name. The exit status is 1 when any
- * check failed, so scripts can gate on it.
+ * Each check prints one line: pass, warn or fail, what was seen, and for
+ * anything short of a pass, the fix. With --json the same checks become
+ * one object, each check with a stable name, as verify's are (see
+ * gateway/check.h). The exit status is 1 when any check failed, so
+ * scripts can gate on it.
  */
 #include "config.h"
 
@@ -53,12 +54,12 @@ static void check_nvidia_runtime(struct doctor *d, const cJSON *info)
 		names = n;
 	}
 	if (has_nvidia)
-		report(d, OK, "docker-runtimes", NULL, "docker runtimes: %s (nvidia registered)", names);
+		report(d, CHECK_PASS, "docker-runtimes", NULL, "docker runtimes: %s (nvidia registered)", names);
 	else if (has_cdi_gpus(info))
-		report(d, OK, "docker-runtimes", NULL, "docker runtimes: %s (no nvidia runtime; CDI names the GPUs)",
+		report(d, CHECK_PASS, "docker-runtimes", NULL, "docker runtimes: %s (no nvidia runtime; CDI names the GPUs)",
 		       *names ? names : "none");
 	else
-		report(d, WARN, "docker-runtimes",
+		report(d, CHECK_WARN, "docker-runtimes",
 		       "no nvidia runtime and no CDI GPUs; if 'docker run --gpus all' fails, run 'nvidia-ctk runtime configure --runtime=docker' and restart docker, or generate a CDI spec with 'nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml'",
 		       "docker runtimes: %s", *names ? names : "none");
 }
@@ -72,7 +73,7 @@ static void check_cdi(struct doctor *d, const cJSON *info)
 	const cJSON *dev;
 
 	if (*dirs)
-		report(d, OK, "cdi-spec-dirs", NULL, "CDI spec directories: %s", dirs);
+		report(d, CHECK_PASS, "cdi-spec-dirs", NULL, "CDI spec directories: %s", dirs);
 	cJSON_ArrayForEach(dev, json_get(info, "DiscoveredDevices", NULL)) {
 		const char *id = json_str(dev, "ID"), *source = json_str(dev, "Source");
 		if (!id)
@@ -83,7 +84,7 @@ static void check_cdi(struct doctor *d, const cJSON *info)
 		devices = n;
 	}
 	if (devices)
-		report(d, OK, "discovered-devices", NULL, "devices Docker discovered: %s", devices);
+		report(d, CHECK_PASS, "discovered-devices", NULL, "devices Docker discovered: %s", devices);
 }
 
 /* The path `gateway start --gpu` takes on this daemon (--gpu-mode auto). */
@@ -93,14 +94,14 @@ static void check_gpu_mode(struct doctor *d, const cJSON *info)
 
 	daemon_gpus_from_info(info, &g);
 	if (g.cdi.n && g.gpus_by_cdi)
-		report(d, OK, "gpu-mode", NULL,
+		report(d, CHECK_PASS, "gpu-mode", NULL,
 		       "gateway start --gpu gives GPUs as CDI devices (%s, ...); --gpu-mode legacy uses --gpus, which this Docker (29.2 or later) sends through CDI as well while the NVIDIA spec has the GPUs (nvidia-cdi-hook on its PATH), the toolkit's hook only otherwise",
 		       g.cdi.v[0]);
 	else if (g.cdi.n)
-		report(d, OK, "gpu-mode", NULL, "gateway start --gpu gives GPUs as CDI devices (%s, ...); --gpu-mode legacy uses --gpus",
+		report(d, CHECK_PASS, "gpu-mode", NULL, "gateway start --gpu gives GPUs as CDI devices (%s, ...); --gpu-mode legacy uses --gpus",
 		       g.cdi.v[0]);
 	else
-		report(d, OK, "gpu-mode", NULL, "gateway start --gpu gives GPUs through Docker's --gpus (the daemon lists no NVIDIA CDI devices)");
+		report(d, CHECK_PASS, "gpu-mode", NULL, "gateway start --gpu gives GPUs through Docker's --gpus (the daemon lists no NVIDIA CDI devices)");
 	daemon_gpus_free(&g);
 }
 
@@ -113,12 +114,12 @@ static void check_docker_info(struct doctor *d)
 
 	if (docker_run_ok(args, NULL, 0, 0, &res, &err) < 0 ||
 	    !(info = json_parse(res.out, res.out_len, "docker info output", &err))) {
-		report(d, FAIL, "docker-info", NULL, "docker info: %s", err.msg);
+		report(d, CHECK_FAIL, "docker-info", NULL, "docker info: %s", err.msg);
 		goto out;
 	}
 	const char *cg = json_str(info, "CgroupVersion");
 	const char *driver = json_str(info, "CgroupDriver");
-	report(d, OK, "cgroups", NULL, "cgroups: v%s, driver %s", cg ? cg : "?", driver ? driver : "?");
+	report(d, CHECK_PASS, "cgroups", NULL, "cgroups: v%s, driver %s", cg ? cg : "?", driver ? driver : "?");
 	check_nvidia_runtime(d, info);
 	check_cdi(d, info);
 	check_gpu_mode(d, info);
@@ -141,21 +142,21 @@ static void check_cluster_image(struct doctor *d)
 
 	deploy_opts_init(&o);
 	if (image_inspect(o.image, 0, &img, &err) < 0) {
-		report(d, FAIL, "cluster-image", NULL, "cluster image %s: %s", o.image, err.msg);
+		report(d, CHECK_FAIL, "cluster-image", NULL, "cluster image %s: %s", o.image, err.msg);
 	} else if (!img.exists) {
-		report(d, WARN, "cluster-image",
+		report(d, CHECK_WARN, "cluster-image",
 		       o.image_named ? "it is pulled at the first start; pull it now with 'docker pull'"
 				     : "the first 'gateway start' builds it; build it now with 'openshell image build'",
 		       "cluster image %s: not here yet", o.image);
 	} else if ((ok = image_self_contained(o.image, &img, &why, &err)) < 0) {
-		report(d, FAIL, "cluster-image", NULL, "cluster image %s: %s", o.image, err.msg);
+		report(d, CHECK_FAIL, "cluster-image", NULL, "cluster image %s: %s", o.image, err.msg);
 	} else if (ok) {
 		const char *k3s = image_label(&img, "org.openshell.k3s-version");
 		const char *chart = image_label(&img, "org.openshell.device-plugin-chart-version");
-		report(d, OK, "cluster-image", NULL, "cluster image %s: self-contained (k3s %s, device plugin %s)",
+		report(d, CHECK_PASS, "cluster-image", NULL, "cluster image %s: self-contained (k3s %s, device plugin %s)",
 		       o.image, k3s ? k3s : "?", chart ? chart : "?");
 	} else {
-		report(d, WARN, "cluster-image", "rebuild it with 'openshell image build'",
+		report(d, CHECK_WARN, "cluster-image", "rebuild it with 'openshell image build'",
 		       "cluster image %s: not self-contained, a start may need network: %s", o.image, why);
 	}
 	docker_image_free(&img);
@@ -171,18 +172,18 @@ static void check_host_gpus(struct doctor *d)
 	cleanup_free char *path = command_find("nvidia-smi");
 
 	if (!path) {
-		report(d, WARN, "nvidia-smi",
+		report(d, CHECK_WARN, "nvidia-smi",
 		       "install the NVIDIA driver to use --gpu; remote Docker hosts may differ",
 		       "nvidia-smi: not found on this host");
 		return;
 	}
 	if (run_command_ok(&spec, &res, &err) < 0) {
-		report(d, FAIL, "nvidia-smi", "check the NVIDIA driver", "nvidia-smi: %s", err.msg);
+		report(d, CHECK_FAIL, "nvidia-smi", "check the NVIDIA driver", "nvidia-smi: %s", err.msg);
 	} else {
 		int n = 0;
 		for (const char *p = res.out; (p = strstr(p, "GPU ")); p++)
 			n += p == res.out || p[-1] == '\n';
-		report(d, n ? OK : WARN, "nvidia-smi", n ? NULL : "check the NVIDIA driver",
+		report(d, n ? CHECK_PASS : CHECK_WARN, "nvidia-smi", n ? NULL : "check the NVIDIA driver",
 		       "nvidia-smi: %d GPU%s on this host", n, n == 1 ? "" : "s");
 	}
 	run_result_free(&res);
@@ -200,10 +201,10 @@ static void check_bpf_jit_harden(struct doctor *d)
 		v = -1;
 	fclose(f);
 	if (v == 2)
-		report(d, WARN, "bpf-jit-harden", "set it to 1 with sysctl",
+		report(d, CHECK_WARN, "bpf-jit-harden", "set it to 1 with sysctl",
 		       "net.core.bpf_jit_harden=2: some CNI/eBPF programs in k3s may fail");
 	else if (v >= 0)
-		report(d, OK, "bpf-jit-harden", NULL, "net.core.bpf_jit_harden=%d", v);
+		report(d, CHECK_PASS, "bpf-jit-harden", NULL, "net.core.bpf_jit_harden=%d", v);
 }
 
 /* The toolkit's tools on this client's PATH. Only the Docker host needs
@@ -213,20 +214,19 @@ static void check_toolkit_tool(struct doctor *d, const char *tool)
 	cleanup_free char *path = command_find(tool);
 
 	if (path)
-		report(d, OK, tool, NULL, "%s: %s", tool, path);
+		report(d, CHECK_PASS, tool, NULL, "%s: %s", tool, path);
 	else
-		report(d, WARN, tool,
+		report(d, CHECK_WARN, tool,
 		       "install the NVIDIA Container Toolkit on the Docker host; ignore this if Docker runs on another machine",
 		       "%s: not on this client's PATH", tool);
 }
 
 static void print_json(struct doctor *d)
 {
-	cJSON *j = cJSON_CreateObject();
+	cJSON *j = json_document();
 
 	cJSON_AddItemToObject(j, "checks", d->checks);
-	cJSON_AddNumberToObject(j, "failed", d->failed);
-	cJSON_AddNumberToObject(j, "warnings", d->warned);
+	cJSON_AddItemToObject(j, "counts", check_counts_json(d->counts));
 	d->checks = NULL;   /* j owns it now */
 	json_print_stdout(j);
 }
@@ -238,13 +238,13 @@ static void run_checks(struct doctor *d)
 	os_error err = { 0 };
 
 	if (docker_init(&err) < 0) {
-		report(d, FAIL, "docker-client", NULL, "docker client: %s", err.msg);
+		report(d, CHECK_FAIL, "docker-client", NULL, "docker client: %s", err.msg);
 	} else {
-		report(d, OK, "docker-client", NULL, "docker client: %s", docker_path());
+		report(d, CHECK_PASS, "docker-client", NULL, "docker client: %s", docker_path());
 		if (docker_ping(&server, &err) < 0) {
-			report(d, FAIL, "docker-daemon", NULL, "docker daemon: %s", err.msg);
+			report(d, CHECK_FAIL, "docker-daemon", NULL, "docker daemon: %s", err.msg);
 		} else {
-			report(d, OK, "docker-daemon", NULL, "docker daemon: version %s", server);
+			report(d, CHECK_PASS, "docker-daemon", NULL, "docker daemon: version %s", server);
 			check_docker_info(d);
 			check_cluster_image(d);
 		}
@@ -262,7 +262,7 @@ enum { OPT_JSON = 256 };
 
 static const struct cli_opt doctor_opts[] = {
 	{ .name = "json", .key = OPT_JSON,
-	  .help = "print one JSON object: the checks (name, status, detail, fix) and their counts" },
+	  .help = "print one JSON object: the checks (name, status, evidence, detail, fix) and their counts by status" },
 	{ NULL },
 };
 
@@ -299,6 +299,7 @@ static int run(int argc, char **argv)
 	if (d.checks)
 		print_json(&d);
 	else
-		printf("%d failed, %d warning%s\n", d.failed, d.warned, d.warned == 1 ? "" : "s");
-	return d.failed ? OS_EXIT_FAILURE : OS_EXIT_OK;
+		printf("%d failed, %d warning%s\n", d.counts[CHECK_FAIL], d.counts[CHECK_WARN],
+		       d.counts[CHECK_WARN] == 1 ? "" : "s");
+	return d.counts[CHECK_FAIL] ? OS_EXIT_FAILURE : OS_EXIT_OK;
 }

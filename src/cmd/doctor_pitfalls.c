@@ -56,7 +56,7 @@ static void check_rootless(struct doctor *d, const cJSON *info)
 
 	cJSON_ArrayForEach(opt, json_get(info, "SecurityOptions", NULL))
 		if (cJSON_IsString(opt) && strstr(opt->valuestring, "name=rootless")) {
-			report(d, FAIL, "rootless-docker",
+			report(d, CHECK_FAIL, "rootless-docker",
 			       "use the system's Docker daemon (DOCKER_HOST=unix:///var/run/docker.sock, or unset it)",
 			       "Docker runs rootless: the gateway's k3s needs a privileged container with the host's cgroups and GPU devices, which a rootless daemon cannot give");
 			return;
@@ -79,7 +79,7 @@ static void check_systemd_cgroups(struct doctor *d, const cJSON *info)
 	link = xasprintf("/dev/char/%u:%u", major(st.st_rdev), minor(st.st_rdev));
 	if (host_exists(link))
 		return;
-	report(d, WARN, "systemd-cgroup-gpus",
+	report(d, CHECK_WARN, "systemd-cgroup-gpus",
 	       "run 'nvidia-ctk system create-dev-char-symlinks --create-all' and install its udev rule, or use CDI (nvidia-ctk cdi generate)",
 	       "Docker uses the systemd cgroup driver and %s is missing: after 'systemctl daemon-reload' running containers lose their GPUs (\"Failed to initialize NVML: Unknown Error\", nvidia-container-toolkit#48)",
 	       link);
@@ -89,7 +89,7 @@ static void check_wsl2(struct doctor *d)
 {
 	if (!host_exists("/dev/dxg") || host_exists("/dev/nvidia0"))
 		return;
-	report(d, WARN, "wsl2", "expect allocatable nvidia.com/gpu 1 whatever the GPUs; use --gpu, not a count or a list",
+	report(d, CHECK_WARN, "wsl2", "expect allocatable nvidia.com/gpu 1 whatever the GPUs; use --gpu, not a count or a list",
 	       "WSL2: the GPUs come through /dev/dxg, with no /dev/nvidiaN, so the device plugin advertises them as one device and --gpus cannot pick among them");
 }
 
@@ -99,7 +99,7 @@ static void check_tegra(struct doctor *d)
 
 	if (!host_exists("/etc/nv_tegra_release") && !(family && strstr(family, "Tegra")))
 		return;
-	report(d, WARN, "tegra",
+	report(d, CHECK_WARN, "tegra",
 	       "use JetPack's NVIDIA Container Toolkit (its CSV mode) and the device plugin's tegra discovery (deviceDiscoveryStrategy=tegra)",
 	       "Jetson/Tegra: there is no NVML, so nvidia-smi and the device plugin's NVML discovery do not work; its tegra discovery does");
 }
@@ -170,7 +170,7 @@ static void check_cdi_spec_dir(struct doctor *d, const char *dir, const char *dr
 		cleanup_free char *file = xasprintf("%s/%s", path, ent->d_name);
 		cleanup_free char *made_for = spec_driver(file);
 		if (made_for && strcmp(made_for, driver) != 0)
-			report(d, WARN, "cdi-spec-stale",
+			report(d, CHECK_WARN, "cdi-spec-stale",
 			       "run 'nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml', or enable the toolkit's nvidia-cdi-refresh service",
 			       "CDI spec %s/%s was made for driver %s, but driver %s is loaded: GPU containers fail with \"unresolvable CDI devices\" or \"CDI device injection failed\"",
 			       dir, ent->d_name, made_for, driver);

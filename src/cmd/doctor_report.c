@@ -9,30 +9,23 @@
 #include "base/xalloc.h"
 #include "cmd/doctor_report.h"
 
-void report(struct doctor *d, enum verdict v, const char *name, const char *fix, const char *fmt, ...)
+void report(struct doctor *d, enum check_status s, const char *name, const char *fix, const char *fmt, ...)
 {
-	static const char *const words[] = { "ok  ", "warn", "fail" };
-	static const char *const statuses[] = { "ok", "warn", "fail" };
-	cleanup_free char *detail = NULL;
+	cleanup_free char *evidence = NULL;
 	va_list ap;
 
-	d->failed += v == FAIL;
-	d->warned += v == WARN;
+	d->counts[s]++;
 	va_start(ap, fmt);
-	if (vasprintf(&detail, fmt, ap) < 0)
-		detail = NULL;
+	if (vasprintf(&evidence, fmt, ap) < 0)
+		evidence = NULL;
 	va_end(ap);
-	if (!detail)
-		detail = xstrdup("?");
+	if (!evidence)
+		evidence = xstrdup("?");
 	if (!d->checks) {
-		printf("%s  %s%s%s%s\n", words[v], detail, fix ? " (" : "", fix ? fix : "", fix ? ")" : "");
+		printf("%-4s  %s%s%s%s\n", check_status_name(s), evidence, fix ? " (" : "", fix ? fix : "",
+		       fix ? ")" : "");
 		return;
 	}
-	cJSON *c = cJSON_CreateObject();
-	cJSON_AddStringToObject(c, "name", name);
-	cJSON_AddStringToObject(c, "status", statuses[v]);
-	cJSON_AddStringToObject(c, "detail", detail);
-	if (fix)
-		cJSON_AddStringToObject(c, "fix", fix);
-	cJSON_AddItemToArray(d->checks, c);
+	/* The line is all a doctor check has: no logs, as verify's detail. */
+	cJSON_AddItemToArray(d->checks, check_json(name, s, evidence, NULL, fix));
 }

@@ -78,7 +78,8 @@ static void print_table(const struct row *rows, size_t n)
 
 static void print_json(const struct row *rows, size_t n)
 {
-	cJSON *arr = cJSON_CreateArray();
+	cJSON *doc = json_document();
+	cJSON *arr = cJSON_AddArrayToObject(doc, "gateways");
 
 	for (size_t i = 0; i < n; i++) {
 		if (!rows[i].found)
@@ -87,14 +88,14 @@ static void print_json(const struct row *rows, size_t n)
 		gateway_json_common(o, &rows[i].gw);
 		cJSON_AddItemToArray(arr, o);
 	}
-	json_print_stdout(arr);
+	json_print_stdout(doc);
 }
 
 enum { OPT_JSON = 256 };
 
 static const struct cli_opt list_opts[] = {
 	{ .name = "json", .key = OPT_JSON,
-	  .help = "print a JSON array on stdout" },
+	  .help = "print one JSON object on stdout: the gateways, each with the keys of 'gateway status --json'" },
 	{ NULL },
 };
 

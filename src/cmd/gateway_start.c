@@ -21,6 +21,7 @@
 #include "gateway/deploy.h"
 #include "gateway/gpus.h"
 #include "gateway/image.h"
+#include "gateway/mig.h"
 #include "gateway/start.h"
 
 enum { OPT_NAME = 256, OPT_GPU, OPT_GPUS, OPT_GPU_SHARING, OPT_GPU_MODE, OPT_MIG_STRATEGY, OPT_PORT, OPT_BIND, OPT_IMAGE, OPT_RECREATE, OPT_TIMEOUT,
@@ -226,7 +227,7 @@ static cJSON *self_usage_json(void)
 static void print_summary(const struct deploy_opts *o, const struct start_result *r)
 {
 	if (o->json) {
-		cJSON *j = cJSON_CreateObject();
+		cJSON *j = json_document();
 
 		cJSON_AddStringToObject(j, "name", o->name);
 		cJSON_AddStringToObject(j, "container", r->container);
@@ -235,26 +236,27 @@ static void print_summary(const struct deploy_opts *o, const struct start_result
 		cJSON_AddStringToObject(j, "server", r->server);
 		cJSON_AddStringToObject(j, "kubeconfig", r->kubeconfig);
 		cJSON_AddBoolToObject(j, "gpu", o->gpu);
-		cleanup_free char *gpus = o->gpu ? gpus_string(&o->gpus) : NULL;
-		json_add_string_or_null(j, "gpus", gpus);
+		cJSON_AddItemToObject(j, "gpus", o->gpu ? gpus_json(&o->gpus) : cJSON_CreateNull());
 		json_add_string_or_null(j, "gpu_mode", r->gpu_mode);
 		json_add_string_or_null(j, "gpu_injection", r->gpu_injection);
 		json_add_string_or_null(j, "mig_strategy", r->mig_strategy);
-		if (r->user_kubeconfig)
-			cJSON_AddStringToObject(j, "user_kubeconfig", r->user_kubeconfig);
+		json_add_string_or_null(j, "user_kubeconfig", r->user_kubeconfig);
 		json_add_count_or_null(j, "gpus_allocatable", r->gpus);
-		json_add_count_or_null(j, "mig_allocatable", r->mig);
+		/* null, as gpus_allocatable, when the start did not wait for the GPUs */
+		cJSON_AddItemToObject(j, "mig_allocatable",
+				      o->gpu && !o->no_wait ? mig_resources_json(&r->mig) : cJSON_CreateNull());
 		cJSON_AddItemToObject(j, "phases_ms", phases_json(&r->phases));
-		cJSON_AddItemToObject(j, "openshell", self_usage_json());
+		cJSON_AddItemToObject(j, "openshell_usage", self_usage_json());
 		json_print_stdout(j);
 		return;
 	}
 	printf("Gateway '%s' is ready (%s).\n", o->name, r->outcome ? r->outcome : "running");
 	printf("  API:         %s\n", r->server);
 	printf("  Kubeconfig:  %s\n", r->kubeconfig);
-	cleanup_free char *mig = r->mig > 0 ? xasprintf(" and %lld MIG devices (nvidia.com/mig-*)", r->mig) : xstrdup("");
+	long long migs = mig_count(&r->mig);
+	cleanup_free char *mig = migs > 0 ? xasprintf(" and %lld MIG devices (nvidia.com/mig-*)", migs) : xstrdup("");
 
-	if (o->gpu && (r->gpus >= 0 || r->mig > 0))
+	if (o->gpu && (r->gpus >= 0 || migs > 0))
 		printf("  GPUs:        %lld allocatable (nvidia.com/gpu)%s, through %s\n", r->gpus < 0 ? 0 : r->gpus, mig,
 		       !strcmp(r->gpu_mode, "cdi")        ? "CDI"
 		       : !strcmp(r->gpu_injection, "cdi") ? "Docker's --gpus, which this Docker gives through CDI"

@@ -103,18 +103,15 @@ static void probe(const struct gateway *gw, struct status *s)
 
 static void print_json(const struct gateway *gw, const struct status *s)
 {
-	cJSON *j = cJSON_CreateObject();
+	cJSON *j = json_document();
 
 	gateway_json_common(j, gw);
 	json_add_string_or_null(j, "health", s->health);
 	cJSON_AddBoolToObject(j, "api_ready", s->api_ready);
 	json_add_count_or_null(j, "gpus_allocatable", s->gpus);
 	json_add_count_or_null(j, "gpus_capacity", s->capacity);
-	cJSON *mig = cJSON_AddObjectToObject(j, "mig_allocatable");
-	for (size_t i = 0; i < s->mig.n; i++) {
-		cleanup_free char *name = xstrndup(s->mig.v[i], strcspn(s->mig.v[i], "="));
-		cJSON_AddNumberToObject(mig, name, atof(s->mig.v[i] + strlen(name) + 1));
-	}
+	/* The node's answer, or null when there was none to read. */
+	cJSON_AddItemToObject(j, "mig_allocatable", s->api_ready ? mig_resources_json(&s->mig) : cJSON_CreateNull());
 	/* null while unknown (not running, no GPUs asked for, k3s not up yet) */
 	if (s->rt.config_read)
 		cJSON_AddBoolToObject(j, "nvidia_runtime", s->rt.nvidia);

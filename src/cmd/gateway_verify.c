@@ -61,15 +61,14 @@ const struct cli_spec gateway_verify_spec = {
 
 static void print_human(const char *name, const struct check *checks)
 {
-	int passed = 0, failed = 0;
+	int counts[CHECK_NSTATUS] = { 0 };
 
 	printf("Verifying gateway '%s'\n", name);
 	for (int i = 0; i < VERIFY_NCHECKS; i++) {
 		const struct check *c = &checks[i];
-		static const char *const words[] = { "PASS", "FAIL", "SKIP", "N/A " };
+		static const char *const words[CHECK_NSTATUS] = { "PASS", "WARN", "FAIL", "SKIP" };
 
-		passed += c->status == CHECK_PASS;
-		failed += c->status == CHECK_FAIL;
+		counts[c->status]++;
 		printf("  %s  %-15s %s\n", words[c->status], c->name, c->evidence ? c->evidence : "");
 		if (c->detail && *c->detail) {
 			const char *p = c->detail;
@@ -80,42 +79,36 @@ static void print_human(const char *name, const struct check *checks)
 			}
 		}
 	}
-	printf("%d passed, %d failed\n", passed, failed);
+	printf("%d passed, %d failed\n", counts[CHECK_PASS], counts[CHECK_FAIL]);
 }
 
 static void print_json(const char *name, const struct check *checks)
 {
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = json_document();
 	cJSON *arr;
-	int passed = 0, failed = 0;
+	int counts[CHECK_NSTATUS] = { 0 };
 
-	cJSON_AddStringToObject(o, "gateway", name);
+	cJSON_AddStringToObject(o, "name", name);
 	arr = cJSON_AddArrayToObject(o, "checks");
 	for (int i = 0; i < VERIFY_NCHECKS; i++) {
-		cJSON *c = cJSON_CreateObject();
-		cJSON_AddStringToObject(c, "name", checks[i].name);
-		cJSON_AddStringToObject(c, "status", check_status_name(checks[i].status));
-		cJSON_AddStringToObject(c, "evidence", checks[i].evidence ? checks[i].evidence : "");
-		json_add_string_or_null(c, "detail", checks[i].detail);
-		cJSON_AddItemToArray(arr, c);
-		passed += checks[i].status == CHECK_PASS;
-		failed += checks[i].status == CHECK_FAIL;
+		cJSON_AddItemToArray(arr, check_json(checks[i].name, checks[i].status, checks[i].evidence,
+						     checks[i].detail, NULL));
+		counts[checks[i].status]++;
 	}
-	cJSON_AddNumberToObject(o, "passed", passed);
-	cJSON_AddNumberToObject(o, "failed", failed);
+	cJSON_AddItemToObject(o, "counts", check_counts_json(counts));
 	json_print_stdout(o);
 }
 
-static int verdict(const struct check *checks)
+/* A gateway without GPUs has every check skipped: that they do not apply
+ * is an answer of its own, apart from a skip that hides a failure. */
+static int verdict(const struct gateway *gw, const struct check *checks)
 {
-	int na = 1;
-
-	for (int i = 0; i < VERIFY_NCHECKS; i++) {
+	if (!gw->c.gpu_request)
+		return OS_EXIT_NOTAPPLICABLE;
+	for (int i = 0; i < VERIFY_NCHECKS; i++)
 		if (checks[i].status == CHECK_FAIL || checks[i].status == CHECK_SKIP)
 			return OS_EXIT_CHECKS;
-		na = na && checks[i].status == CHECK_NA;
-	}
-	return na ? OS_EXIT_NOTAPPLICABLE : OS_EXIT_OK;
+	return OS_EXIT_OK;
 }
 
 static int run(int argc, char **argv)
@@ -162,7 +155,7 @@ static int run(int argc, char **argv)
 			print_json(name, checks);
 		else
 			print_human(name, checks);
-		rc = verdict(checks);
+		rc = verdict(&gw, checks);
 	}
 	verify_free(checks);
 	gateway_free(&gw);

@@ -72,7 +72,7 @@ static int run(int argc, char **argv)
 		rc = log_error_report(&err);
 	} else {
 		if (json)
-			json_print_stdout(image_describe_json(ref, &img, ok, why));
+			json_print_stdout(image_describe_json(json_document(), ref, &img, ok, why));
 		else
 			image_describe(ref, &img, ok, why, stdout);
 		rc = OS_EXIT_OK;

@@ -64,12 +64,12 @@ static void print_text(const struct report *r)
 
 static void print_json(const struct report *r)
 {
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = json_document();
 	cJSON *img, *pins;
 
-	cJSON_AddStringToObject(o, "openshell", PACKAGE_VERSION);
+	cJSON_AddStringToObject(o, "openshell_version", PACKAGE_VERSION);
 	img = cJSON_AddObjectToObject(o, "cluster_image");
-	cJSON_AddStringToObject(img, "ref", r->ref);
+	cJSON_AddStringToObject(img, "image", r->ref);
 	if (r->present < 0)
 		cJSON_AddNullToObject(img, "present");
 	else

@@ -5,6 +5,7 @@
 #define OPENSHELL_GATEWAY_GPU_STATE_H
 
 #include "base/error.h"
+#include "base/strv.h"
 #include "gateway/wait.h"
 #include "kube/containerd.h"
 #include "kube/objects.h"
@@ -21,6 +22,7 @@ struct gpu_state {
 	long long allocatable;    /* -1: absent */
 	long long capacity;       /* the same, healthy or not */
 	long long mig;            /* MIG devices allocatable as resources of their own (mixed) */
+	struct strv migs;         /* and those resources, as mig_resources() gives them */
 	int want_set;             /* a sharing change asks for an exact allocatable: */
 	long long want;           /* this one (0: none left, or absent) */
 	int mps_sharing;          /* that sharing is MPS: its control daemon comes first */

@@ -113,6 +113,30 @@ char *gpus_string(const struct gpus *g)
 	}
 }
 
+cJSON *gpus_json(const struct gpus *g)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (g->kind == GPUS_COUNT)
+		cJSON_AddNumberToObject(o, "count", g->count);
+	else if (g->kind == GPUS_DEVICES)
+		cJSON_AddItemToObject(o, "devices", cJSON_CreateStringArray((const char *const *)g->ids.v, (int)g->ids.n));
+	else
+		cJSON_AddTrueToObject(o, "all");
+	return o;
+}
+
+cJSON *gpus_json_of(const char *selection)
+{
+	struct gpus g;
+	os_error err = { 0 };
+	cJSON *o = gpus_parse(selection, &g, &err) == 0 ? gpus_json(&g) : cJSON_CreateNull();
+
+	gpus_free(&g);
+	os_error_clear(&err);
+	return o;
+}
+
 char *gpus_words(const struct gpus *g)
 {
 	cleanup_free char *ids = g->kind == GPUS_DEVICES ? strv_join(&g->ids, ",") : NULL;
@@ -432,36 +456,6 @@ char *gpus_normal(const char *selection)
 	gpus_free(&g);
 	os_error_clear(&err);
 	return s;
-}
-
-int gpus_refuse_mismatch(const struct deploy_opts *o, const struct gw_container *c, os_error *err)
-{
-	cleanup_free char *opt = gpus_option(o);
-	cleanup_free char *had = c->gpu_request ? gpus_of_container(c) : NULL;
-
-	if (c->gpu_request && o->gpu) {
-		cleanup_free char *want = gpus_string(&o->gpus);
-		return os_error_set(err, OS_EXIT_CONFLICT,
-				    "gateway '%s' exists with --gpus %s but --gpus %s was asked for; rerun with --recreate to rebuild it with%s (its cluster state is lost)",
-				    o->name, had, want, opt);
-	}
-	cleanup_free char *asked = o->gpu ? xasprintf("%s was", opt + 1) : xstrdup("no GPUs were");
-
-	return os_error_set(err, OS_EXIT_CONFLICT,
-			    "gateway '%s' exists %s GPUs but %s asked for; rerun with --recreate to rebuild it%s%s (its cluster state is lost)",
-			    o->name, c->gpu_request ? "with" : "without", asked, o->gpu ? " with" : "", opt);
-}
-
-int gpus_match(const struct deploy_opts *o, const struct gw_container *c)
-{
-	cleanup_free char *had = NULL, *want = NULL;
-
-	if (c->gpu_request != o->gpu)
-		return 0;
-	if (!o->gpu)
-		return 1;
-	had = gpus_of_container(c);
-	return strcmp(had, want = gpus_string(&o->gpus)) == 0;
 }
 
 int gpus_check_host(struct deploy_opts *o, const char *image, int timeout_ms, struct host_gpus *h, os_error *err)

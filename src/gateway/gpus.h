@@ -13,6 +13,8 @@
 #ifndef OPENSHELL_GATEWAY_GPUS_H
 #define OPENSHELL_GATEWAY_GPUS_H
 
+#include <cjson/cJSON.h>
+
 #include "base/error.h"
 #include "base/strv.h"
 #include "gateway/mig.h"
@@ -39,6 +41,14 @@ char *gpus_string(const struct gpus *g);
 /* SELECTION (NULL: all) as gpus_string() writes it: "device=0,2" and
  * "0,2" are one selection (owned). */
 char *gpus_normal(const char *selection);
+
+/* The selection as every --json output gives it, one shape a kind:
+ * {"all": true}, {"count": 2} or {"devices": ["0", "GPU-3f…"]}. */
+cJSON *gpus_json(const struct gpus *g);
+
+/* SELECTION as gpus_string() writes it, as gpus_json() gives it; JSON null
+ * when it is no selection (a label edited by hand). */
+cJSON *gpus_json_of(const char *selection);
 
 /* For people: "all GPUs", "2 GPUs (the first)", "GPUs 0,2" (owned). */
 char *gpus_words(const struct gpus *g);
@@ -134,12 +144,6 @@ struct deploy_opts;
 /* The option that asks for what o asks: "", " --gpu" or " --gpus SEL", for
  * the commands that messages suggest (owned). */
 char *gpus_option(const struct deploy_opts *o);
-
-/* Does the container hold the GPUs o asks for (none, all, N, or these)? */
-int gpus_match(const struct deploy_opts *o, const struct gw_container *c);
-
-/* The conflict error for a gateway that holds other GPUs than asked for. */
-int gpus_refuse_mismatch(const struct deploy_opts *o, const struct gw_container *c, os_error *err);
 
 /* The Docker host's GPUs (host_gpus_probe() with IMAGE, o->image or any
  * other image that can run it) into H, and a selection other than all

@@ -351,10 +351,8 @@ static cJSON *words(const char *s)
 	return arr;
 }
 
-cJSON *image_describe_json(const char *ref, const struct docker_image *img, int ok, const char *why)
+cJSON *image_describe_json(cJSON *o, const char *ref, const struct docker_image *img, int ok, const char *why)
 {
-	cJSON *o = cJSON_CreateObject();
-
 	cJSON_AddStringToObject(o, "image", ref);
 	json_add_string_or_null(o, "id", img->id);
 	json_add_string_or_null(o, "created", img->created);

@@ -73,10 +73,11 @@ int image_find_cluster(int timeout_ms, char **ref, os_error *err);
  * saying what is missing; -1 when it cannot be looked at. */
 int image_self_contained(const char *ref, const struct docker_image *img, char **why, os_error *err);
 
-/* What `image info` prints: text lines, or the JSON object. */
+/* What `image info` prints: text lines, or the JSON object's keys, added
+ * to O (a json_document()), which is returned. */
 void image_describe(const char *ref, const struct docker_image *img, int self_contained, const char *why,
 		    FILE *out);
-cJSON *image_describe_json(const char *ref, const struct docker_image *img, int self_contained,
+cJSON *image_describe_json(cJSON *o, const char *ref, const struct docker_image *img, int self_contained,
 			   const char *why);
 
 #endif

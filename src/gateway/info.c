@@ -143,7 +143,7 @@ void gateway_json_common(cJSON *obj, const struct gateway *gw)
 	cJSON_AddStringToObject(obj, "container", gw->container);
 	cJSON_AddStringToObject(obj, "state", gateway_state_word(gw));
 	cJSON_AddBoolToObject(obj, "gpu", gateway_wants_gpu(gw));
-	json_add_string_or_null(obj, "gpus", gpus);
+	cJSON_AddItemToObject(obj, "gpus", gpus ? gpus_json_of(gpus) : cJSON_CreateNull());
 	json_add_string_or_null(obj, "gpu_mode", gpus ? (gw->c.gpu_cdi ? "cdi" : "legacy") : NULL);
 	json_add_string_or_null(obj, "mig_strategy", gpus ? mig_strategy_name(gw->mig) : NULL);
 	json_add_string_or_null(obj, "server", gw->has_metadata ? gw->md.server : NULL);

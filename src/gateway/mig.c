@@ -89,3 +89,23 @@ long long mig_resources(const cJSON *nodes, struct strv *out)
 		qsort(out->v, out->n, sizeof(*out->v), by_name);
 	return total;
 }
+
+long long mig_count(const struct strv *mig)
+{
+	long long total = 0;
+
+	for (size_t i = 0; i < mig->n; i++)
+		total += atoll(mig->v[i] + strcspn(mig->v[i], "=") + 1);
+	return total;
+}
+
+cJSON *mig_resources_json(const struct strv *mig)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	for (size_t i = 0; i < mig->n; i++) {
+		cleanup_free char *name = xstrndup(mig->v[i], strcspn(mig->v[i], "="));
+		cJSON_AddNumberToObject(o, name, atof(mig->v[i] + strlen(name) + 1));
+	}
+	return o;
+}

@@ -33,4 +33,10 @@ enum mig_strategy mig_strategy_of_env(const char *value);
  * OUT unless it is NULL; their total. */
 long long mig_resources(const cJSON *nodes, struct strv *out);
 
+/* Their total. */
+long long mig_count(const struct strv *mig);
+
+/* Those resources as --json gives them: {"nvidia.com/mig-1g.10gb": 2, …}. */
+cJSON *mig_resources_json(const struct strv *mig);
+
 #endif

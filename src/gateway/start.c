@@ -151,8 +151,8 @@ static int adopt_existing(struct start *st, const struct gw_container *c, os_err
 {
 	const char *what = NULL;
 
-	if (!gpus_match(&st->o, c))
-		return gpus_refuse_mismatch(&st->o, c, err);
+	if (start_gpus_adopt(&st->o, c, err) < 0)
+		return -1;
 	if (gpu_mode_adopt(&st->o, c, err) < 0)
 		return -1;
 	if (st->o.n_tls_san > 0)
@@ -442,7 +442,7 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 	int existing, lock = -1, rc = -1;
 
 	memset(r, 0, sizeof(*r));
-	r->gpus = r->mig = -1;
+	r->gpus = -1;
 	phases_begin(&r->phases);
 	st.res = gateway_resource_name(o->name);
 	st.w = (struct wait_ctx){ .container = st.res, .deadline = clock_ms() + o->timeout_ms,
@@ -490,5 +490,6 @@ void start_result_free(struct start_result *r)
 	free(r->kubeconfig);
 	free(r->user_kubeconfig);
 	free(r->user_backup);
+	strv_free(&r->mig);
 	memset(r, 0, sizeof(*r));
 }

@@ -13,6 +13,7 @@
 #define OPENSHELL_GATEWAY_START_H
 
 #include "base/error.h"
+#include "base/strv.h"
 #include "gateway/deploy.h"
 #include "gateway/phases.h"
 
@@ -24,8 +25,8 @@ struct start_result {
 	char *kubeconfig;        /* path of the written kubeconfig */
 	char *user_kubeconfig;   /* --update-kubeconfig: the file merged into */
 	char *user_backup;       /* and the copy of what it held before */
-	long long gpus;          /* allocatable nvidia.com/gpu; -1 unknown */
-	long long mig;           /* allocatable MIG devices (nvidia.com/mig-*); -1 unknown */
+	long long gpus;          /* allocatable nvidia.com/gpu; -1 unknown or absent */
+	struct strv mig;         /* allocatable MIG resources, as mig_resources() gives them */
 	const char *gpu_mode;    /* "cdi" or "legacy" with GPUs, else NULL (static) */
 	const char *gpu_injection; /* how Docker gives them: "cdi" (CDI mode, or --gpus on a
 	                            * Docker that sends it through CDI, 29.2 and later) or

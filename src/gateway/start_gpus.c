@@ -2,9 +2,12 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
+#include "base/exitcode.h"
 #include "base/log.h"
 #include "base/xalloc.h"
+#include "docker/container.h"
 #include "gateway/gpus.h"
 #include "gateway/image.h"
 #include "gateway/sharing.h"
@@ -91,4 +94,39 @@ int start_gpus_check(struct deploy_opts *o, const struct daemon_gpus *d, int loo
 	/* With CDI the selection's device names must be the daemon's; after the
 	 * host's GPUs, which name what the host lacks better. */
 	return gpu_mode_check_names(o, d, err);
+}
+
+static int refuse_mismatch(const struct deploy_opts *o, const struct gw_container *c, os_error *err)
+{
+	cleanup_free char *opt = gpus_option(o);
+	cleanup_free char *had = c->gpu_request ? gpus_of_container(c) : NULL;
+
+	if (c->gpu_request && o->gpu) {
+		cleanup_free char *want = gpus_string(&o->gpus);
+		return os_error_set(err, OS_EXIT_CONFLICT,
+				    "gateway '%s' exists with --gpus %s but --gpus %s was asked for; rerun with --recreate to rebuild it with%s (its cluster state is lost)",
+				    o->name, had, want, opt);
+	}
+	cleanup_free char *asked = o->gpu ? xasprintf("%s was", opt + 1) : xstrdup("no GPUs were");
+
+	return os_error_set(err, OS_EXIT_CONFLICT,
+			    "gateway '%s' exists %s GPUs but %s asked for; rerun with --recreate to rebuild it%s%s (its cluster state is lost)",
+			    o->name, c->gpu_request ? "with" : "without", asked, o->gpu ? " with" : "", opt);
+}
+
+static int gpus_match(const struct deploy_opts *o, const struct gw_container *c)
+{
+	cleanup_free char *had = NULL, *want = NULL;
+
+	if (c->gpu_request != o->gpu)
+		return 0;
+	if (!o->gpu)
+		return 1;
+	had = gpus_of_container(c);
+	return strcmp(had, want = gpus_string(&o->gpus)) == 0;
+}
+
+int start_gpus_adopt(const struct deploy_opts *o, const struct gw_container *c, os_error *err)
+{
+	return gpus_match(o, c) ? 0 : refuse_mismatch(o, c, err);
 }

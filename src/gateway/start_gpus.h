@@ -34,4 +34,9 @@ int start_gpus_precheck(struct deploy_opts *o, const struct daemon_gpus *d, int 
  * Each docker call within timeout_ms. Without o->gpu, nothing. */
 int start_gpus_check(struct deploy_opts *o, const struct daemon_gpus *d, int looked, int timeout_ms, os_error *err);
 
+/* A kept gateway keeps its GPUs: 0 when its container holds those o asks
+ * for (none, all, N, or these), else the conflict error naming both. */
+struct gw_container;
+int start_gpus_adopt(const struct deploy_opts *o, const struct gw_container *c, os_error *err);
+
 #endif

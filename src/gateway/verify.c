@@ -210,7 +210,7 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		checks[i] = (struct check){ .name = names[i], .status = CHECK_SKIP };
 	if (!gw->c.gpu_request) {
 		for (i = 0; i < VERIFY_NCHECKS; i++)
-			check_set(&checks[i], CHECK_NA, xstrdup("the gateway was started without --gpu"));
+			check_set(&checks[i], CHECK_SKIP, xstrdup("not applicable: the gateway was started without --gpu"));
 		return 0;
 	}
 	verify_device_request(gw, &checks[0]);

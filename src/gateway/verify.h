@@ -7,7 +7,8 @@
  * requests one GPU runs nvidia-smi to completion and names that GPU alone,
  * one of the container's; and a pod that requests none sees none, though
  * it names every GPU in NVIDIA_VISIBLE_DEVICES. Each check yields a status and the evidence it saw. A
- * gateway without a GPU request gets "n/a" for all of them, never "pass".
+ * gateway without a GPU request gets "skip" for all of them (they do not
+ * apply), never "pass".
  */
 #ifndef OPENSHELL_GATEWAY_VERIFY_H
 #define OPENSHELL_GATEWAY_VERIFY_H

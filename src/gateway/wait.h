@@ -17,6 +17,7 @@
 #define OPENSHELL_GATEWAY_WAIT_H
 
 #include "base/error.h"
+#include "base/strv.h"
 #include "docker/container.h"
 #include "gateway/phases.h"
 
@@ -49,9 +50,10 @@ int wait_kubeconfig_written(const struct wait_ctx *w, os_error *err);
  * allocatable nvidia.com/gpu > 0 (or MIG devices of the mixed strategy,
  * nvidia.com/mig-*), or exactly what a --gpu-sharing change makes (WANT,
  * gateway/sharing.h); *gpus receives the count (-1: absent), *mig the MIG
- * devices'. */
+ * resources (mig_resources(), owned). */
 struct sharing_want;
-int wait_gpus(const struct wait_ctx *w, const struct sharing_want *want, long long *gpus, long long *mig, os_error *err);
+int wait_gpus(const struct wait_ctx *w, const struct sharing_want *want, long long *gpus, struct strv *mig,
+	      os_error *err);
 
 /* Inspect the container into *c (to be freed either way); fail, quoting
  * its last log lines, if it stopped or restarted since the waits began. */

@@ -53,7 +53,8 @@ static void read_node_facts(const cJSON *list, struct gpu_state *g)
 	g->heartbeat = kube_nodes_heartbeat(list);
 	g->allocatable = kube_nodes_allocatable_gpus(list);
 	g->capacity = kube_nodes_capacity_gpus(list);
-	g->mig = mig_resources(list, NULL);
+	strv_free(&g->migs);
+	g->mig = mig_resources(list, &g->migs);
 }
 
 /* Until k3s has written its containerd config, that is read beside the
@@ -158,6 +159,7 @@ static void gpu_state_free(struct gpu_state *g)
 	free(g->heartbeat);
 	runtime_fact_free(&g->rt);
 	free(g->api_error);
+	strv_free(&g->migs);
 }
 
 /* One look at every fact: 1 ready, 0 not yet, -1 a verdict (err set). */
@@ -387,7 +389,8 @@ static enum gpu_step gpu_step_run(enum gpu_step step, const struct wait_ctx *w, 
 	}
 }
 
-int wait_gpus(const struct wait_ctx *w, const struct sharing_want *want, long long *gpus, long long *mig, os_error *err)
+int wait_gpus(const struct wait_ctx *w, const struct sharing_want *want, long long *gpus, struct strv *mig,
+	      os_error *err)
 {
 	struct backoff b = { 0 };
 	struct gpu_state g = { .allocatable = -1, .want_set = want->changed, .want = want->allocatable,
@@ -409,7 +412,8 @@ int wait_gpus(const struct wait_ctx *w, const struct sharing_want *want, long lo
 		goto out;
 	}
 	*gpus = g.allocatable;
-	*mig = g.mig;
+	*mig = g.migs;   /* moved out */
+	g.migs = (struct strv){ 0 };
 	log_step_done(1);
 	{
 		cleanup_free char *sick = kube_gpus_unhealthy(g.allocatable, g.capacity);

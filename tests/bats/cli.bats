@@ -102,6 +102,50 @@ Try 'openshell gateway --help' for more information." ]
 	[ -z "$stderr" ]
 }
 
+@test "doctor rejects stray arguments with exit 2" {
+	run --separate-stderr openshell doctor extra
+	assert_failure 2
+	[[ "$stderr" == "openshell: error: unexpected argument 'extra'"* ]]
+	# A control byte is shown escaped, never sent to the terminal.
+	run --separate-stderr openshell doctor $'a\x1b[2Jb'
+	assert_failure 2
+	[[ "$stderr" == "openshell: error: unexpected argument 'a\\x1b[2Jb'"* ]]
+}
+
+@test "doctor --json with a bad option is a usage error" {
+	run --separate-stderr openshell doctor --json --bogus
+	assert_failure 2
+	assert_output ''
+	[ "$stderr" = "openshell: error: unknown option '--bogus'
+Try 'openshell doctor --help' for more information." ]
+}
+
+@test "a bad value found past the option parse gets the same error and --help hint, for its command" {
+	OPENSHELL_DOCKER=/nonexistent/docker run --separate-stderr openshell gateway start --name Bad_Name
+	assert_failure 2
+	[[ "${stderr%%$'\n'*}" == "openshell: error: invalid gateway name 'Bad_Name'"* ]]
+	[ "${stderr##*$'\n'}" = "Try 'openshell gateway start --help' for more information." ]
+	run --separate-stderr openshell gateway status --name -bad-
+	assert_failure 2
+	[ "${stderr##*$'\n'}" = "Try 'openshell gateway status --help' for more information." ]
+}
+
+@test "a missing docker CLI is reported in one line" {
+	OPENSHELL_DOCKER=/nonexistent/docker run --separate-stderr openshell doctor
+	assert_failure 1
+	assert_output --partial "fail  docker client: OPENSHELL_DOCKER='/nonexistent/docker' is not an executable"
+}
+
+@test "-v shows the commands that run" {
+	# A fake docker that answers `version` proves the trace without a daemon.
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	printf '#!/bin/sh\n[ "$1" = version ] && { echo 99.0; exit 0; }\nexit 1\n' >"$BATS_TEST_TMPDIR/bin/docker"
+	chmod +x "$BATS_TEST_TMPDIR/bin/docker"
+	OPENSHELL_DOCKER="$BATS_TEST_TMPDIR/bin/docker" run --separate-stderr openshell -v doctor
+	[[ "$stderr" == *"openshell: + $BATS_TEST_TMPDIR/bin/docker version --format '{{.Server.Version}}'"* ]]
+	assert_output --partial 'pass  docker daemon: version 99.0'
+}
+
 @test "a bad OPENSHELL_CALL_TIMEOUT is refused with the rule" {
 	OPENSHELL_CALL_TIMEOUT=soon run --separate-stderr openshell doctor
 	assert_output --partial "OPENSHELL_CALL_TIMEOUT='soon' is not a duration"
@@ -319,17 +363,21 @@ pin() { sed -n "s/^$1=//p" "$OPENSHELL_SRCDIR/deploy/versions.env"; }
 	fake_image_docker present
 	OPENSHELL_CLUSTER_IMAGE=mine:1 run --separate-stderr openshell version --json
 	assert_success
-	run jq -r '[.openshell, .cluster_image.ref, .cluster_image.present, .cluster_image.pins.k3s_version,
-		.cluster_image.pins.device_plugin_chart_version, .cluster_image.pins.smoke_image] | map(tostring) | join(" ")' <<<"$output"
-	assert_output "$(openshell --version | cut -d' ' -f2) mine:1 true $(pin K3S_VERSION) $(pin DEVICE_PLUGIN_CHART_VERSION) $(pin SMOKE_IMAGE)"
+	doc=$output
+	run jq -r '[.schema, .openshell_version, .cluster_image.image, .cluster_image.present, .cluster_image.pins.k3s_version,
+		.cluster_image.pins.device_plugin_chart_version, .cluster_image.pins.smoke_image] | map(tostring) | join(" ")' <<<"$doc"
+	assert_output "1 $(openshell --version | cut -d' ' -f2) mine:1 true $(pin K3S_VERSION) $(pin DEVICE_PLUGIN_CHART_VERSION) $(pin SMOKE_IMAGE)"
+	assert_schema version "$doc"
 }
 
 @test "version without a Docker to ask prints all else, present unknown, and exits 3" {
 	OPENSHELL_DOCKER=$BATS_TEST_TMPDIR/no-docker run --separate-stderr openshell version --json
 	assert_failure 3
-	run jq -r '[.cluster_image.present, .cluster_image.pins.k3s_version] | map(tostring) | join(" ")' <<<"$output"
+	doc=$output
+	run jq -r '[.cluster_image.present, .cluster_image.pins.k3s_version] | map(tostring) | join(" ")' <<<"$doc"
 	assert_output "null $(pin K3S_VERSION)"
 	[[ "$stderr" == "openshell: error: OPENSHELL_DOCKER="* ]]
+	assert_schema version "$doc"
 	run --separate-stderr openshell version extra
 	assert_failure 2
 }

@@ -25,9 +25,9 @@ setup() {
 	mkdir -p "$ROOT/dev/char" "$ROOT/etc" "$ROOT/proc/driver/nvidia" "$ROOT/sys/devices/soc0"
 }
 
-check() { # NAME: "STATUS DETAIL (FIX)" of that check in doctor --json, or nothing
+check() { # NAME: "STATUS EVIDENCE (FIX)" of that check in doctor --json, or nothing
 	OPENSHELL_HOST_ROOT=$ROOT run --separate-stderr openshell doctor --json
-	jq -r --arg n "$1" '.checks[] | select(.name == $n) | "\(.status) \(.detail) (\(.fix // ""))"' <<<"$output"
+	jq -r --arg n "$1" '.checks[] | select(.name == $n) | "\(.status) \(.evidence) (\(.fix // ""))"' <<<"$output"
 }
 
 # SIMULATION: a daemon whose `docker info` says what jq program $1 makes of it.
@@ -118,16 +118,16 @@ fake_info() {
 	assert_output --partial "no nvidia runtime and no CDI GPUs"
 	fake_info '.DiscoveredDevices = [{"Source": "cdi", "ID": "nvidia.com/gpu=0"}]'   # SIMULATION: Docker >= 28.2
 	run check docker-runtimes
-	assert_output --partial "ok docker runtimes: "
+	assert_output --partial "pass docker runtimes: "
 	assert_output --partial "CDI names the GPUs"
 }
 
 @test "doctor says which way gateway start --gpu would give the GPUs: CDI devices or --gpus" {
 	if ! sim_real_host; then   # the sim host's dockerd 20.10 has no CDI; a real one may
 		run check gpu-mode
-		assert_output --partial "ok gateway start --gpu gives GPUs through Docker's --gpus (the daemon lists no NVIDIA CDI devices)"
+		assert_output --partial "pass gateway start --gpu gives GPUs through Docker's --gpus (the daemon lists no NVIDIA CDI devices)"
 	fi
 	fake_info '.DiscoveredDevices = [{"Source": "cdi", "ID": "nvidia.com/gpu=0"}, {"Source": "cdi", "ID": "nvidia.com/gpu=all"}]'   # SIMULATION: Docker >= 28.2
 	run check gpu-mode
-	assert_output --partial "ok gateway start --gpu gives GPUs as CDI devices (nvidia.com/gpu=0, ...); --gpu-mode legacy uses --gpus"
+	assert_output --partial "pass gateway start --gpu gives GPUs as CDI devices (nvidia.com/gpu=0, ...); --gpu-mode legacy uses --gpus"
 }

@@ -120,7 +120,7 @@ requests() { # NAME: the container's DeviceRequests, as docker inspect shows the
 	assert_success
 	assert_line --partial "the gateway sees $(uuid_of 0): exactly --gpus 1"
 	run --separate-stderr openshell gateway list --json
-	assert_equal "$(jq -r '.[] | select(.name == "one") | "\(.gpus) \(.gpu_mode)"' <<<"$output")" "1 cdi"
+	assert_equal "$(jq -c '.gateways[] | select(.name == "one") | [.gpus, .gpu_mode]' <<<"$output")" '[{"count":1},"cdi"]'
 }
 
 @test "a stopped CDI gateway fails its resume with the fix when its device left the spec, or CDI was turned off" {

@@ -60,8 +60,8 @@ gpu_nodes() {
 	assert_output '[{"Driver":"nvidia","Count":1,"DeviceIDs":null,"Capabilities":[["utility","compute","gpu"]],"Options":{}}]'
 	run --separate-stderr openshell gateway status --name one
 	assert_line '  GPUs:        requested (--gpus 1); 1 allocatable (nvidia.com/gpu)'
-	run jq -r '[.gpu, .gpus] | map(tostring) | join(" ")' <<<"$(openshell gateway status --name one --json)"
-	assert_output 'true 1'
+	run jq -c '[.gpu, .gpus]' <<<"$(openshell gateway status --name one --json)"
+	assert_output '[true,{"count":1}]'
 	run --separate-stderr openshell gateway list
 	assert_line --regexp '^one +running +1 +https://'
 }
@@ -81,8 +81,8 @@ gpu_nodes() {
 	run --separate-stderr openshell gateway verify --name second
 	assert_success
 	assert_line --partial "exactly --gpus device=1"
-	run jq -r .gpus <<<"$(openshell gateway status --name second --json)"
-	assert_output device=1
+	run jq -c .gpus <<<"$(openshell gateway status --name second --json)"
+	assert_output '{"devices":["1"]}'
 	openshell -q gateway destroy --name second --yes
 	run --separate-stderr openshell gateway start --gpus "$(uuid_of 1)" --name byuuid --image "$IMAGE" --port "$(free_port)"
 	assert_success

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # The lifecycle commands end to end: status, list, stop (and start resuming),
 # destroy, logs, exec and kubectl, and doctor --json, on a Docker engine with
-# GPUs (the SIMULATED toolkit and k3s stand-in unless OPENSHELL_TEST_REAL_HOST=1).
+# GPUs (the SIMULATED toolkit and k3s stand-in unless OPENSHELL_TEST_REAL_HOST=1);
+# and every command's --json against doc/openshell.schema.json.
 
 setup_file() {
 	load helpers/gateway
@@ -61,10 +62,10 @@ hold_gateway_lock() {
 	run --separate-stderr openshell gateway status --name lc --json
 	assert_success
 	run jq -r 'keys_unsorted | sort | join(",")' <<<"$output"
-	assert_output 'api_ready,container,gpu,gpu_mode,gpus,gpus_allocatable,gpus_capacity,health,kubeconfig,metadata_error,mig_allocatable,mig_strategy,name,nvidia_runtime,server,state'
+	assert_output 'api_ready,container,gpu,gpu_mode,gpus,gpus_allocatable,gpus_capacity,health,kubeconfig,metadata_error,mig_allocatable,mig_strategy,name,nvidia_runtime,schema,server,state'
 	run --separate-stderr openshell gateway status --name lc --json
-	run jq -r '[.name, .container, .state, .health, .api_ready, .gpu, .gpus_allocatable, .gpus_capacity, .server, .metadata_error, .mig_strategy, (.mig_allocatable | length)] | map(tostring) | join(" ")' <<<"$output"
-	assert_output "lc openshell-cluster-lc running healthy true true $(sim_gpu_count) $(sim_gpu_count) https://127.0.0.1:$LC_PORT null none 0"
+	run jq -c '[.schema, .name, .container, .state, .health, .api_ready, .gpu, .gpus, .gpus_allocatable, .gpus_capacity, .server, .metadata_error, .mig_strategy, .mig_allocatable]' <<<"$output"
+	assert_output "[1,\"lc\",\"openshell-cluster-lc\",\"running\",\"healthy\",true,true,{\"all\":true},$(sim_gpu_count),$(sim_gpu_count),\"https://127.0.0.1:$LC_PORT\",null,\"none\",{}]"
 	# The sim host's daemon (20.10) has no CDI; a real one of 28.2 or later may.
 	run jq -r .gpu_mode <<<"$(openshell gateway status --name lc --json)"
 	if sim_real_host; then assert_output --regexp '^(legacy|cdi)$'; else assert_output legacy; fi
@@ -107,11 +108,12 @@ hold_gateway_lock() {
 		>"$(state_dir ghost)/metadata.json"
 	run --separate-stderr openshell gateway list --json
 	assert_success
-	run jq -r 'map(.name + "=" + .state) | join(" ")' <<<"$output"
+	run jq -r '.gateways | map(.name + "=" + .state) | join(" ")' <<<"$output"
 	assert_output 'ghost=missing lb=running lc=running'
 	run --separate-stderr openshell gateway list --json
-	run jq -r '.[0] | keys | join(",")' <<<"$output"
-	assert_output 'container,gpu,gpu_mode,gpus,kubeconfig,metadata_error,mig_strategy,name,server,state'
+	run jq -r '(keys | join(",")), (.gateways[0] | keys | join(","))' <<<"$output"
+	assert_output 'gateways,schema
+container,gpu,gpu_mode,gpus,kubeconfig,metadata_error,mig_strategy,name,server,state'
 }
 
 @test "stop stops, stopping again is a no-op, and start resumes with the state kept" {
@@ -122,8 +124,8 @@ hold_gateway_lock() {
 	assert_output exited
 	run --separate-stderr openshell gateway status --name lc --json
 	assert_success
-	run jq -r '[.state, .api_ready, .gpus_allocatable] | map(tostring) | join(" ")' <<<"$output"
-	assert_output 'exited false null'
+	run jq -r '[.state, .api_ready, .gpus_allocatable, .mig_allocatable] | map(tostring) | join(" ")' <<<"$output"
+	assert_output 'exited false null null'
 	run --separate-stderr openshell gateway stop --name lc
 	assert_success
 	[[ "$stderr" == *"gateway 'lc' is already stopped (exited)"* ]]
@@ -135,6 +137,57 @@ hold_gateway_lock() {
 	run --separate-stderr openshell gateway status --name lc --json
 	run jq -r '[.state, .api_ready] | map(tostring) | join(" ")' <<<"$output"
 	assert_output 'running true'
+}
+
+@test "every command's --json fits doc/openshell.schema.json" {
+	# In the states this suite has made: lc a running GPU gateway, lb one
+	# whose metadata is gone, ghost one whose container is.
+	run --separate-stderr openshell gateway start --gpu --name lc --image "$IMAGE" --port "$LC_PORT" --json
+	assert_success
+	assert_schema start "$output"
+	for n in lc lb ghost; do
+		run --separate-stderr openshell gateway status --name "$n" --json
+		assert_success
+		assert_schema status "$output"
+	done
+	run --separate-stderr openshell gateway list --json
+	assert_success
+	assert_schema list "$output"
+	run --separate-stderr openshell gateway verify --name lc --json
+	assert_success
+	assert_schema verify "$output"
+	run --separate-stderr openshell doctor --json
+	assert_success
+	assert_schema doctor "$output"
+	run --separate-stderr openshell image info --json "$IMAGE"
+	assert_success
+	assert_schema image_info "$output"
+	run --separate-stderr openshell version --json
+	assert_success
+	assert_schema version "$output"
+}
+
+@test "the schema refuses what is not the vocabulary, so its check can fail" {
+	run --separate-stderr openshell doctor --json
+	assert_success
+	doc=$output
+	assert_schema doctor "$doc"
+	run "$OPENSHELL_SRCDIR/tests/schema-check" "$OPENSHELL_SRCDIR/doc/openshell.schema.json" doctor \
+		<<<"$(jq '.checks[0].status = "ok"' <<<"$doc")"
+	assert_failure 1
+	assert_output --partial "checks/0/status: 'ok' is not one of ['pass', 'warn', 'fail', 'skip']"
+	run "$OPENSHELL_SRCDIR/tests/schema-check" "$OPENSHELL_SRCDIR/doc/openshell.schema.json" doctor \
+		<<<"$(jq 'del(.schema)' <<<"$doc")"
+	assert_failure 1
+	run --separate-stderr openshell gateway status --name lc --json
+	doc=$output
+	run "$OPENSHELL_SRCDIR/tests/schema-check" "$OPENSHELL_SRCDIR/doc/openshell.schema.json" status \
+		<<<"$(jq '.gpus = "all"' <<<"$doc")"
+	assert_failure 1
+	assert_output --partial "gpus: 'all' is not valid"
+	run "$OPENSHELL_SRCDIR/tests/schema-check" "$OPENSHELL_SRCDIR/doc/openshell.schema.json" status \
+		<<<"$(jq '.gateway = .name' <<<"$doc")"
+	assert_failure 1
 }
 
 @test "stop of an unknown gateway exits 5" {
@@ -316,24 +369,26 @@ hold_gateway_lock() {
 	docker volume rm openshell-cluster-fv openshell-cluster-fw >/dev/null
 }
 
-@test "doctor --json is one object with checks, failed and warnings" {
+@test "doctor --json is one object with checks and their counts by status" {
 	run --separate-stderr openshell doctor --json
 	assert_success
-	run jq -r '[.failed, .warnings, (.checks | length > 3)] | map(tostring) | join(" ")' <<<"$output"
-	assert_output --regexp '^0 [0-9]+ true$'
+	run jq -r '[.counts.fail, .counts.skip, (.checks | length > 3),
+		(.counts | add) == (.checks | length),
+		([.checks[] | select(.status == "warn")] | length) == .counts.warn] | map(tostring) | join(" ")' <<<"$output"
+	assert_output '0 0 true true true'
 	run --separate-stderr openshell doctor --json
 	run jq -r '.checks[] | select(.name == "docker-daemon") | .status' <<<"$output"
-	assert_output ok
+	assert_output pass
 	run --separate-stderr openshell doctor --json
-	run jq -e 'all(.checks[]; (.status | IN("ok", "warn", "fail")) and (.detail | type == "string")
-		and (.status == "ok" or has("fix") or .status == "fail"))' <<<"$output"
+	run jq -e 'all(.checks[]; (.status | IN("pass", "warn", "fail")) and (.evidence | type == "string")
+		and .detail == null and (.status == "pass" or .fix != null or .status == "fail"))' <<<"$output"
 	assert_success
-	# The human output shows the same checks, one line each.
+	# The human output shows the same checks, one line each, in the same words.
 	run --separate-stderr openshell doctor --json
 	n=$(jq '.checks | length' <<<"$output")
 	run --separate-stderr openshell doctor
 	assert_success
-	[ "$(grep -cE '^(ok  |warn|fail)  ' <<<"$output")" -eq "$n" ]
+	[ "$(grep -cE '^(pass|warn|fail)  ' <<<"$output")" -eq "$n" ]
 }
 
 @test "doctor sees the toolkit hook on PATH" {
@@ -341,8 +396,8 @@ hold_gateway_lock() {
 	# The sim host puts its hook (only the hook) on PATH, as a real host has it.
 	run --separate-stderr openshell doctor --json
 	assert_success
-	run jq -r '.checks[] | select(.name == "nvidia-container-runtime-hook") | .status + " " + .detail' <<<"$output"
-	assert_output "ok nvidia-container-runtime-hook: $SIM_HOST_DIR/host-bin/nvidia-container-runtime-hook"
+	run jq -r '.checks[] | select(.name == "nvidia-container-runtime-hook") | .status + " " + .evidence' <<<"$output"
+	assert_output "pass nvidia-container-runtime-hook: $SIM_HOST_DIR/host-bin/nvidia-container-runtime-hook"
 	PATH=${PATH//$SIM_HOST_DIR\/host-bin:/} run --separate-stderr openshell doctor --json
 	run jq -r '.checks[] | select(.name == "nvidia-container-runtime-hook") | .status' <<<"$output"
 	assert_output warn
@@ -354,5 +409,6 @@ hold_gateway_lock() {
 	assert_no_gateway_resources lc
 	[ ! -e "$(state_dir lc)" ]
 	run --separate-stderr openshell gateway list --json
-	assert_output '[]'
+	run jq -c . <<<"$output"
+	assert_output '{"schema":1,"gateways":[]}'
 }

@@ -46,7 +46,8 @@ mig_uuids() { # GPU: its MIG devices' UUIDs
 	run --separate-stderr openshell gateway start --gpu --mig-strategy mixed --name mixed --image "$IMAGE" \
 		--port "$(free_port)" --json
 	assert_success
-	assert_equal "$(jq -r '[.mig_strategy, .gpus_allocatable, .mig_allocatable] | map(tostring) | join(" ")' <<<"$output")" "mixed 1 5"
+	assert_equal "$(jq -c '[.mig_strategy, .gpus_allocatable, .mig_allocatable]' <<<"$output")" \
+		'["mixed",1,{"nvidia.com/mig-1g.10gb":4,"nvidia.com/mig-3g.40gb":1}]'
 	run --separate-stderr openshell gateway status --name mixed
 	assert_line '  MIG:         strategy mixed; nvidia.com/mig-1g.10gb=4, nvidia.com/mig-3g.40gb=1'
 	run jq -c .mig_allocatable <<<"$(openshell gateway status --name mixed --json)"
@@ -73,7 +74,8 @@ mig_uuids() { # GPU: its MIG devices' UUIDs
 	run --separate-stderr openshell gateway start --gpus 0,1 --mig-strategy mixed --name migonly --image "$IMAGE" \
 		--port "$(free_port)" --json
 	assert_success
-	assert_equal "$(jq -r '[.gpus_allocatable, .mig_allocatable] | map(tostring) | join(" ")' <<<"$output")" "null 5"
+	assert_equal "$(jq -c '[.gpus_allocatable, .mig_allocatable]' <<<"$output")" \
+		'[null,{"nvidia.com/mig-1g.10gb":4,"nvidia.com/mig-3g.40gb":1}]'
 	run --separate-stderr openshell gateway verify --name migonly
 	assert_success
 	assert_line --partial 'PASS  allocatable     node allocatable nvidia.com/mig-1g.10gb=4, nvidia.com/mig-3g.40gb=1 (MIG, --mig-strategy mixed); no whole GPU'
@@ -83,7 +85,7 @@ mig_uuids() { # GPU: its MIG devices' UUIDs
 @test "none (the default) counts a MIG GPU whole" {
 	run --separate-stderr openshell gateway start --gpu --name none --image "$IMAGE" --port "$(free_port)" --json
 	assert_success
-	assert_equal "$(jq -r '[.mig_strategy, .gpus_allocatable, .mig_allocatable] | map(tostring) | join(" ")' <<<"$output")" "none 4 0"
+	assert_equal "$(jq -c '[.mig_strategy, .gpus_allocatable, .mig_allocatable]' <<<"$output")" '["none",4,{}]'
 	run --separate-stderr openshell gateway status --name none
 	refute_line --partial 'MIG:'
 	openshell -q gateway destroy --name none --yes

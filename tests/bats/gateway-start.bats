@@ -40,7 +40,7 @@ setup() {
 	run jq -r '(.phases_ms | [.container, .api, .runtime, .device_plugin, .allocatable] | add) == .phases_ms.total' \
 		<<<"$(openshell gateway start --gpu --name t1 --image "$IMAGE" --json)"
 	assert_output true
-	run jq -r '.openshell | (.cpu_ms >= 0) and (.max_rss_kib > 0)' <<<"$(openshell gateway start --gpu --name t1 --image "$IMAGE" --json)"
+	run jq -r '.openshell_usage | (.cpu_ms >= 0) and (.max_rss_kib > 0)' <<<"$(openshell gateway start --gpu --name t1 --image "$IMAGE" --json)"
 	assert_output true
 	run --separate-stderr openshell -v gateway start --gpu --name t1 --image "$IMAGE"
 	[[ "$stderr" =~ "openshell: phases: container "[0-9.]+m?s", api "[0-9.]+m?s", runtime ".*"allocatable ".*"(total " ]]
@@ -105,8 +105,8 @@ setup() {
 	run --separate-stderr openshell gateway start --gpu --name t1 --image "$IMAGE" --port "$port" --json
 	assert_success
 	[[ "$stderr" == *"gateway 't1' is already running"* ]]
-	run jq -r '[.outcome, .gpus_allocatable, .gpu] | @tsv' <<<"$output"
-	assert_output "$(printf 'running\t%s\ttrue' "$(sim_gpu_count)")"
+	run jq -c '[.outcome, .gpus_allocatable, .gpu, .gpus, .mig_allocatable, .user_kubeconfig]' <<<"$output"
+	assert_output "[\"running\",$(sim_gpu_count),true,{\"all\":true},{},null]"
 	[ "$(docker inspect openshell-cluster-t1 --format '{{.Id}}')" = "$before" ]
 }
 
@@ -370,8 +370,10 @@ setup() {
 	run --separate-stderr openshell gateway start --gpu --name nw --image openshell-cluster:sim-late-plugin \
 		--port "$(free_port)" --no-wait --json
 	assert_success
-	run jq -r '.outcome' <<<"$output"
-	assert_output created
+	doc=$output
+	run jq -c '[.outcome, .gpus_allocatable, .mig_allocatable]' <<<"$doc"
+	assert_output '["created",null,null]'
+	assert_schema start "$doc"
 	run docker inspect openshell-cluster-nw --format '{{.State.Running}}'
 	assert_output true
 	grep -q '^    server: https://127.0.0.1:' "$XDG_CONFIG_HOME/openshell/gateways/nw/kubeconfig"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # `openshell gateway verify`: six checks, each of which fails when its
-# piece of the GPU chain is broken, and n/a (never pass) without --gpu.
+# piece of the GPU chain is broken, and skipped as not applicable (never pass)
+# without --gpu.
 
 setup_file() {
 	load helpers/gateway
@@ -32,8 +33,10 @@ setup() {
 @test "verify --json is one object with every check's status and evidence" {
 	run --separate-stderr openshell gateway verify --name vg --json
 	assert_success
-	run jq -r '[.gateway, .passed, .failed, (.checks | length), ([.checks[].status] | unique | join(","))] | @tsv' <<<"$output"
-	assert_output "$(printf 'vg\t6\t0\t6\tpass')"
+	doc=$output
+	run jq -r '[.name, .counts.pass, .counts.fail, .counts.skip, (.checks | length), ([.checks[].status] | unique | join(","))] | @tsv' <<<"$doc"
+	assert_output "$(printf 'vg\t6\t0\t0\t6\tpass')"
+	assert_schema verify "$doc"
 }
 
 @test "verify's pods are deleted afterwards, and kept with --keep" {
@@ -119,13 +122,19 @@ setup() {
 	[[ "$stderr" == *"XidCriticalError: Xid=79"* ]]   # the plugin's log
 }
 
-@test "a gateway without --gpu reports every check as n/a and exits 9" {
+@test "a gateway without --gpu reports every check as skipped, not applicable, and exits 9" {
 	openshell -q gateway start --name vn --image "$IMAGE" --port "$(free_port)" >/dev/null
 	run --separate-stderr openshell gateway verify --name vn
 	assert_failure 9
-	run grep -c '^  N/A ' <<<"$output"
+	run grep -c '^  SKIP  [a-z-]* *not applicable: the gateway was started without --gpu$' <<<"$output"
 	assert_output 6
 	refute_output --partial PASS
+	run --separate-stderr openshell gateway verify --name vn --json
+	assert_failure 9
+	doc=$output
+	run jq -r '[.counts.skip, .counts.pass, ([.checks[].status] | unique | join(","))] | @tsv' <<<"$doc"
+	assert_output "$(printf '6\t0\tskip')"
+	assert_schema verify "$doc"
 }
 
 @test "verify of an unknown gateway exits 5" {

@@ -60,8 +60,10 @@ pin() { sed -n "s/^$1=//p" "$OPENSHELL_SRCDIR/deploy/versions.env"; }
 	assert_line "self-contained   no: its bundle lacks nvidia-device-plugin-$(pin DEVICE_PLUGIN_CHART_VERSION).tgz"
 	run --separate-stderr openshell image info --json openshell-testbed/base:sim
 	assert_success
-	run jq -r '[.self_contained, .not_self_contained_because, .k3s_version] | @tsv' <<<"$output"
+	doc=$output
+	run jq -r '[.self_contained, .not_self_contained_because, .k3s_version] | @tsv' <<<"$doc"
 	assert_output --regexp $'^false\tit has no openshell labels: .*\t$'
+	assert_schema image_info "$doc"
 }
 
 @test "image info of an absent image exits 5 and names the command that builds it" {
@@ -176,8 +178,8 @@ pin() { sed -n "s/^$1=//p" "$OPENSHELL_SRCDIR/deploy/versions.env"; }
 
 @test "doctor says whether the cluster image a start would use is built and self-contained" {
 	OPENSHELL_CLUSTER_IMAGE=$IMAGE run --separate-stderr openshell doctor --json
-	run jq -r '.checks[] | select(.name == "cluster-image") | [.status, .detail] | @tsv' <<<"$output"
-	assert_output "$(printf 'ok\tcluster image %s: self-contained (k3s %s, device plugin %s)' "$IMAGE" \
+	run jq -r '.checks[] | select(.name == "cluster-image") | [.status, .evidence] | @tsv' <<<"$output"
+	assert_output "$(printf 'pass\tcluster image %s: self-contained (k3s %s, device plugin %s)' "$IMAGE" \
 		"$(pin K3S_VERSION)" "$(pin DEVICE_PLUGIN_CHART_VERSION)")"
 	OPENSHELL_CLUSTER_IMAGE=$IMAGE-nobundle run --separate-stderr openshell doctor
 	assert_line --partial "warn  cluster image $IMAGE-nobundle: not self-contained, a start may need network: its bundle lacks"

@@ -13,6 +13,7 @@
 #include "gateway/gpu_mode.h"
 #include "gateway/gpus.h"
 #include "gateway/mig.h"
+#include "gateway/start_gpus.h"
 #include "tap.h"
 
 /* docker info of Docker 28.2 with the NVIDIA spec of a 2-GPU host. */
@@ -251,7 +252,7 @@ static void test_container(void)
 	o.name = "g";
 	o.gpu = 1;
 	gpus_parse("2", &o.gpus, &err);
-	ok(gpus_match(&o, &c), "--gpus 2 matches it");
+	ok(start_gpus_adopt(&o, &c, &err) == 0, "--gpus 2 matches it");
 	ok(gpu_mode_adopt(&o, &c, &err) == 0 && o.cdi && o.mig == MIG_MIXED, "auto adopts its CDI and its strategy");
 	o.gpu_mode = GPU_MODE_LEGACY;
 	ok(gpu_mode_adopt(&o, &c, &err) < 0 && err.code == OS_EXIT_CONFLICT && strstr(err.msg, "--gpu-mode cdi but --gpu-mode legacy"),
@@ -331,6 +332,12 @@ static void test_mig_resources(void)
 	is_int((int)mig_resources(j, &r), 6, "six MIG devices on the nodes");
 	got = strv_join(&r, " ");
 	is_str(got, "nvidia.com/mig-1g.10gb=5 nvidia.com/mig-3g.40gb=1", "summed by profile, sorted; nvidia.com/gpu is not one");
+	free(got);
+	is_int((int)mig_count(&r), 6, "and their total again from that");
+	cJSON_Delete(j);
+	j = mig_resources_json(&r);
+	got = cJSON_PrintUnformatted(j);
+	is_str(got, "{\"nvidia.com/mig-1g.10gb\":5,\"nvidia.com/mig-3g.40gb\":1}", "as --json gives them, numbers");
 	free(got);
 	strv_free(&r);
 	cJSON_Delete(j);

@@ -74,6 +74,17 @@ static void resolves(const char *text, const char *want)
 	os_error_clear(&err);
 }
 
+/* The selection as --json gives it: one shape a kind, never a string. */
+static void json_shape(const char *text, const char *want)
+{
+	cJSON *j = gpus_json_of(text);
+	char *s = cJSON_PrintUnformatted(j);
+
+	ok(strcmp(s, want) == 0, "--gpus %s in JSON is %s (%s)", text, want, s);
+	free(s);
+	cJSON_Delete(j);
+}
+
 static void words(const char *text, const char *want)
 {
 	struct gpus g;
@@ -179,5 +190,10 @@ int main(void)
 	words("device=1", "GPU 1");
 	words("0,GPU-3f2a", "GPUs 0,GPU-3f2a");
 	words("all", "all GPUs");
+	json_shape("all", "{\"all\":true}");
+	json_shape("2", "{\"count\":2}");
+	json_shape("device=1", "{\"devices\":[\"1\"]}");
+	json_shape("0,GPU-3f2a", "{\"devices\":[\"0\",\"GPU-3f2a\"]}");
+	json_shape("bogus", "null");   /* a label edited by hand */
 	return tap_done();
 }

@@ -1,5 +1,6 @@
 /* test_lifecycle.c - gateway names for `gateway list`, and the words and
- * JSON fields `status`, `list` and `doctor` derive from what they saw. */
+ * JSON fields `status`, `list`, `verify` and `doctor` derive from what they
+ * saw. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "base/json.h"
 #include "base/xalloc.h"
+#include "gateway/check.h"
 #include "gateway/info.h"
 #include "tap.h"
 
@@ -75,6 +77,7 @@ static void test_json(void)
 	ok(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, "kubeconfig")), "no metadata: kubeconfig null");
 	is_str(json_str(o, "metadata_error"), "metadata.json is missing", "json metadata_error");
 	is_int(json_bool(o, "gpu"), 0, "json gpu false");
+	ok(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, "gpus")), "no GPUs: gpus null");
 	cJSON_Delete(o);
 
 	o = cJSON_CreateObject();
@@ -93,11 +96,45 @@ static void test_json(void)
 	is_str(json_str(o, "kubeconfig"), "/c/kubeconfig", "json kubeconfig");
 	ok(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, "metadata_error")), "good metadata: null error");
 	is_int(json_bool(o, "gpu"), 1, "json gpu true");
-	is_str(json_str(o, "gpus"), "all", "json gpus: the selection, as --gpus takes it");
+	is_int(json_bool(json_get(o, "gpus", NULL), "all"), 1, "json gpus: the selection as an object, {\"all\": true}");
+	is_int(cJSON_GetArraySize(json_get(o, "gpus", NULL)), 1, "and that alone");
 	is_str(json_str(o, "gpu_mode"), "legacy", "json gpu_mode: Docker's --gpus");
 	is_str(json_str(o, "mig_strategy"), "none", "json mig_strategy: none without the entrypoint's variable");
 	is_int(cJSON_GetArraySize(o), 10, "exactly the ten shared keys");
 	cJSON_Delete(o);
+
+	o = cJSON_CreateObject();
+	gw.c.gpu_count = 0;
+	gw.c.gpu_devices = (char *)"1";   /* one index alone: a device, not a count */
+	gateway_json_common(o, &gw);
+	ok(cJSON_GetArraySize(json_get(o, "gpus", "devices", NULL)) == 1 &&
+	   strcmp(cJSON_GetArrayItem(json_get(o, "gpus", "devices", NULL), 0)->valuestring, "1") == 0,
+	   "json gpus of device 1: {\"devices\": [\"1\"]}");
+	cJSON_Delete(o);
+}
+
+/* verify's and doctor's checks, and their counts, in one shape. */
+static void test_checks(void)
+{
+	int counts[CHECK_NSTATUS] = { [CHECK_PASS] = 3, [CHECK_SKIP] = 1 };
+	cJSON *c = check_json("smoke-pod", CHECK_SKIP, "not run", NULL, NULL);
+	cJSON *n = check_counts_json(counts);
+	char *text = cJSON_PrintUnformatted(c);
+
+	is_str(text, "{\"name\":\"smoke-pod\",\"status\":\"skip\",\"evidence\":\"not run\",\"detail\":null,\"fix\":null}",
+	       "a check: name, status, evidence, detail and fix, absent ones null");
+	free(text);
+	text = cJSON_PrintUnformatted(n);
+	is_str(text, "{\"pass\":3,\"warn\":0,\"fail\":0,\"skip\":1}", "counts of every status, none left out");
+	free(text);
+	is_str(check_status_name(CHECK_WARN), "warn", "doctor's warn is one of the statuses");
+	cJSON_Delete(c);
+	cJSON_Delete(n);
+	c = json_document();
+	text = cJSON_PrintUnformatted(c);
+	is_str(text, "{\"schema\":1}", "every document starts with its schema version");
+	free(text);
+	cJSON_Delete(c);
 }
 
 static void test_json_helpers(void)
@@ -137,5 +174,6 @@ int main(void)
 	test_words();
 	test_json();
 	test_json_helpers();
+	test_checks();
 	return tap_done();
 }

@@ -29,3 +29,11 @@ teardown() {
 	fi
 	return "$rc"
 }
+
+# Does the --json document $2 fit $defs/$1 of doc/openshell.schema.json
+# (tests/schema-check)? Fails the test with the schema's complaints when it
+# does not. Sets $output and $status, as `run` does.
+assert_schema() {
+	run "$OPENSHELL_SRCDIR/tests/schema-check" "$OPENSHELL_SRCDIR/doc/openshell.schema.json" "$1" <<<"$2"
+	assert_success
+}
