@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/exitcode.h"
@@ -21,6 +22,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "docker/client.h"
+#include "docker/daemon.h"
 #include "gateway/info.h"
 
 static const char bash_script[] =
@@ -130,13 +132,18 @@ static void complete(int n, char **words)
 	const struct cli_spec *at = cli_root();
 	const struct cli_opt *pending = NULL;   /* an option waiting for its value */
 	const char *cur = words[n - 1];
+	os_error err = { 0 };
 	int operands = 0;                       /* of the command reached */
 
 	for (int i = 0; i < n - 1; i++) {
 		const struct cli_spec *next;
 
 		if (pending) {
-			pending = NULL;   /* this word was its value */
+			/* this word was its value; a --context typed earlier is where
+			 * the gateway names come from */
+			if (pending->value == CLI_VALUE_CONTEXT && docker_daemon_choose(words[i], &err) < 0)
+				os_error_clear(&err);
+			pending = NULL;
 		} else if (strcmp(words[i], "--") == 0) {
 			return;   /* the rest is a command line of its own */
 		} else if (words[i][0] == '-') {
@@ -165,8 +172,11 @@ static void complete(int n, char **words)
 
 static int run_complete(int argc, char **argv)
 {
-	/* No options of its own: the words may be anything the user typed. */
+	/* No options of its own: the words may be anything the user typed.
+	 * A shell waits on the answer: a daemon that does not answer gets 2 s
+	 * a call, not the usual minute. */
 	log_set_verbosity(-1);
+	setenv("OPENSHELL_CALL_TIMEOUT", "2s", 1);
 	if (argc > 1)
 		complete(argc - 1, argv + 1);
 	return OS_EXIT_OK;

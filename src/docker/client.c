@@ -66,20 +66,30 @@ static const char *daemon_lost(const struct run_result *res)
 	return NULL;
 }
 
+/* Which daemon a message means: DOCKER_HOST's, else the context named
+ * (--context, DOCKER_CONTEXT, or a gateway's own). */
+static char *daemon_named(void)
+{
+	const char *host = getenv("DOCKER_HOST"), *ctx = getenv("DOCKER_CONTEXT");
+
+	if (!(host && *host) && ctx && *ctx)
+		return xasprintf("context %s", ctx);
+	return xasprintf("DOCKER_HOST=%s", host && *host ? host : "unset");
+}
+
 /* Whatever the command, a daemon that stopped answering is the error to
  * report: every caller would otherwise misread it as its own. */
 static int check_daemon(int rc, const struct run_result *res, os_error *err)
 {
 	const char *lost = daemon_lost(res);
-	const char *host = getenv("DOCKER_HOST");
 
 	if (!lost)
 		return rc;
 	cleanup_free char *line = run_first_line(lost);
+	cleanup_free char *which = daemon_named();
 	os_error_clear(err);
-	os_error_set(err, OS_EXIT_DOCKER,
-		     "lost the Docker daemon (DOCKER_HOST=%s): %s; check that it runs and 'docker info' works",
-		     host && *host ? host : "unset", line);
+	os_error_set(err, OS_EXIT_DOCKER, "lost the Docker daemon (%s): %s; check that it runs and 'docker info' works",
+		     which, line);
 	return -1;
 }
 
@@ -226,11 +236,11 @@ int docker_inspect(const char *const *args, const char *what, int timeout_ms, st
 /* A daemon that does not answer, in the words that name the fix. */
 static int unreachable(const char *said, os_error *err)
 {
-	const char *host = getenv("DOCKER_HOST");
+	cleanup_free char *which = daemon_named();
 
 	return os_error_set(err, OS_EXIT_DOCKER,
-			    "cannot reach the Docker daemon (DOCKER_HOST=%s): %s; check that the daemon runs and 'docker info' works",
-			    host && *host ? host : "unset", said && *said ? said : "no answer");
+			    "cannot reach the Docker daemon (%s): %s; check that the daemon runs and 'docker info' works",
+			    which, said && *said ? said : "no answer");
 }
 
 /* docker ARGS as the first contact with the daemon (OS_EXIT_DOCKER when

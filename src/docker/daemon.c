@@ -156,7 +156,10 @@ int docker_daemon_choose(const char *context, os_error *err)
 	free(chosen);
 	chosen = xstrdup(context);
 	setenv("DOCKER_CONTEXT", context, 1);
-	unsetenv("DOCKER_HOST");
+	/* docker's default context takes DOCKER_HOST for its endpoint (docker/cli
+	 * resolveDefaultDockerEndpoint); a named one wins over it. */
+	if (strcmp(context, "default") != 0)
+		unsetenv("DOCKER_HOST");
 	return 0;
 }
 
@@ -165,9 +168,11 @@ int docker_daemon_follow(const char *gateway, const char *context, const char *e
 	if (!context || !endpoint)
 		return 0;
 	if (chosen) {
-		/* "default" with another endpoint was DOCKER_HOST's, not the local one. */
-		if (strcmp(chosen, context) == 0 &&
-		    (strcmp(context, "default") != 0 || strcmp(endpoint, DOCKER_DEFAULT_ENDPOINT) == 0))
+		/* "default" is DOCKER_HOST's endpoint, else the local socket. */
+		const char *host = getenv("DOCKER_HOST");
+		const char *now = host && *host ? host : DOCKER_DEFAULT_ENDPOINT;
+
+		if (strcmp(chosen, context) == 0 && (strcmp(context, "default") != 0 || strcmp(endpoint, now) == 0))
 			return 0;
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' was made in Docker context '%s' (%s), not '%s'; drop --context to reach it there",

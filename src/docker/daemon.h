@@ -31,8 +31,9 @@ int docker_daemon_parse_endpoint(struct docker_daemon *d, os_error *err);
 void docker_daemon_free(struct docker_daemon *d);
 
 /* --context NAME: every docker call in that context (DOCKER_CONTEXT set,
- * DOCKER_HOST dropped, as docker's own --context wins over it), and the
- * user's explicit choice for docker_daemon_follow(). */
+ * DOCKER_HOST dropped, as docker's own --context wins over it; "default"
+ * keeps it, as docker's default context takes it), and the user's
+ * explicit choice for docker_daemon_follow(). */
 int docker_daemon_choose(const char *context, os_error *err);
 
 /* A gateway lives on the daemon it was made on (its metadata's context

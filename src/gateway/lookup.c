@@ -36,6 +36,28 @@ static void load_metadata(struct gateway *gw)
 	os_error_clear(&err);
 }
 
+/* Followed to a daemon that is gone: say how to forget the gateway. */
+int gateway_daemon_lost_fix(const char *name, os_error *err)
+{
+	struct gateway gw = { .name = (char *)name };
+	os_error ignored = { 0 };
+
+	if (err->code == OS_EXIT_DOCKER && gateway_state_dir(name, &gw.state_dir, &ignored) == 0) {
+		load_metadata(&gw);
+		if (gw.has_metadata && gw.md.docker_context) {
+			cleanup_free char *fix = xasprintf(
+				"gateway '%s' lives on that daemon (context %s, %s); if it is gone for good, remove %s to forget the gateway here",
+				name, gw.md.docker_context, gw.md.docker_endpoint, gw.state_dir);
+			os_error_add_fix(err, fix);
+		}
+	}
+	free(gw.state_dir);
+	free(gw.metadata_error);
+	metadata_free(&gw.md);
+	os_error_clear(&ignored);
+	return -1;
+}
+
 int gateway_follow_daemon(const char *name, os_error *err)
 {
 	struct gateway gw = { .name = (char *)name };
@@ -63,10 +85,12 @@ int gateway_lookup(const char *name, struct gateway *gw, os_error *err)
 		goto fail;
 	/* The daemon it was made on, before anything asks Docker. */
 	load_metadata(gw);
-	if ((gw->has_metadata &&
-	     docker_daemon_follow(name, gw->md.docker_context, gw->md.docker_endpoint, err) < 0) ||
-	    container_inspect(gw->container, &gw->c, err) < 0)
+	if (gw->has_metadata && docker_daemon_follow(name, gw->md.docker_context, gw->md.docker_endpoint, err) < 0)
 		goto fail;
+	if (container_inspect(gw->container, &gw->c, err) < 0) {
+		gateway_daemon_lost_fix(name, err);
+		goto fail;
+	}
 	if (container_owner(&gw->c, name) == OWNER_FOREIGN) {
 		cleanup_free char *why = labels_foreign_reason("container", gw->container, name);
 		os_error_set(err, OS_EXIT_CONFLICT, "%s; openshell will not manage it", why);

@@ -397,3 +397,26 @@ pin() { sed -n "s/^$1=//p" "$OPENSHELL_SRCDIR/deploy/versions.env"; }
 	diff <(openshell completion bash) "$(find "$dest" -path '*/bash-completion/completions/openshell')"
 	diff <(man_page) "$(find "$dest" -name openshell.1)"
 }
+
+@test "a gateway whose recorded daemon is gone: the error says where it lived and how to forget it" {
+	export XDG_CONFIG_HOME=$BATS_TEST_TMPDIR/config DOCKER_CONFIG=$BATS_TEST_TMPDIR/docker-config
+	mkdir -p "$DOCKER_CONFIG"
+	# a context whose daemon nobody runs (nothing listens on port 1)
+	docker context create gone --docker host=tcp://127.0.0.1:1 >/dev/null
+	dir=$XDG_CONFIG_HOME/openshell/gateways/ghost
+	mkdir -p "$dir"
+	cat >"$dir/metadata.json" <<-EOF
+		{"schema": 1, "name": "ghost", "container": "openshell-cluster-ghost", "image": "i:1",
+		 "bind": "127.0.0.1", "port": 6443, "gpu": false, "server": "https://127.0.0.1:6443",
+		 "kubeconfig": "$dir/kubeconfig", "created": "2026-12-02T00:00:00Z", "user_kubeconfig": null,
+		 "docker_context": "gone", "docker_endpoint": "tcp://127.0.0.1:1"}
+	EOF
+	unset DOCKER_HOST DOCKER_CONTEXT
+	for cmd in "gateway status" "gateway destroy --yes"; do
+		run --separate-stderr openshell $cmd --name ghost
+		assert_failure 3
+		[[ "$stderr" == *"(context gone): "*"; gateway 'ghost' lives on that daemon (context gone, tcp://127.0.0.1:1); if it is gone for good, remove $dir to forget the gateway here"* ]] ||
+			{ echo "$cmd: $stderr" >&2; return 1; }
+	done
+	[ -f "$dir/metadata.json" ]
+}
