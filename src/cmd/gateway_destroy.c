@@ -45,10 +45,8 @@ static int survey(struct plan *p, os_error *err)
 {
 	struct gw_container c;
 
-	if (gateway_state_dir(p->name, &p->dir, err) < 0 || gateway_follow_daemon(p->name, err) < 0)
+	if (gateway_state_dir(p->name, &p->dir, err) < 0 || gateway_inspect_followed(p->name, &c, err) < 0)
 		return -1;
-	if (container_inspect(p->res, &c, err) < 0)
-		return gateway_daemon_lost_fix(p->name, err);
 	p->container = container_owner(&c, p->name);
 	container_free(&c);
 	p->has_dir = access(p->dir, F_OK) == 0;

@@ -37,40 +37,54 @@ static void load_metadata(struct gateway *gw)
 }
 
 /* Followed to a daemon that is gone: say how to forget the gateway. */
-int gateway_daemon_lost_fix(const char *name, os_error *err)
+static void add_lost_fix(const struct gateway *gw, os_error *err)
 {
-	struct gateway gw = { .name = (char *)name };
-	os_error ignored = { 0 };
+	if (err->code != OS_EXIT_DOCKER || !gw->has_metadata || !gw->md.docker_context)
+		return;
+	cleanup_free char *fix = xasprintf(
+		"gateway '%s' lives on that daemon (context %s, %s); if it is gone for good, remove %s to forget the gateway here",
+		gw->name, gw->md.docker_context, gw->md.docker_endpoint, gw->state_dir);
+	os_error_add_fix(err, fix);
+}
 
-	if (err->code == OS_EXIT_DOCKER && gateway_state_dir(name, &gw.state_dir, &ignored) == 0) {
-		load_metadata(&gw);
-		if (gw.has_metadata && gw.md.docker_context) {
-			cleanup_free char *fix = xasprintf(
-				"gateway '%s' lives on that daemon (context %s, %s); if it is gone for good, remove %s to forget the gateway here",
-				name, gw.md.docker_context, gw.md.docker_endpoint, gw.state_dir);
-			os_error_add_fix(err, fix);
-		}
-	}
-	free(gw.state_dir);
-	free(gw.metadata_error);
-	metadata_free(&gw.md);
-	os_error_clear(&ignored);
-	return -1;
+static int follow(const struct gateway *gw, os_error *err)
+{
+	return gw->has_metadata ? docker_daemon_follow(gw->name, gw->md.docker_context, gw->md.docker_endpoint, err)
+				: 0;
+}
+
+/* The gateway's files alone, to follow it to its daemon. */
+static int load_files(const char *name, struct gateway *gw, os_error *err)
+{
+	memset(gw, 0, sizeof(*gw));
+	gw->name = xstrdup(name);
+	if (gateway_state_dir(name, &gw->state_dir, err) < 0)
+		return -1;
+	load_metadata(gw);
+	return 0;
 }
 
 int gateway_follow_daemon(const char *name, os_error *err)
 {
-	struct gateway gw = { .name = (char *)name };
-	int rc = 0;
+	struct gateway gw;
+	int rc = load_files(name, &gw, err) < 0 ? -1 : follow(&gw, err);
 
-	if (gateway_state_dir(name, &gw.state_dir, err) < 0)
-		return -1;
-	load_metadata(&gw);
-	if (gw.has_metadata)
-		rc = docker_daemon_follow(name, gw.md.docker_context, gw.md.docker_endpoint, err);
-	free(gw.state_dir);
-	free(gw.metadata_error);
-	metadata_free(&gw.md);
+	gateway_free(&gw);
+	return rc;
+}
+
+int gateway_inspect_followed(const char *name, struct gw_container *c, os_error *err)
+{
+	struct gateway gw;
+	cleanup_free char *res = gateway_resource_name(name);
+	int rc = -1;
+
+	if (load_files(name, &gw, err) == 0 && follow(&gw, err) == 0) {
+		rc = container_inspect(res, c, err);
+		if (rc < 0)
+			add_lost_fix(&gw, err);
+	}
+	gateway_free(&gw);
 	return rc;
 }
 
@@ -85,10 +99,10 @@ int gateway_lookup(const char *name, struct gateway *gw, os_error *err)
 		goto fail;
 	/* The daemon it was made on, before anything asks Docker. */
 	load_metadata(gw);
-	if (gw->has_metadata && docker_daemon_follow(name, gw->md.docker_context, gw->md.docker_endpoint, err) < 0)
+	if (follow(gw, err) < 0)
 		goto fail;
 	if (container_inspect(gw->container, &gw->c, err) < 0) {
-		gateway_daemon_lost_fix(name, err);
+		add_lost_fix(gw, err);
 		goto fail;
 	}
 	if (container_owner(&gw->c, name) == OWNER_FOREIGN) {

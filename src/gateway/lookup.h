@@ -37,10 +37,9 @@ void gateway_free(struct gateway *gw);
  * records it (docker_daemon_follow()); none recorded: nothing changes. */
 int gateway_follow_daemon(const char *name, os_error *err);
 
-/* After err (OS_EXIT_DOCKER) from the daemon gateway NAME was followed to:
- * add how to forget the gateway when that daemon is gone for good.
- * Returns -1. */
-int gateway_daemon_lost_fix(const char *name, os_error *err);
+/* Follow gateway NAME to its daemon, then `docker inspect` its container
+ * into c; a daemon that is gone gets the fix that forgets the gateway. */
+int gateway_inspect_followed(const char *name, struct gw_container *c, os_error *err);
 
 /* gateway_lookup() for a command's top level: returns 0, or reports the
  * error on stderr and returns the exit status to end with. */

@@ -292,7 +292,7 @@ beta"
 	mkdir -p "$BATS_TEST_TMPDIR/bin"
 	cat >"$BATS_TEST_TMPDIR/bin/docker" <<-EOS
 		#!/bin/sh
-		echo "\$* DOCKER_CONTEXT=\${DOCKER_CONTEXT-unset} DOCKER_HOST=\${DOCKER_HOST-unset}" >>"$BATS_TEST_TMPDIR/calls"
+		echo "\$* DOCKER_CONTEXT=\${DOCKER_CONTEXT-unset} DOCKER_HOST=\${DOCKER_HOST-unset} OPENSHELL_CALL_TIMEOUT=\${OPENSHELL_CALL_TIMEOUT-unset}" >>"$BATS_TEST_TMPDIR/calls"
 		[ "\$1 \$2" = "context ls" ] && { printf 'default\\ngpu-box\\ngpu-lab\\n'; exit 0; }
 		echo "Error response from daemon: No such image: \$4" >&2
 		exit 1
@@ -302,13 +302,24 @@ beta"
 	run --separate-stderr openshell --context gpu-box image info some:ref
 	assert_failure 5
 	run cat "$BATS_TEST_TMPDIR/calls"
-	assert_output "image inspect -- some:ref DOCKER_CONTEXT=gpu-box DOCKER_HOST=unset"
+	assert_output "image inspect -- some:ref DOCKER_CONTEXT=gpu-box DOCKER_HOST=unset OPENSHELL_CALL_TIMEOUT=unset"
+	# docker's default context takes DOCKER_HOST for its endpoint: kept
+	rm "$BATS_TEST_TMPDIR/calls"
+	run --separate-stderr openshell --context default image info some:ref
+	run cat "$BATS_TEST_TMPDIR/calls"
+	assert_output "image inspect -- some:ref DOCKER_CONTEXT=default DOCKER_HOST=tcp://127.0.0.1:1 OPENSHELL_CALL_TIMEOUT=unset"
 	run --separate-stderr openshell --context "" image info some:ref
 	assert_failure 2
 	[[ "$stderr" == "openshell: error: --context needs a context's name (see 'docker context ls')"* ]]
 	PATH=$BATS_TEST_TMPDIR/bin:$PATH run bash_complete --context gpu
 	assert_output "gpu-box
 gpu-lab"
+	# gateway names come from the context typed before, each call cut at 2 s
+	rm "$BATS_TEST_TMPDIR/calls"
+	export XDG_CONFIG_HOME=$BATS_TEST_TMPDIR/config
+	PATH=$BATS_TEST_TMPDIR/bin:$PATH run bash_complete --context gpu-lab gateway status --name ""
+	run grep '^ps ' "$BATS_TEST_TMPDIR/calls"
+	assert_output --regexp ' DOCKER_CONTEXT=gpu-lab DOCKER_HOST=unset OPENSHELL_CALL_TIMEOUT=2s$'
 }
 
 @test "completion refuses what is no shell" {
