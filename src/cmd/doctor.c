@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/command.h"
 #include "base/exitcode.h"
 #include "base/json.h"
 #include "base/log.h"
@@ -21,6 +20,7 @@
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/doctor_host.h"
 #include "cmd/doctor_pitfalls.h"
 #include "cmd/doctor_report.h"
 #include "docker/client.h"
@@ -105,7 +105,8 @@ static void check_gpu_mode(struct doctor *d, const cJSON *info)
 	daemon_gpus_free(&g);
 }
 
-static void check_docker_info(struct doctor *d)
+/* docker info's checks; its answer (owned), or NULL when it gave none. */
+static cJSON *check_docker_info(struct doctor *d)
 {
 	static const char *const args[] = { "info", "--format", "{{json .}}", NULL };
 	struct run_result res;
@@ -115,110 +116,50 @@ static void check_docker_info(struct doctor *d)
 	if (docker_run_ok(args, NULL, 0, 0, &res, &err) < 0 ||
 	    !(info = json_parse(res.out, res.out_len, "docker info output", &err))) {
 		report(d, CHECK_FAIL, "docker-info", NULL, "docker info: %s", err.msg);
-		goto out;
+	} else {
+		const char *cg = json_str(info, "CgroupVersion");
+		const char *driver = json_str(info, "CgroupDriver");
+		report(d, CHECK_PASS, "cgroups", NULL, "cgroups: v%s, driver %s", cg ? cg : "?", driver ? driver : "?");
+		check_nvidia_runtime(d, info);
+		check_cdi(d, info);
+		check_gpu_mode(d, info);
 	}
-	const char *cg = json_str(info, "CgroupVersion");
-	const char *driver = json_str(info, "CgroupDriver");
-	report(d, CHECK_PASS, "cgroups", NULL, "cgroups: v%s, driver %s", cg ? cg : "?", driver ? driver : "?");
-	check_nvidia_runtime(d, info);
-	check_cdi(d, info);
-	check_gpu_mode(d, info);
-	doctor_pitfalls(d, info);
-out:
-	cJSON_Delete(info);
 	run_result_free(&res);
 	os_error_clear(&err);
+	return info;
 }
 
 /* The image a start would use: built yet? self-contained (a start needs no
- * network)? An absent default image is only a warning: start builds it. */
-static void check_cluster_image(struct doctor *d)
+ * network)? An absent default image is only a warning: start builds it.
+ * 1 when Docker has it, else 0. */
+static int check_cluster_image(struct doctor *d, const struct deploy_opts *o)
 {
-	struct deploy_opts o;
 	struct docker_image img = { 0 };
 	cleanup_free char *why = NULL;
 	os_error err = { 0 };
-	int ok;
+	int ok, present = 0;
 
-	deploy_opts_init(&o);
-	if (image_inspect(o.image, 0, &img, &err) < 0) {
-		report(d, CHECK_FAIL, "cluster-image", NULL, "cluster image %s: %s", o.image, err.msg);
-	} else if (!img.exists) {
+	if (image_inspect(o->image, 0, &img, &err) < 0) {
+		report(d, CHECK_FAIL, "cluster-image", NULL, "cluster image %s: %s", o->image, err.msg);
+	} else if (!(present = img.exists)) {
 		report(d, CHECK_WARN, "cluster-image",
-		       o.image_named ? "it is pulled at the first start; pull it now with 'docker pull'"
-				     : "the first 'gateway start' builds it; build it now with 'openshell image build'",
-		       "cluster image %s: not here yet", o.image);
-	} else if ((ok = image_self_contained(o.image, &img, &why, &err)) < 0) {
-		report(d, CHECK_FAIL, "cluster-image", NULL, "cluster image %s: %s", o.image, err.msg);
+		       o->image_named ? "it is pulled at the first start; pull it now with 'docker pull'"
+				      : "the first 'gateway start' builds it; build it now with 'openshell image build'",
+		       "cluster image %s: not here yet", o->image);
+	} else if ((ok = image_self_contained(o->image, &img, &why, &err)) < 0) {
+		report(d, CHECK_FAIL, "cluster-image", NULL, "cluster image %s: %s", o->image, err.msg);
 	} else if (ok) {
 		const char *k3s = image_label(&img, "org.openshell.k3s-version");
 		const char *chart = image_label(&img, "org.openshell.device-plugin-chart-version");
 		report(d, CHECK_PASS, "cluster-image", NULL, "cluster image %s: self-contained (k3s %s, device plugin %s)",
-		       o.image, k3s ? k3s : "?", chart ? chart : "?");
+		       o->image, k3s ? k3s : "?", chart ? chart : "?");
 	} else {
 		report(d, CHECK_WARN, "cluster-image", "rebuild it with 'openshell image build'",
-		       "cluster image %s: not self-contained, a start may need network: %s", o.image, why);
+		       "cluster image %s: not self-contained, a start may need network: %s", o->image, why);
 	}
 	docker_image_free(&img);
 	os_error_clear(&err);
-}
-
-static void check_host_gpus(struct doctor *d)
-{
-	static const char *const args[] = { "nvidia-smi", "-L", NULL };
-	struct run_spec spec = { .argv = args, .timeout_ms = docker_call_timeout_ms() };
-	struct run_result res;
-	os_error err = { 0 };
-	cleanup_free char *path = command_find("nvidia-smi");
-
-	if (!path) {
-		report(d, CHECK_WARN, "nvidia-smi",
-		       "install the NVIDIA driver to use --gpu; remote Docker hosts may differ",
-		       "nvidia-smi: not found on this host");
-		return;
-	}
-	if (run_command_ok(&spec, &res, &err) < 0) {
-		report(d, CHECK_FAIL, "nvidia-smi", "check the NVIDIA driver", "nvidia-smi: %s", err.msg);
-	} else {
-		int n = 0;
-		for (const char *p = res.out; (p = strstr(p, "GPU ")); p++)
-			n += p == res.out || p[-1] == '\n';
-		report(d, n ? CHECK_PASS : CHECK_WARN, "nvidia-smi", n ? NULL : "check the NVIDIA driver",
-		       "nvidia-smi: %d GPU%s on this host", n, n == 1 ? "" : "s");
-	}
-	run_result_free(&res);
-	os_error_clear(&err);
-}
-
-static void check_bpf_jit_harden(struct doctor *d)
-{
-	FILE *f = fopen("/proc/sys/net/core/bpf_jit_harden", "r");
-	int v = -1;
-
-	if (!f)
-		return;
-	if (fscanf(f, "%d", &v) != 1)
-		v = -1;
-	fclose(f);
-	if (v == 2)
-		report(d, CHECK_WARN, "bpf-jit-harden", "set it to 1 with sysctl",
-		       "net.core.bpf_jit_harden=2: some CNI/eBPF programs in k3s may fail");
-	else if (v >= 0)
-		report(d, CHECK_PASS, "bpf-jit-harden", NULL, "net.core.bpf_jit_harden=%d", v);
-}
-
-/* The toolkit's tools on this client's PATH. Only the Docker host needs
- * them, which may be another machine, so their absence is a warning. */
-static void check_toolkit_tool(struct doctor *d, const char *tool)
-{
-	cleanup_free char *path = command_find(tool);
-
-	if (path)
-		report(d, CHECK_PASS, tool, NULL, "%s: %s", tool, path);
-	else
-		report(d, CHECK_WARN, tool,
-		       "install the NVIDIA Container Toolkit on the Docker host; ignore this if Docker runs on another machine",
-		       "%s: not on this client's PATH", tool);
+	return present;
 }
 
 static void print_json(struct doctor *d)
@@ -232,11 +173,18 @@ static void print_json(struct doctor *d)
 }
 
 
+/* Docker first; then the daemon's host, read in a container of the image
+ * a start would use, for the driver, the toolkit and the pitfalls. */
 static void run_checks(struct doctor *d)
 {
 	cleanup_free char *server = NULL;
+	struct deploy_opts o;
+	struct host_facts facts;
 	os_error err = { 0 };
+	cJSON *info = NULL;
+	int present = 0, have_facts;
 
+	deploy_opts_init(&o);
 	if (docker_init(&err) < 0) {
 		report(d, CHECK_FAIL, "docker-client", NULL, "docker client: %s", err.msg);
 	} else {
@@ -245,16 +193,17 @@ static void run_checks(struct doctor *d)
 			report(d, CHECK_FAIL, "docker-daemon", NULL, "docker daemon: %s", err.msg);
 		} else {
 			report(d, CHECK_PASS, "docker-daemon", NULL, "docker daemon: version %s", server);
-			check_docker_info(d);
-			check_cluster_image(d);
+			info = check_docker_info(d);
+			present = check_cluster_image(d, &o);
 		}
 	}
-	if (!d->pitfalls_done)   /* no docker info: the host's own files still tell */
-		doctor_pitfalls(d, NULL);
-	check_host_gpus(d);
-	check_toolkit_tool(d, "nvidia-container-runtime-hook");
-	check_toolkit_tool(d, "nvidia-ctk");
-	check_bpf_jit_harden(d);
+	have_facts = doctor_host_read(d, info, o.image, present, &facts) == 0;
+	if (have_facts)
+		doctor_host_checks(d, &facts);
+	doctor_pitfalls(d, info, have_facts ? &facts : NULL);
+	if (have_facts)
+		host_facts_free(&facts);
+	cJSON_Delete(info);
 	os_error_clear(&err);
 }
 
@@ -270,10 +219,11 @@ static int run(int argc, char **argv);
 
 const struct cli_spec doctor_spec = {
 	.name = "doctor",
-	.summary = "check that this host can run a GPU gateway",
-	.about = "Check this host for what a GPU gateway needs: the docker CLI and daemon,\n"
-		 "the NVIDIA driver, Docker's NVIDIA runtime, cgroups, the cluster image\n"
-		 "(built? self-contained?) and known pitfalls.\n"
+	.summary = "check that the Docker host can run a GPU gateway",
+	.about = "Check what a GPU gateway needs: the docker CLI and daemon, Docker's NVIDIA\n"
+		 "runtime, cgroups, the cluster image (built? self-contained?), and on the\n"
+		 "daemon's host, read in a container of that image: the NVIDIA driver and\n"
+		 "its GPUs, the NVIDIA Container Toolkit and known pitfalls.\n"
 		 "Creates nothing. Exit status 1 when a check fails.\n",
 	.opts = doctor_opts,
 	.run = run,

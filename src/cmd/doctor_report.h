@@ -16,7 +16,6 @@
 struct doctor {
 	int counts[CHECK_NSTATUS];   /* the checks so far, by status */
 	cJSON *checks;   /* --json: the checks so far; NULL: print lines */
-	int pitfalls_done;
 };
 
 /* One check: NAME is its stable key in --json; the line shows what was

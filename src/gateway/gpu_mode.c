@@ -7,7 +7,6 @@
 #include <cjson/cJSON.h>
 
 #include "base/exitcode.h"
-#include "base/command.h"
 #include "base/json.h"
 #include "base/log.h"
 #include "base/names.h"
@@ -156,7 +155,7 @@ int gpu_mode_check_cdi_gpus(const struct gpus *g, const struct daemon_gpus *d, o
 	return rc;
 }
 
-int gpu_mode_choose(struct deploy_opts *o, const struct daemon_gpus *d, int local, os_error *err)
+int gpu_mode_choose(struct deploy_opts *o, const struct daemon_gpus *d, os_error *err)
 {
 	enum gpu_mode asked = o->gpu_mode, used = GPU_MODE_LEGACY;
 
@@ -168,15 +167,6 @@ int gpu_mode_choose(struct deploy_opts *o, const struct daemon_gpus *d, int loca
 	log_verbose("GPU mode %s%s%s", gpu_mode_name(used),
 		    asked != GPU_MODE_AUTO ? " (--gpu-mode)" : o->cdi ? " (the daemon lists NVIDIA CDI devices)" : " (the daemon lists no NVIDIA CDI devices)",
 		    !o->cdi && d->gpus_by_cdi ? "; Docker sends --gpus through CDI itself (29.2 and later)" : "");
-	if (!o->cdi) {
-		/* The toolkit shows itself as a registered nvidia runtime or, on
-		 * the daemon's own host, as the hook on PATH; with neither, the
-		 * start itself gives the verdict (exit 7) if Docker cannot select
-		 * the driver. A remote daemon's host cannot be looked at. */
-		cleanup_free char *hook = command_find("nvidia-container-runtime-hook");
-		if (!d->nvidia_runtime && !hook && local)
-			log_warn("the NVIDIA Container Toolkit looks absent: Docker lists no nvidia runtime and nvidia-container-runtime-hook is not on PATH (install the toolkit, then 'nvidia-ctk runtime configure --runtime=docker')");
-	}
 	return 0;
 }
 

@@ -48,9 +48,10 @@ struct deploy_opts;
 struct gw_container;
 
 /* For a new gateway: the mode o->gpu_mode asks for on this daemon, in
- * o->cdi. A legacy start on a LOCAL daemon without the toolkit is warned
- * about. */
-int gpu_mode_choose(struct deploy_opts *o, const struct daemon_gpus *d, int local, os_error *err);
+ * o->cdi. Whether the daemon's host has the toolkit is the daemon's own
+ * verdict when the container is made (gpu_errors.h), not a guess from
+ * this machine's PATH. */
+int gpu_mode_choose(struct deploy_opts *o, const struct daemon_gpus *d, os_error *err);
 
 /* With CDI, the selection's device names must be the daemon's (after the
  * host's GPUs were checked, which names what the host lacks better). */

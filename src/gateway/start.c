@@ -90,7 +90,7 @@ static int prepare_new(struct start *st, os_error *err)
 	int present, looked = 0;
 
 	if (reach_check(&st->o, &st->daemon, err) < 0 ||
-	    gpu_mode_choose(&st->o, &st->dg, st->daemon.local, err) < 0 ||
+	    gpu_mode_choose(&st->o, &st->dg, err) < 0 ||
 	    image_present(st->o.image, st->w.deadline, &present, err) < 0)
 		return -1;
 	if (!present && (start_gpus_precheck(&st->o, &st->dg, wait_call_budget_ms(&st->w), &looked, err) < 0 ||

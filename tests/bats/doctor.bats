@@ -1,8 +1,10 @@
 #!/usr/bin/env bats
-# doctor catches the GPU pitfalls users hit. The host's files come from a
-# made-up host under OPENSHELL_HOST_ROOT (SIMULATION: device nodes, /proc and
-# /etc as such hosts have them); the daemon's configuration that a test bed
-# daemon cannot have (the systemd cgroup driver, rootless) comes from a
+# doctor catches the GPU pitfalls users hit. It reads the Docker host's files
+# in a container of the cluster image; on the sim host, the binds of the
+# host's /, /dev, /sys and /run show its root/ (SIMULATION: device nodes, /sys
+# and /etc as such hosts have them, made there by each test and removed after
+# it). The driver's /proc/driver/nvidia is the sim host's. The daemon's
+# configuration that a test bed daemon cannot have (the systemd cgroup driver, rootless) comes from a
 # docker wrapper that edits `docker info`'s answer (SIMULATION, labelled in
 # each test). Each pitfall is one warn or fail line with its fix, and a check
 # of its own name in --json.
@@ -21,12 +23,19 @@ teardown_file() {
 
 setup() {
 	load helpers/gateway
-	ROOT=$BATS_TEST_TMPDIR/host
-	mkdir -p "$ROOT/dev/char" "$ROOT/etc" "$ROOT/proc/driver/nvidia" "$ROOT/sys/devices/soc0"
+	sim_only "the host's pitfalls are made in the sim host's own files"
+	ROOT=$SIM_HOST_DIR/root
+	mkdir -p "$ROOT/sys/devices/soc0"
+	export OPENSHELL_CLUSTER_IMAGE=$IMAGE
+}
+
+teardown() {
+	[[ ! -e $BATS_TEST_TMPDIR/nvidia0 ]] || mv "$BATS_TEST_TMPDIR/nvidia0" "$ROOT/dev/"
+	rm -rf "${ROOT:?}/dev/dxg" "$ROOT/etc/nv_tegra_release" "$ROOT/sys/devices" "$ROOT/etc/cdi" "$ROOT"/dev/char/*
 }
 
 check() { # NAME: "STATUS EVIDENCE (FIX)" of that check in doctor --json, or nothing
-	OPENSHELL_HOST_ROOT=$ROOT run --separate-stderr openshell doctor --json
+	run --separate-stderr openshell doctor --json
 	jq -r --arg n "$1" '.checks[] | select(.name == $n) | "\(.status) \(.evidence) (\(.fix // ""))"' <<<"$output"
 }
 
@@ -45,6 +54,37 @@ fake_info() {
 	export OPENSHELL_DOCKER=$BATS_TEST_TMPDIR/bin/docker
 }
 
+@test "doctor reads the Docker host in a throwaway container of the cluster image, and names the host" {
+	local before
+	before=$(docker ps -aq | wc -l)
+	run check docker-host
+	assert_output "pass Docker host $(docker info --format '{{.Name}}') (unix://$SIM_HOST_DIR/docker.sock): read in a container of $IMAGE ()"
+	[ "$(docker ps -aq | wc -l)" -eq "$before" ]   # removed on exit
+	# The driver and GPUs are the sim host's (its procfs), not this machine's, which has none.
+	run check nvidia-driver
+	assert_output "pass NVIDIA driver 550.54.15: 1 GPU (NVIDIA H100 80GB HBM3) ()"
+	# The toolkit's hook is looked for on the host, whatever this machine's PATH holds.
+	run check nvidia-container-runtime-hook
+	assert_output "pass nvidia-container-runtime-hook: /usr/bin/nvidia-container-runtime-hook on the Docker host ()"
+	mv "$ROOT/usr/bin/nvidia-container-runtime-hook" "$BATS_TEST_TMPDIR/"
+	run check nvidia-container-runtime-hook
+	mv "$BATS_TEST_TMPDIR/nvidia-container-runtime-hook" "$ROOT/usr/bin/"
+	assert_output --partial "warn nvidia-container-runtime-hook: not on the Docker host"
+	assert_output --partial "(install the NVIDIA Container Toolkit on the Docker host"
+}
+
+@test "without the cluster image, the host is not read: a skip that says how to get it" {
+	OPENSHELL_CLUSTER_IMAGE=openshell-cluster:absent run --separate-stderr openshell doctor --json
+	assert_success
+	run jq -r '.checks[] | select(.name == "docker-host") | "\(.status) \(.evidence) (\(.fix))"' <<<"$output"
+	assert_output --partial "skip Docker host "
+	assert_output --partial "not read, cluster image openshell-cluster:absent not here yet"
+	assert_output --partial "(build the image with 'openshell image build'"
+	OPENSHELL_CLUSTER_IMAGE=openshell-cluster:absent run --separate-stderr openshell doctor --json
+	run jq -r '[.checks[].name | select(IN("nvidia-driver", "nvidia-ctk", "wsl2"))] | length' <<<"$output"
+	assert_output 0
+}
+
 @test "an ordinary host shows none of the pitfalls" {
 	run check wsl2
 	assert_output ''
@@ -57,6 +97,10 @@ fake_info() {
 @test "WSL2: /dev/dxg and no /dev/nvidiaN is a warning with what to expect" {
 	touch "$ROOT/dev/dxg"
 	run check wsl2
+	assert_output ''   # with /dev/nvidia0 beside it, the GPUs are the driver's own
+	mv "$ROOT/dev/nvidia0" "$BATS_TEST_TMPDIR/"
+	run check wsl2
+	mv "$BATS_TEST_TMPDIR/nvidia0" "$ROOT/dev/"
 	assert_output --partial "warn WSL2: the GPUs come through /dev/dxg, with no /dev/nvidiaN, so the device plugin advertises them as one device"
 	assert_output --partial "(expect allocatable nvidia.com/gpu 1"
 }
@@ -73,8 +117,7 @@ fake_info() {
 }
 
 @test "a CDI spec made for another driver than the loaded one is stale, with the command that remakes it" {
-	echo "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024" \
-		>"$ROOT/proc/driver/nvidia/version"
+	# The sim host's driver (its /proc/driver/nvidia/version) is 550.54.15.
 	mkdir -p "$ROOT/etc/cdi"
 	cat >"$ROOT/etc/cdi/nvidia.yaml" <<-YAML
 		cdiVersion: 0.5.0
@@ -93,7 +136,7 @@ fake_info() {
 }
 
 @test "the systemd cgroup driver without /dev/char links loses GPUs on a daemon reload (toolkit#48)" {
-	mknod "$ROOT/dev/nvidia0" c 195 0
+	# The sim host's /dev/nvidia0 is a character device 195:0, as the driver makes it.
 	fake_info '.CgroupDriver = "systemd"'   # SIMULATION: the test bed's daemon uses cgroupfs
 	run check systemd-cgroup-gpus
 	assert_output --partial 'warn Docker uses the systemd cgroup driver and /dev/char/195:0 is missing'
@@ -106,7 +149,7 @@ fake_info() {
 
 @test "rootless Docker fails doctor, naming the daemon to use" {
 	fake_info '.SecurityOptions += ["name=rootless"]'   # SIMULATION: the test bed's daemon runs as root
-	OPENSHELL_HOST_ROOT=$ROOT run --separate-stderr openshell doctor
+	run --separate-stderr openshell doctor
 	assert_failure 1
 	assert_line --partial "fail  Docker runs rootless: the gateway's k3s needs a privileged container"
 	assert_line --partial "(use the system's Docker daemon"

@@ -21,7 +21,7 @@ teardown_file() {
 
 setup() {
 	load helpers/gateway
-	SPEC=${SIM_HOST_DIR:-}/cdi/nvidia.yaml
+	SPEC=${SIM_HOST_DIR:-}/root/etc/cdi/nvidia.yaml
 	[[ ! -f $SPEC ]] || cp "$SPEC" "$BATS_TEST_TMPDIR/spec.orig"
 }
 
@@ -231,7 +231,7 @@ requests() { # NAME: the container's DeviceRequests, as docker inspect shows the
 
 @test "a spec older than the driver fails the start with the fix, and nothing is left" {
 	sim_cdi_only
-	sed -i 's/^# driver .*/# driver 535.104.05/' "$SPEC"
+	sed -i 's/libcuda\.so\.[0-9.]*/libcuda.so.535.104.05/g' "$SPEC"
 	run --separate-stderr openshell gateway start --gpu --name stale --image "$IMAGE" --port "$(free_port)"
 	assert_failure 7
 	[[ "$stderr" == *"the NVIDIA CDI spec names driver files that are gone (it is older than the driver)"*"nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml"* ]]

@@ -42,8 +42,16 @@ setup() {
 	assert_output --partial 'GPUs:        none'
 }
 
-@test "start --gpu warns before it fails: no nvidia runtime and no hook on PATH" {
-	run --separate-stderr openshell gateway start --gpu --name nw --image "$IMAGE" --port "$(free_port)"
+@test "this machine's PATH says nothing of the Docker host: a hook here neither quiets doctor nor misleads start" {
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	printf '#!/bin/sh\nexit 0\n' >"$BATS_TEST_TMPDIR/bin/nvidia-container-runtime-hook"
+	chmod +x "$BATS_TEST_TMPDIR/bin/nvidia-container-runtime-hook"
+	PATH=$BATS_TEST_TMPDIR/bin:$PATH OPENSHELL_CLUSTER_IMAGE=$IMAGE run --separate-stderr openshell doctor --json
+	run jq -r '.checks[] | select(.name == "nvidia-container-runtime-hook") | .status + " " + .evidence' <<<"$output"
+	assert_output --partial "warn nvidia-container-runtime-hook: not on the Docker host"
+	PATH=$BATS_TEST_TMPDIR/bin:$PATH run --separate-stderr openshell gateway start --gpu --name nw --image "$IMAGE" \
+		--port "$(free_port)"
 	assert_failure 7
-	[[ "$stderr" == *"warning: the NVIDIA Container Toolkit looks absent: Docker lists no nvidia runtime and nvidia-container-runtime-hook is not on PATH"* ]]
+	[[ "$stderr" == *"the NVIDIA Container Toolkit is missing or not configured for Docker"* ]]
+	assert_no_gateway_resources nw
 }

@@ -81,6 +81,15 @@ teardown() {
 	assert_line '6 passed, 0 failed'
 }
 
+@test "doctor reads the remote host, in a container there, and names it" {
+	# This machine has no NVIDIA driver; the sim host behind sshd has 2 GPUs.
+	OPENSHELL_CLUSTER_IMAGE=$IMAGE run --separate-stderr openshell doctor --json
+	assert_success
+	run jq -r '.checks[] | select(.name == "docker-host" or .name == "nvidia-driver") | .status + " " + .evidence' <<<"$output"
+	assert_line "pass Docker host $(docker info --format '{{.Name}}') (ssh://root@gpu-box:$SSH_PORT): read in a container of $IMAGE"
+	assert_line "pass NVIDIA driver 550.54.15: 2 GPUs (NVIDIA H100 80GB HBM3, NVIDIA H100 80GB HBM3)"
+}
+
 @test "a context of the ssh endpoint, chosen by --context or 'docker context use', is the same remote daemon" {
 	docker context create gpubox --docker "host=$DOCKER_HOST" >/dev/null
 	unset DOCKER_HOST
