@@ -5,7 +5,10 @@
 
 #include "base/exitcode.h"
 #include "base/names.h"
+#include "base/xalloc.h"
+#include "docker/client.h"
 #include "gateway/gpu_errors.h"
+#include "gateway/host_probe.h"
 
 int gpu_errors_explain(const char *text, int kept, os_error *err)
 {
@@ -29,4 +32,29 @@ int gpu_errors_explain(const char *text, int kept, os_error *err)
 		     !legacy ? "" : kept ? ", or rebuild the gateway with --recreate --gpu-mode legacy (its cluster state is lost)"
 					 : ", or use --gpu-mode legacy");
 	return 1;
+}
+
+int gpu_errors_no_toolkit(const char *image, os_error *err)
+{
+	static const char fix[] = "run 'nvidia-ctk runtime configure --runtime=docker' and restart docker";
+	struct host_facts f;
+	os_error e = { 0 };
+	int read = host_probe(image, docker_call_timeout_ms(), &f, &e) == 0;
+
+	os_error_clear(&e);
+	if (read && f.hook)
+		os_error_set(err, OS_EXIT_NOGPU,
+			     "Docker cannot give the gateway GPUs: the NVIDIA Container Toolkit is on the Docker host (%s), but dockerd has not taken it up (it does when it finds the hook on its PATH as it starts): %s",
+			     f.hook, fix);
+	else if (read)
+		os_error_set(err, OS_EXIT_NOGPU,
+			     "Docker cannot give the gateway GPUs: the NVIDIA Container Toolkit is not on the Docker host (no nvidia-container-runtime-hook in /usr/bin, /usr/local/bin, /usr/sbin, /usr/local/sbin, /bin or /sbin there); install it, %s",
+			     fix);
+	else
+		os_error_set(err, OS_EXIT_NOGPU,
+			     "Docker cannot give the gateway GPUs: the NVIDIA Container Toolkit is missing or not configured for Docker; install it, %s",
+			     fix);
+	if (read)
+		host_facts_free(&f);
+	return -1;
 }

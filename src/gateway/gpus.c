@@ -386,12 +386,6 @@ int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_erro
 	return container_gpus_finish(c, ctr, h, err);
 }
 
-int gpus_no_toolkit(os_error *err)
-{
-	return os_error_set(err, OS_EXIT_NOGPU,
-			    "Docker cannot give the gateway GPUs: the NVIDIA Container Toolkit is missing or not configured for Docker; install it, run 'nvidia-ctk runtime configure --runtime=docker' and restart docker");
-}
-
 struct run_child *host_gpus_probe_start(const char *image, int cdi, int timeout_ms, os_error *err)
 {
 	const char *args[] = { "run", "--rm", "--network=none",
@@ -415,7 +409,7 @@ int host_gpus_probe_finish(struct run_child *c, const char *image, struct host_g
 		rc = -1;
 		os_error_set_detail(err, res.err);
 	} else if (rc == 0 && res.status != 0 && strstr(res.err, "could not select device driver")) {
-		rc = gpus_no_toolkit(err);
+		rc = gpu_errors_no_toolkit(image, err);
 		os_error_set_detail(err, res.err);
 	} else if (rc == 0 && res.status != 0) {
 		rc = run_failure(err, OS_EXIT_FAILURE, &res, "cannot list the Docker host's GPUs (nvidia-smi -L in a container of %s)",

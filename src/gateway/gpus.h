@@ -129,9 +129,6 @@ int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_erro
 struct run_child *container_gpus_start(const char *ctr, int timeout_ms, os_error *err);
 int container_gpus_finish(struct run_child *c, const char *ctr, struct host_gpus *h, os_error *err);
 
-/* The error for a Docker that cannot select its nvidia driver (exit 7). */
-int gpus_no_toolkit(os_error *err);
-
 /* List the Docker host's GPUs with a throwaway container of IMAGE, given
  * all of them the way the gateway gets its own: CDI or --gpus. */
 int host_gpus_probe(const char *image, int cdi, int timeout_ms, struct host_gpus *h, os_error *err);

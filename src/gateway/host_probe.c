@@ -60,6 +60,7 @@ int host_probe(const char *image, int timeout_ms, struct host_facts *f, os_error
 {
 	const char *args[] = { "run", "--rm", "--pull=never", "--network=host", "--read-only", "--cap-drop=ALL",
 			       "--security-opt=no-new-privileges", "--log-driver=none",
+			       "--label=org.openshell.managed-by=openshell-host-probe",
 			       HOST_MOUNT("/", ""), HOST_MOUNT("/dev", "/dev"), HOST_MOUNT("/sys", "/sys"),
 			       HOST_MOUNT("/run", "/run"), "--entrypoint=sh", "--", image, "-c", probe_script, NULL };
 	struct run_result res = { 0 };

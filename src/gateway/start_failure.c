@@ -22,7 +22,7 @@ int start_explain_failure(const struct deploy_opts *o, const char *container, co
 	if (gpu_errors_explain(res->err, strcmp(verb, "start") == 0, err)) {
 		/* the CDI path's own failures, with their fix */
 	} else if (strstr(res->err, "could not select device driver")) {
-		gpus_no_toolkit(err);
+		gpu_errors_no_toolkit(o->image, err);
 	} else if (start_port_taken(res->err) && strcmp(verb, "start") == 0) {
 		/* A stopped gateway keeps its port (--port is refused for it). */
 		os_error_set(err, OS_EXIT_FAILURE,
