@@ -49,8 +49,12 @@ static void add_lost_fix(const struct gateway *gw, os_error *err)
 
 static int follow(const struct gateway *gw, os_error *err)
 {
-	return gw->has_metadata ? docker_daemon_follow(gw->name, gw->md.docker_context, gw->md.docker_endpoint, err)
-				: 0;
+	struct docker_where w;
+
+	if (!gw->has_metadata)
+		return 0;
+	metadata_where(&gw->md, &w);
+	return docker_daemon_follow(gw->name, &w, err);
 }
 
 /* The gateway's files alone, to follow it to its daemon. */

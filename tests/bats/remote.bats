@@ -94,6 +94,13 @@ teardown() {
 	run --separate-stderr "$KUBECTL" --kubeconfig "$XDG_CONFIG_HOME/openshell/gateways/rc/kubeconfig" \
 		--request-timeout=20s get nodes -o name
 	assert_output node/openshell-rc
+	# the context pointed at another daemon since: refused, not followed there
+	nowhere=unix://$BATS_TEST_TMPDIR/no-daemon.sock
+	docker context update gpubox --docker "host=$nowhere" >/dev/null
+	run --separate-stderr openshell gateway status --name rc
+	assert_failure 6
+	[ "$stderr" = "openshell: error: gateway 'rc' was made in Docker context 'gpubox' on ssh://root@gpu-box:$SSH_PORT, but the context now names $nowhere; point it back with 'docker context update gpubox --docker host=ssh://root@gpu-box:$SSH_PORT', or give the other daemon a context of its own" ]
+	docker context update gpubox --docker "host=ssh://root@gpu-box:$SSH_PORT" >/dev/null
 	# the current context, as `docker context use` sets it: no variable
 	# says the daemon is elsewhere, and the default bind is still refused
 	docker context use gpubox >/dev/null
@@ -159,4 +166,21 @@ teardown() {
 	run --separate-stderr openshell gateway destroy --name rt --yes
 	assert_success
 	DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST assert_no_gateway_resources rt
+	# DOCKER_HOST with DOCKER_TLS_VERIFY and DOCKER_CERT_PATH: recorded (the
+	# path, never the keys), and set again for every later command
+	DOCKER_HOST=tcp://127.0.0.3:$tls_port DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$t \
+		run --separate-stderr openshell gateway start --name rv --image "$IMAGE" --port "$(free_port)" --no-wait
+	assert_success
+	md=$XDG_CONFIG_HOME/openshell/gateways/rv/metadata.json
+	run jq -r '[.docker_context, .docker_endpoint, .docker_tls, .docker_tls_verify, .docker_cert_path] | map(tostring) | join(" ")' "$md"
+	assert_output "default tcp://127.0.0.3:$tls_port false true $(realpath "$t")"
+	run grep -c "PRIVATE KEY" "$md"
+	assert_output 0
+	run --separate-stderr openshell gateway status --name rv --json
+	assert_success
+	run jq -r .state <<<"$output"
+	assert_output running
+	run --separate-stderr openshell gateway destroy --name rv --yes
+	assert_success
+	DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST assert_no_gateway_resources rv
 }

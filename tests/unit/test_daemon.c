@@ -7,7 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include "base/exitcode.h"
+#include "base/files.h"
 #include "base/xalloc.h"
 #include "docker/daemon.h"
 #include "gateway/deploy.h"
@@ -51,6 +54,7 @@ static void test_resolve(void)
 	os_error err = { 0 };
 	char *path;
 	FILE *f;
+	int rc;
 
 	if (!mkdtemp(dir))
 		abort();
@@ -75,12 +79,95 @@ static void test_resolve(void)
 	setenv("DOCKER_CONTEXT", "default", 1);
 	ok(docker_daemon_resolve(&d, &err) == 0 && d.local, "DOCKER_CONTEXT=default: local, no docker call");
 	docker_daemon_free(&d);
+	/* the default context's TLS, as docker reads it: set to anything is on */
+	unsetenv("DOCKER_CONTEXT");
+	setenv("DOCKER_HOST", "tcp://10.0.0.5:2376", 1);
+	setenv("DOCKER_TLS_VERIFY", "0", 1);
+	setenv("DOCKER_CERT_PATH", "certs/box", 1);
+	rc = docker_daemon_resolve(&d, &err);
+	ok(rc == 0 && d.tls_verify && !d.tls && d.cert_path && d.cert_path[0] == '/' && strstr(d.cert_path, "/certs/box"),
+	   "DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, made absolute (%s)", d.cert_path ? d.cert_path : "none");
+	docker_daemon_free(&d);
+	unsetenv("DOCKER_HOST");
+	unsetenv("DOCKER_TLS_VERIFY");
+	unsetenv("DOCKER_CERT_PATH");
 	os_error_clear(&err);
 	unlink(path);
 	rmdir(dir);
 	free(path);
 	unsetenv("DOCKER_CONTEXT");
 	unsetenv("DOCKER_CONFIG");
+}
+
+/* A scratch directory with a stand-in for docker (OPENSHELL_DOCKER):
+ * docker context inspect prints the endpoint in context.endpoint, or
+ * fails when it is absent. */
+static char bin[] = "/tmp/test_daemon_bin.XXXXXX";
+
+static void write_text(const char *name, const char *text, int mode)
+{
+	cleanup_free char *path = xasprintf("%s/%s", bin, name);
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		abort();
+	fputs(text, f);
+	fclose(f);
+	chmod(path, (mode_t)mode);
+}
+
+static void stand_ins(void)
+{
+	cleanup_free char *docker = NULL, *exe = NULL;
+
+	if (!mkdtemp(bin))
+		abort();
+	docker = xasprintf("#!/bin/sh\n[ -f %s/context.endpoint ] || { echo 'context \"box\": context not found' >&2; exit 1; }\n"
+			   "printf '\"%%s\"\\n' \"$(cat %s/context.endpoint)\"\n", bin, bin);
+	write_text("docker", docker, 0755);
+	exe = xasprintf("%s/docker", bin);
+	setenv("OPENSHELL_DOCKER", exe, 1);
+}
+
+/* A gateway's recorded daemon, followed: TLS set as recorded, a context
+ * that names another daemon now refused. */
+static void test_follow(void)
+{
+	struct docker_where tls = { .context = "default", .endpoint = "tcp://10.0.0.5:2376", .tls_recorded = 1,
+				    .tls_verify = 1, .cert_path = "/certs/box" };
+	struct docker_where box = { .context = "box", .endpoint = "ssh://root@gpu-box" };
+	cleanup_free char *ep = xasprintf("%s/context.endpoint", bin);
+	os_error err = { 0 };
+
+	setenv("DOCKER_HOST", "unix:///elsewhere.sock", 1);
+	setenv("DOCKER_CERT_PATH", "/other", 1);
+	setenv("DOCKER_TLS", "1", 1);
+	ok(docker_daemon_follow("t", &tls, &err) == 0 && strcmp(getenv("DOCKER_HOST"), "tcp://10.0.0.5:2376") == 0 &&
+	   strcmp(getenv("DOCKER_TLS_VERIFY"), "1") == 0 && strcmp(getenv("DOCKER_CERT_PATH"), "/certs/box") == 0 &&
+	   !getenv("DOCKER_TLS"), "the default context: endpoint and TLS as recorded");
+	docker_daemon_unfollow();
+	ok(strcmp(getenv("DOCKER_HOST"), "unix:///elsewhere.sock") == 0 && !getenv("DOCKER_TLS_VERIFY") &&
+	   strcmp(getenv("DOCKER_CERT_PATH"), "/other") == 0 && getenv("DOCKER_TLS"), "unfollow restores them all");
+	write_text("context.endpoint", "ssh://root@gpu-box", 0644);
+	ok(docker_daemon_follow("r", &box, &err) == 0 && strcmp(getenv("DOCKER_CONTEXT"), "box") == 0 &&
+	   !getenv("DOCKER_HOST"), "a named context that still names the daemon: followed");
+	docker_daemon_unfollow();
+	write_text("context.endpoint", "tcp://10.0.0.9:2376", 0644);
+	docker_daemon_follow("r", &box, &err);
+	ok(err.code == OS_EXIT_CONFLICT && strstr(err.msg, "ssh://root@gpu-box") && strstr(err.msg, "tcp://10.0.0.9:2376") &&
+	   strstr(err.msg, "docker context update box --docker host=ssh://root@gpu-box"),
+	   "re-pointed at another daemon: refused, naming both and the fix: %s", err.msg ? err.msg : "(none)");
+	os_error_clear(&err);
+	docker_daemon_unfollow();
+	unlink(ep);
+	docker_daemon_follow("r", &box, &err);
+	ok(err.code == OS_EXIT_DOCKER && strstr(err.msg, "docker context create box --docker host=ssh://root@gpu-box"),
+	   "a context that is gone: a Docker error naming how to make it again: %s", err.msg ? err.msg : "(none)");
+	os_error_clear(&err);
+	docker_daemon_unfollow();
+	unsetenv("DOCKER_HOST");
+	unsetenv("DOCKER_CERT_PATH");
+	unsetenv("DOCKER_TLS");
 }
 
 static void test_reach(void)
@@ -122,6 +209,13 @@ int main(void)
 {
 	test_endpoints();
 	test_resolve();
+	stand_ins();
+	test_follow();
 	test_reach();
+	for (const char *const *f = (const char *const[]){ "docker", NULL }; *f; f++) {
+		cleanup_free char *path = xasprintf("%s/%s", bin, *f);
+		unlink(path);
+	}
+	rmdir(bin);
 	return tap_done();
 }
