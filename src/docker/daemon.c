@@ -10,7 +10,9 @@
 #include "base/exitcode.h"
 #include "base/files.h"
 #include "base/json.h"
+#include "base/log.h"
 #include "base/runner.h"
+#include "base/strv.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
 #include "docker/daemon.h"
@@ -147,6 +149,60 @@ int docker_daemon_resolve(struct docker_daemon *d, os_error *err)
 fail:
 	docker_daemon_free(d);
 	return -1;
+}
+
+/* ssh://[user@]host[:port][/path]: user, host and port as docker hands
+ * them to ssh (docker/cli cli/connhelper/ssh). */
+static int ssh_parts(const char *endpoint, char **user, char **host, char **port)
+{
+	const char *e = endpoint + 6, *end = e + strcspn(e, "/"), *at = memchr(e, '@', (size_t)(end - e)), *colon;
+
+	*user = at ? xstrndup(e, (size_t)(at - e)) : NULL;
+	e = at ? at + 1 : e;
+	if (*e == '[') {
+		const char *close = memchr(e, ']', (size_t)(end - e));
+		if (!close)
+			return -1;
+		*host = xstrndup(e + 1, (size_t)(close - e - 1));
+		colon = close + 1 < end && close[1] == ':' ? close + 1 : NULL;
+	} else {
+		colon = memchr(e, ':', (size_t)(end - e));
+		*host = xstrndup(e, (size_t)((colon ? colon : end) - e));
+	}
+	*port = colon ? xstrndup(colon + 1, (size_t)(end - colon - 1)) : NULL;
+	return **host ? 0 : -1;
+}
+
+#define SSH_CONFIG_TIMEOUT_MS 5000
+
+char *docker_daemon_ssh_hostname(const char *endpoint)
+{
+	cleanup_free char *user = NULL, *host = NULL, *port = NULL;
+	struct strv argv = { 0 };
+	struct run_result res = { 0 };
+	os_error err = { 0 };
+	char *name = NULL;
+
+	if (strncmp(endpoint, "ssh://", 6) != 0 || ssh_parts(endpoint, &user, &host, &port) < 0)
+		return NULL;
+	strv_pushv(&argv, (const char *const[]){ "ssh", "-G", NULL });
+	if (user && *user)
+		strv_pushv(&argv, (const char *const[]){ "-l", user, NULL });
+	if (port && *port)
+		strv_pushv(&argv, (const char *const[]){ "-p", port, NULL });
+	strv_pushv(&argv, (const char *const[]){ "--", host, NULL });
+	struct run_spec spec = { .argv = strv_argv(&argv), .timeout_ms = SSH_CONFIG_TIMEOUT_MS };
+	if (run_command_ok(&spec, &res, &err) == 0)
+		for (char *line = strtok(res.out, "\n"); line && !name; line = strtok(NULL, "\n"))
+			if (strncmp(line, "hostname ", 9) == 0 && line[9])
+				name = xstrdup(line + 9);
+	if (!name)
+		log_verbose("ssh -G %s said no hostname (%s): the endpoint's host is taken as written", host,
+			    err.msg ? err.msg : "none in its output");
+	os_error_clear(&err);
+	run_result_free(&res);
+	strv_free(&argv);
+	return name;
 }
 
 void docker_daemon_where(const struct docker_daemon *d, struct docker_where *w)

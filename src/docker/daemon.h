@@ -44,6 +44,13 @@ int docker_daemon_resolve(struct docker_daemon *d, os_error *err);
 /* Fill d's host and local from d->endpoint; a malformed endpoint fails. */
 int docker_daemon_parse_endpoint(struct docker_daemon *d, os_error *err);
 
+/* The name this machine reaches an ssh:// endpoint's host by: ssh's own
+ * HostName for it (`ssh -G`, which reads ~/.ssh/config as docker's ssh
+ * does, and connects nowhere), so that an alias of ~/.ssh/config becomes
+ * the address it stands for. NULL for other endpoints, or when ssh cannot
+ * say. */
+char *docker_daemon_ssh_hostname(const char *endpoint);
+
 /* The daemon the environment names now, as recorded for a gateway made
  * there (w points into d). */
 void docker_daemon_where(const struct docker_daemon *d, struct docker_where *w);

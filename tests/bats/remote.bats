@@ -24,8 +24,8 @@ setup_file() {
 	# The suite's own docker configuration, for its contexts.
 	export DOCKER_CONFIG=$BATS_FILE_TMPDIR/docker-config
 	mkdir -p "$DOCKER_CONFIG"
-	openshell -q gateway start --gpu --name rs --image "$IMAGE" --port "$(free_port)" --bind 0.0.0.0 \
-		--tls-san 127.0.0.2 >/dev/null
+	# no --tls-san: the kubeconfig must name what the alias stands for
+	openshell -q gateway start --gpu --name rs --image "$IMAGE" --port "$(free_port)" --bind 0.0.0.0 >/dev/null
 }
 
 teardown_file() {
@@ -69,8 +69,8 @@ teardown() {
 		-o jsonpath='{.status.allocatable.nvidia\.com/gpu}'
 	assert_success
 	assert_output 2
-	# the daemon's host is in the API's certificate too (the kubeconfig's
-	# server when no --tls-san is given)
+	# the address the ssh alias stands for (ssh -G) is the kubeconfig's
+	# server and in the API's certificate, and so is the alias
 	run docker inspect openshell-cluster-rs --format '{{json .Args}}'
 	assert_output --partial '"--tls-san=127.0.0.2","--tls-san=gpu-box"'
 }
