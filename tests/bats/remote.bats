@@ -100,6 +100,10 @@ teardown() {
 	run --separate-stderr openshell gateway status --name rc
 	assert_failure 6
 	[ "$stderr" = "openshell: error: gateway 'rc' was made in Docker context 'gpubox' on ssh://root@gpu-box:$SSH_PORT, but the context now names $nowhere; point it back with 'docker context update gpubox --docker host=ssh://root@gpu-box:$SSH_PORT', or give the other daemon a context of its own" ]
+	DOCKER_HOST=$nowhere run --separate-stderr openshell gateway list --json
+	assert_failure 6
+	run jq -r '.gateways[] | select(.name == "rc") | .state' <<<"$output"
+	assert_output unknown
 	docker context update gpubox --docker "host=ssh://root@gpu-box:$SSH_PORT" >/dev/null
 	# the current context, as `docker context use` sets it: no variable
 	# says the daemon is elsewhere, and the default bind is still refused
@@ -113,6 +117,42 @@ teardown() {
 	assert_success
 	assert_no_gateway_resources rc
 	docker context use default >/dev/null
+}
+
+@test "list asks each daemon once, whatever the shell names; one that does not answer leaves its gateways unknown" {
+	elsewhere=unix://$BATS_TEST_TMPDIR/no-daemon.sock
+	gw=$XDG_CONFIG_HOME/openshell/gateways
+	# beside rs: one on its daemon whose container is gone, one on a daemon that is gone
+	mkdir -p "$gw/ghost" "$gw/lost"
+	jq '.name = "ghost" | .container = "openshell-cluster-ghost"' "$gw/rs/metadata.json" >"$gw/ghost/metadata.json"
+	jq --arg e "$elsewhere" '.name = "lost" | .container = "openshell-cluster-lost" | .docker_endpoint = $e' \
+		"$gw/rs/metadata.json" >"$gw/lost/metadata.json"
+	# a docker that notes each call and the daemon it goes to
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	printf '#!/bin/sh\necho "${DOCKER_HOST-unset} $*" >>%s\nexec %s "$@"\n' "$BATS_TEST_TMPDIR/calls" \
+		"$(command -v docker)" >"$BATS_TEST_TMPDIR/bin/docker"
+	chmod +x "$BATS_TEST_TMPDIR/bin/docker"
+	DOCKER_HOST=$elsewhere OPENSHELL_DOCKER=$BATS_TEST_TMPDIR/bin/docker run --separate-stderr \
+		openshell gateway list --json
+	assert_failure 3
+	json=$output
+	run jq -r '.gateways | map(.name + "=" + .state) | join(" ")' <<<"$json"
+	assert_output "ghost=missing lost=unknown rs=running"
+	run jq -r '.gateways[] | select(.name == "rs") | .docker_endpoint' <<<"$json"
+	assert_output "ssh://root@gpu-box:$SSH_PORT"
+	run jq -r '.gateways[] | select(.name == "lost") | .daemon_error' <<<"$json"
+	assert_output --partial "Cannot connect to the Docker daemon at $elsewhere"
+	[[ "$stderr" == "openshell: error: cannot ask the Docker daemon ($elsewhere) about lost, listed as unknown: Cannot connect to the Docker daemon"* ]]
+	# the shell's daemon: its labelled containers; rs's: one inspect for both of its gateways
+	run sort <(cut -d' ' -f1,2 "$BATS_TEST_TMPDIR/calls")
+	assert_output "ssh://root@gpu-box:$SSH_PORT inspect"$'\n'"$elsewhere ps"
+	grep -q "inspect --type=container openshell-cluster-ghost openshell-cluster-rs$" "$BATS_TEST_TMPDIR/calls"
+	assert_schema list "$json"
+	DOCKER_HOST=$elsewhere run --separate-stderr openshell gateway list
+	assert_failure 3
+	assert_line --regexp '^lost +unknown +yes +https://'
+	assert_line --regexp '^rs +running +yes +https://127\.0\.0\.2:[0-9]+$'
+	rm -r "$gw/ghost" "$gw/lost"
 }
 
 @test "stop, start and destroy find the daemon the gateway was made on, whatever the shell says now" {
