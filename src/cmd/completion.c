@@ -28,8 +28,16 @@
 static const char bash_script[] =
 	"# bash completion for openshell: eval \"$(openshell completion bash)\"\n"
 	"_openshell() {\n"
-	"\tlocal IFS=$'\\n'\n"
-	"\tCOMPREPLY=($(openshell __complete \"${COMP_WORDS[@]:1:COMP_CWORD}\" 2>/dev/null))\n"
+	"\tlocal IFS=$'\\n' i n=0 join=0 words=()\n"
+	"\t# bash splits --opt=value at the '=' (COMP_WORDBREAKS): join it again\n"
+	"\tfor ((i = 1; i <= COMP_CWORD; i++)); do\n"
+	"\t\tif ((join)); then words[n-1]+=${COMP_WORDS[i]}; join=0\n"
+	"\t\telif [[ ${COMP_WORDS[i]} = = && n -gt 0 && ${words[n-1]} = --* ]]; then words[n-1]+==; join=1\n"
+	"\t\telse words[n++]=${COMP_WORDS[i]}; fi\n"
+	"\tdone\n"
+	"\tCOMPREPLY=($(openshell __complete \"${words[@]}\" 2>/dev/null))\n"
+	"\t# readline replaces only what follows the '=': offer the value alone\n"
+	"\t[[ ${words[n-1]} = --*=* && $COMP_WORDBREAKS = *=* ]] && COMPREPLY=(\"${COMPREPLY[@]#*=}\")\n"
 	"\t# a value's prefix (\"mps:\") is not a whole word: no space after it\n"
 	"\t[[ ${#COMPREPLY[@]} = 1 && ${COMPREPLY[0]} = *: ]] && compopt -o nospace 2>/dev/null\n"
 	"}\n"
@@ -59,10 +67,14 @@ static const char *const scripts[] = { bash_script, zsh_script, fish_script };
 
 /* --- the candidates ------------------------------------------------------ */
 
+/* LEAD is what the word under the cursor has before the value: "--name="
+ * for "--name=al", whose candidates are whole words again. */
+static const char *lead = "";
+
 static void offer(const char *word, const char *prefix)
 {
 	if (strncmp(word, prefix, strlen(prefix)) == 0)
-		puts(word);
+		printf("%s%s\n", lead, word);
 }
 
 static void offer_opts(const struct cli_opt *opts, const char *prefix)
@@ -125,6 +137,17 @@ static const struct cli_opt *word_opt(const struct cli_spec *at, const char *wor
 	return NULL;
 }
 
+/* "--name=x": the option that takes a value, and *value pointing at x. */
+static const struct cli_opt *word_opt_with_value(const struct cli_spec *at, const char *word, const char **value)
+{
+	const char *eq = strncmp(word, "--", 2) == 0 ? strchr(word, '=') : NULL;
+	cleanup_free char *name = eq ? xstrndup(word + 2, (size_t)(eq - word - 2)) : NULL;
+	const struct cli_opt *o = name ? cli_find_opt(at, name) : NULL;
+
+	*value = eq ? eq + 1 : NULL;
+	return o && o->arg ? o : NULL;
+}
+
 /* words: what follows "openshell" on the command line, the last being the
  * word under the cursor (maybe empty). */
 static void complete(int n, char **words)
@@ -148,15 +171,28 @@ static void complete(int n, char **words)
 			return;   /* the rest is a command line of its own */
 		} else if (words[i][0] == '-') {
 			const struct cli_opt *o = word_opt(at, words[i]);
+			const char *value;
+
 			pending = o && o->arg ? o : NULL;
+			o = word_opt_with_value(at, words[i], &value);
+			if (o && o->value == CLI_VALUE_CONTEXT && docker_daemon_choose(value, &err) < 0)
+				os_error_clear(&err);
 		} else if (at->subs && (next = cli_find(at, words[i])) && next != &cli_help_spec && !next->hidden) {
 			at = next;
 		} else {
 			operands++;
 		}
 	}
+	const char *value;
+	const struct cli_opt *inline_opt = word_opt_with_value(at, cur, &value);
+
 	if (pending) {
 		offer_value(pending, cur);
+	} else if (inline_opt) {
+		cleanup_free char *before = xstrndup(cur, (size_t)(value - cur));
+		lead = before;
+		offer_value(inline_opt, value);
+		lead = "";
 	} else if (cur[0] == '-') {
 		offer_opts(at->opts, cur);
 		offer_opts(cli_common_opts, cur);

@@ -1,8 +1,8 @@
 /* cmd/gateway_list.c - `openshell gateway list`: every gateway, one line each.
  *
- * Names come from both labelled containers and metadata files
- * (gateway/info.h); each is then looked up as `status` would, so the two
- * commands never disagree about a gateway's state.
+ * gateway/roster.h gathers them, each from the daemon it lives on; a
+ * daemon that cannot be asked leaves its gateways listed as unknown, with
+ * one error line for it, and the exit status is that error's.
  */
 #include "config.h"
 
@@ -18,74 +18,51 @@
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "docker/daemon.h"
 #include "gateway/info.h"
-#include "gateway/lookup.h"
-
-struct row {
-	struct gateway gw;
-	int found;
-};
-
-
-/* A gateway may vanish between the listing and its lookup; one that
- * cannot be looked up is named on stderr and left out. */
-static void lookup_rows(const struct strv *names, struct row *rows)
-{
-	for (size_t i = 0; i < names->n; i++) {
-		os_error err = { 0 };
-
-		/* each where it lives, none led astray by the one before */
-		docker_daemon_unfollow();
-		rows[i].found = gateway_lookup(names->v[i], &rows[i].gw, &err) == 0;
-		if (!rows[i].found && err.code != OS_EXIT_NOTFOUND)
-			log_warn("gateway '%s': %s", names->v[i], err.msg);
-		os_error_clear(&err);
-	}
-}
+#include "gateway/roster.h"
 
 static const char *api_of(const struct gateway *gw)
 {
 	return gw->has_metadata ? gw->md.server : "-";
 }
 
-static void print_table(const struct row *rows, size_t n)
+static void print_table(const struct roster *r)
 {
 	int wname = 4, wstate = 5, wgpu = 3;
 
-	for (size_t i = 0; i < n; i++) {
-		if (!rows[i].found)
-			continue;
-		cleanup_free char *gpus = gateway_gpus(&rows[i].gw);
-		int a = (int)strlen(rows[i].gw.name), b = (int)strlen(gateway_state_word(&rows[i].gw));
+	for (size_t i = 0; i < r->n; i++) {
+		cleanup_free char *gpus = gateway_gpus(&r->gw[i]);
+		int a = (int)strlen(r->gw[i].name), b = (int)strlen(gateway_state_word(&r->gw[i]));
 		int g = gpus ? (int)strlen(gpus) : 0;
 		wname = a > wname ? a : wname;
 		wstate = b > wstate ? b : wstate;
 		wgpu = g > wgpu ? g : wgpu;
 	}
 	printf("%-*s  %-*s  %-*s  %s\n", wname, "NAME", wstate, "STATE", wgpu, "GPU", "API");
-	for (size_t i = 0; i < n; i++) {
-		const struct gateway *gw = &rows[i].gw;
-
-		cleanup_free char *gpus = rows[i].found ? gateway_gpus(gw) : NULL;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct gateway *gw = &r->gw[i];
+		cleanup_free char *gpus = gateway_gpus(gw);
 
 		/* "yes" for all of the host's GPUs, else the selection. */
-		if (rows[i].found)
-			printf("%-*s  %-*s  %-*s  %s\n", wname, gw->name, wstate, gateway_state_word(gw), wgpu,
-			       gpus && strcmp(gpus, "all") ? gpus : gateway_wants_gpu(gw) ? "yes" : "no", api_of(gw));
+		printf("%-*s  %-*s  %-*s  %s\n", wname, gw->name, wstate, gateway_state_word(gw), wgpu,
+		       gpus && strcmp(gpus, "all") ? gpus : gateway_wants_gpu(gw) ? "yes" : "no", api_of(gw));
 	}
 }
 
-static void print_json(const struct row *rows, size_t n)
+static void print_json(const struct roster *r)
 {
 	cJSON *doc = json_document();
 	cJSON *arr = cJSON_AddArrayToObject(doc, "gateways");
 
-	for (size_t i = 0; i < n; i++) {
-		if (!rows[i].found)
-			continue;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct gateway *gw = &r->gw[i];
 		cJSON *o = cJSON_CreateObject();
-		gateway_json_common(o, &rows[i].gw);
+
+		gateway_json_common(o, gw);
+		/* where it lives, and why that daemon could not be asked */
+		json_add_string_or_null(o, "docker_context", gw->has_metadata ? gw->md.docker_context : NULL);
+		json_add_string_or_null(o, "docker_endpoint", gw->has_metadata ? gw->md.docker_endpoint : NULL);
+		json_add_string_or_null(o, "daemon_error", gw->daemon_error);
 		cJSON_AddItemToArray(arr, o);
 	}
 	json_print_stdout(doc);
@@ -95,7 +72,7 @@ enum { OPT_JSON = 256 };
 
 static const struct cli_opt list_opts[] = {
 	{ .name = "json", .key = OPT_JSON,
-	  .help = "print one JSON object on stdout: the gateways, each with the keys of 'gateway status --json'" },
+	  .help = "print one JSON object on stdout: the gateways, each with the keys of 'gateway status --json' and where it lives" },
 	{ NULL },
 };
 
@@ -104,9 +81,12 @@ static int run(int argc, char **argv);
 const struct cli_spec gateway_list_spec = {
 	.name = "list",
 	.summary = "list every gateway openshell knows",
-	.about = "List every gateway openshell knows: those with a container labelled as\n"
-		 "openshell's and those with a metadata.json, so a gateway whose metadata\n"
-		 "was deleted, or whose container was removed (state 'missing'), still shows.\n",
+	.about = "List every gateway openshell knows: those with a metadata.json, each\n"
+		 "looked up on the Docker daemon it was made on, and those with a container\n"
+		 "labelled as openshell's on the current daemon. A gateway whose metadata\n"
+		 "was deleted still shows, one whose container was removed as 'missing', and\n"
+		 "one whose daemon cannot be asked as 'unknown' (the exit status is then\n"
+		 "that error's). With --context, only the gateways of that context.\n",
 	.opts = list_opts,
 	.run = run,
 };
@@ -114,8 +94,7 @@ const struct cli_spec gateway_list_spec = {
 static int run(int argc, char **argv)
 {
 	struct cli_parser p = { .spec = &gateway_list_spec };
-	struct strv names = { 0 };
-	struct row *rows;
+	struct roster r;
 	os_error err = { 0 };
 	int json = 0, rc;
 
@@ -126,22 +105,22 @@ static int run(int argc, char **argv)
 		return p.done;
 	if ((rc = cli_no_operands("gateway list", argc, argv)) >= 0)
 		return rc;
-	if (gateway_known_names(&names, &err) < 0) {
+	if (roster_gather(&r, &err) < 0) {
 		rc = log_error_report(&err);
 		os_error_clear(&err);
-		strv_free(&names);
 		return rc;
 	}
-	rows = xcalloc(names.n + 1, sizeof(*rows));
-	lookup_rows(&names, rows);
 	if (json)
-		print_json(rows, names.n);
+		print_json(&r);
 	else
-		print_table(rows, names.n);
-	for (size_t i = 0; i < names.n; i++)
-		if (rows[i].found)
-			gateway_free(&rows[i].gw);
-	free(rows);
-	strv_free(&names);
-	return OS_EXIT_OK;
+		print_table(&r);
+	for (size_t i = 0; i < r.warnings.n; i++)
+		log_warn("%s", r.warnings.v[i]);
+	rc = OS_EXIT_OK;
+	for (size_t i = 0; i < r.n_errors; i++) {
+		int code = log_error_report(&r.errors[i]);
+		rc = rc == OS_EXIT_OK ? code : rc;
+	}
+	roster_free(&r);
+	return rc;
 }

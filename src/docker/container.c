@@ -157,17 +157,26 @@ static void parse_health_test(const cJSON *config, struct gw_container *c)
 int container_parse_inspect(const char *json, size_t len, struct gw_container *c, os_error *err)
 {
 	cJSON *root = json_parse(json, len, "docker inspect output", err);
-	const cJSON *obj, *state, *labels;
+	const cJSON *obj;
 	int rc = -1;
 
 	memset(c, 0, sizeof(*c));
 	if (!root)
 		return -1;
 	obj = cJSON_IsArray(root) ? cJSON_GetArrayItem(root, 0) : NULL;
-	if (!cJSON_IsObject(obj)) {
+	if (!cJSON_IsObject(obj))
 		os_error_set(err, OS_EXIT_FAILURE, "docker inspect output is not an array of objects");
-		goto out;
-	}
+	else
+		rc = container_parse_object(obj, c, err);
+	cJSON_Delete(root);
+	return rc;
+}
+
+int container_parse_object(const cJSON *obj, struct gw_container *c, os_error *err)
+{
+	const cJSON *state, *labels;
+
+	memset(c, 0, sizeof(*c));
 	c->exists = 1;
 	c->id = dup_or_null(json_str(obj, "Id"));
 	state = json_get(obj, "State", NULL);
@@ -199,15 +208,10 @@ int container_parse_inspect(const char *json, size_t len, struct gw_container *c
 	c->started_at = dup_or_null(json_str(state, "StartedAt"));
 	parse_health_test(json_get(obj, "Config", NULL), c);
 	if (!c->status) {
-		os_error_set(err, OS_EXIT_FAILURE, "docker inspect output has no State.Status");
-		goto out;
-	}
-	rc = 0;
-out:
-	cJSON_Delete(root);
-	if (rc < 0)
 		container_free(c);
-	return rc;
+		return os_error_set(err, OS_EXIT_FAILURE, "docker inspect output has no State.Status");
+	}
+	return 0;
 }
 
 enum owner container_owner(const struct gw_container *c, const char *gateway)

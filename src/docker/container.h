@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 #include "base/error.h"
 #include "base/strv.h"
 #include "base/names.h"
@@ -45,6 +47,9 @@ struct gw_container {
 };
 
 int container_parse_inspect(const char *json, size_t len, struct gw_container *c, os_error *err);
+
+/* One object of that array (`docker inspect` of several containers). */
+int container_parse_object(const cJSON *obj, struct gw_container *c, os_error *err);
 int container_inspect(const char *name, struct gw_container *c, os_error *err);
 void container_free(struct gw_container *c);
 

@@ -3,13 +3,16 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "base/exitcode.h"
 #include "base/files.h"
 #include "base/json.h"
+#include "base/log.h"
 #include "base/runner.h"
+#include "base/strv.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
 #include "docker/daemon.h"
@@ -43,9 +46,9 @@ static char *current_context(void)
 }
 
 /* A named context's docker endpoint, as `docker context inspect` gives it. */
-static int context_endpoint(struct docker_daemon *d, os_error *err)
+static int context_endpoint(const char *context, char **endpoint, os_error *err)
 {
-	const char *args[] = { "context", "inspect", "--format", "{{json .Endpoints.docker.Host}}", "--", d->context,
+	const char *args[] = { "context", "inspect", "--format", "{{json .Endpoints.docker.Host}}", "--", context,
 			       NULL };
 	struct run_result res = { 0 };
 	cJSON *host = NULL;
@@ -56,15 +59,35 @@ static int context_endpoint(struct docker_daemon *d, os_error *err)
 	if (!(host = json_parse(res.out, res.out_len, "docker context inspect output", err)))
 		goto out;
 	if (!cJSON_IsString(host) || !*host->valuestring) {
-		os_error_set(err, OS_EXIT_DOCKER, "docker context '%s' has no docker endpoint", d->context);
+		os_error_set(err, OS_EXIT_DOCKER, "docker context '%s' has no docker endpoint", context);
 		goto out;
 	}
-	d->endpoint = xstrdup(host->valuestring);
+	*endpoint = xstrdup(host->valuestring);
 	rc = 0;
 out:
 	cJSON_Delete(host);
 	run_result_free(&res);
 	return rc;
+}
+
+/* DOCKER_CERT_PATH as docker reads it from here, for use from anywhere. */
+static char *absolute_path(const char *path)
+{
+	char *real = realpath(path, NULL);
+
+	if (real)
+		return real;
+	if (path[0] == '/')
+		return xstrdup(path);
+	cleanup_free char *cwd = getcwd(NULL, 0);
+	return cwd ? xasprintf("%s/%s", cwd, path) : xstrdup(path);
+}
+
+static int env_set(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v;
 }
 
 int docker_daemon_parse_endpoint(struct docker_daemon *d, os_error *err)
@@ -113,8 +136,13 @@ int docker_daemon_resolve(struct docker_daemon *d, os_error *err)
 			d->context = xstrdup("default");
 		if (strcmp(d->context, "default") == 0)
 			d->endpoint = xstrdup(DOCKER_DEFAULT_ENDPOINT);
-		else if (context_endpoint(d, err) < 0)
+		else if (context_endpoint(d->context, &d->endpoint, err) < 0)
 			goto fail;
+	}
+	if (strcmp(d->context, "default") == 0) {
+		d->tls = env_set("DOCKER_TLS");
+		d->tls_verify = env_set("DOCKER_TLS_VERIFY");
+		d->cert_path = env_set("DOCKER_CERT_PATH") ? absolute_path(getenv("DOCKER_CERT_PATH")) : NULL;
 	}
 	if (docker_daemon_parse_endpoint(d, err) == 0)
 		return 0;
@@ -123,11 +151,88 @@ fail:
 	return -1;
 }
 
+/* ssh://[user@]host[:port][/path]: user, host and port as docker hands
+ * them to ssh (docker/cli cli/connhelper/ssh). */
+static int ssh_parts(const char *endpoint, char **user, char **host, char **port)
+{
+	const char *e = endpoint + 6, *end = e + strcspn(e, "/"), *at = memchr(e, '@', (size_t)(end - e)), *colon;
+
+	*user = at ? xstrndup(e, (size_t)(at - e)) : NULL;
+	e = at ? at + 1 : e;
+	if (*e == '[') {
+		const char *close = memchr(e, ']', (size_t)(end - e));
+		if (!close)
+			return -1;
+		*host = xstrndup(e + 1, (size_t)(close - e - 1));
+		colon = close + 1 < end && close[1] == ':' ? close + 1 : NULL;
+	} else {
+		colon = memchr(e, ':', (size_t)(end - e));
+		*host = xstrndup(e, (size_t)((colon ? colon : end) - e));
+	}
+	*port = colon ? xstrndup(colon + 1, (size_t)(end - colon - 1)) : NULL;
+	return **host ? 0 : -1;
+}
+
+#define SSH_CONFIG_TIMEOUT_MS 5000
+
+char *docker_daemon_ssh_hostname(const char *endpoint)
+{
+	cleanup_free char *user = NULL, *host = NULL, *port = NULL;
+	struct strv argv = { 0 };
+	struct run_result res = { 0 };
+	os_error err = { 0 };
+	char *name = NULL;
+
+	if (strncmp(endpoint, "ssh://", 6) != 0 || ssh_parts(endpoint, &user, &host, &port) < 0)
+		return NULL;
+	strv_pushv(&argv, (const char *const[]){ "ssh", "-G", NULL });
+	if (user && *user)
+		strv_pushv(&argv, (const char *const[]){ "-l", user, NULL });
+	if (port && *port)
+		strv_pushv(&argv, (const char *const[]){ "-p", port, NULL });
+	strv_pushv(&argv, (const char *const[]){ "--", host, NULL });
+	struct run_spec spec = { .argv = strv_argv(&argv), .timeout_ms = SSH_CONFIG_TIMEOUT_MS };
+	if (run_command_ok(&spec, &res, &err) == 0)
+		for (char *line = strtok(res.out, "\n"); line && !name; line = strtok(NULL, "\n"))
+			if (strncmp(line, "hostname ", 9) == 0 && line[9])
+				name = xstrdup(line + 9);
+	if (!name)
+		log_verbose("ssh -G %s said no hostname (%s): the endpoint's host is taken as written", host,
+			    err.msg ? err.msg : "none in its output");
+	os_error_clear(&err);
+	run_result_free(&res);
+	strv_free(&argv);
+	return name;
+}
+
+void docker_daemon_where(const struct docker_daemon *d, struct docker_where *w)
+{
+	*w = (struct docker_where){ .context = d->context, .endpoint = d->endpoint,
+				    .tls_recorded = strcmp(d->context, "default") == 0, .tls = d->tls,
+				    .tls_verify = d->tls_verify, .cert_path = d->cert_path };
+}
+
+static int same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+int docker_where_same(const struct docker_where *a, const struct docker_where *b)
+{
+	return same_str(a->context, b->context) && same_str(a->endpoint, b->endpoint) &&
+	       a->tls_recorded == b->tls_recorded &&
+	       (!a->tls_recorded || (a->tls == b->tls && a->tls_verify == b->tls_verify &&
+				     same_str(a->cert_path, b->cert_path)));
+}
+
 /* --context's name, and the environment before any gateway was followed. */
 static char *chosen;
+static const char *const saved_names[] = { "DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_TLS", "DOCKER_TLS_VERIFY",
+					   "DOCKER_CERT_PATH" };
+#define N_SAVED (sizeof(saved_names) / sizeof(saved_names[0]))
 static struct {
 	int saved;
-	char *host, *context;
+	char *value[N_SAVED];
 } before;
 
 static void restore(const char *name, const char *value)
@@ -140,13 +245,13 @@ static void restore(const char *name, const char *value)
 
 static void remember(void)
 {
-	const char *h = getenv("DOCKER_HOST"), *c = getenv("DOCKER_CONTEXT");
-
 	if (before.saved)
 		return;
 	before.saved = 1;
-	before.host = h ? xstrdup(h) : NULL;
-	before.context = c ? xstrdup(c) : NULL;
+	for (size_t i = 0; i < N_SAVED; i++) {
+		const char *v = getenv(saved_names[i]);
+		before.value[i] = v ? xstrdup(v) : NULL;
+	}
 }
 
 int docker_daemon_choose(const char *context, os_error *err)
@@ -163,40 +268,81 @@ int docker_daemon_choose(const char *context, os_error *err)
 	return 0;
 }
 
-int docker_daemon_follow(const char *gateway, const char *context, const char *endpoint, os_error *err)
+int docker_daemon_chosen_fits(const struct docker_where *w)
 {
-	if (!context || !endpoint)
-		return 0;
-	if (chosen) {
-		/* "default" is DOCKER_HOST's endpoint, else the local socket. */
-		const char *host = getenv("DOCKER_HOST");
-		const char *now = host && *host ? host : DOCKER_DEFAULT_ENDPOINT;
+	/* "default" is DOCKER_HOST's endpoint, else the local socket. */
+	const char *host = getenv("DOCKER_HOST");
+	const char *now = host && *host ? host : DOCKER_DEFAULT_ENDPOINT;
 
-		if (strcmp(chosen, context) == 0 && (strcmp(context, "default") != 0 || strcmp(endpoint, now) == 0))
-			return 0;
+	if (!chosen || !w->context || !w->endpoint)
+		return 1;
+	return strcmp(chosen, w->context) == 0 && (strcmp(w->context, "default") != 0 || strcmp(w->endpoint, now) == 0);
+}
+
+/* A named context is a name: it may have been pointed at another daemon
+ * since the gateway was made there, which docker would then talk to. */
+static int context_still_there(const char *gateway, const struct docker_where *w, os_error *err)
+{
+	cleanup_free char *now = NULL;
+
+	if (context_endpoint(w->context, &now, err) < 0) {
+		err->code = OS_EXIT_DOCKER;
+		os_error_wrap(err, "gateway '%s' was made in Docker context '%s' (%s), which docker cannot read", gateway,
+			      w->context, w->endpoint);
+		cleanup_free char *fix = xasprintf("make it again with 'docker context create %s --docker host=%s'",
+						   w->context, w->endpoint);
+		return os_error_add_fix(err, fix);
+	}
+	if (strcmp(now, w->endpoint) == 0)
+		return 0;
+	return os_error_set(err, OS_EXIT_CONFLICT,
+			    "gateway '%s' was made in Docker context '%s' on %s, but the context now names %s; point it back with 'docker context update %s --docker host=%s', or give the other daemon a context of its own",
+			    gateway, w->context, w->endpoint, now, w->context, w->endpoint);
+}
+
+static void set_flag(const char *name, int on)
+{
+	if (on)
+		setenv(name, "1", 1);
+	else
+		unsetenv(name);
+}
+
+int docker_daemon_follow(const char *gateway, const struct docker_where *w, os_error *err)
+{
+	if (!w->context || !w->endpoint)
+		return 0;
+	if (!docker_daemon_chosen_fits(w))
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' was made in Docker context '%s' (%s), not '%s'; drop --context to reach it there",
-				    gateway, context, endpoint, chosen);
+				    gateway, w->context, w->endpoint, chosen);
+	if (!chosen) {
+		remember();
+		/* A named context carries its own TLS material: name it.
+		 * "default" was DOCKER_HOST's endpoint, or the local socket,
+		 * with the TLS settings of the environment then. */
+		if (strcmp(w->context, "default") != 0) {
+			setenv("DOCKER_CONTEXT", w->context, 1);
+			unsetenv("DOCKER_HOST");
+		} else {
+			setenv("DOCKER_HOST", w->endpoint, 1);
+			unsetenv("DOCKER_CONTEXT");
+			if (w->tls_recorded) {
+				set_flag("DOCKER_TLS", w->tls);
+				set_flag("DOCKER_TLS_VERIFY", w->tls_verify);
+				restore("DOCKER_CERT_PATH", w->cert_path);
+			}
+		}
 	}
-	remember();
-	/* A named context carries its own TLS material: name it. "default"
-	 * was DOCKER_HOST's endpoint, or the local socket. */
-	if (strcmp(context, "default") != 0) {
-		setenv("DOCKER_CONTEXT", context, 1);
-		unsetenv("DOCKER_HOST");
-	} else {
-		setenv("DOCKER_HOST", endpoint, 1);
-		unsetenv("DOCKER_CONTEXT");
-	}
-	return 0;
+	return strcmp(w->context, "default") != 0 ? context_still_there(gateway, w, err) : 0;
 }
 
 void docker_daemon_unfollow(void)
 {
 	if (!before.saved)
 		return;
-	restore("DOCKER_HOST", before.host);
-	restore("DOCKER_CONTEXT", before.context);
+	for (size_t i = 0; i < N_SAVED; i++)
+		restore(saved_names[i], before.value[i]);
 }
 
 void docker_daemon_free(struct docker_daemon *d)
@@ -204,5 +350,6 @@ void docker_daemon_free(struct docker_daemon *d)
 	free(d->context);
 	free(d->endpoint);
 	free(d->host);
+	free(d->cert_path);
 	memset(d, 0, sizeof(*d));
 }

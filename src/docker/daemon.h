@@ -8,6 +8,11 @@
  * (`docker context inspect`) for its endpoint; the rest is read here.
  * openshell's --context sets DOCKER_CONTEXT and drops DOCKER_HOST, so it
  * resolves as docker's own --context does.
+ *
+ * The default context's TLS comes from the environment too: DOCKER_TLS,
+ * DOCKER_TLS_VERIFY (set to anything) and DOCKER_CERT_PATH, the directory
+ * of ca.pem, cert.pem and key.pem (docker/cli cli/flags). A named
+ * context keeps its own.
  */
 #ifndef OPENSHELL_DOCKER_DAEMON_H
 #define OPENSHELL_DOCKER_DAEMON_H
@@ -19,6 +24,17 @@ struct docker_daemon {
 	char *endpoint;   /* unix:///var/run/docker.sock, ssh://user@host:22, tcp://host:2376 */
 	char *host;       /* the host of an ssh:// or tcp:// endpoint; NULL for a local socket */
 	int local;        /* a unix://, fd:// or npipe:// endpoint: this machine's daemon */
+	int tls, tls_verify; /* the default context's DOCKER_TLS, DOCKER_TLS_VERIFY */
+	char *cert_path;  /* its DOCKER_CERT_PATH, made absolute, or NULL */
+};
+
+/* Where a gateway's daemon is, as its metadata records it. */
+struct docker_where {
+	const char *context;    /* NULL: not recorded (older metadata) */
+	const char *endpoint;   /* the context's endpoint when the gateway was made */
+	int tls_recorded;       /* the default context's TLS below was recorded */
+	int tls, tls_verify;
+	const char *cert_path;  /* a directory's path, never key material; or NULL */
 };
 
 #define DOCKER_DEFAULT_ENDPOINT "unix:///var/run/docker.sock"
@@ -28,6 +44,20 @@ int docker_daemon_resolve(struct docker_daemon *d, os_error *err);
 /* Fill d's host and local from d->endpoint; a malformed endpoint fails. */
 int docker_daemon_parse_endpoint(struct docker_daemon *d, os_error *err);
 
+/* The name this machine reaches an ssh:// endpoint's host by: ssh's own
+ * HostName for it (`ssh -G`, which reads ~/.ssh/config as docker's ssh
+ * does, and connects nowhere), so that an alias of ~/.ssh/config becomes
+ * the address it stands for. NULL for other endpoints, or when ssh cannot
+ * say. */
+char *docker_daemon_ssh_hostname(const char *endpoint);
+
+/* The daemon the environment names now, as recorded for a gateway made
+ * there (w points into d). */
+void docker_daemon_where(const struct docker_daemon *d, struct docker_where *w);
+
+/* Do two records name the same daemon, reached the same way? */
+int docker_where_same(const struct docker_where *a, const struct docker_where *b);
+
 void docker_daemon_free(struct docker_daemon *d);
 
 /* --context NAME: every docker call in that context (DOCKER_CONTEXT set,
@@ -36,11 +66,17 @@ void docker_daemon_free(struct docker_daemon *d);
  * explicit choice for docker_daemon_follow(). */
 int docker_daemon_choose(const char *context, os_error *err);
 
-/* A gateway lives on the daemon it was made on (its metadata's context
- * and endpoint): point docker there, whatever the environment says now,
- * unless --context chose another, which is a conflict naming both. No
+/* Was the daemon W records chosen by --context, or none chosen? */
+int docker_daemon_chosen_fits(const struct docker_where *w);
+
+/* A gateway lives on the daemon it was made on (its metadata's context,
+ * endpoint and TLS): point docker there, whatever the environment says
+ * now, unless --context chose another, which is a conflict naming both.
+ * A named context is asked for its endpoint (`docker context inspect`):
+ * one that now names another daemon than the recorded one is a conflict
+ * too, naming both endpoints, and one that is gone a Docker error. No
  * context (metadata older than the record): nothing changes. */
-int docker_daemon_follow(const char *gateway, const char *context, const char *endpoint, os_error *err);
+int docker_daemon_follow(const char *gateway, const struct docker_where *w, os_error *err);
 
 /* Undo docker_daemon_follow(): the environment openshell started with
  * (after --context). For a command that looks at several gateways. */

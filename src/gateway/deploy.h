@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "base/strv.h"
+#include "docker/daemon.h"
 #include "gateway/gpu_mode.h"
 #include "gateway/gpus.h"
 #include "gateway/mig.h"
@@ -46,7 +47,7 @@ struct deploy_opts {
 	const struct strv *host_sans; /* a wildcard --bind: this host's addresses, or NULL */
 	const char *daemon_host;   /* the Docker daemon's host when it is not this machine
 	                            * (ssh:// or tcp://), or NULL */
-	const char *docker_context, *docker_endpoint;   /* where the gateway lives (metadata) */
+	struct docker_where docker; /* where the gateway lives (metadata) */
 	int no_build;         /* refuse to build the default image when absent */
 	int recreate;         /* remove an existing gateway first */
 	int timeout_ms;       /* overall deadline of the start */

@@ -45,7 +45,9 @@ static int write_metadata(const struct deploy_opts *o, const char *container, co
 		.bind = (char *)o->bind, .port = o->port, .gpu = o->gpu,
 		.server = r->server, .kubeconfig = r->kubeconfig, .created = created,
 		.user_kubeconfig = merged_into,
-		.docker_context = (char *)o->docker_context, .docker_endpoint = (char *)o->docker_endpoint,
+		.docker_context = (char *)o->docker.context, .docker_endpoint = (char *)o->docker.endpoint,
+		.docker_tls_recorded = o->docker.tls_recorded, .docker_tls = o->docker.tls,
+		.docker_tls_verify = o->docker.tls_verify, .docker_cert_path = (char *)o->docker.cert_path,
 	};
 
 	json = metadata_to_json(&md);

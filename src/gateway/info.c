@@ -57,19 +57,28 @@ void gateway_names_sort_unique(struct strv *names)
 	names->v[out] = NULL;
 }
 
+void gateway_labelled_ps(struct strv *args)
+{
+	strv_pushv(args, (const char *const[]){ "ps", "--all", "--filter", NULL });
+	strv_pushf(args, "label=%s=%s", LABEL_MANAGED, LABEL_MANAGED_VALUE);
+	strv_push(args, "--format");
+	strv_pushf(args, "{{.Label \"%s\"}}", LABEL_GATEWAY);
+}
+
 static int add_labelled(struct strv *names, os_error *err)
 {
-	cleanup_free char *filter = xasprintf("label=%s=%s", LABEL_MANAGED, LABEL_MANAGED_VALUE);
-	cleanup_free char *format = xasprintf("{{.Label \"%s\"}}", LABEL_GATEWAY);
-	const char *args[] = { "ps", "--all", "--filter", filter, "--format", format, NULL };
+	struct strv args = { 0 };
 	struct run_result res;
 
-	if (docker_run_ok(args, NULL, 0, 0, &res, err) < 0) {
+	gateway_labelled_ps(&args);
+	if (docker_run_ok(strv_argv(&args), NULL, 0, 0, &res, err) < 0) {
 		run_result_free(&res);
+		strv_free(&args);
 		return os_error_wrap(err, "cannot list openshell's containers");
 	}
 	gateway_names_add_lines(names, res.out);
 	run_result_free(&res);
+	strv_free(&args);
 	return 0;
 }
 
@@ -118,7 +127,7 @@ int gateway_known_names(struct strv *names, os_error *err)
 
 const char *gateway_state_word(const struct gateway *gw)
 {
-	return gw->c.exists ? gw->c.status : "missing";
+	return gw->daemon_error ? "unknown" : gw->c.exists ? gw->c.status : "missing";
 }
 
 const char *gateway_metadata_problem(const struct gateway *gw)

@@ -26,6 +26,10 @@ int gateway_known_names(struct strv *names, os_error *err);
  * holding a metadata.json: what is known without asking Docker. */
 int gateway_metadata_names(struct strv *names, os_error *err);
 
+/* The docker arguments that list openshell's containers, one gateway
+ * name a line, into args. */
+void gateway_labelled_ps(struct strv *args);
+
 /* Add the names in `docker ps --format '{{.Label ...}}'` output (one a
  * line) to names; empty and invalid lines are skipped. */
 void gateway_names_add_lines(struct strv *names, const char *text);
@@ -33,8 +37,8 @@ void gateway_names_add_lines(struct strv *names, const char *text);
 /* Sort names and drop duplicates. */
 void gateway_names_sort_unique(struct strv *names);
 
-/* The container's state (running, exited, ...), or "missing" when only
- * the metadata is left. */
+/* The container's state (running, exited, ...), "missing" when only the
+ * metadata is left, or "unknown" when its daemon could not be asked. */
 const char *gateway_state_word(const struct gateway *gw);
 
 /* Why the metadata cannot be trusted, or NULL; a missing file counts. */

@@ -49,15 +49,19 @@ static void add_lost_fix(const struct gateway *gw, os_error *err)
 
 static int follow(const struct gateway *gw, os_error *err)
 {
-	return gw->has_metadata ? docker_daemon_follow(gw->name, gw->md.docker_context, gw->md.docker_endpoint, err)
-				: 0;
+	struct docker_where w;
+
+	if (!gw->has_metadata)
+		return 0;
+	metadata_where(&gw->md, &w);
+	return docker_daemon_follow(gw->name, &w, err);
 }
 
-/* The gateway's files alone, to follow it to its daemon. */
-static int load_files(const char *name, struct gateway *gw, os_error *err)
+int gateway_load_files(const char *name, struct gateway *gw, os_error *err)
 {
 	memset(gw, 0, sizeof(*gw));
 	gw->name = xstrdup(name);
+	gw->container = gateway_resource_name(name);
 	if (gateway_state_dir(name, &gw->state_dir, err) < 0)
 		return -1;
 	load_metadata(gw);
@@ -67,7 +71,7 @@ static int load_files(const char *name, struct gateway *gw, os_error *err)
 int gateway_follow_daemon(const char *name, os_error *err)
 {
 	struct gateway gw;
-	int rc = load_files(name, &gw, err) < 0 ? -1 : follow(&gw, err);
+	int rc = gateway_load_files(name, &gw, err) < 0 ? -1 : follow(&gw, err);
 
 	gateway_free(&gw);
 	return rc;
@@ -79,7 +83,7 @@ int gateway_inspect_followed(const char *name, struct gw_container *c, os_error 
 	cleanup_free char *res = gateway_resource_name(name);
 	int rc = -1;
 
-	if (load_files(name, &gw, err) == 0 && follow(&gw, err) == 0) {
+	if (gateway_load_files(name, &gw, err) == 0 && follow(&gw, err) == 0) {
 		rc = container_inspect(res, c, err);
 		if (rc < 0)
 			add_lost_fix(&gw, err);
@@ -146,6 +150,7 @@ void gateway_free(struct gateway *gw)
 	free(gw->container);
 	free(gw->state_dir);
 	free(gw->metadata_error);
+	free(gw->daemon_error);
 	container_free(&gw->c);
 	metadata_free(&gw->md);
 	memset(gw, 0, sizeof(*gw));

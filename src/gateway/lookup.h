@@ -25,6 +25,8 @@ struct gateway {
 	struct gw_metadata md;    /* valid when has_metadata */
 	int has_metadata;
 	char *metadata_error;     /* why metadata.json was not usable, or NULL */
+	char *daemon_error;       /* why its daemon could not be asked (gateway/roster.h):
+	                           * its state is unknown; or NULL */
 };
 
 /* Fails with OS_EXIT_USAGE for a bad name, OS_EXIT_NOTFOUND when neither
@@ -32,6 +34,10 @@ struct gateway {
  * that name is not openshell's. */
 int gateway_lookup(const char *name, struct gateway *gw, os_error *err);
 void gateway_free(struct gateway *gw);
+
+/* What gateway NAME's files say, without asking Docker: gw's name,
+ * container, state_dir and metadata (no container: c.exists == 0). */
+int gateway_load_files(const char *name, struct gateway *gw, os_error *err);
 
 /* Point docker at the daemon gateway NAME was made on, as its metadata
  * records it (docker_daemon_follow()); none recorded: nothing changes. */

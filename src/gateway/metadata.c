@@ -40,6 +40,14 @@ char *metadata_to_json(const struct gw_metadata *md)
 	json_add_string_or_null(o, "user_kubeconfig", md->user_kubeconfig);
 	json_add_string_or_null(o, "docker_context", md->docker_context);
 	json_add_string_or_null(o, "docker_endpoint", md->docker_endpoint);
+	if (md->docker_tls_recorded) {
+		cJSON_AddBoolToObject(o, "docker_tls", md->docker_tls);
+		cJSON_AddBoolToObject(o, "docker_tls_verify", md->docker_tls_verify);
+	} else {
+		cJSON_AddNullToObject(o, "docker_tls");
+		cJSON_AddNullToObject(o, "docker_tls_verify");
+	}
+	json_add_string_or_null(o, "docker_cert_path", md->docker_cert_path);
 	s = cJSON_Print(o);
 	cJSON_Delete(o);
 	return s;
@@ -94,6 +102,14 @@ int metadata_parse(const char *json, size_t len, struct gw_metadata *md, os_erro
 		md->docker_context = xstrdup(json_str(o, "docker_context"));
 	if (json_str(o, "docker_endpoint"))
 		md->docker_endpoint = xstrdup(json_str(o, "docker_endpoint"));
+	/* null (a named context, or older files): the environment's TLS stays */
+	if (json_bool(o, "docker_tls") >= 0 && json_bool(o, "docker_tls_verify") >= 0) {
+		md->docker_tls_recorded = 1;
+		md->docker_tls = json_bool(o, "docker_tls");
+		md->docker_tls_verify = json_bool(o, "docker_tls_verify");
+		if (json_str(o, "docker_cert_path"))
+			md->docker_cert_path = xstrdup(json_str(o, "docker_cert_path"));
+	}
 	rc = 0;
 out:
 	cJSON_Delete(o);
@@ -114,5 +130,13 @@ void metadata_free(struct gw_metadata *md)
 	free(md->user_kubeconfig);
 	free(md->docker_context);
 	free(md->docker_endpoint);
+	free(md->docker_cert_path);
 	memset(md, 0, sizeof(*md));
+}
+
+void metadata_where(const struct gw_metadata *md, struct docker_where *w)
+{
+	*w = (struct docker_where){ .context = md->docker_context, .endpoint = md->docker_endpoint,
+				    .tls_recorded = md->docker_tls_recorded, .tls = md->docker_tls,
+				    .tls_verify = md->docker_tls_verify, .cert_path = md->docker_cert_path };
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "base/error.h"
+#include "docker/daemon.h"
 
 #define METADATA_SCHEMA 1
 
@@ -26,11 +27,18 @@ struct gw_metadata {
 	char *user_kubeconfig; /* the user's kubeconfig it was merged into, or NULL */
 	char *docker_context;  /* the Docker context it was made in, or NULL (older files) */
 	char *docker_endpoint; /* that context's daemon: unix://…, ssh://…, tcp://… */
+	/* The default context's TLS settings (docker/daemon.h), recorded
+	 * when docker_tls_recorded: flags and a path, no key material. */
+	int docker_tls_recorded, docker_tls, docker_tls_verify;
+	char *docker_cert_path;
 };
 
 char *metadata_to_json(const struct gw_metadata *md);
 int metadata_parse(const char *json, size_t len, struct gw_metadata *md, os_error *err);
 void metadata_free(struct gw_metadata *md);
+
+/* The daemon md records (pointing into md). */
+void metadata_where(const struct gw_metadata *md, struct docker_where *w);
 
 /* The current time as RFC 3339 UTC ("2026-11-29T14:31:43Z"). */
 char *metadata_now(void);

@@ -3,8 +3,11 @@
  * The API is published on the daemon's machine. On this one, a wildcard
  * --bind is reached at this host's addresses; on another (an ssh:// or
  * tcp:// endpoint), at that machine's name, and its loopback, the default
- * --bind, is out of this client's reach. The API's certificate names
- * what the kubeconfig's server says (deploy_api_address()).
+ * --bind, is out of this client's reach. The name is the endpoint's host,
+ * or for an alias of ~/.ssh/config the HostName ssh gives it, which
+ * clients that know nothing of ssh resolve too. The API's certificate
+ * names what the kubeconfig's server says (deploy_api_address()), and the
+ * alias as well.
  */
 #ifndef OPENSHELL_GATEWAY_REACH_H
 #define OPENSHELL_GATEWAY_REACH_H

@@ -62,8 +62,7 @@ static int preflight(struct start *st, os_error *err)
 	log_step("checking Docker");
 	if (docker_daemon_resolve(&st->daemon, err) < 0 || docker_info(&info, err) < 0)
 		return -1;
-	st->o.docker_context = st->daemon.context;
-	st->o.docker_endpoint = st->daemon.endpoint;
+	docker_daemon_where(&st->daemon, &st->o.docker);
 	version = json_str(info, "ServerVersion");
 	log_verbose("docker daemon %s", version);
 	/* Docker 25 probes at --health-start-interval during the start

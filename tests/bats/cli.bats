@@ -275,17 +275,46 @@ beta"
 	assert_output "beta"
 }
 
+@test "bash completes --opt=value words, which it splits at the '='" {
+	# bash hands "--gpu-mode=c" over as three words (COMP_WORDBREAKS has
+	# '='), and readline replaces only what follows the '='
+	run bash_complete gateway start --gpu-mode =
+	assert_output "auto
+cdi
+legacy"
+	run bash_complete gateway start --gpu-mode = c
+	assert_output "cdi"
+	run bash_complete gateway start --gpu-sharing = m
+	assert_output "mps:"
+	export XDG_CONFIG_HOME=$BATS_TEST_TMPDIR/config OPENSHELL_DOCKER=$BATS_TEST_TMPDIR/no-docker
+	for g in alpha beta; do
+		mkdir -p "$XDG_CONFIG_HOME/openshell/gateways/$g"
+		echo '{}' >"$XDG_CONFIG_HOME/openshell/gateways/$g/metadata.json"
+	done
+	run bash_complete gateway status --name = b
+	assert_output "beta"
+	# after a --opt=value word, the next one is completed as usual
+	run bash_complete gateway start --gpu-mode = cdi --gpu-sh
+	assert_output "--gpu-sharing"
+	# zsh and fish hand the word over whole: whole words come back
+	run openshell __complete gateway start --gpu-mode=c
+	assert_output "--gpu-mode=cdi"
+}
+
 @test "an interactive bash completes on TAB with the script loaded" {
 	command -v script >/dev/null || skip "no script(1) (util-linux) to give bash a terminal"
 	# Typed into a terminal: load the script, complete a command line with
 	# TABs, then put `echo ` before it (Ctrl-A) so that running it prints
 	# what readline made of it.
 	run bash -c '{ sleep 0.5; printf "%s\n" "eval \"\$(openshell completion bash)\""; sleep 0.3
-		printf "openshell gateway sto\t--na\t"; sleep 0.5; printf "\001echo \n"; sleep 0.3; printf "exit\n"; } |
+		printf "openshell gateway sto\t--na\t"; sleep 0.5; printf "\001echo \n"; sleep 0.3
+		printf "openshell gateway start --gpu-mode=c\t--gpu-sharing=time\t"; sleep 0.5; printf "\001echo \n"
+		sleep 0.3; printf "exit\n"; } |
 		PATH=$1:$PATH timeout 20 script -qfc "bash --norc --noprofile -i" /dev/null |
 		sed "s/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\r//g"' bash "$(dirname "$OPENSHELL_BIN")"
 	assert_success
 	assert_line "openshell gateway stop --name"
+	assert_line "openshell gateway start --gpu-mode=cdi --gpu-sharing=time-slicing:"
 }
 
 @test "--context NAME runs every docker call in that context, over DOCKER_HOST; completion offers the contexts" {

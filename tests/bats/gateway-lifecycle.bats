@@ -113,7 +113,7 @@ hold_gateway_lock() {
 	run --separate-stderr openshell gateway list --json
 	run jq -r '(keys | join(",")), (.gateways[0] | keys | join(","))' <<<"$output"
 	assert_output 'gateways,schema
-container,gpu,gpu_mode,gpus,kubeconfig,metadata_error,mig_strategy,name,server,state'
+container,daemon_error,docker_context,docker_endpoint,gpu,gpu_mode,gpus,kubeconfig,metadata_error,mig_strategy,name,server,state'
 }
 
 @test "stop stops, stopping again is a no-op, and start resumes with the state kept" {

@@ -24,8 +24,8 @@ setup_file() {
 	# The suite's own docker configuration, for its contexts.
 	export DOCKER_CONFIG=$BATS_FILE_TMPDIR/docker-config
 	mkdir -p "$DOCKER_CONFIG"
-	openshell -q gateway start --gpu --name rs --image "$IMAGE" --port "$(free_port)" --bind 0.0.0.0 \
-		--tls-san 127.0.0.2 >/dev/null
+	# no --tls-san: the kubeconfig must name what the alias stands for
+	openshell -q gateway start --gpu --name rs --image "$IMAGE" --port "$(free_port)" --bind 0.0.0.0 >/dev/null
 }
 
 teardown_file() {
@@ -69,8 +69,8 @@ teardown() {
 		-o jsonpath='{.status.allocatable.nvidia\.com/gpu}'
 	assert_success
 	assert_output 2
-	# the daemon's host is in the API's certificate too (the kubeconfig's
-	# server when no --tls-san is given)
+	# the address the ssh alias stands for (ssh -G) is the kubeconfig's
+	# server and in the API's certificate, and so is the alias
 	run docker inspect openshell-cluster-rs --format '{{json .Args}}'
 	assert_output --partial '"--tls-san=127.0.0.2","--tls-san=gpu-box"'
 }
@@ -103,6 +103,17 @@ teardown() {
 	run --separate-stderr "$KUBECTL" --kubeconfig "$XDG_CONFIG_HOME/openshell/gateways/rc/kubeconfig" \
 		--request-timeout=20s get nodes -o name
 	assert_output node/openshell-rc
+	# the context pointed at another daemon since: refused, not followed there
+	nowhere=unix://$BATS_TEST_TMPDIR/no-daemon.sock
+	docker context update gpubox --docker "host=$nowhere" >/dev/null
+	run --separate-stderr openshell gateway status --name rc
+	assert_failure 6
+	[ "$stderr" = "openshell: error: gateway 'rc' was made in Docker context 'gpubox' on ssh://root@gpu-box:$SSH_PORT, but the context now names $nowhere; point it back with 'docker context update gpubox --docker host=ssh://root@gpu-box:$SSH_PORT', or give the other daemon a context of its own" ]
+	DOCKER_HOST=$nowhere run --separate-stderr openshell gateway list --json
+	assert_failure 6
+	run jq -r '.gateways[] | select(.name == "rc") | .state' <<<"$output"
+	assert_output unknown
+	docker context update gpubox --docker "host=ssh://root@gpu-box:$SSH_PORT" >/dev/null
 	# the current context, as `docker context use` sets it: no variable
 	# says the daemon is elsewhere, and the default bind is still refused
 	docker context use gpubox >/dev/null
@@ -115,6 +126,42 @@ teardown() {
 	assert_success
 	assert_no_gateway_resources rc
 	docker context use default >/dev/null
+}
+
+@test "list asks each daemon once, whatever the shell names; one that does not answer leaves its gateways unknown" {
+	elsewhere=unix://$BATS_TEST_TMPDIR/no-daemon.sock
+	gw=$XDG_CONFIG_HOME/openshell/gateways
+	# beside rs: one on its daemon whose container is gone, one on a daemon that is gone
+	mkdir -p "$gw/ghost" "$gw/lost"
+	jq '.name = "ghost" | .container = "openshell-cluster-ghost"' "$gw/rs/metadata.json" >"$gw/ghost/metadata.json"
+	jq --arg e "$elsewhere" '.name = "lost" | .container = "openshell-cluster-lost" | .docker_endpoint = $e' \
+		"$gw/rs/metadata.json" >"$gw/lost/metadata.json"
+	# a docker that notes each call and the daemon it goes to
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	printf '#!/bin/sh\necho "${DOCKER_HOST-unset} $*" >>%s\nexec %s "$@"\n' "$BATS_TEST_TMPDIR/calls" \
+		"$(command -v docker)" >"$BATS_TEST_TMPDIR/bin/docker"
+	chmod +x "$BATS_TEST_TMPDIR/bin/docker"
+	DOCKER_HOST=$elsewhere OPENSHELL_DOCKER=$BATS_TEST_TMPDIR/bin/docker run --separate-stderr \
+		openshell gateway list --json
+	assert_failure 3
+	json=$output
+	run jq -r '.gateways | map(.name + "=" + .state) | join(" ")' <<<"$json"
+	assert_output "ghost=missing lost=unknown rs=running"
+	run jq -r '.gateways[] | select(.name == "rs") | .docker_endpoint' <<<"$json"
+	assert_output "ssh://root@gpu-box:$SSH_PORT"
+	run jq -r '.gateways[] | select(.name == "lost") | .daemon_error' <<<"$json"
+	assert_output --partial "Cannot connect to the Docker daemon at $elsewhere"
+	[[ "$stderr" == "openshell: error: cannot ask the Docker daemon ($elsewhere) about lost, listed as unknown: Cannot connect to the Docker daemon"* ]]
+	# the shell's daemon: its labelled containers; rs's: one inspect for both of its gateways
+	run sort <(cut -d' ' -f1,2 "$BATS_TEST_TMPDIR/calls")
+	assert_output "ssh://root@gpu-box:$SSH_PORT inspect"$'\n'"$elsewhere ps"
+	grep -q "inspect --type=container openshell-cluster-ghost openshell-cluster-rs$" "$BATS_TEST_TMPDIR/calls"
+	assert_schema list "$json"
+	DOCKER_HOST=$elsewhere run --separate-stderr openshell gateway list
+	assert_failure 3
+	assert_line --regexp '^lost +unknown +yes +https://'
+	assert_line --regexp '^rs +running +yes +https://127\.0\.0\.2:[0-9]+$'
+	rm -r "$gw/ghost" "$gw/lost"
 }
 
 @test "stop, start and destroy find the daemon the gateway was made on, whatever the shell says now" {
@@ -168,4 +215,21 @@ teardown() {
 	run --separate-stderr openshell gateway destroy --name rt --yes
 	assert_success
 	DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST assert_no_gateway_resources rt
+	# DOCKER_HOST with DOCKER_TLS_VERIFY and DOCKER_CERT_PATH: recorded (the
+	# path, never the keys), and set again for every later command
+	DOCKER_HOST=tcp://127.0.0.3:$tls_port DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$t \
+		run --separate-stderr openshell gateway start --name rv --image "$IMAGE" --port "$(free_port)" --no-wait
+	assert_success
+	md=$XDG_CONFIG_HOME/openshell/gateways/rv/metadata.json
+	run jq -r '[.docker_context, .docker_endpoint, .docker_tls, .docker_tls_verify, .docker_cert_path] | map(tostring) | join(" ")' "$md"
+	assert_output "default tcp://127.0.0.3:$tls_port false true $(realpath "$t")"
+	run grep -c "PRIVATE KEY" "$md"
+	assert_output 0
+	run --separate-stderr openshell gateway status --name rv --json
+	assert_success
+	run jq -r .state <<<"$output"
+	assert_output running
+	run --separate-stderr openshell gateway destroy --name rv --yes
+	assert_success
+	DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST assert_no_gateway_resources rv
 }

@@ -7,7 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include "base/exitcode.h"
+#include "base/files.h"
 #include "base/xalloc.h"
 #include "docker/daemon.h"
 #include "gateway/deploy.h"
@@ -51,6 +54,7 @@ static void test_resolve(void)
 	os_error err = { 0 };
 	char *path;
 	FILE *f;
+	int rc;
 
 	if (!mkdtemp(dir))
 		abort();
@@ -75,12 +79,120 @@ static void test_resolve(void)
 	setenv("DOCKER_CONTEXT", "default", 1);
 	ok(docker_daemon_resolve(&d, &err) == 0 && d.local, "DOCKER_CONTEXT=default: local, no docker call");
 	docker_daemon_free(&d);
+	/* the default context's TLS, as docker reads it: set to anything is on */
+	unsetenv("DOCKER_CONTEXT");
+	setenv("DOCKER_HOST", "tcp://10.0.0.5:2376", 1);
+	setenv("DOCKER_TLS_VERIFY", "0", 1);
+	setenv("DOCKER_CERT_PATH", "certs/box", 1);
+	rc = docker_daemon_resolve(&d, &err);
+	ok(rc == 0 && d.tls_verify && !d.tls && d.cert_path && d.cert_path[0] == '/' && strstr(d.cert_path, "/certs/box"),
+	   "DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, made absolute (%s)", d.cert_path ? d.cert_path : "none");
+	docker_daemon_free(&d);
+	unsetenv("DOCKER_HOST");
+	unsetenv("DOCKER_TLS_VERIFY");
+	unsetenv("DOCKER_CERT_PATH");
 	os_error_clear(&err);
 	unlink(path);
 	rmdir(dir);
 	free(path);
 	unsetenv("DOCKER_CONTEXT");
 	unsetenv("DOCKER_CONFIG");
+}
+
+/* A scratch directory with stand-ins for ssh and docker (on PATH and
+ * OPENSHELL_DOCKER): ssh -G prints what fake-ssh.out holds; docker context
+ * inspect the endpoint in context.endpoint, or fails when it is absent. */
+static char bin[] = "/tmp/test_daemon_bin.XXXXXX";
+
+static void write_text(const char *name, const char *text, int mode)
+{
+	cleanup_free char *path = xasprintf("%s/%s", bin, name);
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		abort();
+	fputs(text, f);
+	fclose(f);
+	chmod(path, (mode_t)mode);
+}
+
+static void stand_ins(void)
+{
+	cleanup_free char *ssh = NULL, *docker = NULL, *path = NULL, *exe = NULL;
+
+	if (!mkdtemp(bin))
+		abort();
+	ssh = xasprintf("#!/bin/sh\necho \"$*\" >%s/ssh.args\ncat %s/fake-ssh.out\n", bin, bin);
+	docker = xasprintf("#!/bin/sh\n[ -f %s/context.endpoint ] || { echo 'context \"box\": context not found' >&2; exit 1; }\n"
+			   "printf '\"%%s\"\\n' \"$(cat %s/context.endpoint)\"\n", bin, bin);
+	write_text("ssh", ssh, 0755);
+	write_text("docker", docker, 0755);
+	path = xasprintf("%s:%s", bin, getenv("PATH"));
+	setenv("PATH", path, 1);
+	exe = xasprintf("%s/docker", bin);
+	setenv("OPENSHELL_DOCKER", exe, 1);
+}
+
+static void test_ssh_hostname(void)
+{
+	cleanup_free char *args_path = xasprintf("%s/ssh.args", bin), *args = NULL;
+	char *name;
+	size_t len;
+	os_error err = { 0 };
+
+	write_text("fake-ssh.out", "user root\nhostname 10.9.8.7\nport 2222\n", 0644);
+	name = docker_daemon_ssh_hostname("ssh://root@gpu-box:2222");
+	ok(name && strcmp(name, "10.9.8.7") == 0, "an ssh alias is what ssh -G says its hostname is (%s)",
+	   name ? name : "none");
+	free(name);
+	if (read_file(args_path, 4096, &args, &len, &err) < 0)
+		args = xstrdup("none");
+	ok(strcmp(args, "-G -l root -p 2222 -- gpu-box\n") == 0, "ssh -G is asked with docker's user and port: %s", args);
+	ok(docker_daemon_ssh_hostname("tcp://gpu-box:2376") == NULL, "a tcp:// host is taken as written");
+	write_text("fake-ssh.out", "user root\n", 0644);
+	ok(docker_daemon_ssh_hostname("ssh://gpu-box") == NULL, "no hostname from ssh: the host as written");
+	os_error_clear(&err);
+}
+
+/* A gateway's recorded daemon, followed: TLS set as recorded, a context
+ * that names another daemon now refused. */
+static void test_follow(void)
+{
+	struct docker_where tls = { .context = "default", .endpoint = "tcp://10.0.0.5:2376", .tls_recorded = 1,
+				    .tls_verify = 1, .cert_path = "/certs/box" };
+	struct docker_where box = { .context = "box", .endpoint = "ssh://root@gpu-box" };
+	cleanup_free char *ep = xasprintf("%s/context.endpoint", bin);
+	os_error err = { 0 };
+
+	setenv("DOCKER_HOST", "unix:///elsewhere.sock", 1);
+	setenv("DOCKER_CERT_PATH", "/other", 1);
+	setenv("DOCKER_TLS", "1", 1);
+	ok(docker_daemon_follow("t", &tls, &err) == 0 && strcmp(getenv("DOCKER_HOST"), "tcp://10.0.0.5:2376") == 0 &&
+	   strcmp(getenv("DOCKER_TLS_VERIFY"), "1") == 0 && strcmp(getenv("DOCKER_CERT_PATH"), "/certs/box") == 0 &&
+	   !getenv("DOCKER_TLS"), "the default context: endpoint and TLS as recorded");
+	docker_daemon_unfollow();
+	ok(strcmp(getenv("DOCKER_HOST"), "unix:///elsewhere.sock") == 0 && !getenv("DOCKER_TLS_VERIFY") &&
+	   strcmp(getenv("DOCKER_CERT_PATH"), "/other") == 0 && getenv("DOCKER_TLS"), "unfollow restores them all");
+	write_text("context.endpoint", "ssh://root@gpu-box", 0644);
+	ok(docker_daemon_follow("r", &box, &err) == 0 && strcmp(getenv("DOCKER_CONTEXT"), "box") == 0 &&
+	   !getenv("DOCKER_HOST"), "a named context that still names the daemon: followed");
+	docker_daemon_unfollow();
+	write_text("context.endpoint", "tcp://10.0.0.9:2376", 0644);
+	docker_daemon_follow("r", &box, &err);
+	ok(err.code == OS_EXIT_CONFLICT && strstr(err.msg, "ssh://root@gpu-box") && strstr(err.msg, "tcp://10.0.0.9:2376") &&
+	   strstr(err.msg, "docker context update box --docker host=ssh://root@gpu-box"),
+	   "re-pointed at another daemon: refused, naming both and the fix: %s", err.msg ? err.msg : "(none)");
+	os_error_clear(&err);
+	docker_daemon_unfollow();
+	unlink(ep);
+	docker_daemon_follow("r", &box, &err);
+	ok(err.code == OS_EXIT_DOCKER && strstr(err.msg, "docker context create box --docker host=ssh://root@gpu-box"),
+	   "a context that is gone: a Docker error naming how to make it again: %s", err.msg ? err.msg : "(none)");
+	os_error_clear(&err);
+	docker_daemon_unfollow();
+	unsetenv("DOCKER_HOST");
+	unsetenv("DOCKER_CERT_PATH");
+	unsetenv("DOCKER_TLS");
 }
 
 static void test_reach(void)
@@ -97,8 +209,10 @@ static void test_reach(void)
 	o.name = "r";
 	ok(reach_check(&o, &here, &err) == 0, "a local daemon: the default loopback bind is fine");
 	ok(reach_check(&o, &lo, &err) == 0, "ssh to this machine's loopback: fine too");
-	ok(reach_check(&o, &box, &err) < 0 && err.code == OS_EXIT_USAGE && strstr(err.msg, "give --bind"),
-	   "another machine's daemon: its loopback is refused, naming --bind");
+	write_text("fake-ssh.out", "hostname 10.9.8.7\n", 0644);
+	ok(reach_check(&o, &box, &err) < 0 && err.code == OS_EXIT_USAGE && strstr(err.msg, "give --bind") &&
+	   strstr(err.msg, "(the kubeconfig then names 10.9.8.7)"),
+	   "another machine's daemon: its loopback is refused, naming --bind and the address ssh reaches");
 	os_error_clear(&err);
 	o.bind_set = 1;
 	ok(reach_check(&o, &box, &err) == 0, "asked for, its loopback is kept (the user's tunnel)");
@@ -106,8 +220,16 @@ static void test_reach(void)
 	o.port = 16443;
 	reach_sans(&o, &box, &sans);
 	addr = deploy_api_address(&o);
-	ok(sans.n == 1 && strcmp(sans.v[0], "gpu-box") == 0 && o.host_sans == &sans && strcmp(addr, "gpu-box:16443") == 0,
-	   "a wildcard bind on another machine: certified and reached by its name (%s)", addr);
+	ok(sans.n == 2 && strcmp(sans.v[0], "10.9.8.7") == 0 && strcmp(sans.v[1], "gpu-box") == 0 &&
+	   o.host_sans == &sans && strcmp(addr, "10.9.8.7:16443") == 0,
+	   "a wildcard bind behind an ssh alias: reached at its HostName, both certified (%s)", addr);
+	free(addr);
+	strv_free(&sans);
+	write_text("fake-ssh.out", "hostname gpu-box\n", 0644);
+	reach_sans(&o, &box, &sans);
+	addr = deploy_api_address(&o);
+	ok(sans.n == 1 && strcmp(sans.v[0], "gpu-box") == 0 && strcmp(addr, "gpu-box:16443") == 0,
+	   "a name that is no alias: certified and reached by it (%s)", addr);
 	free(addr);
 	strv_free(&sans);
 	o.tls_san[o.n_tls_san++] = "gw.example.test";
@@ -122,6 +244,14 @@ int main(void)
 {
 	test_endpoints();
 	test_resolve();
+	stand_ins();
+	test_ssh_hostname();
+	test_follow();
 	test_reach();
+	for (const char *const *f = (const char *const[]){ "ssh", "docker", "ssh.args", "fake-ssh.out", NULL }; *f; f++) {
+		cleanup_free char *path = xasprintf("%s/%s", bin, *f);
+		unlink(path);
+	}
+	rmdir(bin);
 	return tap_done();
 }
