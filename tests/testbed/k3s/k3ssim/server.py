@@ -135,7 +135,8 @@ class Server:
         self.manager = controllers.Manager(self)
         self.manager.agent_start()
         self.http = apiserver.ApiServer(self.api, self.keys, "%s:%d" % (self.ip, self.opts["port"]),
-                                        self.manager.kubelet_of, supervisor.Supervisor(self.api, self.keys, self.token))
+                                        self.manager.kubelet_of, supervisor.Supervisor(self.api, self.keys, self.token,
+                                                                              self.opts["port"]))
         httpserver.serve(self.opts["bind"], self.opts["port"], self.http, self.keys.serving[0],
                          self.keys.serving[1], self.keys.client_ca[0])
         logs.info("Running kube-apiserver (SIMULATION) on %s:%d" % (self.opts["bind"], self.opts["port"]))

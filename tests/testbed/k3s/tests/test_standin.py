@@ -193,3 +193,21 @@ class MountPropagation(unittest.TestCase):
         self.assertIsNone(mounts.propagation_error(pod, ctr))
         # Other mounts are not looked at.
         self.assertIsNone(mounts.propagation_error(pod, {"volumeMounts": [{"name": "mps-root", "mountPath": "/mps"}]}))
+
+
+class AgentJoin(unittest.TestCase):
+    """crypto/x509 HostnameError, as k3s's agent meets it (join.py)."""
+
+    def test_the_url_host_must_be_a_san(self):
+        from k3ssim import join
+        cert = {"subjectAltName": (("DNS", "kubernetes"), ("DNS", "localhost"), ("IP Address", "10.43.0.1"),
+                                   ("IP Address", "127.0.0.1"), ("IP Address", "0:0:0:0:0:0:0:1\n"))}
+        self.assertIsNone(join._host_error(cert, "127.0.0.1"))
+        self.assertIsNone(join._host_error(cert, "localhost"))
+        self.assertEqual(join._host_error(cert, "10.214.1.1"),
+                         "x509: certificate is valid for 10.43.0.1, 127.0.0.1, ::1, not 10.214.1.1")
+        self.assertEqual(join._host_error(cert, "gw.example"),
+                         "x509: certificate is valid for kubernetes, localhost, not gw.example")
+        self.assertEqual(join._host_error({"subjectAltName": (("DNS", "k3s"),)}, "10.0.0.1"),
+                         "x509: cannot validate certificate for 10.0.0.1 because it doesn't contain any IP SANs")
+
