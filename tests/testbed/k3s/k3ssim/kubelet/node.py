@@ -132,9 +132,14 @@ class NodeStatus:
                   else "kubelet has no disk pressure"),
                  ("PIDPressure", False, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
                  ("Ready", True, "KubeletReady", "kubelet is posting ready status")]
+        # nodeStatusHasChanged compares with the node as the API has it: a
+        # condition someone else changed (the node controller's Unknown) is
+        # posted over at once.
         sig = (tuple(sorted(cap.items())), tuple(sorted(alloc.items())), pressure,
                tuple(sorted((node["metadata"].get("labels") or {}).items())))
-        if not force and sig == self.last_sig and clock.now() - self.last_post < REPORT_FREQUENCY:
+        same_conds = (sorted((c.get("type"), c.get("status")) for c in old_st.get("conditions") or []) ==
+                      sorted((t, "True" if on else "False") for t, on, _, _ in conds))
+        if not force and same_conds and sig == self.last_sig and clock.now() - self.last_post < REPORT_FREQUENCY:
             return
         now = clock.rfc3339()
         old_conds = {c.get("type"): c for c in old_st.get("conditions") or []}
