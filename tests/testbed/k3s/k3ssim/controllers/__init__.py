@@ -20,8 +20,10 @@ class Manager:
                                           label_flags=server.opts["node_labels"])
         self.controllers = [types, deploy.Deploy(self.api, types), helm.HelmController(self.api, types),
                             job.Jobs(self.api), daemonset.DaemonSets(self.api), scheduler.Scheduler(self.api),
-                            gc.Housekeeping(self.api), nodelifecycle.NodeLifecycle(self.api, server.opts["kcm_args"]),
-                            self.kubelet]
+                            gc.Housekeeping(self.api), self.kubelet,
+                            # After the kubelet: a pass that comes late (a paused container)
+                            # sees this node's renewal before it judges the node silent.
+                            nodelifecycle.NodeLifecycle(self.api, server.opts["kcm_args"])]
 
     def agent_start(self):
         """What the agent does before the API is up: containerd's config,
