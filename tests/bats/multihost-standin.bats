@@ -150,3 +150,21 @@ ready_is() {
 	eventually untainted
 	eventually ds 3/3/0
 }
+
+@test "a node deleted through the API leaves with its password; its running kubelet does not bring it back, a restarted agent does" {
+	eventually ready_is node-c True
+	kx delete node node-c >/dev/null
+	run kx get node node-c
+	assert_failure
+	assert_output --partial 'nodes "node-c" not found'
+	run kx get secret node-c.node-password.k3s -n kube-system
+	assert_failure
+	# The kubelet registers at its start only: it now fails to update the node.
+	says() { sim_docker node-c logs openshell-agent 2>&1 | grep -q "Error updating node status"; }
+	eventually says
+	run kx get node node-c
+	assert_failure
+	sim_docker node-c restart -t 10 openshell-agent >/dev/null
+	eventually node_gpus "node-b=1 node-c=3 openshell-mh=2"
+	eventually ready_is node-c True
+}

@@ -290,3 +290,34 @@ class NodeLifecycle(unittest.TestCase):
         for n in ("a", "b"):
             self.assertEqual([(t["key"], t["effect"]) for t in self.node(n)["spec"]["taints"]],
                              [("node.kubernetes.io/unreachable", "NoSchedule")])
+
+
+class NodeRemoval(unittest.TestCase):
+    """k3s's node controller's onRemove and the pod GC's orphans (controllers/nodes.py)."""
+
+    def test_a_deleted_node_goes_with_its_password_and_then_its_pods(self):
+        from k3ssim import api, clock, registry
+        from k3ssim.controllers import nodes
+        now = [100.0]
+        saved = clock.now
+        clock.now = lambda: now[0]
+        self.addCleanup(setattr, clock, "now", saved)
+        a = api.Api(store.Store(os.path.join(tempfile.mkdtemp(), "state.json")), registry.Registry())
+        for ns in ("default", "kube-system"):
+            a.store.create(("", "namespaces"), {"metadata": {"name": ns}})
+        node_res, secret_res, pod_res = (a.registry.by_kind("v1", k) for k in ("Node", "Secret", "Pod"))
+        a.create(node_res, {"metadata": {"name": "b", "finalizers": [nodes.FINALIZER]}})
+        a.create(secret_res, {"metadata": {"name": "b.node-password.k3s"}, "data": {}}, "kube-system")
+        a.create(pod_res, {"metadata": {"name": "p"}, "spec": {"nodeName": "b", "containers": [
+            {"name": "c", "image": "x"}]}}, "default", validation="Ignore")
+        a.delete(node_res, None, "b")
+        nc = nodes.Nodes(a)
+        nc.tick()
+        self.assertIsNone(a.find(node_res, None, "b"))
+        self.assertIsNone(a.find(secret_res, "kube-system", "b.node-password.k3s"))
+        self.assertIsNotNone(a.find(pod_res, "default", "p"))
+        # Passes every 20 s: the first to miss the node starts the quarantine (40 s).
+        for step, there in ((20, True), (20, True), (20, False)):
+            now[0] += step
+            nc.tick()
+            self.assertEqual(a.find(pod_res, "default", "p") is not None, there, now[0])

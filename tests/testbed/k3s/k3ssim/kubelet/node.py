@@ -10,7 +10,8 @@
   had stays, "0" once its plugin is gone: reconcileExtendedResource at a
   start without the checkpoint), conditions with lastHeartbeatTime,
   addresses, nodeInfo. Posted when something changed, at least every
-  nodeStatusReportFrequency (5 minutes).
+  nodeStatusReportFrequency (5 minutes). The node is registered at the
+  kubelet's start only: one deleted later stays gone while the kubelet runs.
 - SIM_NODE_PRESSURE=memory|disk: that condition True and its NoSchedule
   taint (the node lifecycle controller's TaintNodesByCondition); the node
   stays Ready.
@@ -19,9 +20,10 @@
 import os
 import platform
 
-from .. import clock, config, status
+from .. import clock, config, logs, status
 
 REPORT_FREQUENCY = 300.0
+UPDATE_FREQUENCY = 10.0     # nodeStatusUpdateFrequency
 BASE = ("cpu", "memory", "pods", "ephemeral-storage", "hugepages-1Gi", "hugepages-2Mi")
 
 
@@ -69,6 +71,7 @@ class NodeStatus:
         self.server = server
         self.label_flags = label_flags
         self.last_post = 0.0
+        self.last_missing = -UPDATE_FREQUENCY
         self.last_sig = None
 
     def register(self):
@@ -98,10 +101,13 @@ class NodeStatus:
         res = self.k.res("v1", "Node")
         node = self.k.api.find(res, None, self.k.node)
         if node is None:
-            self.register()
-            node = self.k.api.find(res, None, self.k.node)
-            if node is None:
-                return
+            # The kubelet registers once, at its start (registerWithAPIServer): a node
+            # deleted under a running kubelet stays gone, its status updates failing.
+            if clock.now() - self.last_missing >= UPDATE_FREQUENCY:
+                self.last_missing = clock.now()
+                logs.error("SIMULATION: kubelet: Error updating node status, will retry: error getting node "
+                           "'%s': nodes '%s' not found" % (self.k.node, self.k.node))
+            return
         dev_cap, dev_alloc, removed = self.k.devices.capacity()
         old_st = node.get("status", {})
         cap = {"cpu": str(os.cpu_count() or 1), "ephemeral-storage": "%dKi" % _storage_kib(), "hugepages-1Gi": "0",
