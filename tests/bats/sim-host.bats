@@ -390,11 +390,15 @@ poll() {
 
 @test "--own-network: a machine apart, with its own address and hostname, that reaches this one; stop takes its link" {
 	sim_only "a machine apart exists only as a sim host"
-	sim_host_machine gpu-b --gpus 1
+	sim_host_machine gpu-b --gpus 1 --tls-tcp :2376
 	DOCKER_HOST=$(sim_host_of gpu-b docker-host) sim_busybox_image "$IMG"
 	addr=$(sim_host_of gpu-b addr) up=$(sim_host_of gpu-b uplink) odir=$(sim_host_of gpu-b dir)
 	[[ $addr =~ ^10\.214\.[0-9]+\.2$ && $up == "${addr%.2}.1" ]]
 	run sim_docker gpu-b info --format '{{.Name}}'
+	assert_output gpu-b
+	# Its daemon over TCP and TLS, at its own address, as a docker context would reach it.
+	run env -u DOCKER_HOST docker --tlsverify --tlscacert "$odir/tls/ca.pem" --tlscert "$odir/tls/cert.pem" \
+		--tlskey "$odir/tls/key.pem" -H "tcp://$addr:2376" info --format '{{.Name}}'
 	assert_output gpu-b
 	# A --network host container is on that machine: its name, its one address, its route to this one.
 	run sim_docker gpu-b run --rm --network host "$IMG" sh -c 'hostname; ip -4 -o addr show scope global; ip route'
