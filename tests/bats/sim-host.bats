@@ -376,3 +376,61 @@ no-smi"
 	assert_success
 	assert_equal "${#lines[@]}" 2
 }
+
+# poll N CMD…: CMD succeeds within N tries, half a second apart.
+poll() {
+	local n=$1 i
+	shift
+	for ((i = 0; i < n; i++)); do
+		"$@" && return 0
+		sleep 0.5
+	done
+	return 1
+}
+
+@test "--own-network: a machine apart, with its own address and hostname, that reaches this one; stop takes its link" {
+	sim_only "a machine apart exists only as a sim host"
+	sim_host_machine gpu-b --gpus 1 --tls-tcp :2376
+	DOCKER_HOST=$(sim_host_of gpu-b docker-host) sim_busybox_image "$IMG"
+	addr=$(sim_host_of gpu-b addr) up=$(sim_host_of gpu-b uplink) odir=$(sim_host_of gpu-b dir)
+	[[ $addr =~ ^10\.214\.[0-9]+\.2$ && $up == "${addr%.2}.1" ]]
+	run sim_docker gpu-b info --format '{{.Name}}'
+	assert_output gpu-b
+	# Its daemon over TCP and TLS, at its own address, as a docker context would reach it.
+	run env -u DOCKER_HOST docker --tlsverify --tlscacert "$odir/tls/ca.pem" --tlscert "$odir/tls/cert.pem" \
+		--tlskey "$odir/tls/key.pem" -H "tcp://$addr:2376" info --format '{{.Name}}'
+	assert_output gpu-b
+	# A --network host container is on that machine: its name, its one address, its route to this one.
+	run sim_docker gpu-b run --rm --network host "$IMG" sh -c 'hostname; ip -4 -o addr show scope global; ip route'
+	assert_success
+	assert_line --index 0 gpu-b
+	assert_output --regexp "eth0 +inet $addr/24"
+	assert_output --partial "default via $up dev eth0"
+	# It reaches a port published on this machine's address on its link, from its own network
+	# and, through its NAT, from a bridge network of its daemon.
+	docker network create own-network-test >/dev/null
+	web=$(docker run -d --network own-network-test -p "$up:0:8080" "$IMG" \
+		sh -c 'while true; do echo from-this-machine | nc -l -p 8080; done')
+	port=$(docker port "$web" 8080/tcp | sed 's/.*://')
+	reach() { sim_docker gpu-b run --rm "$@" "$IMG" nc "$up" "$port" </dev/null | grep -q from-this-machine; }
+	sim_docker gpu-b network create test >/dev/null
+	poll 20 reach --network host
+	poll 20 reach --network test
+	docker rm -f "$web" >/dev/null
+	docker network rm own-network-test >/dev/null
+	# This machine reaches what it publishes, at its address.
+	pub=$(sim_docker gpu-b run -d --network test -p 18080:8080 "$IMG" \
+		sh -c 'while true; do echo from-b | nc -l -p 8080; done')
+	got() { busybox nc "$addr" 18080 </dev/null | grep -q from-b; }
+	poll 20 got
+	sim_docker gpu-b rm -f "$pub" >/dev/null
+	link=$(sed -n 's/^SIM_HOST_LINK=//p' "$odir/net.env")
+	ip link show "$link" >/dev/null
+	run sim_host_stop_dir "$odir"
+	assert_success
+	run ip link show "$link"
+	assert_failure
+	run grep -F " $odir" /proc/self/mountinfo
+	assert_failure
+	[[ ! -e $odir ]]
+}

@@ -18,6 +18,15 @@
 #   sim_host_extra [ARGS…]   start one more sim host; sets SIM_HOST_EXTRA_DIR and
 #                            SIM_HOST_EXTRA_DOCKER_HOST (the main host's env is untouched).
 #   sim_host_stop_dir DIR    stop the sim host in DIR.
+#   sim_host_machine NAME [ARGS…]
+#                            start one more sim host as a machine apart, named NAME (sim-host start
+#                            --own-network --hostname NAME ARGS…): a network namespace, address and
+#                            hostname of its own, linked to this machine (docs/testing.md); NAME is
+#                            what the lookups below take, in this test or any later one of the file.
+#   sim_host_of NAME FIELD   of machine NAME: dir, docker-host (unix://…), addr (its address),
+#                            uplink (this machine's address on its link: where it reaches this one)
+#   sim_docker NAME ARGS…    docker against machine NAME's daemon
+#   sim_image_copy IMAGE NAME  copy IMAGE from the main host's daemon to machine NAME's (save | load)
 #   sim_busybox_image TAG    make TAG a tiny local image with /bin/sh (busybox-static rootfs; the
 #                            tarball is built once per bats run). Real host: with
 #                            OPENSHELL_TEST_BASE_IMAGE set, tag that image instead (a real
@@ -25,8 +34,8 @@
 #   sim_real_host            true with OPENSHELL_TEST_REAL_HOST=1
 #   sim_only REASON          skip the current test on a real host, saying why it only makes sense
 #                            in the simulation
-#   sim_gpu_uuids            the host's GPU UUIDs, one a line, in index order
-#   sim_gpu_count            how many GPUs the host has
+#   sim_gpu_uuids [NAME]     the host's GPU UUIDs (or machine NAME's), one a line, in index order
+#   sim_gpu_count [NAME]     how many GPUs the host (or machine NAME) has
 
 SIM_HOST_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 SIM_HOST_BIN=$SIM_HOST_REPO/tests/testbed/sim-host
@@ -94,6 +103,42 @@ sim_host_extra() {
 	SIM_HOST_EXTRA_DOCKER_HOST=unix://$dir/docker.sock
 }
 
+sim_host_machine() {
+	local name=${1:?sim_host_machine NAME [ARGS…]} dir
+	shift
+	sim_only "a machine apart exists only as a sim host"
+	dir=$(mktemp -d /tmp/osim.XXXXXX)
+	printf '%s\n' "$dir" >>"${BATS_FILE_TMPDIR:?}/sim-extra-hosts"
+	_sim_host_start_in "$dir" --own-network --hostname "$name" "$@" || return 1
+	printf '%s %s\n' "$name" "$dir" >>"$BATS_FILE_TMPDIR/sim-machines"
+}
+
+sim_host_of() {
+	local name=${1:?sim_host_of NAME FIELD} field=${2:?sim_host_of NAME FIELD} dir
+	dir=$(awk -v n="$name" '$1 == n { print $2 }' "${BATS_FILE_TMPDIR:?}/sim-machines" 2>/dev/null)
+	[[ -n $dir ]] || { echo "sim_host_of: no machine named $name in this file" >&2; return 1; }
+	case $field in
+	dir) echo "$dir" ;;
+	docker-host) echo "unix://$dir/docker.sock" ;;
+	addr) sed -n 's/^SIM_HOST_ADDR=//p' "$dir/net.env" ;;
+	uplink) sed -n 's/^SIM_HOST_UPLINK=//p' "$dir/net.env" ;;
+	*) echo "sim_host_of: FIELD is dir, docker-host, addr or uplink, not $field" >&2; return 1 ;;
+	esac
+}
+
+sim_docker() {
+	local dh
+	dh=$(sim_host_of "${1:?sim_docker NAME ARGS…}" docker-host) || return 1
+	shift
+	DOCKER_HOST=$dh docker "$@"
+}
+
+sim_image_copy() {
+	local image=${1:?sim_image_copy IMAGE NAME} dh
+	dh=$(sim_host_of "${2:?sim_image_copy IMAGE NAME}" docker-host) || return 1
+	docker save "$image" | DOCKER_HOST=$dh docker load >/dev/null
+}
+
 sim_host_stop_dir() {
 	SIM_HOST_DIR=$1 "$SIM_HOST_BIN" stop
 }
@@ -105,7 +150,7 @@ sim_host_stop() {
 		while read -r dir; do
 			sim_host_stop_dir "$dir" >/dev/null 2>&1 || rc=1
 		done <"$BATS_FILE_TMPDIR/sim-extra-hosts"
-		rm -f "$BATS_FILE_TMPDIR/sim-extra-hosts"
+		rm -f "$BATS_FILE_TMPDIR/sim-extra-hosts" "$BATS_FILE_TMPDIR/sim-machines"
 	fi
 	if [[ -n ${SIM_HOST_DIR:-} ]]; then
 		sim_host_stop_dir "$SIM_HOST_DIR" >/dev/null 2>&1 || rc=1
@@ -150,13 +195,16 @@ sim_busybox_image() {
 }
 
 sim_gpu_uuids() {
-	if sim_real_host; then
+	local dir=${SIM_HOST_DIR:-}
+	if [[ -n ${1:-} ]]; then
+		dir=$(sim_host_of "$1" dir) || return 1
+	elif sim_real_host; then
 		nvidia-smi --query-gpu=uuid --format=csv,noheader
-	else
-		awk '$1 == "gpu" { print $3 }' "$SIM_HOST_DIR/gpus"
+		return
 	fi
+	awk '$1 == "gpu" { print $3 }' "$dir/gpus"
 }
 
 sim_gpu_count() {
-	sim_gpu_uuids | grep -c . || true
+	sim_gpu_uuids "$@" | grep -c . || true
 }

@@ -11,6 +11,7 @@ kube-apiserver with anonymous auth off (k3s's default) answers it.
 import json
 import select
 import socket
+import socketserver
 import ssl
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -209,7 +210,10 @@ class _Server(ThreadingHTTPServer):
     def server_bind(self):
         if self.address_family == socket.AF_INET6:
             self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-        super().server_bind()
+        # TCPServer's bind alone: HTTPServer's would look the address up in
+        # DNS (socket.getfqdn), seconds on a host whose resolver is away.
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = self.server_address[:2]
 
     def get_request(self):
         sock, addr = self.socket.accept()

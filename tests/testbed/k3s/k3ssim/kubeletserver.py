@@ -14,7 +14,9 @@ from . import httpserver, podlogs, status
 PORT = 10250
 
 
-def serve(api, kubelet, cert, key, client_ca, port=PORT):
+def serve(api, kubelet, cert, key, client_ca, host="0.0.0.0", port=PORT):
+    """Listen on HOST (k3s: the agent's --bind-address, else 0.0.0.0:
+    AgentConfig.ListenAddress, the kubelet's `address`)."""
     def app(req):
         if req.user is None:
             raise status.unauthorized()
@@ -23,7 +25,7 @@ def serve(api, kubelet, cert, key, client_ca, port=PORT):
             return req.send_text(404, "404 page not found\n")
         req.query["container"] = parts[3]
         podlogs.serve(api, req, parts[1], parts[2], lambda node: kubelet)
-    return httpserver.serve("0.0.0.0", port, app, cert, key, client_ca)
+    return httpserver.serve(host, port, app, cert, key, client_ca)
 
 
 def proxy(req, node, pod, container, cert, key, ca):

@@ -5,6 +5,7 @@ on stderr, which is the container's log; the NVIDIA programs log through
 klog (`I0102 15:04:05.000000       1 file.go:123] msg`).
 """
 
+import re
 import sys
 import threading
 
@@ -18,15 +19,23 @@ def _quote(msg):
     return '"' + msg.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def server(level, msg):
-    line = 'time="%s" level=%s msg=%s\n' % (clock.rfc3339(), level, _quote(msg))
+def _value(v):
+    # logrus quotes a field's value unless it is all [a-zA-Z0-9-._/@^+].
+    v = str(v)
+    return v if v and re.fullmatch(r"[-a-zA-Z0-9._/@^+]+", v) else _quote(v)
+
+
+def server(level, msg, **fields):
+    """One logrus line; FIELDS as logrus.WithField adds them, sorted."""
+    extra = "".join(" %s=%s" % (k, _value(v)) for k, v in sorted(fields.items()))
+    line = 'time="%s" level=%s msg=%s%s\n' % (clock.rfc3339(), level, _quote(msg), extra)
     with _lock:
         sys.stderr.write(line)
         sys.stderr.flush()
 
 
-def info(msg):
-    server("info", msg)
+def info(msg, **fields):
+    server("info", msg, **fields)
 
 
 def warn(msg):

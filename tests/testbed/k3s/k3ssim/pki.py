@@ -8,8 +8,8 @@ admin's client certificate (CN system:admin, O system:masters) that
 /etc/rancher/k3s/k3s.yaml carries; and the serving certificate of port
 6443 (CN k3s, O k3s) whose SANs are kubernetes' service names, localhost,
 127.0.0.1, ::1, 10.43.0.1, the node's name and address, and every
---tls-san. A changed SAN list gets a new serving certificate, as
-dynamiclistener adds SANs to its own.
+--tls-san, in string order. A changed SAN list gets a new serving
+certificate, as dynamiclistener adds SANs to its own.
 """
 
 import base64
@@ -89,6 +89,8 @@ class PKI:
         for n in SERVICE_NAMES + SERVICE_IPS + [node_name, node_ip] + list(tls_sans):
             if n and n not in names:
                 names.append(n)
+        # dynamiclistener (factory/gen.go collectCNs) sorts them as strings.
+        names.sort()
         self.sans = names
         self.serving = self._serving(names)
 

@@ -34,7 +34,7 @@ def parse_args(argv):
     """The k3s server flags the stand-in honours; others are accepted and
     ignored, as the simulation has nothing they would change."""
     opts = {"tls_san": [], "disable": [], "node_name": None, "port": 6443, "bind": "0.0.0.0",
-            "node_labels": [], "token": None}
+            "node_labels": [], "token": None, "kcm_args": []}
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -59,6 +59,8 @@ def parse_args(argv):
             opts["node_labels"].append(value)
         elif name == "--token":
             opts["token"] = value
+        elif name == "--kube-controller-manager-arg":
+            opts["kcm_args"].append(value)
         i += 1
     return opts
 
@@ -135,7 +137,8 @@ class Server:
         self.manager = controllers.Manager(self)
         self.manager.agent_start()
         self.http = apiserver.ApiServer(self.api, self.keys, "%s:%d" % (self.ip, self.opts["port"]),
-                                        self.manager.kubelet_of, supervisor.Supervisor(self.api, self.keys, self.token))
+                                        self.manager.kubelet_of, supervisor.Supervisor(self.api, self.keys, self.token,
+                                                                              self.opts["port"]))
         httpserver.serve(self.opts["bind"], self.opts["port"], self.http, self.keys.serving[0],
                          self.keys.serving[1], self.keys.client_ca[0])
         logs.info("Running kube-apiserver (SIMULATION) on %s:%d" % (self.opts["bind"], self.opts["port"]))

@@ -10,12 +10,17 @@
   system:node:NODE, O system:nodes), the client CA and the key;
   /v1-k3s/serving-kubelet.crt: its serving certificate (server CA; SANs
   the node's name, localhost, 127.0.0.1 and the k3s-Node-IP addresses);
-  /v1-k3s/server-ca.crt, /v1-k3s/client-ca.crt; /v1-k3s/readyz.
+  /v1-k3s/server-ca.crt, /v1-k3s/client-ca.crt; /v1-k3s/readyz;
+  /v1-k3s/config: the server's configuration an agent needs
+  (pkg/server/handlers/handlers.go, config.Control as JSON; SIMULATION:
+  the fields of k3s's defaults that say where the API is and how the
+  cluster is laid out, not the whole struct).
 """
 
 import base64
 import hashlib
 import hmac
+import json
 
 from . import status
 
@@ -24,10 +29,18 @@ REJECTED = ("Node password rejected, duplicate hostname or contents of '/etc/ran
 
 
 class Supervisor:
-    def __init__(self, api, pki, token):
+    def __init__(self, api, pki, token, port=6443):
+        self.port = port
         self.api = api
         self.pki = pki
         self.password = token.rsplit(":", 1)[-1]
+
+    def control_config(self):
+        return {"HTTPSPort": self.port, "SupervisorPort": self.port, "APIServerPort": 6443,
+                "ClusterDomain": "cluster.local", "ClusterDNS": "10.43.0.10", "ClusterIPRange": "10.42.0.0/16",
+                "ServiceIPRange": "10.43.0.0/16", "ServiceNodePortRange": "30000-32767",
+                "FlannelBackend": "vxlan", "EgressSelectorMode": "disabled", "DisableCCM": False,
+                "DisableNPC": False, "DisableKubeProxy": False, "SystemDefaultRegistry": ""}
 
     def _authenticated(self, req):
         auth = req.headers.get("Authorization") or ""
@@ -62,6 +75,8 @@ class Supervisor:
             raise status.unauthorized()
         if path == "/v1-k3s/readyz":
             return req.send_text(200, "ok", "text/plain")
+        if path == "/v1-k3s/config":
+            return req.send_text(200, json.dumps(self.control_config()), "application/json")
         if path == "/v1-k3s/server-ca.crt":
             return req.send_text(200, _read(self.pki.server_ca[0]), "text/plain")
         if path == "/v1-k3s/client-ca.crt":

@@ -193,3 +193,131 @@ class MountPropagation(unittest.TestCase):
         self.assertIsNone(mounts.propagation_error(pod, ctr))
         # Other mounts are not looked at.
         self.assertIsNone(mounts.propagation_error(pod, {"volumeMounts": [{"name": "mps-root", "mountPath": "/mps"}]}))
+
+
+class AgentJoin(unittest.TestCase):
+    """crypto/x509 HostnameError, as k3s's agent meets it (join.py)."""
+
+    def test_the_url_host_must_be_a_san(self):
+        from k3ssim import join
+        cert = {"subjectAltName": (("DNS", "kubernetes"), ("DNS", "localhost"), ("IP Address", "10.43.0.1"),
+                                   ("IP Address", "127.0.0.1"), ("IP Address", "0:0:0:0:0:0:0:1\n"))}
+        self.assertIsNone(join._host_error(cert, "127.0.0.1"))
+        self.assertIsNone(join._host_error(cert, "localhost"))
+        self.assertEqual(join._host_error(cert, "10.214.1.1"),
+                         "x509: certificate is valid for 10.43.0.1, 127.0.0.1, ::1, not 10.214.1.1")
+        self.assertEqual(join._host_error(cert, "gw.example"),
+                         "x509: certificate is valid for kubernetes, localhost, not gw.example")
+        self.assertEqual(join._host_error({"subjectAltName": (("DNS", "k3s"),)}, "10.0.0.1"),
+                         "x509: cannot validate certificate for 10.0.0.1 because it doesn't contain any IP SANs")
+
+
+class NodeLifecycle(unittest.TestCase):
+    """kube-controller-manager's node lifecycle controller (controllers/nodelifecycle.py)."""
+
+    def setUp(self):
+        from k3ssim import api, clock, registry
+        self.now = [1000.0]
+        saved = clock.now
+        clock.now = lambda: self.now[0]
+        self.addCleanup(setattr, clock, "now", saved)
+        self.api = api.Api(store.Store(os.path.join(tempfile.mkdtemp(), "state.json")), registry.Registry())
+        self.api.store.create(("", "namespaces"), {"metadata": {"name": "default"}})
+        nodes = self.api.registry.by_kind("v1", "Node")
+        for n in ("a", "b"):
+            node, _ = self.api.create(nodes, {"metadata": {"name": n}})
+            node["status"] = {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                              "lastHeartbeatTime": "2026-01-01T00:00:00Z"}]}
+            self.api.update_status(nodes, node)
+
+    def node(self, name):
+        return self.api.get(self.api.registry.by_kind("v1", "Node"), None, name)
+
+    def test_go_durations_and_the_flags_k3s_passes_on(self):
+        from k3ssim.controllers import nodelifecycle
+        self.assertEqual(nodelifecycle.go_duration("1m30s"), 90.0)
+        self.assertEqual(nodelifecycle.go_duration("500ms"), 0.5)
+        self.assertIsNone(nodelifecycle.go_duration("50"))
+        t = nodelifecycle.timings(["node-monitor-grace-period=20s"])
+        self.assertEqual((t["node-monitor-grace-period"], t["node-monitor-period"]), (20.0, 5.0))
+
+    def test_silent_past_the_grace_period_unknown_and_tainted(self):
+        from k3ssim.controllers import nodelifecycle
+        nc = nodelifecycle.NodeLifecycle(self.api)
+        nc.tick()
+        self.now[0] += 50
+        nc.tick()
+        self.assertEqual(self.node("a")["status"]["conditions"][0]["status"], "True")
+        # b's kubelet posts a new heartbeat; a's stays silent past 50 s.
+        nodes = self.api.registry.by_kind("v1", "Node")
+        b = self.node("b")
+        b["status"]["conditions"][0]["lastHeartbeatTime"] = "2026-01-01T00:00:50Z"
+        self.api.update_status(nodes, b)
+        self.now[0] += 5.5
+        nc.tick()
+        a = self.node("a")
+        ready = [c for c in a["status"]["conditions"] if c["type"] == "Ready"][0]
+        self.assertEqual((ready["status"], ready["reason"], ready["message"]),
+                         ("Unknown", "NodeStatusUnknown", "Kubelet stopped posting node status."))
+        self.assertEqual(sorted(c["type"] for c in a["status"]["conditions"] if c["status"] == "Unknown"),
+                         ["DiskPressure", "MemoryPressure", "PIDPressure", "Ready"])
+        self.assertEqual(sorted((t["key"], t["effect"]) for t in a["spec"]["taints"]),
+                         [("node.kubernetes.io/unreachable", "NoExecute"),
+                          ("node.kubernetes.io/unreachable", "NoSchedule")])
+        self.assertEqual(self.node("b")["status"]["conditions"][0]["status"], "True")
+
+    def test_a_renewed_lease_is_a_sign_of_life(self):
+        from k3ssim.controllers import nodelifecycle
+        leases = self.api.registry.by_kind("coordination.k8s.io/v1", "Lease")
+        self.api.store.create(("", "namespaces"), {"metadata": {"name": "kube-node-lease"}})
+        lease, _ = self.api.create(leases, {"metadata": {"name": "a"}, "spec": {"renewTime": "t0"}}, "kube-node-lease")
+        nc = nodelifecycle.NodeLifecycle(self.api)
+        nc.tick()
+        for i in range(12):
+            self.now[0] += 5.5
+            lease["spec"]["renewTime"] = "t%d" % (i + 1)
+            lease, _ = self.api.update(leases, lease, "kube-node-lease")
+            nc.tick()
+        self.assertEqual(self.node("a")["status"]["conditions"][0]["status"], "True")
+        self.assertEqual(self.node("b")["status"]["conditions"][0]["status"], "Unknown")
+
+    def test_no_noexecute_taint_while_no_node_is_ready(self):
+        from k3ssim.controllers import nodelifecycle
+        nc = nodelifecycle.NodeLifecycle(self.api)
+        nc.tick()
+        self.now[0] += 60
+        nc.tick()
+        for n in ("a", "b"):
+            self.assertEqual([(t["key"], t["effect"]) for t in self.node(n)["spec"]["taints"]],
+                             [("node.kubernetes.io/unreachable", "NoSchedule")])
+
+
+class NodeRemoval(unittest.TestCase):
+    """k3s's node controller's onRemove and the pod GC's orphans (controllers/nodes.py)."""
+
+    def test_a_deleted_node_goes_with_its_password_and_then_its_pods(self):
+        from k3ssim import api, clock, registry
+        from k3ssim.controllers import nodes
+        now = [100.0]
+        saved = clock.now
+        clock.now = lambda: now[0]
+        self.addCleanup(setattr, clock, "now", saved)
+        a = api.Api(store.Store(os.path.join(tempfile.mkdtemp(), "state.json")), registry.Registry())
+        for ns in ("default", "kube-system"):
+            a.store.create(("", "namespaces"), {"metadata": {"name": ns}})
+        node_res, secret_res, pod_res = (a.registry.by_kind("v1", k) for k in ("Node", "Secret", "Pod"))
+        a.create(node_res, {"metadata": {"name": "b", "finalizers": [nodes.FINALIZER]}})
+        a.create(secret_res, {"metadata": {"name": "b.node-password.k3s"}, "data": {}}, "kube-system")
+        a.create(pod_res, {"metadata": {"name": "p"}, "spec": {"nodeName": "b", "containers": [
+            {"name": "c", "image": "x"}]}}, "default", validation="Ignore")
+        a.delete(node_res, None, "b")
+        nc = nodes.Nodes(a)
+        nc.tick()
+        self.assertIsNone(a.find(node_res, None, "b"))
+        self.assertIsNone(a.find(secret_res, "kube-system", "b.node-password.k3s"))
+        self.assertIsNotNone(a.find(pod_res, "default", "p"))
+        # Passes every 20 s: the first to miss the node starts the quarantine (40 s).
+        for step, there in ((20, True), (20, True), (20, False)):
+            now[0] += step
+            nc.tick()
+            self.assertEqual(a.find(pod_res, "default", "p") is not None, there, now[0])

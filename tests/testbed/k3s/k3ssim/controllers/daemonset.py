@@ -4,6 +4,10 @@ template fits.
 - A node fits when the pod would schedule there, resources aside:
   nodeSelector, required node affinity, taints (daemon pods tolerate the
   node.kubernetes.io conditions' taints: util.AddOrUpdateDaemonPodTolerations).
+  A pod stays on a node that no longer fits as long as it tolerates the
+  node's NoExecute taints (NodeShouldRunDaemonPod's shouldContinueRunning):
+  an unreachable node's NoSchedule taint takes it out of the desired
+  count, its pod counts as misscheduled and is not deleted.
 - Each pod gets the template, the controller-revision-hash and
   pod-template-generation labels, an owner reference, and node affinity
   on its node's name (matchFields metadata.name), then the scheduler binds
@@ -68,10 +72,10 @@ class DaemonSets:
                                                     "values": [node["metadata"]["name"]]}]}]}}
         return tmpl
 
-    def _fits(self, ds, node):
+    def _fits(self, ds, node, effects=("NoSchedule", "NoExecute")):
         probe = {"spec": copy.deepcopy(ds["spec"].get("template", {}).get("spec", {}))}
         probe["spec"].setdefault("tolerations", []).extend(DAEMON_TOLERATIONS)
-        return scheduler.node_affinity_ok(probe, node) and scheduler.untolerated(probe, node) is None
+        return scheduler.node_affinity_ok(probe, node) and scheduler.untolerated(probe, node, effects) is None
 
     def _sync(self, ds, nodes, pods):
         pods_res = self.api.registry.by_kind("v1", "Pod")
@@ -79,12 +83,15 @@ class DaemonSets:
         h = template_hash(ds["spec"].get("template", {}))
         want = [n for n in nodes if self._fits(ds, n)]
         want_names = {n["metadata"]["name"] for n in want}
+        keep = want_names | {n["metadata"]["name"] for n in nodes if self._fits(ds, n, ("NoExecute",))}
         by_node = {}
         for p in pods:
             node = _target(p)
-            if node not in want_names or p["metadata"].get("deletionTimestamp"):
+            if node not in keep:
                 if not p["metadata"].get("deletionTimestamp"):
                     self._delete(pods_res, p)
+                continue
+            if node not in want_names or p["metadata"].get("deletionTimestamp"):
                 continue
             by_node.setdefault(node, []).append(p)
         for n in want:

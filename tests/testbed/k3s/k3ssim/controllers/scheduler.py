@@ -79,9 +79,9 @@ def node_affinity_ok(pod, node):
     return True
 
 
-def untolerated(pod, node):
+def untolerated(pod, node, effects=("NoSchedule", "NoExecute")):
     for taint in node.get("spec", {}).get("taints") or []:
-        if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerates(pod["spec"].get("tolerations"), taint):
+        if taint.get("effect") in effects and not _tolerates(pod["spec"].get("tolerations"), taint):
             return taint
     return None
 

@@ -1,7 +1,7 @@
 """The kubelet of one node (k3s's agent runs it in the same process as the
 server; an agent stand-in runs it alone): containerd's config and image
-store, the device manager, the node's status, and a worker per pod bound
-to the node. It reaches the API through CLIENT (the server's own Api, or
+store, the device manager, the node's status and its Lease, and a worker
+per pod bound to the node. It reaches the API through CLIENT (the server's own Api, or
 an agent's HTTPS client), as the real kubelet does with its node
 credentials.
 """
@@ -10,7 +10,7 @@ import hashlib
 import os
 
 from .. import config, logs, status
-from . import containerd, devicemanager, images, node, pods
+from . import containerd, devicemanager, images, lease, node, pods
 
 
 class Kubelet:
@@ -26,6 +26,7 @@ class Kubelet:
         self.devices = devicemanager.DeviceManager()
         self.handlers = {}
         self.status = node.NodeStatus(self, server, list(label_flags))
+        self.lease = lease.NodeLease(self)
         self.started = False
 
     def res(self, api_version, kind):
@@ -47,6 +48,7 @@ class Kubelet:
             return
         self.images.import_dir()
         self.status.post()
+        self.lease.renew()
         pods_res = self.res("v1", "Pod")
         mine, _ = self.api.list(pods_res, None, None, "spec.nodeName=" + self.node)
         seen = set()

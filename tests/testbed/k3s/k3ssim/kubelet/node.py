@@ -10,7 +10,8 @@
   had stays, "0" once its plugin is gone: reconcileExtendedResource at a
   start without the checkpoint), conditions with lastHeartbeatTime,
   addresses, nodeInfo. Posted when something changed, at least every
-  nodeStatusReportFrequency (5 minutes).
+  nodeStatusReportFrequency (5 minutes). The node is registered at the
+  kubelet's start only: one deleted later stays gone while the kubelet runs.
 - SIM_NODE_PRESSURE=memory|disk: that condition True and its NoSchedule
   taint (the node lifecycle controller's TaintNodesByCondition); the node
   stays Ready.
@@ -19,9 +20,10 @@
 import os
 import platform
 
-from .. import clock, config, status
+from .. import clock, config, logs, status
 
 REPORT_FREQUENCY = 300.0
+UPDATE_FREQUENCY = 10.0     # nodeStatusUpdateFrequency
 BASE = ("cpu", "memory", "pods", "ephemeral-storage", "hugepages-1Gi", "hugepages-2Mi")
 
 
@@ -69,6 +71,7 @@ class NodeStatus:
         self.server = server
         self.label_flags = label_flags
         self.last_post = 0.0
+        self.last_missing = -UPDATE_FREQUENCY
         self.last_sig = None
 
     def register(self):
@@ -98,10 +101,13 @@ class NodeStatus:
         res = self.k.res("v1", "Node")
         node = self.k.api.find(res, None, self.k.node)
         if node is None:
-            self.register()
-            node = self.k.api.find(res, None, self.k.node)
-            if node is None:
-                return
+            # The kubelet registers once, at its start (registerWithAPIServer): a node
+            # deleted under a running kubelet stays gone, its status updates failing.
+            if clock.now() - self.last_missing >= UPDATE_FREQUENCY:
+                self.last_missing = clock.now()
+                logs.error("SIMULATION: kubelet: Error updating node status, will retry: error getting node "
+                           "'%s': nodes '%s' not found" % (self.k.node, self.k.node))
+            return
         dev_cap, dev_alloc, removed = self.k.devices.capacity()
         old_st = node.get("status", {})
         cap = {"cpu": str(os.cpu_count() or 1), "ephemeral-storage": "%dKi" % _storage_kib(), "hugepages-1Gi": "0",
@@ -132,9 +138,14 @@ class NodeStatus:
                   else "kubelet has no disk pressure"),
                  ("PIDPressure", False, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
                  ("Ready", True, "KubeletReady", "kubelet is posting ready status")]
+        # nodeStatusHasChanged compares with the node as the API has it: a
+        # condition someone else changed (the node controller's Unknown) is
+        # posted over at once.
         sig = (tuple(sorted(cap.items())), tuple(sorted(alloc.items())), pressure,
                tuple(sorted((node["metadata"].get("labels") or {}).items())))
-        if not force and sig == self.last_sig and clock.now() - self.last_post < REPORT_FREQUENCY:
+        same_conds = (sorted((c.get("type"), c.get("status")) for c in old_st.get("conditions") or []) ==
+                      sorted((t, "True" if on else "False") for t, on, _, _ in conds))
+        if not force and same_conds and sig == self.last_sig and clock.now() - self.last_post < REPORT_FREQUENCY:
             return
         now = clock.rfc3339()
         old_conds = {c.get("type"): c for c in old_st.get("conditions") or []}

@@ -1,0 +1,170 @@
+#!/usr/bin/env bats
+# Three nodes on three sim hosts (simulation only): the k3s stand-in's server on
+# the suite's sim host (this machine's network) and `k3s agent` on two machines
+# apart, node-b and node-c (sim hosts with a network, address and hostname of
+# their own: sim-host start --own-network), each with simulated GPUs of its own.
+# Each agent runs as a k3s agent in Docker on another machine does (--network
+# host, privileged, its host's GPUs) and reaches the server only at this
+# machine's address on its own link, where the server's port is published; the
+# server reaches each kubelet at its node address. docs/k3s-standin.md, "`k3s
+# agent`: more nodes", says which k3s behaviour each check follows.
+
+bats_require_minimum_version 1.5.0
+
+SMOKE=$(sed -n 's/^SMOKE_IMAGE=//p' "$BATS_TEST_DIRNAME/../../deploy/versions.env")
+
+setup_file() {
+	load helpers/gateway
+	sim_only "other machines exist only as sim hosts"
+	gateway_suite_start --gpus 2
+	sim_host_machine node-b --gpus 1
+	sim_host_machine node-c --gpus 3
+	sim_image_copy "$IMAGE" node-b
+	sim_image_copy "$IMAGE" node-c
+	PORT=$(free_port)
+	export PORT
+	local b c
+	b=$(sim_host_of node-b uplink)
+	c=$(sim_host_of node-c uplink)
+	# Published where each machine reaches this one, and named so in the
+	# server's certificate, which the agents verify. The node controller's
+	# grace: k3s passes kube-controller-manager flags on as given.
+	docker network create openshell-cluster-mh >/dev/null
+	docker run -d --privileged --cgroupns host --name openshell-cluster-mh --hostname openshell-mh \
+		--network openshell-cluster-mh -v openshell-cluster-mh:/var/lib/rancher/k3s \
+		--gpus all -e GPU_ENABLED=true -p "$b:$PORT:6443" -p "$c:$PORT:6443" "$IMAGE" \
+		server --disable=traefik --tls-san="$b" --tls-san="$c" \
+		--kube-controller-manager-arg=node-monitor-grace-period=20s >/dev/null
+	eventually docker exec openshell-cluster-mh kubectl get --raw /readyz
+	TOKEN=$(docker exec openshell-cluster-mh cat /var/lib/rancher/k3s/server/token)
+	export TOKEN
+	agent_start node-b
+	agent_start node-c
+}
+
+teardown_file() {
+	load helpers/gateway
+	gateway_suite_stop
+}
+
+setup() {
+	load helpers/gateway
+}
+
+# agent_start MACHINE: `k3s agent` in Docker on MACHINE, joining the server.
+agent_start() {
+	sim_docker "$1" run -d --privileged --cgroupns host --network host --name openshell-agent \
+		-v openshell-agent:/var/lib/rancher/k3s --gpus all -e GPU_ENABLED=true -e K3S_TOKEN="$TOKEN" \
+		"$IMAGE" agent --server "https://$(sim_host_of "$1" uplink):$PORT" >/dev/null
+}
+
+kx() {
+	docker exec -i openshell-cluster-mh kubectl "$@"
+}
+
+# node_gpus "NAME=N …": every node, by name, with its allocatable nvidia.com/gpu.
+node_gpus() {
+	[[ $(kx get nodes -o jsonpath='{range .items[*]}{.metadata.name}={.status.allocatable.nvidia\.com/gpu} {end}') == "$1 " ]]
+}
+
+ready_is() {
+	[[ $(kx get node "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}') == "$2" ]]
+}
+
+@test "three nodes on three hosts: each Ready, at its own address, with its own host's GPUs" {
+	eventually node_gpus "node-b=1 node-c=3 openshell-mh=2"
+	for n in node-b node-c openshell-mh; do
+		eventually ready_is "$n" True
+	done
+	run kx get node node-b -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}'
+	assert_output "$(sim_host_of node-b addr)"
+	run kx get node node-c -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}'
+	assert_output "$(sim_host_of node-c addr)"
+	# The agents' nodes are workers: no control-plane role.
+	run kx get nodes -l node-role.kubernetes.io/control-plane -o name
+	assert_output node/openshell-mh
+	# The device plugin's DaemonSet runs on every node, each finding its host's GPUs.
+	ds() { [[ $(kx get ds nvidia-device-plugin -n nvidia-device-plugin -o 'jsonpath={.status.desiredNumberScheduled}/{.status.numberReady}') == "$1" ]]; }
+	eventually ds 3/3
+}
+
+@test "each agent reached the server at this machine's address on its own link" {
+	for m in node-b node-c; do
+		run sim_docker "$m" logs openshell-agent
+		assert_output --partial "msg=\"Connecting to proxy\" url=\"wss://$(sim_host_of "$m" uplink):$PORT/v1-k3s/connect\""
+	done
+}
+
+@test "a pod bound to an agent's node sees that host's GPUs; its log comes through the server" {
+	kx apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"on-c"},"spec":{"nodeName":"node-c","restartPolicy":"Never","runtimeClassName":"nvidia","containers":[{"name":"c","image":"'"$SMOKE"'","command":["nvidia-smi","-L"],"resources":{"limits":{"nvidia.com/gpu":3}}}]}}'
+	phase_is() { [[ $(kx get pod on-c -o jsonpath='{.status.phase}') == "$1" ]]; }
+	eventually phase_is Succeeded
+	run kx logs on-c
+	assert_success
+	for u in $(sim_gpu_uuids node-c); do
+		assert_output --partial "(UUID: $u)"
+	done
+	for u in $(sim_gpu_uuids node-b) $(sim_gpu_uuids); do
+		refute_output --partial "$u"
+	done
+	assert_equal "$(grep -c '^GPU ' <<<"$output")" 3
+	kx delete pod on-c --wait=false >/dev/null
+}
+
+@test "each kubelet renews its node's Lease in kube-node-lease, as the real kubelet does" {
+	run kx get leases -n kube-node-lease -o json
+	assert_success
+	assert_equal "$(jq -r '[.items[].spec.holderIdentity] | sort | join(" ")' <<<"$output")" "node-b node-c openshell-mh"
+	assert_equal "$(jq -r '[.items[].spec.leaseDurationSeconds] | unique | join(" ")' <<<"$output")" 40
+	assert_equal "$(jq -r '.items[] | select(.metadata.name == "node-b") | .metadata.ownerReferences[0].kind' <<<"$output")" Node
+	first=$(jq -r '.items[] | select(.metadata.name == "node-b") | .spec.renewTime' <<<"$output")
+	renewed() { [[ $(kx get lease node-b -n kube-node-lease -o jsonpath='{.spec.renewTime}') != "$first" ]]; }
+	eventually renewed
+}
+
+@test "a stopped agent's node goes NotReady after the node controller's grace, and comes back" {
+	eventually ready_is node-b True
+	sim_docker node-b stop -t 10 openshell-agent >/dev/null
+	eventually ready_is node-b Unknown
+	run kx get node node-b -o json
+	assert_equal "$(jq -r '[.status.conditions[] | "\(.type)=\(.status):\(.reason)"] | sort | join(" ")' <<<"$output")" \
+		"DiskPressure=Unknown:NodeStatusUnknown MemoryPressure=Unknown:NodeStatusUnknown PIDPressure=Unknown:NodeStatusUnknown Ready=Unknown:NodeStatusUnknown"
+	assert_equal "$(jq -r '.status.conditions[] | select(.type == "Ready") | .message' <<<"$output")" \
+		"Kubelet stopped posting node status."
+	assert_equal "$(jq -r '[.spec.taints[] | "\(.key):\(.effect)"] | sort | join(" ")' <<<"$output")" \
+		"node.kubernetes.io/unreachable:NoExecute node.kubernetes.io/unreachable:NoSchedule"
+	run kx get nodes node-b
+	assert_output --partial "node-b   NotReady"
+	run kx get events --field-selector reason=NodeNotReady,involvedObject.kind=Node -o jsonpath='{.items[*].message}'
+	assert_output --partial "Node node-b status is now: NodeNotReady"
+	# The plugin's pod there stays (it tolerates the NoExecute taint) but is not
+	# Ready; the node no longer counts as desired.
+	ds() { [[ $(kx get ds nvidia-device-plugin -n nvidia-device-plugin -o 'jsonpath={.status.desiredNumberScheduled}/{.status.numberReady}/{.status.numberMisscheduled}') == "$1" ]]; }
+	eventually ds 2/2/1
+	# The other agent and the server stay Ready.
+	ready_is node-c True
+	ready_is openshell-mh True
+	sim_docker node-b start openshell-agent >/dev/null
+	eventually ready_is node-b True
+	untainted() { [[ -z $(kx get node node-b -o jsonpath='{.spec.taints}') ]]; }
+	eventually untainted
+	eventually ds 3/3/0
+}
+
+@test "a node deleted through the API leaves with its password; its running kubelet does not bring it back, a restarted agent does" {
+	eventually ready_is node-c True
+	kx delete node node-c >/dev/null
+	run kx get node node-c
+	assert_failure
+	assert_output --partial 'nodes "node-c" not found'
+	run kx get secret node-c.node-password.k3s -n kube-system
+	assert_failure
+	# The kubelet registers at its start only: it now fails to update the node.
+	says() { sim_docker node-c logs openshell-agent 2>&1 | grep -q "Error updating node status"; }
+	eventually says
+	run kx get node node-c
+	assert_failure
+	sim_docker node-c restart -t 10 openshell-agent >/dev/null
+	eventually node_gpus "node-b=1 node-c=3 openshell-mh=2"
+	eventually ready_is node-c True
+}
