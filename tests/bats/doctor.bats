@@ -155,6 +155,7 @@ fake_info() {
 	assert_line --partial "(use the system's Docker daemon"
 }
 
+# bats test_tags=lane
 @test "a daemon with neither the nvidia runtime nor CDI GPUs is a warning; CDI GPUs alone are fine" {
 	run check docker-runtimes
 	assert_output --partial "warn docker runtimes: "
@@ -165,6 +166,7 @@ fake_info() {
 	assert_output --partial "CDI names the GPUs"
 }
 
+# bats test_tags=lane
 @test "doctor says which way gateway start --gpu would give the GPUs: CDI devices or --gpus" {
 	if ! sim_real_host; then   # the sim host's dockerd 20.10 has no CDI; a real one may
 		run check gpu-mode

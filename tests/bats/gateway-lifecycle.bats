@@ -44,6 +44,7 @@ hold_gateway_lock() {
 	done
 }
 
+# bats test_tags=lane
 @test "status of a running GPU gateway: state, health, API ready, GPUs, address, kubeconfig" {
 	run --separate-stderr openshell gateway status --name lc
 	assert_success
@@ -53,11 +54,12 @@ hold_gateway_lock() {
 	assert_line '  API ready:   yes'
 	assert_line "  GPUs:        requested; $(sim_gpu_count) allocatable (nvidia.com/gpu)"
 	assert_line "  Runtime:     /usr/bin/nvidia-container-runtime"
-	assert_line "  API:         https://127.0.0.1:$LC_PORT"
+	assert_line "  API:         https://$API_ADDR:$LC_PORT"
 	assert_line "  Kubeconfig:  $(state_dir lc)/kubeconfig"
 	refute_line --partial 'Metadata:'
 }
 
+# bats test_tags=lane
 @test "status --json is one object with the stable keys" {
 	run --separate-stderr openshell gateway status --name lc --json
 	assert_success
@@ -65,7 +67,7 @@ hold_gateway_lock() {
 	assert_output 'api_ready,container,gpu,gpu_mode,gpus,gpus_allocatable,gpus_capacity,health,kubeconfig,metadata_error,mig_allocatable,mig_strategy,name,nvidia_runtime,schema,server,state'
 	run --separate-stderr openshell gateway status --name lc --json
 	run jq -c '[.schema, .name, .container, .state, .health, .api_ready, .gpu, .gpus, .gpus_allocatable, .gpus_capacity, .server, .metadata_error, .mig_strategy, .mig_allocatable]' <<<"$output"
-	assert_output "[1,\"lc\",\"openshell-cluster-lc\",\"running\",\"healthy\",true,true,{\"all\":true},$(sim_gpu_count),$(sim_gpu_count),\"https://127.0.0.1:$LC_PORT\",null,\"none\",{}]"
+	assert_output "[1,\"lc\",\"openshell-cluster-lc\",\"running\",\"healthy\",true,true,{\"all\":true},$(sim_gpu_count),$(sim_gpu_count),\"https://$API_ADDR:$LC_PORT\",null,\"none\",{}]"
 	# The sim host's daemon (20.10) has no CDI; a real one of 28.2 or later may.
 	run jq -r .gpu_mode <<<"$(openshell gateway status --name lc --json)"
 	if sim_real_host; then assert_output --regexp '^(legacy|cdi)$'; else assert_output legacy; fi
@@ -80,14 +82,15 @@ hold_gateway_lock() {
 	assert_failure 2
 }
 
+# bats test_tags=lane
 @test "list shows every gateway, sorted, with state, GPU and API" {
 	run openshell gateway start --name lb --image "$IMAGE" --port "$(free_port)" --no-wait
 	assert_success
 	run --separate-stderr openshell gateway list
 	assert_success
 	assert_line --index 0 --regexp '^NAME +STATE +GPU +API$'
-	assert_line --index 1 --regexp '^lb +running +no +https://127\.0\.0\.1:[0-9]+$'
-	assert_line --index 2 "$(printf 'lc    running  yes  https://127.0.0.1:%s' "$LC_PORT")"
+	assert_line --index 1 --regexp "^lb +running +no +https://${API_ADDR//./\\.}:[0-9]+\$"
+	assert_line --index 2 "$(printf 'lc    running  yes  https://%s:%s' "$API_ADDR" "$LC_PORT")"
 	[ "${#lines[@]}" -eq 3 ]
 }
 
@@ -116,6 +119,7 @@ hold_gateway_lock() {
 container,daemon_error,docker_context,docker_endpoint,gpu,gpu_mode,gpus,kubeconfig,metadata_error,mig_strategy,name,server,state'
 }
 
+# bats test_tags=lane
 @test "stop stops, stopping again is a no-op, and start resumes with the state kept" {
 	docker exec openshell-cluster-lc touch /var/lib/rancher/k3s/lifecycle-marker
 	run --separate-stderr openshell gateway stop --name lc
@@ -195,6 +199,7 @@ container,daemon_error,docker_context,docker_endpoint,gpu,gpu_mode,gpus,kubeconf
 	assert_failure 5
 }
 
+# bats test_tags=lane
 @test "logs shows the entrypoint's lines and --tail limits them" {
 	run --separate-stderr openshell gateway logs --name lc
 	assert_success
@@ -219,6 +224,7 @@ container,daemon_error,docker_context,docker_endpoint,gpu,gpu_mode,gpus,kubeconf
 	[ "$((${#lines[@]} + ${#stderr_lines[@]}))" -eq 5 ]
 }
 
+# bats test_tags=lane
 @test "exec returns the child's output and exit status, with the k3s kubeconfig set" {
 	# shellcheck disable=SC2016 # expanded by the shell in the container
 	run --separate-stderr openshell gateway exec --name lc -- sh -c 'echo "kc=$KUBECONFIG"; exit 3'
@@ -228,6 +234,7 @@ container,daemon_error,docker_context,docker_endpoint,gpu,gpu_mode,gpus,kubeconf
 	assert_success
 }
 
+# bats test_tags=lane
 @test "exec passes stdin through" {
 	run --separate-stderr openshell gateway exec --name lc -- cat <<<'through stdin'
 	assert_success
@@ -245,6 +252,7 @@ container,daemon_error,docker_context,docker_endpoint,gpu,gpu_mode,gpus,kubeconf
 	assert_failure 5
 }
 
+# bats test_tags=lane
 @test "kubectl -- get nodes shows the node's allocatable GPUs" {
 	run --separate-stderr openshell gateway kubectl --name lc -- get nodes -o json
 	assert_success
@@ -252,6 +260,7 @@ container,daemon_error,docker_context,docker_endpoint,gpu,gpu_mode,gpus,kubeconf
 	assert_output "$(sim_gpu_count)"
 }
 
+# bats test_tags=lane
 @test "destroy refuses without --yes when stdin is not a terminal" {
 	run --separate-stderr openshell gateway destroy --name lb </dev/null
 	assert_failure 2
@@ -280,6 +289,7 @@ container,daemon_error,docker_context,docker_endpoint,gpu,gpu_mode,gpus,kubeconf
 	[ -e "$BATS_TEST_TMPDIR/released" ]
 }
 
+# bats test_tags=lane
 @test "destroy --yes leaves no container, network, volume or config dir" {
 	run docker volume inspect openshell-cluster-lb --format '{{.Name}}'
 	assert_success
@@ -401,6 +411,7 @@ container,daemon_error,docker_context,docker_endpoint,gpu,gpu_mode,gpus,kubeconf
 	assert_output "pass nvidia-container-runtime-hook: /usr/bin/nvidia-container-runtime-hook on the Docker host"
 }
 
+# bats test_tags=lane
 @test "destroy of the GPU gateway cleans up after it" {
 	run --separate-stderr openshell gateway destroy --name lc --yes
 	assert_success

@@ -17,13 +17,15 @@ setup() {
 	load helpers/gateway
 }
 
+# bats test_tags=lane
 @test "start --gpu reaches allocatable GPUs equal to the host's count" {
 	port=$(free_port)
 	run --separate-stderr openshell gateway start --gpu --name t1 --image "$IMAGE" --port "$port"
 	assert_success
 	assert_output --partial "GPUs:        $(sim_gpu_count) allocatable (nvidia.com/gpu)"
-	[[ "$stderr" != *"warning"* ]]
-	assert_output --partial "API:         https://127.0.0.1:$port"
+	# The toolkit is there: nothing said of it.
+	[[ "$stderr" != *"NVIDIA Container Toolkit"* ]]
+	assert_output --partial "API:         https://$API_ADDR:$port"
 	# Readiness came from state: the node really advertises them.
 	run gw_kubectl t1 get nodes -o jsonpath='{.items[0].status.allocatable.nvidia\.com/gpu}'
 	assert_output "$(sim_gpu_count)"
@@ -67,6 +69,7 @@ setup() {
 	openshell -q gateway destroy --name sp --yes
 }
 
+# bats test_tags=lane
 @test "the GPU container carries the DeviceRequest and GPU_ENABLED=true" {
 	run docker inspect openshell-cluster-t1 --format '{{json .HostConfig.DeviceRequests}}'
 	assert_output '[{"Driver":"nvidia","Count":-1,"DeviceIDs":null,"Capabilities":[["utility","compute","gpu"]],"Options":{}}]'
@@ -77,9 +80,10 @@ setup() {
 	run docker inspect openshell-cluster-t1 --format '{{index .Config.Labels "org.openshell.gateway"}} {{index .Config.Labels "org.openshell.gpu"}} {{index .Config.Labels "org.openshell.managed-by"}}'
 	assert_output 't1 true openshell'
 	run docker inspect openshell-cluster-t1 --format '{{range $p, $b := .HostConfig.PortBindings}}{{$p}}={{(index $b 0).HostIp}}{{end}}'
-	assert_output '6443/tcp=127.0.0.1'
+	assert_output "6443/tcp=$API_ADDR"
 }
 
+# bats test_tags=lane
 @test "the kubeconfig is 0600, points at the published port, and keeps k3s' credentials" {
 	dir=$XDG_CONFIG_HOME/openshell/gateways/t1
 	[ "$(stat -c %a "$dir")" = 700 ]
@@ -87,7 +91,7 @@ setup() {
 	[ "$(stat -c %a "$dir/metadata.json")" = 600 ]
 	port=$(jq -r .port "$dir/metadata.json")
 	run grep -E '^ +server: ' "$dir/kubeconfig"
-	assert_output "    server: https://127.0.0.1:$port"
+	assert_output "    server: https://$API_ADDR:$port"
 	run grep -c 'current-context: openshell-t1' "$dir/kubeconfig"
 	assert_output 1
 	# The client key is k3s' own, unchanged.
@@ -95,9 +99,10 @@ setup() {
 	[ -n "$key" ]
 	grep -qF "client-key-data: $key" "$dir/kubeconfig"
 	run jq -r '[.name, .container, .image, .gpu, .server, .kubeconfig] | @tsv' "$dir/metadata.json"
-	assert_output "$(printf 't1\topenshell-cluster-t1\t%s\ttrue\thttps://127.0.0.1:%s\t%s' "$IMAGE" "$port" "$dir/kubeconfig")"
+	assert_output "$(printf 't1\topenshell-cluster-t1\t%s\ttrue\thttps://%s:%s\t%s' "$IMAGE" "$API_ADDR" "$port" "$dir/kubeconfig")"
 }
 
+# bats test_tags=lane
 @test "a second start --gpu is a no-op success on the same container" {
 	before=$(docker inspect openshell-cluster-t1 --format '{{.Id}}')
 	port=$(jq -r .port "$XDG_CONFIG_HOME/openshell/gateways/t1/metadata.json")
@@ -163,6 +168,7 @@ setup() {
 	[[ "$stderr" == *"k3s in gateway container openshell-cluster-crdl did not register its HelmChart type in time (kubectl delete): error: the server doesn't have a resource type \"helmchart\""* ]]
 }
 
+# bats test_tags=lane
 @test "start without --gpu against a GPU gateway is refused, naming --recreate" {
 	before=$(docker inspect openshell-cluster-t1 --format '{{.Id}}')
 	run --separate-stderr openshell gateway start --name t1 --image "$IMAGE"
@@ -218,6 +224,7 @@ setup() {
 	[ ! -e "$calls" ]
 }
 
+# bats test_tags=lane
 @test "an absent --image that cannot be pulled is a clear error, nothing created" {
 	run --separate-stderr openshell gateway start --name noimg --image openshell-cluster:nosuch
 	assert_failure 1

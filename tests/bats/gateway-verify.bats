@@ -18,6 +18,7 @@ setup() {
 	load helpers/gateway
 }
 
+# bats test_tags=lane
 @test "verify passes all six checks on a GPU gateway" {
 	run --separate-stderr openshell gateway verify --name vg
 	assert_success
@@ -30,6 +31,7 @@ setup() {
 	assert_line '6 passed, 0 failed'
 }
 
+# bats test_tags=lane
 @test "verify --json is one object with every check's status and evidence" {
 	run --separate-stderr openshell gateway verify --name vg --json
 	assert_success
@@ -39,6 +41,7 @@ setup() {
 	assert_schema verify "$doc"
 }
 
+# bats test_tags=lane
 @test "verify's pods are deleted afterwards, and kept with --keep" {
 	run gw_kubectl vg get pods --namespace default -o json
 	run jq -r '[.items[].metadata.name | select(startswith("openshell-verify-"))] | length' <<<"$output"

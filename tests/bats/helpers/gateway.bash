@@ -9,10 +9,17 @@
 #
 # IMAGE is the cluster image: the simulated openshell-cluster:sim built by
 # tests/testbed/sim-image, or on a real runner $OPENSHELL_CLUSTER_IMAGE.
+# In a remote lane (tests/run-lane) the suite's tests tagged `lane` run on
+# the lane's host, reached through ssh or tcp+TLS (helpers/lane.bash).
 load helpers/common
 load helpers/sim-host
+load helpers/lane
 
 gateway_suite_start() {
+	if lane_active; then
+		lane_suite_start "$@"
+		return
+	fi
 	sim_host_start "$@" || return 1
 	if sim_real_host; then
 		export IMAGE=${OPENSHELL_CLUSTER_IMAGE:?set OPENSHELL_CLUSTER_IMAGE to the real cluster image}
@@ -24,6 +31,10 @@ gateway_suite_start() {
 }
 
 gateway_suite_stop() {
+	if lane_active; then
+		lane_suite_stop
+		return
+	fi
 	# On a real host the suite's gateways must go; a sim host takes them along.
 	if sim_real_host; then
 		local c
@@ -99,6 +110,7 @@ background_start() {
 	# Not the openshell function: the pid must be openshell's own, so
 	# that the interrupt reaches it (a background subshell ignores SIGINT).
 	"$OPENSHELL_SRCDIR/tests/run-under-test" "$OPENSHELL_BIN" -q gateway start "$@" --timeout 300s \
+		${LANE_BIND:+--bind "$LANE_BIND"} \
 		>/dev/null 2>"$BATS_TEST_TMPDIR/background-start.err" 3>&- &
 	BG_START_PID=$!
 }
