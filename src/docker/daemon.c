@@ -92,31 +92,38 @@ static int env_set(const char *name)
 
 int docker_daemon_parse_endpoint(struct docker_daemon *d, os_error *err)
 {
-	const char *e = d->endpoint, *at, *end;
+	const char *e = d->endpoint, *end, *at, *close, *colon;
 	static const char *const local[] = { "unix://", "fd://", "npipe://" };
 
 	free(d->host);
-	d->host = NULL;
+	free(d->user);
+	free(d->port);
+	d->host = d->user = d->port = NULL;
 	d->local = 0;
 	for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++)
 		if (strncmp(e, local[i], strlen(local[i])) == 0) {
 			d->local = 1;
 			return 0;
 		}
-	if (strncmp(e, "ssh://", 6) == 0)
-		e += 6;
-	else if (strncmp(e, "tcp://", 6) == 0)
-		e += 6;
-	else
+	if (strncmp(e, "ssh://", 6) != 0 && strncmp(e, "tcp://", 6) != 0)
 		return os_error_set(err, OS_EXIT_DOCKER,
 				    "Docker endpoint '%s' is none openshell knows (unix://, ssh:// or tcp://)", d->endpoint);
-	if ((at = strchr(e, '@')) && at < e + strcspn(e, "/"))
-		e = at + 1;   /* ssh://user@host */
-	/* [v6]:port, host:port, host */
-	if (*e == '[' && (end = strchr(e, ']')))
-		d->host = xstrndup(e + 1, (size_t)(end - e - 1));
-	else
-		d->host = xstrndup(e, strcspn(e, ":/"));
+	/* [user@]host[:port][/path], the host perhaps [v6] */
+	e += 6;
+	end = e + strcspn(e, "/");
+	if ((at = memchr(e, '@', (size_t)(end - e)))) {
+		d->user = xstrndup(e, (size_t)(at - e));
+		e = at + 1;
+	}
+	if (*e == '[' && (close = memchr(e, ']', (size_t)(end - e)))) {
+		d->host = xstrndup(e + 1, (size_t)(close - e - 1));
+		colon = close + 1 < end && close[1] == ':' ? close + 1 : NULL;
+	} else {
+		colon = memchr(e, ':', (size_t)(end - e));
+		d->host = xstrndup(e, (size_t)((colon ? colon : end) - e));
+	}
+	if (colon && colon + 1 < end)
+		d->port = xstrndup(colon + 1, (size_t)(end - colon - 1));
 	if (!*d->host)
 		return os_error_set(err, OS_EXIT_DOCKER, "Docker endpoint '%s' names no host", d->endpoint);
 	return 0;
@@ -151,53 +158,30 @@ fail:
 	return -1;
 }
 
-/* ssh://[user@]host[:port][/path]: user, host and port as docker hands
- * them to ssh (docker/cli cli/connhelper/ssh). */
-static int ssh_parts(const char *endpoint, char **user, char **host, char **port)
-{
-	const char *e = endpoint + 6, *end = e + strcspn(e, "/"), *at = memchr(e, '@', (size_t)(end - e)), *colon;
-
-	*user = at ? xstrndup(e, (size_t)(at - e)) : NULL;
-	e = at ? at + 1 : e;
-	if (*e == '[') {
-		const char *close = memchr(e, ']', (size_t)(end - e));
-		if (!close)
-			return -1;
-		*host = xstrndup(e + 1, (size_t)(close - e - 1));
-		colon = close + 1 < end && close[1] == ':' ? close + 1 : NULL;
-	} else {
-		colon = memchr(e, ':', (size_t)(end - e));
-		*host = xstrndup(e, (size_t)((colon ? colon : end) - e));
-	}
-	*port = colon ? xstrndup(colon + 1, (size_t)(end - colon - 1)) : NULL;
-	return **host ? 0 : -1;
-}
-
 #define SSH_CONFIG_TIMEOUT_MS 5000
 
-char *docker_daemon_ssh_hostname(const char *endpoint)
+char *docker_daemon_ssh_hostname(const struct docker_daemon *d)
 {
-	cleanup_free char *user = NULL, *host = NULL, *port = NULL;
 	struct strv argv = { 0 };
 	struct run_result res = { 0 };
 	os_error err = { 0 };
 	char *name = NULL;
 
-	if (strncmp(endpoint, "ssh://", 6) != 0 || ssh_parts(endpoint, &user, &host, &port) < 0)
+	if (strncmp(d->endpoint, "ssh://", 6) != 0 || !d->host)
 		return NULL;
 	strv_pushv(&argv, (const char *const[]){ "ssh", "-G", NULL });
-	if (user && *user)
-		strv_pushv(&argv, (const char *const[]){ "-l", user, NULL });
-	if (port && *port)
-		strv_pushv(&argv, (const char *const[]){ "-p", port, NULL });
-	strv_pushv(&argv, (const char *const[]){ "--", host, NULL });
+	if (d->user && *d->user)
+		strv_pushv(&argv, (const char *const[]){ "-l", d->user, NULL });
+	if (d->port)
+		strv_pushv(&argv, (const char *const[]){ "-p", d->port, NULL });
+	strv_pushv(&argv, (const char *const[]){ "--", d->host, NULL });
 	struct run_spec spec = { .argv = strv_argv(&argv), .timeout_ms = SSH_CONFIG_TIMEOUT_MS };
 	if (run_command_ok(&spec, &res, &err) == 0)
 		for (char *line = strtok(res.out, "\n"); line && !name; line = strtok(NULL, "\n"))
 			if (strncmp(line, "hostname ", 9) == 0 && line[9])
 				name = xstrdup(line + 9);
 	if (!name)
-		log_verbose("ssh -G %s said no hostname (%s): the endpoint's host is taken as written", host,
+		log_verbose("ssh -G %s said no hostname (%s): the endpoint's host is taken as written", d->host,
 			    err.msg ? err.msg : "none in its output");
 	os_error_clear(&err);
 	run_result_free(&res);
@@ -350,6 +334,8 @@ void docker_daemon_free(struct docker_daemon *d)
 	free(d->context);
 	free(d->endpoint);
 	free(d->host);
+	free(d->user);
+	free(d->port);
 	free(d->cert_path);
 	memset(d, 0, sizeof(*d));
 }

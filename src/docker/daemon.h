@@ -23,6 +23,8 @@ struct docker_daemon {
 	char *context;    /* the context's name: "default" unless one is named */
 	char *endpoint;   /* unix:///var/run/docker.sock, ssh://user@host:22, tcp://host:2376 */
 	char *host;       /* the host of an ssh:// or tcp:// endpoint; NULL for a local socket */
+	char *user;       /* its user (ssh://user@host), or NULL */
+	char *port;       /* its port, as written, or NULL */
 	int local;        /* a unix://, fd:// or npipe:// endpoint: this machine's daemon */
 	int tls, tls_verify; /* the default context's DOCKER_TLS, DOCKER_TLS_VERIFY */
 	char *cert_path;  /* its DOCKER_CERT_PATH, made absolute, or NULL */
@@ -41,7 +43,8 @@ struct docker_where {
 
 int docker_daemon_resolve(struct docker_daemon *d, os_error *err);
 
-/* Fill d's host and local from d->endpoint; a malformed endpoint fails. */
+/* Fill d's host, user, port and local from d->endpoint, the one reading
+ * of it; a malformed endpoint fails. */
 int docker_daemon_parse_endpoint(struct docker_daemon *d, os_error *err);
 
 /* The name this machine reaches an ssh:// endpoint's host by: ssh's own
@@ -49,7 +52,7 @@ int docker_daemon_parse_endpoint(struct docker_daemon *d, os_error *err);
  * does, and connects nowhere), so that an alias of ~/.ssh/config becomes
  * the address it stands for. NULL for other endpoints, or when ssh cannot
  * say. */
-char *docker_daemon_ssh_hostname(const char *endpoint);
+char *docker_daemon_ssh_hostname(const struct docker_daemon *d);
 
 /* The daemon the environment names now, as recorded for a gateway made
  * there (w points into d). */

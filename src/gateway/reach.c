@@ -20,7 +20,7 @@ static int on_this_machine(const struct docker_daemon *d)
  * stands for (other clients, and kubectl, know nothing of ~/.ssh/config). */
 static char *reached_at(const struct docker_daemon *d)
 {
-	char *name = docker_daemon_ssh_hostname(d->endpoint);
+	char *name = docker_daemon_ssh_hostname(d);
 
 	return name ? name : xstrdup(d->host);
 }

@@ -228,6 +228,17 @@ gateway name (default: openshell).'
 	done
 }
 
+# Gateways NAME... that openshell knows by their metadata alone, with no
+# docker to ask.
+known_gateways() {
+	export XDG_CONFIG_HOME=$BATS_TEST_TMPDIR/config OPENSHELL_DOCKER=$BATS_TEST_TMPDIR/no-docker
+	local g
+	for g; do
+		mkdir -p "$XDG_CONFIG_HOME/openshell/gateways/$g"
+		echo '{}' >"$XDG_CONFIG_HOME/openshell/gateways/$g/metadata.json"
+	done
+}
+
 # Completion as bash runs it: the script openshell prints, its function
 # called with the words bash would hand it.
 bash_complete() {
@@ -263,11 +274,7 @@ fish"
 	run bash_complete gateway exec -- ""
 	assert_output ""
 	# gateway names: the ones `gateway list` knows (here, by their metadata)
-	export XDG_CONFIG_HOME=$BATS_TEST_TMPDIR/config OPENSHELL_DOCKER=$BATS_TEST_TMPDIR/no-docker
-	for g in alpha beta; do
-		mkdir -p "$XDG_CONFIG_HOME/openshell/gateways/$g"
-		echo '{}' >"$XDG_CONFIG_HOME/openshell/gateways/$g/metadata.json"
-	done
+	known_gateways alpha beta
 	run bash_complete gateway status --name ""
 	assert_output "alpha
 beta"
@@ -286,11 +293,7 @@ legacy"
 	assert_output "cdi"
 	run bash_complete gateway start --gpu-sharing = m
 	assert_output "mps:"
-	export XDG_CONFIG_HOME=$BATS_TEST_TMPDIR/config OPENSHELL_DOCKER=$BATS_TEST_TMPDIR/no-docker
-	for g in alpha beta; do
-		mkdir -p "$XDG_CONFIG_HOME/openshell/gateways/$g"
-		echo '{}' >"$XDG_CONFIG_HOME/openshell/gateways/$g/metadata.json"
-	done
+	known_gateways alpha beta
 	run bash_complete gateway status --name = b
 	assert_output "beta"
 	# after a --opt=value word, the next one is completed as usual

@@ -33,8 +33,25 @@ static void endpoint(const char *e, int local, const char *host)
 	docker_daemon_free(&d);
 }
 
+/* One reading of an endpoint gives its user and port too. */
+static void parts(const char *e, const char *user, const char *host, const char *port)
+{
+	struct docker_daemon d = { .endpoint = xstrdup(e) };
+	os_error err = { 0 };
+
+	ok(docker_daemon_parse_endpoint(&d, &err) == 0 && (user ? d.user && !strcmp(d.user, user) : !d.user) &&
+	   d.host && !strcmp(d.host, host) && (port ? d.port && !strcmp(d.port, port) : !d.port),
+	   "endpoint %s: user %s, host %s, port %s", e, user ? user : "none", host, port ? port : "none");
+	os_error_clear(&err);
+	docker_daemon_free(&d);
+}
+
 static void test_endpoints(void)
 {
+	parts("ssh://me@gpu-box:2222", "me", "gpu-box", "2222");
+	parts("ssh://gpu-box", NULL, "gpu-box", NULL);
+	parts("ssh://me@[::1]:22/path", "me", "::1", "22");
+	parts("tcp://10.0.0.5:2376", NULL, "10.0.0.5", "2376");
 	endpoint("unix:///var/run/docker.sock", 1, NULL);
 	endpoint("fd://", 1, NULL);
 	endpoint("ssh://gpu-box", 0, "gpu-box");
@@ -133,6 +150,18 @@ static void stand_ins(void)
 	setenv("OPENSHELL_DOCKER", exe, 1);
 }
 
+/* docker_daemon_ssh_hostname() of an endpoint, parsed as resolve does. */
+static char *ssh_hostname(const char *endpoint)
+{
+	struct docker_daemon d = { .endpoint = xstrdup(endpoint) };
+	os_error err = { 0 };
+	char *name = docker_daemon_parse_endpoint(&d, &err) == 0 ? docker_daemon_ssh_hostname(&d) : NULL;
+
+	os_error_clear(&err);
+	docker_daemon_free(&d);
+	return name;
+}
+
 static void test_ssh_hostname(void)
 {
 	cleanup_free char *args_path = xasprintf("%s/ssh.args", bin), *args = NULL;
@@ -141,16 +170,16 @@ static void test_ssh_hostname(void)
 	os_error err = { 0 };
 
 	write_text("fake-ssh.out", "user root\nhostname 10.9.8.7\nport 2222\n", 0644);
-	name = docker_daemon_ssh_hostname("ssh://root@gpu-box:2222");
+	name = ssh_hostname("ssh://root@gpu-box:2222");
 	ok(name && strcmp(name, "10.9.8.7") == 0, "an ssh alias is what ssh -G says its hostname is (%s)",
 	   name ? name : "none");
 	free(name);
 	if (read_file(args_path, 4096, &args, &len, &err) < 0)
 		args = xstrdup("none");
 	ok(strcmp(args, "-G -l root -p 2222 -- gpu-box\n") == 0, "ssh -G is asked with docker's user and port: %s", args);
-	ok(docker_daemon_ssh_hostname("tcp://gpu-box:2376") == NULL, "a tcp:// host is taken as written");
+	ok(ssh_hostname("tcp://gpu-box:2376") == NULL, "a tcp:// host is taken as written");
 	write_text("fake-ssh.out", "user root\n", 0644);
-	ok(docker_daemon_ssh_hostname("ssh://gpu-box") == NULL, "no hostname from ssh: the host as written");
+	ok(ssh_hostname("ssh://gpu-box") == NULL, "no hostname from ssh: the host as written");
 	os_error_clear(&err);
 }
 
