@@ -34,21 +34,28 @@
  * yet, and kubectl refuses the whole get; nor has its deploy controller,
  * which waits for those types, made the RuntimeClasses. Both come
  * together (pkg/server/server.go: startOnAPIServerReady), so the get is
- * tried again until they do, within the smoke pod's --timeout. */
+ * tried again until they do, within the smoke pod's --timeout. The same
+ * call reads containerd's config (into *rt). */
 static int get_state(const struct gateway *gw, const struct verify_opts *vo, struct run_child *call, cJSON **list,
-		     os_error *err)
+		     struct runtime_fact *rt, os_error *err)
 {
 	long long deadline = clock_ms() + vo->timeout_ms;
 	struct backoff b = { 0 };
+	char *config = NULL;
 	int found;
 
-	while ((found = kube_get_finish(call, VERIFY_STATE_TYPES, list, err)) < 0 &&
+	while ((found = kube_get_finish(call, VERIFY_STATE_TYPES, list, &config, err)) < 0 &&
 	       kube_get_type_unknown(err, "helmchartconfigs") && backoff_wait(&b, deadline)) {
 		os_error_clear(err);
-		if (!(call = kube_get_start(gw->container, VERIFY_STATE_TYPES, NULL, NULL, 1,
+		free(config);
+		config = NULL;
+		if (!(call = kube_get_start(gw->container, K3S_CONTAINERD_CONFIG, VERIFY_STATE_TYPES, NULL, 1,
 					    call_budget_ms(deadline, vo->timeout_ms), err)))
 			return -1;
 	}
+	if (config)
+		containerd_parse_nvidia(config, rt);
+	free(config);
 	return found;
 }
 
@@ -198,7 +205,7 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		"device-request", "runtime-class", "device-plugin", "allocatable", "smoke-pod", "pod-isolation",
 	};
 	struct gpu_looks looks = { 0 };
-	struct run_child *rt_call = NULL, *state_call = NULL;
+	struct run_child *state_call = NULL;
 	struct runtime_fact rt = { 0 };
 	struct strv seen = { 0 };   /* the GPUs the gateway's container sees */
 	cJSON *list = NULL;
@@ -216,20 +223,15 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 	verify_device_request(gw, &checks[0]);
 	/* Every look the checks need, at once, each its own docker call: the
 	 * container's GPUs and the host's (the slowest: a container of its
-	 * own, which runs on beside the smoke pod), containerd's config, and
-	 * the cluster's objects in one kubectl get. */
+	 * own, which runs on beside the smoke pod), and the cluster's objects
+	 * in one kubectl get that reads containerd's config too. */
 	looked = checks[0].status == CHECK_PASS;
 	if ((looked && verify_gpus_start(gw, &looks, err) < 0) ||
-	    !(rt_call = containerd_nvidia_runtime_start(gw->container, 0, err)) ||
-	    !(state_call = kube_get_start(gw->container, VERIFY_STATE_TYPES, NULL, NULL, 1, 0, err)))
+	    !(state_call = kube_get_start(gw->container, K3S_CONTAINERD_CONFIG, VERIFY_STATE_TYPES, NULL, 1, 0, err)))
 		goto out;
 	if (looked && verify_gpus_seen(gw, &looks, &seen, &devices, err) < 0)
 		goto out;
-	found = containerd_nvidia_runtime_finish(rt_call, &rt, err);
-	rt_call = NULL;
-	if (found < 0)
-		goto out;
-	found = get_state(gw, vo, state_call, &list, &e);
+	found = get_state(gw, vo, state_call, &list, &rt, &e);
 	state_call = NULL;
 	if (found < 0) {
 		/* No answer: an API that is down, or a failure of its own. */
@@ -252,7 +254,6 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 	rc = 0;
 out:
 	verify_gpus_free(&looks);
-	docker_drop(&rt_call);
 	docker_drop(&state_call);
 	runtime_fact_free(&rt);
 	cJSON_Delete(list);

@@ -57,27 +57,21 @@ static void read_node_facts(const cJSON *list, struct gpu_state *g)
 	g->mig = mig_resources(list, &g->migs);
 }
 
-/* Until k3s has written its containerd config, that is read beside the
- * cluster's objects, not before them. */
+/* Until k3s has written its containerd config, that is read with the
+ * cluster's objects, in the same exec. */
 static int read_gpu_state(const struct wait_ctx *w, struct gpu_state *g, os_error *err)
 {
-	struct run_child *rt = NULL, *get;
+	const char *file = g->rt.config_read ? NULL : K3S_CONTAINERD_CONFIG;
+	cleanup_free char *config = NULL;
+	struct run_child *get;
 	cJSON *list = NULL;
-	int rc;
 
-	if (!g->rt.config_read && !(rt = containerd_nvidia_runtime_start(w->container, wait_call_budget_ms(w), err)))
+	if (!(get = kube_get_start(w->container, file, GPU_STATE_TYPES, NULL, 1, wait_call_budget_ms(w), err)))
 		return -1;
-	if (!(get = kube_get_start(w->container, GPU_STATE_TYPES, NULL, NULL, 1, wait_call_budget_ms(w), err))) {
-		docker_drop(&rt);
+	if (kube_get_finish(get, GPU_STATE_TYPES, &list, file ? &config : NULL, err) < 0)
 		return -1;
-	}
-	rc = rt ? containerd_nvidia_runtime_finish(rt, &g->rt, err) : 0;
-	if (rc < 0) {
-		docker_drop(&get);
-		return -1;
-	}
-	if (kube_get_finish(get, GPU_STATE_TYPES, &list, err) < 0)
-		return -1;
+	if (config)
+		containerd_parse_nvidia(config, &g->rt);
 	g->seen = 1;
 	g->runtime_class = kube_find(list, "RuntimeClass", NVIDIA_RUNTIME_CLASS) != NULL;
 	const cJSON *ds = kube_find_device_plugin(list);

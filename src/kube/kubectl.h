@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "base/runner.h"
+#include "base/strv.h"
 
 
 /* Run kubectl ARGS in the container; input (may be NULL) goes to its
@@ -79,11 +80,27 @@ int kube_get(const char *ctr, const char *resource, const char *name, const char
  * registered PLURAL, one of its own types (see kube_exec_k3s_type)? */
 int kube_get_type_unknown(const os_error *err, const char *plural);
 
-/* kube_get() beside other calls: started here, answered by
- * kube_get_finish() (which waits for it) as kube_get() would. */
-struct run_child *kube_get_start(const char *ctr, const char *resource, const char *name, const char *ns,
+/* kube_get() of a list beside other calls: started here, answered by
+ * kube_get_finish() (which waits for it) as kube_get() would. With FILE,
+ * that file of the container is read in the same docker exec first
+ * (kube_file_split()), and kube_get_finish() gives its text in *file_text
+ * (NULL when missing or empty); without it, pass file_text NULL. */
+struct run_child *kube_get_start(const char *ctr, const char *file, const char *resource, const char *ns,
 				 int all_namespaces, int timeout_ms, os_error *err);
-int kube_get_finish(struct run_child *c, const char *resource, cJSON **out, os_error *err);
+int kube_get_finish(struct run_child *c, const char *resource, cJSON **out, char **file_text, os_error *err);
+
+/* A call that reads FILE before kubectl prints (kube_get_start, the
+ * watches of kube/watch.h) prints the file's text, then a line
+ * KUBE_FILE_MARK, then kubectl's output: a file and a kubectl answer for
+ * one docker exec where each would be one. Given that output, returns
+ * where kubectl's begins, *file the file's text (owned; NULL when it is
+ * missing or empty, as a file k3s is rewriting is for a moment). */
+#define KUBE_FILE_MARK "#openshell-file-end"
+const char *kube_file_split(const char *out, char **file);
+
+/* The argv of `docker exec CTR [sh -c … FILE] kubectl --request-timeout=T`,
+ * to which a caller adds kubectl's arguments. */
+void kube_exec_argv(const char *ctr, const char *file, int timeout_ms, struct strv *argv);
 
 /* The last lines of logs: `kubectl logs -n NS -l SELECTOR --tail=N`, and
  * after them the previous container's (--previous) when there is one, so
