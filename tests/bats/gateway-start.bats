@@ -129,8 +129,8 @@ setup() {
 }
 
 @test "a GPU wait whose every read of the cluster fails says so, not that an object is missing" {
-	# /readyz answers; every read of the GPU facts gets the API server's 503.
-	fake_docker_on " get nodes,daemonsets,runtimeclasses " \
+	# /readyz answers; every watch of the GPU facts gets the API server's 503.
+	fake_docker_on " --watch " \
 		'echo "Error from server (ServiceUnavailable): the server is currently unable to handle the request" >&2; exit 1'
 	OPENSHELL_DOCKER=$FAKE_DOCKER run --separate-stderr openshell gateway start --gpu --name t1 --timeout 8s
 	assert_failure 4
