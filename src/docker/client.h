@@ -47,14 +47,11 @@ int docker_ok(const char *const *args, int timeout_ms, os_error *err);
 int docker_run_finishing(const char *const *args, int timeout_ms, struct run_result *res, os_error *err);
 
 /* A long command read as it comes: stderr merged into stdout, each line
- * handed to on_line, ticks beside it (the fields of struct run_spec). */
+ * handed to on_line (the fields of struct run_spec). */
 struct docker_stream_opts {
 	const char *const *env;   /* "NAME=VALUE" for docker alone, or NULL */
 	int timeout_ms;           /* 0: the per-call default */
 	int (*on_line)(void *ctx, const char *line);
-	int discard_lines;
-	int tick_ms;
-	int (*on_tick)(void *ctx);
 	void *ctx;
 };
 

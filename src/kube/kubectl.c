@@ -139,65 +139,20 @@ int kube_exec_k3s_type(const char *ctr, const char *type, const char *const *arg
 	return rc;
 }
 
-/* kubectl's own --timeout ends the watch inside the container: a docker
- * exec that is stopped leaves its process running there. */
-static void wait_argv(const char *ctr, const char *const *args, const struct kube_wait_opts *o, struct strv *argv)
-{
-	exec_argv(ctr, NULL, 0, docker_call_timeout_ms(), argv);
-	strv_push(argv, "wait");
-	strv_pushv(argv, args);
-	strv_pushf(argv, "--timeout=%ds", inner_seconds(o->timeout_ms));
-}
-
-/* kubectl wait exits 0 only once the condition is met. */
-static int wait_result(int rc, struct run_result *res, const struct kube_wait_opts *o)
-{
-	if (rc == 0)
-		rc = !res->stopped && res->status == 0;
-	if (rc > 0 && o->output)
-		*o->output = xstrdup(res->out);
-	run_result_free(res);
-	return rc;
-}
-
-int kube_wait(const char *ctr, const char *const *args, const struct kube_wait_opts *o, os_error *err)
-{
-	struct strv argv = { 0 };
-	struct run_result res = { 0 };
-	struct docker_stream_opts so = { .timeout_ms = o->timeout_ms, .tick_ms = o->tick_ms,
-					 .on_tick = o->on_tick, .ctx = o->ctx };
-	int rc;
-
-	wait_argv(ctr, args, o, &argv);
-	rc = docker_stream(strv_argv(&argv), &so, &res, err);
-	strv_free(&argv);
-	return wait_result(rc, &res, o);
-}
-
 struct run_child *kube_wait_start(const char *ctr, const char *const *args, const struct kube_wait_opts *o,
 				  os_error *err)
 {
 	struct strv argv = { 0 };
-	struct run_spec spec = { .timeout_ms = o->timeout_ms, .merge_stderr = 1, .tick_ms = o->tick_ms,
-				 .on_tick = o->on_tick, .ctx = o->ctx };
-	struct run_child *c = (wait_argv(ctr, args, o, &argv), docker_start(strv_argv(&argv), &spec, err));
+	struct run_spec spec = { .timeout_ms = o->timeout_ms, .on_line = o->on_line, .ctx = o->ctx };
+	struct run_child *c;
 
+	exec_argv(ctr, NULL, 0, docker_call_timeout_ms(), &argv);
+	strv_push(&argv, "wait");
+	strv_pushv(&argv, args);
+	strv_pushf(&argv, "--timeout=%ds", inner_seconds(o->timeout_ms));
+	c = docker_start(strv_argv(&argv), &spec, err);
 	strv_free(&argv);
 	return c;
-}
-
-int kube_wait_await(struct run_child *c, const struct kube_wait_opts *o, os_error *err)
-{
-	struct run_result res = { 0 };
-
-	return wait_result(docker_await(c, &res, err), &res, o);
-}
-
-int kube_wait_finish(struct run_child *c, const struct kube_wait_opts *o, os_error *err)
-{
-	struct run_result res = { 0 };
-
-	return wait_result(docker_finish(c, &res, err), &res, o);
 }
 
 int kube_readyz(const char *ctr, int timeout_ms, os_error *err)

@@ -42,29 +42,18 @@ int kube_exec_k3s_type(const char *ctr, const char *type, const char *const *arg
 		       long long deadline, int timeout_ms, struct run_result *res, os_error *err);
 
 /* `kubectl wait ARGS --timeout=T` (ARGS: --for=... and what to wait for),
- * T what is left of timeout_ms. While it waits, on_tick runs as in struct
- * run_spec (a tick may look at other state, and stop the wait). */
+ * T what is left of timeout_ms, beside other calls (docker_await() or
+ * docker_finish() end it): each line it prints goes to on_line as in
+ * struct run_spec (with --output=json, each object met as it is), its
+ * stderr apart. kubectl's own --timeout ends the watch inside the
+ * container too, where a stopped docker exec leaves its process. */
 struct kube_wait_opts {
 	int timeout_ms;
-	int tick_ms;
-	int (*on_tick)(void *ctx);
+	int (*on_line)(void *ctx, const char *line);
 	void *ctx;
-	char **output;            /* met: what kubectl printed (with -o json, the object) */
 };
-
-/* 1: the condition was met; 0: not (kubectl timed out, found no such
- * object or could not judge, or a tick stopped it); -1: docker failed or
- * the deadline passed. */
-int kube_wait(const char *ctr, const char *const *args, const struct kube_wait_opts *o, os_error *err);
-
-/* kube_wait() beside other calls: started here, its answer (as
- * kube_wait()'s) from kube_wait_finish(), which stops it if still running. */
 struct run_child *kube_wait_start(const char *ctr, const char *const *args, const struct kube_wait_opts *o,
 				  os_error *err);
-int kube_wait_finish(struct run_child *c, const struct kube_wait_opts *o, os_error *err);
-/* The same, waiting for it to end by itself (or at its own deadline, or
- * as its ticks say). */
-int kube_wait_await(struct run_child *c, const struct kube_wait_opts *o, os_error *err);
 
 /* 1 when /readyz answers ok, 0 when not (yet), -1 when docker failed. */
 int kube_readyz(const char *ctr, int timeout_ms, os_error *err);
