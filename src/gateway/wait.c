@@ -165,8 +165,9 @@ static int api_tick(void *ctx)
 static int follow_api_log(struct wait_ctx *w, const char *since, os_error *err)
 {
 	struct wait_follow *f = xcalloc(1, sizeof(*f));
-	struct run_spec spec = { .timeout_ms = wait_remaining_ms(w), .on_line = api_line, .discard_lines = 1,
-				 .tick_ms = API_TICK_FIRST_MS, .on_tick = api_tick, .ctx = f };
+	/* k3s logs on stderr, which docker logs keeps apart as it was. */
+	struct run_spec spec = { .timeout_ms = wait_remaining_ms(w), .merge_stderr = 1, .on_line = api_line,
+				 .discard_lines = 1, .tick_ms = API_TICK_FIRST_MS, .on_tick = api_tick, .ctx = f };
 	struct strv args = { 0 };
 	struct run_result res = { 0 };
 	int rc = -1;

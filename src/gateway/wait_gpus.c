@@ -282,6 +282,8 @@ static int serve(struct gpu_wait *gw, os_error *err)
 				return -1;
 		} else if (i == 3) {
 			runtime_read(gw);
+		} else if (i < 0) {   /* the watches always run: a bug, not a wait */
+			return os_error_set(err, OS_EXIT_FAILURE, "the GPU wait has nothing left to wait on");
 		} else if (i > 0) {
 			gw->g->seen = 1;   /* an event: a watch has listed */
 		}
