@@ -28,7 +28,7 @@ static int inner_seconds(int timeout_ms)
  * the file is there; kubectl's exit status and stderr are the call's. */
 #define READ_FIRST_SCRIPT "cat -- \"$1\" 2>/dev/null; printf '\\n%s\\n' '" KUBE_FILE_MARK "'; shift; exec \"$@\""
 
-static void exec_argv(const char *ctr, const char *file, int interactive, int timeout_ms, struct strv *argv)
+static void exec_argv_s(const char *ctr, const char *file, int interactive, int request_s, struct strv *argv)
 {
 	strv_push(argv, "exec");
 	if (interactive)
@@ -37,12 +37,17 @@ static void exec_argv(const char *ctr, const char *file, int interactive, int ti
 	if (file)
 		strv_pushv(argv, (const char *const[]){ "sh", "-c", READ_FIRST_SCRIPT, "openshell", file, NULL });
 	strv_push(argv, "kubectl");
-	strv_pushf(argv, "--request-timeout=%ds", inner_seconds(timeout_ms));
+	strv_pushf(argv, "--request-timeout=%ds", request_s);
 }
 
-void kube_exec_argv(const char *ctr, const char *file, int timeout_ms, struct strv *argv)
+static void exec_argv(const char *ctr, const char *file, int interactive, int timeout_ms, struct strv *argv)
 {
-	exec_argv(ctr, file, 0, timeout_ms, argv);
+	exec_argv_s(ctr, file, interactive, inner_seconds(timeout_ms), argv);
+}
+
+void kube_exec_argv(const char *ctr, const char *file, int request_s, struct strv *argv)
+{
+	exec_argv_s(ctr, file, 0, request_s, argv);
 }
 
 const char *kube_file_split(const char *out, char **file)

@@ -87,9 +87,9 @@ int kube_get_finish(struct run_child *c, const char *resource, cJSON **out, char
 #define KUBE_FILE_MARK "#openshell-file-end"
 const char *kube_file_split(const char *out, char **file);
 
-/* The argv of `docker exec CTR [sh -c … FILE] kubectl --request-timeout=T`,
+/* The argv of `docker exec CTR [sh -c … FILE] kubectl --request-timeout=Ss`,
  * to which a caller adds kubectl's arguments. */
-void kube_exec_argv(const char *ctr, const char *file, int timeout_ms, struct strv *argv);
+void kube_exec_argv(const char *ctr, const char *file, int request_s, struct strv *argv);
 
 /* The last lines of logs: `kubectl logs -n NS -l SELECTOR --tail=N`, and
  * after them the previous container's (--previous) when there is one, so

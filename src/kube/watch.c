@@ -13,9 +13,10 @@
 #include "kube/kubectl.h"
 #include "kube/watch.h"
 
-/* kubectl's --request-timeout ends the watch this much before the docker
- * call's deadline: on a loaded host an exec takes a second or more to
- * start and end, and an end of kubectl's own is no failure. */
+/* kubectl's --request-timeout ends a long watch this much before the
+ * docker call's deadline: on a loaded host an exec takes a second or
+ * more to start and end, and an end of kubectl's own is no failure. A
+ * short one (the end of a wait's deadline) lasts to that deadline. */
 #define WATCH_GRACE_MS 5000
 
 static int same_object(const cJSON *a, const cJSON *b)
@@ -93,15 +94,19 @@ int kube_watch_start(struct kube_watch *kw, const char *ctr, int timeout_ms, os_
 	struct strv argv = { 0 };
 	struct run_spec spec = { .timeout_ms = timeout_ms, .on_line = watch_line, .discard_lines = 1, .ctx = kw };
 
-	cJSON_Delete(kw->list);
-	kw->list = cJSON_CreateObject();
-	cJSON_AddArrayToObject(kw->list, "items");
+	/* Started again, the list is what the last watch said until the new
+	 * one's listing brings each object as it is now. */
+	if (!kw->list) {
+		kw->list = cJSON_CreateObject();
+		cJSON_AddArrayToObject(kw->list, "items");
+	}
 	kw->file_read = !kw->file;
 	if (kw->file) {
 		free(kw->file_text);
 		kw->file_text = NULL;
 	}
-	kube_exec_argv(ctr, kw->file, timeout_ms > 2 * WATCH_GRACE_MS ? timeout_ms - WATCH_GRACE_MS : timeout_ms, &argv);
+	kube_exec_argv(ctr, kw->file,
+		       timeout_ms > 2 * WATCH_GRACE_MS ? (timeout_ms - WATCH_GRACE_MS) / 1000 : (timeout_ms + 999) / 1000, &argv);
 	strv_pushv(&argv, (const char *const[]){ "get", kw->resource, NULL });
 	if (kw->ns)
 		strv_pushv(&argv, (const char *const[]){ "--namespace", kw->ns, NULL });

@@ -8,7 +8,9 @@
  * with no read after it. kubectl's --request-timeout ends it inside the
  * container too (a stopped docker exec leaves its process there); it
  * ends then, or when the API breaks it off or the container stops, and is
- * started again from a fresh list. With a FILE, that file of the
+ * started again, its list kept until the new listing brings each object
+ * as it is now (one deleted in between would stay: the objects a wait
+ * reads are not deleted while it waits). With a FILE, that file of the
  * container is read in the same docker exec first (kube/kubectl.h,
  * kube_file_split()).
  */
@@ -33,7 +35,7 @@ struct kube_watch {
 	struct run_child *c;      /* while it runs (run_wait_any wakes on each change) */
 };
 
-/* Start it, within timeout_ms; the list starts empty again. */
+/* Start it, within timeout_ms: the docker call's deadline. */
 int kube_watch_start(struct kube_watch *kw, const char *ctr, int timeout_ms, os_error *err);
 
 /* It ended (run_wait_any() returned it ended): reaped. 0 when kubectl

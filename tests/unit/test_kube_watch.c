@@ -43,6 +43,8 @@ static char *fake_docker(const char *dir)
 	cleanup_free char *script = xasprintf(
 		"#!/bin/sh\n"
 		"printf '%%s\\n' \"$@\" >'%s/argv'\n"
+		"if [ -e '%s/argv.1' ]; then printf '\\n%s\\n'; exit 0; fi\n"
+		"cp '%s/argv' '%s/argv.1'\n"
 		"printf '[x.runtimes.'\"'\"'nvidia'\"'\"']\\n\\n%s\\n'\n"
 		"echo '{\"type\":\"ADDED\",\"object\":{\"kind\":\"Node\",\"metadata\":{\"name\":\"a\"}}}'\n"
 		"echo '{\"type\":\"ADDED\",\"object\":{\"kind\":\"Node\",\"metadata\":{\"name\":\"b\"}}}'\n"
@@ -51,7 +53,7 @@ static char *fake_docker(const char *dir)
 		"echo '{\"type\":\"DELETED\",\"object\":{\"kind\":\"Node\",\"metadata\":{\"name\":\"b\"}}}'\n"
 		"echo 'Error from server (ServiceUnavailable): apiserver not ready' >&2\n"
 		"exit 1\n",
-		dir, KUBE_FILE_MARK);
+		dir, dir, KUBE_FILE_MARK, dir, dir, KUBE_FILE_MARK);
 	os_error err = { 0 };
 
 	if (write_file_atomic(path, script, strlen(script), 0700, &err) < 0)
@@ -82,7 +84,8 @@ static void test_watch(void)
 	ok(wakes >= 1, "each change wakes the waiter (%d times)", wakes);
 	ok(kw.file_read && kw.file_text && strstr(kw.file_text, "'nvidia'"), "the file came first: %s",
 	   kw.file_text ? kw.file_text : "(none)");
-	ok(kube_watch_end(&kw, &err) < 0 && err.code == OS_EXIT_FAILURE &&
+	i = kube_watch_end(&kw, &err);
+	ok(i < 0 && err.code == OS_EXIT_FAILURE &&
 		   strstr(err.msg, "kubectl get nodes --watch failed (exit status 1): Error from server (ServiceUnavailable)"),
 	   "its failure quotes kubectl: %s", err.msg ? err.msg : "(none)");
 	os_error_clear(&err);
@@ -97,7 +100,18 @@ static void test_watch(void)
 		   strstr(argv, "\nget\nnodes\n--all-namespaces\n--watch\n--output-watch-events\n--output=json\n"),
 	   "one exec reads the file, then watches with one event a line");
 	os_error_clear(&err);
+	/* Started again: its kubectl ends well at once, having said nothing. */
+	kw.file = NULL;
+	is_int(kube_watch_start(&kw, "ctr", 10000, &err), 0, "a watch starts again");
+	while (run_wait_any(&kw.c, 1) == 0 && !run_ended(kw.c))
+		;
+	is_int(kube_watch_end(&kw, &err), 0, "an end of kubectl's own is no failure");
+	is_int(cJSON_GetArraySize(json_get(kw.list, "items", NULL)), 1, "the list is kept until a new one says more");
+	ok(kw.file_text && strstr(kw.file_text, "'nvidia'"), "and so is the file read before");
 	kube_watch_free(&kw);
+	free(argv);
+	argv = xasprintf("%s/argv.1", dir);
+	unlink(argv);
 	unlink(argv_file);
 	unlink(docker);
 	rmdir(dir);
