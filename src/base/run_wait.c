@@ -149,6 +149,15 @@ static void terminate(struct run_child *c)
 		signal_group(c, SIGKILL);
 }
 
+void run_stop(struct run_child *c)
+{
+	if (!c || c->ended)
+		return;
+	check_exited(c);
+	if (!c->exited)
+		signal_group(c, SIGTERM);
+}
+
 void run_child_end(struct run_child *c, enum run_end why)
 {
 	c->why = why;

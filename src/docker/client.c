@@ -137,6 +137,11 @@ int docker_detached(const char *const *args, int timeout_ms, os_error *err)
 	return rc;
 }
 
+void docker_stop(struct run_child *c)
+{
+	run_stop(c);
+}
+
 void docker_drop(struct run_child **c)
 {
 	struct run_result res = { 0 };

@@ -73,6 +73,10 @@ int docker_finish(struct run_child *c, struct run_result *res, os_error *err);
  * after openshell has exited. 0 once it is on its way. */
 int docker_detached(const char *const *args, int timeout_ms, os_error *err);
 
+/* Tell a call it is no longer wanted (run_stop()), before docker_drop()
+ * reaps it: several dropped at once end side by side. NULL is fine. */
+void docker_stop(struct run_child *c);
+
 /* A call whose answer is no longer wanted (the command ends early):
  * stopped if it runs, reaped, and *c set to NULL. NULL is fine. */
 void docker_drop(struct run_child **c);

@@ -328,6 +328,11 @@ int wait_gpus(struct wait_ctx *w, const struct sharing_want *want, long long *gp
 		}
 		goto out;
 	}
+	/* Done: every stream is told at once, then reaped. */
+	docker_stop(gw.nodes.c);
+	docker_stop(gw.sets.c);
+	docker_stop(gw.rt_call);
+	docker_stop(wait_follower(w));
 	kube_watch_free(&gw.nodes);
 	kube_watch_free(&gw.sets);
 	docker_drop(&gw.rt_call);

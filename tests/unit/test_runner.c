@@ -1,6 +1,7 @@
 /* test_runner.c - the subprocess runner: statuses, capture, deadlines. */
 #include "config.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,6 +315,16 @@ static void test_due_and_wake(void)
 	run_result_free(&res);
 	is_int(run_finish(kids[0], &res, &err), 0, "the other is stopped");
 	ok(res.stopped, "as asked");
+	run_result_free(&res);
+
+	/* Told to stop without a wait: it ends by that signal, then is reaped. */
+	s1 = (struct run_spec){ .argv = quiet, .timeout_ms = 10000 };
+	kids[0] = run_start(&s1, &err);
+	run_stop(kids[0]);
+	is_int(run_wait_any(kids, 1), 0, "a child told to stop is returned");
+	ok(run_ended(kids[0]), "ended");
+	is_int(run_finish(kids[0], &res, &err), 0, "and reaped");
+	is_int(res.status, 128 + SIGTERM, "ended by SIGTERM");
 	run_result_free(&res);
 	os_error_clear(&err);
 }
