@@ -67,6 +67,15 @@ void verify_pods_applied(const struct gateway *gw, struct verify_pods *vp);
 int verify_pods(const struct gateway *gw, struct verify_pods *vp, const struct verify_pod_plan *plan, os_error *err);
 void verify_pods_drop(const struct gateway *gw, struct verify_pods *vp);
 
+/* A finished pod's verdict from its PHASE, exit CODE and OUT (its
+ * nvidia-smi -L) into C: the smoke pod POD (asking for RESOURCE, a MIG
+ * profile's, or NULL for nvidia.com/gpu) named exactly one GPU, and of
+ * that profile; the isolation pod (RESOURCE unused) named none. */
+void verify_judge_smoke(const char *pod, const char *resource, const char *phase, long long code, const char *out,
+			struct check *c);
+void verify_judge_isolation(const char *pod, const char *resource, const char *phase, long long code,
+			    const char *out, struct check *c);
+
 /* The smoke pod's GPU must be one of those seen. */
 void verify_smoke_gpu(const struct strv *seen, struct check *c);
 

@@ -7,7 +7,6 @@
  */
 #include "config.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,7 +22,6 @@
 #include "base/strv.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
-#include "gateway/mig.h"
 #include "gateway/verify_checks.h"
 #include "gateway/wait.h"
 #include "kube/containerd.h"
@@ -139,48 +137,15 @@ static char *smoke_output(const char *ctr, const char *pod, const cJSON *cs)
 	return out;
 }
 
-/* Is LINE ("MIG 1g.10gb     Device  0: (UUID: MIG-…)") a device of the
- * profile whose resource is RESOURCE (nvidia.com/mig-1g.10gb; the plugin
- * writes a profile's "+" as ".")? */
-static int mig_of_profile(const char *line, const char *resource)
-{
-	const char *want = resource + strlen(MIG_RESOURCE_PREFIX);
-	size_t n;
-
-	if (!line || strncmp(line, "MIG ", 4) != 0)
-		return 0;
-	line += 4;
-	n = strcspn(line, " ");
-	if (n != strlen(want))
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if ((line[i] == '+' ? '.' : line[i]) != want[i])
-			return 0;
-	return 1;
-}
-
-/* The GPUs ("GPU N: …" lines) a pod's nvidia-smi -L named, and the first. */
-static int gpu_lines(const char *out, const char **first)
-{
-	int n = 0;
-
-	*first = NULL;
-	for (const char *p = out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-		if (strncmp(p, "GPU ", 4) == 0 && isdigit((unsigned char)p[4])) {
-			*first = *first ? *first : p;
-			n++;
-		}
-	}
-	return n;
-}
-
 /* One of verify's pods, from its manifest to its verdict. */
 struct probe {
 	char *name;
 	int smoke;              /* the smoke pod, else the isolation pod */
 	const char *resource;   /* the smoke pod's MIG resource, else NULL */
 	struct check *check;    /* NULL: not wanted (any more) */
-	void (*judge)(const struct probe *p, const char *phase, long long code, const char *out, struct check *c);
+	/* verify_judge_smoke() or verify_judge_isolation() */
+	void (*judge)(const char *pod, const char *resource, const char *phase, long long code, const char *out,
+		      struct check *c);
 	int judged;
 };
 
@@ -198,51 +163,6 @@ struct verify_pods {
 	const struct verify_pod_plan *plan;
 };
 
-/* The smoke pod: Succeeded, naming one GPU, and with a MIG resource the
- * MIG device of that profile under it. */
-static void judge_smoke(const struct probe *p, const char *phase, long long code, const char *out, struct check *c)
-{
-	const char *gpu;
-	int gpus = gpu_lines(out, &gpu);
-	cleanup_free char *gpu_line = run_first_line(gpu);
-	const char *mig = strstr(out, "  MIG ");
-	cleanup_free char *mig_line = run_first_line(mig ? mig + 2 : NULL);
-	int ok = strcmp(phase, "Succeeded") == 0;
-
-	if (ok && gpus > 1)
-		check_set(c, CHECK_FAIL, xasprintf("pod %s asked for one GPU and sees %d: %s, …", p->name, gpus, gpu_line));
-	else if (ok && gpus && p->resource && !mig_of_profile(mig_line, p->resource))
-		check_set(c, CHECK_FAIL, xasprintf("pod %s asked for %s and Succeeded, but its log names no MIG device of that profile%s%s",
-						   p->name, p->resource, mig ? ": " : "", mig ? mig_line : ""));
-	else if (ok && gpus && p->resource)
-		check_set(c, CHECK_PASS, xasprintf("pod %s (%s) Succeeded: %s; %s", p->name, p->resource, gpu_line, mig_line));
-	else if (ok && gpus)
-		check_set(c, CHECK_PASS, xasprintf("pod %s Succeeded: %s", p->name, gpu_line));
-	else if (ok)
-		check_set(c, CHECK_FAIL, xasprintf("pod %s Succeeded but its log names no GPU", p->name));
-	else
-		check_set(c, CHECK_FAIL, xasprintf("pod %s Failed (exit code %lld)", p->name, code));
-}
-
-/* The isolation pod: it ran, and its nvidia-smi saw no GPU although it
- * named them all in NVIDIA_VISIBLE_DEVICES. */
-static void judge_isolation(const struct probe *p, const char *phase, long long code, const char *out,
-			    struct check *c)
-{
-	const char *gpu;
-	int gpus = gpu_lines(out, &gpu);
-	cleanup_free char *line = run_first_line(gpus ? gpu : out);
-
-	if (strcmp(phase, "Succeeded") != 0)
-		check_set(c, CHECK_FAIL, xasprintf("pod %s Failed (exit code %lld)", p->name, code));
-	else if (gpus)
-		check_set(c, CHECK_FAIL, xasprintf("pod %s asked for no GPU and sees %d through NVIDIA_VISIBLE_DEVICES=all (%s): the nvidia runtime takes that variable from unprivileged pods; the gateway's image must set accept-nvidia-visible-devices-envvar-when-unprivileged = false",
-						   p->name, gpus, line));
-	else
-		check_set(c, CHECK_PASS, xasprintf("pod %s, no GPU asked, NVIDIA_VISIBLE_DEVICES=all: sees none (%s)", p->name,
-						   *line ? line : "nvidia-smi said nothing"));
-}
-
 /* Judge a finished pod by its phase, exit code and answer. */
 static void judge_finished(const char *ctr, struct probe *p, const cJSON *obj)
 {
@@ -252,7 +172,7 @@ static void judge_finished(const char *ctr, struct probe *p, const cJSON *obj)
 	long long code = -1;
 
 	json_int(json_get(cs, "state", "terminated", "exitCode", NULL), -1000, 1000, &code);
-	p->judge(p, phase ? phase : "", code, out, p->check);
+	p->judge(p->name, p->resource, phase ? phase : "", code, out, p->check);
 	if (p->check->status == CHECK_FAIL)
 		p->check->detail = xstrdup(out);
 	p->judged = 1;
@@ -373,10 +293,10 @@ static void add_probe(struct verify_pods *vp, cJSON *items, unsigned tag, struct
 
 	if (smoke)
 		*p = (struct probe){ .name = xasprintf("openshell-verify-%x", tag), .smoke = 1, .resource = resource,
-				     .check = check, .judge = judge_smoke };
+				     .check = check, .judge = verify_judge_smoke };
 	else
 		*p = (struct probe){ .name = xasprintf("openshell-verify-%x-nogpu", tag), .check = check,
-				     .judge = judge_isolation };
+				     .judge = verify_judge_isolation };
 	cJSON_AddItemToArray(items, probe_manifest(p->name, vp->plan->image, smoke ? SMOKE_SCRIPT : ISOLATION_SCRIPT,
 						   smoke ? (resource ? resource : GPU_RESOURCE) : NULL, !smoke));
 }
