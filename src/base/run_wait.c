@@ -149,6 +149,15 @@ static void terminate(struct run_child *c)
 		signal_group(c, SIGKILL);
 }
 
+void run_stop(struct run_child *c)
+{
+	if (!c || c->ended)
+		return;
+	check_exited(c);
+	if (!c->exited)
+		signal_group(c, SIGTERM);
+}
+
 void run_child_end(struct run_child *c, enum run_end why)
 {
 	c->why = why;
@@ -178,6 +187,11 @@ static void check_due(struct run_child *c)
 	if (c->next_tick && now >= c->next_tick) {
 		int delay = c->spec.on_tick(c->spec.ctx);   /* may run commands of its own */
 
+		if (delay == RUN_WAKE) {
+			c->woke = 1;
+			c->next_tick = 0;   /* its news is told: no more ticks */
+			return;
+		}
 		if (delay <= 0)
 			return run_child_end(c, RUN_END_STOPPED);
 		c->next_tick = clock_ms() + delay;
@@ -206,6 +220,11 @@ static int poll_timeout(struct run_child *c, int timeout)
 }
 
 int run_wait_any(struct run_child *const *kids, size_t n)
+{
+	return run_wait_until(kids, n, 0);
+}
+
+int run_wait_until(struct run_child *const *kids, size_t n, long long due)
 {
 	for (;;) {
 		struct pollfd fds[2 * RUN_MAX_CHILDREN + 1];
@@ -244,6 +263,12 @@ int run_wait_any(struct run_child *const *kids, size_t n)
 		}
 		if (!live)
 			return -1;
+		if (due) {
+			long long left = due - clock_ms();
+			if (left <= 0)
+				return RUN_WAIT_DUE;
+			timeout = timeout < 0 || timeout > left ? (int)(left > 60000 ? 60000 : left) : timeout;
+		}
 		/* Once a stop is asked for the wake fd stays readable: the
 		 * children still running have a grace, which their timeout holds. */
 		if (!signals_stop_requested() && signals_wake_fd() >= 0) {

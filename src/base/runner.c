@@ -286,6 +286,11 @@ fail:
 	return NULL;
 }
 
+int run_ended(const struct run_child *c)
+{
+	return c->reported;
+}
+
 int run_finish(struct run_child *c, struct run_result *res, os_error *err)
 {
 	int *statuses = NULL, nstat = 0, rc;

@@ -55,7 +55,8 @@ struct run_spec {
 	int discard_lines;        /* keep no line on_line has seen (a long stream) */
 	/* Called tick_ms after the start and then after each delay it returns,
 	 * while the child runs (a fallback poll beside a stream); returning 0
-	 * stops the child as on_line does. */
+	 * stops the child as on_line does, RUN_WAKE wakes the waiter as
+	 * on_line's does and ends the ticks. */
 	int tick_ms;
 	int (*on_tick)(void *ctx);
 	void *ctx;                /* for on_line and on_tick */
@@ -101,6 +102,19 @@ struct run_child *run_start(const struct run_spec *spec, os_error *err);
  * stopped it) or its on_line returns RUN_WAKE: returns its index. Each
  * child ended is returned once; -1 when none is left running. */
 int run_wait_any(struct run_child *const *kids, size_t n);
+
+/* As run_wait_any(), but returns RUN_WAIT_DUE once clock_ms() reaches
+ * DUE (0: never) with nothing to report: a waiter's own tick. */
+#define RUN_WAIT_DUE (-2)
+int run_wait_until(struct run_child *const *kids, size_t n, long long due);
+
+/* Ask the child to end now (SIGTERM to its process group) without
+ * waiting for it: children no longer wanted are told at once, then
+ * reaped one by one by run_finish(), which waits less. */
+void run_stop(struct run_child *c);
+
+/* Has run_wait_any() returned the child ended? */
+int run_ended(const struct run_child *c);
 
 /* Reap the child, stopping it first if it still runs (as its callback
  * would, or as an interrupt when one is pending), and free it: res and

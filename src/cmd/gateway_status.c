@@ -72,13 +72,15 @@ static void say_verbose(os_error *err)
 
 /* The API and GPU probes only make sense in a running container; their
  * failure is part of the answer, not an error. One kubectl call answers
- * both whether the API serves and what the node has; containerd's config
- * is read beside it. */
+ * both whether the API serves and what the node has, and containerd's
+ * config is read in the same docker exec. */
 static void probe(const struct gateway *gw, struct status *s)
 {
-	struct run_child *rt = NULL, *get;
+	struct run_child *get;
 	os_error err = { 0 };
+	cleanup_free char *config = NULL;
 	cJSON *nodes = NULL;
+	int found = -1;
 
 	s->gpus = s->capacity = -1;
 	if (gw->c.health_line)
@@ -86,18 +88,18 @@ static void probe(const struct gateway *gw, struct status *s)
 	probe_health(gw, s);
 	if (!gw->c.running)
 		return;
-	if (gateway_wants_gpu(gw) && !(rt = containerd_nvidia_runtime_start(gw->container, 0, &err)))
-		say_verbose(&err);
-	if ((get = kube_get_start(gw->container, "nodes", NULL, NULL, 0, 0, &err)) &&
-	    kube_get_finish(get, "nodes", &nodes, &err) > 0) {
+	if ((get = kube_get_start(gw->container, gateway_wants_gpu(gw) ? K3S_CONTAINERD_CONFIG : NULL, "nodes", NULL, 0,
+				  0, &err)))
+		found = kube_get_finish(get, "nodes", &nodes, gateway_wants_gpu(gw) ? &config : NULL, &err);
+	if (found > 0) {
 		s->api_ready = 1;
 		s->gpus = kube_nodes_allocatable_gpus(nodes);
 		s->capacity = kube_nodes_capacity_gpus(nodes);
 		mig_resources(nodes, &s->mig);
 	}
+	if (config)
+		containerd_parse_nvidia(config, &s->rt);
 	say_verbose(&err);
-	if (rt && containerd_nvidia_runtime_finish(rt, &s->rt, &err) < 0)
-		say_verbose(&err);
 	cJSON_Delete(nodes);
 }
 

@@ -137,6 +137,11 @@ int docker_detached(const char *const *args, int timeout_ms, os_error *err)
 	return rc;
 }
 
+void docker_stop(struct run_child *c)
+{
+	run_stop(c);
+}
+
 void docker_drop(struct run_child **c)
 {
 	struct run_result res = { 0 };
@@ -206,8 +211,7 @@ int docker_stream(const char *const *args, const struct docker_stream_opts *o, s
 		  os_error *err)
 {
 	struct run_spec spec = { .timeout_ms = o->timeout_ms, .merge_stderr = 1, .env = o->env,
-				 .on_line = o->on_line, .discard_lines = o->discard_lines,
-				 .tick_ms = o->tick_ms, .on_tick = o->on_tick, .ctx = o->ctx };
+				 .on_line = o->on_line, .ctx = o->ctx };
 
 	return docker_spawn(spec, args, 0, res, err);
 }

@@ -47,14 +47,11 @@ int docker_ok(const char *const *args, int timeout_ms, os_error *err);
 int docker_run_finishing(const char *const *args, int timeout_ms, struct run_result *res, os_error *err);
 
 /* A long command read as it comes: stderr merged into stdout, each line
- * handed to on_line, ticks beside it (the fields of struct run_spec). */
+ * handed to on_line (the fields of struct run_spec). */
 struct docker_stream_opts {
 	const char *const *env;   /* "NAME=VALUE" for docker alone, or NULL */
 	int timeout_ms;           /* 0: the per-call default */
 	int (*on_line)(void *ctx, const char *line);
-	int discard_lines;
-	int tick_ms;
-	int (*on_tick)(void *ctx);
 	void *ctx;
 };
 
@@ -75,6 +72,10 @@ int docker_finish(struct run_child *c, struct run_result *res, os_error *err);
  * wait on; it ends within timeout_ms (0: the per-call default) even
  * after openshell has exited. 0 once it is on its way. */
 int docker_detached(const char *const *args, int timeout_ms, os_error *err);
+
+/* Tell a call it is no longer wanted (run_stop()), before docker_drop()
+ * reaps it: several dropped at once end side by side. NULL is fine. */
+void docker_stop(struct run_child *c);
 
 /* A call whose answer is no longer wanted (the command ends early):
  * stopped if it runs, reaped, and *c set to NULL. NULL is fine. */

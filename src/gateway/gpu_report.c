@@ -27,7 +27,7 @@ static char *gpu_missing(const struct gpu_state *g)
 	if (!g->seen)
 		return xasprintf("no read of the cluster's objects succeeded%s%s", g->api_error ? ": " : "",
 				 g->api_error ? g->api_error : "");
-	if (!g->runtime_class)
+	if (g->runtime_class == 0)
 		return xstrdup("RuntimeClass 'nvidia' does not exist (was k3s started with --disable=runtimes?)");
 	if (!g->rt.config_read)
 		return xstrdup("k3s has not written its containerd config yet");

@@ -11,8 +11,8 @@
 #include "kube/objects.h"
 
 struct gpu_state {
-	int seen;                 /* a look has read the cluster's objects: the facts below are its */
-	int runtime_class;        /* RuntimeClass nvidia exists */
+	int seen;                 /* a watch has listed the cluster's objects: the facts below are its */
+	int runtime_class;        /* RuntimeClass nvidia exists: 1, or 0 not; -1 unknown */
 	struct runtime_fact rt;   /* containerd's nvidia runtime, once k3s wrote its config */
 	int plugin_found;
 	struct ds_status ds;

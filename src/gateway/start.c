@@ -460,6 +460,7 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 		goto out;
 	phases_mark(&r->phases, PHASE_CONTAINER);
 	st.w.fresh = st.created_container;
+	st.w.new_volume = st.created_container && st.created_volume;
 	if (wait_ready(&st, err) < 0)
 		goto out;
 	r->image = xstrdup(st.o.image);
@@ -470,6 +471,7 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 out:
 	if (rc < 0 && signals_pending())
 		start_explain_interrupt(&st.o, st.have_container, st.removed_old, st.rolled_back, err);
+	wait_release(&st.w);
 	gateway_unlock(lock);
 	free(st.res);
 	free(st.reused_image);

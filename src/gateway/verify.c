@@ -34,21 +34,28 @@
  * yet, and kubectl refuses the whole get; nor has its deploy controller,
  * which waits for those types, made the RuntimeClasses. Both come
  * together (pkg/server/server.go: startOnAPIServerReady), so the get is
- * tried again until they do, within the smoke pod's --timeout. */
+ * tried again until they do, within the smoke pod's --timeout. The same
+ * call reads containerd's config (into *rt). */
 static int get_state(const struct gateway *gw, const struct verify_opts *vo, struct run_child *call, cJSON **list,
-		     os_error *err)
+		     struct runtime_fact *rt, os_error *err)
 {
 	long long deadline = clock_ms() + vo->timeout_ms;
 	struct backoff b = { 0 };
+	char *config = NULL;
 	int found;
 
-	while ((found = kube_get_finish(call, VERIFY_STATE_TYPES, list, err)) < 0 &&
+	while ((found = kube_get_finish(call, VERIFY_STATE_TYPES, list, &config, err)) < 0 &&
 	       kube_get_type_unknown(err, "helmchartconfigs") && backoff_wait(&b, deadline)) {
 		os_error_clear(err);
-		if (!(call = kube_get_start(gw->container, VERIFY_STATE_TYPES, NULL, NULL, 1,
+		free(config);
+		config = NULL;
+		if (!(call = kube_get_start(gw->container, K3S_CONTAINERD_CONFIG, VERIFY_STATE_TYPES, NULL, 1,
 					    call_budget_ms(deadline, vo->timeout_ms), err)))
 			return -1;
 	}
+	if (config)
+		containerd_parse_nvidia(config, rt);
+	free(config);
 	return found;
 }
 
@@ -152,32 +159,30 @@ static void check_allocatable(const struct gateway *gw, int gpus, const cJSON *l
 
 /* The cluster checks from one look at it (LIST) and the containerd fact;
  * the smoke pod when a GPU can be scheduled, the isolation pod when
- * containerd has the nvidia runtime that pods of both run under. */
-static int check_cluster(const struct gateway *gw, const struct verify_opts *vo, const cJSON *list,
-			 const struct runtime_fact *rt, int devices, struct check checks[VERIFY_NCHECKS], int *smoked,
-			 os_error *err)
+ * containerd has the nvidia runtime that pods of both run under (VP: the
+ * pods applied before the looks, or NULL). */
+static int check_cluster(const struct gateway *gw, const cJSON *list, const struct runtime_fact *rt, int devices,
+			 struct check checks[VERIFY_NCHECKS], struct verify_pod_plan *plan, struct verify_pods *vp,
+			 int *smoked, os_error *err)
 {
-	cleanup_free char *resource = NULL;   /* what the smoke pod asks for, if not nvidia.com/gpu */
-	struct verify_pod_plan plan = { .image = vo->smoke_image, .timeout_ms = vo->timeout_ms, .keep = vo->keep };
 	int schedulable = 0;
 
 	check_runtime_class(list, rt, &checks[1]);
 	check_device_plugin(gw, list, &checks[2]);
-	check_allocatable(gw, devices, list, &checks[3], &resource, &schedulable);
+	check_allocatable(gw, devices, list, &checks[3], (char **)&plan->resource, &schedulable);
 	/* Without a schedulable GPU the smoke pod could only wait for nothing;
 	 * with some (an unhealthy one beside, a count off) it proves those. */
 	if (schedulable) {
-		plan.smoke = &checks[4];
-		plan.resource = resource;
+		plan->smoke = &checks[4];
 		*smoked = 1;
 	} else {
 		check_set(&checks[4], CHECK_SKIP, xstrdup("not run: no allocatable GPU"));
 	}
 	if (rt->nvidia)
-		plan.isolation = &checks[5];
+		plan->isolation = &checks[5];
 	else
 		check_set(&checks[5], CHECK_SKIP, xstrdup("not run: containerd has no nvidia runtime"));
-	return verify_pods(gw, &plan, err);
+	return verify_pods(gw, vp, plan, err);
 }
 
 /* A cluster that does not answer fails the cluster checks, with that as
@@ -198,9 +203,13 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		"device-request", "runtime-class", "device-plugin", "allocatable", "smoke-pod", "pod-isolation",
 	};
 	struct gpu_looks looks = { 0 };
-	struct run_child *rt_call = NULL, *state_call = NULL;
+	struct run_child *state_call = NULL;
 	struct runtime_fact rt = { 0 };
 	struct strv seen = { 0 };   /* the GPUs the gateway's container sees */
+	/* The pods as applied before the looks, and as the looks decide. */
+	struct verify_pod_plan early = { .image = vo->smoke_image, .timeout_ms = vo->timeout_ms, .keep = vo->keep };
+	struct verify_pod_plan plan = early;
+	struct verify_pods *vp = NULL;
 	cJSON *list = NULL;
 	os_error e = { 0 };
 	int devices = 0;            /* what the plugin advertises for them */
@@ -214,22 +223,25 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		return 0;
 	}
 	verify_device_request(gw, &checks[0]);
-	/* Every look the checks need, at once, each its own docker call: the
-	 * container's GPUs and the host's (the slowest: a container of its
-	 * own, which runs on beside the smoke pod), containerd's config, and
-	 * the cluster's objects in one kubectl get. */
+	/* The pods go in first, so that they run while the looks do; only the
+	 * mixed MIG strategy's smoke pod must know the node's MIG profiles
+	 * first. Then every look the checks need, at once, each its own
+	 * docker call: the container's GPUs and the host's (the slowest: a
+	 * container of its own, which runs on beside the pods), and the
+	 * cluster's objects in one kubectl get that reads containerd's config
+	 * too. */
+	early.smoke = &checks[4];
+	early.isolation = &checks[5];
+	if (gw->mig != MIG_MIXED && !(vp = verify_pods_start(gw, &early, err)))
+		goto out;
 	looked = checks[0].status == CHECK_PASS;
 	if ((looked && verify_gpus_start(gw, &looks, err) < 0) ||
-	    !(rt_call = containerd_nvidia_runtime_start(gw->container, 0, err)) ||
-	    !(state_call = kube_get_start(gw->container, VERIFY_STATE_TYPES, NULL, NULL, 1, 0, err)))
+	    !(state_call = kube_get_start(gw->container, K3S_CONTAINERD_CONFIG, VERIFY_STATE_TYPES, NULL, 1, 0, err)))
 		goto out;
+	verify_pods_applied(gw, vp);
 	if (looked && verify_gpus_seen(gw, &looks, &seen, &devices, err) < 0)
 		goto out;
-	found = containerd_nvidia_runtime_finish(rt_call, &rt, err);
-	rt_call = NULL;
-	if (found < 0)
-		goto out;
-	found = get_state(gw, vo, state_call, &list, &e);
+	found = get_state(gw, vo, state_call, &list, &rt, &e);
 	state_call = NULL;
 	if (found < 0) {
 		/* No answer: an API that is down, or a failure of its own. */
@@ -242,8 +254,11 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 			goto out;
 		}
 		api_silent(checks);
-	} else if (check_cluster(gw, vo, list, &rt, devices, checks, &smoked, err) < 0) {
-		goto out;
+	} else {
+		found = check_cluster(gw, list, &rt, devices, checks, &plan, vp, &smoked, err);
+		vp = NULL;   /* verify_pods() has done with it */
+		if (found < 0)
+			goto out;
 	}
 	if (looked && verify_gpus_judge(gw, &looks, &seen, &checks[0], err) < 0)
 		goto out;
@@ -251,11 +266,12 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		verify_smoke_gpu(&seen, &checks[4]);
 	rc = 0;
 out:
+	verify_pods_drop(gw, vp);
 	verify_gpus_free(&looks);
-	docker_drop(&rt_call);
 	docker_drop(&state_call);
 	runtime_fact_free(&rt);
 	cJSON_Delete(list);
+	free((char *)plan.resource);
 	strv_free(&seen);
 	os_error_clear(&e);
 	return rc;

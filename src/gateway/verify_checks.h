@@ -39,9 +39,8 @@ void verify_gpus_free(struct gpu_looks *l);
  * runs nvidia-smi -L, and must succeed naming exactly one GPU (and the
  * MIG device of that profile); the isolation pod asks for none, names
  * every one in NVIDIA_VISIBLE_DEVICES=all (as any CUDA image does) and
- * must see none. A NULL check is not run. The checks are set; -1 only
- * when they could not run. Both run IMAGE; they get TIMEOUT_MS to end,
- * and are deleted afterwards unless KEEP. */
+ * must see none. A NULL check is not run. Both run IMAGE; they get
+ * TIMEOUT_MS to end, and are deleted afterwards unless KEEP. */
 #define VERIFY_PODS 2
 struct verify_pod_plan {
 	struct check *smoke;
@@ -51,7 +50,31 @@ struct verify_pod_plan {
 	int timeout_ms;
 	int keep;
 };
-int verify_pods(const struct gateway *gw, const struct verify_pod_plan *plan, os_error *err);
+
+/* The pods are applied before the looks that tell whether each is
+ * wanted, so that their run overlaps the looks: verify_pods_start()
+ * starts the apply of PLAN's pods (NULL, err set, when it cannot);
+ * verify_pods_applied() takes its answer and starts the wait for them;
+ * verify_pods() then judges the pods of the final PLAN, whose checks must
+ * be the same or NULL (a pod ruled out by the looks is neither waited
+ * for nor judged); with VP NULL it applies them first. The checks are
+ * set; -1 only when they could not run. verify_pods() and
+ * verify_pods_drop() (no judging, for when the checks cannot run) delete
+ * the pods and free VP. PLAN must outlive VP. */
+struct verify_pods;
+struct verify_pods *verify_pods_start(const struct gateway *gw, const struct verify_pod_plan *plan, os_error *err);
+void verify_pods_applied(const struct gateway *gw, struct verify_pods *vp);
+int verify_pods(const struct gateway *gw, struct verify_pods *vp, const struct verify_pod_plan *plan, os_error *err);
+void verify_pods_drop(const struct gateway *gw, struct verify_pods *vp);
+
+/* A finished pod's verdict from its PHASE, exit CODE and OUT (its
+ * nvidia-smi -L) into C: the smoke pod POD (asking for RESOURCE, a MIG
+ * profile's, or NULL for nvidia.com/gpu) named exactly one GPU, and of
+ * that profile; the isolation pod (RESOURCE unused) named none. */
+void verify_judge_smoke(const char *pod, const char *resource, const char *phase, long long code, const char *out,
+			struct check *c);
+void verify_judge_isolation(const char *pod, const char *resource, const char *phase, long long code,
+			    const char *out, struct check *c);
 
 /* The smoke pod's GPU must be one of those seen. */
 void verify_smoke_gpu(const struct strv *seen, struct check *c);

@@ -1,13 +1,12 @@
 /* gateway/verify_pods.c - verify's pods: the smoke pod and the isolation pod (see gateway/verify_checks.h).
  *
- * Both go in with one kubectl apply, are waited for side by side (one
- * kubectl wait each, for its container's terminated state, whose
- * termination message is the pod's answer), judged, and deleted by one
- * detached kubectl delete.
+ * Both go in with one kubectl apply, before verify's looks, are waited for
+ * by one kubectl wait (for each container's terminated state, whose
+ * termination message is the pod's answer; it prints each pod as it
+ * ends), judged, and deleted by one detached kubectl delete.
  */
 #include "config.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,7 +22,6 @@
 #include "base/strv.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
-#include "gateway/mig.h"
 #include "gateway/verify_checks.h"
 #include "gateway/wait.h"
 #include "kube/containerd.h"
@@ -139,99 +137,34 @@ static char *smoke_output(const char *ctr, const char *pod, const cJSON *cs)
 	return out;
 }
 
-/* Is LINE ("MIG 1g.10gb     Device  0: (UUID: MIG-…)") a device of the
- * profile whose resource is RESOURCE (nvidia.com/mig-1g.10gb; the plugin
- * writes a profile's "+" as ".")? */
-static int mig_of_profile(const char *line, const char *resource)
-{
-	const char *want = resource + strlen(MIG_RESOURCE_PREFIX);
-	size_t n;
-
-	if (!line || strncmp(line, "MIG ", 4) != 0)
-		return 0;
-	line += 4;
-	n = strcspn(line, " ");
-	if (n != strlen(want))
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if ((line[i] == '+' ? '.' : line[i]) != want[i])
-			return 0;
-	return 1;
-}
-
-/* The GPUs ("GPU N: …" lines) a pod's nvidia-smi -L named, and the first. */
-static int gpu_lines(const char *out, const char **first)
-{
-	int n = 0;
-
-	*first = NULL;
-	for (const char *p = out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-		if (strncmp(p, "GPU ", 4) == 0 && isdigit((unsigned char)p[4])) {
-			*first = *first ? *first : p;
-			n++;
-		}
-	}
-	return n;
-}
-
 /* One of verify's pods, from its manifest to its verdict. */
 struct probe {
 	char *name;
-	const char *resource;   /* the smoke pod's, else NULL */
-	struct check *check;
-	void (*judge)(const struct probe *p, const char *phase, long long code, const char *out, struct check *c);
-	struct run_child *wait;
-	char *done;             /* the finished pod, as kubectl wait printed it */
-	struct kube_wait_opts wo;
+	int smoke;              /* the smoke pod, else the isolation pod */
+	const char *resource;   /* the smoke pod's MIG resource, else NULL */
+	struct check *check;    /* NULL: not wanted (any more) */
+	/* verify_judge_smoke() or verify_judge_isolation() */
+	void (*judge)(const char *pod, const char *resource, const char *phase, long long code, const char *out,
+		      struct check *c);
+	int judged;
 };
 
-/* The smoke pod: Succeeded, naming one GPU, and with a MIG resource the
- * MIG device of that profile under it. */
-static void judge_smoke(const struct probe *p, const char *phase, long long code, const char *out, struct check *c)
-{
-	const char *gpu;
-	int gpus = gpu_lines(out, &gpu);
-	cleanup_free char *gpu_line = run_first_line(gpu);
-	const char *mig = strstr(out, "  MIG ");
-	cleanup_free char *mig_line = run_first_line(mig ? mig + 2 : NULL);
-	int ok = strcmp(phase, "Succeeded") == 0;
-
-	if (ok && gpus > 1)
-		check_set(c, CHECK_FAIL, xasprintf("pod %s asked for one GPU and sees %d: %s, …", p->name, gpus, gpu_line));
-	else if (ok && gpus && p->resource && !mig_of_profile(mig_line, p->resource))
-		check_set(c, CHECK_FAIL, xasprintf("pod %s asked for %s and Succeeded, but its log names no MIG device of that profile%s%s",
-						   p->name, p->resource, mig ? ": " : "", mig ? mig_line : ""));
-	else if (ok && gpus && p->resource)
-		check_set(c, CHECK_PASS, xasprintf("pod %s (%s) Succeeded: %s; %s", p->name, p->resource, gpu_line, mig_line));
-	else if (ok && gpus)
-		check_set(c, CHECK_PASS, xasprintf("pod %s Succeeded: %s", p->name, gpu_line));
-	else if (ok)
-		check_set(c, CHECK_FAIL, xasprintf("pod %s Succeeded but its log names no GPU", p->name));
-	else
-		check_set(c, CHECK_FAIL, xasprintf("pod %s Failed (exit code %lld)", p->name, code));
-}
-
-/* The isolation pod: it ran, and its nvidia-smi saw no GPU although it
- * named them all in NVIDIA_VISIBLE_DEVICES. */
-static void judge_isolation(const struct probe *p, const char *phase, long long code, const char *out,
-			    struct check *c)
-{
-	const char *gpu;
-	int gpus = gpu_lines(out, &gpu);
-	cleanup_free char *line = run_first_line(gpus ? gpu : out);
-
-	if (strcmp(phase, "Succeeded") != 0)
-		check_set(c, CHECK_FAIL, xasprintf("pod %s Failed (exit code %lld)", p->name, code));
-	else if (gpus)
-		check_set(c, CHECK_FAIL, xasprintf("pod %s asked for no GPU and sees %d through NVIDIA_VISIBLE_DEVICES=all (%s): the nvidia runtime takes that variable from unprivileged pods; the gateway's image must set accept-nvidia-visible-devices-envvar-when-unprivileged = false",
-						   p->name, gpus, line));
-	else
-		check_set(c, CHECK_PASS, xasprintf("pod %s, no GPU asked, NVIDIA_VISIBLE_DEVICES=all: sees none (%s)", p->name,
-						   *line ? line : "nvidia-smi said nothing"));
-}
+/* The pods, applied with one kubectl apply and waited for with one
+ * kubectl wait, which prints each as it finishes. */
+struct verify_pods {
+	struct probe probes[VERIFY_PODS];
+	size_t n;
+	struct run_child *apply, *wait;
+	int applied;            /* the apply succeeded: the pods are to be deleted */
+	char *apply_error;      /* its first line, when it failed */
+	size_t waited;          /* how many the running wait is for */
+	size_t printed;         /* how many it has printed ("}" closes one) */
+	long long deadline;
+	const struct verify_pod_plan *plan;
+};
 
 /* Judge a finished pod by its phase, exit code and answer. */
-static void judge_finished(const char *ctr, const struct probe *p, const cJSON *obj)
+static void judge_finished(const char *ctr, struct probe *p, const cJSON *obj)
 {
 	const char *phase = json_str(json_get(obj, "status", NULL), "phase");
 	const cJSON *cs = cJSON_GetArrayItem(json_get(obj, "status", "containerStatuses", NULL), 0);
@@ -239,14 +172,15 @@ static void judge_finished(const char *ctr, const struct probe *p, const cJSON *
 	long long code = -1;
 
 	json_int(json_get(cs, "state", "terminated", "exitCode", NULL), -1000, 1000, &code);
-	p->judge(p, phase ? phase : "", code, out, p->check);
+	p->judge(p->name, p->resource, phase ? phase : "", code, out, p->check);
 	if (p->check->status == CHECK_FAIL)
 		p->check->detail = xstrdup(out);
+	p->judged = 1;
 }
 
 /* The pod as it was when it finished, or why it has not: a look once the
  * wait gave up (the deadline, a wait that failed). */
-static void judge_unfinished(const struct gateway *gw, const struct probe *p, int timeout_ms)
+static void judge_unfinished(const struct gateway *gw, struct probe *p, int timeout_ms)
 {
 	cJSON *obj = NULL;
 	os_error err = { 0 };
@@ -264,6 +198,7 @@ static void judge_unfinished(const struct gateway *gw, const struct probe *p, in
 			pending = pod_warning(gw->container, p->name);
 		check_set(p->check, CHECK_FAIL, pending ? xasprintf("pod %s Pending: %s", p->name, pending)
 						  : xasprintf("pod %s did not finish within %s", p->name, dur));
+		p->judged = 1;
 	}
 	cJSON_Delete(obj);
 	os_error_clear(&err);
@@ -272,14 +207,14 @@ static void judge_unfinished(const struct gateway *gw, const struct probe *p, in
 /* Deleted, neither waited for nor watched: the API has the deletion once
  * kubectl has run, and the kubelet ends a finished pod on its own. The
  * user waits for none of it (a call of its own, detached). */
-static void delete_pods(const char *ctr, const struct probe *probes, size_t n)
+static void delete_pods(const char *ctr, const struct verify_pods *vp)
 {
 	struct strv del = { 0 };
 	os_error err = { 0 };
 
 	strv_pushv(&del, (const char *const[]){ "delete", "pod", NULL });
-	for (size_t i = 0; i < n; i++)
-		strv_push(&del, probes[i].name);
+	for (size_t i = 0; i < vp->n; i++)
+		strv_push(&del, vp->probes[i].name);
 	strv_pushv(&del, (const char *const[]){ "--namespace", SMOKE_NAMESPACE, "--ignore-not-found", "--wait=false", NULL });
 	signals_shield();   /* an interrupted verify still cleans up its pods */
 	if (kube_detached(ctr, strv_argv(&del), cleanup_budget_ms(), &err) < 0)
@@ -289,103 +224,193 @@ static void delete_pods(const char *ctr, const struct probe *probes, size_t n)
 	strv_free(&del);
 }
 
-/* Start one kubectl wait for the whole run of P's container: its
- * terminated state, message included, comes with the phase, in one update. */
-static int wait_start(const struct gateway *gw, struct probe *p, long long deadline, int timeout_ms, os_error *err)
+/* kubectl wait prints each object met as indented JSON, whose last line
+ * is a "}" alone: once the last one wanted is in, the answer is too, and
+ * the call is ended there rather than waited for. */
+static int wait_line(void *ctx, const char *line)
 {
-	cleanup_free char *target = xasprintf("pod/%s", p->name);
-	const char *until_done[] = { "--for=jsonpath={.status.containerStatuses[0].state.terminated}", target,
-				     "--namespace", SMOKE_NAMESPACE, "--output=json", NULL };
+	struct verify_pods *vp = ctx;
 
-	p->wo = (struct kube_wait_opts){ .timeout_ms = call_budget_ms(deadline, timeout_ms), .output = &p->done };
-	p->wait = kube_wait_start(gw->container, until_done, &p->wo, err);
-	return p->wait ? 0 : -1;
+	return strcmp(line, "}") == 0 && ++vp->printed == vp->waited;
 }
 
-/* Wait for every probe side by side, judging each as it ends. -1 when
- * docker failed (a wait the deadline cut short is a verdict, not that). */
-static int wait_all(const struct gateway *gw, struct probe *probes, size_t n, long long deadline,
-		    const struct verify_pod_plan *plan, os_error *err)
+/* One kubectl wait for the whole run of every wanted pod's container: its
+ * terminated state, message included, comes with the phase, in one update. */
+static int wait_start(const struct gateway *gw, struct verify_pods *vp, os_error *err)
 {
-	struct run_child *kids[VERIFY_PODS] = { 0 };
-	int i;
+	struct strv args = { 0 };
+	struct kube_wait_opts wo = { .timeout_ms = call_budget_ms(vp->deadline, vp->plan->timeout_ms),
+				     .on_line = wait_line, .ctx = vp };
 
-	for (size_t k = 0; k < n; k++)
-		kids[k] = probes[k].wait;
-	while ((i = run_wait_any(kids, n)) >= 0) {
-		struct probe *p = &probes[i];
-		int met = kube_wait_finish(p->wait, &p->wo, err);
-		cJSON *obj = NULL;
+	vp->waited = vp->printed = 0;
+	strv_push(&args, "--for=jsonpath={.status.containerStatuses[0].state.terminated}");
+	for (size_t i = 0; i < vp->n; i++)
+		if (vp->probes[i].check && !vp->probes[i].judged) {
+			strv_pushf(&args, "pod/%s", vp->probes[i].name);
+			vp->waited++;
+		}
+	strv_pushv(&args, (const char *const[]){ "--namespace", SMOKE_NAMESPACE, "--output=json", NULL });
+	if (vp->waited)
+		vp->wait = kube_wait_start(gw->container, strv_argv(&args), &wo, err);
+	strv_free(&args);
+	return !vp->waited || vp->wait ? 0 : -1;
+}
 
-		kids[i] = p->wait = NULL;
-		if (met < 0 && !call_cut_by_deadline(err, deadline))
-			return -1;
-		os_error_clear(err);
-		if (met > 0 && (obj = json_parse(p->done, strlen(p->done), "kubectl wait output", err)))
-			judge_finished(gw->container, p, obj);
-		else
-			judge_unfinished(gw, p, plan->timeout_ms);
-		os_error_clear(err);
+/* Judge each pod the wait printed; the others by a look at them. -1 when
+ * docker failed (a wait the deadline cut short is a verdict, not that). */
+static int wait_end(const struct gateway *gw, struct verify_pods *vp, os_error *err)
+{
+	struct run_result res = { 0 };
+	int rc = docker_await(vp->wait, &res, err);
+	const char *p = res.out;
+	cJSON *obj;
+
+	vp->wait = NULL;
+	if (rc < 0 && !call_cut_by_deadline(err, vp->deadline)) {
+		run_result_free(&res);
+		return -1;
+	}
+	os_error_clear(err);
+	while (p && (obj = cJSON_ParseWithOpts(p, &p, 0))) {
+		const char *name = json_str(json_get(obj, "metadata", NULL), "name");
+
+		for (size_t i = 0; name && i < vp->n; i++)
+			if (vp->probes[i].check && !vp->probes[i].judged && strcmp(vp->probes[i].name, name) == 0)
+				judge_finished(gw->container, &vp->probes[i], obj);
 		cJSON_Delete(obj);
 	}
+	for (size_t i = 0; i < vp->n; i++)
+		if (vp->probes[i].check && !vp->probes[i].judged)
+			judge_unfinished(gw, &vp->probes[i], vp->plan->timeout_ms);
+	run_result_free(&res);
 	return 0;
 }
 
-int verify_pods(const struct gateway *gw, const struct verify_pod_plan *plan, os_error *err)
+static void add_probe(struct verify_pods *vp, cJSON *items, unsigned tag, struct check *check, int smoke)
+{
+	struct probe *p = &vp->probes[vp->n++];
+	const char *resource = vp->plan->resource;
+
+	if (smoke)
+		*p = (struct probe){ .name = xasprintf("openshell-verify-%x", tag), .smoke = 1, .resource = resource,
+				     .check = check, .judge = verify_judge_smoke };
+	else
+		*p = (struct probe){ .name = xasprintf("openshell-verify-%x-nogpu", tag), .check = check,
+				     .judge = verify_judge_isolation };
+	cJSON_AddItemToArray(items, probe_manifest(p->name, vp->plan->image, smoke ? SMOKE_SCRIPT : ISOLATION_SCRIPT,
+						   smoke ? (resource ? resource : GPU_RESOURCE) : NULL, !smoke));
+}
+
+struct verify_pods *verify_pods_start(const struct gateway *gw, const struct verify_pod_plan *plan, os_error *err)
 {
 	unsigned tag = ((unsigned)getpid() & 0xffff) << 16 | (unsigned)(clock_ms() & 0xffff);
-	struct probe probes[VERIFY_PODS] = { 0 };
+	struct verify_pods *vp = xcalloc(1, sizeof(*vp));
 	cJSON *list = cJSON_CreateObject();
 	cJSON *items = (cJSON_AddStringToObject(list, "apiVersion", "v1"), cJSON_AddStringToObject(list, "kind", "List"),
 			cJSON_AddArrayToObject(list, "items"));
 	const char *apply[] = { "apply", "-f", "-", NULL };
-	struct run_result res = { 0 };
-	long long deadline = clock_ms() + plan->timeout_ms;
 	cleanup_free char *manifest = NULL;
-	size_t n = 0;
-	int rc = -1;
 
-	if (plan->smoke) {
-		probes[n] = (struct probe){ .name = xasprintf("openshell-verify-%x", tag), .resource = plan->resource,
-					    .check = plan->smoke, .judge = judge_smoke };
-		cJSON_AddItemToArray(items, probe_manifest(probes[n].name, plan->image, SMOKE_SCRIPT,
-							   plan->resource ? plan->resource : GPU_RESOURCE, 0));
-		n++;
-	}
-	if (plan->isolation) {
-		probes[n] = (struct probe){ .name = xasprintf("openshell-verify-%x-nogpu", tag), .check = plan->isolation,
-					    .judge = judge_isolation };
-		cJSON_AddItemToArray(items, probe_manifest(probes[n].name, plan->image, ISOLATION_SCRIPT, NULL, 1));
-		n++;
-	}
+	vp->plan = plan;
+	vp->deadline = clock_ms() + plan->timeout_ms;
+	if (plan->smoke)
+		add_probe(vp, items, tag, plan->smoke, 1);
+	if (plan->isolation)
+		add_probe(vp, items, tag, plan->isolation, 0);
 	manifest = print_manifest(list);
-	if (n == 0)
+	if (vp->n && !(vp->apply = kube_start(gw->container, apply,
+					      &(struct run_spec){ .input = manifest, .input_len = strlen(manifest) }, err))) {
+		verify_pods_drop(gw, vp);
+		return NULL;
+	}
+	return vp;
+}
+
+/* The apply's answer, and once it is in the wait for every pod it made. */
+static int applied(const struct gateway *gw, struct verify_pods *vp, os_error *err)
+{
+	struct run_result res = { 0 };
+	int rc;
+
+	if (!vp->apply)
 		return 0;
-	if (kube_exec(gw->container, apply, manifest, 0, &res, err) < 0)
-		goto gone;   /* cut short: the pods may be there all the same */
-	if (res.status != 0) {
-		cleanup_free char *line = run_first_line(res.err);
-		for (size_t k = 0; k < n; k++)
-			check_set(probes[k].check, CHECK_FAIL, xasprintf("kubectl apply of verify's pods failed: %s", line));
+	rc = docker_await(vp->apply, &res, err);
+	vp->apply = NULL;
+	/* Cut short, the pods may be there all the same. */
+	vp->applied = rc < 0 || res.status == 0;
+	if (rc == 0 && res.status != 0)
+		vp->apply_error = run_first_line(res.err);
+	run_result_free(&res);
+	if (rc == 0 && res.status == 0)
+		rc = wait_start(gw, vp, err);
+	return rc;
+}
+
+void verify_pods_applied(const struct gateway *gw, struct verify_pods *vp)
+{
+	os_error err = { 0 };
+
+	/* A failure here is verify_pods()'s to say, once it knows the plan. */
+	if (vp && applied(gw, vp, &err) < 0)
+		log_verbose("%s", err.msg);
+	os_error_clear(&err);
+}
+
+int verify_pods(const struct gateway *gw, struct verify_pods *vp, const struct verify_pod_plan *plan, os_error *err)
+{
+	int rc = -1, changed = 0;
+
+	if (!vp && !(vp = verify_pods_start(gw, plan, err)))
+		return -1;
+	/* The looks may have ruled a pod out (no GPU to schedule, no runtime
+	 * to run it): it is neither waited for nor judged. */
+	for (size_t i = 0; i < vp->n; i++) {
+		struct check *now = vp->probes[i].smoke ? plan->smoke : plan->isolation;
+		changed |= vp->probes[i].check != now;
+		vp->probes[i].check = now;
+	}
+	vp->plan = plan;
+	if (applied(gw, vp, err) < 0)
+		goto out;
+	if (vp->apply_error) {
+		for (size_t i = 0; i < vp->n; i++)
+			if (vp->probes[i].check)
+				check_set(vp->probes[i].check, CHECK_FAIL,
+					  xasprintf("kubectl apply of verify's pods failed: %s", vp->apply_error));
 		rc = 0;
 		goto out;
 	}
-	for (size_t k = 0; k < n; k++)
-		if (wait_start(gw, &probes[k], deadline, plan->timeout_ms, err) < 0)
-			goto gone;
-	rc = wait_all(gw, probes, n, deadline, plan, err);
-gone:
-	if (!plan->keep)
-		delete_pods(gw->container, probes, n);
-	else
-		for (size_t k = 0; k < n; k++)
-			log_info("kept pod %s in namespace %s (--keep)", probes[k].name, SMOKE_NAMESPACE);
-out:
-	for (size_t k = 0; k < n; k++) {
-		docker_drop(&probes[k].wait);
-		free(probes[k].name);
-		free(probes[k].done);
+	if (changed && vp->wait) {
+		docker_drop(&vp->wait);
+		if (wait_start(gw, vp, err) < 0)
+			goto out;
 	}
-	run_result_free(&res);
+	rc = vp->wait ? wait_end(gw, vp, err) : 0;
+out:
+	verify_pods_drop(gw, vp);
 	return rc;
+}
+
+void verify_pods_drop(const struct gateway *gw, struct verify_pods *vp)
+{
+	os_error err = { 0 };
+
+	if (!vp)
+		return;
+	if (vp->apply) {   /* it must have ended for the delete to find the pods */
+		struct run_result res = { 0 };
+		vp->applied = docker_await(vp->apply, &res, &err) < 0 || res.status == 0;
+		run_result_free(&res);
+		os_error_clear(&err);
+	}
+	docker_drop(&vp->wait);
+	if (vp->applied && !vp->plan->keep)
+		delete_pods(gw->container, vp);
+	else if (vp->applied)
+		for (size_t k = 0; k < vp->n; k++)
+			log_info("kept pod %s in namespace %s (--keep)", vp->probes[k].name, SMOKE_NAMESPACE);
+	for (size_t k = 0; k < vp->n; k++)
+		free(vp->probes[k].name);
+	free(vp->apply_error);
+	free(vp);
 }

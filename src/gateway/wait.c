@@ -121,53 +121,110 @@ int wait_next_delay(int *delay, int most)
 	return *delay;
 }
 
-struct api_follow {
-	const struct wait_ctx *w;
+/* The container's log, followed from the API wait to the end of the
+ * start: k3s's line says when its API runs, and the stream's end that the
+ * container stopped (docker logs --follow ends with the container, also
+ * when its restart policy starts it again). */
+struct wait_follow {
+	struct wait_ctx *w;
+	struct run_child *c;
+	int ready;       /* k3s said its API runs, or a tick's /readyz did */
 	int delay_ms;
 };
 
 /* k3s logs it once its API server is ready (pkg/cli/server/server.go:
- * "Kube API server is now running"). */
+ * "Kube API server is now running"); later lines are only read. */
 static int api_line(void *ctx, const char *line)
 {
-	(void)ctx;
-	return strstr(line, K3S_API_RUNNING_LOG) != NULL;
+	struct wait_follow *f = ctx;
+
+	if (f->ready || !strstr(line, K3S_API_RUNNING_LOG))
+		return 0;
+	f->ready = 1;
+	return RUN_WAKE;
 }
 
 /* The fallback beside the log, for a k3s that words it otherwise. */
 static int api_tick(void *ctx)
 {
-	struct api_follow *a = ctx;
+	struct wait_follow *f = ctx;
 	os_error e = { 0 };
-	int ready = kube_readyz(a->w->container, wait_call_budget_ms(a->w), &e) > 0;
 
+	if (f->ready)
+		return RUN_WAKE;
+	f->ready = kube_readyz(f->w->container, wait_call_budget_ms(f->w), &e) > 0;
 	os_error_clear(&e);
-	return ready ? 0 : wait_next_delay(&a->delay_ms, API_TICK_MAX_MS);
+	return f->ready ? RUN_WAKE : wait_next_delay(&f->delay_ms, API_TICK_MAX_MS);
 }
 
-/* Follow the container's log from its start until k3s says its API runs:
- * one docker process for the whole wait, where polling /readyz would be
- * one per round. It ends too when the container stops. 1: the log or a
- * tick said ready; 0: the stream ended by itself; -1: error. */
-static int follow_api_log(const struct wait_ctx *w, const char *since, os_error *err)
+/* Follow the container's log from SINCE (NULL: its start) until k3s says
+ * its API runs: one docker process for the whole wait, where polling
+ * /readyz would be one per round. 1: the log or a tick said ready, and
+ * the stream goes on as w->follow; 0: the stream ended by itself (the
+ * container stopped); -1: error. */
+static int follow_api_log(struct wait_ctx *w, const char *since, os_error *err)
 {
-	struct api_follow a = { .w = w, .delay_ms = API_TICK_FIRST_MS };
-	struct docker_stream_opts so = { .timeout_ms = wait_remaining_ms(w), .on_line = api_line, .discard_lines = 1,
-					 .tick_ms = API_TICK_FIRST_MS, .on_tick = api_tick, .ctx = &a };
+	struct wait_follow *f = xcalloc(1, sizeof(*f));
+	/* k3s logs on stderr, which docker logs keeps apart as it was. */
+	struct run_spec spec = { .timeout_ms = wait_remaining_ms(w), .merge_stderr = 1, .on_line = api_line,
+				 .discard_lines = 1, .tick_ms = API_TICK_FIRST_MS, .on_tick = api_tick, .ctx = f };
 	struct strv args = { 0 };
 	struct run_result res = { 0 };
-	int rc;
+	int rc = -1;
 
+	f->w = w;
+	f->delay_ms = API_TICK_FIRST_MS;
 	strv_pushv(&args, (const char *const[]){ "logs", "--follow", NULL });
 	if (since)
 		strv_pushv(&args, (const char *const[]){ "--since", since, NULL });
 	strv_push(&args, w->container);
-	rc = docker_stream(strv_argv(&args), &so, &res, err);
-	if (rc == 0)
-		rc = res.stopped;
-	run_result_free(&res);
+	f->c = docker_start(strv_argv(&args), &spec, err);
 	strv_free(&args);
+	if (f->c) {
+		while (run_wait_any(&f->c, 1) == 0 && !f->ready)
+			;   /* woken by the line or a tick, or ended */
+		if (f->ready && !run_ended(f->c)) {
+			w->follow = f;
+			return 1;
+		}
+		/* Ready as it ended, the next look at the container says more. */
+		rc = docker_finish(f->c, &res, err) < 0 ? -1 : f->ready;
+		run_result_free(&res);
+	}
+	free(f);
 	return rc;
+}
+
+struct run_child *wait_follower(const struct wait_ctx *w)
+{
+	return w->follow ? w->follow->c : NULL;
+}
+
+static void drop_follower(struct wait_ctx *w)
+{
+	if (!w->follow)
+		return;
+	docker_drop(&w->follow->c);
+	free(w->follow);
+	w->follow = NULL;
+}
+
+int wait_follower_ended(struct wait_ctx *w, os_error *err)
+{
+	struct gw_container c;
+	int alive;
+
+	drop_follower(w);
+	alive = wait_check_alive(w, &c, err);
+	container_free(&c);
+	return alive;
+}
+
+void wait_release(struct wait_ctx *w)
+{
+	drop_follower(w);
+	free(w->started_at);
+	w->started_at = NULL;
 }
 
 /* The timeout quotes the healthcheck's latest marker: looked up then,
@@ -195,7 +252,7 @@ static int api_timeout(const struct wait_ctx *w, os_error *err)
  * of /readyz said ok: pkg/daemons/control/server.go,
  * waitForAPIServerInBackground), or when a tick's /readyz does; a stream
  * that ended by itself may mean a container that stopped. */
-static int follow_until_ready(const struct wait_ctx *w, const char *since, os_error *err)
+static int follow_until_ready(struct wait_ctx *w, const char *since, os_error *err)
 {
 	int said = follow_api_log(w, since, err);
 
@@ -204,10 +261,9 @@ static int follow_until_ready(const struct wait_ctx *w, const char *since, os_er
 	return said;
 }
 
-int wait_k3s_api(const struct wait_ctx *w, os_error *err)
+int wait_k3s_api(struct wait_ctx *w, os_error *err)
 {
 	struct backoff b = { 0 };
-	cleanup_free char *since = NULL;
 	int followed = 0, ready = 0;
 
 	log_step("waiting for the k3s API");
@@ -222,8 +278,8 @@ int wait_k3s_api(const struct wait_ctx *w, os_error *err)
 		struct gw_container c;
 		int alive = wait_check_alive(w, &c, err);
 
-		if (alive == 0 && !since && c.started_at)
-			since = xstrdup(c.started_at);
+		if (alive == 0 && !w->started_at && c.started_at)
+			w->started_at = xstrdup(c.started_at);
 		container_free(&c);
 		if (alive < 0)
 			return deadline_hit(w, err) ? api_timeout(w, err) : -1;
@@ -232,7 +288,7 @@ int wait_k3s_api(const struct wait_ctx *w, os_error *err)
 		if (ready > 0)
 			break;
 		if (!followed++) {   /* the log says when; polling is the fallback */
-			if ((ready = follow_until_ready(w, since, err)) < 0)
+			if ((ready = follow_until_ready(w, w->started_at, err)) < 0)
 				return -1;
 		} else if (!backoff_wait(&b, w->deadline)) {
 			return api_timeout(w, err);

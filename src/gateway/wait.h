@@ -2,16 +2,18 @@
  *
  * Each wait is told of a change rather than polling for it, where k3s and
  * kubectl offer that: the k3s API by following the container's log until
- * k3s says its API runs (wait.c), the GPUs by a `kubectl wait` for the next
- * fact to come (wait_gpus.c). Beside each stream a slow tick looks at the
- * state itself, a fallback for what the stream cannot say; where neither
- * applies, a wait polls with the bounded backoff of base/clock.h. A stream
- * ends when the container stops: then (and, for the GPUs, once more
- * before the wait declares success) the container is inspected, and one
- * that stopped or restarted ends the wait with its exit code and last log
- * lines. A timeout names what is still missing and quotes what can explain
- * it (the healthcheck's marker line, the device plugin's and the Helm
- * install job's logs). Timeouts keep the gateway.
+ * k3s says its API runs (wait.c), the GPUs by kubectl watches of the nodes
+ * and the device plugin's DaemonSets (wait_gpus.c), so that the change
+ * that makes the last fact hold ends the wait with no call after it.
+ * Beside the streams a slow tick looks at the state itself, a fallback
+ * for what they cannot say; where neither applies, a wait polls with the
+ * bounded backoff of base/clock.h. The log stream goes on through the GPU
+ * wait, and ends when the container stops (or restarts): then the
+ * container is inspected, and one that stopped or restarted ends the wait
+ * with its exit code and last log lines. A timeout names what is still
+ * missing and quotes what can explain it (the healthcheck's marker line,
+ * the device plugin's and the Helm install job's logs). Timeouts keep the
+ * gateway.
  */
 #ifndef OPENSHELL_GATEWAY_WAIT_H
 #define OPENSHELL_GATEWAY_WAIT_H
@@ -21,19 +23,39 @@
 #include "docker/container.h"
 #include "gateway/phases.h"
 
+struct wait_follow;
 struct wait_ctx {
 	const char *container;   /* openshell-cluster-NAME */
 	long long deadline;      /* clock_ms() time of the overall deadline */
 	int timeout_ms;          /* the overall --timeout, for messages */
 	long long restarts;      /* RestartCount when the waits began */
 	int fresh;               /* this run created the container */
+	int new_volume;          /* and its volume: no cluster state is older than it */
 	struct phases *phases;   /* marked as facts are seen, or NULL */
+	/* Kept by the waits (wait_release() frees them): */
+	struct wait_follow *follow;   /* the container's log, followed since the API wait */
+	char *started_at;        /* the container's State.StartedAt, once inspected */
 };
 
 #define WAIT_LOG_TAIL_LINES 20   /* log lines a failure quotes */
 
-/* The k3s API answers `kubectl get --raw /readyz`. */
-int wait_k3s_api(const struct wait_ctx *w, os_error *err);
+/* The k3s API answers `kubectl get --raw /readyz`. The container's log,
+ * followed for k3s's word on it, goes on being followed as a sign of
+ * life (wait_follower()) until wait_release(). */
+int wait_k3s_api(struct wait_ctx *w, os_error *err);
+
+/* That log stream, to serve beside the GPU wait's own calls (run_wait_any):
+ * it ends only when the container stops. NULL when the API wait did not
+ * need to follow the log (its API answered at once), or once ended. */
+struct run_child *wait_follower(const struct wait_ctx *w);
+
+/* It ended: reaped, and the container looked at (wait_check_alive()):
+ * -1 with err saying how it stopped or restarted, 0 when it runs after
+ * all (the log stream ended for a reason of docker's). */
+int wait_follower_ended(struct wait_ctx *w, os_error *err);
+
+/* Stop following the log; free what the waits kept. */
+void wait_release(struct wait_ctx *w);
 
 /* The container was restarting when the waits began (Docker's restart
  * policy, after a crash): wait until that restart has run it. */
@@ -52,7 +74,7 @@ int wait_kubeconfig_written(const struct wait_ctx *w, os_error *err);
  * gateway/sharing.h); *gpus receives the count (-1: absent), *mig the MIG
  * resources (mig_resources(), owned). */
 struct sharing_want;
-int wait_gpus(const struct wait_ctx *w, const struct sharing_want *want, long long *gpus, struct strv *mig,
+int wait_gpus(struct wait_ctx *w, const struct sharing_want *want, long long *gpus, struct strv *mig,
 	      os_error *err);
 
 /* Inspect the container into *c (to be freed either way); fail, quoting

@@ -1,10 +1,15 @@
 /* gateway/wait_gpus.c - the wait for allocatable GPUs (see gateway/wait.h).
  *
  * The facts come in order (the nvidia runtime in containerd, the device
- * plugin's DaemonSet and pod, the node's nvidia.com/gpu); one `kubectl
- * get` reads them all, and a `kubectl wait` for the next one to come
- * replaces a poll, with a slow look at all of them on its ticks so that a
- * plugin that can never start is reported without waiting for it.
+ * plugin's DaemonSet and pod, the node's nvidia.com/gpu), and are seen as
+ * they come: two kubectl watches carry them (kubectl watches one type a
+ * call), the nodes, whose exec reads containerd's config first, and the
+ * plugin's DaemonSets; the container's log, followed since the API wait,
+ * ends if the container stops. The change that makes the last fact hold
+ * is the answer, with no call after it. A slow tick beside them looks at
+ * what no watch shows (the plugin's pods while they are not ready, a
+ * config k3s had not written yet), so that a plugin that can never start
+ * is reported without waiting for it.
  */
 #include "config.h"
 
@@ -28,22 +33,19 @@
 #include "kube/containerd.h"
 #include "kube/kubectl.h"
 #include "kube/objects.h"
+#include "kube/watch.h"
 
 #define GPU_TICK_FIRST_MS 3000
 #define GPU_TICK_MAX_MS 4000
-#define FACT_WAIT_MAX_MS 60000
-#define KUBE_JSONPATH_GPU "nvidia\\.com/gpu"
-
+/* A watch's own limit, which also bounds its kubectl in the container
+ * once openshell has stopped listening; then it starts again. */
+#define WATCH_MAX_MS 60000
 
 static int gpu_ready(const struct gpu_state *g)
 {
-	return g->runtime_class && g->rt.nvidia && g->plugin_found && g->ds.desired > 0 &&
+	return g->runtime_class > 0 && g->rt.nvidia && g->plugin_found && g->ds.desired > 0 &&
 	       g->ds.ready == g->ds.desired && (g->allocatable > 0 || g->mig > 0) && gpu_sharing_met(g);
 }
-
-/* One call for the cluster-wide facts: the node, the DaemonSets and the
- * RuntimeClasses in one List (several reads batched into one exec). */
-#define GPU_STATE_TYPES "nodes,daemonsets,runtimeclasses"
 
 /* The nodes' facts, from a List that holds them. */
 static void read_node_facts(const cJSON *list, struct gpu_state *g)
@@ -57,59 +59,53 @@ static void read_node_facts(const cJSON *list, struct gpu_state *g)
 	g->mig = mig_resources(list, &g->migs);
 }
 
-/* Until k3s has written its containerd config, that is read beside the
- * cluster's objects, not before them. */
-static int read_gpu_state(const struct wait_ctx *w, struct gpu_state *g, os_error *err)
-{
-	struct run_child *rt = NULL, *get;
-	cJSON *list = NULL;
-	int rc;
+struct gpu_wait {
+	struct wait_ctx *w;
+	struct gpu_state *g;
+	struct kube_watch nodes, sets;
+	struct run_child *rt_call;   /* a read of containerd's config the watch could not make */
+	int rt_asked;                /* made once the plugin's DaemonSet is there */
+	struct backoff b;
+	long long next_tick;
+	int delay_ms;
+};
 
-	if (!g->rt.config_read && !(rt = containerd_nvidia_runtime_start(w->container, wait_call_budget_ms(w), err)))
-		return -1;
-	if (!(get = kube_get_start(w->container, GPU_STATE_TYPES, NULL, NULL, 1, wait_call_budget_ms(w), err))) {
-		docker_drop(&rt);
-		return -1;
-	}
-	rc = rt ? containerd_nvidia_runtime_finish(rt, &g->rt, err) : 0;
-	if (rc < 0) {
-		docker_drop(&get);
-		return -1;
-	}
-	if (kube_get_finish(get, GPU_STATE_TYPES, &list, err) < 0)
-		return -1;
-	g->seen = 1;
-	g->runtime_class = kube_find(list, "RuntimeClass", NVIDIA_RUNTIME_CLASS) != NULL;
-	const cJSON *ds = kube_find_device_plugin(list);
-	g->plugin_found = ds != NULL;
-	kube_daemonset_status(ds, &g->ds);
-	const cJSON *mps = kube_find(list, "DaemonSet", DEVICE_PLUGIN_RELEASE "-mps-control-daemon");
-	g->mps_found = mps != NULL;
-	kube_daemonset_status(mps, &g->mps);
-	read_node_facts(list, g);
-	cJSON_Delete(list);
-	return 0;
+/* The plugin's pods run under RuntimeClass nvidia (the chart's
+ * runtimeClassName): the API admits no pod whose RuntimeClass does not
+ * exist (the RuntimeClass admission plugin), so its ready pods prove it. */
+static int plugin_proves_class(const struct gpu_state *g, const cJSON *ds)
+{
+	const char *rc = json_str(json_get(ds, "spec", "template", "spec", NULL), "runtimeClassName");
+
+	return rc && strcmp(rc, NVIDIA_RUNTIME_CLASS) == 0 && g->ds.desired > 0 && g->ds.ready == g->ds.desired;
 }
 
-/* The node a met `kubectl wait -o json` printed is the answer to the
- * look that would read it again: its facts replace the old ones. 0 when
- * the output is not exactly one Node (a cluster of several nodes prints
- * one object each), and the look is made. */
-static int take_waited_node(const char *out, struct gpu_state *g)
+/* The facts as the watches last said them. */
+static void read_facts(struct gpu_wait *gw)
 {
-	cJSON *node = out && g->nodes == 1 ? cJSON_ParseWithOpts(out, NULL, 1) : NULL;
-	cJSON *list = cJSON_CreateObject();
-	const char *kind = json_str(node, "kind");
-	int took = kind && strcmp(kind, "Node") == 0;
+	struct gpu_state *g = gw->g;
+	const cJSON *ds = kube_find_device_plugin(gw->sets.list);
+	const cJSON *mps = kube_find(gw->sets.list, "DaemonSet", DEVICE_PLUGIN_RELEASE "-mps-control-daemon");
 
-	if (took) {
-		cJSON_AddItemToArray(cJSON_AddArrayToObject(list, "items"), node);
-		read_node_facts(list, g);
-	} else {
-		cJSON_Delete(node);
-	}
-	cJSON_Delete(list);
-	return took;
+	if (gw->nodes.file_text && !g->rt.config_read)
+		containerd_parse_nvidia(gw->nodes.file_text, &g->rt);
+	read_node_facts(gw->nodes.list, g);
+	g->plugin_found = ds != NULL;
+	kube_daemonset_status(ds, &g->ds);
+	g->mps_found = mps != NULL;
+	kube_daemonset_status(mps, &g->mps);
+	if (g->runtime_class <= 0 && plugin_proves_class(g, ds))
+		g->runtime_class = 1;
+	/* In their order, so that the phases' times add up: two watches may
+	 * tell of two facts in either order. */
+	if (!g->rt.nvidia || g->runtime_class == 0)
+		return;
+	phases_mark(gw->w->phases, PHASE_RUNTIME);
+	if (!g->plugin_found || g->ds.desired == 0 || g->ds.ready < g->ds.desired)
+		return;
+	phases_mark(gw->w->phases, PHASE_PLUGIN);
+	if (g->allocatable > 0 || g->mig > 0)
+		phases_mark(gw->w->phases, PHASE_GPUS);
 }
 
 /* A cluster image without the NVIDIA runtime can never run the plugin: say
@@ -162,255 +158,184 @@ static void gpu_state_free(struct gpu_state *g)
 	strv_free(&g->migs);
 }
 
-/* One look at every fact: 1 ready, 0 not yet, -1 a verdict (err set). */
-static int gpu_look(const struct wait_ctx *w, struct gpu_state *g, os_error *err)
+/* The tick: what no watch shows. 0, or -1 with a verdict in err. */
+static int gpu_tick(struct gpu_wait *gw, os_error *err)
 {
-	if (read_gpu_state(w, g, err) < 0)
-		return transient(g, err) ? 0 : -1;
-	if (g->rt.nvidia && g->runtime_class)
-		phases_mark(w->phases, PHASE_RUNTIME);
-	if (g->plugin_found && g->ds.desired > 0 && g->ds.ready == g->ds.desired)
-		phases_mark(w->phases, PHASE_PLUGIN);
-	if (g->allocatable > 0 || g->mig > 0)
-		phases_mark(w->phases, PHASE_GPUS);
-	if (runtime_missing(w, g, err) < 0 || plugin_broken(w, g, err) < 0)
+	struct gpu_state *g = gw->g;
+	os_error e = { 0 };
+
+	if (!g->rt.config_read && !gw->rt_call) {
+		runtime_fact_free(&g->rt);
+		if (containerd_nvidia_runtime(gw->w->container, wait_call_budget_ms(gw->w), &g->rt, &e) < 0)
+			transient(g, &e);
+	}
+	os_error_clear(&e);
+	if (runtime_missing(gw->w, g, err) < 0 || plugin_broken(gw->w, g, err) < 0)
 		return -1;
-	return gpu_ready(g);
+	gw->next_tick = clock_ms() + wait_next_delay(&gw->delay_ms, GPU_TICK_MAX_MS);
+	return 0;
 }
 
-struct gpu_watch {
-	const struct wait_ctx *w;
-	struct gpu_state *g;
-	int delay_ms;
-	int verdict;              /* of the last tick's look */
-	os_error err;             /* with verdict -1 */
-};
-
-/* Beside a kubectl wait for the next fact, a slow look at all of them, so
- * that a plugin that can never start is reported without waiting for it. */
-static int gpu_tick(void *ctx)
+static int start_watch(struct gpu_wait *gw, struct kube_watch *kw, os_error *err)
 {
-	struct gpu_watch *t = ctx;
+	int t = wait_remaining_ms(gw->w) < WATCH_MAX_MS ? wait_remaining_ms(gw->w) : WATCH_MAX_MS;
 
-	t->verdict = gpu_look(t->w, t->g, &t->err);
-	return t->verdict != 0 ? 0 : wait_next_delay(&t->delay_ms, GPU_TICK_MAX_MS);
+	/* The config is read with the nodes until it has been. */
+	if (kw == &gw->nodes)
+		kw->file = gw->g->rt.config_read ? NULL : K3S_CONTAINERD_CONFIG;
+	return kube_watch_start(kw, gw->w->container, t, err);
 }
 
-/* The kubectl wait for the next fact to come, in the order they come; 0
- * when there is none to wait on: no node yet (`--all` needs one, and
- * --for=create is too new to count on), or a count of 0. */
-static int plugin_pending(const struct gpu_state *g)
+/* A watch ended: started again, at once after an end of kubectl's own
+ * (its request timeout), after a step of the backoff after a failure. */
+static int watch_ended(struct gpu_wait *gw, struct kube_watch *kw, os_error *err)
 {
-	return g->plugin_found && g->ds.desired > 0 && g->ds.ready < g->ds.desired;
-}
-
-static void plugin_fact(const struct gpu_state *g, struct strv *args)
-{
-	strv_pushf(args, "--for=jsonpath={.status.numberReady}=%lld", g->ds.desired);
-	strv_pushv(args, (const char *const[]){ "daemonset/" DEVICE_PLUGIN_RELEASE, "--namespace",
-					  DEVICE_PLUGIN_NAMESPACE, NULL });
-}
-
-static int next_fact(const struct gpu_state *g, struct strv *args, int *of_nodes)
-{
-	*of_nodes = g->nodes > 0 && (g->want_set ? !gpu_sharing_met(g) : g->allocatable < 0);
-	if (g->nodes > 0 && g->allocatable < 0 && !g->want_set) {
-		/* Needs the DaemonSet, its pod and the plugin's registration. */
-		strv_pushv(args, (const char *const[]){ "--for=jsonpath={.status.allocatable." KUBE_JSONPATH_GPU "}",
-						  "nodes", "--all", "--output=json", NULL });
-	} else if (g->nodes > 0 && !gpu_sharing_met(g)) {
-		/* A sharing change: the upgraded plugin registers the replicas. */
-		strv_pushf(args, "--for=jsonpath={.status.allocatable." KUBE_JSONPATH_GPU "}=%lld", g->want);
-		strv_pushv(args, (const char *const[]){ "nodes", "--all", "--output=json", NULL });
-	} else if (plugin_pending(g)) {
-		plugin_fact(g, args);
-	}
-	return args->n > 0;
-}
-
-/* Beside a wait for the node's GPUs, one for the plugin's DaemonSet when
- * it is not ready yet: the two facts come within moments of each other,
- * and the second wait then ends as its fact comes, where a look after the
- * first would cost a call. NULL when there is none (or it cannot start:
- * the look is made then). */
-static struct run_child *start_plugin_wait(const struct wait_ctx *w, const struct gpu_state *g,
-					   const struct kube_wait_opts *o)
-{
-	struct strv args = { 0 };
-	struct run_child *c = NULL;
-	os_error err = { 0 };
-
-	if (plugin_pending(g)) {
-		plugin_fact(g, &args);
-		if (!(c = kube_wait_start(w->container, strv_argv(&args), o, &err)))
-			log_verbose("%s", err.msg);
-	}
-	strv_free(&args);
-	os_error_clear(&err);
-	return c;
-}
-
-/* The node's GPUs have come: with the plugin's wait beside it met too,
- * every fact holds without another look. 1: both hold; 0: a look is
- * needed; -1: the deadline passed (err set). */
-static int node_answers(const struct wait_ctx *w, struct gpu_state *g, struct run_child **plugin,
-			const struct kube_wait_opts *po, const char *out, os_error *err)
-{
-	int met = 1;
-
-	if (*plugin) {
-		met = kube_wait_await(*plugin, po, err);
-		*plugin = NULL;
-		if (met < 0 && call_cut_by_deadline(err, w->deadline))
-			return -1;
-		os_error_clear(err);   /* any other failure: the look says */
-		if (met > 0)
-			g->ds.ready = g->ds.desired;
-	}
-	return met > 0 && take_waited_node(out, g) && gpu_ready(g);
-}
-
-/* Wait for the next fact with kubectl wait, looking at all of them on
- * ticks. 1: met, worth looking again now; 0: not met (*waited says
- * whether a wait ran at all); -1: error. */
-static int await_fact(const struct wait_ctx *w, struct gpu_state *g, int *ready, int *waited, os_error *err)
-{
-	struct gpu_watch t = { .w = w, .g = g, .delay_ms = GPU_TICK_FIRST_MS };
-	/* A kubectl wait that openshell stops (a tick's verdict, an interrupt)
-	 * runs on in the container until its own --timeout: a minute at most,
-	 * then the next round waits again. */
-	int most = wait_remaining_ms(w) < FACT_WAIT_MAX_MS ? wait_remaining_ms(w) : FACT_WAIT_MAX_MS;
-	cleanup_free char *out = NULL;
-	struct kube_wait_opts ko = { .timeout_ms = most, .tick_ms = GPU_TICK_FIRST_MS,
-				     .on_tick = gpu_tick, .ctx = &t, .output = &out };
-	struct kube_wait_opts po = { .timeout_ms = most, .tick_ms = GPU_TICK_FIRST_MS, .on_tick = gpu_tick, .ctx = &t };
-	struct run_child *plugin = NULL;
-	struct strv args = { 0 };
-	int met, of_nodes, answered = 0;
-
-	if (!(*waited = next_fact(g, &args, &of_nodes)))
-		return 0;
-	if (of_nodes)
-		plugin = start_plugin_wait(w, g, &po);
-	met = kube_wait(w->container, strv_argv(&args), &ko, err);
-	strv_free(&args);
-	/* The node's GPUs were the last fact to come: no look after the wait. */
-	if (met > 0 && t.verdict == 0 && of_nodes && (answered = node_answers(w, g, &plugin, &po, out, err)) > 0) {
-		phases_mark(w->phases, PHASE_PLUGIN);
-		phases_mark(w->phases, PHASE_GPUS);
-		*ready = 1;
-		return 1;
-	}
-	if (plugin) {
-		os_error e = { 0 };
-
-		kube_wait_finish(plugin, &po, &e);   /* no longer wanted: stopped */
-		os_error_clear(&e);
-	}
-	if (answered < 0)
+	if (kube_watch_end(kw, err) == 0) {
+		gw->g->seen = 1;   /* it listed, and watched to its end */
+	} else if (call_cut_by_deadline(err, gw->w->deadline) || !transient(gw->g, err)) {
 		return -1;
-	/* Its own minute up before the overall deadline: not met, wait again. */
-	if (met < 0 && err->code == OS_EXIT_TIMEOUT && !call_cut_by_deadline(err, w->deadline)) {
-		os_error_clear(err);
-		met = 0;
+	} else if (!wait_follower(gw->w) && wait_container_news(gw->w, err)) {
+		return -1;   /* with no log followed, a look says whether the container stopped */
+	} else if (!backoff_wait(&gw->b, gw->w->deadline)) {
+		return -1;   /* out of time, err clear: the wait's timeout */
 	}
-	if (t.verdict < 0) {
-		os_error_clear(err);
-		*err = t.err;
-		return -1;
-	}
-	*ready = t.verdict > 0;
-	return met;
+	return start_watch(gw, kw, err);
 }
 
-/* Where the GPU wait stands; each step names the next. */
-enum gpu_step {
-	STEP_LOOK,          /* read every fact */
-	STEP_AWAIT,         /* kubectl wait for the next fact to come, looking on ticks */
-	STEP_ALIVE,         /* a wait not met may mean a stopped container: look at it first */
-	STEP_CONFIRM,       /* the facts hold: so they do if the container runs, and they postdate its start */
-	STEP_DONE,
-	STEP_FAILED,        /* err set */
-	STEP_OUT_OF_TIME,   /* the deadline passed between calls */
-};
-
-static enum gpu_step step_look(const struct wait_ctx *w, struct gpu_state *g, os_error *err)
+/* Containerd's config, read beside the watches once the plugin's
+ * DaemonSet is there (a pod of k3s's ran: containerd, and so its config,
+ * is up) when the nodes' exec found none yet. */
+static void ask_runtime(struct gpu_wait *gw)
 {
-	int look = gpu_look(w, g, err);
+	os_error e = { 0 };
 
-	return look < 0 ? STEP_FAILED : look > 0 ? STEP_CONFIRM : STEP_AWAIT;
+	if (gw->g->rt.config_read || gw->rt_asked || !gw->g->plugin_found || !gw->nodes.file_read)
+		return;
+	gw->rt_asked = 1;
+	if (!(gw->rt_call = containerd_nvidia_runtime_start(gw->w->container, wait_call_budget_ms(gw->w), &e)))
+		transient(gw->g, &e);
+	os_error_clear(&e);
 }
 
-/* A kubectl wait met says nothing of the container: it is looked at
- * after one that was not, and once at the end. */
-static enum gpu_step step_await(const struct wait_ctx *w, struct gpu_state *g, struct backoff *b, os_error *err)
+static void runtime_read(struct gpu_wait *gw)
 {
-	int ready = 0, waited = 0, met = await_fact(w, g, &ready, &waited, err);
+	os_error e = { 0 };
 
-	if (met < 0)
-		return STEP_FAILED;
-	if (ready)
-		return STEP_CONFIRM;
-	if (met)
-		return STEP_LOOK;
-	if (!backoff_wait(b, w->deadline))
-		return STEP_OUT_OF_TIME;
-	return waited || g->stale ? STEP_ALIVE : STEP_LOOK;
+	runtime_fact_free(&gw->g->rt);
+	if (containerd_nvidia_runtime_finish(gw->rt_call, &gw->g->rt, &e) < 0)
+		transient(gw->g, &e);
+	gw->rt_call = NULL;
+	os_error_clear(&e);
 }
 
-/* Facts from before the container's last start (a restart keeps the node
- * object) count only once its kubelet has posted the node's status again. */
-static enum gpu_step step_alive(const struct wait_ctx *w, struct gpu_state *g, struct backoff *b, int confirm,
-				os_error *err)
+/* Every fact holds: so they do if the container still runs and they
+ * postdate its start. Its log followed says the first, or an inspect
+ * does; a volume this run made, or the start an inspect saw, the second.
+ * 1: done; 0: wait on (stale facts); -1: error. */
+static int confirm(struct gpu_wait *gw, os_error *err)
 {
+	struct gpu_state *g = gw->g;
 	struct gw_container c;
-	int alive = wait_check_alive(w, &c, err);
+	int alive;
 
-	g->stale = alive == 0 && confirm && kube_status_predates(g->heartbeat, c.started_at);
+	if (wait_follower(gw->w) && (gw->w->new_volume || gw->w->started_at)) {
+		g->stale = !gw->w->new_volume && kube_status_predates(g->heartbeat, gw->w->started_at);
+		return !g->stale;
+	}
+	alive = wait_check_alive(gw->w, &c, err);
+	if (alive == 0 && c.started_at && !gw->w->started_at)
+		gw->w->started_at = xstrdup(c.started_at);
+	g->stale = alive == 0 && kube_status_predates(g->heartbeat, c.started_at);
 	container_free(&c);
 	if (alive < 0)
-		return STEP_FAILED;
-	if (confirm && !g->stale)
-		return STEP_DONE;
-	if (g->stale && !backoff_wait(b, w->deadline))
-		return STEP_OUT_OF_TIME;
-	return STEP_LOOK;
+		return -1;
+	/* The kubelet's next post of the node's status is the news. */
+	return !g->stale;
 }
 
-static enum gpu_step gpu_step_run(enum gpu_step step, const struct wait_ctx *w, struct gpu_state *g,
-				  struct backoff *b, os_error *err)
+/* Serve the log, the watches and the config read until every fact holds. */
+static int serve(struct gpu_wait *gw, os_error *err)
 {
-	switch (step) {
-	case STEP_LOOK: return step_look(w, g, err);
-	case STEP_AWAIT: return step_await(w, g, b, err);
-	case STEP_ALIVE: return step_alive(w, g, b, 0, err);
-	case STEP_CONFIRM: return step_alive(w, g, b, 1, err);
-	default: return step;
+	for (;;) {
+		struct run_child *kids[] = { wait_follower(gw->w), gw->nodes.c, gw->sets.c, gw->rt_call };
+		int i, ok;
+
+		read_facts(gw);
+		if (runtime_missing(gw->w, gw->g, err) < 0)
+			return -1;
+		if (gpu_ready(gw->g) && (ok = confirm(gw, err)) != 0)
+			return ok < 0 ? -1 : 0;
+		ask_runtime(gw);
+		kids[3] = gw->rt_call;
+		i = run_wait_until(kids, 4, gw->next_tick);
+		if (i == RUN_WAIT_DUE) {
+			if (gpu_tick(gw, err) < 0)
+				return -1;
+		} else if (i == 0 && run_ended(kids[0])) {
+			if (wait_follower_ended(gw->w, err) < 0)
+				return -1;
+		} else if (i == 1 && run_ended(kids[1])) {
+			if (watch_ended(gw, &gw->nodes, err) < 0)
+				return -1;
+		} else if (i == 2 && run_ended(kids[2])) {
+			if (watch_ended(gw, &gw->sets, err) < 0)
+				return -1;
+		} else if (i == 3) {
+			runtime_read(gw);
+		} else if (i < 0) {   /* the watches always run: a bug, not a wait */
+			return os_error_set(err, OS_EXIT_FAILURE, "the GPU wait has nothing left to wait on");
+		} else if (i > 0) {
+			gw->g->seen = 1;   /* an event: a watch has listed */
+		}
 	}
 }
 
-int wait_gpus(const struct wait_ctx *w, const struct sharing_want *want, long long *gpus, struct strv *mig,
+/* The timeout's report names a missing RuntimeClass only when a look
+ * says so: the watches do not read them. */
+static void look_runtime_class(const struct wait_ctx *w, struct gpu_state *g)
+{
+	cJSON *rc = NULL;
+	os_error e = { 0 };
+	int found;
+
+	if (g->runtime_class >= 0)
+		return;
+	found = kube_get(w->container, "runtimeclass", NVIDIA_RUNTIME_CLASS, NULL, 0, cleanup_budget_ms(), &rc, &e);
+	if (found >= 0)
+		g->runtime_class = found;
+	cJSON_Delete(rc);
+	os_error_clear(&e);
+}
+
+int wait_gpus(struct wait_ctx *w, const struct sharing_want *want, long long *gpus, struct strv *mig,
 	      os_error *err)
 {
-	struct backoff b = { 0 };
-	struct gpu_state g = { .allocatable = -1, .want_set = want->changed, .want = want->allocatable,
-				.mps_sharing = want->mps };
-	/* The API just answered: the container is alive. */
-	enum gpu_step step = STEP_LOOK;
+	struct gpu_state g = { .allocatable = -1, .runtime_class = -1, .want_set = want->changed,
+			       .want = want->allocatable, .mps_sharing = want->mps };
+	struct gpu_wait gw = { .w = w, .g = &g, .nodes = { .resource = "nodes" },
+			       .sets = { .resource = "daemonsets", .ns = DEVICE_PLUGIN_NAMESPACE },
+			       .next_tick = clock_ms() + GPU_TICK_FIRST_MS, .delay_ms = GPU_TICK_FIRST_MS };
 	int rc = -1;
 
 	log_step("waiting for allocatable nvidia.com/gpu");
-	while (step < STEP_DONE)
-		step = gpu_step_run(step, w, &g, &b, err);
-	if (step == STEP_FAILED) {
-		if (deadline_hit(w, err))
+	if (start_watch(&gw, &gw.nodes, err) < 0 || start_watch(&gw, &gw.sets, err) < 0 || serve(&gw, err) < 0) {
+		kube_watch_free(&gw.nodes);
+		kube_watch_free(&gw.sets);
+		docker_drop(&gw.rt_call);
+		if (!err->msg || deadline_hit(w, err)) {
+			look_runtime_class(w, &g);
 			gpu_timeout(w, &g, err);
+		}
 		goto out;
 	}
-	if (step == STEP_OUT_OF_TIME) {
-		gpu_timeout(w, &g, err);
-		goto out;
-	}
+	/* Done: every stream is told at once, then reaped. */
+	docker_stop(gw.nodes.c);
+	docker_stop(gw.sets.c);
+	docker_stop(gw.rt_call);
+	docker_stop(wait_follower(w));
+	kube_watch_free(&gw.nodes);
+	kube_watch_free(&gw.sets);
+	docker_drop(&gw.rt_call);
 	*gpus = g.allocatable;
 	*mig = g.migs;   /* moved out */
 	g.migs = (struct strv){ 0 };

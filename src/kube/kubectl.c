@@ -22,14 +22,46 @@ static int inner_seconds(int timeout_ms)
 	return t > 2000 ? (t - 1000) / 1000 : 1;
 }
 
-static void exec_argv(const char *ctr, int interactive, int timeout_ms, struct strv *argv)
+/* A file read in the same exec, before kubectl: a constant script, the
+ * file and kubectl's argv its operands (nothing is parsed by the shell).
+ * The mark follows the file's text on a line of its own whether or not
+ * the file is there; kubectl's exit status and stderr are the call's. */
+#define READ_FIRST_SCRIPT "cat -- \"$1\" 2>/dev/null; printf '\\n%s\\n' '" KUBE_FILE_MARK "'; shift; exec \"$@\""
+
+static void exec_argv_s(const char *ctr, const char *file, int interactive, int request_s, struct strv *argv)
 {
 	strv_push(argv, "exec");
 	if (interactive)
 		strv_push(argv, "--interactive");   /* keep stdin open for apply -f - */
 	strv_push(argv, ctr);
+	if (file)
+		strv_pushv(argv, (const char *const[]){ "sh", "-c", READ_FIRST_SCRIPT, "openshell", file, NULL });
 	strv_push(argv, "kubectl");
-	strv_pushf(argv, "--request-timeout=%ds", inner_seconds(timeout_ms));
+	strv_pushf(argv, "--request-timeout=%ds", request_s);
+}
+
+static void exec_argv(const char *ctr, const char *file, int interactive, int timeout_ms, struct strv *argv)
+{
+	exec_argv_s(ctr, file, interactive, inner_seconds(timeout_ms), argv);
+}
+
+void kube_exec_argv(const char *ctr, const char *file, int request_s, struct strv *argv)
+{
+	exec_argv_s(ctr, file, 0, request_s, argv);
+}
+
+const char *kube_file_split(const char *out, char **file)
+{
+	static const char mark[] = "\n" KUBE_FILE_MARK "\n";
+	const char *at = strstr(out, mark);
+
+	*file = NULL;
+	if (!at)
+		return out;   /* the exec itself failed: neither ran */
+	/* Missing, or empty as while k3s rewrites it: not read. */
+	if (strspn(out, " \t\r\n") < (size_t)(at - out))
+		*file = xstrndup(out, (size_t)(at - out) + 1);
+	return at + sizeof(mark) - 1;
 }
 
 struct run_child *kube_start(const char *ctr, const char *const *args, const struct run_spec *spec, os_error *err)
@@ -37,7 +69,7 @@ struct run_child *kube_start(const char *ctr, const char *const *args, const str
 	struct strv argv = { 0 };
 	struct run_child *c;
 
-	exec_argv(ctr, spec->input != NULL, spec->timeout_ms, &argv);
+	exec_argv(ctr, NULL, spec->input != NULL, spec->timeout_ms, &argv);
 	strv_pushv(&argv, args);
 	c = docker_start(strv_argv(&argv), spec, err);
 	strv_free(&argv);
@@ -49,7 +81,7 @@ int kube_detached(const char *ctr, const char *const *args, int timeout_ms, os_e
 	struct strv argv = { 0 };
 	int rc;
 
-	exec_argv(ctr, 0, timeout_ms, &argv);
+	exec_argv(ctr, NULL, 0, timeout_ms, &argv);
 	strv_pushv(&argv, args);
 	rc = docker_detached(strv_argv(&argv), timeout_ms, err);
 	strv_free(&argv);
@@ -62,7 +94,7 @@ int kube_exec(const char *ctr, const char *const *args, const char *input, int t
 	struct strv argv = { 0 };
 	int rc;
 
-	exec_argv(ctr, input != NULL, timeout_ms, &argv);
+	exec_argv(ctr, NULL, input != NULL, timeout_ms, &argv);
 	strv_pushv(&argv, args);
 	rc = docker_run(strv_argv(&argv), input, input ? strlen(input) : 0, timeout_ms, res, err);
 	strv_free(&argv);
@@ -112,65 +144,20 @@ int kube_exec_k3s_type(const char *ctr, const char *type, const char *const *arg
 	return rc;
 }
 
-/* kubectl's own --timeout ends the watch inside the container: a docker
- * exec that is stopped leaves its process running there. */
-static void wait_argv(const char *ctr, const char *const *args, const struct kube_wait_opts *o, struct strv *argv)
-{
-	exec_argv(ctr, 0, docker_call_timeout_ms(), argv);
-	strv_push(argv, "wait");
-	strv_pushv(argv, args);
-	strv_pushf(argv, "--timeout=%ds", inner_seconds(o->timeout_ms));
-}
-
-/* kubectl wait exits 0 only once the condition is met. */
-static int wait_result(int rc, struct run_result *res, const struct kube_wait_opts *o)
-{
-	if (rc == 0)
-		rc = !res->stopped && res->status == 0;
-	if (rc > 0 && o->output)
-		*o->output = xstrdup(res->out);
-	run_result_free(res);
-	return rc;
-}
-
-int kube_wait(const char *ctr, const char *const *args, const struct kube_wait_opts *o, os_error *err)
-{
-	struct strv argv = { 0 };
-	struct run_result res = { 0 };
-	struct docker_stream_opts so = { .timeout_ms = o->timeout_ms, .tick_ms = o->tick_ms,
-					 .on_tick = o->on_tick, .ctx = o->ctx };
-	int rc;
-
-	wait_argv(ctr, args, o, &argv);
-	rc = docker_stream(strv_argv(&argv), &so, &res, err);
-	strv_free(&argv);
-	return wait_result(rc, &res, o);
-}
-
 struct run_child *kube_wait_start(const char *ctr, const char *const *args, const struct kube_wait_opts *o,
 				  os_error *err)
 {
 	struct strv argv = { 0 };
-	struct run_spec spec = { .timeout_ms = o->timeout_ms, .merge_stderr = 1, .tick_ms = o->tick_ms,
-				 .on_tick = o->on_tick, .ctx = o->ctx };
-	struct run_child *c = (wait_argv(ctr, args, o, &argv), docker_start(strv_argv(&argv), &spec, err));
+	struct run_spec spec = { .timeout_ms = o->timeout_ms, .on_line = o->on_line, .ctx = o->ctx };
+	struct run_child *c;
 
+	exec_argv(ctr, NULL, 0, docker_call_timeout_ms(), &argv);
+	strv_push(&argv, "wait");
+	strv_pushv(&argv, args);
+	strv_pushf(&argv, "--timeout=%ds", inner_seconds(o->timeout_ms));
+	c = docker_start(strv_argv(&argv), &spec, err);
 	strv_free(&argv);
 	return c;
-}
-
-int kube_wait_await(struct run_child *c, const struct kube_wait_opts *o, os_error *err)
-{
-	struct run_result res = { 0 };
-
-	return wait_result(docker_await(c, &res, err), &res, o);
-}
-
-int kube_wait_finish(struct run_child *c, const struct kube_wait_opts *o, os_error *err)
-{
-	struct run_result res = { 0 };
-
-	return wait_result(docker_finish(c, &res, err), &res, o);
 }
 
 int kube_readyz(const char *ctr, int timeout_ms, os_error *err)
@@ -204,9 +191,13 @@ static void get_argv(const char *resource, const char *name, const char *ns, int
 }
 
 /* What a get printed: 1 with *out, 0 for NotFound, -1 on failure. */
-static int get_result(int rc, struct run_result *res, const char *resource, cJSON **out, os_error *err)
+static int get_result(int rc, struct run_result *res, const char *resource, cJSON **out, char **file, os_error *err)
 {
+	const char *json = res->out;
+
 	*out = NULL;
+	if (file)
+		json = kube_file_split(res->out, file);
 	if (rc < 0)
 		goto out;
 	rc = -1;
@@ -218,7 +209,7 @@ static int get_result(int rc, struct run_result *res, const char *resource, cJSO
 				    res->status);
 		goto out;
 	}
-	*out = json_parse(res->out, res->out_len, "kubectl output", err);
+	*out = json_parse(json, strlen(json), "kubectl output", err);
 	rc = *out ? 1 : -1;
 out:
 	run_result_free(res);
@@ -235,27 +226,30 @@ int kube_get(const char *ctr, const char *resource, const char *name, const char
 	get_argv(resource, name, ns, all_namespaces, &args);
 	rc = kube_exec(ctr, strv_argv(&args), NULL, timeout_ms, &res, err);
 	strv_free(&args);
-	return get_result(rc, &res, resource, out, err);
+	return get_result(rc, &res, resource, out, NULL, err);
 }
 
-struct run_child *kube_get_start(const char *ctr, const char *resource, const char *name, const char *ns,
+struct run_child *kube_get_start(const char *ctr, const char *file, const char *resource, const char *ns,
 				 int all_namespaces, int timeout_ms, os_error *err)
 {
-	struct strv args = { 0 };
+	struct strv args = { 0 }, argv = { 0 };
 	struct run_spec spec = { .timeout_ms = timeout_ms };
 	struct run_child *c;
 
-	get_argv(resource, name, ns, all_namespaces, &args);
-	c = kube_start(ctr, strv_argv(&args), &spec, err);
+	get_argv(resource, NULL, ns, all_namespaces, &args);
+	exec_argv(ctr, file, 0, timeout_ms, &argv);
+	strv_pushv(&argv, strv_argv(&args));
+	c = docker_start(strv_argv(&argv), &spec, err);
 	strv_free(&args);
+	strv_free(&argv);
 	return c;
 }
 
-int kube_get_finish(struct run_child *c, const char *resource, cJSON **out, os_error *err)
+int kube_get_finish(struct run_child *c, const char *resource, cJSON **out, char **file, os_error *err)
 {
 	struct run_result res = { 0 };
 
-	return get_result(docker_await(c, &res, err), &res, resource, out, err);
+	return get_result(docker_await(c, &res, err), &res, resource, out, file, err);
 }
 
 int kube_get_type_unknown(const os_error *err, const char *plural)

@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "base/runner.h"
+#include "base/strv.h"
 
 
 /* Run kubectl ARGS in the container; input (may be NULL) goes to its
@@ -41,29 +42,18 @@ int kube_exec_k3s_type(const char *ctr, const char *type, const char *const *arg
 		       long long deadline, int timeout_ms, struct run_result *res, os_error *err);
 
 /* `kubectl wait ARGS --timeout=T` (ARGS: --for=... and what to wait for),
- * T what is left of timeout_ms. While it waits, on_tick runs as in struct
- * run_spec (a tick may look at other state, and stop the wait). */
+ * T what is left of timeout_ms, beside other calls (docker_await() or
+ * docker_finish() end it): each line it prints goes to on_line as in
+ * struct run_spec (with --output=json, each object met as it is), its
+ * stderr apart. kubectl's own --timeout ends the watch inside the
+ * container too, where a stopped docker exec leaves its process. */
 struct kube_wait_opts {
 	int timeout_ms;
-	int tick_ms;
-	int (*on_tick)(void *ctx);
+	int (*on_line)(void *ctx, const char *line);
 	void *ctx;
-	char **output;            /* met: what kubectl printed (with -o json, the object) */
 };
-
-/* 1: the condition was met; 0: not (kubectl timed out, found no such
- * object or could not judge, or a tick stopped it); -1: docker failed or
- * the deadline passed. */
-int kube_wait(const char *ctr, const char *const *args, const struct kube_wait_opts *o, os_error *err);
-
-/* kube_wait() beside other calls: started here, its answer (as
- * kube_wait()'s) from kube_wait_finish(), which stops it if still running. */
 struct run_child *kube_wait_start(const char *ctr, const char *const *args, const struct kube_wait_opts *o,
 				  os_error *err);
-int kube_wait_finish(struct run_child *c, const struct kube_wait_opts *o, os_error *err);
-/* The same, waiting for it to end by itself (or at its own deadline, or
- * as its ticks say). */
-int kube_wait_await(struct run_child *c, const struct kube_wait_opts *o, os_error *err);
 
 /* 1 when /readyz answers ok, 0 when not (yet), -1 when docker failed. */
 int kube_readyz(const char *ctr, int timeout_ms, os_error *err);
@@ -79,11 +69,27 @@ int kube_get(const char *ctr, const char *resource, const char *name, const char
  * registered PLURAL, one of its own types (see kube_exec_k3s_type)? */
 int kube_get_type_unknown(const os_error *err, const char *plural);
 
-/* kube_get() beside other calls: started here, answered by
- * kube_get_finish() (which waits for it) as kube_get() would. */
-struct run_child *kube_get_start(const char *ctr, const char *resource, const char *name, const char *ns,
+/* kube_get() of a list beside other calls: started here, answered by
+ * kube_get_finish() (which waits for it) as kube_get() would. With FILE,
+ * that file of the container is read in the same docker exec first
+ * (kube_file_split()), and kube_get_finish() gives its text in *file_text
+ * (NULL when missing or empty); without it, pass file_text NULL. */
+struct run_child *kube_get_start(const char *ctr, const char *file, const char *resource, const char *ns,
 				 int all_namespaces, int timeout_ms, os_error *err);
-int kube_get_finish(struct run_child *c, const char *resource, cJSON **out, os_error *err);
+int kube_get_finish(struct run_child *c, const char *resource, cJSON **out, char **file_text, os_error *err);
+
+/* A call that reads FILE before kubectl prints (kube_get_start, the
+ * watches of kube/watch.h) prints the file's text, then a line
+ * KUBE_FILE_MARK, then kubectl's output: a file and a kubectl answer for
+ * one docker exec where each would be one. Given that output, returns
+ * where kubectl's begins, *file the file's text (owned; NULL when it is
+ * missing or empty, as a file k3s is rewriting is for a moment). */
+#define KUBE_FILE_MARK "#openshell-file-end"
+const char *kube_file_split(const char *out, char **file);
+
+/* The argv of `docker exec CTR [sh -c … FILE] kubectl --request-timeout=Ss`,
+ * to which a caller adds kubectl's arguments. */
+void kube_exec_argv(const char *ctr, const char *file, int request_s, struct strv *argv);
 
 /* The last lines of logs: `kubectl logs -n NS -l SELECTOR --tail=N`, and
  * after them the previous container's (--previous) when there is one, so

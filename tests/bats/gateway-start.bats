@@ -31,6 +31,15 @@ setup() {
 	assert_output "$(sim_gpu_count)"
 }
 
+@test "k3s's own log line ends the API wait of a new gateway: no /readyz needs to answer" {
+	# docker, but every /readyz fails: only the log followed can say the API runs.
+	fake_docker_on " get --raw /readyz " 'echo "the test refuses /readyz" >&2; exit 1'
+	OPENSHELL_DOCKER=$FAKE_DOCKER run --separate-stderr openshell gateway start --gpu --name lg --image "$IMAGE" \
+		--port "$(free_port)" --timeout 3m
+	openshell -q gateway destroy --name lg --yes
+	assert_success
+}
+
 @test "start --json says how long each phase took, and what openshell itself cost" {
 	openshell -q gateway start --gpu --name t1 --image "$IMAGE" >/dev/null
 	# Now a reused gateway: it passes no image phase, and its facts hold at once.
@@ -129,8 +138,8 @@ setup() {
 }
 
 @test "a GPU wait whose every read of the cluster fails says so, not that an object is missing" {
-	# /readyz answers; every read of the GPU facts gets the API server's 503.
-	fake_docker_on " get nodes,daemonsets,runtimeclasses " \
+	# /readyz answers; every watch of the GPU facts gets the API server's 503.
+	fake_docker_on " --watch " \
 		'echo "Error from server (ServiceUnavailable): the server is currently unable to handle the request" >&2; exit 1'
 	OPENSHELL_DOCKER=$FAKE_DOCKER run --separate-stderr openshell gateway start --gpu --name t1 --timeout 8s
 	assert_failure 4

@@ -155,19 +155,20 @@ interrupt_when() {
 }
 
 @test "transient API errors during the GPU wait are retried, not the end of the start" {
-	# docker, but the first three reads of the GPU state (one `kubectl get`
-	# of the node, DaemonSets and RuntimeClasses) fail as while the API
-	# server restarts (k3s answers 503 "apiserver not ready").
-	fake_docker_on " get nodes,daemonsets,runtimeclasses " \
+	# docker, but the first three watches of the GPU state (the nodes, the
+	# plugin's DaemonSets) fail as while the API server restarts (k3s
+	# answers 503 "apiserver not ready").
+	fake_docker_on " --watch " \
 		'[ "$n" -ge 3 ] || { echo "Error from server (ServiceUnavailable): apiserver not ready" >&2; exit 1; }'
 	OPENSHELL_DOCKER=$FAKE_DOCKER run --separate-stderr openshell -v gateway start --gpu --name tr --image "$IMAGE" --port "$(free_port)"
 	assert_success
 	[ "$(cat "$BATS_TEST_TMPDIR/calls")" -gt 3 ]
-	[[ "$stderr" == *"will retry: kubectl get nodes,daemonsets,runtimeclasses failed (exit status 1): Error from server (ServiceUnavailable): apiserver not ready"* ]]
+	[[ "$stderr" == *"will retry: kubectl get nodes --watch failed (exit status 1): Error from server (ServiceUnavailable): apiserver not ready"* ]]
 	# Every kubectl call carries a request timeout, so a deadline ends it inside the container too.
 	run grep -E '^openshell: \+ .* kubectl ' <<<"$stderr"
 	refute_line --regexp ' kubectl get '
-	assert_line --regexp ' kubectl --request-timeout=[0-9]+s get nodes,daemonsets,runtimeclasses '
+	assert_line --regexp ' kubectl --request-timeout=[0-9]+s get nodes .*--watch '
+	assert_line --regexp ' kubectl --request-timeout=[0-9]+s get daemonsets .*--watch '
 	openshell -q gateway destroy --name tr --yes
 }
 

@@ -1,6 +1,7 @@
 /* test_runner.c - the subprocess runner: statuses, capture, deadlines. */
 #include "config.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,6 +282,53 @@ static void test_side_by_side(void)
 	os_error_clear(&err);
 }
 
+static int wake_tick(void *ctx)
+{
+	int *ticks = ctx;
+
+	return ++*ticks, RUN_WAKE;
+}
+
+/* A waiter's own tick beside its children, a tick that wakes it, and
+ * whether a child was returned ended. */
+static void test_due_and_wake(void)
+{
+	static const char *const quiet[] = { "sleep", "30", NULL };
+	static const char *const brief[] = { "true", NULL };
+	int ticks = 0;
+	struct run_spec s1 = { .argv = quiet, .timeout_ms = 10000, .tick_ms = 10, .on_tick = wake_tick, .ctx = &ticks };
+	struct run_spec s2 = { .argv = brief, .timeout_ms = 10000 };
+	struct run_child *kids[2];
+	struct run_result res;
+	os_error err = { 0 };
+
+	kids[0] = run_start(&s1, &err);
+	kids[1] = NULL;
+	is_int(run_wait_until(kids, 1, now_ms() + 60000), 0, "a tick that says RUN_WAKE returns its child");
+	ok(!run_ended(kids[0]), "running still");
+	is_int(run_wait_until(kids, 1, now_ms() + 50), RUN_WAIT_DUE, "with nothing to tell, the waiter's due time returns");
+	is_int(ticks, 1, "and the tick that woke it was the last");
+	kids[1] = run_start(&s2, &err);
+	is_int(run_wait_until(kids, 2, now_ms() + 60000), 1, "a child that ends is returned before the due time");
+	ok(run_ended(kids[1]), "ended");
+	is_int(run_finish(kids[1], &res, &err), 0, "and reaped");
+	run_result_free(&res);
+	is_int(run_finish(kids[0], &res, &err), 0, "the other is stopped");
+	ok(res.stopped, "as asked");
+	run_result_free(&res);
+
+	/* Told to stop without a wait: it ends by that signal, then is reaped. */
+	s1 = (struct run_spec){ .argv = quiet, .timeout_ms = 10000 };
+	kids[0] = run_start(&s1, &err);
+	run_stop(kids[0]);
+	is_int(run_wait_any(kids, 1), 0, "a child told to stop is returned");
+	ok(run_ended(kids[0]), "ended");
+	is_int(run_finish(kids[0], &res, &err), 0, "and reaped");
+	is_int(res.status, 128 + SIGTERM, "ended by SIGTERM");
+	run_result_free(&res);
+	os_error_clear(&err);
+}
+
 static void test_detached(void)
 {
 	char dir[] = "/tmp/test_runner.XXXXXX";
@@ -382,6 +430,7 @@ int main(void)
 	test_quoting();
 	test_streams();
 	test_side_by_side();
+	test_due_and_wake();
 	test_detached();
 	test_command_find();
 	test_unwatched();

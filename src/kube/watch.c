@@ -1,0 +1,141 @@
+/* kube/watch.c - a kubectl watch kept as a list (see kube/watch.h). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/child_output.h"
+#include "base/exitcode.h"
+#include "base/json.h"
+#include "base/strv.h"
+#include "base/xalloc.h"
+#include "docker/client.h"
+#include "kube/kubectl.h"
+#include "kube/watch.h"
+
+/* kubectl's --request-timeout ends a long watch this much before the
+ * docker call's deadline: on a loaded host an exec takes a second or
+ * more to start and end, and an end of kubectl's own is no failure. A
+ * short one (the end of a wait's deadline) lasts to that deadline. */
+#define WATCH_GRACE_MS 5000
+
+static int same_object(const cJSON *a, const cJSON *b)
+{
+	const char *an = json_str(json_get(a, "metadata", NULL), "name");
+	const char *bn = json_str(json_get(b, "metadata", NULL), "name");
+	const char *as = json_str(json_get(a, "metadata", NULL), "namespace");
+	const char *bs = json_str(json_get(b, "metadata", NULL), "namespace");
+
+	return an && bn && strcmp(an, bn) == 0 && (as && bs ? strcmp(as, bs) == 0 : as == bs);
+}
+
+/* ADDED and MODIFIED put the object in (in place of its old self),
+ * DELETED takes it out; BOOKMARK and ERROR change nothing here (kubectl
+ * ends on a watch error, and its end is told apart). */
+static int apply_event(struct kube_watch *kw, cJSON *ev)
+{
+	const char *type = json_str(ev, "type");
+	cJSON *items = cJSON_GetObjectItemCaseSensitive(kw->list, "items"), *old;
+	cJSON *obj = cJSON_GetObjectItemCaseSensitive(ev, "object");
+	int i = 0, put;
+
+	if (!type || !cJSON_IsObject(obj))
+		return 0;
+	put = strcmp(type, "ADDED") == 0 || strcmp(type, "MODIFIED") == 0;
+	if (!put && strcmp(type, "DELETED") != 0)
+		return 0;
+	cJSON_ArrayForEach(old, items) {
+		if (same_object(old, obj))
+			break;
+		i++;
+	}
+	if (old)
+		cJSON_DeleteItemFromArray(items, i);
+	if (put)
+		cJSON_AddItemToArray(items, cJSON_DetachItemFromObjectCaseSensitive(ev, "object"));
+	return 1;
+}
+
+/* The file's lines until the mark, then one event a line. */
+static int watch_line(void *ctx, const char *line)
+{
+	struct kube_watch *kw = ctx;
+	cJSON *ev;
+	int changed;
+
+	if (!kw->file_read) {
+		char *text;
+
+		if (strcmp(line, KUBE_FILE_MARK) != 0) {
+			text = xasprintf("%s%s\n", kw->file_text ? kw->file_text : "", line);
+			free(kw->file_text);
+			kw->file_text = text;
+			return 0;
+		}
+		kw->file_read = 1;
+		/* Missing, or empty as while k3s rewrites it: not read. */
+		if (kw->file_text && !kw->file_text[strspn(kw->file_text, " \t\r\n")]) {
+			free(kw->file_text);
+			kw->file_text = NULL;
+		}
+		kw->changed = 1;
+		return RUN_WAKE;
+	}
+	if (line[0] != '{' || !(ev = cJSON_ParseWithLengthOpts(line, strlen(line), NULL, 0)))
+		return 0;   /* not an event: kubectl says nothing else on stdout */
+	changed = apply_event(kw, ev);
+	cJSON_Delete(ev);
+	kw->changed |= changed;
+	return changed ? RUN_WAKE : 0;
+}
+
+int kube_watch_start(struct kube_watch *kw, const char *ctr, int timeout_ms, os_error *err)
+{
+	struct strv argv = { 0 };
+	struct run_spec spec = { .timeout_ms = timeout_ms, .on_line = watch_line, .discard_lines = 1, .ctx = kw };
+
+	/* Started again, the list is what the last watch said until the new
+	 * one's listing brings each object as it is now. */
+	if (!kw->list) {
+		kw->list = cJSON_CreateObject();
+		cJSON_AddArrayToObject(kw->list, "items");
+	}
+	kw->file_read = !kw->file;
+	if (kw->file) {
+		free(kw->file_text);
+		kw->file_text = NULL;
+	}
+	kube_exec_argv(ctr, kw->file,
+		       timeout_ms > 2 * WATCH_GRACE_MS ? (timeout_ms - WATCH_GRACE_MS) / 1000 : (timeout_ms + 999) / 1000, &argv);
+	strv_pushv(&argv, (const char *const[]){ "get", kw->resource, NULL });
+	if (kw->ns)
+		strv_pushv(&argv, (const char *const[]){ "--namespace", kw->ns, NULL });
+	else
+		strv_push(&argv, "--all-namespaces");
+	strv_pushv(&argv, (const char *const[]){ "--watch", "--output-watch-events", "--output=json", NULL });
+	kw->c = docker_start(strv_argv(&argv), &spec, err);
+	strv_free(&argv);
+	return kw->c ? 0 : -1;
+}
+
+int kube_watch_end(struct kube_watch *kw, os_error *err)
+{
+	struct run_result res = { 0 };
+	int rc = docker_finish(kw->c, &res, err);
+
+	kw->c = NULL;
+	if (rc == 0 && !res.stopped && res.status != 0)
+		rc = run_failure(err, OS_EXIT_FAILURE, &res, "kubectl get %s --watch failed (exit status %d)", kw->resource,
+				 res.status);
+	run_result_free(&res);
+	return rc;
+}
+
+void kube_watch_free(struct kube_watch *kw)
+{
+	docker_drop(&kw->c);
+	cJSON_Delete(kw->list);
+	free(kw->file_text);
+	kw->list = NULL;
+	kw->file_text = NULL;
+}

@@ -1,0 +1,49 @@
+/* kube/watch.h - the objects of one type, kept current by a kubectl watch.
+ *
+ * `kubectl get TYPE --watch --output-watch-events --output=json` prints
+ * the objects there are as ADDED events, then each change the moment the
+ * API has it: one event a line (kubectl's JSONPrinter writes a WatchEvent
+ * with json.Marshal and a newline). A watch keeps the objects as a List,
+ * for kube/objects.h's readers, so that a wait sees each fact as it comes
+ * with no read after it. kubectl's --request-timeout ends it inside the
+ * container too (a stopped docker exec leaves its process there); it
+ * ends then, or when the API breaks it off or the container stops, and is
+ * started again, its list kept until the new listing brings each object
+ * as it is now (one deleted in between would stay: the objects a wait
+ * reads are not deleted while it waits). With a FILE, that file of the
+ * container is read in the same docker exec first (kube/kubectl.h,
+ * kube_file_split()).
+ */
+#ifndef OPENSHELL_KUBE_WATCH_H
+#define OPENSHELL_KUBE_WATCH_H
+
+#include <cjson/cJSON.h>
+
+#include "base/error.h"
+#include "base/runner.h"
+
+struct kube_watch {
+	/* Set by the caller before kube_watch_start(): */
+	const char *resource;     /* "nodes", "daemonsets" */
+	const char *ns;           /* a namespace, or NULL for every one */
+	const char *file;         /* a file of the container to read first, or NULL */
+	/* Kept by the watch: */
+	cJSON *list;              /* {"items": [...]}: the objects as the watch last said */
+	char *file_text;          /* the file (NULL: missing, empty, or not read yet) */
+	int file_read;            /* this start's read of it is done */
+	int changed;              /* a line changed the list or read the file; the caller clears it */
+	struct run_child *c;      /* while it runs (run_wait_any wakes on each change) */
+};
+
+/* Start it, within timeout_ms: the docker call's deadline. */
+int kube_watch_start(struct kube_watch *kw, const char *ctr, int timeout_ms, os_error *err);
+
+/* It ended (run_wait_any() returned it ended): reaped. 0 when kubectl
+ * ended it well (its request timeout ends a watch so); -1 with err when it
+ * failed (kubectl's stderr quoted), the deadline cut it, or docker did. */
+int kube_watch_end(struct kube_watch *kw, os_error *err);
+
+/* Stop it if it runs, and free what it keeps. */
+void kube_watch_free(struct kube_watch *kw);
+
+#endif

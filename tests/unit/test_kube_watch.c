@@ -1,0 +1,126 @@
+/* test_kube_watch.c - a file read before kubectl, and a kubectl watch kept
+ * as a list, against a stand-in docker that prints what kubectl would. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/exitcode.h"
+#include "base/files.h"
+#include "base/json.h"
+#include "base/runner.h"
+#include "base/xalloc.h"
+#include "kube/kubectl.h"
+#include "kube/watch.h"
+#include "tap.h"
+
+static void test_file_split(void)
+{
+	char *file;
+	const char *rest;
+
+	rest = kube_file_split("a = 1\n\n" KUBE_FILE_MARK "\n{\"kind\":\"List\"}\n", &file);
+	is_str(file, "a = 1\n\n", "the file's text comes before the mark");
+	is_str(rest, "{\"kind\":\"List\"}\n", "kubectl's output after it");
+	free(file);
+	rest = kube_file_split("\n" KUBE_FILE_MARK "\n{}", &file);
+	ok(!file && strcmp(rest, "{}") == 0, "a missing file is not read");
+	rest = kube_file_split("  \n\n" KUBE_FILE_MARK "\n{}", &file);
+	ok(!file && strcmp(rest, "{}") == 0, "nor is an empty one");
+	rest = kube_file_split("Error: No such container: c\n", &file);
+	ok(!file && strcmp(rest, "Error: No such container: c\n") == 0, "without the mark, nothing ran");
+}
+
+/* docker as kubectl answers a watch: the file, the mark, events, an end. */
+static char *fake_docker(const char *dir)
+{
+	char *path = xasprintf("%s/docker", dir);
+	cleanup_free char *script = xasprintf(
+		"#!/bin/sh\n"
+		"printf '%%s\\n' \"$@\" >'%s/argv'\n"
+		"if [ -e '%s/argv.1' ]; then printf '\\n%s\\n'; exit 0; fi\n"
+		"cp '%s/argv' '%s/argv.1'\n"
+		"printf '[x.runtimes.'\"'\"'nvidia'\"'\"']\\n\\n%s\\n'\n"
+		"echo '{\"type\":\"ADDED\",\"object\":{\"kind\":\"Node\",\"metadata\":{\"name\":\"a\"}}}'\n"
+		"echo '{\"type\":\"ADDED\",\"object\":{\"kind\":\"Node\",\"metadata\":{\"name\":\"b\"}}}'\n"
+		"echo 'not an event'\n"
+		"echo '{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Node\",\"metadata\":{\"name\":\"a\"},\"spec\":{\"n\":2}}}'\n"
+		"echo '{\"type\":\"DELETED\",\"object\":{\"kind\":\"Node\",\"metadata\":{\"name\":\"b\"}}}'\n"
+		"echo 'Error from server (ServiceUnavailable): apiserver not ready' >&2\n"
+		"exit 1\n",
+		dir, dir, KUBE_FILE_MARK, dir, dir, KUBE_FILE_MARK);
+	os_error err = { 0 };
+
+	if (write_file_atomic(path, script, strlen(script), 0700, &err) < 0)
+		printf("# %s\n", err.msg);
+	os_error_clear(&err);
+	return path;
+}
+
+static void test_watch(void)
+{
+	char dir[] = "/tmp/test_kube_watch.XXXXXX";
+	cleanup_free char *docker = NULL, *argv_file = NULL, *argv = NULL;
+	struct kube_watch kw = { .resource = "nodes", .file = "/etc/f.toml" };
+	const cJSON *items, *a;
+	os_error err = { 0 };
+	size_t len = 0;
+	int wakes = 0, i;
+
+	if (!mkdtemp(dir)) {
+		ok(0, "a temporary directory");
+		return;
+	}
+	docker = fake_docker(dir);
+	setenv("OPENSHELL_DOCKER", docker, 1);
+	is_int(kube_watch_start(&kw, "ctr", 10000, &err), 0, "a watch starts");
+	while ((i = run_wait_any(&kw.c, 1)) == 0 && !run_ended(kw.c))
+		wakes++;
+	ok(wakes >= 1, "each change wakes the waiter (%d times)", wakes);
+	ok(kw.file_read && kw.file_text && strstr(kw.file_text, "'nvidia'"), "the file came first: %s",
+	   kw.file_text ? kw.file_text : "(none)");
+	i = kube_watch_end(&kw, &err);
+	ok(i < 0 && err.code == OS_EXIT_FAILURE &&
+		   strstr(err.msg, "kubectl get nodes --watch failed (exit status 1): Error from server (ServiceUnavailable)"),
+	   "its failure quotes kubectl: %s", err.msg ? err.msg : "(none)");
+	os_error_clear(&err);
+	items = json_get(kw.list, "items", NULL);
+	a = cJSON_GetArrayItem(items, 0);
+	is_int(cJSON_GetArraySize(items), 1, "ADDED puts in, DELETED takes out");
+	is_str(json_str(json_get(a, "metadata", NULL), "name"), "a", "the one left");
+	ok(json_get(a, "spec", "n", NULL) != NULL, "as MODIFIED left it");
+	argv_file = xasprintf("%s/argv", dir);
+	read_file(argv_file, 1 << 16, &argv, &len, &err);
+	ok(argv && strstr(argv, "\nsh\n-c\n") && strstr(argv, "\n/etc/f.toml\nkubectl\n--request-timeout=") &&
+		   strstr(argv, "\nget\nnodes\n--all-namespaces\n--watch\n--output-watch-events\n--output=json\n"),
+	   "one exec reads the file, then watches with one event a line");
+	os_error_clear(&err);
+	/* Started again: its kubectl ends well at once, having said nothing. */
+	kw.file = NULL;
+	is_int(kube_watch_start(&kw, "ctr", 10000, &err), 0, "a watch starts again");
+	while (run_wait_any(&kw.c, 1) == 0 && !run_ended(kw.c))
+		;
+	is_int(kube_watch_end(&kw, &err), 0, "an end of kubectl's own is no failure");
+	is_int(cJSON_GetArraySize(json_get(kw.list, "items", NULL)), 1, "the list is kept until a new one says more");
+	ok(kw.file_text && strstr(kw.file_text, "'nvidia'"), "and so is the file read before");
+	kube_watch_free(&kw);
+	free(argv);
+	argv = xasprintf("%s/argv.1", dir);
+	unlink(argv);
+	unlink(argv_file);
+	unlink(docker);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	xalloc_init();
+	test_file_split();
+	test_watch();
+	return tap_done();
+}
