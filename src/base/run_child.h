@@ -26,7 +26,10 @@ struct run_child {
 	struct run_spec spec;     /* argv and input are not used after the start */
 	char *name;               /* "docker exec", for messages */
 	pipeline *p;
-	int infd, errfd, outfd, pidfd;
+	int infd;                 /* stdin, until libpipeline takes it at the start */
+	int errfd;                /* the stderr capture file; -1: none */
+	int outfd;                /* the stdout capture pipe, until EOF; -1: none */
+	int pidfd;
 	pid_t pid;
 	int exited;               /* the child has exited (maybe not yet reaped) */
 	struct run_result res;

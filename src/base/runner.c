@@ -61,7 +61,10 @@ static void prepare_attached_child(void *unused)
 
 static int stderr_to_stdout = -1;
 
-/* The stderr fd for the child: the capture file, or -1 for stdout's pipe. */
+/* The stderr fd for the child: the capture file, or -1 for where stdout
+ * goes. Of openshell's descriptors only stdin, stdout and stderr cross
+ * into the child: a third child holding an end of the pipe that joins two
+ * would keep its reader from ever seeing EOF, its writer from a broken pipe. */
 static void prepare_child(void *data)
 {
 	int fd = *(int *)data;
@@ -70,6 +73,7 @@ static void prepare_child(void *data)
 	setpgid(0, 0);
 	if (dup2(fd >= 0 ? fd : STDOUT_FILENO, STDERR_FILENO) < 0)
 		_exit(127);
+	close_range(STDERR_FILENO + 1, ~0U, 0);   /* a failure leaves only what exec closes */
 }
 
 static int open_null(os_error *err)
@@ -81,11 +85,25 @@ static int open_null(os_error *err)
 	return fd;
 }
 
-/* stdin for the child: the given bytes in an anonymous file, rewound. */
+/* A copy of the caller's descriptor for the child, for libpipeline to
+ * close once the child has it: the caller may close its own at once. */
+static int copy_fd(int fd, os_error *err)
+{
+	int copy = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+
+	if (copy < 0)
+		os_error_set(err, OS_EXIT_FAILURE, "cannot pass descriptor %d to a command: %s", fd, strerror(errno));
+	return copy;
+}
+
+/* stdin for the child: the caller's descriptor, the given bytes in an
+ * anonymous file, rewound, or /dev/null. */
 static int input_fd(const struct run_spec *spec, os_error *err)
 {
 	int fd;
 
+	if (spec->stdin_fd > STDERR_FILENO)
+		return copy_fd(spec->stdin_fd, err);
 	if (!spec->input)
 		return open_null(err);
 	fd = anonymous_file(err);
@@ -98,6 +116,38 @@ static int input_fd(const struct run_spec *spec, os_error *err)
 		return -1;
 	}
 	return fd;
+}
+
+/* stdout for the child as pipeline_want_out() takes it: -1 for the
+ * capture pipe; quiet, errfd's /dev/null; else the caller's descriptor. */
+static int output_fd(const struct run_spec *spec, int errfd, int *fd, os_error *err)
+{
+	*fd = -1;
+	if (spec->quiet)
+		*fd = errfd;
+	else if (spec->stdout_fd > STDERR_FILENO && (*fd = copy_fd(spec->stdout_fd, err)) < 0)
+		return -1;
+	return 0;
+}
+
+static int captures_stdout(const struct run_spec *spec)
+{
+	return !spec->interactive && !spec->quiet && spec->stdout_fd <= STDERR_FILENO;
+}
+
+/* The caller's environment changes: "NAME=VALUE" sets, a bare "NAME" unsets. */
+static void apply_env(pipecmd *cmd, const char *const *env)
+{
+	for (size_t i = 0; env && env[i]; i++) {
+		const char *eq = strchr(env[i], '=');
+
+		if (!eq) {
+			pipecmd_unsetenv(cmd, env[i]);
+			continue;
+		}
+		cleanup_free char *name = xstrndup(env[i], (size_t)(eq - env[i]));
+		pipecmd_setenv(cmd, name, eq + 1);
+	}
 }
 
 /* Keep the tail of stderr: the cause of a failure is usually last. */
@@ -148,21 +198,19 @@ static int decode_status(int raw)
 }
 
 /* The pipeline for one command: argv as given, stdin from the input (or
- * /dev/null), stdout to a pipe, stderr to *errfd (or that pipe), a process
+ * the caller's descriptor, or /dev/null), stdout to a pipe (or the
+ * caller's descriptor), stderr to *errfd (or where stdout goes), a process
  * group of its own; or, attached, the user's terminal for all three. */
 static pipeline *build_pipeline(const struct run_spec *spec, const char *path, int *infd, int *errfd,
 				os_error *err)
 {
 	pipecmd *cmd = pipecmd_new(path);
 	pipeline *p;
+	int outfd;
 
 	for (size_t i = 1; spec->argv[i]; i++)
 		pipecmd_arg(cmd, spec->argv[i]);
-	for (size_t i = 0; spec->env && spec->env[i]; i++) {
-		cleanup_free char *name = xstrndup(spec->env[i], strcspn(spec->env[i], "="));
-		const char *eq = strchr(spec->env[i], '=');
-		pipecmd_setenv(cmd, name, eq ? eq + 1 : "");
-	}
+	apply_env(cmd, spec->env);
 	p = pipeline_new_commands(cmd, (void *)NULL);
 	if (spec->interactive) {
 		pipeline_ignore_signals(p, 1);   /* like system(): ^C is the child's */
@@ -171,7 +219,8 @@ static pipeline *build_pipeline(const struct run_spec *spec, const char *path, i
 	}
 	pipeline_ignore_signals(p, 0);
 	if ((*infd = input_fd(spec, err)) < 0 || (spec->quiet && (*errfd = open_null(err)) < 0) ||
-	    (!spec->quiet && !spec->merge_stderr && (*errfd = anonymous_file(err)) < 0)) {
+	    (!spec->quiet && !spec->merge_stderr && (*errfd = anonymous_file(err)) < 0) ||
+	    output_fd(spec, *errfd, &outfd, err) < 0) {
 		pipeline_free(p);
 		return NULL;
 	}
@@ -179,7 +228,7 @@ static pipeline *build_pipeline(const struct run_spec *spec, const char *path, i
 	 * /dev/null descriptor the child's stdout, and closed it). */
 	pipecmd_pre_exec(cmd, prepare_child, NULL, spec->quiet ? (void *)&stderr_to_stdout : errfd);
 	pipeline_want_in(p, *infd);
-	pipeline_want_out(p, spec->quiet ? *errfd : -1);
+	pipeline_want_out(p, outfd);
 	return p;
 }
 
@@ -201,7 +250,12 @@ static void start_pinned(struct run_child *c)
 		c->pidfd = pidfd_open(c->pid, 0);
 	if (blocked && sigprocmask(SIG_SETMASK, &old_mask, NULL) < 0)
 		log_warn("cannot restore the signal mask: %s", strerror(errno));
-	if (!c->spec.interactive && !c->spec.quiet) {
+	/* libpipeline closed what it gave the child: its stdin, and a stdout
+	 * other than the capture pipe (quiet: the /dev/null in errfd). */
+	c->infd = -1;
+	if (c->spec.quiet)
+		c->errfd = -1;
+	if (captures_stdout(&c->spec)) {
 		int fl;
 
 		c->outfd = fileno(pipeline_get_outfile(c->p));
@@ -289,6 +343,41 @@ fail:
 int run_ended(const struct run_child *c)
 {
 	return c->reported;
+}
+
+const char *const *run_env(const struct run_child *c)
+{
+	return c->spec.env;
+}
+
+/* Moved above stdio: with stdin closed, pipe2() hands out 0, which
+ * run_spec reads as unset. -1 with errno set (and fd closed) on failure. */
+static int above_stdio(int fd)
+{
+	int copy, e;
+
+	if (fd > STDERR_FILENO)
+		return fd;
+	copy = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	e = errno;
+	close(fd);
+	errno = e;
+	return copy;
+}
+
+int run_pipe(int fds[2], os_error *err)
+{
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return os_error_set(err, OS_EXIT_FAILURE, "cannot make a pipe: %s", strerror(errno));
+	fds[0] = above_stdio(fds[0]);
+	fds[1] = above_stdio(fds[1]);
+	if (fds[0] >= 0 && fds[1] >= 0)
+		return 0;
+	os_error_set(err, OS_EXIT_FAILURE, "cannot make a pipe: %s", strerror(errno));
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return -1;
 }
 
 int run_finish(struct run_child *c, struct run_result *res, os_error *err)

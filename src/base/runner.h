@@ -11,6 +11,11 @@
  *   - enforces spec->timeout_ms: past it the child gets SIGTERM, then
  *     SIGKILL a short grace later, and the call fails naming the command
  *     and the deadline.
+ * Either end may be a descriptor of the caller's instead (spec->stdin_fd,
+ * spec->stdout_fd), so that two children run side by side are joined by a
+ * pipe (`docker save | docker load`): the bytes pass between them, never
+ * through openshell. A captured child inherits only its stdin, stdout and
+ * stderr, so a pipe's end reaches only the child it was given to.
  * An interactive run (spec->interactive) inherits stdin, stdout and stderr
  * instead and waits without capturing (for `exec`, `logs --follow`).
  *
@@ -44,7 +49,19 @@ struct run_spec {
 	int interactive;          /* inherit stdio; nothing is captured */
 	int merge_stderr;         /* stderr into the stdout capture (2>&1) */
 	int quiet;                /* stdout and stderr to /dev/null: nothing captured */
-	const char *const *env;   /* "NAME=VALUE" set for the child only, or NULL */
+	/* > 2: a descriptor the child gets as its stdin, instead of input;
+	 * or as its stdout, instead of the capture (res->out stays "" and
+	 * on_line is never called; stderr is still captured, unless
+	 * merge_stderr sends it along; quiet wins); 0: unset. The child has
+	 * a copy of its own once run_start() returns, and the caller should
+	 * close its own then: a pipe's reader sees EOF only once every copy
+	 * of the write end is closed. Interactive runs ignore both. */
+	int stdin_fd;
+	int stdout_fd;
+	/* For the child only: "NAME=VALUE" sets NAME, a bare "NAME" unsets
+	 * it (DOCKER_CONTEXT beside a DOCKER_HOST that overrides it); or NULL.
+	 * run_env() hands it back, for messages about the child. */
+	const char *const *env;
 	/* Called with each complete line of stdout as it arrives (without its
 	 * newline), so that a long child's progress is shown while it runs and
 	 * a stream (docker logs --follow) is read as it comes. Returning
@@ -92,9 +109,17 @@ void run_result_free(struct run_result *res);
 struct run_child;
 
 /* Start the command; NULL with *err set when it cannot
- * be, as run_command() would fail. spec's callbacks and ctx must outlive
- * the child; its argv and input are used only here. */
+ * be, as run_command() would fail. spec's callbacks, ctx and env must
+ * outlive the child; its argv and input are used only here. */
 struct run_child *run_start(const struct run_spec *spec, os_error *err);
+
+/* A pipe to join two children (stdout_fd of one, stdin_fd of the other):
+ * both ends close-on-exec and above stdio, as run_spec wants them even
+ * when openshell was started with stdin closed. */
+int run_pipe(int fds[2], os_error *err);
+
+/* The child's spec->env, for a message that names what it talked to. */
+const char *const *run_env(const struct run_child *c);
 
 /* Serve the children in KIDS (NULL entries and those already returned
  * ended are skipped; at most RUN_MAX_CHILDREN) until one ends (it exited

@@ -66,11 +66,24 @@ static const char *daemon_lost(const struct run_result *res)
 	return NULL;
 }
 
-/* Which daemon a message means: DOCKER_HOST's, else the context named
- * (--context, DOCKER_CONTEXT, or a gateway's own). */
-static char *daemon_named(void)
+/* NAME as a docker started with ENV (run_spec's list) sees it. */
+static const char *env_value(const char *const *env, const char *name)
 {
-	const char *host = getenv("DOCKER_HOST"), *ctx = getenv("DOCKER_CONTEXT");
+	const char *value = getenv(name);
+	size_t n = strlen(name);
+
+	for (size_t i = 0; env && env[i]; i++)
+		if (strncmp(env[i], name, n) == 0 && (env[i][n] == '=' || env[i][n] == '\0'))
+			value = env[i][n] == '=' ? env[i] + n + 1 : NULL;
+	return value;
+}
+
+/* Which daemon a message means: DOCKER_HOST's, else the context named
+ * (--context, DOCKER_CONTEXT, or a gateway's own), as ENV leaves them
+ * for the call (a call may be pointed at another daemon than openshell's). */
+static char *daemon_named(const char *const *env)
+{
+	const char *host = env_value(env, "DOCKER_HOST"), *ctx = env_value(env, "DOCKER_CONTEXT");
 
 	if (!(host && *host) && ctx && *ctx)
 		return xasprintf("context %s", ctx);
@@ -78,15 +91,16 @@ static char *daemon_named(void)
 }
 
 /* Whatever the command, a daemon that stopped answering is the error to
- * report: every caller would otherwise misread it as its own. */
-static int check_daemon(int rc, const struct run_result *res, os_error *err)
+ * report: every caller would otherwise misread it as its own. ENV: the
+ * call's (run_env). */
+static int check_daemon(int rc, const struct run_result *res, const char *const *env, os_error *err)
 {
 	const char *lost = daemon_lost(res);
 
 	if (!lost)
 		return rc;
 	cleanup_free char *line = run_first_line(lost);
-	cleanup_free char *which = daemon_named();
+	cleanup_free char *which = daemon_named(env);
 	os_error_clear(err);
 	os_error_set(err, OS_EXIT_DOCKER, "lost the Docker daemon (%s): %s; check that it runs and 'docker info' works",
 		     which, line);
@@ -113,12 +127,16 @@ struct run_child *docker_start(const char *const *args, const struct run_spec *s
 
 int docker_finish(struct run_child *c, struct run_result *res, os_error *err)
 {
-	return check_daemon(run_finish(c, res, err), res, err);
+	const char *const *env = run_env(c);
+
+	return check_daemon(run_finish(c, res, err), res, env, err);
 }
 
 int docker_await(struct run_child *c, struct run_result *res, os_error *err)
 {
-	return check_daemon(run_await(c, res, err), res, err);
+	const char *const *env = run_env(c);
+
+	return check_daemon(run_await(c, res, err), res, env, err);
 }
 
 int docker_detached(const char *const *args, int timeout_ms, os_error *err)
@@ -240,7 +258,7 @@ int docker_inspect(const char *const *args, const char *what, int timeout_ms, st
 /* A daemon that does not answer, in the words that name the fix. */
 static int unreachable(const char *said, os_error *err)
 {
-	cleanup_free char *which = daemon_named();
+	cleanup_free char *which = daemon_named(NULL);
 
 	return os_error_set(err, OS_EXIT_DOCKER,
 			    "cannot reach the Docker daemon (%s): %s; check that the daemon runs and 'docker info' works",

@@ -63,7 +63,8 @@ int docker_stream(const char *const *args, const struct docker_stream_opts *o, s
  * but argv (docker's executable and ARGS make it; timeout_ms 0 is the
  * per-call default). docker_await() waits for its end, docker_finish()
  * stops it if it still runs; both reap it as run_await()/run_finish() do
- * and report a daemon that was lost, as every call does. */
+ * and report a daemon that was lost, as every call does, naming the one
+ * spec->env pointed docker at. */
 struct run_child *docker_start(const char *const *args, const struct run_spec *spec, os_error *err);
 int docker_await(struct run_child *c, struct run_result *res, os_error *err);
 int docker_finish(struct run_child *c, struct run_result *res, os_error *err);

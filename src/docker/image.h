@@ -1,4 +1,5 @@
-/* docker/image.h - an image as `docker image inspect` describes it.
+/* docker/image.h - an image as `docker image inspect` describes it, and
+ * sent from one daemon to another.
  *
  * image_parse_inspect() reads the JSON array docker prints into the facts
  * openshell shows and acts on: the id, when it was built, its size and the
@@ -28,5 +29,20 @@ void docker_image_free(struct docker_image *img);
 
 /* A label's value, or NULL when it is absent or empty. */
 const char *image_label(const struct docker_image *img, const char *key);
+
+/* Copy IMAGE from the gateway's daemon to a node's as `docker save IMAGE |
+ * docker load`. FROM_ENV and TO_ENV point each docker at its daemon: a
+ * run_spec env list such as { "DOCKER_HOST=ssh://gpu-2", "DOCKER_CONTEXT",
+ * NULL }, or NULL for openshell's own environment. save and load run side
+ * by side, each under timeout_ms (0: the per-call default), the bytes
+ * streamed between them through a pipe, never held in memory or on disk;
+ * the IDs are read before and after under the per-call deadline. Succeeds
+ * only once the node's daemon has the image under the ID the gateway's has
+ * (*id_out, owned); an image missing on the gateway's daemon, or arriving
+ * as another ID, is an error. A side that fails is named in the message
+ * (saving from the gateway's daemon, loading on the node's), with the first
+ * line of its docker's stderr, and the other side is stopped. */
+int docker_image_send(const char *image, const char *const *from_env, const char *const *to_env, int timeout_ms,
+		      char **id_out, os_error *err);
 
 #endif

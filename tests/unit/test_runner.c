@@ -394,6 +394,79 @@ static void test_command_find(void)
 	free(dir);
 }
 
+/* WRITER's stdout into READER's stdin through FDS, the caller's copies
+ * closed at once; 0 when both were reaped without an error (a deadline:
+ * the reader never saw EOF). */
+static int run_joined(const char *const *writer, const char *const *reader, int fds[2], struct run_result *wres,
+		      struct run_result *rres, struct lines *l)
+{
+	struct run_spec ws = { .argv = writer, .timeout_ms = 10000, .stdout_fd = fds[1], .on_line = on_line, .ctx = l };
+	struct run_spec rs = { .argv = reader, .timeout_ms = 10000, .stdin_fd = fds[0] };
+	os_error err = { 0 };
+	struct run_child *kids[2] = { run_start(&ws, &err), run_start(&rs, &err) };
+	int rc;
+
+	if (!kids[0] || !kids[1])
+		abort();
+	close(fds[0]);
+	close(fds[1]);
+	while (run_wait_any(kids, 2) >= 0)
+		;
+	rc = run_finish(kids[0], wres, &err) | run_finish(kids[1], rres, &err);
+	os_error_clear(&err);
+	return rc;
+}
+
+/* Two children joined by a pipe: the bytes pass between them, the writer's
+ * stdout is not captured, its stderr and status are. A plain pipe() end,
+ * not close-on-exec, reaches only the child it was given to, or the reader
+ * would wait for an EOF that never comes. */
+static void test_joined(void)
+{
+	static const char *const big[] = { "sh", "-c", "head -c 8388608 /dev/zero; echo note >&2; exit 5", NULL };
+	static const char *const hello[] = { "printf", "hello\\nworld\\n", NULL };
+	static const char *const cat[] = { "cat", NULL }, *const wc[] = { "wc", "-c", NULL };
+	struct run_result w, r;
+	struct lines l = { 0 };
+	int fds[2], first = -1;
+	os_error err = { 0 };
+
+	ok(pipe(fds) == 0 && (first = fds[0]) > 2, "a plain pipe");
+	is_int(run_joined(big, wc, fds, &w, &r, &l), 0, "a writer and a reader joined by it both end");
+	is_int(atoll(r.out), 8388608, "the reader got every byte, streamed past the pipe's buffer");
+	is_int(w.status, 5, "the writer's failure shows in its status");
+	ok(strcmp(w.out, "") == 0 && l.seen == 0, "its stdout is neither captured nor handed to on_line");
+	is_str(w.err, "note\n", "its stderr is captured");
+	run_result_free(&w);
+	run_result_free(&r);
+
+	ok(run_pipe(fds, &err) == 0 && run_joined(hello, cat, fds, &w, &r, &l) == 0, "two joined by run_pipe()");
+	is_str(r.out, "hello\nworld\n", "the reader got the writer's bytes");
+	run_result_free(&w);
+	run_result_free(&r);
+	ok(pipe(fds) == 0 && fds[0] == first, "no descriptor was left open (%d)", fds[0]);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+/* A bare NAME in env unsets it, for the child alone. */
+static void test_env_unset(void)
+{
+	static const char *const show[] = { "sh", "-c", "echo \"${OPENSHELL_TEST_VAR-unset}\"", NULL };
+	static const char *const env[] = { "OPENSHELL_TEST_VAR=", "OPENSHELL_TEST_VAR", NULL };
+	struct run_spec spec = { .argv = show, .timeout_ms = 5000, .env = env };
+	struct run_result res;
+	os_error err = { 0 };
+
+	setenv("OPENSHELL_TEST_VAR", "x", 1);
+	run_command(&spec, &res, &err);
+	is_str(res.out, "unset\n", "a bare name in env unsets what openshell and an earlier entry set");
+	is_str(getenv("OPENSHELL_TEST_VAR"), "x", "for the child alone");
+	run_result_free(&res);
+	os_error_clear(&err);
+	unsetenv("OPENSHELL_TEST_VAR");
+}
+
 /* A poll() that fails leaves the child unwatched: it is stopped, and the
  * error says why, not that a deadline passed that never did. */
 static void test_unwatched(void)
@@ -433,6 +506,8 @@ int main(void)
 	test_due_and_wake();
 	test_detached();
 	test_command_find();
+	test_joined();
+	test_env_unset();
 	test_unwatched();
 	return tap_done();
 }
