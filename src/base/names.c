@@ -13,7 +13,8 @@ static int is_alnum_lower(char c)
 	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
-int gateway_name_check(const char *name, os_error *err)
+/* A DNS label: what k8s takes for a node's name and docker for a name. */
+static int name_check(const char *what, const char *name, os_error *err)
 {
 	size_t n = strlen(name);
 	int ok = n >= 1 && n <= GATEWAY_NAME_MAX && is_alnum_lower(name[0]) &&
@@ -24,10 +25,20 @@ int gateway_name_check(const char *name, os_error *err)
 	if (!ok) {
 		cleanup_free char *shown = printable(name, 64);
 		return os_error_set(err, OS_EXIT_USAGE,
-				    "invalid gateway name '%s': use 1-%d lowercase letters, digits and '-', starting and ending with a letter or digit",
-				    shown, GATEWAY_NAME_MAX);
+				    "invalid %s name '%s': use 1-%d lowercase letters, digits and '-', starting and ending with a letter or digit",
+				    what, shown, GATEWAY_NAME_MAX);
 	}
 	return 0;
+}
+
+int gateway_name_check(const char *name, os_error *err)
+{
+	return name_check("gateway", name, err);
+}
+
+int node_name_check(const char *name, os_error *err)
+{
+	return name_check("node", name, err);
 }
 
 char *gateway_resource_name(const char *name) { return xasprintf("openshell-cluster-%s", name); }

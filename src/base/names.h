@@ -19,6 +19,7 @@
 #define LABEL_MANAGED_VALUE "openshell"
 #define LABEL_GATEWAY "org.openshell.gateway"
 #define LABEL_GPU "org.openshell.gpu"
+#define LABEL_NODE "org.openshell.node"     /* an agent's: its node's name in the cluster */
 #define CDI_GPU_PREFIX "nvidia.com/gpu="   /* the NVIDIA CDI spec's kind, as nvidia-ctk names it */
 /* How NVIDIA says to write the CDI spec Docker reads. */
 #define CDI_SPEC_GENERATE "nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml"
@@ -36,6 +37,9 @@ enum owner labels_owner(const char *managed_by, const char *gateway_label, const
 char *labels_foreign_reason(const char *what, const char *object, const char *name);
 
 int gateway_name_check(const char *name, os_error *err);
+
+/* The same rules for a node's name (gateway node add). */
+int node_name_check(const char *name, os_error *err);
 
 /* "openshell-cluster-NAME": the container, its network and its volume. */
 char *gateway_resource_name(const char *name);

@@ -242,6 +242,16 @@ int cli_next_option(struct cli_parser *p, int argc, char **argv)
 	return -1;
 }
 
+int cli_next_arg(struct cli_parser *p, int argc, char **argv, const char **operand)
+{
+	int c = cli_next_option(p, argc, argv);
+
+	if (c != -1 || p->done >= 0 || optind >= argc)
+		return c;
+	*operand = argv[optind++];
+	return 0;
+}
+
 int cli_no_operands(const char *cmd, int argc, char **argv)
 {
 	if (optind >= argc)

@@ -112,6 +112,11 @@ struct cli_parser {
  * OS_EXIT_USAGE after a bad option). */
 int cli_next_option(struct cli_parser *p, int argc, char **argv);
 
+/* As cli_next_option(), for a command whose operands may come among its
+ * options, as kubectl's and docker's do (`node add NODE --name GW`):
+ * 0 with *operand set for each operand, in order. */
+int cli_next_arg(struct cli_parser *p, int argc, char **argv, const char **operand);
+
 /* Report what getopt_long rejected ('?' or ':') in one line. */
 int cli_bad_option(const char *cmd, int c, char **argv);
 

@@ -16,6 +16,7 @@ static const struct cli_spec *const gateway_commands[] = {
 	&gateway_logs_spec,
 	&gateway_exec_spec,
 	&gateway_kubectl_spec,
+	&gateway_node_spec,
 	NULL,
 };
 

@@ -29,6 +29,8 @@
 #include "docker/container.h"
 #include "gateway/lookup.h"
 #include "gateway/metadata.h"
+#include "gateway/node_record.h"
+#include "gateway/node_remove.h"
 #include "kube/user_kubeconfig.h"
 
 struct plan {
@@ -36,6 +38,7 @@ struct plan {
 	char *res;                 /* openshell-cluster-NAME */
 	char *dir;                 /* the state directory */
 	enum owner container, network, volume;
+	struct node_records nodes; /* its agents on other hosts, from the state directory */
 	int has_dir;
 	int yes, keep_volume, ignore_not_found;   /* the options */
 };
@@ -50,6 +53,8 @@ static int survey(struct plan *p, os_error *err)
 	p->container = container_owner(&c, p->name);
 	container_free(&c);
 	p->has_dir = access(p->dir, F_OK) == 0;
+	if (node_records_load(p->dir, &p->nodes, err) < 0)
+		return -1;
 	if (docker_object_owner("network", p->res, p->name, 0, &p->network, err) < 0 ||
 	    docker_object_owner("volume", p->res, p->name, 0, &p->volume, err) < 0)
 		return -1;
@@ -68,7 +73,11 @@ static int confirmed(const struct plan *p)
 {
 	char answer[16] = "";
 
-	fprintf(stderr, "Destroy gateway '%s' and its data? [y/N] ", p->name);
+	if (p->nodes.n)
+		fprintf(stderr, "Destroy gateway '%s', its %zu node%s on other hosts, and its data? [y/N] ", p->name,
+			p->nodes.n, p->nodes.n == 1 ? "" : "s");
+	else
+		fprintf(stderr, "Destroy gateway '%s' and its data? [y/N] ", p->name);
 	fflush(stderr);
 	if (!fgets(answer, sizeof(answer), stdin))
 		return 0;
@@ -121,6 +130,27 @@ static void remove_state(const struct plan *p)
 			 errno == ENOTEMPTY ? "it holds files openshell did not write" : strerror(errno));
 }
 
+/* The agents first, each on its own host: the gateway is left whole
+ * while one of them cannot go, so that nothing is lost track of. */
+static int remove_agents(const struct plan *p, os_error *err)
+{
+	for (size_t i = 0; i < p->nodes.n; i++) {
+		const struct node_record *r = &p->nodes.v[i];
+		int removed;
+
+		log_step("removing node '%s' from %s", r->name, r->docker.endpoint);
+		if (node_agent_remove(r, &removed, err) < 0) {
+			os_error_wrap(err, "gateway '%s' was left as it is", p->name);
+			cleanup_free char *fix = xasprintf("retry once %s answers", r->docker.endpoint);
+			return os_error_add_fix(err, fix);
+		}
+		if (node_record_remove(p->dir, r->name, err) < 0)
+			return -1;
+		log_step_done(1);
+	}
+	return 0;
+}
+
 /* Container first: the network and volume cannot go while it uses them. */
 static int destroy(const struct plan *p, int keep_volume, os_error *err)
 {
@@ -128,6 +158,8 @@ static int destroy(const struct plan *p, int keep_volume, os_error *err)
 	const char *rmnet[] = { "network", "rm", p->res, NULL };
 	const char *rmvol[] = { "volume", "rm", p->res, NULL };
 
+	if (remove_agents(p, err) < 0)
+		return -1;
 	log_step("destroying gateway '%s'", p->name);
 	if ((p->container == OWNER_OURS && remove_object(rm, "container", p, err) < 0) ||
 	    (p->network == OWNER_OURS && remove_object(rmnet, "network", p, err) < 0) ||
@@ -151,7 +183,8 @@ static int survey_and_destroy(struct plan *p, os_error *err)
 	warn_foreign("container", p->container, p);
 	warn_foreign("network", p->network, p);
 	warn_foreign("volume", p->volume, p);
-	if (p->container != OWNER_OURS && p->network != OWNER_OURS && p->volume != OWNER_OURS && !p->has_dir) {
+	if (p->container != OWNER_OURS && p->network != OWNER_OURS && p->volume != OWNER_OURS && !p->has_dir &&
+	    !p->nodes.n) {
 		if (!p->ignore_not_found)
 			return os_error_set(err, OS_EXIT_NOTFOUND, "no gateway named '%s'; nothing to destroy", p->name);
 		log_info("no gateway named '%s'; nothing to destroy", p->name);
@@ -195,7 +228,8 @@ const struct cli_spec gateway_destroy_spec = {
 	.name = "destroy",
 	.summary = "remove a gateway's container, network, volume and files",
 	.about = "Remove a gateway: its container, network and volume (openshell-cluster-NAME)\n"
-		 "and its kubeconfig and metadata. Only objects labelled\n"
+		 "and its kubeconfig and metadata; first, each node 'gateway node add' made,\n"
+		 "from its own Docker host. Only objects labelled\n"
 		 LABEL_MANAGED "=" LABEL_MANAGED_VALUE " and " LABEL_GATEWAY "=NAME are\n"
 		 "removed; others of the same name are left, with a warning.\n"
 		 "A gateway that does not exist is an error (exit 5), as for stop.\n",
@@ -226,6 +260,7 @@ static int run(int argc, char **argv)
 	if (!p.yes && !isatty(STDIN_FILENO))
 		return log_usage_error("gateway destroy", "stdin is not a terminal to confirm on; pass --yes to destroy without asking");
 	rc = run_destroy(&p, &err) < 0 ? log_error_report(&err) : OS_EXIT_OK;
+	node_records_free(&p.nodes);
 	free(p.res);
 	free(p.dir);
 	os_error_clear(&err);

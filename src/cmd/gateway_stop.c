@@ -14,6 +14,8 @@
 #include "cmd/commands.h"
 #include "docker/client.h"
 #include "gateway/lookup.h"
+#include "gateway/node_lifecycle.h"
+#include "gateway/node_record.h"
 
 /* k3s gets this long to shut down before docker kills it. */
 #define STOP_GRACE_S 10
@@ -52,7 +54,13 @@ static int stop_locked(const char *name, os_error *err)
 		return -1;
 	rc = gateway_lookup(name, &gw, err);
 	if (rc == 0) {
-		rc = stop(&gw, err);
+		struct node_records rs;
+		/* The agents first: none is left retrying a server that is gone. */
+		if ((rc = node_records_load(gw.state_dir, &rs, err)) == 0) {
+			nodes_stop(&rs);
+			node_records_free(&rs);
+			rc = stop(&gw, err);
+		}
 		gateway_free(&gw);
 	}
 	gateway_unlock(lock);

@@ -209,6 +209,14 @@ int docker_run_ok(const char *const *args, const char *input, size_t input_len, 
 	return docker_spawn(spec, args, 1, res, err);
 }
 
+int docker_run_there(const char *const *args, const char *const *env, int timeout_ms, struct run_result *res,
+		     os_error *err)
+{
+	struct run_spec spec = { .env = env, .timeout_ms = timeout_ms };
+
+	return docker_spawn(spec, args, 1, res, err);
+}
+
 int docker_ok(const char *const *args, int timeout_ms, os_error *err)
 {
 	struct run_result res = { 0 };

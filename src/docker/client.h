@@ -35,6 +35,12 @@ int docker_run(const char *const *args, const char *input, size_t input_len, int
 int docker_run_ok(const char *const *args, const char *input, size_t input_len, int timeout_ms,
 		  struct run_result *res, os_error *err);
 
+/* As docker_run_ok() without input, on the daemon ENV names (run_spec
+ * env entries, docker/daemon.h's docker_where_env()), whichever the
+ * environment names: for a command on two daemons at once. */
+int docker_run_there(const char *const *args, const char *const *env, int timeout_ms, struct run_result *res,
+		     os_error *err);
+
 /* As docker_run_ok(), where success alone matters: the output is dropped
  * (a failure's stderr is the error's detail all the same). */
 int docker_ok(const char *const *args, int timeout_ms, os_error *err);

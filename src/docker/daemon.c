@@ -129,10 +129,10 @@ int docker_daemon_parse_endpoint(struct docker_daemon *d, os_error *err)
 	return 0;
 }
 
-int docker_daemon_resolve(struct docker_daemon *d, os_error *err)
+/* The daemon of HOST (DOCKER_HOST's form) or else CONTEXT (NULL: the
+ * config's current one), as the docker CLI resolves them. */
+static int resolve(const char *host, const char *ctx, struct docker_daemon *d, os_error *err)
 {
-	const char *host = getenv("DOCKER_HOST"), *ctx = getenv("DOCKER_CONTEXT");
-
 	memset(d, 0, sizeof(*d));
 	if (host && *host) {
 		d->context = xstrdup("default");
@@ -156,6 +156,20 @@ int docker_daemon_resolve(struct docker_daemon *d, os_error *err)
 fail:
 	docker_daemon_free(d);
 	return -1;
+}
+
+int docker_daemon_resolve(struct docker_daemon *d, os_error *err)
+{
+	return resolve(getenv("DOCKER_HOST"), getenv("DOCKER_CONTEXT"), d, err);
+}
+
+int docker_daemon_named(const char *host, const char *context, struct docker_daemon *d, os_error *err)
+{
+	if (host && !*host)
+		return os_error_set(err, OS_EXIT_USAGE, "--docker-host needs a daemon's address, e.g. ssh://user@gpu-box");
+	if (context && !*context)
+		return os_error_set(err, OS_EXIT_USAGE, "--context needs a context's name (see 'docker context ls')");
+	return resolve(host, context ? context : "default", d, err);
 }
 
 #define SSH_CONFIG_TIMEOUT_MS 5000
@@ -284,12 +298,41 @@ static int context_still_there(const char *gateway, const struct docker_where *w
 			    gateway, w->context, w->endpoint, now, w->context, w->endpoint);
 }
 
-static void set_flag(const char *name, int on)
+/* The environment entries that name W's daemon to docker: a named
+ * context carries its own TLS material; "default" was DOCKER_HOST's
+ * endpoint, or the local socket, with the TLS settings of the environment
+ * then. An entry without '=' is a variable to unset. */
+void docker_where_env(const struct docker_where *w, struct strv *env)
 {
-	if (on)
-		setenv(name, "1", 1);
-	else
-		unsetenv(name);
+	if (strcmp(w->context, "default") != 0) {
+		strv_pushf(env, "DOCKER_CONTEXT=%s", w->context);
+		strv_push(env, "DOCKER_HOST");
+		return;
+	}
+	strv_pushf(env, "DOCKER_HOST=%s", w->endpoint);
+	strv_push(env, "DOCKER_CONTEXT");
+	if (w->tls_recorded) {
+		strv_push(env, w->tls ? "DOCKER_TLS=1" : "DOCKER_TLS");
+		strv_push(env, w->tls_verify ? "DOCKER_TLS_VERIFY=1" : "DOCKER_TLS_VERIFY");
+		if (w->cert_path)
+			strv_pushf(env, "DOCKER_CERT_PATH=%s", w->cert_path);
+		else
+			strv_push(env, "DOCKER_CERT_PATH");
+	}
+}
+
+void docker_daemon_point(const struct docker_where *w)
+{
+	struct strv env = { 0 };
+
+	remember();
+	docker_where_env(w, &env);
+	for (size_t i = 0; i < env.n; i++) {
+		cleanup_free char *name = xstrndup(env.v[i], strcspn(env.v[i], "="));
+		const char *eq = strchr(env.v[i], '=');
+		restore(name, eq ? eq + 1 : NULL);
+	}
+	strv_free(&env);
 }
 
 int docker_daemon_follow(const char *gateway, const struct docker_where *w, os_error *err)
@@ -300,24 +343,8 @@ int docker_daemon_follow(const char *gateway, const struct docker_where *w, os_e
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' was made in Docker context '%s' (%s), not '%s'; drop --context to reach it there",
 				    gateway, w->context, w->endpoint, chosen);
-	if (!chosen) {
-		remember();
-		/* A named context carries its own TLS material: name it.
-		 * "default" was DOCKER_HOST's endpoint, or the local socket,
-		 * with the TLS settings of the environment then. */
-		if (strcmp(w->context, "default") != 0) {
-			setenv("DOCKER_CONTEXT", w->context, 1);
-			unsetenv("DOCKER_HOST");
-		} else {
-			setenv("DOCKER_HOST", w->endpoint, 1);
-			unsetenv("DOCKER_CONTEXT");
-			if (w->tls_recorded) {
-				set_flag("DOCKER_TLS", w->tls);
-				set_flag("DOCKER_TLS_VERIFY", w->tls_verify);
-				restore("DOCKER_CERT_PATH", w->cert_path);
-			}
-		}
-	}
+	if (!chosen)
+		docker_daemon_point(w);
 	return strcmp(w->context, "default") != 0 ? context_still_there(gateway, w, err) : 0;
 }
 

@@ -43,6 +43,11 @@ struct docker_where {
 
 int docker_daemon_resolve(struct docker_daemon *d, os_error *err);
 
+/* The daemon another command's option names, not the environment: HOST
+ * (--docker-host, DOCKER_HOST's form, with the environment's TLS settings)
+ * or else CONTEXT (--context, a context's name; NULL: "default"). */
+int docker_daemon_named(const char *host, const char *context, struct docker_daemon *d, os_error *err);
+
 /* Fill d's host, user, port and local from d->endpoint, the one reading
  * of it; a malformed endpoint fails. */
 int docker_daemon_parse_endpoint(struct docker_daemon *d, os_error *err);
@@ -84,5 +89,15 @@ int docker_daemon_follow(const char *gateway, const struct docker_where *w, os_e
 /* Undo docker_daemon_follow(): the environment openshell started with
  * (after --context). For a command that looks at several gateways. */
 void docker_daemon_unfollow(void);
+
+/* Point every docker call after at W's daemon, whatever --context chose:
+ * for a command that works on two daemons, one after the other (a node's
+ * and its gateway's); docker_daemon_unfollow() undoes it. */
+void docker_daemon_point(const struct docker_where *w);
+
+/* The same for one call alone: the entries of struct run_spec's env that
+ * name W's daemon (one without '=' unsets the variable). */
+struct strv;
+void docker_where_env(const struct docker_where *w, struct strv *env);
 
 #endif

@@ -18,6 +18,7 @@
 #include "gateway/mig.h"
 #include "gateway/sharing.h"
 #include "gateway/image.h"
+#include "gateway/node_record.h"
 
 void deploy_opts_init(struct deploy_opts *o)
 {
@@ -221,11 +222,17 @@ static void gpu_argv(const struct deploy_opts *o, struct strv *argv)
 	}
 }
 
-void deploy_run_argv(const struct deploy_opts *o, struct strv *argv)
+char *deploy_volume_mount(const char *volume, const char *gateway)
 {
-	cleanup_free char *res = gateway_resource_name(o->name);
-	cleanup_free char *host = gateway_hostname(o->name);
+	return xasprintf("--mount=type=volume,src=%s,dst=%s,volume-label=%s=%s,volume-label=%s=%s", volume, K3S_DATA_DIR,
+			 LABEL_MANAGED, LABEL_MANAGED_VALUE, LABEL_GATEWAY, gateway);
+}
 
+/* What the server and its agents share: ours, for gateway NAME, privileged
+ * (k3s runs containerd, mounts cgroups and manages iptables itself) and
+ * brought back with the daemon. */
+static void common_argv(const struct deploy_opts *o, const char *res, const char *host, struct strv *argv)
+{
 	strv_push(argv, "run");
 	strv_push(argv, "--detach");
 	strv_pushf(argv, "--name=%s", res);
@@ -233,17 +240,46 @@ void deploy_run_argv(const struct deploy_opts *o, struct strv *argv)
 	strv_pushf(argv, "--label=%s=%s", LABEL_MANAGED, LABEL_MANAGED_VALUE);
 	strv_pushf(argv, "--label=%s=%s", LABEL_GATEWAY, o->name);
 	strv_pushf(argv, "--label=%s=%s", LABEL_GPU, o->gpu ? "true" : "false");
-	/* k3s runs containerd, mounts cgroups and manages iptables itself. */
 	strv_push(argv, "--privileged");
 	strv_push(argv, "--cgroupns=host");
 	strv_push(argv, "--restart=unless-stopped");
+}
+
+void deploy_agent_argv(const struct deploy_opts *o, const char *node, const char *server, struct strv *argv)
+{
+	cleanup_free char *res = node_resource_name(o->name);
+	cleanup_free char *mount = deploy_volume_mount(res, o->name);
+
+	common_argv(o, res, node, argv);
+	strv_pushf(argv, "--label=%s=%s", LABEL_NODE, node);
+	/* As k3s agents run: the kubelet and flannel on the host's own
+	 * addresses, where the server reaches them. */
+	strv_push(argv, "--network=host");
+	strv_push(argv, mount);
+	if (o->gpu)
+		gpu_argv(o, argv);
+	strv_push(argv, o->image);
+	strv_push(argv, "agent");
+	strv_pushf(argv, "--server=%s", server);
+	/* The token is a file in the volume, never an argument or a variable
+	 * that ps or docker inspect would show. */
+	strv_push(argv, "--token-file=" DEPLOY_AGENT_TOKEN_FILE);
+	strv_pushf(argv, "--node-name=%s", node);
+}
+
+void deploy_run_argv(const struct deploy_opts *o, struct strv *argv)
+{
+	cleanup_free char *res = gateway_resource_name(o->name);
+	cleanup_free char *host = gateway_hostname(o->name);
+	cleanup_free char *mount = deploy_volume_mount(res, o->name);
+
+	common_argv(o, res, host, argv);
 	if (o->health_start_interval)
 		strv_pushf(argv, "--health-start-interval=%s", DEPLOY_HEALTH_START_INTERVAL);
 	strv_pushf(argv, "--network=%s", res);
 	/* The run makes the volume when it is not there, labelled as ours
 	 * (start has looked that a volume of the name is ours, or none). */
-	strv_pushf(argv, "--mount=type=volume,src=%s,dst=%s,volume-label=%s=%s,volume-label=%s=%s", res, K3S_DATA_DIR,
-		   LABEL_MANAGED, LABEL_MANAGED_VALUE, LABEL_GATEWAY, o->name);
+	strv_push(argv, mount);
 	if (is_ipv6(o->bind))
 		strv_pushf(argv, "--publish=[%s]:%d:%d", o->bind, o->port, K3S_API_PORT);
 	else

@@ -67,6 +67,18 @@ int deploy_opts_check(const struct deploy_opts *o, os_error *err);
 /* Append `run -d … IMAGE server …` (without the docker executable). */
 void deploy_run_argv(const struct deploy_opts *o, struct strv *argv);
 
+/* The token an agent joins with: a file of its volume, 0600. */
+#define DEPLOY_AGENT_TOKEN_FILE K3S_DATA_DIR "/openshell/token"
+
+/* Append `run -d … IMAGE agent …` for node NODE of gateway o->name,
+ * joining SERVER (https://ADDR:PORT) with DEPLOY_AGENT_TOKEN_FILE, with
+ * o's GPU request: the agent's container on its own Docker host. */
+void deploy_agent_argv(const struct deploy_opts *o, const char *node, const char *server, struct strv *argv);
+
+/* The --mount of VOLUME at k3s's data dir, made labelled as gateway
+ * GATEWAY's when the run creates it (owned). */
+char *deploy_volume_mount(const char *volume, const char *gateway);
+
 /* Is the bind address 0.0.0.0 or ::, every address of the host? */
 int bind_is_wildcard(const char *addr);
 

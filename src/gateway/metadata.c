@@ -1,6 +1,7 @@
 /* gateway/metadata.c - metadata.json to and from struct gw_metadata. */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -22,6 +23,60 @@ char *metadata_now(void)
 	return xstrdup(buf);
 }
 
+void metadata_where_to_json(cJSON *o, const struct docker_where *w)
+{
+	json_add_string_or_null(o, "docker_context", w->context);
+	json_add_string_or_null(o, "docker_endpoint", w->endpoint);
+	if (w->tls_recorded) {
+		cJSON_AddBoolToObject(o, "docker_tls", w->tls);
+		cJSON_AddBoolToObject(o, "docker_tls_verify", w->tls_verify);
+	} else {
+		cJSON_AddNullToObject(o, "docker_tls");
+		cJSON_AddNullToObject(o, "docker_tls_verify");
+	}
+	json_add_string_or_null(o, "docker_cert_path", w->cert_path);
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+void metadata_where_from_json(const cJSON *o, struct where_record *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->context = dup_or_null(json_str(o, "docker_context"));
+	r->endpoint = dup_or_null(json_str(o, "docker_endpoint"));
+	/* null (a named context, or older files): the environment's TLS stays */
+	if (json_bool(o, "docker_tls") >= 0 && json_bool(o, "docker_tls_verify") >= 0) {
+		r->tls_recorded = 1;
+		r->tls = json_bool(o, "docker_tls");
+		r->tls_verify = json_bool(o, "docker_tls_verify");
+		r->cert_path = dup_or_null(json_str(o, "docker_cert_path"));
+	}
+}
+
+void where_record_view(const struct where_record *r, struct docker_where *w)
+{
+	*w = (struct docker_where){ .context = r->context, .endpoint = r->endpoint, .tls_recorded = r->tls_recorded,
+				    .tls = r->tls, .tls_verify = r->tls_verify, .cert_path = r->cert_path };
+}
+
+void where_record_copy(const struct docker_where *w, struct where_record *r)
+{
+	*r = (struct where_record){ .context = dup_or_null(w->context), .endpoint = dup_or_null(w->endpoint),
+				    .tls_recorded = w->tls_recorded, .tls = w->tls, .tls_verify = w->tls_verify,
+				    .cert_path = dup_or_null(w->cert_path) };
+}
+
+void where_record_free(struct where_record *r)
+{
+	free(r->context);
+	free(r->endpoint);
+	free(r->cert_path);
+	memset(r, 0, sizeof(*r));
+}
+
 char *metadata_to_json(const struct gw_metadata *md)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -38,16 +93,12 @@ char *metadata_to_json(const struct gw_metadata *md)
 	cJSON_AddStringToObject(o, "kubeconfig", md->kubeconfig);
 	cJSON_AddStringToObject(o, "created", md->created);
 	json_add_string_or_null(o, "user_kubeconfig", md->user_kubeconfig);
-	json_add_string_or_null(o, "docker_context", md->docker_context);
-	json_add_string_or_null(o, "docker_endpoint", md->docker_endpoint);
-	if (md->docker_tls_recorded) {
-		cJSON_AddBoolToObject(o, "docker_tls", md->docker_tls);
-		cJSON_AddBoolToObject(o, "docker_tls_verify", md->docker_tls_verify);
-	} else {
-		cJSON_AddNullToObject(o, "docker_tls");
-		cJSON_AddNullToObject(o, "docker_tls_verify");
-	}
-	json_add_string_or_null(o, "docker_cert_path", md->docker_cert_path);
+	metadata_where_to_json(o, &(struct docker_where){ .context = md->docker_context,
+							  .endpoint = md->docker_endpoint,
+							  .tls_recorded = md->docker_tls_recorded,
+							  .tls = md->docker_tls,
+							  .tls_verify = md->docker_tls_verify,
+							  .cert_path = md->docker_cert_path });
 	s = cJSON_Print(o);
 	cJSON_Delete(o);
 	return s;
@@ -68,6 +119,7 @@ static int take_str(const cJSON *o, const char *key, char **out, os_error *err)
 int metadata_parse(const char *json, size_t len, struct gw_metadata *md, os_error *err)
 {
 	cJSON *o = json_parse(json, len, "metadata.json", err);
+	struct where_record where;
 	long long schema, port;
 	int gpu, rc = -1;
 
@@ -96,20 +148,14 @@ int metadata_parse(const char *json, size_t len, struct gw_metadata *md, os_erro
 	md->port = (int)port;
 	md->gpu = gpu;
 	/* Optional: absent before --update-kubeconfig was used, or in older files. */
-	if (json_str(o, "user_kubeconfig"))
-		md->user_kubeconfig = xstrdup(json_str(o, "user_kubeconfig"));
-	if (json_str(o, "docker_context"))
-		md->docker_context = xstrdup(json_str(o, "docker_context"));
-	if (json_str(o, "docker_endpoint"))
-		md->docker_endpoint = xstrdup(json_str(o, "docker_endpoint"));
-	/* null (a named context, or older files): the environment's TLS stays */
-	if (json_bool(o, "docker_tls") >= 0 && json_bool(o, "docker_tls_verify") >= 0) {
-		md->docker_tls_recorded = 1;
-		md->docker_tls = json_bool(o, "docker_tls");
-		md->docker_tls_verify = json_bool(o, "docker_tls_verify");
-		if (json_str(o, "docker_cert_path"))
-			md->docker_cert_path = xstrdup(json_str(o, "docker_cert_path"));
-	}
+	md->user_kubeconfig = dup_or_null(json_str(o, "user_kubeconfig"));
+	metadata_where_from_json(o, &where);
+	md->docker_context = where.context;
+	md->docker_endpoint = where.endpoint;
+	md->docker_tls_recorded = where.tls_recorded;
+	md->docker_tls = where.tls;
+	md->docker_tls_verify = where.tls_verify;
+	md->docker_cert_path = where.cert_path;
 	rc = 0;
 out:
 	cJSON_Delete(o);

@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 #include "base/error.h"
 #include "docker/daemon.h"
 
@@ -39,6 +41,22 @@ void metadata_free(struct gw_metadata *md);
 
 /* The daemon md records (pointing into md). */
 void metadata_where(const struct gw_metadata *md, struct docker_where *w);
+
+/* A daemon as a file records it (owned copies of struct docker_where's
+ * fields): metadata.json's, a node's (gateway/node_record.h). */
+struct where_record {
+	char *context, *endpoint;
+	int tls_recorded, tls, tls_verify;
+	char *cert_path;
+};
+void where_record_view(const struct where_record *r, struct docker_where *w);
+void where_record_copy(const struct docker_where *w, struct where_record *r);
+void where_record_free(struct where_record *r);
+
+/* The docker_* keys of such a file: written from W, read into R (absent
+ * or null ones: NULL, TLS not recorded). */
+void metadata_where_to_json(cJSON *o, const struct docker_where *w);
+void metadata_where_from_json(const cJSON *o, struct where_record *r);
 
 /* The current time as RFC 3339 UTC ("2026-11-29T14:31:43Z"). */
 char *metadata_now(void);

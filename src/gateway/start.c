@@ -24,6 +24,7 @@
 #include "gateway/gpus.h"
 #include "gateway/image.h"
 #include "gateway/lookup.h"
+#include "gateway/node_lifecycle.h"
 #include "gateway/reach.h"
 #include "gateway/sharing.h"
 #include "gateway/start.h"
@@ -461,7 +462,8 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 	phases_mark(&r->phases, PHASE_CONTAINER);
 	st.w.fresh = st.created_container;
 	st.w.new_volume = st.created_container && st.created_volume;
-	if (wait_ready(&st, err) < 0)
+	if ((existing && nodes_start_gateway(o->name, err) < 0) || wait_ready(&st, err) < 0 ||
+	    (existing && !st.o.no_wait && nodes_wait_gateway(o->name, st.res, st.w.deadline, o->timeout_ms, err) < 0))
 		goto out;
 	r->image = xstrdup(st.o.image);
 	r->gpu_mode = st.o.gpu ? (st.o.cdi ? "cdi" : "legacy") : NULL;

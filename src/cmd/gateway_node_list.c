@@ -1,0 +1,160 @@
+/* cmd/gateway_node_list.c - `openshell gateway node list`: every node of a gateway, its host and GPUs. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/exitcode.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/names.h"
+#include "base/xalloc.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "gateway/gpus.h"
+#include "gateway/lookup.h"
+#include "gateway/node_record.h"
+#include "kube/kubectl.h"
+#include "kube/objects.h"
+
+enum { OPT_NAME = 256, OPT_JSON };
+
+static const struct cli_opt list_opts[] = {
+	CLI_GATEWAY_NAME_OPT(OPT_NAME),
+	{ .name = "json", .key = OPT_JSON, .help = "print the nodes as JSON on stdout" },
+	{ NULL },
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_spec gateway_node_list_spec = {
+	.name = "list",
+	.summary = "list a gateway's nodes, with their Docker hosts and GPUs",
+	.about = "List the gateway's nodes: its server's, then each agent 'gateway node add'\n"
+		 "joined, with the Docker host it runs on, its state in the cluster and its\n"
+		 "allocatable nvidia.com/gpu. A stopped gateway's nodes are listed from its\n"
+		 "files, their state unknown.\n",
+	.opts = list_opts,
+	.run = run,
+};
+
+struct row {
+	const char *name, *role, *endpoint, *container, *gpus;
+	char *status;
+	long long allocatable;
+};
+
+/* What the cluster says of node NAME: its Ready condition's word. */
+static void from_cluster(const cJSON *nodes, struct row *r)
+{
+	const cJSON *node = kube_find(nodes, "Node", r->name), *c;
+
+	r->allocatable = node ? kube_nodes_allocatable_gpus(node) : -1;
+	if (!nodes) {
+		r->status = xstrdup("unknown");
+		return;
+	}
+	if (!node) {
+		r->status = xstrdup("absent");
+		return;
+	}
+	cJSON_ArrayForEach(c, json_get(node, "status", "conditions", NULL))
+		if (json_str(c, "type") && strcmp(json_str(c, "type"), "Ready") == 0 && json_str(c, "status"))
+			r->status = xstrdup(strcmp(json_str(c, "status"), "True") == 0    ? "Ready"
+					    : strcmp(json_str(c, "status"), "False") == 0 ? "NotReady"
+											: "Unknown");
+	if (!r->status)
+		r->status = xstrdup("Unknown");
+}
+
+static void print_rows(const char *gateway, struct row *rows, size_t n, int json)
+{
+	if (json) {
+		cJSON *j = json_document(), *arr;
+
+		cJSON_AddStringToObject(j, "gateway", gateway);
+		arr = cJSON_AddArrayToObject(j, "nodes");
+		for (size_t i = 0; i < n; i++) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "name", rows[i].name);
+			cJSON_AddStringToObject(o, "role", rows[i].role);
+			json_add_string_or_null(o, "docker_endpoint", rows[i].endpoint);
+			cJSON_AddStringToObject(o, "container", rows[i].container);
+			cJSON_AddStringToObject(o, "status", rows[i].status);
+			cJSON_AddItemToObject(o, "gpus", rows[i].gpus ? gpus_json_of(rows[i].gpus) : cJSON_CreateNull());
+			json_add_count_or_null(o, "gpus_allocatable", rows[i].allocatable);
+			cJSON_AddItemToArray(arr, o);
+		}
+		json_print_stdout(j);
+		return;
+	}
+	printf("%-20s %-7s %-10s %-5s %s\n", "NODE", "ROLE", "STATUS", "GPUS", "DOCKER HOST");
+	for (size_t i = 0; i < n; i++) {
+		cleanup_free char *g = rows[i].allocatable >= 0 ? xasprintf("%lld", rows[i].allocatable) : xstrdup("-");
+		printf("%-20s %-7s %-10s %-5s %s\n", rows[i].name, rows[i].role, rows[i].status, g,
+		       rows[i].endpoint ? rows[i].endpoint : "-");
+	}
+}
+
+static int list(const char *name, int json, os_error *err)
+{
+	struct gateway gw;
+	struct node_records rs = { 0 };
+	struct row *rows = NULL;
+	cJSON *nodes = NULL;
+	cleanup_free char *own = NULL, *sel = NULL;
+	int rc = -1;
+
+	if (gateway_lookup(name, &gw, err) < 0)
+		return -1;
+	if (node_records_load(gw.state_dir, &rs, err) < 0)
+		goto out;
+	if (gw.c.running && kube_get(gw.container, "nodes", NULL, NULL, 0, 0, &nodes, err) < 0)
+		goto out;
+	own = gateway_hostname(name);
+	if (gw.c.exists && gw.c.gpu_request)
+		sel = gw.c.gpus_label ? xstrdup(gw.c.gpus_label) : gpus_of_request(gw.c.gpu_count, gw.c.gpu_devices);
+	rows = xcalloc(rs.n + 1, sizeof(*rows));
+	rows[0] = (struct row){ .name = own, .role = "server", .container = gw.container,
+				.endpoint = gw.has_metadata ? gw.md.docker_endpoint : NULL,
+				.gpus = sel };
+	for (size_t i = 0; i < rs.n; i++)
+		rows[i + 1] = (struct row){ .name = rs.v[i].name, .role = "agent", .container = rs.v[i].container,
+					    .endpoint = rs.v[i].docker.endpoint, .gpus = rs.v[i].gpus };
+	for (size_t i = 0; i <= rs.n; i++)
+		from_cluster(nodes, &rows[i]);
+	print_rows(name, rows, rs.n + 1, json);
+	rc = 0;
+out:
+	for (size_t i = 0; rows && i <= rs.n; i++)
+		free(rows[i].status);
+	free(rows);
+	cJSON_Delete(nodes);
+	node_records_free(&rs);
+	gateway_free(&gw);
+	return rc;
+}
+
+static int run(int argc, char **argv)
+{
+	struct cli_parser p = { .spec = &gateway_node_list_spec };
+	const char *name = GATEWAY_DEFAULT_NAME;
+	os_error err = { 0 };
+	int c, json = 0, rc;
+
+	while ((c = cli_next_option(&p, argc, argv)) != -1)
+		if (c == OPT_NAME)
+			name = optarg;
+		else if (c == OPT_JSON)
+			json = 1;
+	if (p.done >= 0)
+		return p.done;
+	if ((rc = cli_no_operands("gateway node list", argc, argv)) >= 0)
+		return rc;
+	rc = list(name, json, &err) < 0 ? log_error_report(&err) : OS_EXIT_OK;
+	os_error_clear(&err);
+	return rc;
+}

@@ -1,0 +1,230 @@
+/* gateway/node_join.c - the wait for an agent's node (see gateway/node_join.h). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/clock.h"
+#include "base/exitcode.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/runner.h"
+#include "base/xalloc.h"
+#include "docker/client.h"
+#include "gateway/node_join.h"
+#include "kube/objects.h"
+#include "kube/watch.h"
+
+/* A watch lasts at most this long, then starts again. */
+#define JOIN_WATCH_MAX_MS 60000
+#define JOIN_LOG_TAIL 20
+
+struct join_state {
+	struct node_join *j;
+	struct kube_watch nodes;
+	struct run_child *log;       /* docker logs --follow of the agent */
+	char *cause;                 /* the agent's latest cause, and how often in a row */
+	int said;
+	char *fatal;                 /* a cause the agent ends on */
+	int registered, ready;       /* as the watch last said */
+	struct backoff b;
+};
+
+/* k3s logs with logrus: msg="…" with Go's quoting; the text, unquoted. */
+static char *log_msg(const char *line)
+{
+	const char *p = strstr(line, "msg=\"");
+	char *out, *o;
+
+	if (!p)
+		return NULL;
+	o = out = xmalloc(strlen(p));
+	for (p += 5; *p && *p != '"'; p++)
+		*o++ = *p == '\\' && p[1] ? *++p : *p;
+	*o = '\0';
+	return out;
+}
+
+char *node_join_cause(const char *line, const char *server)
+{
+	cleanup_free char *msg = log_msg(line);
+	const char *rest;
+
+	if (!msg)
+		return NULL;
+	/* pkg/agent/config: the server's CA, fetched and checked against the
+	 * token's hash, then the node's configuration with the token. */
+	if (strstr(msg, "Failed to validate connection to cluster at ") == msg) {
+		rest = strstr(msg, ": ");
+		return xasprintf("its agent cannot reach or trust the server at %s: %s", server,
+				 rest ? rest + 2 : msg);
+	}
+	if (strstr(msg, "Waiting to retrieve agent configuration") && strstr(msg, "401 Unauthorized"))
+		return xasprintf("the server at %s refuses the node's token (401 Unauthorized): is it the gateway's?",
+				 server);
+	if (strstr(line, "level=fatal"))
+		return xasprintf("its agent stopped: %s", msg);
+	return NULL;
+}
+
+static int log_line(void *ctx, const char *line)
+{
+	struct join_state *s = ctx;
+	char *cause = node_join_cause(line, s->j->server);
+
+	if (strstr(line, "Connecting to proxy") || strstr(line, "Running kubelet")) {
+		free(s->cause);
+		s->cause = NULL;
+		s->said = 0;
+	}
+	if (!cause)
+		return 0;
+	if (strstr(line, "level=fatal")) {
+		free(s->fatal);
+		s->fatal = cause;
+		return RUN_WAKE;
+	}
+	s->said = s->cause && strcmp(s->cause, cause) == 0 ? s->said + 1 : 1;
+	free(s->cause);
+	s->cause = cause;
+	return s->said >= NODE_JOIN_PATIENCE ? RUN_WAKE : 0;
+}
+
+static int follow_log(struct join_state *s, os_error *err)
+{
+	const char *args[] = { "logs", "--follow", "--tail", "0", s->j->agent_ctr, NULL };
+	struct run_spec spec = { .timeout_ms = call_budget_ms(s->j->deadline, s->j->timeout_ms), .merge_stderr = 1,
+				 .env = s->j->node_env, .on_line = log_line, .discard_lines = 1, .ctx = s };
+
+	return (s->log = docker_start(args, &spec, err)) ? 0 : -1;
+}
+
+static int watch_nodes(struct join_state *s, os_error *err)
+{
+	return kube_watch_start(&s->nodes, s->j->server_ctr, call_budget_ms(s->j->deadline, JOIN_WATCH_MAX_MS), err);
+}
+
+/* What the watch says of the node: 1 once it is Ready with its GPUs. */
+static int node_ready(struct join_state *s)
+{
+	const cJSON *node = kube_find(s->nodes.list, "Node", s->j->node), *c;
+
+	s->registered = node != NULL;
+	s->ready = 0;
+	/* The kubelet posts Ready with its own clock, the one the agent's
+	 * start was stamped by. */
+	cJSON_ArrayForEach(c, json_get(node, "status", "conditions", NULL))
+		if (json_str(c, "type") && strcmp(json_str(c, "type"), "Ready") == 0)
+			s->ready = json_str(c, "status") && strcmp(json_str(c, "status"), "True") == 0 &&
+				   !kube_status_predates(json_str(c, "lastHeartbeatTime"), s->j->since);
+	s->j->gpus = node ? kube_nodes_allocatable_gpus(node) : -1;
+	if (!s->ready)
+		return 0;
+	return !s->j->gpu || (s->j->want_gpus > 0 ? s->j->gpus == s->j->want_gpus : s->j->gpus > 0);
+}
+
+/* The agent's last lines, for a failure's detail. */
+static char *agent_tail(const struct node_join *j)
+{
+	cleanup_free char *n = xasprintf("%d", JOIN_LOG_TAIL);
+	const char *args[] = { "logs", "--tail", n, j->agent_ctr, NULL };
+	struct run_spec spec = { .timeout_ms = docker_call_timeout_ms(), .merge_stderr = 1, .env = j->node_env };
+	struct run_result res = { 0 };
+	os_error e = { 0 };
+	char *text = NULL;
+	struct run_child *c = docker_start(args, &spec, &e);
+
+	if (c && docker_await(c, &res, &e) == 0)
+		text = xstrdup(res.out);
+	os_error_clear(&e);
+	run_result_free(&res);
+	return text;
+}
+
+static int fail(struct join_state *s, int code, const char *why, os_error *err)
+{
+	cleanup_free char *tail = agent_tail(s->j);
+
+	os_error_set(err, code, "node '%s' on %s did not join: %s", s->j->node, s->j->host, why);
+	if (tail)
+		os_error_set_detail(err, tail);
+	return -1;
+}
+
+static int timed_out(struct join_state *s, os_error *err)
+{
+	cleanup_free char *dur = clock_format_ms(s->j->timeout_ms);
+	cleanup_free char *why = s->cause ? xasprintf("%s (still so after %s)", s->cause, dur)
+			       : !s->registered ? xasprintf("it did not register with the server within %s", dur)
+			       : !s->ready ? xasprintf("it registered but was not Ready within %s", dur)
+					   : xasprintf("it is Ready but advertised %lld nvidia.com/gpu, not %s, within %s",
+						       s->j->gpus < 0 ? 0 : s->j->gpus,
+						       s->j->want_gpus > 0 ? "all it was given" : "any", dur);
+
+	return fail(s, OS_EXIT_TIMEOUT, why, err);
+}
+
+/* A stream ended: the log (the agent stopped) or a watch (again). */
+static int stream_ended(struct join_state *s, int which, os_error *err)
+{
+	struct run_result res = { 0 };
+
+	if (which == 0) {
+		docker_await(s->log, &res, err);
+		s->log = NULL;
+		run_result_free(&res);
+		os_error_clear(err);
+		return fail(s, OS_EXIT_FAILURE, s->fatal ? s->fatal : "its agent's container stopped", err);
+	}
+	if (kube_watch_end(&s->nodes, err) < 0) {
+		if (call_cut_by_deadline(err, s->j->deadline))
+			return -1;
+		log_verbose("will watch again: %s", err->msg);
+		os_error_clear(err);
+		if (!backoff_wait(&s->b, s->j->deadline))
+			return 0;
+	}
+	return watch_nodes(s, err);
+}
+
+static int serve(struct join_state *s, os_error *err)
+{
+	for (;;) {
+		struct run_child *kids[] = { s->log, s->nodes.c };
+		int i;
+
+		if (node_ready(s))
+			return 0;
+		if (s->fatal || (s->cause && s->said >= NODE_JOIN_PATIENCE))
+			return fail(s, OS_EXIT_FAILURE, s->fatal ? s->fatal : s->cause, err);
+		if (clock_ms() >= s->j->deadline)
+			return timed_out(s, err);
+		i = run_wait_until(kids, 2, s->j->deadline);
+		if (i >= 0 && run_ended(kids[i]) && stream_ended(s, i, err) < 0)
+			return -1;
+		if (i == -1)   /* the log always runs until it ends the wait: a bug */
+			return os_error_set(err, OS_EXIT_FAILURE, "the node's wait has nothing left to wait on");
+	}
+}
+
+int node_join_wait(struct node_join *j, os_error *err)
+{
+	struct join_state s = { .j = j, .nodes = { .resource = "nodes" } };
+	int rc;
+
+	j->gpus = -1;
+	rc = follow_log(&s, err) < 0 || watch_nodes(&s, err) < 0 ? -1 : serve(&s, err);
+	if (rc < 0 && call_cut_by_deadline(err, j->deadline)) {
+		os_error_clear(err);
+		rc = timed_out(&s, err);
+	}
+	docker_stop(s.log);
+	docker_stop(s.nodes.c);
+	docker_drop(&s.log);
+	kube_watch_free(&s.nodes);
+	free(s.cause);
+	free(s.fatal);
+	return rc;
+}

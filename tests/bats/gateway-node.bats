@@ -1,0 +1,222 @@
+#!/usr/bin/env bats
+# `gateway node add|list|remove`: a gateway over three sim hosts (simulation
+# only). The server runs on the suite's sim host, published on every address
+# of this machine and named in its certificate by the address node-b's link
+# reaches it at; node-b and node-c are machines apart (sim-host start
+# --own-network), each with GPUs of its own, reached by their own Docker
+# daemons. Every agent reaches the server only through this machine's own
+# addresses. The stand-in's agent joins as k3s's does (docs/k3s-standin.md,
+# "`k3s agent`: more nodes").
+
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	load helpers/gateway
+	sim_only "other machines exist only as sim hosts"
+	gateway_suite_start --gpus 2
+	export OPENSHELL_CLUSTER_IMAGE=$IMAGE
+	sim_host_machine node-b --gpus 1
+	sim_host_machine node-c --gpus 3
+	sim_host_machine node-d --gpus 1 --no-toolkit
+	PORT=$(free_port)
+	UPLINK=$(sim_host_of node-b uplink)
+	export PORT UPLINK
+	openshell gateway start --name mh --gpu --bind 0.0.0.0 --tls-san "$UPLINK" --port "$PORT" >/dev/null
+}
+
+teardown_file() {
+	load helpers/gateway
+	gateway_suite_stop
+}
+
+setup() {
+	load helpers/gateway
+}
+
+kx() {
+	docker exec -i openshell-cluster-mh kubectl "$@"
+}
+
+node_add() {
+	local node=$1
+	shift
+	openshell gateway node add "$node" --name mh --docker-host "$(sim_host_of "$node" docker-host)" "$@"
+}
+
+# Nothing of gateway mh's agent on NODE's host, nor of the node in the cluster.
+assert_nothing_on() {
+	run sim_docker "$1" ps -aq --filter label=org.openshell.gateway=mh
+	assert_output ""
+	run sim_docker "$1" volume ls -q --filter label=org.openshell.gateway=mh
+	assert_output ""
+	run kx get node "$1" --ignore-not-found -o name
+	assert_output ""
+	[[ ! -e $XDG_CONFIG_HOME/openshell/gateways/mh/nodes/$1.json ]]
+}
+
+@test "node add joins node-b's agent: Ready with its host's one GPU, the image sent there by save | load" {
+	run sim_docker node-b image inspect "$IMAGE"
+	assert_failure
+	run --separate-stderr node_add node-b --gpu --json
+	assert_success
+	json=$output
+	assert_schema node_add "$json"
+	assert_equal "$(jq -r .node <<<"$json")" node-b
+	assert_equal "$(jq -r .gpus_allocatable <<<"$json")" 1
+	assert_equal "$(jq -r .image_sent <<<"$json")" true
+	assert_equal "$(jq -r .server <<<"$json")" "https://$UPLINK:$PORT"
+	# The same image, by ID, on both daemons.
+	assert_equal "$(sim_docker node-b image inspect -f '{{.Id}}' "$IMAGE")" "$(docker image inspect -f '{{.Id}}' "$IMAGE")"
+	run kx get node node-b -o jsonpath='{.status.allocatable.nvidia\.com/gpu} {.status.conditions[?(@.type=="Ready")].status}'
+	assert_output "1 True"
+	# The agent on its host: k3s agent in the host's network, its GPUs by Docker's request.
+	run sim_docker node-b inspect openshell-node-mh --format '{{.HostConfig.NetworkMode}} {{index .Config.Labels "org.openshell.node"}} {{.Args}}'
+	assert_output "host node-b [agent --server=https://$UPLINK:$PORT --token-file=/var/lib/rancher/k3s/openshell/token --node-name=node-b]"
+}
+
+@test "the token is in no argument, no variable and no file others read" {
+	token=$(docker exec openshell-cluster-mh cat /var/lib/rancher/k3s/server/token)
+	[[ -n $token ]]
+	run sim_docker node-b inspect openshell-node-mh
+	assert_success
+	refute_output --partial "$token"
+	refute_output --partial "K3S_TOKEN"
+	run sim_docker node-b exec openshell-node-mh stat -c '%a %U' /var/lib/rancher/k3s/openshell/token
+	assert_output "600 root"
+	run grep -rl -- "$token" "$XDG_CONFIG_HOME/openshell"
+	assert_output ""
+}
+
+@test "node add node-c through its own daemon: 3 GPUs; node list shows every node with its host" {
+	run --separate-stderr node_add node-c --gpus 3
+	assert_success
+	assert_line "Node 'node-c' joined gateway 'mh'."
+	assert_line "  GPUs:        3 allocatable (nvidia.com/gpu)"
+	run --separate-stderr openshell gateway node list --name mh --json
+	assert_success
+	json=$output
+	assert_schema node_list "$json"
+	assert_equal "$(jq -r '[.nodes[] | "\(.name):\(.role):\(.status):\(.gpus_allocatable)"] | join(" ")' <<<"$json")" \
+		"openshell-mh:server:Ready:2 node-b:agent:Ready:1 node-c:agent:Ready:3"
+	assert_equal "$(jq -r '.nodes[2].docker_endpoint' <<<"$json")" "$(sim_host_of node-c docker-host)"
+	run openshell gateway node list --name mh
+	assert_success
+	assert_line --regexp "^node-c +agent +Ready +3 +$(sim_host_of node-c docker-host)\$"
+}
+
+@test "a name taken is refused: a node of the gateway, the server's own node" {
+	run --separate-stderr node_add node-b --gpu
+	assert_failure 6
+	[[ $stderr == *"gateway 'mh' already has a node 'node-b'"*"openshell gateway node remove node-b --name mh"* ]]
+	run --separate-stderr openshell gateway node add openshell-mh --name mh --docker-host "$(sim_host_of node-d docker-host)"
+	assert_failure 6
+	[[ $stderr == *"node name 'openshell-mh' is the gateway's own node"* ]]
+}
+
+@test "the server's own Docker host is refused, before anything is made" {
+	run --separate-stderr openshell gateway node add other --name mh --docker-host "$DOCKER_HOST"
+	assert_failure 6
+	[[ $stderr == *"$DOCKER_HOST is gateway 'mh''s own Docker host"* ]]
+	run docker ps -aq --filter label=org.openshell.node
+	assert_output ""
+}
+
+@test "a Docker daemon that does not answer is named, and nothing is made" {
+	run --separate-stderr openshell gateway node add gone --name mh --docker-host unix:///nonexistent/docker.sock
+	assert_failure 3
+	[[ $stderr == *"cannot reach node 'gone''s Docker daemon at unix:///nonexistent/docker.sock"* ]]
+	run kx get node gone --ignore-not-found -o name
+	assert_output ""
+}
+
+@test "a host without the NVIDIA toolkit: --gpu is refused with the fix, and nothing is left there" {
+	run --separate-stderr node_add node-d --gpu
+	assert_failure 7
+	[[ $stderr == *"NVIDIA Container Toolkit is not on the Docker host"* ]]
+	assert_nothing_on node-d
+}
+
+@test "a server published on loopback alone is refused, with the fix" {
+	openshell gateway start --name lo --port "$(free_port)" >/dev/null
+	run --separate-stderr openshell gateway node add node-d --name lo --docker-host "$(sim_host_of node-d docker-host)"
+	assert_failure 6
+	[[ $stderr == *"gateway 'lo' publishes its API on 127.0.0.1 only"*"--bind 0.0.0.0 --tls-san ADDR"* ]]
+	run sim_docker node-d ps -aq
+	assert_output ""
+	openshell gateway destroy --name lo --yes >/dev/null
+}
+
+@test "a wrong token: the server's 401 is the answer, and what was made is removed" {
+	docker exec openshell-cluster-mh sh -c 'f=/var/lib/rancher/k3s/server/token; cp $f $f.keep && sed -i "s/:[^:]*\$/:not-the-password/" $f'
+	run --separate-stderr node_add node-d --timeout 2m
+	docker exec openshell-cluster-mh sh -c 'f=/var/lib/rancher/k3s/server/token; mv $f.keep $f'
+	assert_failure 1
+	[[ $stderr == *"node 'node-d' on "*" did not join: the server at https://$UPLINK:$PORT refuses the node's token (401 Unauthorized)"* ]]
+	[[ $stderr == *"removed what this run made of node 'node-d'"* ]]
+	assert_nothing_on node-d
+}
+
+@test "an agent that cannot reach the server: the address it tried is named, and nothing is left" {
+	openshell gateway start --name far --bind 0.0.0.0 --tls-san gpu-server.invalid --port "$(free_port)" >/dev/null
+	run --separate-stderr openshell gateway node add node-d --name far --docker-host "$(sim_host_of node-d docker-host)"
+	assert_failure 1
+	[[ $stderr == *"node 'node-d' on "*" did not join: its agent cannot reach or trust the server at https://gpu-server.invalid:"* ]]
+	run sim_docker node-d ps -aq --filter label=org.openshell.gateway=far
+	assert_output ""
+	openshell gateway destroy --name far --yes >/dev/null
+}
+
+@test "node add interrupted: exit 130, and nothing of it is left on either host" {
+	# Not the openshell function: the pid must be openshell's own, so that
+	# the interrupt reaches it (a background subshell ignores SIGINT).
+	"$OPENSHELL_SRCDIR/tests/run-under-test" "$OPENSHELL_BIN" gateway node add node-d --name mh \
+		--docker-host "$(sim_host_of node-d docker-host)" >/dev/null 2>"$BATS_TEST_TMPDIR/err" 3>&- &
+	pid=$!
+	agent_there() { [[ -n $(sim_docker node-d ps -q --filter name=openshell-node-mh) ]]; }
+	eventually agent_there
+	kill -INT "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 130
+	run cat "$BATS_TEST_TMPDIR/err"
+	assert_output --partial "interrupted; node 'node-d' was not added"
+	assert_nothing_on node-d
+}
+
+@test "stop stops the agents before the server; start resumes them, and returns with every node Ready" {
+	run --separate-stderr openshell gateway stop --name mh
+	assert_success
+	[[ $stderr == *"stopping node 'node-b' on $(sim_host_of node-b docker-host)"* ]]
+	for n in node-b node-c; do
+		run sim_docker "$n" inspect -f '{{.State.Running}}' openshell-node-mh
+		assert_output false
+	done
+	run --separate-stderr openshell gateway start --name mh --gpu
+	assert_success
+	[[ $stderr == *"waiting for node 'node-c' on "* ]]
+	run --separate-stderr openshell gateway node list --name mh --json
+	assert_equal "$(jq -r '[.nodes[] | "\(.name):\(.status):\(.gpus_allocatable)"] | join(" ")' <<<"$output")" \
+		"openshell-mh:Ready:2 node-b:Ready:1 node-c:Ready:3"
+}
+
+@test "node remove drains node-c, deletes it, and removes its agent from its host" {
+	kx apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"on-c"},"spec":{"nodeName":"node-c","containers":[{"name":"c","image":"'"$IMAGE"'","command":["sleep","3600"]}]}}' >/dev/null
+	run --separate-stderr openshell gateway node remove node-c --name mh --yes
+	assert_success
+	assert_output "Node 'node-c' removed from gateway 'mh'."
+	assert_nothing_on node-c
+	run kx get pod on-c --ignore-not-found -o name
+	assert_output ""
+	run openshell gateway node remove node-c --name mh --yes
+	assert_failure 5
+}
+
+@test "destroy removes the agents first, each from its own host" {
+	run --separate-stderr openshell gateway destroy --name mh --yes
+	assert_success
+	assert_nothing_on_host() { run sim_docker "$1" ps -aq --filter label=org.openshell.gateway=mh; assert_output ""; }
+	assert_nothing_on_host node-b
+	run sim_docker node-b volume ls -q --filter label=org.openshell.gateway=mh
+	assert_output ""
+	[[ ! -e $XDG_CONFIG_HOME/openshell/gateways/mh ]]
+}
