@@ -238,7 +238,6 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 	if ((looked && verify_gpus_start(gw, &looks, err) < 0) ||
 	    !(state_call = kube_get_start(gw->container, K3S_CONTAINERD_CONFIG, VERIFY_STATE_TYPES, NULL, 1, 0, err)))
 		goto out;
-	verify_pods_applied(gw, vp);
 	if (looked && verify_gpus_seen(gw, &looks, &seen, &devices, err) < 0)
 		goto out;
 	found = get_state(gw, vo, state_call, &list, &rt, &e);

@@ -53,17 +53,15 @@ struct verify_pod_plan {
 
 /* The pods are applied before the looks that tell whether each is
  * wanted, so that their run overlaps the looks: verify_pods_start()
- * starts the apply of PLAN's pods (NULL, err set, when it cannot);
- * verify_pods_applied() takes its answer and starts the wait for them;
- * verify_pods() then judges the pods of the final PLAN, whose checks must
- * be the same or NULL (a pod ruled out by the looks is neither waited
- * for nor judged); with VP NULL it applies them first. The checks are
- * set; -1 only when they could not run. verify_pods() and
+ * starts the apply of PLAN's pods and a watch of them (NULL, err set,
+ * when it cannot); verify_pods() then judges the pods of the final PLAN,
+ * whose checks must be the same or NULL (a pod ruled out by the looks is
+ * neither waited for nor judged); with VP NULL it applies them first. The
+ * checks are set; -1 only when they could not run. verify_pods() and
  * verify_pods_drop() (no judging, for when the checks cannot run) delete
  * the pods and free VP. PLAN must outlive VP. */
 struct verify_pods;
 struct verify_pods *verify_pods_start(const struct gateway *gw, const struct verify_pod_plan *plan, os_error *err);
-void verify_pods_applied(const struct gateway *gw, struct verify_pods *vp);
 int verify_pods(const struct gateway *gw, struct verify_pods *vp, const struct verify_pod_plan *plan, os_error *err);
 void verify_pods_drop(const struct gateway *gw, struct verify_pods *vp);
 

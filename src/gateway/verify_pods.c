@@ -1,9 +1,9 @@
 /* gateway/verify_pods.c - verify's pods: the smoke pod and the isolation pod (see gateway/verify_checks.h).
  *
- * Both go in with one kubectl apply, before verify's looks, are waited for
- * by one kubectl wait (for each container's terminated state, whose
- * termination message is the pod's answer; it prints each pod as it
- * ends), judged, and deleted by one detached kubectl delete.
+ * Both go in with one kubectl apply, before verify's looks, and one
+ * kubectl watch of them begins with it, which says each container's end
+ * (whose termination message is the pod's answer) as it comes; they are
+ * judged as they end, and deleted by one detached kubectl delete.
  */
 #include "config.h"
 
@@ -15,6 +15,7 @@
 
 #include "base/child_output.h"
 #include "base/clock.h"
+#include "base/exitcode.h"
 #include "base/json.h"
 #include "base/log.h"
 #include "base/runner.h"
@@ -27,6 +28,7 @@
 #include "kube/containerd.h"
 #include "kube/kubectl.h"
 #include "kube/objects.h"
+#include "kube/watch.h"
 
 #define SMOKE_NAMESPACE "default"
 
@@ -44,7 +46,8 @@
 
 /* A pod of verify's under the nvidia runtime: RESOURCE (NULL: none) one of
  * which it asks for, ENV_ALL its NVIDIA_VISIBLE_DEVICES=all. */
-static cJSON *probe_manifest(const char *pod, const char *image, const char *script, const char *resource, int env_all)
+static cJSON *probe_manifest(const char *pod, const char *instance, const char *image, const char *script,
+			     const char *resource, int env_all)
 {
 	cJSON *m = cJSON_CreateObject();
 	cJSON *meta = cJSON_AddObjectToObject(m, "metadata");
@@ -54,7 +57,10 @@ static cJSON *probe_manifest(const char *pod, const char *image, const char *scr
 	cJSON_AddStringToObject(m, "kind", "Pod");
 	cJSON_AddStringToObject(meta, "name", pod);
 	cJSON_AddStringToObject(meta, "namespace", SMOKE_NAMESPACE);
-	cJSON_AddStringToObject(cJSON_AddObjectToObject(meta, "labels"), "app.kubernetes.io/managed-by", "openshell");
+	cJSON *labels = cJSON_AddObjectToObject(meta, "labels");
+	cJSON_AddStringToObject(labels, "app.kubernetes.io/managed-by", "openshell");
+	/* This run's pods, as its watch selects them. */
+	cJSON_AddStringToObject(labels, "app.kubernetes.io/instance", instance);
 	spec = cJSON_AddObjectToObject(m, "spec");
 	/* Never: a finished pod must stay Succeeded, not restart. The nvidia
 	 * RuntimeClass is what mounts the driver into the container. */
@@ -149,16 +155,17 @@ struct probe {
 	int judged;
 };
 
-/* The pods, applied with one kubectl apply and waited for with one
- * kubectl wait, which prints each as it finishes. */
+/* The pods, applied with one kubectl apply and watched by one kubectl
+ * watch, which says each pod's end as it comes. */
 struct verify_pods {
 	struct probe probes[VERIFY_PODS];
 	size_t n;
-	struct run_child *apply, *wait;
+	char *instance;         /* their app.kubernetes.io/instance label */
+	char *selector;
+	struct run_child *apply;
+	struct kube_watch watch;
 	int applied;            /* the apply succeeded: the pods are to be deleted */
 	char *apply_error;      /* its first line, when it failed */
-	size_t waited;          /* how many the running wait is for */
-	size_t printed;         /* how many it has printed ("}" closes one) */
 	long long deadline;
 	const struct verify_pod_plan *plan;
 };
@@ -224,65 +231,65 @@ static void delete_pods(const char *ctr, const struct verify_pods *vp)
 	strv_free(&del);
 }
 
-/* kubectl wait prints each object met as indented JSON, whose last line
- * is a "}" alone: once the last one wanted is in, the answer is too, and
- * the call is ended there rather than waited for. */
-static int wait_line(void *ctx, const char *line)
-{
-	struct verify_pods *vp = ctx;
+/* A watch of this run's pods lasts at most this long, then starts again:
+ * one that openshell stops runs on in the container until then. */
+#define POD_WATCH_MAX_MS 30000
 
-	return strcmp(line, "}") == 0 && ++vp->printed == vp->waited;
+static int watch_start(const struct gateway *gw, struct verify_pods *vp, os_error *err)
+{
+	int t = call_budget_ms(vp->deadline, POD_WATCH_MAX_MS);
+
+	return kube_watch_start(&vp->watch, gw->container, t, err);
 }
 
-/* One kubectl wait for the whole run of every wanted pod's container: its
- * terminated state, message included, comes with the phase, in one update. */
-static int wait_start(const struct gateway *gw, struct verify_pods *vp, os_error *err)
+/* Each wanted pod whose container the watch says has ended is judged:
+ * its terminated state, message included, comes with the phase. 1 once
+ * every wanted pod is. */
+static int judge_ended(const struct gateway *gw, struct verify_pods *vp)
 {
-	struct strv args = { 0 };
-	struct kube_wait_opts wo = { .timeout_ms = call_budget_ms(vp->deadline, vp->plan->timeout_ms),
-				     .on_line = wait_line, .ctx = vp };
+	const cJSON *pod;
+	int left = 0;
 
-	vp->waited = vp->printed = 0;
-	strv_push(&args, "--for=jsonpath={.status.containerStatuses[0].state.terminated}");
-	for (size_t i = 0; i < vp->n; i++)
-		if (vp->probes[i].check && !vp->probes[i].judged) {
-			strv_pushf(&args, "pod/%s", vp->probes[i].name);
-			vp->waited++;
-		}
-	strv_pushv(&args, (const char *const[]){ "--namespace", SMOKE_NAMESPACE, "--output=json", NULL });
-	if (vp->waited)
-		vp->wait = kube_wait_start(gw->container, strv_argv(&args), &wo, err);
-	strv_free(&args);
-	return !vp->waited || vp->wait ? 0 : -1;
-}
+	cJSON_ArrayForEach(pod, json_get(vp->watch.list, "items", NULL)) {
+		const char *name = json_str(json_get(pod, "metadata", NULL), "name");
+		const cJSON *cs = cJSON_GetArrayItem(json_get(pod, "status", "containerStatuses", NULL), 0);
 
-/* Judge each pod the wait printed; the others by a look at them. -1 when
- * docker failed (a wait the deadline cut short is a verdict, not that). */
-static int wait_end(const struct gateway *gw, struct verify_pods *vp, os_error *err)
-{
-	struct run_result res = { 0 };
-	int rc = docker_await(vp->wait, &res, err);
-	const char *p = res.out;
-	cJSON *obj;
-
-	vp->wait = NULL;
-	if (rc < 0 && !call_cut_by_deadline(err, vp->deadline)) {
-		run_result_free(&res);
-		return -1;
-	}
-	os_error_clear(err);
-	while (p && (obj = cJSON_ParseWithOpts(p, &p, 0))) {
-		const char *name = json_str(json_get(obj, "metadata", NULL), "name");
-
-		for (size_t i = 0; name && i < vp->n; i++)
+		for (size_t i = 0; name && json_get(cs, "state", "terminated", NULL) && i < vp->n; i++)
 			if (vp->probes[i].check && !vp->probes[i].judged && strcmp(vp->probes[i].name, name) == 0)
-				judge_finished(gw->container, &vp->probes[i], obj);
-		cJSON_Delete(obj);
+				judge_finished(gw->container, &vp->probes[i], pod);
 	}
+	for (size_t i = 0; i < vp->n; i++)
+		left += vp->probes[i].check && !vp->probes[i].judged;
+	return !left;
+}
+
+/* Serve the watch until every wanted pod is judged; at the deadline, the
+ * others by a look at them. -1 when docker failed (a watch the deadline
+ * cut short is a verdict, not that). */
+static int watch_pods(const struct gateway *gw, struct verify_pods *vp, os_error *err)
+{
+	struct backoff b = { 0 };
+
+	while (!judge_ended(gw, vp)) {
+		if (!vp->watch.c && (clock_ms() >= vp->deadline || watch_start(gw, vp, err) < 0))
+			break;
+		if (run_wait_any(&vp->watch.c, 1) != 0 || !run_ended(vp->watch.c) || kube_watch_end(&vp->watch, err) == 0)
+			continue;
+		/* The API restarting, or the like: again, after a step. */
+		if (call_cut_by_deadline(err, vp->deadline) ||
+		    (err->code != OS_EXIT_FAILURE && err->code != OS_EXIT_TIMEOUT))
+			break;
+		log_verbose("will retry: %s", err->msg);
+		os_error_clear(err);
+		if (!backoff_wait(&b, vp->deadline))
+			break;
+	}
+	if (err->msg && !call_cut_by_deadline(err, vp->deadline))
+		return -1;
+	os_error_clear(err);
 	for (size_t i = 0; i < vp->n; i++)
 		if (vp->probes[i].check && !vp->probes[i].judged)
 			judge_unfinished(gw, &vp->probes[i], vp->plan->timeout_ms);
-	run_result_free(&res);
 	return 0;
 }
 
@@ -297,7 +304,8 @@ static void add_probe(struct verify_pods *vp, cJSON *items, unsigned tag, struct
 	else
 		*p = (struct probe){ .name = xasprintf("openshell-verify-%x-nogpu", tag), .check = check,
 				     .judge = verify_judge_isolation };
-	cJSON_AddItemToArray(items, probe_manifest(p->name, vp->plan->image, smoke ? SMOKE_SCRIPT : ISOLATION_SCRIPT,
+	cJSON_AddItemToArray(items, probe_manifest(p->name, vp->instance, vp->plan->image,
+						   smoke ? SMOKE_SCRIPT : ISOLATION_SCRIPT,
 						   smoke ? (resource ? resource : GPU_RESOURCE) : NULL, !smoke));
 }
 
@@ -313,21 +321,28 @@ struct verify_pods *verify_pods_start(const struct gateway *gw, const struct ver
 
 	vp->plan = plan;
 	vp->deadline = clock_ms() + plan->timeout_ms;
+	vp->instance = xasprintf("openshell-verify-%x", tag);
+	vp->selector = xasprintf("app.kubernetes.io/instance=%s", vp->instance);
+	vp->watch = (struct kube_watch){ .resource = "pods", .ns = SMOKE_NAMESPACE, .selector = vp->selector };
 	if (plan->smoke)
 		add_probe(vp, items, tag, plan->smoke, 1);
 	if (plan->isolation)
 		add_probe(vp, items, tag, plan->isolation, 0);
 	manifest = print_manifest(list);
-	if (vp->n && !(vp->apply = kube_start(gw->container, apply,
-					      &(struct run_spec){ .input = manifest, .input_len = strlen(manifest) }, err))) {
+	/* The watch begins with the apply: it hears of the pods' end however
+	 * soon it comes. */
+	if (vp->n && (!(vp->apply = kube_start(gw->container, apply,
+					       &(struct run_spec){ .input = manifest, .input_len = strlen(manifest) },
+					       err)) ||
+		      watch_start(gw, vp, err) < 0)) {
 		verify_pods_drop(gw, vp);
 		return NULL;
 	}
 	return vp;
 }
 
-/* The apply's answer, and once it is in the wait for every pod it made. */
-static int applied(const struct gateway *gw, struct verify_pods *vp, os_error *err)
+/* The apply's answer. */
+static int applied(struct verify_pods *vp, os_error *err)
 {
 	struct run_result res = { 0 };
 	int rc;
@@ -341,36 +356,21 @@ static int applied(const struct gateway *gw, struct verify_pods *vp, os_error *e
 	if (rc == 0 && res.status != 0)
 		vp->apply_error = run_first_line(res.err);
 	run_result_free(&res);
-	if (rc == 0 && res.status == 0)
-		rc = wait_start(gw, vp, err);
 	return rc;
-}
-
-void verify_pods_applied(const struct gateway *gw, struct verify_pods *vp)
-{
-	os_error err = { 0 };
-
-	/* A failure here is verify_pods()'s to say, once it knows the plan. */
-	if (vp && applied(gw, vp, &err) < 0)
-		log_verbose("%s", err.msg);
-	os_error_clear(&err);
 }
 
 int verify_pods(const struct gateway *gw, struct verify_pods *vp, const struct verify_pod_plan *plan, os_error *err)
 {
-	int rc = -1, changed = 0;
+	int rc = -1;
 
 	if (!vp && !(vp = verify_pods_start(gw, plan, err)))
 		return -1;
 	/* The looks may have ruled a pod out (no GPU to schedule, no runtime
 	 * to run it): it is neither waited for nor judged. */
-	for (size_t i = 0; i < vp->n; i++) {
-		struct check *now = vp->probes[i].smoke ? plan->smoke : plan->isolation;
-		changed |= vp->probes[i].check != now;
-		vp->probes[i].check = now;
-	}
+	for (size_t i = 0; i < vp->n; i++)
+		vp->probes[i].check = vp->probes[i].smoke ? plan->smoke : plan->isolation;
 	vp->plan = plan;
-	if (applied(gw, vp, err) < 0)
+	if (applied(vp, err) < 0)
 		goto out;
 	if (vp->apply_error) {
 		for (size_t i = 0; i < vp->n; i++)
@@ -380,12 +380,7 @@ int verify_pods(const struct gateway *gw, struct verify_pods *vp, const struct v
 		rc = 0;
 		goto out;
 	}
-	if (changed && vp->wait) {
-		docker_drop(&vp->wait);
-		if (wait_start(gw, vp, err) < 0)
-			goto out;
-	}
-	rc = vp->wait ? wait_end(gw, vp, err) : 0;
+	rc = watch_pods(gw, vp, err);
 out:
 	verify_pods_drop(gw, vp);
 	return rc;
@@ -399,11 +394,11 @@ void verify_pods_drop(const struct gateway *gw, struct verify_pods *vp)
 		return;
 	if (vp->apply) {   /* it must have ended for the delete to find the pods */
 		struct run_result res = { 0 };
-		vp->applied = docker_await(vp->apply, &res, &err) < 0 || res.status == 0;
+		vp->applied |= docker_await(vp->apply, &res, &err) < 0 || res.status == 0;
 		run_result_free(&res);
 		os_error_clear(&err);
 	}
-	docker_drop(&vp->wait);
+	kube_watch_free(&vp->watch);
 	if (vp->applied && !vp->plan->keep)
 		delete_pods(gw->container, vp);
 	else if (vp->applied)
@@ -412,5 +407,7 @@ void verify_pods_drop(const struct gateway *gw, struct verify_pods *vp)
 	for (size_t k = 0; k < vp->n; k++)
 		free(vp->probes[k].name);
 	free(vp->apply_error);
+	free(vp->instance);
+	free(vp->selector);
 	free(vp);
 }

@@ -144,22 +144,6 @@ int kube_exec_k3s_type(const char *ctr, const char *type, const char *const *arg
 	return rc;
 }
 
-struct run_child *kube_wait_start(const char *ctr, const char *const *args, const struct kube_wait_opts *o,
-				  os_error *err)
-{
-	struct strv argv = { 0 };
-	struct run_spec spec = { .timeout_ms = o->timeout_ms, .on_line = o->on_line, .ctx = o->ctx };
-	struct run_child *c;
-
-	exec_argv(ctr, NULL, 0, docker_call_timeout_ms(), &argv);
-	strv_push(&argv, "wait");
-	strv_pushv(&argv, args);
-	strv_pushf(&argv, "--timeout=%ds", inner_seconds(o->timeout_ms));
-	c = docker_start(strv_argv(&argv), &spec, err);
-	strv_free(&argv);
-	return c;
-}
-
 int kube_readyz(const char *ctr, int timeout_ms, os_error *err)
 {
 	static const char *const args[] = { "get", "--raw", "/readyz", NULL };

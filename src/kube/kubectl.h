@@ -41,20 +41,6 @@ int kube_detached(const char *ctr, const char *const *args, int timeout_ms, os_e
 int kube_exec_k3s_type(const char *ctr, const char *type, const char *const *args, const char *input,
 		       long long deadline, int timeout_ms, struct run_result *res, os_error *err);
 
-/* `kubectl wait ARGS --timeout=T` (ARGS: --for=... and what to wait for),
- * T what is left of timeout_ms, beside other calls (docker_await() or
- * docker_finish() end it): each line it prints goes to on_line as in
- * struct run_spec (with --output=json, each object met as it is), its
- * stderr apart. kubectl's own --timeout ends the watch inside the
- * container too, where a stopped docker exec leaves its process. */
-struct kube_wait_opts {
-	int timeout_ms;
-	int (*on_line)(void *ctx, const char *line);
-	void *ctx;
-};
-struct run_child *kube_wait_start(const char *ctr, const char *const *args, const struct kube_wait_opts *o,
-				  os_error *err);
-
 /* 1 when /readyz answers ok, 0 when not (yet), -1 when docker failed. */
 int kube_readyz(const char *ctr, int timeout_ms, os_error *err);
 

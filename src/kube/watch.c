@@ -112,6 +112,8 @@ int kube_watch_start(struct kube_watch *kw, const char *ctr, int timeout_ms, os_
 		strv_pushv(&argv, (const char *const[]){ "--namespace", kw->ns, NULL });
 	else
 		strv_push(&argv, "--all-namespaces");
+	if (kw->selector)
+		strv_pushf(&argv, "--selector=%s", kw->selector);
 	strv_pushv(&argv, (const char *const[]){ "--watch", "--output-watch-events", "--output=json", NULL });
 	kw->c = docker_start(strv_argv(&argv), &spec, err);
 	strv_free(&argv);

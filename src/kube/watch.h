@@ -26,6 +26,7 @@ struct kube_watch {
 	/* Set by the caller before kube_watch_start(): */
 	const char *resource;     /* "nodes", "daemonsets" */
 	const char *ns;           /* a namespace, or NULL for every one */
+	const char *selector;     /* a label selector, or NULL for all */
 	const char *file;         /* a file of the container to read first, or NULL */
 	/* Kept by the watch: */
 	cJSON *list;              /* {"items": [...]}: the objects as the watch last said */
