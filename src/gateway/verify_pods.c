@@ -36,7 +36,7 @@
  * to the termination message, which the kubelet puts into the pod's status
  * as the container ends (pkg/kubelet/kuberuntime/kuberuntime_container.go,
  * getTerminationMessage): the answer comes with the end, in the object
- * that `kubectl wait` prints, with no call after it. Constants: nothing
+ * the watch of the pods says, with no call after it. Constants: nothing
  * of the user's is in them. The isolation pod's ends well whatever
  * nvidia-smi says (none found, or not there at all: no GPU either way). */
 #define SMOKE_SCRIPT \
