@@ -127,12 +127,15 @@ static void signal_group(struct run_child *c, int sig)
  * deadline by more than RUN_KILL_GRACE_MS. */
 static void terminate(struct run_child *c)
 {
-	long long end = clock_ms() + RUN_KILL_GRACE_MS;
+	/* Children told together by run_stop() share one grace, so that
+	 * reaping them one by one does not add theirs up. */
+	long long end = (c->termed_at ? c->termed_at : clock_ms()) + RUN_KILL_GRACE_MS;
 
 	check_exited(c);
 	if (c->exited)
 		return;
-	signal_group(c, SIGTERM);
+	if (!c->termed_at)
+		signal_group(c, SIGTERM);
 	while (!c->exited && clock_ms() < end) {
 		struct pollfd pfd = { .fd = c->pidfd, .events = POLLIN };
 		long long left = end - clock_ms();
@@ -154,8 +157,10 @@ void run_stop(struct run_child *c)
 	if (!c || c->ended)
 		return;
 	check_exited(c);
-	if (!c->exited)
+	if (!c->exited && !c->termed_at) {
 		signal_group(c, SIGTERM);
+		c->termed_at = clock_ms();
+	}
 }
 
 void run_child_end(struct run_child *c, enum run_end why)

@@ -17,9 +17,12 @@
 #include "gateway/gpus.h"
 #include "gateway/node_add.h"
 
-enum { OPT_NAME = 256, OPT_DOCKER_HOST, OPT_CONTEXT, OPT_GPU, OPT_GPUS, OPT_TIMEOUT, OPT_JSON };
+enum { OPT_NAME = 256, OPT_DOCKER_HOST, OPT_CONTEXT, OPT_GPU, OPT_GPUS, OPT_GPU_SHARING, OPT_MIG_STRATEGY, OPT_TIMEOUT,
+       OPT_JSON };
 
 static const char *const gpus_all[] = { "all", NULL };
+static const char *const sharing_words[] = { "time-slicing:", "mps:", "none", NULL };
+static const char *const mig_words[] = { "none", "single", "mixed", NULL };
 
 static const struct cli_opt add_opts[] = {
 	CLI_GATEWAY_NAME_OPT(OPT_NAME),
@@ -36,6 +39,14 @@ static const struct cli_opt add_opts[] = {
 	{ .name = "gpus", .key = OPT_GPUS, .arg = "WHICH",
 	  .help = "which of the node's GPUs: a count or indices and UUIDs, checked on its host; the agent hides the others",
 	  .value = CLI_VALUE_WORDS, .words = gpus_all },
+	{ .name = "gpu-sharing", .key = OPT_GPU_SHARING, .arg = "MODE",
+	  .help = "the gateway's GPU sharing, said again: the device plugin's configuration is one for every node, "
+	  "so another than the gateway's is refused (change the gateway's with 'gateway start --gpu-sharing')",
+	  .value = CLI_VALUE_WORDS, .words = sharing_words },
+	{ .name = "mig-strategy", .key = OPT_MIG_STRATEGY, .arg = "STRATEGY",
+	  .help = "the gateway's MIG strategy, said again: one for every node, so another is refused; the agent "
+	  "takes the gateway's",
+	  .value = CLI_VALUE_WORDS, .words = mig_words },
 	{ .name = "timeout", .key = OPT_TIMEOUT, .arg = "DUR",
 	  .help = "give up after DUR, e.g. 90s or 10m (default: 10m), and remove what was made",
 	  .value = CLI_VALUE_TEXT },
@@ -74,6 +85,12 @@ static int option(struct args *a, int c, os_error *err)
 		a->o.gpu = 1;
 		gpus_free(&a->o.gpus);
 		return gpus_parse(optarg, &a->o.gpus, err) < 0 ? log_error_report(err) : -1;
+	case OPT_GPU_SHARING:
+		a->o.sharing_set = 1;
+		return sharing_parse(optarg, &a->o.sharing, err) < 0 ? log_error_report(err) : -1;
+	case OPT_MIG_STRATEGY:
+		a->o.mig_set = 1;
+		return mig_strategy_parse(optarg, &a->o.mig, err) < 0 ? log_error_report(err) : -1;
 	case OPT_TIMEOUT: return cli_duration_option("gateway node add", "--timeout", optarg, &a->o.timeout_ms);
 	case OPT_JSON: a->json = 1; break;
 	}
@@ -104,6 +121,9 @@ static int parse(int argc, char **argv, struct args *a)
 	if (!a->o.docker_host == !a->o.context)
 		return log_usage_error("gateway node add",
 				       "say where the node runs with one of --docker-host URL or --context NAME");
+	if ((a->o.sharing_set || a->o.mig_set) && !a->o.gpu)
+		return log_usage_error("gateway node add", "--%s says how the node's GPUs are given, and none were asked for: add --gpu or --gpus",
+				       a->o.sharing_set ? "gpu-sharing" : "mig-strategy");
 	if (a->gpu_flag && a->o.gpus.kind != GPUS_ALL)
 		return log_usage_error("gateway node add", "--gpu means --gpus all, which --gpus contradicts; give one of them");
 	return -1;

@@ -43,31 +43,18 @@ const struct cli_spec gateway_node_list_spec = {
 
 struct row {
 	const char *name, *role, *endpoint, *container, *gpus;
-	char *status;
+	const char *status;
 	long long allocatable;
 };
 
 /* What the cluster says of node NAME: its Ready condition's word. */
 static void from_cluster(const cJSON *nodes, struct row *r)
 {
-	const cJSON *node = kube_find(nodes, "Node", r->name), *c;
+	const cJSON *node = kube_find(nodes, "Node", r->name);
+	const char *ready = kube_node_ready(nodes, r->name);
 
 	r->allocatable = node ? kube_nodes_allocatable_gpus(node) : -1;
-	if (!nodes) {
-		r->status = xstrdup("unknown");
-		return;
-	}
-	if (!node) {
-		r->status = xstrdup("absent");
-		return;
-	}
-	cJSON_ArrayForEach(c, json_get(node, "status", "conditions", NULL))
-		if (json_str(c, "type") && strcmp(json_str(c, "type"), "Ready") == 0 && json_str(c, "status"))
-			r->status = xstrdup(strcmp(json_str(c, "status"), "True") == 0    ? "Ready"
-					    : strcmp(json_str(c, "status"), "False") == 0 ? "NotReady"
-											: "Unknown");
-	if (!r->status)
-		r->status = xstrdup("Unknown");
+	r->status = !nodes ? "unknown" : ready ? ready : "absent";
 }
 
 static void print_rows(const char *gateway, struct row *rows, size_t n, int json)
@@ -129,8 +116,6 @@ static int list(const char *name, int json, os_error *err)
 	print_rows(name, rows, rs.n + 1, json);
 	rc = 0;
 out:
-	for (size_t i = 0; rows && i <= rs.n; i++)
-		free(rows[i].status);
 	free(rows);
 	cJSON_Delete(nodes);
 	node_records_free(&rs);

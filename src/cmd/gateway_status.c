@@ -23,6 +23,7 @@
 #include "gateway/info.h"
 #include "gateway/lookup.h"
 #include "gateway/mig.h"
+#include "gateway/node_record.h"
 #include "kube/containerd.h"
 #include "kube/kubectl.h"
 #include "kube/objects.h"
@@ -35,6 +36,8 @@ struct status {
 	struct strv mig;         /* allocatable MIG resources: "nvidia.com/mig-1g.10gb=2" */
 	const char *health;      /* Docker's verdict, or the probe's own (below) */
 	char *health_line;       /* last line of the latest health probe, or NULL */
+	struct node_records agents; /* its nodes on other hosts (gateway node add) */
+	cJSON *nodes;            /* the cluster's nodes, while the API answers */
 };
 
 
@@ -91,8 +94,15 @@ static void probe(const struct gateway *gw, struct status *s)
 	if ((get = kube_get_start(gw->container, gateway_wants_gpu(gw) ? K3S_CONTAINERD_CONFIG : NULL, "nodes", NULL, 0,
 				  0, &err)))
 		found = kube_get_finish(get, "nodes", &nodes, gateway_wants_gpu(gw) ? &config : NULL, &err);
+	if (node_records_load(gw->state_dir, &s->agents, &err) < 0)
+		say_verbose(&err);
 	if (found > 0) {
+		cleanup_free char *own = gateway_hostname(gw->name);
 		s->api_ready = 1;
+		/* The agents' as the cluster says them; the gateway's GPUs are its
+		 * own node's. */
+		s->nodes = cJSON_Duplicate(nodes, 1);
+		kube_keep_node(nodes, own);
 		s->gpus = kube_nodes_allocatable_gpus(nodes);
 		s->capacity = kube_nodes_capacity_gpus(nodes);
 		mig_resources(nodes, &s->mig);
@@ -101,6 +111,35 @@ static void probe(const struct gateway *gw, struct status *s)
 		containerd_parse_nvidia(config, &s->rt);
 	say_verbose(&err);
 	cJSON_Delete(nodes);
+}
+
+/* Each agent: where it runs, and what the cluster says of its node
+ * ("unknown" while the API does not answer, "absent" when it lacks it). */
+static const char *agent_status(const struct status *s, const struct node_record *r, long long *gpus)
+{
+	const cJSON *node = kube_find(s->nodes, "Node", r->name);
+	const char *ready = kube_node_ready(s->nodes, r->name);
+
+	*gpus = node ? kube_nodes_allocatable_gpus(node) : -1;
+	return !s->nodes ? "unknown" : ready ? ready : "absent";
+}
+
+static cJSON *nodes_json(const struct status *s)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (size_t i = 0; i < s->agents.n; i++) {
+		const struct node_record *r = &s->agents.v[i];
+		cJSON *o = cJSON_CreateObject();
+		long long gpus;
+
+		cJSON_AddStringToObject(o, "name", r->name);
+		cJSON_AddStringToObject(o, "docker_endpoint", r->docker.endpoint);
+		cJSON_AddStringToObject(o, "status", agent_status(s, r, &gpus));
+		json_add_count_or_null(o, "gpus_allocatable", gpus);
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
 }
 
 static void print_json(const struct gateway *gw, const struct status *s)
@@ -119,6 +158,7 @@ static void print_json(const struct gateway *gw, const struct status *s)
 		cJSON_AddBoolToObject(j, "nvidia_runtime", s->rt.nvidia);
 	else
 		cJSON_AddNullToObject(j, "nvidia_runtime");
+	cJSON_AddItemToObject(j, "nodes", nodes_json(s));
 	json_print_stdout(j);
 }
 
@@ -155,6 +195,12 @@ static void print_text(const struct gateway *gw, const struct status *s)
 						  : "no nvidia runtime in containerd: the image lacks nvidia-container-runtime");
 	printf("  API:         %s\n", gw->has_metadata ? gw->md.server : "unknown");
 	printf("  Kubeconfig:  %s\n", gw->has_metadata ? gw->md.kubeconfig : "unknown");
+	for (size_t i = 0; i < s->agents.n; i++) {
+		long long n;
+		const char *st = agent_status(s, &s->agents.v[i], &n);
+		cleanup_free char *g = n >= 0 ? xasprintf(", %lld allocatable (nvidia.com/gpu)", n) : xstrdup("");
+		printf("  Node:        %s on %s: %s%s\n", s->agents.v[i].name, s->agents.v[i].docker.endpoint, st, g);
+	}
 	if (problem)
 		printf("  Metadata:    %s\n", problem);
 }
@@ -206,6 +252,8 @@ static int run(int argc, char **argv)
 	else
 		print_text(&gw, &s);
 	free(s.health_line);
+	node_records_free(&s.agents);
+	cJSON_Delete(s.nodes);
 	strv_free(&s.mig);
 	runtime_fact_free(&s.rt);
 	gateway_free(&gw);

@@ -52,7 +52,9 @@ const struct cli_spec gateway_verify_spec = {
 		 "  smoke-pod       a pod limited to nvidia.com/gpu: 1 runs nvidia-smi -L,\n"
 		 "                  succeeds and names exactly one GPU\n"
 		 "  pod-isolation   a pod that asks for no GPU but sets NVIDIA_VISIBLE_DEVICES=all\n"
-		 "                  (as every CUDA image does) sees none\n",
+		 "                  (as every CUDA image does) sees none\n"
+		 "  node-gpus       on each GPU node of another host (gateway node add), a pod\n"
+		 "                  limited to one GPU names one that node's agent sees\n",
 	.opts = verify_opts,
 	.after = "Exit status: 0 when every check passes, 8 when one fails, 9 when the\n"
 		 "gateway was started without --gpu (the checks do not apply).\n",
@@ -68,6 +70,8 @@ static void print_human(const char *name, const struct check *checks)
 		const struct check *c = &checks[i];
 		static const char *const words[CHECK_NSTATUS] = { "PASS", "WARN", "FAIL", "SKIP" };
 
+		if (!c->name)
+			continue;
 		counts[c->status]++;
 		printf("  %s  %-15s %s\n", words[c->status], c->name, c->evidence ? c->evidence : "");
 		if (c->detail && *c->detail) {
@@ -91,6 +95,8 @@ static void print_json(const char *name, const struct check *checks)
 	cJSON_AddStringToObject(o, "name", name);
 	arr = cJSON_AddArrayToObject(o, "checks");
 	for (int i = 0; i < VERIFY_NCHECKS; i++) {
+		if (!checks[i].name)
+			continue;
 		cJSON_AddItemToArray(arr, check_json(checks[i].name, checks[i].status, checks[i].evidence,
 						     checks[i].detail, NULL));
 		counts[checks[i].status]++;
@@ -106,7 +112,7 @@ static int verdict(const struct gateway *gw, const struct check *checks)
 	if (!gw->c.gpu_request)
 		return OS_EXIT_NOTAPPLICABLE;
 	for (int i = 0; i < VERIFY_NCHECKS; i++)
-		if (checks[i].status == CHECK_FAIL || checks[i].status == CHECK_SKIP)
+		if (checks[i].name && (checks[i].status == CHECK_FAIL || checks[i].status == CHECK_SKIP))
 			return OS_EXIT_CHECKS;
 	return OS_EXIT_OK;
 }

@@ -353,10 +353,10 @@ static int no_devices(const struct run_result *res)
 	return res->status == 6 && (strstr(res->out, "No devices were found") || strstr(res->err, "No devices were found"));
 }
 
-struct run_child *container_gpus_start(const char *ctr, int timeout_ms, os_error *err)
+struct run_child *container_gpus_start(const char *ctr, const char *const *env, int timeout_ms, os_error *err)
 {
 	const char *args[] = { "exec", ctr, "sh", "-c", GPUS_LOOK_SCRIPT, NULL };
-	struct run_spec spec = { .timeout_ms = timeout_ms };
+	struct run_spec spec = { .timeout_ms = timeout_ms, .env = env };
 
 	return docker_start(args, &spec, err);
 }
@@ -377,7 +377,7 @@ int container_gpus_finish(struct run_child *c, const char *ctr, struct host_gpus
 
 int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_error *err)
 {
-	struct run_child *c = container_gpus_start(ctr, timeout_ms, err);
+	struct run_child *c = container_gpus_start(ctr, NULL, timeout_ms, err);
 
 	if (!c) {
 		memset(h, 0, sizeof(*h));

@@ -125,8 +125,10 @@ int gpus_plugin_devices(const struct host_gpus *h, enum mig_strategy strategy);
 
 /* The GPUs the gateway's container sees: its nvidia-smi -L. */
 int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_error *err);
-/* The same beside other calls: started, then awaited and read. */
-struct run_child *container_gpus_start(const char *ctr, int timeout_ms, os_error *err);
+/* The same beside other calls: started, then awaited and read; on the
+ * daemon ENV names (run_spec env entries that must outlive the call;
+ * NULL: the environment's). */
+struct run_child *container_gpus_start(const char *ctr, const char *const *env, int timeout_ms, os_error *err);
 int container_gpus_finish(struct run_child *c, const char *ctr, struct host_gpus *h, os_error *err);
 
 /* List the Docker host's GPUs with a throwaway container of IMAGE, given

@@ -29,6 +29,7 @@
 #include "gateway/start_gpus.h"
 #include "gateway/wait.h"
 #include "kube/kubectl.h"
+#include "kube/objects.h"
 
 #define SERVER_TOKEN_FILE K3S_DATA_DIR "/server/token"
 
@@ -49,6 +50,7 @@ struct add {
 	char *host;                    /* the node's Docker host, for messages */
 	char *token;
 	char *image_id;
+	struct sharing sharing;        /* the gateway's GPU sharing */
 	char *daemon_id;               /* the server's daemon's ID and host name */
 	char *daemon_name;
 	long long deadline;
@@ -116,6 +118,29 @@ static int check_name_free(struct add *a, os_error *err)
 		return os_error_set(err, OS_EXIT_CONFLICT, "gateway '%s''s cluster already has a node named '%s'; choose another name",
 				    a->o->gateway, a->o->node);
 	return found < 0 ? -1 : 0;
+}
+
+/* The device plugin's configuration is the cluster's: a node's request
+ * must be what the gateway has. */
+static int check_plugin_config(struct add *a, os_error *err)
+{
+	cleanup_free char *has = NULL, *asked = NULL;
+
+	if (a->o->mig_set && a->o->mig != a->gw.mig)
+		return os_error_set(err, OS_EXIT_CONFLICT,
+				    "gateway '%s' has --mig-strategy %s, and the device plugin has one for every node: add node '%s' without --mig-strategy, or remake the gateway with 'openshell gateway start --name %s --recreate --gpu --mig-strategy %s'",
+				    a->o->gateway, mig_strategy_name(a->gw.mig), a->o->node, a->o->gateway,
+				    mig_strategy_name(a->o->mig));
+	if (!a->d.gpu || sharing_read(a->gw.container, DEVICE_PLUGIN_RELEASE, budget(a), &a->sharing, err) < 0)
+		return a->d.gpu ? -1 : 0;
+	if (!a->o->sharing_set || (a->o->sharing.replicas == a->sharing.replicas &&
+				   (a->sharing.replicas == 1 || a->o->sharing.mps == a->sharing.mps)))
+		return 0;
+	has = sharing_string(&a->sharing);
+	asked = sharing_string(&a->o->sharing);
+	return os_error_set(err, OS_EXIT_CONFLICT,
+			    "gateway '%s' shares its GPUs as %s, and the device plugin's sharing is one for every node: add node '%s' without --gpu-sharing, or change the gateway's with 'openshell gateway start --name %s --gpu --gpu-sharing %s'",
+			    a->o->gateway, has, a->o->node, a->o->gateway, asked);
 }
 
 /* The server's daemon's ID (to tell its host from the node's), the
@@ -308,10 +333,13 @@ static int join(struct add *a, os_error *err)
 			       .host = a->host, .gpu = a->d.gpu, .deadline = a->deadline,
 			       .timeout_ms = a->o->timeout_ms };
 
-	/* A count or a list is that many GPUs; MIG makes its own devices. */
+	/* A count or a list is that many GPUs, each as many times as they are
+	 * shared; MIG makes its own devices. */
 	if (a->d.mig == MIG_NONE)
-		j.want_gpus = a->d.gpus.kind == GPUS_COUNT ? a->d.gpus.count
-			    : a->d.gpus.kind == GPUS_DEVICES ? (long long)a->d.gpus.ids.n : 0;
+		j.want_gpus = (a->d.gpus.kind == GPUS_COUNT     ? a->d.gpus.count
+			       : a->d.gpus.kind == GPUS_DEVICES ? (long long)a->d.gpus.ids.n
+								: 0) *
+			      (a->sharing.replicas > 1 ? a->sharing.replicas : 1);
 	use_server(a);
 	log_step("waiting for node '%s' to be Ready%s", a->o->node, a->d.gpu ? " with its nvidia.com/gpu" : "");
 	if (node_join_wait(&j, err) < 0)
@@ -386,8 +414,8 @@ static int add_locked(struct add *a, os_error *err)
 				    a->gw.metadata_error ? a->gw.metadata_error : "start it again to write it");
 	a->d.image = a->gw.c.image;
 	a->d.mig = a->gw.mig;
-	if (check_server_address(a, err) < 0 || check_name_free(a, err) < 0 || server_facts(a, err) < 0 ||
-	    name_node_daemon(a, err) < 0)
+	if (check_server_address(a, err) < 0 || check_name_free(a, err) < 0 || check_plugin_config(a, err) < 0 ||
+	    server_facts(a, err) < 0 || name_node_daemon(a, err) < 0)
 		return -1;
 	if (make_agent(a, err) < 0 || join(a, err) < 0 || record(a, err) < 0) {
 		if (signals_pending())

@@ -17,6 +17,8 @@
 
 #include "base/error.h"
 #include "gateway/gpus.h"
+#include "gateway/mig.h"
+#include "gateway/sharing.h"
 
 struct node_add_opts {
 	const char *gateway;
@@ -25,6 +27,12 @@ struct node_add_opts {
 	const char *context;       /* --context, or NULL */
 	int gpu;                   /* --gpu or --gpus */
 	struct gpus gpus;
+	/* The device plugin is one DaemonSet with one configuration for the
+	 * cluster: these must be the gateway's own, or are refused. */
+	int sharing_set;           /* --gpu-sharing */
+	struct sharing sharing;
+	int mig_set;               /* --mig-strategy */
+	enum mig_strategy mig;
 	int timeout_ms;
 };
 

@@ -12,6 +12,7 @@
 #include "base/exitcode.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "base/names.h"
 #include "base/signals.h"
 #include "base/strv.h"
 #include "base/xalloc.h"
@@ -201,15 +202,21 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 {
 	static const char *const names[VERIFY_NCHECKS] = {
 		"device-request", "runtime-class", "device-plugin", "allocatable", "smoke-pod", "pod-isolation",
+		"node-gpus",
 	};
 	struct gpu_looks looks = { 0 };
 	struct run_child *state_call = NULL;
 	struct runtime_fact rt = { 0 };
 	struct strv seen = { 0 };   /* the GPUs the gateway's container sees */
 	/* The pods as applied before the looks, and as the looks decide. */
-	struct verify_pod_plan early = { .image = vo->smoke_image, .timeout_ms = vo->timeout_ms, .keep = vo->keep };
+	/* The gateway's own node: its agents' on other hosts have GPUs of
+	 * their own, which this container's looks do not see. */
+	cleanup_free char *own = gateway_hostname(gw->name);
+	struct verify_pod_plan early = { .node = own, .image = vo->smoke_image, .timeout_ms = vo->timeout_ms,
+					 .keep = vo->keep };
 	struct verify_pod_plan plan = early;
 	struct verify_pods *vp = NULL;
+	struct verify_nodes vn = { 0 };
 	cJSON *list = NULL;
 	os_error e = { 0 };
 	int devices = 0;            /* what the plugin advertises for them */
@@ -217,6 +224,7 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 
 	for (i = 0; i < VERIFY_NCHECKS; i++)
 		checks[i] = (struct check){ .name = names[i], .status = CHECK_SKIP };
+	checks[6].name = NULL;   /* until there are nodes to check */
 	if (!gw->c.gpu_request) {
 		for (i = 0; i < VERIFY_NCHECKS; i++)
 			check_set(&checks[i], CHECK_SKIP, xstrdup("not applicable: the gateway was started without --gpu"));
@@ -232,6 +240,12 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 	 * too. */
 	early.smoke = &checks[4];
 	early.isolation = &checks[5];
+	if (verify_nodes_start(gw, &vn, err) < 0)
+		goto out;
+	early.nodes = plan.nodes = vn.pods;
+	early.n_nodes = plan.n_nodes = vn.n;
+	if (vn.n)
+		checks[6].name = names[6];
 	if (gw->mig != MIG_MIXED && !(vp = verify_pods_start(gw, &early, err)))
 		goto out;
 	looked = checks[0].status == CHECK_PASS;
@@ -254,10 +268,12 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		}
 		api_silent(checks);
 	} else {
+		kube_keep_node(list, own);
 		found = check_cluster(gw, list, &rt, devices, checks, &plan, vp, &smoked, err);
 		vp = NULL;   /* verify_pods() has done with it */
 		if (found < 0)
 			goto out;
+		verify_nodes_judge(&vn, &checks[6]);
 	}
 	if (looked && verify_gpus_judge(gw, &looks, &seen, &checks[0], err) < 0)
 		goto out;
@@ -267,6 +283,7 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 out:
 	verify_pods_drop(gw, vp);
 	verify_gpus_free(&looks);
+	verify_nodes_free(&vn);
 	docker_drop(&state_call);
 	runtime_fact_free(&rt);
 	cJSON_Delete(list);

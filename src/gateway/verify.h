@@ -6,7 +6,8 @@
  * its pods ready; the node has allocatable nvidia.com/gpu; a pod that
  * requests one GPU runs nvidia-smi to completion and names that GPU alone,
  * one of the container's; and a pod that requests none sees none, though
- * it names every GPU in NVIDIA_VISIBLE_DEVICES. Each check yields a status and the evidence it saw. A
+ * it names every GPU in NVIDIA_VISIBLE_DEVICES; on each of its GPU nodes on
+ * other hosts, a pod that requests one GPU names one its agent sees. Each check yields a status and the evidence it saw. A
  * gateway without a GPU request gets "skip" for all of them (they do not
  * apply), never "pass".
  */
@@ -21,7 +22,7 @@
  * label); this pin of deploy/versions.env serves images without one. */
 #define VERIFY_DEFAULT_SMOKE_IMAGE OPENSHELL_SMOKE_IMAGE
 #define VERIFY_DEFAULT_TIMEOUT_MS (2 * 60 * 1000)
-#define VERIFY_NCHECKS 6
+#define VERIFY_NCHECKS 7
 
 struct verify_opts {
 	const char *smoke_image;
@@ -30,7 +31,8 @@ struct verify_opts {
 };
 
 /* Run every check against a running gateway; checks[] gets VERIFY_NCHECKS
- * results. Returns -1 only when verification itself could not run (docker
+ * results, but for a check that has nothing to check, whose name is NULL
+ * (node-gpus, for a gateway without GPU nodes on other hosts). Returns -1 only when verification itself could not run (docker
  * unreachable, container not running), not when a check fails. */
 int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		   struct check checks[VERIFY_NCHECKS], os_error *err);

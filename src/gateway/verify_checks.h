@@ -11,6 +11,7 @@
 #include "gateway/check.h"
 #include "gateway/gpus.h"
 #include "gateway/lookup.h"
+#include "gateway/node_record.h"
 
 /* The request: CDI devices of the NVIDIA spec, or Docker's nvidia driver
  * with the capabilities the chain needs; the evidence says which. */
@@ -39,10 +40,21 @@ void verify_gpus_free(struct gpu_looks *l);
  * runs nvidia-smi -L, and must succeed naming exactly one GPU (and the
  * MIG device of that profile); the isolation pod asks for none, names
  * every one in NVIDIA_VISIBLE_DEVICES=all (as any CUDA image does) and
- * must see none. A NULL check is not run. Both run IMAGE; they get
+ * must see none. A NULL check is not run. Both run IMAGE on NODE; they get
  * TIMEOUT_MS to end, and are deleted afterwards unless KEEP. */
-#define VERIFY_PODS 2
+#define VERIFY_MAX_NODES 8
+#define VERIFY_PODS (2 + VERIFY_MAX_NODES)
+/* A smoke pod of its own on each GPU node of the gateway's agents
+ * (gateway node add): one GPU asked on that node, judged as the smoke
+ * pod is, into CHECK. */
+struct verify_node_pod {
+	const char *node;
+	struct check check;
+};
 struct verify_pod_plan {
+	const char *node;        /* the node they run on (its kubernetes.io/hostname), or NULL */
+	struct verify_node_pod *nodes;   /* the agents' smoke pods, N_NODES of them */
+	size_t n_nodes;
 	struct check *smoke;
 	const char *resource;
 	struct check *isolation;
@@ -73,6 +85,26 @@ void verify_judge_smoke(const char *pod, const char *resource, const char *phase
 			struct check *c);
 void verify_judge_isolation(const char *pod, const char *resource, const char *phase, long long code,
 			    const char *out, struct check *c);
+
+/* The node-gpus check: each agent with GPUs (gateway/node_record.h) gets
+ * a smoke pod of its own on its node (PLAN's nodes, which point into VN),
+ * whose GPU must be one its agent sees on its own host (its nvidia-smi -L,
+ * looked at beside the pods). verify_nodes_start() reads the agents and
+ * starts the looks (-1 only when the nodes' files cannot be read);
+ * verify_nodes_judge() sets C once the pods are judged (with GPU nodes
+ * only): a fail when any of them does. */
+struct verify_nodes {
+	struct node_records rs;
+	struct verify_node_pod pods[VERIFY_MAX_NODES];
+	const struct node_record *rec[VERIFY_MAX_NODES];
+	struct strv env[VERIFY_MAX_NODES];
+	struct run_child *looks[VERIFY_MAX_NODES];
+	char *look_error[VERIFY_MAX_NODES];
+	size_t n;
+};
+int verify_nodes_start(const struct gateway *gw, struct verify_nodes *vn, os_error *err);
+void verify_nodes_judge(struct verify_nodes *vn, struct check *c);
+void verify_nodes_free(struct verify_nodes *vn);
 
 /* The smoke pod's GPU must be one of those seen. */
 void verify_smoke_gpu(const struct strv *seen, struct check *c);

@@ -44,9 +44,37 @@
 #define ISOLATION_SCRIPT \
 	"out=$(nvidia-smi -L 2>&1); printf '%s\\n' \"$out\"; printf '%s\\n' \"$out\" >/dev/termination-log; exit 0"
 
-/* A pod of verify's under the nvidia runtime: RESOURCE (NULL: none) one of
- * which it asks for, ENV_ALL its NVIDIA_VISIBLE_DEVICES=all. */
-static cJSON *probe_manifest(const char *pod, const char *instance, const char *image, const char *script,
+/* One of verify's pods, from its manifest to its verdict. */
+struct probe {
+	char *name;
+	int smoke;              /* the smoke pod, else the isolation pod */
+	const char *node;       /* an agent's smoke pod: its node; else NULL (the plan's) */
+	const char *resource;   /* the smoke pod's MIG resource, else NULL */
+	struct check *check;    /* NULL: not wanted (any more) */
+	/* verify_judge_smoke() or verify_judge_isolation() */
+	void (*judge)(const char *pod, const char *resource, const char *phase, long long code, const char *out,
+		      struct check *c);
+	int judged;
+};
+
+/* The pods, applied with one kubectl apply and watched by one kubectl
+ * watch, which says each pod's end as it comes. */
+struct verify_pods {
+	struct probe probes[VERIFY_PODS];
+	size_t n;
+	char *instance;         /* their app.kubernetes.io/instance label */
+	char *selector;
+	struct run_child *apply;
+	struct kube_watch watch;
+	int applied;            /* the apply succeeded: the pods are to be deleted */
+	char *apply_error;      /* its first line, when it failed */
+	long long deadline;
+	const struct verify_pod_plan *plan;
+};
+
+/* A pod of verify's under the nvidia runtime, on NODE (NULL: any): RESOURCE (NULL: none) one of which it asks for, ENV_ALL its
+ * NVIDIA_VISIBLE_DEVICES=all. */
+static cJSON *probe_manifest(const struct verify_pods *vp, const char *pod, const char *node, const char *script,
 			     const char *resource, int env_all)
 {
 	cJSON *m = cJSON_CreateObject();
@@ -60,15 +88,19 @@ static cJSON *probe_manifest(const char *pod, const char *instance, const char *
 	cJSON *labels = cJSON_AddObjectToObject(meta, "labels");
 	cJSON_AddStringToObject(labels, "app.kubernetes.io/managed-by", "openshell");
 	/* This run's pods, as its watch selects them. */
-	cJSON_AddStringToObject(labels, "app.kubernetes.io/instance", instance);
+	cJSON_AddStringToObject(labels, "app.kubernetes.io/instance", vp->instance);
 	spec = cJSON_AddObjectToObject(m, "spec");
+	/* By the scheduler, as any pod: one that cannot run there pends with
+	 * its reason, as the user's own would. */
+	if (node)
+		cJSON_AddStringToObject(cJSON_AddObjectToObject(spec, "nodeSelector"), "kubernetes.io/hostname", node);
 	/* Never: a finished pod must stay Succeeded, not restart. The nvidia
 	 * RuntimeClass is what mounts the driver into the container. */
 	cJSON_AddStringToObject(spec, "restartPolicy", "Never");
 	cJSON_AddStringToObject(spec, "runtimeClassName", NVIDIA_RUNTIME_CLASS);
 	ctr = cJSON_CreateObject();
 	cJSON_AddStringToObject(ctr, "name", "smoke");
-	cJSON_AddStringToObject(ctr, "image", image);
+	cJSON_AddStringToObject(ctr, "image", vp->plan->image);
 	cmd = cJSON_AddArrayToObject(ctr, "command");
 	cJSON_AddItemToArray(cmd, cJSON_CreateString("sh"));
 	cJSON_AddItemToArray(cmd, cJSON_CreateString("-c"));
@@ -143,32 +175,6 @@ static char *smoke_output(const char *ctr, const char *pod, const cJSON *cs)
 	return out;
 }
 
-/* One of verify's pods, from its manifest to its verdict. */
-struct probe {
-	char *name;
-	int smoke;              /* the smoke pod, else the isolation pod */
-	const char *resource;   /* the smoke pod's MIG resource, else NULL */
-	struct check *check;    /* NULL: not wanted (any more) */
-	/* verify_judge_smoke() or verify_judge_isolation() */
-	void (*judge)(const char *pod, const char *resource, const char *phase, long long code, const char *out,
-		      struct check *c);
-	int judged;
-};
-
-/* The pods, applied with one kubectl apply and watched by one kubectl
- * watch, which says each pod's end as it comes. */
-struct verify_pods {
-	struct probe probes[VERIFY_PODS];
-	size_t n;
-	char *instance;         /* their app.kubernetes.io/instance label */
-	char *selector;
-	struct run_child *apply;
-	struct kube_watch watch;
-	int applied;            /* the apply succeeded: the pods are to be deleted */
-	char *apply_error;      /* its first line, when it failed */
-	long long deadline;
-	const struct verify_pod_plan *plan;
-};
 
 /* Judge a finished pod by its phase, exit code and answer. */
 static void judge_finished(const char *ctr, struct probe *p, const cJSON *obj)
@@ -304,9 +310,19 @@ static void add_probe(struct verify_pods *vp, cJSON *items, unsigned tag, struct
 	else
 		*p = (struct probe){ .name = xasprintf("openshell-verify-%x-nogpu", tag), .check = check,
 				     .judge = verify_judge_isolation };
-	cJSON_AddItemToArray(items, probe_manifest(p->name, vp->instance, vp->plan->image,
-						   smoke ? SMOKE_SCRIPT : ISOLATION_SCRIPT,
+	cJSON_AddItemToArray(items, probe_manifest(vp, p->name, vp->plan->node, smoke ? SMOKE_SCRIPT : ISOLATION_SCRIPT,
 						   smoke ? (resource ? resource : GPU_RESOURCE) : NULL, !smoke));
+}
+
+/* Agent K's smoke pod, on its node. */
+static void add_node_probe(struct verify_pods *vp, cJSON *items, unsigned tag, size_t k)
+{
+	struct probe *p = &vp->probes[vp->n++];
+	struct verify_node_pod *np = &vp->plan->nodes[k];
+
+	*p = (struct probe){ .name = xasprintf("openshell-verify-%x-%s", tag, np->node), .smoke = 1, .node = np->node,
+			     .check = &np->check, .judge = verify_judge_smoke };
+	cJSON_AddItemToArray(items, probe_manifest(vp, p->name, np->node, SMOKE_SCRIPT, GPU_RESOURCE, 0));
 }
 
 struct verify_pods *verify_pods_start(const struct gateway *gw, const struct verify_pod_plan *plan, os_error *err)
@@ -328,6 +344,8 @@ struct verify_pods *verify_pods_start(const struct gateway *gw, const struct ver
 		add_probe(vp, items, tag, plan->smoke, 1);
 	if (plan->isolation)
 		add_probe(vp, items, tag, plan->isolation, 0);
+	for (size_t k = 0; k < plan->n_nodes && k < VERIFY_MAX_NODES; k++)
+		add_node_probe(vp, items, tag, k);
 	manifest = print_manifest(list);
 	/* The watch begins with the apply: it hears of the pods' end however
 	 * soon it comes. */
@@ -368,7 +386,8 @@ int verify_pods(const struct gateway *gw, struct verify_pods *vp, const struct v
 	/* The looks may have ruled a pod out (no GPU to schedule, no runtime
 	 * to run it): it is neither waited for nor judged. */
 	for (size_t i = 0; i < vp->n; i++)
-		vp->probes[i].check = vp->probes[i].smoke ? plan->smoke : plan->isolation;
+		if (!vp->probes[i].node)
+			vp->probes[i].check = vp->probes[i].smoke ? plan->smoke : plan->isolation;
 	vp->plan = plan;
 	if (applied(vp, err) < 0)
 		goto out;

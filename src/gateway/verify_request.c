@@ -52,7 +52,7 @@ void verify_device_request(const struct gateway *gw, struct check *c)
 int verify_gpus_start(const struct gateway *gw, struct gpu_looks *l, os_error *err)
 {
 	memset(l, 0, sizeof(*l));
-	if (!(l->mine_call = container_gpus_start(gw->container, 0, err)) ||
+	if (!(l->mine_call = container_gpus_start(gw->container, NULL, 0, err)) ||
 	    !(l->host_call = host_gpus_probe_start(gw->c.image, gw->c.gpu_cdi, 0, err))) {
 		verify_gpus_free(l);
 		return -1;

@@ -45,6 +45,36 @@ const cJSON *kube_find(const cJSON *list, const char *kind, const char *name)
 	return NULL;
 }
 
+const char *kube_node_ready(const cJSON *list, const char *name)
+{
+	const cJSON *node = kube_find(list, "Node", name), *c;
+
+	if (!node)
+		return NULL;
+	cJSON_ArrayForEach(c, json_get(node, "status", "conditions", NULL)) {
+		const char *type = json_str(c, "type"), *status = json_str(c, "status");
+		if (type && status && strcmp(type, "Ready") == 0)
+			return strcmp(status, "True") == 0 ? "Ready" : strcmp(status, "False") == 0 ? "NotReady" : "Unknown";
+	}
+	return "Unknown";
+}
+
+void kube_keep_node(cJSON *list, const char *name)
+{
+	cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "items"), *item = items ? items->child : NULL;
+
+	if (!kube_find(list, "Node", name))
+		return;
+	while (item) {
+		cJSON *next = item->next;
+		const char *n = json_str(json_get(item, "metadata", NULL), "name");
+
+		if (of_kind(item, "Node") && json_str(item, "kind") && (!n || strcmp(n, name) != 0))
+			cJSON_Delete(cJSON_DetachItemViaPointer(items, item));
+		item = next;
+	}
+}
+
 int kube_count_kind(const cJSON *list, const char *kind)
 {
 	const cJSON *item;

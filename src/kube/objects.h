@@ -23,6 +23,14 @@
 /* The item of KIND named NAME in a List (of one type or several), or NULL. */
 const cJSON *kube_find(const cJSON *list, const char *kind, const char *name);
 
+/* Node NAME's Ready condition as kubectl's STATUS column words it in LIST:
+ * "Ready", "NotReady" or "Unknown"; NULL when LIST has no such node. */
+const char *kube_node_ready(const cJSON *list, const char *name);
+
+/* Take every Node but NAME out of LIST, when LIST has NAME: what is read
+ * of the nodes after is of that one alone. */
+void kube_keep_node(cJSON *list, const char *name);
+
 /* How many items of KIND a List holds. */
 int kube_count_kind(const cJSON *list, const char *kind);
 

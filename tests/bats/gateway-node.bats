@@ -102,6 +102,36 @@ assert_nothing_on() {
 	run openshell gateway node list --name mh
 	assert_success
 	assert_line --regexp "^node-c +agent +Ready +3 +$(sim_host_of node-c docker-host)\$"
+	# status: the gateway's own GPUs, and a line a node.
+	run --separate-stderr openshell gateway status --name mh
+	assert_success
+	assert_line "  GPUs:        requested; 2 allocatable (nvidia.com/gpu)"
+	assert_line "  Node:        node-c on $(sim_host_of node-c docker-host): Ready, 3 allocatable (nvidia.com/gpu)"
+	run --separate-stderr openshell gateway status --name mh --json
+	json=$output
+	assert_schema status "$json"
+	assert_equal "$(jq -r '[.gpus_allocatable] + [.nodes[] | "\(.name)=\(.status):\(.gpus_allocatable)"] | join(" ")' <<<"$json")" \
+		"2 node-b=Ready:1 node-c=Ready:3"
+}
+
+@test "verify proves each node's GPUs on its own node: node-gpus, a pod on each, naming one of its host's GPUs" {
+	run --separate-stderr openshell gateway verify --name mh
+	assert_success
+	# The gateway's own checks look at its own node alone.
+	assert_line "  PASS  allocatable     node allocatable nvidia.com/gpu = 2"
+	assert_line --regexp "^  PASS  smoke-pod       pod openshell-verify-[0-9a-f]+ Succeeded: GPU 0: .*\\(UUID: ($(sim_gpu_uuids | paste -sd'|'))\\)"
+	line=$(grep '^  PASS  node-gpus ' <<<"$output")
+	for n in node-b node-c; do
+		re="$n: pod openshell-verify-[0-9a-f]+-$n Succeeded: GPU 0: [^;]*\\(UUID: ($(sim_gpu_uuids "$n" | paste -sd'|'))\\)"
+		[[ $line =~ $re ]]
+	done
+	assert_line '7 passed, 0 failed'
+	run --separate-stderr openshell gateway verify --name mh --json
+	assert_success
+	json=$output
+	assert_schema verify "$json"
+	assert_equal "$(jq -r '[.checks[].name] | join(" ")' <<<"$json")" \
+		"device-request runtime-class device-plugin allocatable smoke-pod pod-isolation node-gpus"
 }
 
 @test "a name taken is refused: a node of the gateway, the server's own node" {
@@ -111,6 +141,19 @@ assert_nothing_on() {
 	run --separate-stderr openshell gateway node add openshell-mh --name mh --docker-host "$(sim_host_of node-d docker-host)"
 	assert_failure 6
 	[[ $stderr == *"node name 'openshell-mh' is the gateway's own node"* ]]
+}
+
+@test "the device plugin's configuration is the gateway's: another --gpu-sharing or --mig-strategy is refused" {
+	run --separate-stderr node_add node-d --gpu --gpu-sharing time-slicing:2
+	assert_failure 6
+	[[ $stderr == *"gateway 'mh' shares its GPUs as none"*"openshell gateway start --name mh --gpu --gpu-sharing time-slicing:2"* ]]
+	run --separate-stderr node_add node-d --gpu --mig-strategy single
+	assert_failure 6
+	[[ $stderr == *"gateway 'mh' has --mig-strategy none"* ]]
+	run --separate-stderr node_add node-d --mig-strategy single
+	assert_failure 2
+	run sim_docker node-d ps -aq
+	assert_output ""
 }
 
 @test "the server's own Docker host is refused, before anything is made" {
