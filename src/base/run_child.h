@@ -45,7 +45,7 @@ struct run_child {
 	long long deadline;       /* 0: none */
 	long long next_tick;      /* 0: no ticks */
 	long long grace_end;      /* once interrupted, with interrupt_grace_ms */
-	long long termed_at;      /* when run_stop() sent SIGTERM, or 0 */
+	long long stopped_at;     /* when run_stop() killed it, or 0 */
 	int backoff;              /* without a pidfd: the next poll's delay */
 };
 

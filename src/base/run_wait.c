@@ -127,14 +127,13 @@ static void signal_group(struct run_child *c, int sig)
  * deadline by more than RUN_KILL_GRACE_MS. */
 static void terminate(struct run_child *c)
 {
-	/* Children told together by run_stop() share one grace, so that
-	 * reaping them one by one does not add theirs up. */
-	long long end = (c->termed_at ? c->termed_at : clock_ms()) + RUN_KILL_GRACE_MS;
+	/* A child run_stop() has killed needs no grace of its own. */
+	long long end = (c->stopped_at ? c->stopped_at : clock_ms()) + RUN_KILL_GRACE_MS;
 
 	check_exited(c);
 	if (c->exited)
 		return;
-	if (!c->termed_at)
+	if (!c->stopped_at)
 		signal_group(c, SIGTERM);
 	while (!c->exited && clock_ms() < end) {
 		struct pollfd pfd = { .fd = c->pidfd, .events = POLLIN };
@@ -156,10 +155,14 @@ void run_stop(struct run_child *c)
 {
 	if (!c || c->ended)
 		return;
+	/* Its answer is no longer wanted, and nothing of it is to keep: no
+	 * grace. The docker CLI shuts a connection down with care (through
+	 * ssh, its connhelper gives ssh seconds to go), which a stream whose
+	 * answer is in does not need. */
 	check_exited(c);
-	if (!c->exited && !c->termed_at) {
-		signal_group(c, SIGTERM);
-		c->termed_at = clock_ms();
+	if (!c->exited && !c->stopped_at) {
+		signal_group(c, SIGKILL);
+		c->stopped_at = clock_ms();
 	}
 }
 

@@ -133,9 +133,10 @@ int run_wait_any(struct run_child *const *kids, size_t n);
 #define RUN_WAIT_DUE (-2)
 int run_wait_until(struct run_child *const *kids, size_t n, long long due);
 
-/* Ask the child to end now (SIGTERM to its process group) without
- * waiting for it: children no longer wanted are told at once, then
- * reaped one by one by run_finish(), which waits less. */
+/* End a child whose answer is no longer wanted now (SIGKILL to its
+ * process group: a stream or a read, with nothing of it to keep), without
+ * waiting for it: children no longer wanted are told at once, then reaped
+ * one by one by run_finish(), which has no grace to wait out. */
 void run_stop(struct run_child *c);
 
 /* Has run_wait_any() returned the child ended? */

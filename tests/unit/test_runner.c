@@ -317,15 +317,25 @@ static void test_due_and_wake(void)
 	ok(res.stopped, "as asked");
 	run_result_free(&res);
 
-	/* Told to stop without a wait: it ends by that signal, then is reaped. */
+	/* Told to stop without a wait: it is killed, then reaped; one that
+	 * would take its time over SIGTERM gets none. */
 	s1 = (struct run_spec){ .argv = quiet, .timeout_ms = 10000 };
 	kids[0] = run_start(&s1, &err);
 	run_stop(kids[0]);
 	is_int(run_wait_any(kids, 1), 0, "a child told to stop is returned");
 	ok(run_ended(kids[0]), "ended");
 	is_int(run_finish(kids[0], &res, &err), 0, "and reaped");
-	is_int(res.status, 128 + SIGTERM, "ended by SIGTERM");
+	is_int(res.status, 128 + SIGKILL, "killed: its answer is not wanted");
 	run_result_free(&res);
+	{
+		const char *deaf[] = { "sh", "-c", "trap '' TERM; sleep 30", NULL };
+		s1 = (struct run_spec){ .argv = deaf, .timeout_ms = 10000 };
+		kids[0] = run_start(&s1, &err);
+		run_stop(kids[0]);
+		is_int(run_finish(kids[0], &res, &err), 0, "a child deaf to SIGTERM is reaped all the same");
+		is_int(res.status, 128 + SIGKILL, "killed");
+		run_result_free(&res);
+	}
 	os_error_clear(&err);
 }
 
