@@ -87,31 +87,37 @@ assert_nothing_on() {
 	assert_output ""
 }
 
-@test "node add node-c through its own daemon: 3 GPUs; node list shows every node with its host" {
-	run --separate-stderr node_add node-c --gpus 3
+@test "node add node-c through its own daemon, 2 of its 3 GPUs; node list and status show every node with its host" {
+	run --separate-stderr node_add node-c --gpus 0,2
 	assert_success
 	assert_line "Node 'node-c' joined gateway 'mh'."
-	assert_line "  GPUs:        3 allocatable (nvidia.com/gpu)"
+	assert_line "  GPUs:        2 allocatable (nvidia.com/gpu)"
+	# Isolated as the server is: its privileged agent sees the two it was given.
+	run sim_docker node-c exec openshell-node-mh nvidia-smi -L
+	assert_equal "$(grep -c '^GPU ' <<<"$output")" 2
+	assert_output --partial "(UUID: $(sim_gpu_uuids node-c | sed -n 1p))"
+	assert_output --partial "(UUID: $(sim_gpu_uuids node-c | sed -n 3p))"
+	refute_output --partial "$(sim_gpu_uuids node-c | sed -n 2p)"
 	run --separate-stderr openshell gateway node list --name mh --json
 	assert_success
 	json=$output
 	assert_schema node_list "$json"
 	assert_equal "$(jq -r '[.nodes[] | "\(.name):\(.role):\(.status):\(.gpus_allocatable)"] | join(" ")' <<<"$json")" \
-		"openshell-mh:server:Ready:2 node-b:agent:Ready:1 node-c:agent:Ready:3"
+		"openshell-mh:server:Ready:2 node-b:agent:Ready:1 node-c:agent:Ready:2"
 	assert_equal "$(jq -r '.nodes[2].docker_endpoint' <<<"$json")" "$(sim_host_of node-c docker-host)"
 	run openshell gateway node list --name mh
 	assert_success
-	assert_line --regexp "^node-c +agent +Ready +3 +$(sim_host_of node-c docker-host)\$"
+	assert_line --regexp "^node-c +agent +Ready +2 +$(sim_host_of node-c docker-host)\$"
 	# status: the gateway's own GPUs, and a line a node.
 	run --separate-stderr openshell gateway status --name mh
 	assert_success
 	assert_line "  GPUs:        requested; 2 allocatable (nvidia.com/gpu)"
-	assert_line "  Node:        node-c on $(sim_host_of node-c docker-host): Ready, 3 allocatable (nvidia.com/gpu)"
+	assert_line "  Node:        node-c on $(sim_host_of node-c docker-host): Ready, 2 allocatable (nvidia.com/gpu)"
 	run --separate-stderr openshell gateway status --name mh --json
 	json=$output
 	assert_schema status "$json"
 	assert_equal "$(jq -r '[.gpus_allocatable] + [.nodes[] | "\(.name)=\(.status):\(.gpus_allocatable)"] | join(" ")' <<<"$json")" \
-		"2 node-b=Ready:1 node-c=Ready:3"
+		"2 node-b=Ready:1 node-c=Ready:2"
 }
 
 @test "verify proves each node's GPUs on its own node: node-gpus, a pod on each, naming one of its host's GPUs" {
@@ -239,7 +245,7 @@ assert_nothing_on() {
 	[[ $stderr == *"waiting for node 'node-c' on "* ]]
 	run --separate-stderr openshell gateway node list --name mh --json
 	assert_equal "$(jq -r '[.nodes[] | "\(.name):\(.status):\(.gpus_allocatable)"] | join(" ")' <<<"$output")" \
-		"openshell-mh:Ready:2 node-b:Ready:1 node-c:Ready:3"
+		"openshell-mh:Ready:2 node-b:Ready:1 node-c:Ready:2"
 }
 
 @test "node remove drains node-c, deletes it, and removes its agent from its host" {
