@@ -64,7 +64,10 @@ hold_gateway_lock() {
 	run --separate-stderr openshell gateway status --name lc --json
 	assert_success
 	run jq -r 'keys_unsorted | sort | join(",")' <<<"$output"
-	assert_output 'api_ready,container,gpu,gpu_mode,gpus,gpus_allocatable,gpus_capacity,health,kubeconfig,metadata_error,mig_allocatable,mig_strategy,name,nvidia_runtime,schema,server,state'
+	assert_output 'api_ready,container,gpu,gpu_mode,gpus,gpus_allocatable,gpus_capacity,health,kubeconfig,metadata_error,mig_allocatable,mig_strategy,name,nodes,nvidia_runtime,schema,server,state'
+	# A gateway of one host has no nodes on others.
+	run jq -c .nodes <<<"$(openshell gateway status --name lc --json)"
+	assert_output '[]'
 	run --separate-stderr openshell gateway status --name lc --json
 	run jq -c '[.schema, .name, .container, .state, .health, .api_ready, .gpu, .gpus, .gpus_allocatable, .gpus_capacity, .server, .metadata_error, .mig_strategy, .mig_allocatable]' <<<"$output"
 	assert_output "[1,\"lc\",\"openshell-cluster-lc\",\"running\",\"healthy\",true,true,{\"all\":true},$(sim_gpu_count),$(sim_gpu_count),\"https://$API_ADDR:$LC_PORT\",null,\"none\",{}]"
