@@ -260,7 +260,19 @@ assert_nothing_on() {
 	assert_failure 5
 }
 
-@test "destroy removes the agents first, each from its own host" {
+@test "destroy removes the agents first, each from its own host; one whose host does not answer leaves all whole" {
+	rec=$XDG_CONFIG_HOME/openshell/gateways/mh/nodes/node-b.json
+	cp "$rec" "$BATS_TEST_TMPDIR/node-b.json"
+	# The record names a daemon that does not answer, as a host that is down.
+	jq '.docker_endpoint = "unix:///nonexistent/docker.sock"' "$BATS_TEST_TMPDIR/node-b.json" >"$rec"
+	run --separate-stderr openshell gateway destroy --name mh --yes
+	assert_failure 3
+	[[ $stderr == *"cannot remove node 'node-b''s agent from unix:///nonexistent/docker.sock"* ]]
+	[[ $stderr == *"gateway 'mh' was left as it is"*"retry once unix:///nonexistent/docker.sock answers"* ]]
+	run docker inspect -f '{{.State.Running}}' openshell-cluster-mh
+	assert_output true
+	[[ -e $rec ]]
+	cp "$BATS_TEST_TMPDIR/node-b.json" "$rec"
 	run --separate-stderr openshell gateway destroy --name mh --yes
 	assert_success
 	assert_nothing_on_host() { run sim_docker "$1" ps -aq --filter label=org.openshell.gateway=mh; assert_output ""; }
