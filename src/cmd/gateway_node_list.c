@@ -47,16 +47,6 @@ struct row {
 	long long allocatable;
 };
 
-/* What the cluster says of node NAME: its Ready condition's word. */
-static void from_cluster(const cJSON *nodes, struct row *r)
-{
-	const cJSON *node = kube_find(nodes, "Node", r->name);
-	const char *ready = kube_node_ready(nodes, r->name);
-
-	r->allocatable = node ? kube_nodes_allocatable_gpus(node) : -1;
-	r->status = !nodes ? "unknown" : ready ? ready : "absent";
-}
-
 static void print_rows(const char *gateway, struct row *rows, size_t n, int json)
 {
 	if (json) {
@@ -112,7 +102,7 @@ static int list(const char *name, int json, os_error *err)
 		rows[i + 1] = (struct row){ .name = rs.v[i].name, .role = "agent", .container = rs.v[i].container,
 					    .endpoint = rs.v[i].docker.endpoint, .gpus = rs.v[i].gpus };
 	for (size_t i = 0; i <= rs.n; i++)
-		from_cluster(nodes, &rows[i]);
+		rows[i].status = kube_node_state(nodes, rows[i].name, &rows[i].allocatable);
 	print_rows(name, rows, rs.n + 1, json);
 	rc = 0;
 out:

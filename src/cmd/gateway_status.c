@@ -113,17 +113,6 @@ static void probe(const struct gateway *gw, struct status *s)
 	cJSON_Delete(nodes);
 }
 
-/* Each agent: where it runs, and what the cluster says of its node
- * ("unknown" while the API does not answer, "absent" when it lacks it). */
-static const char *agent_status(const struct status *s, const struct node_record *r, long long *gpus)
-{
-	const cJSON *node = kube_find(s->nodes, "Node", r->name);
-	const char *ready = kube_node_ready(s->nodes, r->name);
-
-	*gpus = node ? kube_nodes_allocatable_gpus(node) : -1;
-	return !s->nodes ? "unknown" : ready ? ready : "absent";
-}
-
 static cJSON *nodes_json(const struct status *s)
 {
 	cJSON *arr = cJSON_CreateArray();
@@ -135,7 +124,7 @@ static cJSON *nodes_json(const struct status *s)
 
 		cJSON_AddStringToObject(o, "name", r->name);
 		cJSON_AddStringToObject(o, "docker_endpoint", r->docker.endpoint);
-		cJSON_AddStringToObject(o, "status", agent_status(s, r, &gpus));
+		cJSON_AddStringToObject(o, "status", kube_node_state(s->nodes, r->name, &gpus));
 		json_add_count_or_null(o, "gpus_allocatable", gpus);
 		cJSON_AddItemToArray(arr, o);
 	}
@@ -197,7 +186,7 @@ static void print_text(const struct gateway *gw, const struct status *s)
 	printf("  Kubeconfig:  %s\n", gw->has_metadata ? gw->md.kubeconfig : "unknown");
 	for (size_t i = 0; i < s->agents.n; i++) {
 		long long n;
-		const char *st = agent_status(s, &s->agents.v[i], &n);
+		const char *st = kube_node_state(s->nodes, s->agents.v[i].name, &n);
 		cleanup_free char *g = n >= 0 ? xasprintf(", %lld allocatable (nvidia.com/gpu)", n) : xstrdup("");
 		printf("  Node:        %s on %s: %s%s\n", s->agents.v[i].name, s->agents.v[i].docker.endpoint, st, g);
 	}

@@ -109,16 +109,15 @@ static int watch_nodes(struct join_state *s, os_error *err)
 /* What the watch says of the node: 1 once it is Ready with its GPUs. */
 static int node_ready(struct join_state *s)
 {
-	const cJSON *node = kube_find(s->nodes.list, "Node", s->j->node), *c;
+	const cJSON *node = kube_find(s->nodes.list, "Node", s->j->node);
+	const cJSON *c = kube_node_ready_condition(s->nodes.list, s->j->node);
+	const char *ready = kube_node_ready(s->nodes.list, s->j->node);
 
 	s->registered = node != NULL;
-	s->ready = 0;
 	/* The kubelet posts Ready with its own clock, the one the agent's
 	 * start was stamped by. */
-	cJSON_ArrayForEach(c, json_get(node, "status", "conditions", NULL))
-		if (json_str(c, "type") && strcmp(json_str(c, "type"), "Ready") == 0)
-			s->ready = json_str(c, "status") && strcmp(json_str(c, "status"), "True") == 0 &&
-				   !kube_status_predates(json_str(c, "lastHeartbeatTime"), s->j->since);
+	s->ready = ready && strcmp(ready, "Ready") == 0 &&
+		   !kube_status_predates(json_str(c, "lastHeartbeatTime"), s->j->since);
 	s->j->gpus = node ? kube_nodes_allocatable_gpus(node) : -1;
 	if (!s->ready)
 		return 0;

@@ -19,13 +19,11 @@
 /* `docker ARGS` on R's daemon. */
 static int on_agent_host(const struct node_record *r, const char *const *args, int timeout_ms, os_error *err)
 {
-	struct docker_where w;
 	struct strv env = { 0 };
 	struct run_result res = { 0 };
 	int rc;
 
-	where_record_view(&r->docker, &w);
-	docker_where_env(&w, &env);
+	node_record_env(r, &env);
 	rc = docker_run_there(args, strv_argv(&env), timeout_ms, &res, err);
 	run_result_free(&res);
 	strv_free(&env);
@@ -71,7 +69,6 @@ static void start_agents(const struct node_records *rs)
 static int wait_node(const struct node_record *r, const char *server_ctr, long long deadline, int timeout_ms,
 		     os_error *err)
 {
-	struct docker_where w;
 	struct strv env = { 0 };
 	struct node_join j = { .server_ctr = server_ctr, .agent_ctr = r->container, .node = r->name,
 			       .server = r->server, .host = r->docker.endpoint, .gpu = r->gpu,
@@ -81,8 +78,7 @@ static int wait_node(const struct node_record *r, const char *server_ctr, long l
 	int rc;
 
 	log_step("waiting for node '%s' on %s", r->name, r->docker.endpoint);
-	where_record_view(&r->docker, &w);
-	docker_where_env(&w, &env);
+	node_record_env(r, &env);
 	j.node_env = strv_argv(&env);
 	/* Its node's Ready from before the stop is no news. */
 	rc = docker_run_there(started, j.node_env, 0, &res, err);

@@ -14,6 +14,7 @@
 #include "base/json.h"
 #include "base/names.h"
 #include "base/xalloc.h"
+#include "docker/daemon.h"
 #include "gateway/node_record.h"
 
 #define NODE_FILE_MAX (1 << 20)
@@ -21,6 +22,14 @@
 char *node_resource_name(const char *gateway)
 {
 	return xasprintf("openshell-node-%s", gateway);
+}
+
+void node_record_env(const struct node_record *r, struct strv *env)
+{
+	struct docker_where w;
+
+	where_record_view(&r->docker, &w);
+	docker_where_env(&w, env);
 }
 
 char *node_record_to_json(const struct node_record *r)

@@ -71,14 +71,12 @@ int node_agent_remove(const struct node_record *r, int *removed, os_error *err)
 {
 	static const char *const rm[] = { "rm", "--force", NULL };
 	static const char *const rmvol[] = { "volume", "rm", "--force", NULL };
-	struct docker_where w;
 	struct strv env = { 0 };
 	cleanup_free char *ctrs = NULL, *vols = NULL;
 	int rc;
 
 	*removed = 0;
-	where_record_view(&r->docker, &w);
-	docker_where_env(&w, &env);
+	node_record_env(r, &env);
 	/* The container first: its volume cannot go while it is in use. */
 	const char *const *e = strv_argv(&env);
 	rc = find_ours("container", r, e, &ctrs, err) < 0 || remove_each(rm, ctrs, e, removed, err) < 0 ||

@@ -17,7 +17,6 @@ int verify_nodes_start(const struct gateway *gw, struct verify_nodes *vn, os_err
 		return -1;
 	for (size_t i = 0; i < vn->rs.n && vn->n < VERIFY_MAX_NODES; i++) {
 		const struct node_record *r = &vn->rs.v[i];
-		struct docker_where w;
 		size_t k = vn->n++;
 		os_error e = { 0 };
 
@@ -27,8 +26,7 @@ int verify_nodes_start(const struct gateway *gw, struct verify_nodes *vn, os_err
 		}
 		vn->rec[k] = r;
 		vn->pods[k] = (struct verify_node_pod){ .node = r->name, .check = { .name = r->name, .status = CHECK_SKIP } };
-		where_record_view(&r->docker, &w);
-		docker_where_env(&w, &vn->env[k]);
+		node_record_env(r, &vn->env[k]);
 		/* What its agent sees, on its host, beside the pods. */
 		if (!(vn->looks[k] = container_gpus_start(r->container, strv_argv(&vn->env[k]), 0, &e)))
 			vn->look_error[k] = xstrdup(e.msg);

@@ -45,18 +45,32 @@ const cJSON *kube_find(const cJSON *list, const char *kind, const char *name)
 	return NULL;
 }
 
+const cJSON *kube_node_ready_condition(const cJSON *list, const char *name)
+{
+	const cJSON *c;
+
+	cJSON_ArrayForEach(c, json_get(kube_find(list, "Node", name), "status", "conditions", NULL))
+		if (json_str(c, "type") && strcmp(json_str(c, "type"), "Ready") == 0)
+			return c;
+	return NULL;
+}
+
 const char *kube_node_ready(const cJSON *list, const char *name)
 {
-	const cJSON *node = kube_find(list, "Node", name), *c;
+	const char *status = json_str(kube_node_ready_condition(list, name), "status");
 
-	if (!node)
+	if (!kube_find(list, "Node", name))
 		return NULL;
-	cJSON_ArrayForEach(c, json_get(node, "status", "conditions", NULL)) {
-		const char *type = json_str(c, "type"), *status = json_str(c, "status");
-		if (type && status && strcmp(type, "Ready") == 0)
-			return strcmp(status, "True") == 0 ? "Ready" : strcmp(status, "False") == 0 ? "NotReady" : "Unknown";
-	}
-	return "Unknown";
+	return !status ? "Unknown" : strcmp(status, "True") == 0 ? "Ready" : strcmp(status, "False") == 0 ? "NotReady" : "Unknown";
+}
+
+const char *kube_node_state(const cJSON *list, const char *name, long long *gpus)
+{
+	const cJSON *node = kube_find(list, "Node", name);
+	const char *ready = kube_node_ready(list, name);
+
+	*gpus = node ? kube_nodes_allocatable_gpus(node) : -1;
+	return !list ? "unknown" : ready ? ready : "absent";
 }
 
 void kube_keep_node(cJSON *list, const char *name)

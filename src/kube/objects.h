@@ -23,9 +23,17 @@
 /* The item of KIND named NAME in a List (of one type or several), or NULL. */
 const cJSON *kube_find(const cJSON *list, const char *kind, const char *name);
 
-/* Node NAME's Ready condition as kubectl's STATUS column words it in LIST:
- * "Ready", "NotReady" or "Unknown"; NULL when LIST has no such node. */
+/* Node NAME's Ready condition in LIST, or NULL. */
+const cJSON *kube_node_ready_condition(const cJSON *list, const char *name);
+
+/* That condition as kubectl's STATUS column words it: "Ready", "NotReady"
+ * or "Unknown"; NULL when LIST has no such node. */
 const char *kube_node_ready(const cJSON *list, const char *name);
+
+/* What a node list or status says of node NAME: its word above, "absent"
+ * when LIST lacks it, "unknown" when there is no LIST (the API did not
+ * answer); *gpus its allocatable nvidia.com/gpu (-1: none). */
+const char *kube_node_state(const cJSON *list, const char *name, long long *gpus);
 
 /* Take every Node but NAME out of LIST, when LIST has NAME: what is read
  * of the nodes after is of that one alone. */

@@ -178,8 +178,11 @@ assert_nothing_on() {
 	assert_output ""
 }
 
-@test "a host without the NVIDIA toolkit: --gpu is refused with the fix, and nothing is left there" {
-	run --separate-stderr node_add node-d --gpu
+@test "a host without the NVIDIA toolkit, named by a Docker context: --gpu is refused with the fix, and nothing is left there" {
+	# --context names the node's daemon as docker resolves a context.
+	export DOCKER_CONFIG=$BATS_TEST_TMPDIR/docker-config
+	docker context create node-d --docker "host=$(sim_host_of node-d docker-host)" >/dev/null
+	run --separate-stderr openshell gateway node add node-d --name mh --context node-d --gpu
 	assert_failure 7
 	[[ $stderr == *"NVIDIA Container Toolkit is not on the Docker host"* ]]
 	assert_nothing_on node-d
