@@ -209,9 +209,12 @@ void host_gpus_parse(const char *text, struct host_gpus *h)
 	enum { LIST, QUERY, ENV } part = LIST;
 
 	memset(h, 0, sizeof(*h));
+	gpu_driver_parse(text, &h->driver);
 	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *colon = strchr(line, ':'), *u = strstr(line, " (UUID: "), *close;
 
+		if (strncmp(line, GPU_DRIVER_MARK, strlen(GPU_DRIVER_MARK)) == 0)
+			break;   /* the driver's part is the last */
 		if (strcmp(line, GPUS_QUERY_MARK) == 0 || strcmp(line, GPUS_ENV_MARK) == 0) {
 			part = strcmp(line, GPUS_QUERY_MARK) == 0 ? QUERY : ENV;
 			continue;
@@ -249,7 +252,61 @@ void host_gpus_free(struct host_gpus *h)
 		strv_free(&h->v[i].profiles);
 	}
 	free(h->v);
+	gpu_driver_free(&h->driver);
 	memset(h, 0, sizeof(*h));
+}
+
+/* Is every MIG device SEL names one that MINE lists? */
+static int migs_listed(const struct host_gpus *mine, const struct gpus *sel)
+{
+	for (size_t k = 0; sel->kind == GPUS_DEVICES && k < sel->ids.n; k++) {
+		int i = 0;
+
+		if (strncmp(sel->ids.v[k], "MIG-", 4) != 0)
+			continue;
+		while (i < mine->n && !strv_has(&mine->v[i].migs, sel->ids.v[k]))
+			i++;
+		if (i == mine->n)
+			return 0;
+	}
+	return 1;
+}
+
+static void copy_gpu(struct host_gpu *to, const char *uuid, const char *name, const struct host_gpus *mine)
+{
+	memset(to, 0, sizeof(*to));
+	to->uuid = xstrdup(uuid);
+	to->name = xstrdup(name);
+	for (int i = 0; i < mine->n; i++) {
+		const struct host_gpu *m = &mine->v[i];
+
+		if (strcmp(m->uuid, uuid) != 0)
+			continue;
+		for (size_t k = 0; k < m->migs.n; k++)
+			strv_push(&to->migs, m->migs.v[k]);
+		for (size_t k = 0; k < m->profiles.n; k++)
+			strv_push(&to->profiles, m->profiles.v[k]);
+		to->mig_enabled = m->mig_enabled;
+		to->compute_cap = m->compute_cap;
+	}
+}
+
+int gpus_host_of_driver(const struct host_gpus *mine, const struct gpus *sel, struct host_gpus *host)
+{
+	const struct gpu_driver *d = &mine->driver;
+
+	memset(host, 0, sizeof(*host));
+	/* The toolkit's tmpfs lists the GPUs it gave: for all of them, the
+	 * host's; for fewer, no longer the host's (an image before isolation). */
+	if (d->view != GPU_DRIVER_OWN && !(d->view == GPU_DRIVER_TOOLKIT && sel->kind == GPUS_ALL))
+		return 0;
+	if (!migs_listed(mine, sel))
+		return 0;
+	host->n = (int)d->uuids.n;
+	host->v = d->uuids.n ? xcalloc(d->uuids.n, sizeof(*host->v)) : NULL;
+	for (size_t i = 0; i < d->uuids.n; i++)
+		copy_gpu(&host->v[i], d->uuids.v[i], d->names.v[i], mine);
+	return 1;
 }
 
 int gpus_plugin_devices(const struct host_gpus *h, enum mig_strategy strategy)

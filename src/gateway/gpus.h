@@ -17,6 +17,7 @@
 
 #include "base/error.h"
 #include "base/strv.h"
+#include "gateway/gpu_driver.h"
 #include "gateway/mig.h"
 
 #define GPUS_MAX 1024   /* more GPUs than any host has */
@@ -84,27 +85,39 @@ struct host_gpus {
 	 * of its first process: through CDI (the NVIDIA spec's edits make it
 	 * void), or through the toolkit's hook (the devices Docker named). */
 	enum { GPUS_INJECTED_UNKNOWN, GPUS_INJECTED_CDI, GPUS_INJECTED_HOOK } injected;
+	/* The GPUs the driver lists where the look ran (gateway/gpu_driver.h). */
+	struct gpu_driver driver;
 };
 
 /* What a look at the GPUs runs: `nvidia-smi -L`, then (when that found
  * GPUs) GPUS_QUERY_MARK and `nvidia-smi --query-gpu=uuid,mig.mode.current,
  * compute_cap --format=csv,noheader`, which an old driver may refuse
  * (those facts are then unknown), and GPUS_ENV_MARK and the
- * NVIDIA_VISIBLE_DEVICES of the container's first process. nvidia-smi -L's
- * exit status stands. A constant: nothing of the user's is in it. */
+ * NVIDIA_VISIBLE_DEVICES of the container's first process; then, found
+ * or not, the driver's list (GPU_DRIVER_SCRIPT). nvidia-smi -L's exit
+ * status stands. A constant: nothing of the user's is in it. */
 #define GPUS_QUERY_MARK "#openshell-gpu-query"
 #define GPUS_ENV_MARK "#openshell-gpu-env"
 #define GPUS_LOOK_SCRIPT                                                                                        \
 	"nvidia-smi -L; s=$?; if [ $s = 0 ]; then echo '" GPUS_QUERY_MARK "'; "                                 \
 	"nvidia-smi --query-gpu=uuid,mig.mode.current,compute_cap --format=csv,noheader 2>/dev/null; "          \
 	"echo '" GPUS_ENV_MARK "'; tr '\\0' '\\n' </proc/1/environ 2>/dev/null | "                            \
-	"sed -n 's/^NVIDIA_VISIBLE_DEVICES=//p'; fi; exit $s"
+	"sed -n 's/^NVIDIA_VISIBLE_DEVICES=//p'; fi; " GPU_DRIVER_SCRIPT "; exit $s"
 
 /* Read that output: `nvidia-smi -L`'s lines ("GPU 0: NAME (UUID: GPU-…)",
  * and under a MIG-enabled GPU "  MIG 1g.10gb     Device  0: (UUID: MIG-…)"),
- * then the query's "UUID, Enabled|Disabled|[N/A], 9.0" lines. */
+ * then the query's "UUID, Enabled|Disabled|[N/A], 9.0" lines, and the
+ * driver's list. */
 void host_gpus_parse(const char *text, struct host_gpus *h);
 void host_gpus_free(struct host_gpus *h);
+
+/* The Docker host's GPUs as the driver lists them in a container that
+ * looked as MINE did, for a container given SEL: 1 with HOST filled (each
+ * GPU's MIG devices and facts as MINE knows them), or 0 when that list
+ * cannot say (HOST left empty): a mount covers it and is not the
+ * toolkit's list of all the GPUs, or SEL names a MIG device MINE does not
+ * list (the driver's procfs names none). */
+int gpus_host_of_driver(const struct host_gpus *mine, const struct gpus *sel, struct host_gpus *host);
 
 /* The UUIDs the selection means on that host, in its order (a MIG device
  * means its GPU, which is what a container given it lists); an error

@@ -234,10 +234,9 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 	/* The pods go in first, so that they run while the looks do; only the
 	 * mixed MIG strategy's smoke pod must know the node's MIG profiles
 	 * first. Then every look the checks need, at once, each its own
-	 * docker call: the container's GPUs and the host's (the slowest: a
-	 * container of its own, which runs on beside the pods), and the
-	 * cluster's objects in one kubectl get that reads containerd's config
-	 * too. */
+	 * docker call: the container's GPUs with the driver's list of the
+	 * host's (gateway/gpu_driver.h), and the cluster's objects in one
+	 * kubectl get that reads containerd's config too. */
 	early.smoke = &checks[4];
 	early.isolation = &checks[5];
 	if (verify_nodes_start(gw, &vn, err) < 0)

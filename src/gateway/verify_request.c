@@ -52,12 +52,23 @@ void verify_device_request(const struct gateway *gw, struct check *c)
 int verify_gpus_start(const struct gateway *gw, struct gpu_looks *l, os_error *err)
 {
 	memset(l, 0, sizeof(*l));
-	if (!(l->mine_call = container_gpus_start(gw->container, NULL, 0, err)) ||
-	    !(l->host_call = host_gpus_probe_start(gw->c.image, gw->c.gpu_cdi, 0, err))) {
-		verify_gpus_free(l);
-		return -1;
-	}
-	return 0;
+	return (l->mine_call = container_gpus_start(gw->container, NULL, 0, err)) ? 0 : -1;
+}
+
+/* The host's GPUs from the driver's list the look read, or else the
+ * probe started. */
+static int host_of_look(const struct gateway *gw, struct gpu_looks *l, os_error *err)
+{
+	cleanup_free char *sel = gpus_of_container(&gw->c);
+	struct gpus g = { 0 };
+	os_error e = { 0 };
+	int known = gpus_parse(sel, &g, &e) == 0 && gpus_host_of_driver(&l->mine, &g, &l->host);
+
+	gpus_free(&g);
+	os_error_clear(&e);   /* the judge reports a selection it cannot read */
+	if (known)
+		return 0;
+	return (l->host_call = host_gpus_probe_start(gw->c.image, gw->c.gpu_cdi, 0, err)) ? 0 : -1;
 }
 
 int verify_gpus_seen(const struct gateway *gw, struct gpu_looks *l, struct strv *seen, int *devices, os_error *err)
@@ -65,7 +76,7 @@ int verify_gpus_seen(const struct gateway *gw, struct gpu_looks *l, struct strv 
 	int rc = container_gpus_finish(l->mine_call, gw->container, &l->mine, err);
 
 	l->mine_call = NULL;
-	if (rc < 0)
+	if (rc < 0 || host_of_look(gw, l, err) < 0)
 		return -1;
 	for (int i = 0; i < l->mine.n; i++)
 		strv_push(seen, l->mine.v[i].uuid);
@@ -85,28 +96,28 @@ static const char *injected_by(const struct gateway *gw, const struct host_gpus 
 }
 
 /* The container must see exactly the GPUs its request means on the Docker
- * host, by UUID: its own nvidia-smi against the host's (a throwaway
- * container lists those, gateway/gpus.h). */
+ * host, by UUID: its own nvidia-smi against the host's (the driver's list,
+ * or the probe's). */
 int verify_gpus_judge(const struct gateway *gw, struct gpu_looks *l, const struct strv *seen, struct check *c,
 		      os_error *err)
 {
 	cleanup_free char *sel = gpus_of_container(&gw->c);
-	struct host_gpus host = { 0 };
+	const struct host_gpus *host = &l->host;
 	struct strv want = { 0 };
 	struct gpus g = { 0 };
 	os_error e = { 0 };
 	cleanup_free char *has = NULL, *means = NULL;
-	int rc = -1, exact, probed = host_gpus_probe_finish(l->host_call, gw->c.image, &host, &e);
+	int rc = -1, exact, probed = l->host_call ? host_gpus_probe_finish(l->host_call, gw->c.image, &l->host, &e) : 0;
 
 	l->host_call = NULL;
 	if (gpus_parse(sel, &g, err) < 0)
 		goto out;
-	if (probed == 0 && host.n == 0 && l->mine.n == 0) {
+	if (probed == 0 && host->n == 0 && l->mine.n == 0) {
 		check_set(c, CHECK_PASS, xasprintf("%s; the gateway sees no GPU, and the Docker host has none", c->evidence));
 		rc = 0;
 		goto out;
 	}
-	if (e.msg || gpus_resolve(&g, &host, &want, &e) < 0) {
+	if (e.msg || gpus_resolve(&g, host, &want, &e) < 0) {
 		check_set(c, CHECK_FAIL, xasprintf("%s; %s", c->evidence, e.msg));
 		rc = 0;
 		goto out;
@@ -125,7 +136,6 @@ int verify_gpus_judge(const struct gateway *gw, struct gpu_looks *l, const struc
 	rc = 0;
 out:
 	gpus_free(&g);
-	host_gpus_free(&host);
 	strv_free(&want);
 	os_error_clear(&e);
 	return rc;
@@ -136,6 +146,7 @@ void verify_gpus_free(struct gpu_looks *l)
 	docker_drop(&l->mine_call);
 	docker_drop(&l->host_call);
 	host_gpus_free(&l->mine);
+	host_gpus_free(&l->host);
 }
 
 /* The smoke pod's GPU must be one the gateway was given. */

@@ -67,10 +67,55 @@ gpu_nodes() {
 }
 
 @test "verify proves the gateway sees exactly the selected GPU, by UUID, and the smoke pod got it" {
-	run --separate-stderr openshell gateway verify --name one
+	run --separate-stderr openshell -v gateway verify --name one
 	assert_success
 	assert_line --partial "the gateway sees $(uuid_of 0): exactly --gpus 1"
 	assert_line --regexp "PASS  smoke-pod .*\\(UUID: $(uuid_of 0)\\)"
+	# The host's GPUs are the driver's list in the gateway: no container of their own.
+	[[ "$stderr" != *"docker run "* ]]
+	[[ "$stderr" == *"docker exec openshell-cluster-one sh -c "*"nvidia-smi -L; "*"/proc/driver/nvidia/gpus/"* ]]
+}
+
+# In gateway $1, what a toolkit's tmpfs over /proc/driver/nvidia lists:
+# GPU $2 alone (libnvidia-container's mount_procfs, as an image without
+# gpu-isolate.sh leaves it), or the driver's own list again (no $2).
+toolkit_procfs() {
+	local bus
+	if [ -z "${2:-}" ]; then
+		docker exec "openshell-cluster-$1" umount /proc/driver/nvidia
+		return
+	fi
+	# shellcheck disable=SC2016 # expanded by the shell in the container
+	bus=$(docker exec "openshell-cluster-$1" sh -c 'grep -l "^GPU UUID:[[:space:]]*$1\$" /proc/driver/nvidia/gpus/*/information' \
+		sh "$(uuid_of "$2")" | awk -F/ '{ print $(NF - 1) }')
+	[ -n "$bus" ]
+	# shellcheck disable=SC2016 # expanded by the shell in the container
+	docker exec "openshell-cluster-$1" sh -euc 'd=/proc/driver/nvidia; t=$(mktemp -d)
+		cp "$d/params" "$d/version" "$d/registry" "$t/"; mkdir -p "$t/gpus/$1"; cp "$d/gpus/$1/information" "$t/gpus/$1/"
+		mount -t tmpfs tmpfs "$d"; cp -r "$t/." "$d/"; rm -rf "$t"' sh "$bus"
+}
+
+@test "verify reads the host's GPUs from the driver's list: a wrong list fails the check, a covered one is asked of the host" {
+	# The driver's list in the gateway (its entrypoint undid the toolkit's
+	# tmpfs) is the judge: where it says GPU 1 comes first, --gpus 1 means
+	# GPU 1, which the gateway does not see.
+	docker exec openshell-cluster-one sh -euc 'g=/proc/driver/nvidia/gpus; t=$(mktemp -d); cp -r "$g/." "$t/"
+		a=$(ls "$t" | sed -n 1p); b=$(ls "$t" | sed -n 2p); mv "$t/$a" "$t/x"; mv "$t/$b" "$t/$a"; mv "$t/x" "$t/$b"
+		mount --bind "$t" "$g"'
+	run --separate-stderr openshell gateway verify --name one
+	docker exec openshell-cluster-one umount /proc/driver/nvidia/gpus
+	assert_failure 8
+	assert_line --partial "FAIL  device-request  legacy --gpus: driver=nvidia count=1 capabilities=utility,compute,gpu; the gateway sees $(uuid_of 0), but --gpus 1 is $(uuid_of 1) on the Docker host"
+	# Under the toolkit's tmpfs the list is the GPUs it gave, not the
+	# host's: verify asks the host with a container of its own.
+	toolkit_procfs one 0
+	run --separate-stderr openshell -v gateway verify --name one
+	toolkit_procfs one
+	assert_success
+	assert_line --partial "the gateway sees $(uuid_of 0): exactly --gpus 1"
+	[[ "$stderr" == *"docker run --rm --network=none "*"--label=org.openshell.managed-by=openshell-gpu-probe"* ]]
+	run docker ps -aq --filter label=org.openshell.managed-by=openshell-gpu-probe
+	assert_output ''
 }
 
 @test "--gpus device=1 and --gpus UUID give that GPU alone" {

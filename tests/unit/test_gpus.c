@@ -99,6 +99,99 @@ static void words(const char *text, const char *want)
 	os_error_clear(&err);
 }
 
+/* A look in a container: its nvidia-smi saw GPU 2 (one MIG device on it),
+ * and the driver lists three GPUs, printed out of their bus order. */
+static const char *const looked_driver_head =
+	"GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-cccc)\n"
+	"  MIG 1g.5gb      Device  0: (UUID: MIG-cc01)\n"
+	GPUS_QUERY_MARK "\n"
+	"GPU-cccc, Enabled, 8.0\n"
+	GPUS_ENV_MARK "\n"
+	"2\n"
+	GPU_DRIVER_MARK " ";
+static const char *const looked_driver_tail =
+	"\n0000:c1:00.0 model NVIDIA A100-SXM4-40GB\n"
+	"0000:c1:00.0 uuid GPU-cccc\n"
+	"0000:3b:00.0 model Tesla V100-SXM2-16GB\n"
+	"0000:3b:00.0 uuid GPU-aaaa\n"
+	"0000:5e:00.0 model NVIDIA A100-SXM4-40GB\n"
+	"0000:5e:00.0 uuid GPU-bbbb\n"
+	"0000:86:00.0 model GPU without a UUID line\n";
+
+/* In a container whose driver part says VIEW, is the host known for
+ * SELECTION, and as which GPUs ("a,b,c": their UUIDs' fifth letters)? */
+static void driver_host(const char *view, const char *selection, const char *want)
+{
+	char *text = xasprintf("%s%s%s", looked_driver_head, view, looked_driver_tail), *got = xstrdup("");
+	struct host_gpus mine, host;
+	struct gpus g;
+	os_error err = { 0 };
+
+	host_gpus_parse(text, &mine);
+	gpus_parse(selection, &g, &err);
+	if (!gpus_host_of_driver(&mine, &g, &host)) {
+		free(got);
+		got = xstrdup("unknown");
+	}
+	for (int i = 0; i < host.n; i++) {
+		char *next = xasprintf("%s%s%c", got, i ? "," : "", host.v[i].uuid[4]);
+		free(got);
+		got = next;
+	}
+	ok(strcmp(got, want) == 0, "driver view '%s', --gpus %s: the host's GPUs are %s (%s)", view, selection, want, got);
+	host_gpus_free(&mine);
+	host_gpus_free(&host);
+	gpus_free(&g);
+	os_error_clear(&err);
+	free(got);
+	free(text);
+}
+
+static void driver_list(void)
+{
+	char *text = xasprintf("%sown%s", looked_driver_head, looked_driver_tail);
+	struct host_gpus mine, host;
+	struct strv want = { 0 };
+	struct gpus g;
+	os_error err = { 0 };
+
+	host_gpus_parse(text, &mine);
+	is_int(mine.n, 1, "the container's own GPUs: nvidia-smi's, not the driver's list");
+	ok(mine.injected == GPUS_INJECTED_HOOK && mine.v[0].compute_cap == 80, "its env and query parts still read");
+	is_int(mine.driver.view, GPU_DRIVER_OWN, "the driver's list is its own");
+	ok(mine.driver.uuids.n == 3, "three GPUs with a UUID; one without is left out (%zu)", mine.driver.uuids.n);
+	ok(mine.driver.uuids.n == 3 && strcmp(mine.driver.uuids.v[0], "GPU-aaaa") == 0 &&
+	   strcmp(mine.driver.uuids.v[2], "GPU-cccc") == 0 && strcmp(mine.driver.names.v[0], "Tesla V100-SXM2-16GB") == 0,
+	   "in PCI bus order, NVML's, with their models");
+	gpus_parse("MIG-cc01", &g, &err);
+	ok(gpus_host_of_driver(&mine, &g, &host) == 1 && host.n == 3 && host.v[2].migs.n == 1 &&
+	   strcmp(host.v[2].profiles.v[0], "1g.5gb") == 0 && host.v[2].compute_cap == 80 && host.v[0].migs.n == 0,
+	   "a GPU the container sees keeps its MIG devices and facts");
+	ok(gpus_resolve(&g, &host, &want, &err) == 0 && want.n == 1 && strcmp(want.v[0], "GPU-cccc") == 0,
+	   "and its MIG device resolves to it");
+	strv_free(&want);
+	host_gpus_free(&host);
+	gpus_free(&g);
+	host_gpus_free(&mine);
+	free(text);
+	driver_host("own", "device=1", "a,b,c");
+	driver_host("own", "1", "a,b,c");
+	driver_host("toolkit", "all", "a,b,c");    /* the toolkit gave all: its list is the host's */
+	driver_host("toolkit", "device=2", "unknown");
+	driver_host("", "all", "unknown");         /* the mounts could not be read */
+	driver_host("own", "MIG-bb01", "unknown"); /* a MIG device the container does not list */
+	host_gpus_parse("GPU 0: Tesla V100 (UUID: GPU-aaaa)\n", &mine);
+	is_int(mine.driver.view, GPU_DRIVER_UNREAD, "no driver part: unread");
+	host_gpus_free(&mine);
+	host_gpus_parse(GPU_DRIVER_MARK " own\n", &mine);
+	gpus_parse("all", &g, &err);
+	ok(mine.n == 0 && gpus_host_of_driver(&mine, &g, &host) == 1 && host.n == 0,
+	   "a driver without GPUs: the host has none");
+	gpus_free(&g);
+	host_gpus_free(&host);
+	host_gpus_free(&mine);
+}
+
 int main(void)
 {
 	struct host_gpus h;
@@ -195,5 +288,6 @@ int main(void)
 	json_shape("device=1", "{\"devices\":[\"1\"]}");
 	json_shape("0,GPU-3f2a", "{\"devices\":[\"0\",\"GPU-3f2a\"]}");
 	json_shape("bogus", "null");   /* a label edited by hand */
+	driver_list();
 	return tap_done();
 }
