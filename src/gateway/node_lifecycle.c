@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "base/exitcode.h"
 #include "base/files.h"
 #include "base/log.h"
 #include "base/strv.h"
@@ -108,6 +109,28 @@ int nodes_start_gateway(const char *gateway, os_error *err)
 	start_agents(&rs);
 	node_records_free(&rs);
 	return 0;
+}
+
+int nodes_refuse_recreate(const char *gateway, os_error *err)
+{
+	struct node_records rs;
+	struct strv where = { 0 };
+	cleanup_free char *list = NULL;
+	int rc = 0;
+
+	if (load(gateway, &rs, err) < 0)
+		return -1;
+	for (size_t i = 0; i < rs.n; i++)
+		strv_pushf(&where, "%s on %s", rs.v[i].name, rs.v[i].docker.endpoint);
+	list = strv_join(&where, ", ");
+	if (rs.n)
+		rc = os_error_set(err, OS_EXIT_CONFLICT,
+			     "gateway '%s' has %s on other hosts (%s), whose agents --recreate would leave joined to a cluster it removes; remove %s first (openshell gateway node remove NODE --name %s), then recreate the gateway and add %s again",
+			     gateway, rs.n == 1 ? "a node" : "nodes", list, rs.n == 1 ? "it" : "them", gateway,
+			     rs.n == 1 ? "it" : "them");
+	strv_free(&where);
+	node_records_free(&rs);
+	return rc;
 }
 
 int nodes_wait_gateway(const char *gateway, const char *server_ctr, long long deadline, int timeout_ms,

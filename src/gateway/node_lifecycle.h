@@ -23,6 +23,12 @@ int nodes_stop(const struct node_records *rs);
  * started is warned of. */
 int nodes_start_gateway(const char *gateway, os_error *err);
 
+/* --recreate of gateway GATEWAY: refused (OS_EXIT_CONFLICT, naming its
+ * nodes and the fix) while it has nodes on other hosts, whose agents would
+ * stay joined to a cluster that the recreate removes (its CA and token go
+ * with its volume); 0 when it has none. */
+int nodes_refuse_recreate(const char *gateway, os_error *err);
+
 /* Wait, until DEADLINE, for each of them to be Ready in the cluster of the
  * server container SERVER_CTR, with its GPUs when it has some. TIMEOUT_MS
  * is for messages. */

@@ -251,6 +251,16 @@ assert_nothing_on() {
 		"openshell-mh:Ready:2 node-b:Ready:1 node-c:Ready:2"
 }
 
+@test "--recreate is refused while the gateway has nodes, naming them and the fix; nothing changes" {
+	before=$(docker inspect -f '{{.Id}}' openshell-cluster-mh)
+	agent=$(sim_docker node-b inspect -f '{{.Id}}' openshell-node-mh)
+	run --separate-stderr openshell gateway start --name mh --gpu --recreate --bind 0.0.0.0 --tls-san "$UPLINK" --port "$PORT"
+	assert_failure 6
+	assert_equal "$(tail -n 1 <<<"$stderr")" "openshell: error: gateway 'mh' has nodes on other hosts (node-b on $(sim_host_of node-b docker-host), node-c on $(sim_host_of node-c docker-host)), whose agents --recreate would leave joined to a cluster it removes; remove them first (openshell gateway node remove NODE --name mh), then recreate the gateway and add them again"
+	assert_equal "$(docker inspect -f '{{.Id}}' openshell-cluster-mh)" "$before"
+	assert_equal "$(sim_docker node-b inspect -f '{{.Id}}' openshell-node-mh)" "$agent"
+}
+
 @test "node remove drains node-c, deletes it, and removes its agent from its host" {
 	kx apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"on-c"},"spec":{"nodeName":"node-c","containers":[{"name":"c","image":"'"$IMAGE"'","command":["sleep","3600"]}]}}' >/dev/null
 	run --separate-stderr openshell gateway node remove node-c --name mh --yes
