@@ -91,7 +91,7 @@ static void probe(const struct gateway *gw, struct status *s)
 	probe_health(gw, s);
 	if (!gw->c.running)
 		return;
-	if ((get = kube_get_start(gw->container, gateway_wants_gpu(gw) ? K3S_CONTAINERD_CONFIG : NULL, "nodes", NULL, 0,
+	if ((get = kube_get_start(gw->container, NULL, gateway_wants_gpu(gw) ? K3S_CONTAINERD_CONFIG : NULL, "nodes", NULL, 0,
 				  0, &err)))
 		found = kube_get_finish(get, "nodes", &nodes, gateway_wants_gpu(gw) ? &config : NULL, &err);
 	if (node_records_load(gw->state_dir, &s->agents, &err) < 0)

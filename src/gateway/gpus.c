@@ -432,6 +432,32 @@ int container_gpus_finish(struct run_child *c, const char *ctr, struct host_gpus
 	return rc;
 }
 
+int container_gpus_read(const char *ctr, const char *text, struct host_gpus *h, const char **rest, os_error *err)
+{
+	static const char mark[] = GPUS_STATUS_MARK " ";
+	const char *at = text, *end;
+	cleanup_free char *look = NULL;
+	int status;
+
+	memset(h, 0, sizeof(*h));
+	*rest = text;
+	/* The status line: the mark at the start of a line. */
+	while (at && (at = strstr(at, mark)) && at != text && at[-1] != '\n')
+		at += sizeof(mark) - 1;
+	if (!at)
+		return os_error_set(err, OS_EXIT_FAILURE, "the look at the GPUs in gateway container %s did not finish (no %s line)",
+				    ctr, GPUS_STATUS_MARK);
+	status = atoi(at + sizeof(mark) - 1);
+	end = strchr(at, '\n');
+	*rest = end ? end + 1 : at + strlen(at);
+	look = xstrndup(text, (size_t)(at - text));
+	if (status != 0 && !(status == 6 && strstr(look, "No devices were found")))
+		return os_error_set(err, OS_EXIT_FAILURE, "nvidia-smi -L in gateway container %s failed (exit status %d): %.*s", ctr,
+				    status, (int)strcspn(look, "\n"), look);
+	host_gpus_parse(look, h);
+	return 0;
+}
+
 int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_error *err)
 {
 	struct run_child *c = container_gpus_start(ctr, NULL, timeout_ms, err);

@@ -98,11 +98,18 @@ struct host_gpus {
  * status stands. A constant: nothing of the user's is in it. */
 #define GPUS_QUERY_MARK "#openshell-gpu-query"
 #define GPUS_ENV_MARK "#openshell-gpu-env"
-#define GPUS_LOOK_SCRIPT                                                                                        \
-	"nvidia-smi -L; s=$?; if [ $s = 0 ]; then echo '" GPUS_QUERY_MARK "'; "                                 \
+#define GPUS_LOOK_PARTS(smi_stderr)                                                                             \
+	"nvidia-smi -L" smi_stderr "; s=$?; if [ $s = 0 ]; then echo '" GPUS_QUERY_MARK "'; "                   \
 	"nvidia-smi --query-gpu=uuid,mig.mode.current,compute_cap --format=csv,noheader 2>/dev/null; "          \
 	"echo '" GPUS_ENV_MARK "'; tr '\\0' '\\n' </proc/1/environ 2>/dev/null | "                            \
-	"sed -n 's/^NVIDIA_VISIBLE_DEVICES=//p'; fi; " GPU_DRIVER_SCRIPT "; exit $s"
+	"sed -n 's/^NVIDIA_VISIBLE_DEVICES=//p'; fi; " GPU_DRIVER_SCRIPT
+#define GPUS_LOOK_SCRIPT GPUS_LOOK_PARTS("") "; exit $s"
+
+/* The same look ahead of another command's output in one exec
+ * (kube_get_start()'s BEFORE): nvidia-smi -L's errors in the output, and
+ * its exit status on a last line, GPUS_STATUS_MARK and the number. */
+#define GPUS_STATUS_MARK "#openshell-gpu-status"
+#define GPUS_LOOK_BEFORE GPUS_LOOK_PARTS(" 2>&1") "; echo '" GPUS_STATUS_MARK "' $s"
 
 /* Read that output: `nvidia-smi -L`'s lines ("GPU 0: NAME (UUID: GPU-…)",
  * and under a MIG-enabled GPU "  MIG 1g.10gb     Device  0: (UUID: MIG-…)"),
@@ -143,6 +150,12 @@ int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_erro
  * NULL: the environment's). */
 struct run_child *container_gpus_start(const char *ctr, const char *const *env, int timeout_ms, os_error *err);
 int container_gpus_finish(struct run_child *c, const char *ctr, struct host_gpus *h, os_error *err);
+
+/* Read TEXT, a GPUS_LOOK_BEFORE's output in container CTR followed by
+ * another's, into H (zeroed first), and *REST where the other's begins.
+ * -1 naming CTR when the look did not finish (no status line) or
+ * nvidia-smi -L failed other than finding no GPU (its first line quoted). */
+int container_gpus_read(const char *ctr, const char *text, struct host_gpus *h, const char **rest, os_error *err);
 
 /* List the Docker host's GPUs with a throwaway container of IMAGE, given
  * all of them the way the gateway gets its own: CDI or --gpus. */

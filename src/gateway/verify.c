@@ -31,32 +31,36 @@
  * the RuntimeClasses and the HelmChartConfigs, in one List. */
 #define VERIFY_STATE_TYPES "nodes,daemonsets,runtimeclasses,helmchartconfigs"
 
+/* The get of the cluster's objects, with the GPU look (BEFORE) when
+ * there is one, and containerd's config read in the same exec. */
+static struct run_child *state_start(const struct gateway *gw, const char *before, int timeout_ms, os_error *err)
+{
+	return kube_get_start(gw->container, before, K3S_CONTAINERD_CONFIG, VERIFY_STATE_TYPES, NULL, 1, timeout_ms,
+			      err);
+}
+
 /* In a cluster's first seconds k3s has not registered HelmChartConfig
  * yet, and kubectl refuses the whole get; nor has its deploy controller,
  * which waits for those types, made the RuntimeClasses. Both come
  * together (pkg/server/server.go: startOnAPIServerReady), so the get is
- * tried again until they do, within the smoke pod's --timeout. The same
- * call reads containerd's config (into *rt). */
-static int get_state(const struct gateway *gw, const struct verify_opts *vo, struct run_child *call, cJSON **list,
-		     struct runtime_fact *rt, os_error *err)
+ * tried again until they do, within the smoke pod's --timeout. *FIRST is
+ * what the exec printed before kubectl (the look, then containerd's
+ * config), also when kubectl failed. */
+static int get_state(const struct gateway *gw, const struct verify_opts *vo, const char *before,
+		     struct run_child *call, cJSON **list, char **first, os_error *err)
 {
 	long long deadline = clock_ms() + vo->timeout_ms;
 	struct backoff b = { 0 };
-	char *config = NULL;
 	int found;
 
-	while ((found = kube_get_finish(call, VERIFY_STATE_TYPES, list, &config, err)) < 0 &&
+	while ((found = kube_get_finish(call, VERIFY_STATE_TYPES, list, first, err)) < 0 &&
 	       kube_get_type_unknown(err, "helmchartconfigs") && backoff_wait(&b, deadline)) {
 		os_error_clear(err);
-		free(config);
-		config = NULL;
-		if (!(call = kube_get_start(gw->container, K3S_CONTAINERD_CONFIG, VERIFY_STATE_TYPES, NULL, 1,
-					    call_budget_ms(deadline, vo->timeout_ms), err)))
+		free(*first);
+		*first = NULL;
+		if (!(call = state_start(gw, before, call_budget_ms(deadline, vo->timeout_ms), err)))
 			return -1;
 	}
-	if (config)
-		containerd_parse_nvidia(config, rt);
-	free(config);
 	return found;
 }
 
@@ -206,6 +210,8 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 	};
 	struct gpu_looks looks = { 0 };
 	struct run_child *state_call = NULL;
+	char *first = NULL;         /* the exec's text before kubectl's */
+	const char *config = NULL;  /* containerd's, in it */
 	struct runtime_fact rt = { 0 };
 	struct strv seen = { 0 };   /* the GPUs the gateway's container sees */
 	/* The pods as applied before the looks, and as the looks decide. */
@@ -220,7 +226,8 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 	cJSON *list = NULL;
 	os_error e = { 0 };
 	int devices = 0;            /* what the plugin advertises for them */
-	int i, rc = -1, looked, found, smoked = 0;
+	int i, rc = -1, found, smoked = 0;
+	const char *look = NULL;    /* the GPU look, when the request holds */
 
 	for (i = 0; i < VERIFY_NCHECKS; i++)
 		checks[i] = (struct check){ .name = names[i], .status = CHECK_SKIP };
@@ -233,10 +240,10 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 	verify_device_request(gw, &checks[0]);
 	/* The pods go in first, so that they run while the looks do; only the
 	 * mixed MIG strategy's smoke pod must know the node's MIG profiles
-	 * first. Then every look the checks need, at once, each its own
-	 * docker call: the container's GPUs with the driver's list of the
-	 * host's (gateway/gpu_driver.h), and the cluster's objects in one
-	 * kubectl get that reads containerd's config too. */
+	 * first. Then every look the checks need in one docker exec: the
+	 * container's GPUs with the driver's list of the host's
+	 * (gateway/gpu_driver.h), containerd's config, and the cluster's
+	 * objects in one kubectl get. */
 	early.smoke = &checks[4];
 	early.isolation = &checks[5];
 	if (verify_nodes_start(gw, &vn, err) < 0)
@@ -247,14 +254,23 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		checks[6].name = names[6];
 	if (gw->mig != MIG_MIXED && !(vp = verify_pods_start(gw, &early, err)))
 		goto out;
-	looked = checks[0].status == CHECK_PASS;
-	if ((looked && verify_gpus_start(gw, &looks, err) < 0) ||
-	    !(state_call = kube_get_start(gw->container, K3S_CONTAINERD_CONFIG, VERIFY_STATE_TYPES, NULL, 1, 0, err)))
+	if (checks[0].status == CHECK_PASS)
+		look = GPUS_LOOK_BEFORE;
+	if (!(state_call = state_start(gw, look, 0, err)))
 		goto out;
-	if (looked && verify_gpus_seen(gw, &looks, &seen, &devices, err) < 0)
-		goto out;
-	found = get_state(gw, vo, state_call, &list, &rt, &e);
+	found = get_state(gw, vo, look, state_call, &list, &first, &e);
 	state_call = NULL;
+	config = first;
+	if (look && !first && found < 0) {
+		/* The exec itself failed: neither the look nor the get ran. */
+		*err = e;
+		e = (os_error){ 0 };
+		goto out;
+	}
+	if (look && verify_gpus_seen(gw, &looks, first, &config, &seen, &devices, err) < 0)
+		goto out;
+	if (config && config[strspn(config, " \t\r\n")])
+		containerd_parse_nvidia(config, &rt);
 	if (found < 0) {
 		/* No answer: an API that is down, or a failure of its own. */
 		int ready = kube_readyz(gw->container, 0, err);
@@ -274,7 +290,7 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 			goto out;
 		verify_nodes_judge(&vn, &checks[6]);
 	}
-	if (looked && verify_gpus_judge(gw, &looks, &seen, &checks[0], err) < 0)
+	if (look && verify_gpus_judge(gw, &looks, &seen, &checks[0], err) < 0)
 		goto out;
 	if (smoked)
 		verify_smoke_gpu(&seen, &checks[4]);
@@ -286,6 +302,7 @@ out:
 	docker_drop(&state_call);
 	runtime_fact_free(&rt);
 	cJSON_Delete(list);
+	free(first);
 	free((char *)plan.resource);
 	strv_free(&seen);
 	os_error_clear(&e);

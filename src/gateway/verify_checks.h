@@ -18,22 +18,23 @@
 void verify_device_request(const struct gateway *gw, struct check *c);
 
 /* The container sees exactly the GPUs its request means on the Docker
- * host, by UUID. One look in the container runs beside verify's other
- * calls: its nvidia-smi, and the driver's list of the host's GPUs
- * (gateway/gpu_driver.h). Where that list cannot say (a gateway whose
- * image leaves the toolkit's tmpfs over a selection), a throwaway
- * container lists the host's GPUs instead, started as soon as that is
- * known. verify_gpus_start() starts the look; verify_gpus_seen() reads it
- * into *seen, and into *devices what the device plugin advertises for
- * them as nvidia.com/gpu under the gateway's MIG strategy;
- * verify_gpus_judge() then sets the check from the host's. -1 only when
- * they cannot ask. verify_gpus_free() drops what is left. */
+ * host, by UUID. One look in the container (GPUS_LOOK_BEFORE, in the exec
+ * of verify's kubectl get) has its nvidia-smi and the driver's list of
+ * the host's GPUs (gateway/gpu_driver.h). Where that list cannot say (a
+ * gateway whose image leaves the toolkit's tmpfs over a selection), a
+ * throwaway container lists the host's GPUs instead, started as soon as
+ * that is known. verify_gpus_seen() reads the look's output TEXT into
+ * *seen, into *devices what the device plugin advertises for them as
+ * nvidia.com/gpu under the gateway's MIG strategy, and *rest where the
+ * text after the look begins; verify_gpus_judge() then sets the check
+ * from the host's. -1 only when they cannot ask. verify_gpus_free()
+ * drops what is left. */
 struct gpu_looks {
-	struct run_child *mine_call, *host_call;
+	struct run_child *host_call;
 	struct host_gpus mine, host;   /* host: from the driver's list, or the probe's */
 };
-int verify_gpus_start(const struct gateway *gw, struct gpu_looks *l, os_error *err);
-int verify_gpus_seen(const struct gateway *gw, struct gpu_looks *l, struct strv *seen, int *devices, os_error *err);
+int verify_gpus_seen(const struct gateway *gw, struct gpu_looks *l, const char *text, const char **rest,
+		     struct strv *seen, int *devices, os_error *err);
 int verify_gpus_judge(const struct gateway *gw, struct gpu_looks *l, const struct strv *seen, struct check *c,
 		      os_error *err);
 void verify_gpus_free(struct gpu_looks *l);

@@ -49,12 +49,6 @@ void verify_device_request(const struct gateway *gw, struct check *c)
 		check_set(c, CHECK_PASS, xasprintf("legacy --gpus: %s", k->gpu_request_desc));
 }
 
-int verify_gpus_start(const struct gateway *gw, struct gpu_looks *l, os_error *err)
-{
-	memset(l, 0, sizeof(*l));
-	return (l->mine_call = container_gpus_start(gw->container, NULL, 0, err)) ? 0 : -1;
-}
-
 /* The host's GPUs from the driver's list the look read, or else the
  * probe started. */
 static int host_of_look(const struct gateway *gw, struct gpu_looks *l, os_error *err)
@@ -71,12 +65,10 @@ static int host_of_look(const struct gateway *gw, struct gpu_looks *l, os_error 
 	return (l->host_call = host_gpus_probe_start(gw->c.image, gw->c.gpu_cdi, 0, err)) ? 0 : -1;
 }
 
-int verify_gpus_seen(const struct gateway *gw, struct gpu_looks *l, struct strv *seen, int *devices, os_error *err)
+int verify_gpus_seen(const struct gateway *gw, struct gpu_looks *l, const char *text, const char **rest,
+		     struct strv *seen, int *devices, os_error *err)
 {
-	int rc = container_gpus_finish(l->mine_call, gw->container, &l->mine, err);
-
-	l->mine_call = NULL;
-	if (rc < 0 || host_of_look(gw, l, err) < 0)
+	if (container_gpus_read(gw->container, text, &l->mine, rest, err) < 0 || host_of_look(gw, l, err) < 0)
 		return -1;
 	for (int i = 0; i < l->mine.n; i++)
 		strv_push(seen, l->mine.v[i].uuid);
@@ -143,7 +135,6 @@ out:
 
 void verify_gpus_free(struct gpu_looks *l)
 {
-	docker_drop(&l->mine_call);
 	docker_drop(&l->host_call);
 	host_gpus_free(&l->mine);
 	host_gpus_free(&l->host);

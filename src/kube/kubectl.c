@@ -27,14 +27,20 @@ static int inner_seconds(int timeout_ms)
  * The mark follows the file's text on a line of its own whether or not
  * the file is there; kubectl's exit status and stderr are the call's. */
 #define READ_FIRST_SCRIPT "cat -- \"$1\" 2>/dev/null; printf '\\n%s\\n' '" KUBE_FILE_MARK "'; shift; exec \"$@\""
+/* The same after a script of the caller's, run in a shell of its own
+ * (its first operand), whose output goes ahead of the file's. */
+#define RUN_READ_FIRST_SCRIPT "sh -c \"$1\"; shift; " READ_FIRST_SCRIPT
 
-static void exec_argv_s(const char *ctr, const char *file, int interactive, int request_s, struct strv *argv)
+static void exec_argv_s(const char *ctr, const char *before, const char *file, int interactive, int request_s,
+			struct strv *argv)
 {
 	strv_push(argv, "exec");
 	if (interactive)
 		strv_push(argv, "--interactive");   /* keep stdin open for apply -f - */
 	strv_push(argv, ctr);
-	if (file)
+	if (before)
+		strv_pushv(argv, (const char *const[]){ "sh", "-c", RUN_READ_FIRST_SCRIPT, "openshell", before, file, NULL });
+	else if (file)
 		strv_pushv(argv, (const char *const[]){ "sh", "-c", READ_FIRST_SCRIPT, "openshell", file, NULL });
 	strv_push(argv, "kubectl");
 	strv_pushf(argv, "--request-timeout=%ds", request_s);
@@ -42,12 +48,12 @@ static void exec_argv_s(const char *ctr, const char *file, int interactive, int 
 
 static void exec_argv(const char *ctr, const char *file, int interactive, int timeout_ms, struct strv *argv)
 {
-	exec_argv_s(ctr, file, interactive, inner_seconds(timeout_ms), argv);
+	exec_argv_s(ctr, NULL, file, interactive, inner_seconds(timeout_ms), argv);
 }
 
 void kube_exec_argv(const char *ctr, const char *file, int request_s, struct strv *argv)
 {
-	exec_argv_s(ctr, file, 0, request_s, argv);
+	exec_argv_s(ctr, NULL, file, 0, request_s, argv);
 }
 
 const char *kube_file_split(const char *out, char **file)
@@ -213,15 +219,15 @@ int kube_get(const char *ctr, const char *resource, const char *name, const char
 	return get_result(rc, &res, resource, out, NULL, err);
 }
 
-struct run_child *kube_get_start(const char *ctr, const char *file, const char *resource, const char *ns,
-				 int all_namespaces, int timeout_ms, os_error *err)
+struct run_child *kube_get_start(const char *ctr, const char *before, const char *file, const char *resource,
+				 const char *ns, int all_namespaces, int timeout_ms, os_error *err)
 {
 	struct strv args = { 0 }, argv = { 0 };
 	struct run_spec spec = { .timeout_ms = timeout_ms };
 	struct run_child *c;
 
 	get_argv(resource, NULL, ns, all_namespaces, &args);
-	exec_argv(ctr, file, 0, timeout_ms, &argv);
+	exec_argv_s(ctr, before, file, 0, inner_seconds(timeout_ms), &argv);
 	strv_pushv(&argv, strv_argv(&args));
 	c = docker_start(strv_argv(&argv), &spec, err);
 	strv_free(&args);

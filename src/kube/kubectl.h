@@ -59,9 +59,13 @@ int kube_get_type_unknown(const os_error *err, const char *plural);
  * kube_get_finish() (which waits for it) as kube_get() would. With FILE,
  * that file of the container is read in the same docker exec first
  * (kube_file_split()), and kube_get_finish() gives its text in *file_text
- * (NULL when missing or empty); without it, pass file_text NULL. */
-struct run_child *kube_get_start(const char *ctr, const char *file, const char *resource, const char *ns,
-				 int all_namespaces, int timeout_ms, os_error *err);
+ * (NULL when missing or empty), also when kubectl failed; without it,
+ * pass file_text NULL. BEFORE (with a FILE): a fixed script of the
+ * caller's, run first in a shell of its own, its output ahead of the
+ * file's in *file_text (the caller marks where it ends): one docker exec
+ * for a look and a get. */
+struct run_child *kube_get_start(const char *ctr, const char *before, const char *file, const char *resource,
+				 const char *ns, int all_namespaces, int timeout_ms, os_error *err);
 int kube_get_finish(struct run_child *c, const char *resource, cJSON **out, char **file_text, os_error *err);
 
 /* A call that reads FILE before kubectl prints (kube_get_start, the

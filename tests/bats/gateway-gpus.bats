@@ -71,9 +71,12 @@ gpu_nodes() {
 	assert_success
 	assert_line --partial "the gateway sees $(uuid_of 0): exactly --gpus 1"
 	assert_line --regexp "PASS  smoke-pod .*\\(UUID: $(uuid_of 0)\\)"
-	# The host's GPUs are the driver's list in the gateway: no container of their own.
+	# The host's GPUs are the driver's list in the gateway: no container of
+	# their own. The look rides in the exec of the cluster's kubectl get.
 	[[ "$stderr" != *"docker run "* ]]
-	[[ "$stderr" == *"docker exec openshell-cluster-one sh -c "*"nvidia-smi -L; "*"/proc/driver/nvidia/gpus/"* ]]
+	run grep -c '^openshell: + ' <<<"$stderr"
+	assert_output 5   # inspect, apply, the pods' watch, the look and the get, the (detached) delete
+	[[ "$stderr" == *"docker exec openshell-cluster-one sh -c "*"nvidia-smi -L 2>&1; "*"/proc/driver/nvidia/gpus/"*"kubectl --request-timeout="*"s get nodes,daemonsets,"* ]]
 }
 
 # In gateway $1, what a toolkit's tmpfs over /proc/driver/nvidia lists:

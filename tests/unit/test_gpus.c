@@ -192,6 +192,41 @@ static void driver_list(void)
 	host_gpus_free(&mine);
 }
 
+/* A look ahead of another output (GPUS_LOOK_BEFORE): its status line
+ * ends it, and what follows is the other's. */
+static void look_before(void)
+{
+	struct host_gpus h;
+	os_error err = { 0 };
+	const char *rest = NULL;
+
+	ok(container_gpus_read("ctr", "GPU 0: Tesla V100 (UUID: GPU-aaaa)\n" GPU_DRIVER_MARK " own\n"
+				      "0000:18:00.0 uuid GPU-aaaa\n" GPUS_STATUS_MARK " 0\n[plugins]\nx = 1\n",
+			       &h, &rest, &err) == 0 && h.n == 1 && h.driver.uuids.n == 1,
+	   "a look read up to its status line");
+	is_str(rest, "[plugins]\nx = 1\n", "the rest is the other output's, whole");
+	host_gpus_free(&h);
+	ok(container_gpus_read("ctr", "No devices were found\n" GPU_DRIVER_MARK " own\n" GPUS_STATUS_MARK " 6\n", &h,
+			       &rest, &err) == 0 && h.n == 0 && *rest == '\0',
+	   "no GPU found (exit 6) is an empty list, not a failure");
+	host_gpus_free(&h);
+	ok(container_gpus_read("ctr", "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n"
+				      GPU_DRIVER_MARK " own\n" GPUS_STATUS_MARK " 9\nconfig\n",
+			       &h, &rest, &err) == -1 && err.msg &&
+		   strstr(err.msg, "nvidia-smi -L in gateway container ctr failed (exit status 9): NVIDIA-SMI has failed because"),
+	   "nvidia-smi's failure, with its first line: %s", err.msg ? err.msg : "");
+	os_error_clear(&err);
+	host_gpus_free(&h);
+	ok(container_gpus_read("ctr", "GPU 0: Tesla V100 (UUID: GPU-aaaa)\n", &h, &rest, &err) == -1 && err.msg &&
+		   strstr(err.msg, "did not finish"),
+	   "a look without its status line did not finish: %s", err.msg ? err.msg : "");
+	os_error_clear(&err);
+	host_gpus_free(&h);
+	ok(container_gpus_read("ctr", NULL, &h, &rest, &err) == -1, "no output at all: the same");
+	os_error_clear(&err);
+	host_gpus_free(&h);
+}
+
 int main(void)
 {
 	struct host_gpus h;
@@ -289,5 +324,6 @@ int main(void)
 	json_shape("0,GPU-3f2a", "{\"devices\":[\"0\",\"GPU-3f2a\"]}");
 	json_shape("bogus", "null");   /* a label edited by hand */
 	driver_list();
+	look_before();
 	return tap_done();
 }
