@@ -207,7 +207,7 @@ static int reconcile_existing(struct start *st, os_error *err)
 	struct gw_container c;
 	int rc = -1;
 
-	if (container_inspect(st->res, &c, err) < 0 || (st->o.recreate && nodes_refuse_recreate(st->o.name, err) < 0))
+	if ((st->o.recreate && nodes_refuse_recreate(st->o.name, err) < 0) || container_inspect(st->res, &c, err) < 0)
 		return -1;
 	if (!c.exists) {
 		/* A volume or network left without its container is old state too. */
