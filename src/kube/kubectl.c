@@ -13,9 +13,9 @@
 #include "docker/client.h"
 #include "kube/kubectl.h"
 
-/* A deadline must end the request inside the container too, not only the
- * docker exec around it: whole seconds, one less than the call's own. */
-static int inner_seconds(int timeout_ms)
+/* A deadline must end the request inside the container too (see
+ * kube/kubectl.h). */
+int kube_request_s(int timeout_ms)
 {
 	int t = timeout_ms > 0 ? timeout_ms : docker_call_timeout_ms();
 
@@ -30,6 +30,10 @@ static int inner_seconds(int timeout_ms)
 /* The same after a script of the caller's, run in a shell of its own
  * (its first operand), whose output goes ahead of the file's. */
 #define RUN_READ_FIRST_SCRIPT "sh -c \"$1\"; shift; " READ_FIRST_SCRIPT
+/* A script of the caller's whose success kubectl waits for: its failure
+ * ends the call with its status and stderr, its success is a line of its
+ * own ahead of what follows. */
+#define THEN_SCRIPT "sh -c \"$1\" || exit; echo '" KUBE_THEN_MARK "'; shift; "
 
 static void exec_argv_s(const char *ctr, const char *before, const char *file, int interactive, int request_s,
 			struct strv *argv)
@@ -48,12 +52,23 @@ static void exec_argv_s(const char *ctr, const char *before, const char *file, i
 
 static void exec_argv(const char *ctr, const char *file, int interactive, int timeout_ms, struct strv *argv)
 {
-	exec_argv_s(ctr, NULL, file, interactive, inner_seconds(timeout_ms), argv);
+	exec_argv_s(ctr, NULL, file, interactive, kube_request_s(timeout_ms), argv);
 }
 
-void kube_exec_argv(const char *ctr, const char *file, int request_s, struct strv *argv)
+void kube_exec_argv(const char *ctr, const char *then, const char *file, int request_s, struct strv *argv)
 {
-	exec_argv_s(ctr, NULL, file, 0, request_s, argv);
+	if (!then) {
+		exec_argv_s(ctr, NULL, file, 0, request_s, argv);
+		return;
+	}
+	/* Its stdin is the call's: the exec keeps it open. */
+	strv_pushv(argv, (const char *const[]){ "exec", "--interactive", ctr, "sh", "-c", NULL });
+	if (file)
+		strv_pushv(argv, (const char *const[]){ THEN_SCRIPT READ_FIRST_SCRIPT, "openshell", then, file, NULL });
+	else
+		strv_pushv(argv, (const char *const[]){ THEN_SCRIPT "exec \"$@\"", "openshell", then, NULL });
+	strv_push(argv, "kubectl");
+	strv_pushf(argv, "--request-timeout=%ds", request_s);
 }
 
 const char *kube_file_split(const char *out, char **file)
@@ -227,7 +242,7 @@ struct run_child *kube_get_start(const char *ctr, const char *before, const char
 	struct run_child *c;
 
 	get_argv(resource, NULL, ns, all_namespaces, &args);
-	exec_argv_s(ctr, before, file, 0, inner_seconds(timeout_ms), &argv);
+	exec_argv_s(ctr, before, file, 0, kube_request_s(timeout_ms), &argv);
 	strv_pushv(&argv, strv_argv(&args));
 	c = docker_start(strv_argv(&argv), &spec, err);
 	strv_free(&args);

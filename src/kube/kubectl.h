@@ -77,9 +77,18 @@ int kube_get_finish(struct run_child *c, const char *resource, cJSON **out, char
 #define KUBE_FILE_MARK "#openshell-file-end"
 const char *kube_file_split(const char *out, char **file);
 
+/* kubectl's --request-timeout for a call of TIMEOUT_MS (0: docker's
+ * default): whole seconds, one less, so that the request ends inside the
+ * container too, not only the docker exec around it. */
+int kube_request_s(int timeout_ms);
+
 /* The argv of `docker exec CTR [sh -c … FILE] kubectl --request-timeout=Ss`,
- * to which a caller adds kubectl's arguments. */
-void kube_exec_argv(const char *ctr, const char *file, int request_s, struct strv *argv);
+ * to which a caller adds kubectl's arguments. THEN (or NULL): a fixed
+ * script of the caller's run first, with the call's stdin; kubectl runs
+ * only when it succeeded, after a line KUBE_THEN_MARK on stdout. Its
+ * failure is the call's: its exit status and stderr, no mark. */
+#define KUBE_THEN_MARK "#openshell-then"
+void kube_exec_argv(const char *ctr, const char *then, const char *file, int request_s, struct strv *argv);
 
 /* The last lines of logs: `kubectl logs -n NS -l SELECTOR --tail=N`, and
  * after them the previous container's (--previous) when there is one, so

@@ -56,22 +56,33 @@ static int apply_event(struct kube_watch *kw, cJSON *ev)
 	return 1;
 }
 
-/* The file's lines until the mark, then one event a line. */
+static int append_line(char **text, const char *line)
+{
+	char *t = xasprintf("%s%s\n", *text ? *text : "", line);
+
+	free(*text);
+	*text = t;
+	return 0;
+}
+
+/* THEN's lines until its mark, the file's until its own, then one event
+ * a line. */
 static int watch_line(void *ctx, const char *line)
 {
 	struct kube_watch *kw = ctx;
 	cJSON *ev;
 	int changed;
 
+	if (kw->then && !kw->then_done) {
+		if (strcmp(line, KUBE_THEN_MARK) != 0)
+			return append_line(&kw->then_text, line);
+		kw->then_done = 1;
+		kw->changed = 1;
+		return RUN_WAKE;
+	}
 	if (!kw->file_read) {
-		char *text;
-
-		if (strcmp(line, KUBE_FILE_MARK) != 0) {
-			text = xasprintf("%s%s\n", kw->file_text ? kw->file_text : "", line);
-			free(kw->file_text);
-			kw->file_text = text;
-			return 0;
-		}
+		if (strcmp(line, KUBE_FILE_MARK) != 0)
+			return append_line(&kw->file_text, line);
 		kw->file_read = 1;
 		/* Missing, or empty as while k3s rewrites it: not read. */
 		if (kw->file_text && !kw->file_text[strspn(kw->file_text, " \t\r\n")]) {
@@ -92,7 +103,14 @@ static int watch_line(void *ctx, const char *line)
 int kube_watch_start(struct kube_watch *kw, const char *ctr, int timeout_ms, os_error *err)
 {
 	struct strv argv = { 0 };
-	struct run_spec spec = { .timeout_ms = timeout_ms, .on_line = watch_line, .discard_lines = 1, .ctx = kw };
+	const char *then = kw->then && !kw->then_done ? kw->then : NULL;
+
+	if (then) {   /* it says it all again */
+		free(kw->then_text);
+		kw->then_text = NULL;
+	}
+	struct run_spec spec = { .timeout_ms = timeout_ms, .on_line = watch_line, .discard_lines = 1, .ctx = kw,
+				 .input = then ? kw->input : NULL, .input_len = then && kw->input ? strlen(kw->input) : 0 };
 
 	/* Started again, the list is what the last watch said until the new
 	 * one's listing brings each object as it is now. */
@@ -105,7 +123,7 @@ int kube_watch_start(struct kube_watch *kw, const char *ctr, int timeout_ms, os_
 		free(kw->file_text);
 		kw->file_text = NULL;
 	}
-	kube_exec_argv(ctr, kw->file,
+	kube_exec_argv(ctr, then, kw->file,
 		       timeout_ms > 2 * WATCH_GRACE_MS ? (timeout_ms - WATCH_GRACE_MS) / 1000 : (timeout_ms + 999) / 1000, &argv);
 	strv_pushv(&argv, (const char *const[]){ "get", kw->resource, NULL });
 	if (kw->ns)
@@ -126,9 +144,15 @@ int kube_watch_end(struct kube_watch *kw, os_error *err)
 	int rc = docker_finish(kw->c, &res, err);
 
 	kw->c = NULL;
-	if (rc == 0 && !res.stopped && res.status != 0)
+	if (rc == 0 && !res.stopped && res.status != 0 && kw->then && !kw->then_done) {
+		free(kw->then_error);
+		kw->then_error = xstrdup(res.err && *res.err ? res.err : "(no message)");
+		rc = run_failure(err, OS_EXIT_FAILURE, &res, "the command before kubectl get %s --watch failed (exit status %d)",
+				 kw->resource, res.status);
+	} else if (rc == 0 && !res.stopped && res.status != 0) {
 		rc = run_failure(err, OS_EXIT_FAILURE, &res, "kubectl get %s --watch failed (exit status %d)", kw->resource,
 				 res.status);
+	}
 	run_result_free(&res);
 	return rc;
 }
@@ -138,6 +162,10 @@ void kube_watch_free(struct kube_watch *kw)
 	docker_drop(&kw->c);
 	cJSON_Delete(kw->list);
 	free(kw->file_text);
+	free(kw->then_error);
+	free(kw->then_text);
 	kw->list = NULL;
 	kw->file_text = NULL;
+	kw->then_error = NULL;
+	kw->then_text = NULL;
 }

@@ -28,11 +28,20 @@ struct kube_watch {
 	const char *ns;           /* a namespace, or NULL for every one */
 	const char *selector;     /* a label selector, or NULL for all */
 	const char *file;         /* a file of the container to read first, or NULL */
+	/* A fixed script run first, in the same exec (kube_exec_argv()'s
+	 * THEN), with INPUT as its stdin: on each start until it succeeded,
+	 * the watch following only then; what it prints is kept in
+	 * then_text. NULL: none. */
+	const char *then;
+	const char *input;
 	/* Kept by the watch: */
 	cJSON *list;              /* {"items": [...]}: the objects as the watch last said */
 	char *file_text;          /* the file (NULL: missing, empty, or not read yet) */
 	int file_read;            /* this start's read of it is done */
 	int changed;              /* a line changed the list or read the file; the caller clears it */
+	char *then_text;          /* what THEN printed (NULL: nothing yet) */
+	int then_done;            /* THEN succeeded (its mark came) */
+	char *then_error;         /* its stderr, when it failed */
 	struct run_child *c;      /* while it runs (run_wait_any wakes on each change) */
 };
 
@@ -41,7 +50,8 @@ int kube_watch_start(struct kube_watch *kw, const char *ctr, int timeout_ms, os_
 
 /* It ended (run_wait_any() returned it ended): reaped. 0 when kubectl
  * ended it well (its request timeout ends a watch so); -1 with err when it
- * failed (kubectl's stderr quoted), the deadline cut it, or docker did. */
+ * failed (kubectl's stderr quoted), the deadline cut it, or docker did;
+ * THEN's failure sets then_error too. */
 int kube_watch_end(struct kube_watch *kw, os_error *err);
 
 /* Stop it if it runs, and free what it keeps. */

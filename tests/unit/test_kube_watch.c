@@ -62,9 +62,8 @@ static char *fake_docker(const char *dir)
 	return path;
 }
 
-static void test_watch(void)
+static void test_watch(const char *dir)
 {
-	char dir[] = "/tmp/test_kube_watch.XXXXXX";
 	cleanup_free char *docker = NULL, *argv_file = NULL, *argv = NULL;
 	struct kube_watch kw = { .resource = "nodes", .file = "/etc/f.toml" };
 	const cJSON *items, *a;
@@ -72,10 +71,6 @@ static void test_watch(void)
 	size_t len = 0;
 	int wakes = 0, i;
 
-	if (!mkdtemp(dir)) {
-		ok(0, "a temporary directory");
-		return;
-	}
 	docker = fake_docker(dir);
 	setenv("OPENSHELL_DOCKER", docker, 1);
 	is_int(kube_watch_start(&kw, "ctr", 10000, &err), 0, "a watch starts");
@@ -113,14 +108,95 @@ static void test_watch(void)
 	argv = xasprintf("%s/argv.1", dir);
 	unlink(argv);
 	unlink(argv_file);
+}
+
+/* docker (at the same path: it is looked up once) that runs what it is
+ * given, with a kubectl that lists one node. */
+static char *runner_docker(const char *dir)
+{
+	char *path = xasprintf("%s/docker", dir);
+	cleanup_free char *kubectl = xasprintf("%s/kubectl", dir);
+	cleanup_free char *script = xasprintf(
+		"#!/bin/sh\n"
+		"shift; [ \"$1\" != --interactive ] || shift; shift\n"
+		"PATH='%s':$PATH exec \"$@\"\n", dir);
+	const char *k = "#!/bin/sh\n"
+			"echo '{\"type\":\"ADDED\",\"object\":{\"kind\":\"Node\",\"metadata\":{\"name\":\"a\"}}}'\n";
+	os_error err = { 0 };
+
+	if (write_file_atomic(path, script, strlen(script), 0700, &err) < 0 ||
+	    write_file_atomic(kubectl, k, strlen(k), 0700, &err) < 0)
+		printf("# %s\n", err.msg);
+	os_error_clear(&err);
+	return path;
+}
+
+static void run_to_end(struct kube_watch *kw)
+{
+	while (run_wait_any(&kw->c, 1) == 0 && !run_ended(kw->c))
+		;
+}
+
+/* THEN runs first in the watch's exec, with the input: the watch only
+ * after it succeeded, its failure the exec's. */
+static void test_then(const char *dir)
+{
+	cleanup_free char *docker = NULL, *then = NULL, *in = NULL, *got = NULL;
+	struct kube_watch kw = { .resource = "nodes" };
+	os_error err = { 0 };
+	size_t len = 0;
+	int i;
+
+	docker = runner_docker(dir);
+	then = xasprintf("cat >'%s/in'; echo looked; if [ -e '%s/fail' ]; then echo 'one' >&2; echo 'two' >&2; exit 3; fi",
+			 dir, dir);
+	kw.then = then;
+	kw.input = "manifest\n";
+	i = kube_watch_start(&kw, "ctr", 10000, &err);
+	ok(i == 0, "a watch with THEN starts: %s", err.msg ? err.msg : "yes");
+	run_to_end(&kw);
+	is_int(kube_watch_end(&kw, &err), 0, "it ends well");
+	ok(kw.then_done && !kw.then_error, "THEN succeeded");
+	is_str(kw.then_text, "looked\n", "what it printed is kept, apart from the events");
+	is_int(cJSON_GetArraySize(json_get(kw.list, "items", NULL)), 1, "the watch followed it");
+	in = xasprintf("%s/in", dir);
+	read_file(in, 1 << 16, &got, &len, &err);
+	is_str(got, "manifest\n", "THEN's stdin was the input");
+	kube_watch_free(&kw);
+
+	cleanup_free char *fail = xasprintf("%s/fail", dir);
+	write_file_atomic(fail, "", 0, 0600, &err);
+	os_error_clear(&err);
+	kw = (struct kube_watch){ .resource = "nodes", .then = then, .input = "m\n" };
+	is_int(kube_watch_start(&kw, "ctr", 10000, &err), 0, "started again, THEN to fail");
+	run_to_end(&kw);
+	i = kube_watch_end(&kw, &err);
+	ok(i < 0 && err.msg && strstr(err.msg, "the command before kubectl get nodes --watch failed (exit status 3): one"),
+	   "its failure is the exec's: %s", err.msg ? err.msg : "(none)");
+	is_str(kw.then_error, "one\ntwo\n", "then_error has all it said");
+	ok(!kw.then_done && kw.then_text && strcmp(kw.then_text, "looked\n") == 0, "what it printed before is kept");
+	is_int(cJSON_GetArraySize(json_get(kw.list, "items", NULL)), 0, "no watch followed");
+	os_error_clear(&err);
+	kube_watch_free(&kw);
+	cleanup_free char *kubectl = xasprintf("%s/kubectl", dir);
+	unlink(fail);
+	unlink(in);
+	unlink(kubectl);
 	unlink(docker);
-	rmdir(dir);
 }
 
 int main(void)
 {
 	xalloc_init();
 	test_file_split();
-	test_watch();
+	char dir[] = "/tmp/test_kube_watch.XXXXXX";
+
+	if (!mkdtemp(dir)) {
+		ok(0, "a temporary directory");
+		return tap_done();
+	}
+	test_watch(dir);
+	test_then(dir);
+	rmdir(dir);
 	return tap_done();
 }
