@@ -85,7 +85,8 @@ struct host_gpus {
 	 * of its first process: through CDI (the NVIDIA spec's edits make it
 	 * void), or through the toolkit's hook (the devices Docker named). */
 	enum { GPUS_INJECTED_UNKNOWN, GPUS_INJECTED_CDI, GPUS_INJECTED_HOOK } injected;
-	/* The GPUs the driver lists where the look ran (gateway/gpu_driver.h). */
+	/* The GPUs the driver lists where the look ran (gateway/gpu_driver.h),
+	 * when it asked (GPUS_LOOK_BEFORE); else unread. */
 	struct gpu_driver driver;
 };
 
@@ -93,28 +94,29 @@ struct host_gpus {
  * GPUs) GPUS_QUERY_MARK and `nvidia-smi --query-gpu=uuid,mig.mode.current,
  * compute_cap --format=csv,noheader`, which an old driver may refuse
  * (those facts are then unknown), and GPUS_ENV_MARK and the
- * NVIDIA_VISIBLE_DEVICES of the container's first process; then, found
- * or not, the driver's list (GPU_DRIVER_SCRIPT). nvidia-smi -L's exit
- * status stands. A constant: nothing of the user's is in it. */
+ * NVIDIA_VISIBLE_DEVICES of the container's first process. nvidia-smi
+ * -L's exit status stands. A constant: nothing of the user's is in it. */
 #define GPUS_QUERY_MARK "#openshell-gpu-query"
 #define GPUS_ENV_MARK "#openshell-gpu-env"
 #define GPUS_LOOK_PARTS(smi_stderr)                                                                             \
 	"nvidia-smi -L" smi_stderr "; s=$?; if [ $s = 0 ]; then echo '" GPUS_QUERY_MARK "'; "                   \
 	"nvidia-smi --query-gpu=uuid,mig.mode.current,compute_cap --format=csv,noheader 2>/dev/null; "          \
 	"echo '" GPUS_ENV_MARK "'; tr '\\0' '\\n' </proc/1/environ 2>/dev/null | "                            \
-	"sed -n 's/^NVIDIA_VISIBLE_DEVICES=//p'; fi; " GPU_DRIVER_SCRIPT
+	"sed -n 's/^NVIDIA_VISIBLE_DEVICES=//p'; fi"
 #define GPUS_LOOK_SCRIPT GPUS_LOOK_PARTS("") "; exit $s"
 
-/* The same look ahead of another command's output in one exec
- * (kube_get_start()'s BEFORE): nvidia-smi -L's errors in the output, and
- * its exit status on a last line, GPUS_STATUS_MARK and the number. */
+/* verify's look, ahead of another command's output in one exec: the
+ * same, nvidia-smi -L's errors in the output; then, found or not, the
+ * driver's list (GPU_DRIVER_SCRIPT), which verify alone reads; and
+ * nvidia-smi -L's exit status on a last line, GPUS_STATUS_MARK and the
+ * number. */
 #define GPUS_STATUS_MARK "#openshell-gpu-status"
-#define GPUS_LOOK_BEFORE GPUS_LOOK_PARTS(" 2>&1") "; echo '" GPUS_STATUS_MARK "' $s"
+#define GPUS_LOOK_BEFORE GPUS_LOOK_PARTS(" 2>&1") "; " GPU_DRIVER_SCRIPT "; echo '" GPUS_STATUS_MARK "' $s"
 
 /* Read that output: `nvidia-smi -L`'s lines ("GPU 0: NAME (UUID: GPU-…)",
  * and under a MIG-enabled GPU "  MIG 1g.10gb     Device  0: (UUID: MIG-…)"),
  * then the query's "UUID, Enabled|Disabled|[N/A], 9.0" lines, and the
- * driver's list. */
+ * driver's list where the look has it. */
 void host_gpus_parse(const char *text, struct host_gpus *h);
 void host_gpus_free(struct host_gpus *h);
 
