@@ -228,6 +228,9 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 	int devices = 0;            /* what the plugin advertises for them */
 	int i, rc = -1, found, smoked = 0;
 	const char *look = NULL;    /* the GPU look, when the request holds */
+	const char *state_look;     /* the look in the get's exec, or NULL */
+	const char *looked = NULL;  /* its output from the pods' exec */
+	const char *rest;
 
 	for (i = 0; i < VERIFY_NCHECKS; i++)
 		checks[i] = (struct check){ .name = names[i], .status = CHECK_SKIP };
@@ -252,22 +255,32 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 	early.n_nodes = plan.n_nodes = vn.n;
 	if (vn.n)
 		checks[6].name = names[6];
-	if (gw->mig != MIG_MIXED && !(vp = verify_pods_start(gw, &early, err)))
-		goto out;
 	if (checks[0].status == CHECK_PASS)
 		look = GPUS_LOOK_BEFORE;
-	if (!(state_call = state_start(gw, look, 0, err)))
+	/* The look rides with the pods' create, while they start; without
+	 * pods yet, with the get. */
+	early.look = look;
+	if (gw->mig != MIG_MIXED && !(vp = verify_pods_start(gw, &early, err)))
 		goto out;
-	found = get_state(gw, vo, look, state_call, &list, &first, &e);
+	if (vp)
+		state_look = NULL;
+	else
+		state_look = look;
+	if (!(state_call = state_start(gw, state_look, 0, err)))
+		goto out;
+	if (vp && look && (!(looked = verify_pods_look(vp, err)) ||
+			   verify_gpus_seen(gw, &looks, looked, &rest, &seen, &devices, err) < 0))
+		goto out;
+	found = get_state(gw, vo, state_look, state_call, &list, &first, &e);
 	state_call = NULL;
 	config = first;
-	if (look && !first && found < 0) {
+	if (state_look && !first && found < 0) {
 		/* The exec itself failed: neither the look nor the get ran. */
 		*err = e;
 		e = (os_error){ 0 };
 		goto out;
 	}
-	if (look && verify_gpus_seen(gw, &looks, first, &config, &seen, &devices, err) < 0)
+	if (state_look && verify_gpus_seen(gw, &looks, first, &config, &seen, &devices, err) < 0)
 		goto out;
 	if (config && config[strspn(config, " \t\r\n")])
 		containerd_parse_nvidia(config, &rt);

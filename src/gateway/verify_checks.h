@@ -18,20 +18,23 @@
 void verify_device_request(const struct gateway *gw, struct check *c);
 
 /* The container sees exactly the GPUs its request means on the Docker
- * host, by UUID. One look in the container (GPUS_LOOK_BEFORE, in the exec
- * of verify's kubectl get) has its nvidia-smi and the driver's list of
- * the host's GPUs (gateway/gpu_driver.h). Where that list cannot say (a
- * gateway whose image leaves the toolkit's tmpfs over a selection), a
- * throwaway container lists the host's GPUs instead, started as soon as
- * that is known. verify_gpus_seen() reads the look's output TEXT into
- * *seen, into *devices what the device plugin advertises for them as
- * nvidia.com/gpu under the gateway's MIG strategy, and *rest where the
- * text after the look begins; verify_gpus_judge() then sets the check
- * from the host's. -1 only when they cannot ask. verify_gpus_free()
- * drops what is left. */
+ * host, by UUID. One look in the container (GPUS_LOOK_BEFORE, in the
+ * exec of verify's pods, or of its kubectl get) has its nvidia-smi and
+ * the driver's list of the host's GPUs (gateway/gpu_driver.h). Where that
+ * list cannot say (a gateway whose image leaves the toolkit's tmpfs over
+ * a selection), a throwaway container lists the host's GPUs instead,
+ * started as soon as that is known. verify_gpus_seen() reads the look's
+ * output TEXT into *seen, into *devices what the device plugin
+ * advertises for them as nvidia.com/gpu under the gateway's MIG
+ * strategy, and *rest where the text after the look begins;
+ * verify_gpus_judge() then sets the check from the host's. -1 only when
+ * they cannot ask. verify_gpus_free() drops what is left. */
 struct gpu_looks {
 	struct run_child *host_call;
 	struct host_gpus mine, host;   /* host: from the driver's list, or the probe's */
+	char *sel;                     /* the container's --gpus, */
+	struct gpus want;              /* parsed once, */
+	os_error sel_err;              /* or why it cannot be */
 };
 int verify_gpus_seen(const struct gateway *gw, struct gpu_looks *l, const char *text, const char **rest,
 		     struct strv *seen, int *devices, os_error *err);
@@ -65,14 +68,18 @@ struct verify_pod_plan {
 	const char *image;
 	int timeout_ms;
 	int keep;
+	/* A fixed script (GPUS_LOOK_BEFORE) run in the pods' exec, beside
+	 * their create, or NULL: verify_pods_look() gives its output. */
+	const char *look;
 };
 
-/* The pods are applied before the looks that tell whether each is
- * wanted, so that their run overlaps the looks: verify_pods_start()
- * starts the apply of PLAN's pods and a watch of them (NULL, err set,
- * when it cannot); verify_pods() then judges the pods of the final PLAN,
- * whose checks must be the same or NULL (a pod ruled out by the looks is
- * neither waited for nor judged); with VP NULL it applies them first. The
+/* The pods are made before the looks that tell whether each is wanted,
+ * so that their run overlaps the looks: verify_pods_start() starts the
+ * create of PLAN's pods and a watch of them, in one docker exec (NULL,
+ * err set, when it cannot); verify_pods() then judges the pods of the
+ * final PLAN, whose checks must be the same or NULL (a pod ruled out by
+ * the looks is neither waited for nor judged); with VP NULL it makes them
+ * first. A create the API refuses fails each wanted pod's check. The
  * checks are set; -1 only when they could not run. verify_pods() and
  * verify_pods_drop() (no judging, for when the checks cannot run) delete
  * the pods and free VP. PLAN must outlive VP. */
@@ -80,6 +87,10 @@ struct verify_pods;
 struct verify_pods *verify_pods_start(const struct gateway *gw, const struct verify_pod_plan *plan, os_error *err);
 int verify_pods(const struct gateway *gw, struct verify_pods *vp, const struct verify_pod_plan *plan, os_error *err);
 void verify_pods_drop(const struct gateway *gw, struct verify_pods *vp);
+/* What the plan's LOOK printed, once it has (the create ended too): the
+ * pods' exec has room for it while they start. NULL with err when the
+ * exec ended without it. Owned by VP. */
+const char *verify_pods_look(struct verify_pods *vp, os_error *err);
 
 /* A finished pod's verdict from its PHASE, exit CODE and OUT (its
  * nvidia-smi -L) into C: the smoke pod POD (asking for RESOURCE, a MIG

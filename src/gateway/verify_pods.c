@@ -1,9 +1,10 @@
 /* gateway/verify_pods.c - verify's pods: the smoke pod and the isolation pod (see gateway/verify_checks.h).
  *
- * Both go in with one kubectl apply, before verify's looks, and one
- * kubectl watch of them begins with it, which says each container's end
- * (whose termination message is the pod's answer) as it comes; they are
- * judged as they end, and deleted by one detached kubectl delete.
+ * Both go in with one kubectl create, before verify's looks, and the
+ * same docker exec then watches them (kube/watch.h's THEN): the watch
+ * says each container's end (whose termination message is the pod's
+ * answer) as it comes; they are judged as they end, and deleted by one
+ * detached kubectl delete.
  */
 #include "config.h"
 
@@ -57,17 +58,17 @@ struct probe {
 	int judged;
 };
 
-/* The pods, applied with one kubectl apply and watched by one kubectl
- * watch, which says each pod's end as it comes. */
+/* The pods, made with one kubectl create and watched by one kubectl
+ * watch in the same exec, which says each pod's end as it comes. */
 struct verify_pods {
 	struct probe probes[VERIFY_PODS];
 	size_t n;
 	char *instance;         /* their app.kubernetes.io/instance label */
 	char *selector;
-	struct run_child *apply;
+	char *manifest;         /* their List, the create's stdin */
+	char *create;           /* the create's command line (the watch's THEN) */
 	struct kube_watch watch;
-	int applied;            /* the apply succeeded: the pods are to be deleted */
-	char *apply_error;      /* its first line, when it failed */
+	int created;            /* the create ran, or may have: the pods are to be deleted */
 	long long deadline;
 	const struct verify_pod_plan *plan;
 };
@@ -245,7 +246,34 @@ static int watch_start(const struct gateway *gw, struct verify_pods *vp, os_erro
 {
 	int t = call_budget_ms(vp->deadline, POD_WATCH_MAX_MS);
 
-	return kube_watch_start(&vp->watch, gw->container, t, err);
+	if (kube_watch_start(&vp->watch, gw->container, t, err) < 0)
+		return -1;
+	vp->created = 1;
+	return 0;
+}
+
+/* The create failed: no pod to wait for. kubectl says a line for each
+ * item the API refused (`… pods "NAME" is forbidden: …`), going on past
+ * it: each wanted pod fails with its own line, or the first when none
+ * names it; the others may be there, and are deleted all the same. */
+static void create_failed(struct verify_pods *vp)
+{
+	const char *all = vp->watch.then_error;
+
+	for (size_t i = 0; i < vp->n; i++) {
+		struct probe *p = &vp->probes[i];
+		cleanup_free char *quoted = xasprintf("\"%s\"", p->name);
+		const char *at = strstr(all, quoted), *line;
+
+		if (!p->check || p->judged)
+			continue;
+		while (at && at > all && at[-1] != '\n')
+			at--;
+		line = at ? at : all + strspn(all, " \n");
+		check_set(p->check, CHECK_FAIL, xasprintf("kubectl create of verify's pods failed: %.*s",
+							  (int)strcspn(line, "\n"), line));
+		p->judged = 1;
+	}
 }
 
 /* Each wanted pod whose container the watch says has ended is judged:
@@ -277,10 +305,18 @@ static int watch_pods(const struct gateway *gw, struct verify_pods *vp, os_error
 	struct backoff b = { 0 };
 
 	while (!judge_ended(gw, vp)) {
+		if (vp->watch.then_error) {
+			create_failed(vp);
+			return 0;
+		}
 		if (!vp->watch.c && (clock_ms() >= vp->deadline || watch_start(gw, vp, err) < 0))
 			break;
 		if (run_wait_any(&vp->watch.c, 1) != 0 || !run_ended(vp->watch.c) || kube_watch_end(&vp->watch, err) == 0)
 			continue;
+		if (vp->watch.then_error) {
+			os_error_clear(err);
+			continue;
+		}
 		/* The API restarting, or the like: again, after a step. */
 		if (call_cut_by_deadline(err, vp->deadline) ||
 		    (err->code != OS_EXIT_FAILURE && err->code != OS_EXIT_TIMEOUT))
@@ -297,6 +333,22 @@ static int watch_pods(const struct gateway *gw, struct verify_pods *vp, os_error
 		if (vp->probes[i].check && !vp->probes[i].judged)
 			judge_unfinished(gw, &vp->probes[i], vp->plan->timeout_ms);
 	return 0;
+}
+
+/* The pods' create, the watch's THEN; with a LOOK, that runs beside it
+ * (the create in the background, with the exec's stdin; the look with
+ * none, so that nothing of the manifest goes to it), its status the
+ * create's. create, not apply: the names are new (no read of each
+ * first); the manifest is the code's own, so the API's field validation
+ * is skipped (kubectl fetches the server's OpenAPI for it). */
+static char *create_script(const struct verify_pods *vp, const char *look)
+{
+	cleanup_free char *create = xasprintf("kubectl --request-timeout=%ds create --validate=false -f -",
+					      kube_request_s(call_budget_ms(vp->deadline, POD_WATCH_MAX_MS)));
+
+	if (!look)
+		return xasprintf("%s >/dev/null", create);
+	return xasprintf("exec 3<&0; %s <&3 >/dev/null & c=$!; { %s; } </dev/null; wait $c", create, look);
 }
 
 static void add_probe(struct verify_pods *vp, cJSON *items, unsigned tag, struct check *check, int smoke)
@@ -332,49 +384,29 @@ struct verify_pods *verify_pods_start(const struct gateway *gw, const struct ver
 	cJSON *list = cJSON_CreateObject();
 	cJSON *items = (cJSON_AddStringToObject(list, "apiVersion", "v1"), cJSON_AddStringToObject(list, "kind", "List"),
 			cJSON_AddArrayToObject(list, "items"));
-	const char *apply[] = { "apply", "-f", "-", NULL };
-	cleanup_free char *manifest = NULL;
 
 	vp->plan = plan;
 	vp->deadline = clock_ms() + plan->timeout_ms;
 	vp->instance = xasprintf("openshell-verify-%x", tag);
 	vp->selector = xasprintf("app.kubernetes.io/instance=%s", vp->instance);
 	vp->watch = (struct kube_watch){ .resource = "pods", .ns = SMOKE_NAMESPACE, .selector = vp->selector };
+	vp->create = create_script(vp, plan->look);
 	if (plan->smoke)
 		add_probe(vp, items, tag, plan->smoke, 1);
 	if (plan->isolation)
 		add_probe(vp, items, tag, plan->isolation, 0);
 	for (size_t k = 0; k < plan->n_nodes && k < VERIFY_MAX_NODES; k++)
 		add_node_probe(vp, items, tag, k);
-	manifest = print_manifest(list);
-	/* The watch begins with the apply: it hears of the pods' end however
-	 * soon it comes. */
-	if (vp->n && (!(vp->apply = kube_start(gw->container, apply,
-					       &(struct run_spec){ .input = manifest, .input_len = strlen(manifest) },
-					       err)) ||
-		      watch_start(gw, vp, err) < 0)) {
+	vp->manifest = print_manifest(list);
+	vp->watch.then = vp->create;
+	vp->watch.input = vp->manifest;
+	/* The watch follows the create in its exec: it hears of the pods'
+	 * end however soon it comes. */
+	if (vp->n && watch_start(gw, vp, err) < 0) {
 		verify_pods_drop(gw, vp);
 		return NULL;
 	}
 	return vp;
-}
-
-/* The apply's answer. */
-static int applied(struct verify_pods *vp, os_error *err)
-{
-	struct run_result res = { 0 };
-	int rc;
-
-	if (!vp->apply)
-		return 0;
-	rc = docker_await(vp->apply, &res, err);
-	vp->apply = NULL;
-	/* Cut short, the pods may be there all the same. */
-	vp->applied = rc < 0 || res.status == 0;
-	if (rc == 0 && res.status != 0)
-		vp->apply_error = run_first_line(res.err);
-	run_result_free(&res);
-	return rc;
 }
 
 int verify_pods(const struct gateway *gw, struct verify_pods *vp, const struct verify_pod_plan *plan, os_error *err)
@@ -389,20 +421,27 @@ int verify_pods(const struct gateway *gw, struct verify_pods *vp, const struct v
 		if (!vp->probes[i].node)
 			vp->probes[i].check = vp->probes[i].smoke ? plan->smoke : plan->isolation;
 	vp->plan = plan;
-	if (applied(vp, err) < 0)
-		goto out;
-	if (vp->apply_error) {
-		for (size_t i = 0; i < vp->n; i++)
-			if (vp->probes[i].check)
-				check_set(vp->probes[i].check, CHECK_FAIL,
-					  xasprintf("kubectl apply of verify's pods failed: %s", vp->apply_error));
-		rc = 0;
-		goto out;
-	}
 	rc = watch_pods(gw, vp, err);
-out:
 	verify_pods_drop(gw, vp);
 	return rc;
+}
+
+/* Until THEN is done, or the exec ended without. */
+static void await_then(struct verify_pods *vp)
+{
+	while (vp->watch.c && !vp->watch.then_done && !run_ended(vp->watch.c))
+		run_wait_any(&vp->watch.c, 1);
+}
+
+const char *verify_pods_look(struct verify_pods *vp, os_error *err)
+{
+	await_then(vp);
+	/* Ended without the mark: a create the API refused is the pods'
+	 * verdict, not the look's; anything else is the exec's failure. */
+	if (!vp->watch.then_done && vp->watch.c && kube_watch_end(&vp->watch, err) < 0 && !vp->watch.then_error)
+		return NULL;
+	os_error_clear(err);
+	return vp->watch.then_text ? vp->watch.then_text : "";
 }
 
 void verify_pods_drop(const struct gateway *gw, struct verify_pods *vp)
@@ -411,21 +450,22 @@ void verify_pods_drop(const struct gateway *gw, struct verify_pods *vp)
 
 	if (!vp)
 		return;
-	if (vp->apply) {   /* it must have ended for the delete to find the pods */
-		struct run_result res = { 0 };
-		vp->applied |= docker_await(vp->apply, &res, &err) < 0 || res.status == 0;
-		run_result_free(&res);
-		os_error_clear(&err);
-	}
-	kube_watch_free(&vp->watch);
-	if (vp->applied && !vp->plan->keep)
+	/* The create must have ended for the delete to find the pods. */
+	await_then(vp);
+	if (vp->watch.c && run_ended(vp->watch.c))
+		kube_watch_end(&vp->watch, &err);
+	os_error_clear(&err);
+	/* After a failed create too: a List's create goes on past an item
+	 * the API refused. */
+	if (vp->created && !vp->plan->keep)
 		delete_pods(gw->container, vp);
-	else if (vp->applied)
+	else if (vp->created && !vp->watch.then_error)
 		for (size_t k = 0; k < vp->n; k++)
 			log_info("kept pod %s in namespace %s (--keep)", vp->probes[k].name, SMOKE_NAMESPACE);
 	for (size_t k = 0; k < vp->n; k++)
 		free(vp->probes[k].name);
-	free(vp->apply_error);
+	free(vp->manifest);
+	free(vp->create);
 	free(vp->instance);
 	free(vp->selector);
 	free(vp);

@@ -49,18 +49,22 @@ void verify_device_request(const struct gateway *gw, struct check *c)
 		check_set(c, CHECK_PASS, xasprintf("legacy --gpus: %s", k->gpu_request_desc));
 }
 
+/* The container's --gpus, read once: its text and its parse (or why
+ * it cannot be, which the judge reports). */
+static void selection(const struct gateway *gw, struct gpu_looks *l)
+{
+	if (l->sel)
+		return;
+	l->sel = gpus_of_container(&gw->c);
+	gpus_parse(l->sel, &l->want, &l->sel_err);
+}
+
 /* The host's GPUs from the driver's list the look read, or else the
  * probe started. */
 static int host_of_look(const struct gateway *gw, struct gpu_looks *l, os_error *err)
 {
-	cleanup_free char *sel = gpus_of_container(&gw->c);
-	struct gpus g = { 0 };
-	os_error e = { 0 };
-	int known = gpus_parse(sel, &g, &e) == 0 && gpus_host_of_driver(&l->mine, &g, &l->host);
-
-	gpus_free(&g);
-	os_error_clear(&e);   /* the judge reports a selection it cannot read */
-	if (known)
+	selection(gw, l);
+	if (!l->sel_err.msg && gpus_host_of_driver(&l->mine, &l->want, &l->host))
 		return 0;
 	return (l->host_call = host_gpus_probe_start(gw->c.image, gw->c.gpu_cdi, 0, err)) ? 0 : -1;
 }
@@ -93,23 +97,25 @@ static const char *injected_by(const struct gateway *gw, const struct host_gpus 
 int verify_gpus_judge(const struct gateway *gw, struct gpu_looks *l, const struct strv *seen, struct check *c,
 		      os_error *err)
 {
-	cleanup_free char *sel = gpus_of_container(&gw->c);
 	const struct host_gpus *host = &l->host;
 	struct strv want = { 0 };
-	struct gpus g = { 0 };
 	os_error e = { 0 };
 	cleanup_free char *has = NULL, *means = NULL;
 	int rc = -1, exact, probed = l->host_call ? host_gpus_probe_finish(l->host_call, gw->c.image, &l->host, &e) : 0;
 
 	l->host_call = NULL;
-	if (gpus_parse(sel, &g, err) < 0)
+	selection(gw, l);
+	if (l->sel_err.msg) {
+		*err = l->sel_err;
+		l->sel_err = (os_error){ 0 };
 		goto out;
+	}
 	if (probed == 0 && host->n == 0 && l->mine.n == 0) {
 		check_set(c, CHECK_PASS, xasprintf("%s; the gateway sees no GPU, and the Docker host has none", c->evidence));
 		rc = 0;
 		goto out;
 	}
-	if (e.msg || gpus_resolve(&g, host, &want, &e) < 0) {
+	if (e.msg || gpus_resolve(&l->want, host, &want, &e) < 0) {
 		check_set(c, CHECK_FAIL, xasprintf("%s; %s", c->evidence, e.msg));
 		rc = 0;
 		goto out;
@@ -121,13 +127,12 @@ int verify_gpus_judge(const struct gateway *gw, struct gpu_looks *l, const struc
 	means = strv_join(&want, ", ");
 	if (exact)
 		check_set(c, CHECK_PASS, xasprintf("%s%s; the gateway sees %s: exactly --gpus %s", c->evidence,
-						   injected_by(gw, &l->mine), has, sel));
+						   injected_by(gw, &l->mine), has, l->sel));
 	else
 		check_set(c, CHECK_FAIL, xasprintf("%s%s; the gateway sees %s, but --gpus %s is %s on the Docker host",
-						   c->evidence, injected_by(gw, &l->mine), *has ? has : "no GPU", sel, means));
+						   c->evidence, injected_by(gw, &l->mine), *has ? has : "no GPU", l->sel, means));
 	rc = 0;
 out:
-	gpus_free(&g);
 	strv_free(&want);
 	os_error_clear(&e);
 	return rc;
@@ -138,6 +143,9 @@ void verify_gpus_free(struct gpu_looks *l)
 	docker_drop(&l->host_call);
 	host_gpus_free(&l->mine);
 	host_gpus_free(&l->host);
+	gpus_free(&l->want);
+	free(l->sel);
+	os_error_clear(&l->sel_err);
 }
 
 /* The smoke pod's GPU must be one the gateway was given. */

@@ -72,11 +72,13 @@ gpu_nodes() {
 	assert_line --partial "the gateway sees $(uuid_of 0): exactly --gpus 1"
 	assert_line --regexp "PASS  smoke-pod .*\\(UUID: $(uuid_of 0)\\)"
 	# The host's GPUs are the driver's list in the gateway: no container of
-	# their own. The look rides in the exec of the cluster's kubectl get.
+	# their own. The look rides in the pods' exec, beside their create and
+	# before their watch; containerd's config with the cluster's get.
 	[[ "$stderr" != *"docker run "* ]]
 	run grep -c '^openshell: + ' <<<"$stderr"
-	assert_output 5   # inspect, apply, the pods' watch, the look and the get, the (detached) delete
-	[[ "$stderr" == *"docker exec openshell-cluster-one sh -c "*"nvidia-smi -L 2>&1; "*"/proc/driver/nvidia/gpus/"*"kubectl --request-timeout="*"s get nodes,daemonsets,"* ]]
+	assert_output 4   # inspect, the pods' create, look and watch, the config and the get, the (detached) delete
+	[[ "$stderr" == *"docker exec --interactive openshell-cluster-one sh -c "*"create --validate=false -f - <&3 >/dev/null & c=\$!; { nvidia-smi -L 2>&1; "*"/proc/driver/nvidia/gpus/"*"; wait \$c"*"kubectl --request-timeout="*"s get pods --namespace default --selector=app.kubernetes.io/instance=openshell-verify-"*" --watch "* ]]
+	[[ "$stderr" == *"docker exec openshell-cluster-one sh -c "*"/var/lib/rancher/k3s/agent/etc/containerd/config.toml kubectl --request-timeout="*"s get nodes,daemonsets,"* ]]
 }
 
 # In gateway $1, what a toolkit's tmpfs over /proc/driver/nvidia lists:

@@ -20,8 +20,12 @@ setup() {
 
 # bats test_tags=lane
 @test "verify passes all six checks on a GPU gateway" {
-	run --separate-stderr openshell gateway verify --name vg
+	run --separate-stderr openshell -v gateway verify --name vg
 	assert_success
+	# Under --gpus all too, the host's GPUs are the driver's list in the
+	# gateway (the toolkit's tmpfs, if still there, lists them all): no
+	# container of their own.
+	[[ "$stderr" != *"docker run "* ]]
 	assert_line --regexp '^  PASS  device-request  legacy --gpus: driver=nvidia count=all capabilities=utility,compute,gpu; the gateway sees GPU-[0-9a-f-]+(, GPU-[0-9a-f-]+)*: exactly --gpus all$'
 	assert_line '  PASS  runtime-class   RuntimeClass nvidia, handler nvidia; containerd runs it with /usr/bin/nvidia-container-runtime'
 	assert_line --regexp '^  PASS  device-plugin   DaemonSet nvidia-device-plugin/nvidia-device-plugin: 1/1 pods ready$'
@@ -51,6 +55,26 @@ setup() {
 	run gw_kubectl vg get pods --namespace default -o json
 	run jq -r '[.items[] | select(.metadata.name | startswith("openshell-verify-")) | .status.phase] | join(",")' <<<"$output"
 	assert_output Succeeded,Succeeded
+}
+
+@test "pods the API refuses fail their checks, each with the API's own line, and nothing is left" {
+	# k3s writes RuntimeClass nvidia once; its admission plugin then refuses
+	# every pod that names it (plugin/pkg/admission/runtimeclass).
+	suite_teardown() {
+		docker exec -i openshell-cluster-vg kubectl apply -f - >/dev/null \
+			<<<'{"apiVersion":"node.k8s.io/v1","kind":"RuntimeClass","metadata":{"name":"nvidia"},"handler":"nvidia"}'
+	}
+	gw_kubectl vg delete runtimeclass nvidia >/dev/null
+	run --separate-stderr openshell gateway verify --name vg
+	assert_failure 8
+	assert_line '  FAIL  runtime-class   RuntimeClass nvidia not found (was k3s started with --disable=runtimes?)'
+	refused='is forbidden: pod rejected: RuntimeClass "nvidia" not found$'
+	assert_line --regexp "^  FAIL  smoke-pod       kubectl create of verify's pods failed: Error from server \(Forbidden\): error when creating \"STDIN\": pods \"openshell-verify-[0-9a-f]+\" $refused"
+	assert_line --regexp "^  FAIL  pod-isolation   kubectl create of verify's pods failed: Error from server \(Forbidden\): error when creating \"STDIN\": pods \"openshell-verify-[0-9a-f]+-nogpu\" $refused"
+	pod=$(sed -n 's/^  FAIL  smoke-pod .*pods "\(openshell-verify-[0-9a-f]*\)".*/\1/p' <<<"$output")
+	run gw_kubectl vg get pods "$pod" "$pod-nogpu" --namespace default --ignore-not-found -o name
+	assert_success
+	assert_output ''
 }
 
 @test "a smoke pod that cannot schedule fails with the scheduler's condition" {
