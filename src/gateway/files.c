@@ -57,30 +57,40 @@ static int write_metadata(const struct deploy_opts *o, const char *container, co
 int gateway_write_files(const struct deploy_opts *o, const struct wait_ctx *w, struct start_result *r,
 			os_error *err)
 {
-	static const char *const cat[] = { "cat", K3S_KUBECONFIG_PATH, NULL };
-	cleanup_free char *dir = NULL;
-	cleanup_free char *ctx = gateway_hostname(o->name);
-	cleanup_free char *text = NULL;
-	cleanup_free char *addr = deploy_api_address(o);
-	struct strv args = { 0 };
+	const char *args[] = { "exec", w->container, "cat", K3S_KUBECONFIG_PATH, NULL };
 	struct run_result res = { 0 };
-	size_t len;
 	int rc = -1;
 
-	strv_pushv(&args, (const char *const[]){ "exec", w->container, NULL });
-	strv_pushv(&args, cat);
-	r->server = xasprintf("https://%s", addr);
-	if (gateway_state_dir(o->name, &dir, err) < 0 || mkdir_p(dir, 0700, err) < 0)
-		goto out;
-	r->kubeconfig = xasprintf("%s/kubeconfig", dir);
-	if (docker_run_ok(strv_argv(&args), NULL, 0, wait_call_budget_ms(w), &res, err) < 0) {
+	if (docker_run_ok(args, NULL, 0, wait_call_budget_ms(w), &res, err) < 0) {
 		if (deadline_hit(w, err))
 			wait_timeout_error(w, "the kubeconfig (" K3S_KUBECONFIG_PATH ")", NULL, err);
 		else
 			os_error_wrap(err, "cannot read %s from the gateway", K3S_KUBECONFIG_PATH);
-		goto out;
+	} else {
+		rc = gateway_write_files_from(o, w->container, res.out, r, err);
 	}
-	if (kubeconfig_rewrite(res.out, res.out_len, r->server, ctx, &text, &len, err) < 0 ||
+	run_result_free(&res);
+	return rc;
+}
+
+int gateway_write_files_from(const struct deploy_opts *o, const char *container, const char *k3s_yaml,
+			     struct start_result *r, os_error *err)
+{
+	cleanup_free char *dir = NULL;
+	cleanup_free char *ctx = gateway_hostname(o->name);
+	cleanup_free char *text = NULL;
+	cleanup_free char *addr = deploy_api_address(o);
+	size_t len;
+	int rc = -1;
+
+	free(r->server);
+	free(r->kubeconfig);
+	r->server = xasprintf("https://%s", addr);
+	r->kubeconfig = NULL;
+	if (gateway_state_dir(o->name, &dir, err) < 0 || mkdir_p(dir, 0700, err) < 0)
+		goto out;
+	r->kubeconfig = xasprintf("%s/kubeconfig", dir);
+	if (kubeconfig_rewrite(k3s_yaml, strlen(k3s_yaml), r->server, ctx, &text, &len, err) < 0 ||
 	    write_file_atomic(r->kubeconfig, text, len, 0600, err) < 0)
 		goto out;
 	if (o->update_kubeconfig &&
@@ -88,9 +98,7 @@ int gateway_write_files(const struct deploy_opts *o, const struct wait_ctx *w, s
 		os_error_wrap(err, "cannot update your kubeconfig");
 		goto out;
 	}
-	rc = write_metadata(o, w->container, r, dir, err);
+	rc = write_metadata(o, container, r, dir, err);
 out:
-	run_result_free(&res);
-	strv_free(&args);
 	return rc;
 }

@@ -68,14 +68,25 @@ int wait_running(const struct wait_ctx *w, os_error *err);
  * does at once, before its API is ready); nothing else is waited for. */
 int wait_kubeconfig_written(const struct wait_ctx *w, os_error *err);
 
+/* A file of the container the GPU wait reads in the exec of one of its
+ * watches, ahead of kubectl, and hands to GOT once (DONE then set; TEXT
+ * NULL when missing or empty), before the wait can end: one docker call
+ * fewer than a read of its own. GOT's failure ends the wait. */
+struct wait_file {
+	const char *path;
+	int (*got)(void *ctx, const char *text, os_error *err);
+	void *ctx;
+	int done;
+};
+
 /* RuntimeClass nvidia, the device plugin's pods all ready, and node
  * allocatable nvidia.com/gpu > 0 (or MIG devices of the mixed strategy,
  * nvidia.com/mig-*), or exactly what a --gpu-sharing change makes (WANT,
  * gateway/sharing.h); *gpus receives the count (-1: absent), *mig the MIG
- * resources (mig_resources(), owned). */
+ * resources (mig_resources(), owned). FILE: see above, or NULL. */
 struct sharing_want;
-int wait_gpus(struct wait_ctx *w, const struct sharing_want *want, long long *gpus, struct strv *mig,
-	      os_error *err);
+int wait_gpus(struct wait_ctx *w, const struct sharing_want *want, struct wait_file *file, long long *gpus,
+	      struct strv *mig, os_error *err);
 
 /* Inspect the container into *c (to be freed either way); fail, quoting
  * its last log lines, if it stopped or restarted since the waits began. */

@@ -62,7 +62,8 @@ static void read_node_facts(const cJSON *list, struct gpu_state *g)
 struct gpu_wait {
 	struct wait_ctx *w;
 	struct gpu_state *g;
-	struct kube_watch nodes, sets;
+	struct kube_watch nodes, sets;   /* sets: with FILE, read first */
+	struct wait_file *file;
 	struct run_child *rt_call;   /* a read of containerd's config the watch could not make */
 	int rt_asked;                /* made once the plugin's DaemonSet is there */
 	struct backoff b;
@@ -180,9 +181,12 @@ static int start_watch(struct gpu_wait *gw, struct kube_watch *kw, os_error *err
 {
 	int t = wait_remaining_ms(gw->w) < WATCH_MAX_MS ? wait_remaining_ms(gw->w) : WATCH_MAX_MS;
 
-	/* The config is read with the nodes until it has been. */
+	/* The config is read with the nodes until it has been, the caller's
+	 * file with the DaemonSets. */
 	if (kw == &gw->nodes)
 		kw->file = gw->g->rt.config_read ? NULL : K3S_CONTAINERD_CONFIG;
+	else
+		kw->file = gw->file && !gw->file->done ? gw->file->path : NULL;
 	return kube_watch_start(kw, gw->w->container, t, err);
 }
 
@@ -253,6 +257,17 @@ static int confirm(struct gpu_wait *gw, os_error *err)
 	return !g->stale;
 }
 
+/* The caller's file, once the DaemonSets' exec has read it. */
+static int hand_file(struct gpu_wait *gw, os_error *err)
+{
+	struct wait_file *f = gw->file;
+
+	if (!f || f->done || !gw->sets.file || !gw->sets.file_read)
+		return 0;
+	f->done = 1;
+	return f->got(f->ctx, gw->sets.file_text, err);
+}
+
 /* Serve the log, the watches and the config read until every fact holds. */
 static int serve(struct gpu_wait *gw, os_error *err)
 {
@@ -260,10 +275,12 @@ static int serve(struct gpu_wait *gw, os_error *err)
 		struct run_child *kids[] = { wait_follower(gw->w), gw->nodes.c, gw->sets.c, gw->rt_call };
 		int i, ok;
 
+		if (hand_file(gw, err) < 0)
+			return -1;
 		read_facts(gw);
 		if (runtime_missing(gw->w, gw->g, err) < 0)
 			return -1;
-		if (gpu_ready(gw->g) && (ok = confirm(gw, err)) != 0)
+		if (gpu_ready(gw->g) && (!gw->file || gw->file->done) && (ok = confirm(gw, err)) != 0)
 			return ok < 0 ? -1 : 0;
 		ask_runtime(gw);
 		kids[3] = gw->rt_call;
@@ -307,12 +324,12 @@ static void look_runtime_class(const struct wait_ctx *w, struct gpu_state *g)
 	os_error_clear(&e);
 }
 
-int wait_gpus(struct wait_ctx *w, const struct sharing_want *want, long long *gpus, struct strv *mig,
-	      os_error *err)
+int wait_gpus(struct wait_ctx *w, const struct sharing_want *want, struct wait_file *file, long long *gpus,
+	      struct strv *mig, os_error *err)
 {
 	struct gpu_state g = { .allocatable = -1, .runtime_class = -1, .want_set = want->changed,
 			       .want = want->allocatable, .mps_sharing = want->mps };
-	struct gpu_wait gw = { .w = w, .g = &g, .nodes = { .resource = "nodes" },
+	struct gpu_wait gw = { .w = w, .g = &g, .file = file, .nodes = { .resource = "nodes" },
 			       .sets = { .resource = "daemonsets", .ns = DEVICE_PLUGIN_NAMESPACE },
 			       .next_tick = clock_ms() + GPU_TICK_FIRST_MS, .delay_ms = GPU_TICK_FIRST_MS };
 	int rc = -1;

@@ -20,9 +20,13 @@ setup() {
 # bats test_tags=lane
 @test "start --gpu reaches allocatable GPUs equal to the host's count" {
 	port=$(free_port)
-	run --separate-stderr openshell gateway start --gpu --name t1 --image "$IMAGE" --port "$port"
+	run --separate-stderr openshell -v gateway start --gpu --name t1 --image "$IMAGE" --port "$port"
 	assert_success
 	assert_output --partial "GPUs:        $(sim_gpu_count) allocatable (nvidia.com/gpu)"
+	# k3s.yaml comes in the exec of the GPU wait's DaemonSet watch, ahead of
+	# kubectl: no docker call of its own.
+	[[ "$stderr" == *"openshell /etc/rancher/k3s/k3s.yaml kubectl --request-timeout="*"s get daemonsets "* ]]
+	[[ "$stderr" != *" exec openshell-cluster-t1 cat /etc/rancher/k3s/k3s.yaml"* ]]
 	# The toolkit is there: nothing said of it.
 	[[ "$stderr" != *"NVIDIA Container Toolkit"* ]]
 	assert_output --partial "API:         https://$API_ADDR:$port"

@@ -312,21 +312,35 @@ interrupt_when() {
 	[[ "$stderr" == *"openshell: error: cannot create directory $BATS_TEST_TMPDIR/ro/openshell/locks: Permission denied"* ]]
 }
 
-@test "a full config file system fails clearly and leaves no partial file" {
-	sim_only "mounts a tiny tmpfs on the test machine"
-	full=$BATS_TEST_TMPDIR/full
+# full_config NAME [start args...]: a start whose config file system has
+# no room for a kubeconfig.
+full_config() {
+	local name=$1 full=$BATS_TEST_TMPDIR/full
+	shift
 	mkdir -p "$full"
 	mount -t tmpfs -o size=64k tmpfs "$full"
-	mkdir -p "$full/openshell/locks" "$full/openshell/gateways/fu"
+	mkdir -p "$full/openshell/locks" "$full/openshell/gateways/$name"
 	# Fill it, leaving no room for a kubeconfig.
 	dd if=/dev/zero of="$full/filler" bs=4k 2>/dev/null || true
-	XDG_CONFIG_HOME=$full run --separate-stderr openshell gateway start --name fu --image "$IMAGE" --port "$(free_port)"
+	XDG_CONFIG_HOME=$full run --separate-stderr openshell gateway start --name "$name" --image "$IMAGE" \
+		--port "$(free_port)" "$@"
 	status_was=$status
-	left=$(ls -A "$full/openshell/gateways/fu")
+	left=$(ls -A "$full/openshell/gateways/$name")
 	umount "$full"
 	[ "$status_was" -eq 1 ]
-	[[ "$stderr" == *"gateway 'fu' runs, but its files were not saved"*"cannot write $full/openshell/gateways/fu/"*"No space left on device"* ]]
+	[[ "$stderr" == *"gateway '$name' runs, but its files were not saved"*"cannot write $full/openshell/gateways/$name/"*"No space left on device"* ]]
 	[ -z "$left" ]
+}
+
+@test "a full config file system fails clearly and leaves no partial file" {
+	sim_only "mounts a tiny tmpfs on the test machine"
+	full_config fu
+}
+
+@test "so it does with --gpu, where k3s.yaml comes with the GPU wait's watch" {
+	sim_only "mounts a tiny tmpfs on the test machine"
+	full_config fg --gpu
+	docker rm -f openshell-cluster-fg >/dev/null
 }
 
 @test "a corrupt metadata.json is not trusted, and the next start rewrites it whole" {
