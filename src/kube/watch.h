@@ -12,7 +12,8 @@
  * as it is now (one deleted in between would stay: the objects a wait
  * reads are not deleted while it waits). With a FILE, that file of the
  * container is read in the same docker exec first (kube/kubectl.h,
- * kube_file_split()).
+ * kube_file_split()); with THEN, a script of the caller's runs before
+ * that, the watch following only when it succeeded.
  */
 #ifndef OPENSHELL_KUBE_WATCH_H
 #define OPENSHELL_KUBE_WATCH_H
