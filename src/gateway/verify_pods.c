@@ -447,6 +447,7 @@ const char *verify_pods_look(struct verify_pods *vp, os_error *err)
 void verify_pods_drop(const struct gateway *gw, struct verify_pods *vp)
 {
 	os_error err = { 0 };
+	int refused;
 
 	if (!vp)
 		return;
@@ -455,11 +456,13 @@ void verify_pods_drop(const struct gateway *gw, struct verify_pods *vp)
 	if (vp->watch.c && run_ended(vp->watch.c))
 		kube_watch_end(&vp->watch, &err);
 	os_error_clear(&err);
+	refused = vp->watch.then_error != NULL;
+	kube_watch_free(&vp->watch);
 	/* After a failed create too: a List's create goes on past an item
 	 * the API refused. */
 	if (vp->created && !vp->plan->keep)
 		delete_pods(gw->container, vp);
-	else if (vp->created && !vp->watch.then_error)
+	else if (vp->created && !refused)
 		for (size_t k = 0; k < vp->n; k++)
 			log_info("kept pod %s in namespace %s (--keep)", vp->probes[k].name, SMOKE_NAMESPACE);
 	for (size_t k = 0; k < vp->n; k++)
