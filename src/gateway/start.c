@@ -30,8 +30,8 @@
 #include "gateway/start.h"
 #include "gateway/start_failure.h"
 #include "gateway/start_gpus.h"
+#include "gateway/start_ready.h"
 #include "gateway/wait.h"
-#include "kube/kubeconfig.h"
 #include "kube/objects.h"
 
 /* When --port was not given and the default is taken, try the next ports. */
@@ -391,81 +391,10 @@ out:
 	return rc;
 }
 
-/* The files come after the container runs: a failure to write them (a
- * full or read-only disk) keeps the gateway, and says how to finish.
- * K3S_YAML: its text as the GPU wait read it, or NULL to read it. */
-static int save_files_of(struct start *st, const char *k3s_yaml, os_error *err)
-{
-	if ((k3s_yaml ? gateway_write_files_from(&st->o, st->res, k3s_yaml, st->r, err)
-		      : gateway_write_files(&st->o, &st->w, st->r, err)) == 0)
-		return 0;
-	/* A container that restarted as its kubeconfig was read ("is
-	 * restarting") is that news, not a failure to save. */
-	if (err->code == OS_EXIT_TIMEOUT || signals_pending() || wait_container_news(&st->w, err))
-		return -1;
-	return os_error_wrap(err, "gateway '%s' runs, but its files were not saved (fix that, then rerun 'openshell gateway start --name %s')",
-			     st->o.name, st->o.name);
-}
-
-static int save_files(struct start *st, os_error *err)
-{
-	return save_files_of(st, NULL, err);
-}
-
-static int kubeconfig_got(void *ctx, const char *text, os_error *err)
-{
-	return save_files_of(ctx, text, err);
-}
-
-/* The chart's sharing first: a change makes the plugin register another
- * count. The GPU wait reads k3s.yaml in its DaemonSets' exec, one docker
- * call fewer; when it ended before (a sharing change refused, a timeout,
- * an interrupt: the gateway is kept, and so are its files), they are
- * saved all the same, the first error kept. */
-static int wait_gpus_saving(struct start *st, os_error *err)
-{
-	struct sharing_want want;   /* what a --gpu-sharing change makes */
-	struct wait_file kc = { .path = K3S_KUBECONFIG_PATH, .got = kubeconfig_got, .ctx = st };
-	os_error e = { 0 };
-	int rc = sharing_configure(st->res, st->o.sharing_set ? &st->o.sharing : NULL, st->o.mig,
-				   DEVICE_PLUGIN_RELEASE, st->w.deadline, wait_call_budget_ms(&st->w), &want, err) < 0
-			 ? -1 : wait_gpus(&st->w, &want, &kc, &st->r->gpus, &st->r->mig, err);
-
-	if (rc < 0 && !kc.done) {
-		signals_shield();
-		if (save_files(st, &e) < 0)
-			log_warn("%s", e.msg);
-		signals_unshield();
-	}
-	os_error_clear(&e);
-	return rc;
-}
-
 /* A new gateway: what it needs (--recreate got it already), then its container. */
 static int create_new(struct start *st, os_error *err)
 {
 	return !st->prepared && prepare_new(st, err) < 0 ? -1 : create_container(st, err);
-}
-
-/* Ready once every fact the healthcheck judges is seen, not at Docker's
- * next probe: `status` runs the probe itself while Docker's verdict is
- * still "starting". --no-wait: once k3s has written its kubeconfig. */
-static int wait_ready(struct start *st, os_error *err)
-{
-	if (st->o.no_wait) {
-		if (wait_kubeconfig_written(&st->w, err) < 0)
-			return -1;
-		return save_files(st, err);
-	}
-	if (wait_k3s_api(&st->w, err) < 0)
-		return -1;
-	/* Without --gpu on a kept volume, a GPU run's device plugin must go. */
-	if (!st->o.gpu) {
-		if (save_files(st, err) < 0)
-			return -1;
-		return st->created_volume ? 0 : wait_gpu_release_removed(&st->w, err);
-	}
-	return wait_gpus_saving(st, err);
 }
 
 int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error *err)
@@ -494,7 +423,8 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 	phases_mark(&r->phases, PHASE_CONTAINER);
 	st.w.fresh = st.created_container;
 	st.w.new_volume = st.created_container && st.created_volume;
-	if ((existing && nodes_start_gateway(o->name, err) < 0) || wait_ready(&st, err) < 0 ||
+	if ((existing && nodes_start_gateway(o->name, err) < 0) ||
+	    start_ready(&st.o, &st.w, st.created_volume, r, err) < 0 ||
 	    (existing && !st.o.no_wait && nodes_wait_gateway(o->name, st.res, st.w.deadline, o->timeout_ms, err) < 0))
 		goto out;
 	r->image = xstrdup(st.o.image);
