@@ -176,14 +176,18 @@ class ProcessRun(Run):
 
     def _exited(self, code):
         # The container ends with its main process: the rest of its
-        # process group goes too, and the log is whole before the status.
+        # process group goes too, and the log is whole before the status
+        # (containerd's shim closes the container's IO before it reports
+        # the exit). The readers end at the pipes' EOF, which the kill
+        # brings; on a loaded host that may take a while, so the wait is
+        # long, and bounded only for a process that left the group.
         def finish():
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except OSError:
                 pass
             for r in self._readers:
-                r.join(2)
+                r.join(30)
             code_ = 128 - code if code < 0 else code
             msg = self.termination.message(code_, self.log) if self.termination else None
             self._finish(code_, message=msg)
