@@ -262,10 +262,7 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 	early.look = look;
 	if (gw->mig != MIG_MIXED && !(vp = verify_pods_start(gw, &early, err)))
 		goto out;
-	if (vp)
-		state_look = NULL;
-	else
-		state_look = look;
+	state_look = vp ? NULL : look;
 	if (!(state_call = state_start(gw, state_look, 0, err)))
 		goto out;
 	if (vp && look && (!(looked = verify_pods_look(vp, err)) ||
