@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -199,13 +200,17 @@ int read_file(const char *path, size_t max, char **data, size_t *len, os_error *
 	return 0;
 }
 
-/* An anonymous file: O_TMPFILE where the file system has it, else a
- * mkstemp file unlinked at once. Nothing is left on disk either way. */
+/* An anonymous file: a memfd, which costs no inode of a file system
+ * (on ext4 an O_TMPFILE's inode is allocated and journalled), else
+ * O_TMPFILE where the file system has it, else a mkstemp file unlinked at
+ * once. Nothing is left on disk either way. */
 int anonymous_file(os_error *err)
 {
 	const char *dir = getenv("TMPDIR");
-	int fd;
+	int fd = memfd_create("openshell", MFD_CLOEXEC);
 
+	if (fd >= 0)
+		return fd;
 	if (!dir || !*dir)
 		dir = "/tmp";
 	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);

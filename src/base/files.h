@@ -38,8 +38,9 @@ int write_all(int fd, const char *buf, size_t len);
 int write_file_atomic(const char *path, const char *data, size_t len, mode_t mode,
 		      os_error *err);
 
-/* An anonymous read-write file in $TMPDIR (default /tmp), close-on-exec:
- * O_TMPFILE, or a mkstemp file unlinked at once. Nothing is left on disk. */
+/* An anonymous read-write file, close-on-exec: a memfd, else one in
+ * $TMPDIR (default /tmp), O_TMPFILE or a mkstemp file unlinked at once.
+ * Nothing is left on disk. */
 int anonymous_file(os_error *err);
 
 /* Read a whole (small) file; max bounds what is accepted. */

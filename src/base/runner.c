@@ -76,15 +76,6 @@ static void prepare_child(void *data)
 	close_range(STDERR_FILENO + 1, ~0U, 0);   /* a failure leaves only what exec closes */
 }
 
-static int open_null(os_error *err)
-{
-	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-	if (fd < 0)
-		os_error_set(err, OS_EXIT_FAILURE, "cannot open /dev/null: %s", strerror(errno));
-	return fd;
-}
-
 /* A copy of the caller's descriptor for the child, for libpipeline to
  * close once the child has it: the caller may close its own at once. */
 static int copy_fd(int fd, os_error *err)
@@ -94,6 +85,25 @@ static int copy_fd(int fd, os_error *err)
 	if (copy < 0)
 		os_error_set(err, OS_EXIT_FAILURE, "cannot pass descriptor %d to a command: %s", fd, strerror(errno));
 	return copy;
+}
+
+/* /dev/null, opened once for the process: each open of a device is a
+ * path walk and a device cgroup check, and a start runs nine children. */
+static int dev_null(void)
+{
+	static int fd = -1;
+
+	if (fd < 0)
+		fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	return fd;
+}
+
+/* A /dev/null of the child's own, for libpipeline to close. */
+static int open_null(os_error *err)
+{
+	if (dev_null() < 0)
+		return os_error_set(err, OS_EXIT_FAILURE, "cannot open /dev/null: %s", strerror(errno));
+	return copy_fd(dev_null(), err);
 }
 
 /* stdin for the child: the caller's descriptor, the given bytes in an
@@ -173,7 +183,7 @@ static void read_stderr(int fd, struct run_result *res)
 static void wait_quietly(pipeline *p, int **statuses, int *nstat)
 {
 	int saved = dup(STDERR_FILENO);
-	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	int null = dev_null();
 
 	fflush(stderr);
 	if (saved >= 0 && null >= 0)
@@ -184,8 +194,6 @@ static void wait_quietly(pipeline *p, int **statuses, int *nstat)
 		dup2(saved, STDERR_FILENO);
 	if (saved >= 0)
 		close(saved);
-	if (null >= 0)
-		close(null);
 }
 
 static int decode_status(int raw)
