@@ -1,8 +1,8 @@
 /* base/runner.c - run children through libpipeline, with capture and deadlines.
  *
  * libpipeline forks, execs and reaps; it offers neither a deadline nor
- * stderr capture, so this file adds both: stderr goes to an unlinked
- * temporary file installed by a pre-exec hook, and the wait (run_wait.c)
+ * stderr capture, so this file adds both: stderr goes to an anonymous
+ * file (base/files.h) installed by a pre-exec hook, and the wait (run_wait.c)
  * is bounded by the deadline. This file starts children and reaps them.
  */
 #include "config.h"

@@ -6,8 +6,8 @@
  *   - feeds stdin from spec->input (or /dev/null, so a child never eats
  *     the user's terminal input),
  *   - captures stdout completely (up to RUN_MAX_OUTPUT bytes),
- *   - captures stderr in an unlinked temporary file, to be quoted when the
- *     call fails,
+ *   - captures stderr in an anonymous file (a memfd), to be quoted when
+ *     the call fails,
  *   - enforces spec->timeout_ms: past it the child gets SIGTERM, then
  *     SIGKILL a short grace later, and the call fails naming the command
  *     and the deadline.
