@@ -22,53 +22,54 @@ int kube_request_s(int timeout_ms)
 	return t > 2000 ? (t - 1000) / 1000 : 1;
 }
 
-/* A file read in the same exec, before kubectl: a constant script, the
- * file and kubectl's argv its operands (nothing is parsed by the shell).
- * The mark follows the file's text on a line of its own whether or not
- * the file is there; kubectl's exit status and stderr are the call's. */
-#define READ_FIRST_SCRIPT "cat -- \"$1\" 2>/dev/null; printf '\\n%s\\n' '" KUBE_FILE_MARK "'; shift; exec \"$@\""
-/* The same after a script of the caller's, run in a shell of its own
- * (its first operand), whose output goes ahead of the file's. */
-#define RUN_READ_FIRST_SCRIPT "sh -c \"$1\"; shift; " READ_FIRST_SCRIPT
-/* A script of the caller's whose success kubectl waits for: its failure
- * ends the call with its status and stderr, its success is a line of its
- * own ahead of what follows. */
-#define THEN_SCRIPT "sh -c \"$1\" || exit; echo '" KUBE_THEN_MARK "'; shift; "
+/* What may run ahead of kubectl in its exec, as one constant script whose
+ * parts each take their operand in turn (nothing of it is parsed by the
+ * shell) and end by exec'ing kubectl's argv, the operands that remain.
+ * THEN: a script of the caller's whose success kubectl waits for; its
+ * failure ends the call with its status and stderr, its success is a line
+ * of its own ahead of what follows. BEFORE: a script of the caller's, in
+ * a shell of its own, whose output goes ahead of the file's. FILE: read
+ * in the same exec; the mark follows its text on a line of its own whether
+ * or not the file is there. kubectl's exit status and stderr are the
+ * call's. */
+#define THEN_PART "sh -c \"$1\" || exit; echo '" KUBE_THEN_MARK "'; shift; "
+#define BEFORE_PART "sh -c \"$1\"; shift; "
+#define FILE_PART "cat -- \"$1\" 2>/dev/null; printf '\\n%s\\n' '" KUBE_FILE_MARK "'; shift; "
 
-static void exec_argv_s(const char *ctr, const char *before, const char *file, int interactive, int request_s,
-			struct strv *argv)
+struct ahead {
+	const char *then, *before, *file;
+	int interactive;   /* keep stdin open: apply -f -, or THEN's input */
+};
+
+static void exec_argv_s(const char *ctr, const struct ahead *a, int request_s, struct strv *argv)
 {
 	strv_push(argv, "exec");
-	if (interactive)
-		strv_push(argv, "--interactive");   /* keep stdin open for apply -f - */
+	if (a->interactive)
+		strv_push(argv, "--interactive");
 	strv_push(argv, ctr);
-	if (before)
-		strv_pushv(argv, (const char *const[]){ "sh", "-c", RUN_READ_FIRST_SCRIPT, "openshell", before, file, NULL });
-	else if (file)
-		strv_pushv(argv, (const char *const[]){ "sh", "-c", READ_FIRST_SCRIPT, "openshell", file, NULL });
+	if (a->then || a->before || a->file) {
+		const char *operands[] = { a->then, a->before, a->file };
+		cleanup_free char *script = xasprintf("%s%s%sexec \"$@\"", a->then ? THEN_PART : "",
+						      a->before ? BEFORE_PART : "", a->file ? FILE_PART : "");
+
+		strv_pushv(argv, (const char *const[]){ "sh", "-c", script, "openshell", NULL });
+		for (size_t i = 0; i < sizeof(operands) / sizeof(operands[0]); i++)
+			if (operands[i])
+				strv_push(argv, operands[i]);
+	}
 	strv_push(argv, "kubectl");
 	strv_pushf(argv, "--request-timeout=%ds", request_s);
 }
 
 static void exec_argv(const char *ctr, const char *file, int interactive, int timeout_ms, struct strv *argv)
 {
-	exec_argv_s(ctr, NULL, file, interactive, kube_request_s(timeout_ms), argv);
+	exec_argv_s(ctr, &(struct ahead){ .file = file, .interactive = interactive }, kube_request_s(timeout_ms), argv);
 }
 
 void kube_exec_argv(const char *ctr, const char *then, const char *file, int request_s, struct strv *argv)
 {
-	if (!then) {
-		exec_argv_s(ctr, NULL, file, 0, request_s, argv);
-		return;
-	}
-	/* Its stdin is the call's: the exec keeps it open. */
-	strv_pushv(argv, (const char *const[]){ "exec", "--interactive", ctr, "sh", "-c", NULL });
-	if (file)
-		strv_pushv(argv, (const char *const[]){ THEN_SCRIPT READ_FIRST_SCRIPT, "openshell", then, file, NULL });
-	else
-		strv_pushv(argv, (const char *const[]){ THEN_SCRIPT "exec \"$@\"", "openshell", then, NULL });
-	strv_push(argv, "kubectl");
-	strv_pushf(argv, "--request-timeout=%ds", request_s);
+	/* THEN's stdin is the call's: the exec keeps it open. */
+	exec_argv_s(ctr, &(struct ahead){ .then = then, .file = file, .interactive = then != NULL }, request_s, argv);
 }
 
 const char *kube_file_split(const char *out, char **file)
@@ -242,7 +243,7 @@ struct run_child *kube_get_start(const char *ctr, const char *before, const char
 	struct run_child *c;
 
 	get_argv(resource, NULL, ns, all_namespaces, &args);
-	exec_argv_s(ctr, before, file, 0, kube_request_s(timeout_ms), &argv);
+	exec_argv_s(ctr, &(struct ahead){ .before = before, .file = file }, kube_request_s(timeout_ms), &argv);
 	strv_pushv(&argv, strv_argv(&args));
 	c = docker_start(strv_argv(&argv), &spec, err);
 	strv_free(&args);
