@@ -488,6 +488,12 @@ static void test_unwatched(void)
 	struct rlimit old, one;
 	os_error err = { 0 };
 
+	/* valgrind keeps a program's RLIMIT_NOFILE to itself (the kernel's
+	 * stays as it was), so that no poll() fails for it. */
+	if (getenv("OPENSHELL_VALGRIND") && !strcmp(getenv("OPENSHELL_VALGRIND"), "1")) {
+		tap_skip(4, "under valgrind, which does not pass RLIMIT_NOFILE to the kernel");
+		return;
+	}
 	kids[0] = run_start(&spec, &err);
 	ok(kids[0] != NULL, "a child starts");
 	getrlimit(RLIMIT_NOFILE, &old);
