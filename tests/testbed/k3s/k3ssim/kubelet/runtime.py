@@ -177,8 +177,8 @@ class ProcessRun(Run):
     def _exited(self, code):
         # The container ends with its main process: the rest of its
         # process group goes too, and the log is whole before the status
-        # (containerd's shim closes the container's IO before it reports
-        # the exit). The readers end at the pipes' EOF, which the kill
+        # (containerd's CRI plugin, handleContainerExit, updates the
+        # status only after the task's delete has drained the IO). The readers end at the pipes' EOF, which the kill
         # brings; on a loaded host that may take a while, so the wait is
         # long, and bounded only for a process that left the group.
         def finish():
