@@ -244,8 +244,9 @@ int docker_stream(const char *const *args, const struct docker_stream_opts *o, s
 
 int docker_says_missing(const char *text)
 {
-	/* Daemons word a missing network "network X not found". */
-	return strstr(text, "No such container") || strstr(text, "No such object") ||
+	/* Daemons word a missing network "network X not found"; the CLI
+	 * words a name no type has "error: no such object" from v29 on. */
+	return strstr(text, "No such container") || strcasestr(text, "No such object") ||
 	       strstr(text, "No such image") || strstr(text, "No such network") ||
 	       strstr(text, "no such volume") || strstr(text, "No such volume") ||
 	       (strstr(text, "network ") && strstr(text, " not found"));

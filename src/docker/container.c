@@ -219,6 +219,11 @@ enum owner container_owner(const struct gw_container *c, const char *gateway)
 	return c->exists ? labels_owner(c->managed_by, c->gateway, gateway) : OWNER_ABSENT;
 }
 
+enum owner docker_labels_owner(const cJSON *labels, const char *gateway)
+{
+	return labels_owner(json_str(labels, LABEL_MANAGED), json_str(labels, LABEL_GATEWAY), gateway);
+}
+
 int docker_object_owner(const char *type, const char *object, const char *gateway, int timeout_ms,
 			enum owner *out, os_error *err)
 {
@@ -235,7 +240,7 @@ int docker_object_owner(const char *type, const char *object, const char *gatewa
 	/* An object without labels prints null: simply not ours. */
 	if (!(labels = json_parse(res.out, res.out_len, "docker inspect output", err)))
 		goto out;
-	*out = labels_owner(json_str(labels, LABEL_MANAGED), json_str(labels, LABEL_GATEWAY), gateway);
+	*out = docker_labels_owner(labels, gateway);
 	rc = 0;
 out:
 	cJSON_Delete(labels);

@@ -64,6 +64,9 @@ int container_probe_health(const char *name, const struct gw_container *c, char 
  * when it does not exist. */
 enum owner container_owner(const struct gw_container *c, const char *gateway);
 
+/* Whose an object with LABELS (an object, or null: none) is, by the same rule. */
+enum owner docker_labels_owner(const cJSON *labels, const char *gateway);
+
 /* Whose a network or volume is, by the same rule. */
 int docker_object_owner(const char *type, const char *object, const char *gateway, int timeout_ms,
 			enum owner *out, os_error *err);

@@ -30,6 +30,7 @@
 #include "gateway/start.h"
 #include "gateway/start_failure.h"
 #include "gateway/start_gpus.h"
+#include "gateway/start_look.h"
 #include "gateway/start_ready.h"
 #include "gateway/wait.h"
 #include "kube/objects.h"
@@ -52,6 +53,7 @@ struct start {
 	int prepared;              /* prepare_new() succeeded */
 	struct daemon_gpus dg;     /* the daemon's GPU paths, with --gpu */
 	struct docker_daemon daemon;   /* which daemon docker talks to, and where */
+	struct start_look look;    /* what the first look found beside the container */
 };
 
 /* --- a: preflight ------------------------------------------------------ */
@@ -90,8 +92,9 @@ static int prepare_new(struct start *st, os_error *err)
 {
 	int present, looked = 0;
 
-	if (reach_check(&st->o, &st->daemon, err) < 0 ||
-	    gpu_mode_choose(&st->o, &st->dg, err) < 0 ||
+	if (reach_check(&st->o, &st->daemon, err) < 0 || gpu_mode_choose(&st->o, &st->dg, err) < 0)
+		return -1;
+	if ((present = start_look_image(&st->look, st->o.image)) == LOOK_NOT_KNOWN &&
 	    image_present(st->o.image, st->w.deadline, &present, err) < 0)
 		return -1;
 	if (!present && (start_gpus_precheck(&st->o, &st->dg, wait_call_budget_ms(&st->w), &looked, err) < 0 ||
@@ -100,6 +103,9 @@ static int prepare_new(struct start *st, os_error *err)
 		return -1;
 	if (!present && !st->o.image_named)
 		st->w.deadline = clock_ms() + st->o.timeout_ms;
+	/* A build or pull takes minutes: what the first look found is old. */
+	if (!present)
+		start_look_forget(&st->look);
 	phases_mark(&st->r->phases, PHASE_IMAGE);
 	st->prepared = start_gpus_check(&st->o, &st->dg, looked, wait_call_budget_ms(&st->w), err) == 0;
 	return st->prepared ? 0 : -1;
@@ -123,8 +129,8 @@ static int remove_gateway(struct start *st, int container_exists, os_error *err)
 	const char *rmnet[] = { "network", "rm", st->res, NULL };
 	enum owner vol, net;
 
-	if (docker_object_owner("volume", st->res, st->o.name, wait_call_budget_ms(&st->w), &vol, err) < 0 ||
-	    docker_object_owner("network", st->res, st->o.name, wait_call_budget_ms(&st->w), &net, err) < 0)
+	if (start_look_owner(&st->look, "volume", wait_call_budget_ms(&st->w), &vol, err) < 0 ||
+	    start_look_owner(&st->look, "network", wait_call_budget_ms(&st->w), &net, err) < 0)
 		return -1;
 	if (vol == OWNER_FOREIGN)
 		return refuse_foreign("volume", st, err);
@@ -141,6 +147,7 @@ static int remove_gateway(struct start *st, int container_exists, os_error *err)
 	if (net == OWNER_OURS && docker_ok(rmnet, wait_call_budget_ms(&st->w), err) < 0)
 		return os_error_wrap(err, "cannot remove the old network");
 	st->removed_old = 1;
+	st->look.net_owner = st->look.vol_owner = OWNER_ABSENT;
 	log_step_done(1);
 	return 0;
 }
@@ -205,11 +212,14 @@ static int resume(struct start *st, os_error *err)
 /* 1: reuse (running or resumed), 0: create anew, -1: error. */
 static int reconcile_existing(struct start *st, os_error *err)
 {
-	struct gw_container c;
+	struct gw_container c = { 0 };
 	int rc = -1;
 
-	if ((st->o.recreate && nodes_refuse_recreate(st->o.name, err) < 0) || container_inspect(st->res, &c, err) < 0)
+	if ((st->o.recreate && nodes_refuse_recreate(st->o.name, err) < 0) ||
+	    start_look(st->res, st->o.name, st->o.image, wait_call_budget_ms(&st->w), &st->look, &c, err) < 0) {
+		container_free(&c);
 		return -1;
+	}
 	if (!c.exists) {
 		/* A volume or network left without its container is old state too. */
 		rc = st->o.recreate && (prepare_new(st, err) < 0 || remove_gateway(st, 0, err) < 0) ? -1 : 0;
@@ -274,7 +284,7 @@ static int check_volume(struct start *st, os_error *err)
 {
 	enum owner owner;
 
-	if (docker_object_owner("volume", st->res, st->o.name, wait_call_budget_ms(&st->w), &owner, err) < 0)
+	if (start_look_owner(&st->look, "volume", wait_call_budget_ms(&st->w), &owner, err) < 0)
 		return -1;
 	if (owner == OWNER_FOREIGN)
 		return refuse_foreign("volume", st, err);

@@ -183,11 +183,11 @@ toolkit_procfs() {
 	# The probe container is gone too.
 	run docker ps -aq --filter label=org.openshell.managed-by=openshell-gpu-probe
 	assert_output ''
-	# The image here: its inspect, then the one look, and no other docker call.
+	# The image here: one inspect of the gateway's name and the image, then the one look, no other call.
 	run --separate-stderr openshell -v gateway start --gpus $((n + 1)) --name nope --image "$IMAGE"
 	assert_failure 1
 	run sed -n 's/^openshell: + [^ ]*docker \([a-z]*\) \([^ ]*\).*/\1 \2/p' <<<"$stderr"
-	assert_output "$(printf '%s\n' 'info --format' 'inspect --type=container' 'image inspect' 'run --rm')"
+	assert_output "$(printf '%s\n' 'info --format' 'inspect --' 'run --rm')"
 }
 
 # The default image's build by a start: from the stand-ins' recipe, with BuildKit.

@@ -368,6 +368,49 @@ full_config() {
 	docker rm -f openshell-cluster-foreign >/dev/null
 }
 
+# What start's first look (one untyped docker inspect) found stands in for
+# the typed inspects: each answer docker can give for the gateway's name.
+@test "a volume or network of the name that openshell did not make is refused by start and left as it was" {
+	ours=(--label org.openshell.managed-by=openshell)
+	# A foreign volume alone: the look's answer is the volume.
+	docker volume create openshell-cluster-fx >/dev/null
+	run --separate-stderr openshell gateway start --name fx --image "$IMAGE" --port "$(free_port)"
+	assert_failure 6
+	[[ "$stderr" == *"volume openshell-cluster-fx exists but was not created by openshell"*"; remove or rename it first"* ]]
+	docker volume inspect openshell-cluster-fx >/dev/null
+	run docker network ls -q --filter name=^openshell-cluster-fx$
+	assert_output ''
+	# With a network of ours beside it, the look sees the network first: the volume is asked after.
+	docker network create "${ours[@]}" --label org.openshell.gateway=fx openshell-cluster-fx >/dev/null
+	run --separate-stderr openshell gateway start --name fx --image "$IMAGE" --port "$(free_port)"
+	assert_failure 6
+	[[ "$stderr" == *"volume openshell-cluster-fx exists but was not created by openshell"* ]]
+	docker network inspect openshell-cluster-fx >/dev/null   # not this run's: kept
+	run docker ps -aq --filter name=^openshell-cluster-fx$
+	assert_output ''
+	docker volume rm openshell-cluster-fx >/dev/null
+	docker network rm openshell-cluster-fx >/dev/null
+	# Another gateway's network: refused, and no volume made.
+	docker network create "${ours[@]}" --label org.openshell.gateway=other openshell-cluster-fn >/dev/null
+	run --separate-stderr openshell gateway start --name fn --image "$IMAGE" --port "$(free_port)"
+	assert_failure 6
+	[[ "$stderr" == *"network openshell-cluster-fn exists but was not created by openshell"* ]]
+	run docker volume ls -q --filter name=^openshell-cluster-fn$
+	assert_output ''
+	docker network rm openshell-cluster-fn >/dev/null
+	assert_no_gateway_resources fn
+}
+
+@test "an image named as the gateway's container does not hide that there is none" {
+	docker tag "$IMAGE" openshell-cluster-fi
+	run --separate-stderr openshell gateway start --name fi --image "$IMAGE" --port "$(free_port)" --no-wait
+	docker image rm openshell-cluster-fi >/dev/null
+	assert_success
+	[[ "$stderr" == *"creating gateway 'fi'"* ]]
+	openshell -q gateway destroy --name fi --yes
+	assert_no_gateway_resources fi
+}
+
 @test "--recreate with only the volume or the network left starts fresh, reusing neither" {
 	sim_busybox_image rel-bb
 	labels=(--label org.openshell.managed-by=openshell --label org.openshell.gateway=ov)

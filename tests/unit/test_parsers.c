@@ -11,6 +11,7 @@
 #include "base/xalloc.h"
 #include "docker/client.h"
 #include "docker/container.h"
+#include "docker/inspect_any.h"
 #include "kube/kubectl.h"
 #include "kube/objects.h"
 #include "tap.h"
@@ -248,6 +249,83 @@ static void test_says_missing(void)
 	ok(!docker_says_missing("permission denied while trying to connect to the Docker daemon socket\n"),
 	   "permission denied is not 'missing'");
 	ok(!docker_says_missing(""), "empty stderr is not 'missing'");
+	ok(docker_says_missing("error: no such object: openshell-cluster-x\n"), "no such object (the v29 CLI)");
+}
+
+/* ---- untyped docker inspect ---------------------------------------------- */
+
+/* Each type's answer trimmed to a few of its fields, in docker's layout. */
+#define OBJ_CONTAINER "{\"Id\":\"4f0c3d2a\",\"Name\":\"/openshell-cluster-x\",\"State\":{\"Status\":\"exited\"," \
+	"\"Running\":false},\"HostConfig\":{\"Privileged\":true},\"Config\":{\"Image\":\"openshell-cluster:sim\"}}"
+#define OBJ_IMAGE "{\"Id\":\"sha256:dbc6b239\",\"RepoTags\":[\"openshell-cluster:sim\"],\"Config\":{\"Labels\":null}," \
+	"\"RootFS\":{\"Type\":\"layers\",\"Layers\":[]}}"
+#define OBJ_NETWORK "{\"Name\":\"openshell-cluster-x\",\"Id\":\"9e1b\",\"Scope\":\"local\",\"Driver\":\"bridge\"," \
+	"\"IPAM\":{\"Driver\":\"default\",\"Config\":[]},\"Labels\":{\"org.openshell.gateway\":\"x\"}}"
+#define OBJ_VOLUME "{\"CreatedAt\":\"2026-12-03T22:30:00Z\",\"Driver\":\"local\",\"Labels\":null," \
+	"\"Mountpoint\":\"/var/lib/docker/volumes/openshell-cluster-x/_data\",\"Name\":\"openshell-cluster-x\"," \
+	"\"Options\":null,\"Scope\":\"local\"}"
+
+static const char *const two[] = { "openshell-cluster-x", "openshell-cluster:sim" };
+
+static void found(const char *out, const char *errtext, enum docker_kind k0, enum docker_kind k1, const char *what)
+{
+	struct docker_found f[2];
+	os_error err = { 0 };
+	int rc = docker_found_parse(two, 2, out, strlen(out), errtext, f, &err);
+
+	is_int(rc, 0, what);
+	if (rc < 0)
+		printf("#   %s\n", err.msg);
+	is_int(f[0].kind, k0, "  the gateway's name");
+	is_int(f[1].kind, k1, "  the image's");
+	ok((f[0].obj != NULL) == (k0 != DOCKER_MISSING) && (f[1].obj != NULL) == (k1 != DOCKER_MISSING),
+	   "  an object for each name found, none for the missing");
+	docker_found_free(f, 2);
+	os_error_clear(&err);
+}
+
+static void unmatched(const char *out, const char *errtext, const char *want_in, const char *what)
+{
+	struct docker_found f[2];
+	os_error err = { 0 };
+
+	is_int(docker_found_parse(two, 2, out, strlen(out), errtext, f, &err), -1, what);
+	ok(err.msg && strstr(err.msg, want_in), "  says: %s", want_in);
+	ok(!f[0].obj && !f[1].obj, "  and holds no object");
+	docker_found_free(f, 2);
+	os_error_clear(&err);
+}
+
+static void test_inspect_any(void)
+{
+	found("[" OBJ_IMAGE "]", "Error: No such object: openshell-cluster-x\n", DOCKER_MISSING, DOCKER_IMAGE,
+	      "no container, the image here");
+	found("[]", "error: no such object: openshell-cluster-x\nerror: no such object: openshell-cluster:sim\n",
+	      DOCKER_MISSING, DOCKER_MISSING, "neither, as the v29 CLI words it");
+	found("", "Error: No such object: openshell-cluster-x\nError: No such object: openshell-cluster:sim\n",
+	      DOCKER_MISSING, DOCKER_MISSING, "neither, nothing on stdout");
+	found("[" OBJ_CONTAINER "," OBJ_IMAGE "]", "", DOCKER_CONTAINER, DOCKER_IMAGE, "container and image");
+	found("[" OBJ_NETWORK "]", "Error: No such object: openshell-cluster:sim\n", DOCKER_NETWORK, DOCKER_MISSING,
+	      "a network of the name, no image");
+	found("[" OBJ_VOLUME "," OBJ_CONTAINER "]", "", DOCKER_VOLUME, DOCKER_CONTAINER,
+	      "a volume of the name; a container where the image was asked for");
+	found("[" OBJ_IMAGE ",{\"Name\":\"p\",\"Enabled\":true}]", "", DOCKER_IMAGE, DOCKER_OTHER,
+	      "an image of the gateway's name; a plugin");
+	unmatched("[" OBJ_IMAGE "]", "", "1 object(s) for 2 name(s)", "one object for two names found");
+	unmatched("[" OBJ_IMAGE "," OBJ_IMAGE "]", "Error: No such object: openshell-cluster-x\n",
+		  "2 object(s) for 1 name(s)", "two objects where one name was missing");
+	unmatched("{}", "", "-1 object(s)", "not an array");
+	unmatched("[{", "", "docker inspect output", "cut short");
+
+	/* The same name twice, missing: docker says so twice. */
+	const char *const same[] = { "openshell-cluster-x", "openshell-cluster-x" };
+	struct docker_found f[2];
+	os_error err = { 0 };
+	is_int(docker_found_parse(same, 2, "[]", 2, "Error: No such object: openshell-cluster-x\n"
+			"Error: No such object: openshell-cluster-x\n", f, &err), 0, "one name twice, missing");
+	ok(f[0].kind == DOCKER_MISSING && f[1].kind == DOCKER_MISSING, "  missing both times");
+	docker_found_free(f, 2);
+	os_error_clear(&err);
 }
 
 /* ---- kubectl JSON -------------------------------------------------------- */
@@ -536,6 +614,7 @@ int main(void)
 	test_inspect_variants();
 	test_inspect_malformed();
 	test_says_missing();
+	test_inspect_any();
 	test_nodes();
 	test_nodes_capacity();
 	test_mixed_list();
