@@ -64,7 +64,8 @@ int docker_found_parse(const char *const *names, size_t n, const char *out, size
 	missing_names(errtext, &missing);
 	for (size_t i = 0; i < n; i++)
 		want += !strv_has(&missing, names[i]);
-	/* Nothing found prints an empty array; an older CLI may print nothing. */
+	/* Nothing found prints an empty array (docker/cli cli/command/inspect/
+	 * inspector.go, Flush); no output at all reads the same. */
 	if (want == 0 && out_len == 0) {
 		rc = 0;
 		goto out;

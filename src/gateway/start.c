@@ -147,7 +147,7 @@ static int remove_gateway(struct start *st, int container_exists, os_error *err)
 	if (net == OWNER_OURS && docker_ok(rmnet, wait_call_budget_ms(&st->w), err) < 0)
 		return os_error_wrap(err, "cannot remove the old network");
 	st->removed_old = 1;
-	st->look.net_owner = st->look.vol_owner = OWNER_ABSENT;
+	start_look_forget(&st->look);
 	log_step_done(1);
 	return 0;
 }

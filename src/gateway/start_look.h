@@ -42,7 +42,8 @@ int start_look_image(const struct start_look *l, const char *image);
  * it, else asked now. */
 int start_look_owner(const struct start_look *l, const char *type, int timeout_ms, enum owner *out, os_error *err);
 
-/* Its network and volume are not as they were (a long build, a removal). */
+/* Its network and volume may not be as they were (a long build, a
+ * removal): asked again when next wanted. */
 void start_look_forget(struct start_look *l);
 
 #endif

@@ -178,9 +178,10 @@ class ProcessRun(Run):
         # The container ends with its main process: the rest of its
         # process group goes too, and the log is whole before the status
         # (containerd's CRI plugin, handleContainerExit, updates the
-        # status only after the task's delete has drained the IO). The readers end at the pipes' EOF, which the kill
-        # brings; on a loaded host that may take a while, so the wait is
-        # long, and bounded only for a process that left the group.
+        # status only after the task's delete has drained the IO). The
+        # readers end at the pipes' EOF, which the kill brings; on a
+        # loaded host that may take a while, so the wait is long, and
+        # bounded only for a process that left the group.
         def finish():
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
