@@ -154,7 +154,7 @@ static int remove_agents(const struct plan *p, os_error *err)
 /* Container first: the network and volume cannot go while it uses them. */
 static int destroy(const struct plan *p, int keep_volume, os_error *err)
 {
-	const char *rm[] = { "rm", "--force", p->res, NULL };
+	const char *rm[] = { DOCKER_RM, p->res, NULL };
 	const char *rmnet[] = { "network", "rm", p->res, NULL };
 	const char *rmvol[] = { "volume", "rm", p->res, NULL };
 

@@ -16,6 +16,15 @@
 #include "base/strv.h"
 #include "base/names.h"
 
+/* The argv head of `docker rm` for a gateway's or an agent's container:
+ * forced, so a running one goes too, and with its anonymous volumes. The
+ * image's VOLUME lines make one for each path no mount covers at every run
+ * (moby daemon/create_unix.go, createContainerOSSpecificSettings), and a
+ * removal without --volumes leaves each behind, unreferenced, with a node's
+ * state in it. Named volumes stay (moby daemon/delete.go); removing the
+ * gateway's own volume is each caller's decision. */
+#define DOCKER_RM "rm", "--force", "--volumes"
+
 struct gw_container {
 	int exists;
 	char *id;

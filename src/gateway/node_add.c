@@ -366,7 +366,7 @@ static int record(struct add *a, os_error *err)
 /* Undo what this run made, the node's side first; failures only warn. */
 static void rollback(struct add *a)
 {
-	const char *rm[] = { "rm", "--force", a->res, NULL };
+	const char *rm[] = { DOCKER_RM, a->res, NULL };
 	const char *rmvol[] = { "volume", "rm", "--force", a->res, NULL };
 	const char *del[] = { "delete", "node", a->o->node, "--ignore-not-found", NULL };
 	struct run_result res = { 0 };

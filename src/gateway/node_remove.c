@@ -9,6 +9,7 @@
 #include "base/strv.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
+#include "docker/container.h"
 #include "docker/daemon.h"
 #include "gateway/node_remove.h"
 #include "kube/kubectl.h"
@@ -69,7 +70,7 @@ static int remove_each(const char *const *rm, char *ids, const char *const *env,
 
 int node_agent_remove(const struct node_record *r, int *removed, os_error *err)
 {
-	static const char *const rm[] = { "rm", "--force", NULL };
+	static const char *const rm[] = { DOCKER_RM, NULL };
 	static const char *const rmvol[] = { "volume", "rm", "--force", NULL };
 	struct strv env = { 0 };
 	cleanup_free char *ctrs = NULL, *vols = NULL;

@@ -124,7 +124,7 @@ static int refuse_foreign(const char *type, const struct start *st, os_error *er
  * Each must be ours: a foreign one of the name stops it. */
 static int remove_gateway(struct start *st, int container_exists, os_error *err)
 {
-	const char *rm[] = { "rm", "--force", "--volumes", st->res, NULL };
+	const char *rm[] = { DOCKER_RM, st->res, NULL };
 	const char *rmvol[] = { "volume", "rm", st->res, NULL };
 	const char *rmnet[] = { "network", "rm", st->res, NULL };
 	enum owner vol, net;
@@ -256,7 +256,7 @@ static int reconcile_existing(struct start *st, os_error *err)
  * calls get a budget of their own. */
 static void rollback(struct start *st)
 {
-	const char *rm[] = { "rm", "--force", st->res, NULL };
+	const char *rm[] = { DOCKER_RM, st->res, NULL };
 	const char *rmvol[] = { "volume", "rm", "--force", st->res, NULL };
 	const char *rmnet[] = { "network", "rm", st->res, NULL };
 	int t = cleanup_budget_ms();
@@ -359,7 +359,7 @@ static int run_once(struct start *st, os_error *err)
 	if (res.status == 0) {
 		rc = 0;
 	} else if (!st->o.port_set && start_port_taken(res.err)) {
-		const char *rm[] = { "rm", "--force", st->res, NULL };
+		const char *rm[] = { DOCKER_RM, st->res, NULL };
 		rc = docker_ok(rm, wait_call_budget_ms(&st->w), err) < 0 ? -1 : 1;
 		st->created_container = rc < 0;
 	} else {

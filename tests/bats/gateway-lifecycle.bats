@@ -197,6 +197,30 @@ container,daemon_error,docker_context,docker_endpoint,gpu,gpu_mode,gpus,kubeconf
 	assert_failure 1
 }
 
+@test "volumes balance: start, stop, start, --recreate, a rolled-back start and destroy leave none behind" {
+	# The image's VOLUME lines give each container an anonymous volume for
+	# every path no mount covers (moby's own doing, at each run): the
+	# container's removal must take them, or each cycle leaves a node's state.
+	before=$(docker volume ls -q | sort)
+	port=$(free_port)
+	openshell -q gateway start --name vb --image "$IMAGE" --port "$port" --no-wait
+	anon=$(docker inspect openshell-cluster-vb --format '{{range .Mounts}}{{if eq .Type "volume"}}{{.Name}} {{end}}{{end}}')
+	assert_equal "$(wc -w <<<"$anon")" 4
+	openshell -q gateway stop --name vb
+	openshell -q gateway start --name vb --image "$IMAGE" --port "$port" --no-wait
+	openshell -q gateway start --name vb --image "$IMAGE" --port "$port" --no-wait --recreate
+	for v in $anon; do
+		run docker volume inspect "$v"
+		[[ $v == openshell-cluster-vb ]] || assert_failure
+	done
+	# Refused at its docker run, after the container (and its volumes) were made.
+	run --separate-stderr openshell gateway start --name vb2 --image "$IMAGE" --port "$port" --no-wait
+	assert_failure 1
+	assert_no_gateway_resources vb2
+	openshell -q gateway destroy --name vb --yes
+	assert_equal "$(docker volume ls -q | sort)" "$before"
+}
+
 @test "stop of an unknown gateway exits 5" {
 	run --separate-stderr openshell gateway stop --name nosuch
 	assert_failure 5
