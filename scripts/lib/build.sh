@@ -10,7 +10,8 @@
 # openshell's --json against doc/openshell.schema.json), and the test bed
 # (busybox-static for images, jq for the runtime shim and the suites, zstd
 # for the airgap tarball, python3 with PyYAML and openssl that the k3s
-# stand-in runs on, nsenter from util-linux, ss from iproute2, OpenSSH for
+# stand-in runs on, nsenter from util-linux, ss from iproute2, iptables for
+# the sim hosts' links (tests/testbed/host/sim-netns), OpenSSH for
 # the remote lane (tests/testbed/sim-sshd); npm, when none is on PATH, and
 # unzip fetch the real kubectl). The test bed's Docker engine is apart
 # (engine_commands). `install_packages build` installs only what the build
@@ -22,7 +23,7 @@ build_packages=(
 )
 packages=(
 	"${build_packages[@]}"
-	busybox-static zstd util-linux coreutils
+	busybox-static zstd util-linux coreutils iptables
 	shellcheck valgrind unzip python3 python3-yaml openssl gnuplot-nox openssh-server openssh-client
 )
 

@@ -416,6 +416,12 @@ poll() {
 	sim_docker gpu-b network create test >/dev/null
 	poll 20 reach --network host
 	poll 20 reach --network test
+	# The container's own address, on this machine's bridge network, is not on the LAN: a
+	# machine apart has no route to it, as it has none to another Docker host's containers.
+	ip=$(docker inspect "$web" --format '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}')
+	run sim_docker gpu-b run --rm --network host "$IMG" nc -w 5 "$ip" 8080 </dev/null
+	assert_failure
+	assert_output --partial "No route to host"
 	docker rm -f "$web" >/dev/null
 	docker network rm own-network-test >/dev/null
 	# This machine reaches what it publishes, at its address.
