@@ -25,7 +25,7 @@
 #include "gateway/start.h"
 
 enum { OPT_NAME = 256, OPT_GPU, OPT_GPUS, OPT_GPU_SHARING, OPT_GPU_MODE, OPT_MIG_STRATEGY, OPT_PORT, OPT_BIND, OPT_IMAGE, OPT_RECREATE, OPT_TIMEOUT,
-       OPT_NO_WAIT, OPT_JSON, OPT_UPDATE_KUBECONFIG, OPT_NO_BUILD, OPT_TLS_SAN };
+       OPT_NO_WAIT, OPT_JSON, OPT_UPDATE_KUBECONFIG, OPT_NO_BUILD, OPT_TLS_SAN, OPT_ADVERTISE };
 
 static const char *const gpu_mode_words[] = { "auto", "cdi", "legacy", NULL };
 static const char *const mig_words[] = { "none", "single", "mixed", NULL };
@@ -92,6 +92,12 @@ static const struct cli_opt start_opts[] = {
 	  "kubeconfig's server",
 	  .value = CLI_VALUE_TEXT,
 	  .repeatable = 1 },
+	{ .name = "advertise-address", .key = OPT_ADVERTISE,
+	  .arg = "ADDR",
+	  .help = "the IP address agents on other hosts reach this gateway's API at, which its k3s advertises to them "
+	  "(default: the API's address when it is an IP address other than loopback: --bind, or with a wildcard "
+	  "--bind the first --tls-san)",
+	  .value = CLI_VALUE_TEXT },
 	{ .name = "image", .key = OPT_IMAGE,
 	  .arg = "REF",
 	  .help = "cluster image (default: $OPENSHELL_CLUSTER_IMAGE, else " IMAGE_DEFAULT_TAG ", which 'openshell image "
@@ -180,6 +186,7 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 			else
 				o->tls_san[o->n_tls_san++] = optarg;
 			break;
+		case OPT_ADVERTISE: o->advertise = optarg; break;
 		case OPT_RECREATE: o->recreate = 1; break;
 		case OPT_NO_WAIT: o->no_wait = 1; break;
 		case OPT_JSON: o->json = 1; break;

@@ -47,6 +47,13 @@ static int is_ipv6(const char *addr)
 	return inet_pton(AF_INET6, addr, &a6) == 1;
 }
 
+static int ip_literal(const char *addr)
+{
+	struct in_addr a4;
+
+	return inet_pton(AF_INET, addr, &a4) == 1 || is_ipv6(addr);
+}
+
 int bind_is_loopback(const char *addr)
 {
 	struct in_addr a4;
@@ -122,6 +129,12 @@ int deploy_opts_check(const struct deploy_opts *o, os_error *err)
 				    o->gpu_mode != GPU_MODE_AUTO ? "gpu-mode" : "mig-strategy");
 	if (o->sharing_set && mps_with_mixed(&o->sharing, o->mig))
 		return os_error_set(err, OS_EXIT_USAGE, "%s", MPS_MIXED_REFUSED);
+	if (o->advertise && (!ip_literal(o->advertise) || bind_is_loopback(o->advertise) || bind_is_wildcard(o->advertise))) {
+		cleanup_free char *shown = printable(o->advertise, 64);
+		return os_error_set(err, OS_EXIT_USAGE,
+				    "invalid --advertise-address '%s': give the IP address other hosts reach this one at (not loopback, not 0.0.0.0 or ::)",
+				    shown);
+	}
 	for (int i = 0; i < o->n_tls_san; i++)
 		if (!san_ok(o->tls_san[i])) {
 			cleanup_free char *shown = printable(o->tls_san[i], 64);
@@ -175,20 +188,33 @@ void deploy_host_addresses(const char *bind, struct strv *out)
 }
 
 
+/* Where clients reach the API. A wildcard bind is reached by the name
+ * promised to remote clients, else at the Docker daemon's host when it is
+ * another machine, else locally through loopback. */
+static const char *api_host(const struct deploy_opts *o)
+{
+	int wild = bind_is_wildcard(o->bind);
+
+	return wild && o->n_tls_san > 0 ? o->tls_san[0]
+	     : wild && o->daemon_host          ? o->daemon_host
+	     : strcmp(o->bind, "0.0.0.0") == 0 ? "127.0.0.1"
+	     : strcmp(o->bind, "::") == 0      ? "::1"
+					       : o->bind;
+}
+
 char *deploy_api_address(const struct deploy_opts *o)
 {
-	/* A wildcard bind is reached by the name promised to remote clients,
-	 * else at the Docker daemon's host when it is another machine, else
-	 * locally through loopback. */
-	int wild = bind_is_wildcard(o->bind);
-	const char *host = wild && o->n_tls_san > 0 ? o->tls_san[0]
-			 : wild && o->daemon_host          ? o->daemon_host
-			 : strcmp(o->bind, "0.0.0.0") == 0 ? "127.0.0.1"
-			 : strcmp(o->bind, "::") == 0      ? "::1"
-							   : o->bind;
+	const char *host = api_host(o);
 
 	return is_ipv6(host) ? xasprintf("[%s]:%d", host, o->port)
 			     : xasprintf("%s:%d", host, o->port);
+}
+
+char *deploy_advertise_address(const struct deploy_opts *o)
+{
+	const char *host = o->advertise ? o->advertise : api_host(o);
+
+	return ip_literal(host) && !bind_is_loopback(host) ? xstrdup(host) : NULL;
 }
 
 /* The GPU request: CDI device names or Docker's --gpus, and what the
@@ -272,6 +298,7 @@ void deploy_run_argv(const struct deploy_opts *o, struct strv *argv)
 	cleanup_free char *res = gateway_resource_name(o->name);
 	cleanup_free char *host = gateway_hostname(o->name);
 	cleanup_free char *mount = deploy_volume_mount(res, o->name);
+	cleanup_free char *advertise = deploy_advertise_address(o);
 
 	common_argv(o, res, host, argv);
 	if (o->health_start_interval)
@@ -300,4 +327,10 @@ void deploy_run_argv(const struct deploy_opts *o, struct strv *argv)
 		strv_pushf(argv, "--tls-san=%s", o->tls_san[i]);
 	for (size_t i = 0; o->host_sans && i < o->host_sans->n; i++)
 		strv_pushf(argv, "--tls-san=%s", o->host_sans->v[i]);
+	/* The agents' tunnels dial what the server advertises, at the port
+	 * published for it (k3s puts the address in the certificate too). */
+	if (advertise) {
+		strv_pushf(argv, "--advertise-address=%s", advertise);
+		strv_pushf(argv, "--advertise-port=%d", o->port);
+	}
 }

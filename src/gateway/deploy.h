@@ -42,6 +42,7 @@ struct deploy_opts {
 	const char *bind;     /* host address the API port is published on */
 	const char *image;    /* cluster image reference */
 	int image_named;      /* not the default: pulled when absent, never built */
+	const char *advertise;  /* --advertise-address: where agents reach the server, or NULL */
 	const char *tls_san[DEPLOY_MAX_TLS_SANS]; /* --tls-san: more names for the API certificate */
 	int n_tls_san;
 	const struct strv *host_sans; /* a wildcard --bind: this host's addresses, or NULL */
@@ -91,6 +92,14 @@ void deploy_host_addresses(const char *bind, struct strv *out);
  * A wildcard bind is reached at the first --tls-san when one was given (the
  * name remote clients were promised), else through loopback. */
 char *deploy_api_address(const struct deploy_opts *o);
+
+/* The address the server advertises to its agents, which their tunnels
+ * dial (k3s pkg/agent/tunnel: every address /v1-k3s/apiservers lists, the
+ * kubelet waiting for them): --advertise-address, else the host of the API
+ * address (deploy_api_address) when it is an IP address other than
+ * loopback, else NULL, and k3s advertises the container's own address,
+ * which no other host reaches. Owned. */
+char *deploy_advertise_address(const struct deploy_opts *o);
 
 /* Reject references Docker would refuse or misread as an option. */
 int image_ref_check(const char *ref, os_error *err);

@@ -32,24 +32,47 @@ struct join_state {
 	struct backoff b;
 };
 
-/* k3s logs with logrus: msg="…" with Go's quoting; the text, unquoted. */
-static char *log_msg(const char *line)
+/* k3s logs with logrus: KEY="…" with Go's quoting, or KEY=word when the
+ * value needs none; the value of field KEY, unquoted, or NULL. */
+static char *log_field(const char *line, const char *key)
 {
-	const char *p = strstr(line, "msg=\"");
+	size_t n = strlen(key);
+	const char *p;
 	char *out, *o;
 
+	for (p = line; (p = strstr(p, key)); p += n)
+		if ((p == line || p[-1] == ' ') && p[n] == '=')
+			break;
 	if (!p)
 		return NULL;
+	p += n + 1;
+	if (*p != '"')
+		return xstrndup(p, strcspn(p, " "));
 	o = out = xmalloc(strlen(p));
-	for (p += 5; *p && *p != '"'; p++)
+	for (p++; *p && *p != '"'; p++)
 		*o++ = *p == '\\' && p[1] ? *++p : *p;
 	*o = '\0';
 	return out;
 }
 
+/* remotedialer's dial of the server's advertised address, which the agent
+ * retries every second while its kubelet waits (k3s pkg/agent/tunnel). */
+static char *tunnel_cause(const char *line)
+{
+	cleanup_free char *url = log_field(line, "url");
+	cleanup_free char *why = log_field(line, "error");
+	const char *addr = url && strncmp(url, "wss://", 6) == 0 ? url + 6 : url;
+	size_t n = addr ? strcspn(addr, "/") : 0;
+
+	return xasprintf("its agent cannot open its tunnel to %.*s, the address the server advertises to its agents: %s; "
+			 "start the gateway with --advertise-address set to an address that host reaches "
+			 "('openshell gateway start --recreate --advertise-address ADDR')",
+			 (int)n, addr ? addr : "?", why ? why : "?");
+}
+
 char *node_join_cause(const char *line, const char *server)
 {
-	cleanup_free char *msg = log_msg(line);
+	cleanup_free char *msg = log_field(line, "msg");
 	const char *rest;
 
 	if (!msg)
@@ -64,6 +87,8 @@ char *node_join_cause(const char *line, const char *server)
 	if (strstr(msg, "Waiting to retrieve agent configuration") && strstr(msg, "401 Unauthorized"))
 		return xasprintf("the server at %s refuses the node's token (401 Unauthorized): is it the gateway's?",
 				 server);
+	if (strcmp(msg, "Remotedialer proxy error; reconnecting...") == 0)
+		return tunnel_cause(line);
 	if (strstr(line, "level=fatal"))
 		return xasprintf("its agent stopped: %s", msg);
 	return NULL;
@@ -74,7 +99,8 @@ static int log_line(void *ctx, const char *line)
 	struct join_state *s = ctx;
 	char *cause = node_join_cause(line, s->j->server);
 
-	if (strstr(line, "Connecting to proxy") || strstr(line, "Running kubelet")) {
+	/* Joined and tunnelled: earlier causes are past. */
+	if (strstr(line, "Remotedialer connected to proxy") || strstr(line, "Running kubelet")) {
 		free(s->cause);
 		s->cause = NULL;
 		s->said = 0;

@@ -6,7 +6,9 @@
  * it cannot join. k3s's agent retries a join for ever (pkg/agent/run.go,
  * pkg/agent/config); the same cause said NODE_JOIN_PATIENCE times in a
  * row is the answer: the agent cannot reach or trust the server at its
- * URL, or the server refuses the token. An agent that stops ends the wait
+ * URL, the server refuses the token, or the agent cannot open its tunnel
+ * to the address the server advertises (pkg/agent/tunnel, which the
+ * kubelet waits for). An agent that stops ends the wait
  * with its last log lines.
  */
 #ifndef OPENSHELL_GATEWAY_NODE_JOIN_H

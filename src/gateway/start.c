@@ -163,10 +163,10 @@ static int adopt_existing(struct start *st, const struct gw_container *c, os_err
 		return -1;
 	if (gpu_mode_adopt(&st->o, c, err) < 0)
 		return -1;
-	if (st->o.n_tls_san > 0)
+	if (st->o.n_tls_san > 0 || st->o.advertise)
 		return os_error_set(err, OS_EXIT_CONFLICT,
-				    "gateway '%s' exists, and its API certificate's names were set when it was made; rerun with --recreate to give it --tls-san (its cluster state is lost)",
-				    st->o.name);
+				    "gateway '%s' exists, and its API certificate's names and advertised address were set when it was made; rerun with --recreate to give it %s (its cluster state is lost)",
+				    st->o.name, st->o.advertise ? "--advertise-address" : "--tls-san");
 	if (st->o.port_set && c->api_host_port && c->api_host_port != st->o.port)
 		what = "--port";
 	else if (st->o.bind_set && c->api_host_ip && strcmp(c->api_host_ip, st->o.bind) != 0)

@@ -45,15 +45,22 @@ node_add() {
 
 # Nothing of gateway mh's agent on NODE's host, nor of the node in the cluster.
 assert_nothing_on() {
-	run sim_docker "$1" ps -aq --filter label=org.openshell.gateway=mh
+	assert_nothing_on_for mh "$1"
+}
+
+# assert_nothing_on_for GATEWAY NODE
+assert_nothing_on_for() {
+	local gw=$1
+	shift
+	run sim_docker "$1" ps -aq --filter label=org.openshell.gateway="$gw"
 	assert_output ""
 	# Every volume, the image's anonymous ones (its VOLUME lines) too: the
 	# node's host runs nothing else.
 	run sim_docker "$1" volume ls -q
 	assert_output ""
-	run kx get node "$1" --ignore-not-found -o name
+	run docker exec "openshell-cluster-$gw" kubectl get node "$1" --ignore-not-found -o name
 	assert_output ""
-	[[ ! -e $XDG_CONFIG_HOME/openshell/gateways/mh/nodes/$1.json ]]
+	[[ ! -e $XDG_CONFIG_HOME/openshell/gateways/$gw/nodes/$1.json ]]
 }
 
 @test "node add joins node-b's agent: Ready with its host's one GPU, the image sent there by save | load" {
@@ -218,6 +225,22 @@ assert_nothing_on() {
 	run sim_docker node-d ps -aq --filter label=org.openshell.gateway=far
 	assert_output ""
 	openshell gateway destroy --name far --yes >/dev/null
+}
+
+@test "a server that advertises an address the node's host cannot reach: the tunnel's address, why and the fix; nothing is left" {
+	# k3s's agent dials every address its server advertises and its kubelet
+	# waits for that (pkg/agent/tunnel): here another machine's, where
+	# nothing listens on the port. The join at the kubeconfig's URL works.
+	port=$(free_port)
+	adv=$(sim_host_of node-b addr)
+	openshell gateway start --name adv --bind 0.0.0.0 --tls-san "$UPLINK" --advertise-address "$adv" --port "$port" >/dev/null
+	run docker inspect openshell-cluster-adv --format '{{json .Args}}'
+	assert_output --partial "\"--advertise-address=$adv\",\"--advertise-port=$port\""
+	run --separate-stderr openshell gateway node add node-d --name adv --docker-host "$(sim_host_of node-d docker-host)"
+	assert_failure 1
+	[[ $stderr == *"node 'node-d' on "*" did not join: its agent cannot open its tunnel to $adv:$port, the address the server advertises to its agents: dial tcp $adv:$port: connect: connection refused; start the gateway with --advertise-address set to an address that host reaches"* ]]
+	assert_nothing_on_for adv node-d
+	openshell gateway destroy --name adv --yes >/dev/null
 }
 
 @test "node add interrupted: exit 130, and nothing of it is left on either host" {

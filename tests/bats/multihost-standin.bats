@@ -5,9 +5,11 @@
 # their own: sim-host start --own-network), each with simulated GPUs of its own.
 # Each agent runs as a k3s agent in Docker on another machine does (--network
 # host, privileged, its host's GPUs) and reaches the server only at this
-# machine's address on its own link, where the server's port is published; the
-# server reaches each kubelet at its node address. docs/k3s-standin.md, "`k3s
-# agent`: more nodes", says which k3s behaviour each check follows.
+# machine's addresses, where the server's port is published, never at the
+# server container's own address; it joins at the address on its own link and
+# opens its tunnel to the one the server advertises (node-b's link). The server
+# reaches each kubelet at its node address. docs/k3s-standin.md, "`k3s agent`:
+# more nodes", says which k3s behaviour each check follows.
 
 bats_require_minimum_version 1.5.0
 
@@ -26,6 +28,8 @@ setup_file() {
 	local b c
 	b=$(sim_host_of node-b uplink)
 	c=$(sim_host_of node-c uplink)
+	ADVERTISED=$b:$PORT
+	export ADVERTISED
 	# Published where each machine reaches this one, and named so in the
 	# server's certificate, which the agents verify. The node controller's
 	# grace: k3s passes kube-controller-manager flags on as given.
@@ -33,7 +37,7 @@ setup_file() {
 	docker run -d --privileged --cgroupns host --name openshell-cluster-mh --hostname openshell-mh \
 		--network openshell-cluster-mh -v openshell-cluster-mh:/var/lib/rancher/k3s \
 		--gpus all -e GPU_ENABLED=true -p "$b:$PORT:6443" -p "$c:$PORT:6443" "$IMAGE" \
-		server --disable=traefik --tls-san="$b" --tls-san="$c" \
+		server --disable=traefik --tls-san="$b" --tls-san="$c" --advertise-address="$b" --advertise-port="$PORT" \
 		--kube-controller-manager-arg=node-monitor-grace-period=20s >/dev/null
 	eventually docker exec openshell-cluster-mh kubectl get --raw /readyz
 	TOKEN=$(docker exec openshell-cluster-mh cat /var/lib/rancher/k3s/server/token)
@@ -88,11 +92,46 @@ ready_is() {
 	eventually ds 3/3
 }
 
-@test "each agent reached the server at this machine's address on its own link" {
+@test "each agent opened its tunnel to the address the server advertises, before its kubelet ran" {
 	for m in node-b node-c; do
 		run sim_docker "$m" logs openshell-agent
-		assert_output --partial "msg=\"Connecting to proxy\" url=\"wss://$(sim_host_of "$m" uplink):$PORT/v1-k3s/connect\""
+		assert_output --partial "msg=\"Got apiserver addresses from supervisor: [$ADVERTISED]\""
+		assert_output --partial "msg=\"Remotedialer connected to proxy\" url=\"wss://$ADVERTISED/v1-k3s/connect\""
+		# The kubelet waits for the tunnel (pkg/agent/run.go: tunnelSetup, then the agent).
+		tunnel=$(grep -n 'Remotedialer connected to proxy' <<<"$output" | head -1 | cut -d: -f1)
+		kubelet=$(grep -n 'Running kubelet' <<<"$output" | head -1 | cut -d: -f1)
+		((tunnel < kubelet))
 	done
+}
+
+@test "a server that advertises its container's own address: an agent on another host cannot open its tunnel, and its node never registers" {
+	# What k3s does when nothing says otherwise: it advertises the node's own
+	# address, here the container's on its bridge network, which no other
+	# machine has a route to. The join itself goes through (the URL it was given).
+	port=$(free_port)
+	b=$(sim_host_of node-b uplink)
+	docker network create openshell-cluster-mh2 >/dev/null
+	docker run -d --privileged --name openshell-cluster-mh2 --hostname openshell-mh2 --network openshell-cluster-mh2 \
+		-v openshell-cluster-mh2:/var/lib/rancher/k3s -p "$b:$port:6443" "$IMAGE" server --disable=traefik --tls-san="$b" >/dev/null
+	eventually docker exec openshell-cluster-mh2 kubectl get --raw /readyz
+	token=$(docker exec openshell-cluster-mh2 cat /var/lib/rancher/k3s/server/token)
+	ip=$(docker inspect openshell-cluster-mh2 --format '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}')
+	sim_docker node-b run -d --privileged --network host --name openshell-agent-2 -v openshell-agent-2:/var/lib/rancher/k3s \
+		-e K3S_TOKEN="$token" "$IMAGE" agent --server "https://$b:$port" --node-name node-b2 >/dev/null
+	failing() {
+		sim_docker node-b logs openshell-agent-2 2>&1 | grep -qF "level=error msg=\"Remotedialer proxy error; reconnecting...\" error=\"dial tcp $ip:6443: connect: no route to host\" url=\"wss://$ip:6443/v1-k3s/connect\""
+	}
+	eventually failing
+	run sim_docker node-b logs openshell-agent-2
+	assert_output --partial "msg=\"Got apiserver addresses from supervisor: [$ip:6443]\""
+	refute_output --partial "Running kubelet"
+	run docker exec openshell-cluster-mh2 kubectl get nodes -o name
+	assert_output node/openshell-mh2
+	sim_docker node-b rm -f -v openshell-agent-2 >/dev/null
+	sim_docker node-b volume rm openshell-agent-2 >/dev/null
+	docker rm -f -v openshell-cluster-mh2 >/dev/null
+	docker volume rm openshell-cluster-mh2 >/dev/null
+	docker network rm openshell-cluster-mh2 >/dev/null
 }
 
 @test "a pod bound to an agent's node sees that host's GPUs; its log comes through the server" {

@@ -188,8 +188,12 @@ static void test_argv_matrix(void)
 
 		if (bc->extra_san) {
 			char *san = xasprintf("--tls-san=%s", bc->bind);
-			good = strcmp(last, san) == 0 && argv_count_prefix(&sv, "--tls-san=") == 3;
+			char *adv = xasprintf("--advertise-address=%s", bc->bind);
+			/* A bind other hosts reach is also what k3s advertises to agents. */
+			good = argv_has(&sv, san) && argv_count_prefix(&sv, "--tls-san=") == 3 &&
+			       argv_has(&sv, adv) == !bind_is_loopback(bc->bind);
 			free(san);
+			free(adv);
 		} else {
 			good = strcmp(last, "--tls-san=localhost") == 0 && argv_count_prefix(&sv, "--tls-san=") == 2;
 		}
@@ -721,6 +725,63 @@ static void test_port_taken(void)
 	ok(!start_port_taken("docker: Error response from daemon: network foo not found."), "not any failure");
 }
 
+/* The address the server advertises to its agents: what they dial. */
+static void test_advertise(void)
+{
+	static const struct {
+		const char *bind, *san, *advertise, *want;
+	} cases[] = {
+		{ "127.0.0.1", NULL, NULL, NULL },             /* loopback: no agent reaches it */
+		{ "0.0.0.0", NULL, NULL, NULL },               /* reached through loopback */
+		{ "0.0.0.0", "10.1.2.3", NULL, "10.1.2.3" },   /* the kubeconfig's server */
+		{ "0.0.0.0", "gw.example.test", NULL, NULL },  /* k3s takes an address only */
+		{ "192.0.2.10", NULL, NULL, "192.0.2.10" },
+		{ "0.0.0.0", "gw.example.test", "192.0.2.7", "192.0.2.7" },
+		{ "::", "2001:db8::1", NULL, "2001:db8::1" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct deploy_opts o;
+		struct strv argv = { 0 };
+		os_error err = { 0 };
+		char *got, *s;
+
+		deploy_opts_init(&o);
+		o.bind = cases[i].bind;
+		o.port = 35000;
+		if (cases[i].san)
+			o.tls_san[o.n_tls_san++] = cases[i].san;
+		o.advertise = cases[i].advertise;
+		ok(deploy_opts_check(&o, &err) == 0, "advertise case %zu is valid", i);
+		got = deploy_advertise_address(&o);
+		ok(strcmp(got ? got : "(none)", cases[i].want ? cases[i].want : "(none)") == 0,
+		   "advertise case %zu: %s (got %s)", i, cases[i].want ? cases[i].want : "none", got ? got : "none");
+		deploy_run_argv(&o, &argv);
+		s = command_string(strv_argv(&argv));
+		if (got) {
+			char *want = xasprintf(" --advertise-address=%s --advertise-port=35000", got);
+			ok(strstr(s, want) != NULL, "advertise case %zu: k3s is told the address and the published port", i);
+			free(want);
+		} else {
+			ok(strstr(s, "--advertise") == NULL, "advertise case %zu: k3s picks its own", i);
+		}
+		free(s);
+		free(got);
+		strv_free(&argv);
+	}
+	static const char *const bad[] = { "127.0.0.1", "::1", "0.0.0.0", "::", "gw.example.test", "10.1.2", NULL };
+	for (size_t i = 0; bad[i]; i++) {
+		struct deploy_opts o;
+		os_error err = { 0 };
+
+		deploy_opts_init(&o);
+		o.advertise = bad[i];
+		ok(deploy_opts_check(&o, &err) == -1, "--advertise-address %s is refused", bad[i]);
+		ok(err.msg && strstr(err.msg, "invalid --advertise-address") && err.code == OS_EXIT_USAGE,
+		   "with a usage error naming the option");
+		os_error_clear(&err);
+	}
+}
+
 int main(void)
 {
 	test_port_taken();
@@ -733,6 +794,7 @@ int main(void)
 	test_image_default();
 	test_api_address();
 	test_tls_sans();
+	test_advertise();
 	test_loopback();
 	test_parse();
 	return tap_done();

@@ -130,6 +130,16 @@ static void test_join_cause(void)
 	       "a fatal line");
 	free(c);
 	ok(node_join_cause("plain text", srv) == NULL, "a line without msg= says nothing");
+	c = node_join_cause("time=\"t\" level=error msg=\"Remotedialer proxy error; reconnecting...\" error=\"dial tcp "
+			    "172.18.0.2:6443: connect: no route to host\" url=\"wss://172.18.0.2:6443/v1-k3s/connect\"",
+			    srv);
+	is_str(c, "its agent cannot open its tunnel to 172.18.0.2:6443, the address the server advertises to its agents: "
+		  "dial tcp 172.18.0.2:6443: connect: no route to host; start the gateway with --advertise-address set to "
+		  "an address that host reaches ('openshell gateway start --recreate --advertise-address ADDR')",
+	       "a tunnel that cannot be dialled: the address, Go's error and the fix");
+	free(c);
+	ok(node_join_cause("time=\"t\" level=info msg=\"Connecting to proxy\" url=\"wss://10.0.0.5:6443/v1-k3s/connect\"",
+			   srv) == NULL, "a dial of the tunnel is no cause");
 }
 
 static void test_server_host(void)

@@ -13,6 +13,8 @@ As the real agent (pkg/agent/run.go, pkg/agent/config/config.go; join.py):
    (supervisor.py); until the server answers, "Waiting to retrieve agent
    configuration; server is not ready: …", again every 2 s (the real
    agent: every 5 s, jittered);
+   then the tunnel to every address the server advertises (tunnel.py),
+   each connected once before the kubelet starts;
 3. containerd's config and image import, the kubelet (the node
    registers without the control-plane labels, renews its Lease), and
    the kubelet's port 10250 on --bind-address (default 0.0.0.0) for the
@@ -32,7 +34,7 @@ import sys
 import threading
 from urllib.parse import urlsplit
 
-from . import client, config, join, kubelet, kubeletserver, logs
+from . import client, config, join, kubelet, kubeletserver, logs, tunnel
 
 RETRY = 2.0
 
@@ -131,6 +133,8 @@ class Agent:
             try:
                 paths = join.configure(base, ca_ctx, token, self.node, self.ip, _node_password(), d)
                 paths["server-ca"] = ca_path
+                if not tunnel.setup(base, ca_ctx, token, paths, self.stop):
+                    break
                 return host, port, paths
             except join.JoinError as e:
                 logs.info("Waiting to retrieve agent configuration; server is not ready: %s" % e)
@@ -142,7 +146,6 @@ class Agent:
         for dd in (config.AGENT_DIR, config.SIM_DIR, config.SWITCH_DIR, config.RUN_DIR):
             os.makedirs(dd, exist_ok=True)
         host, port, paths = self._join()
-        logs.info("Connecting to proxy", url="wss://%s:%d/v1-k3s/connect" % (host, port))
         api = client.RemoteApi(host, port, paths["server-ca"], *paths["client-kubelet"])
         self.kubelet = kubelet.Kubelet(api, self.node, self.ip, self.wake, server=False,
                                        label_flags=self.opts["node_labels"],

@@ -39,23 +39,31 @@ class JoinError(Exception):
     pass
 
 
+def dial_error(hostport, e):
+    """Go's net.OpError text for a dial that failed as E did, or None."""
+    if isinstance(e, OSError) and e.errno is not None:
+        why = {errno.ECONNREFUSED: "connect: connection refused", errno.EHOSTUNREACH: "connect: no route to host",
+               errno.ENETUNREACH: "connect: network is unreachable"}.get(e.errno)
+        if why:
+            return "dial tcp %s: %s" % (hostport, why)
+    return None
+
+
 def _neterr(url, e):
     """Go's url.Error text for a failed request."""
     hostport = url.split("/")[2]
     reason = getattr(e, "reason", e)
     if isinstance(reason, (socket.timeout, TimeoutError)):
         return 'Get "%s": context deadline exceeded (Client.Timeout exceeded while awaiting headers)' % url
-    if isinstance(reason, OSError) and reason.errno is not None:
-        why = {errno.ECONNREFUSED: "connect: connection refused", errno.EHOSTUNREACH: "connect: no route to host",
-               errno.ENETUNREACH: "connect: network is unreachable"}.get(reason.errno)
-        if why:
-            return 'Get "%s": dial tcp %s: %s' % (url, hostport, why)
+    dial = dial_error(hostport, reason)
+    if dial:
+        return 'Get "%s": %s' % (url, dial)
     if isinstance(reason, socket.gaierror):
         return 'Get "%s": dial tcp: lookup %s: no such host' % (url, hostport.rsplit(":", 1)[0])
     return 'Get "%s": %s' % (url, reason)
 
 
-def _get(url, ctx, headers=None):
+def get(url, ctx, headers=None):
     """(status, reason, body) of a GET; raises JoinError for no answer."""
     req = urllib.request.Request(url, headers=headers or {})
     try:
@@ -77,7 +85,7 @@ def _sans(cert):
     return ips, names
 
 
-def _host_error(cert, host):
+def host_error(cert, host):
     """crypto/x509 HostnameError.Error(), or None when the certificate names HOST."""
     ips, names = _sans(cert)
     try:
@@ -111,7 +119,7 @@ def _verified(ca_path, host, port, url):
                         'authority' % url)
     except OSError as e:
         raise JoinError(_neterr(url, e))
-    err = _host_error(cert, host)
+    err = host_error(cert, host)
     if err:
         raise JoinError('Get "%s": tls: failed to verify certificate: %s' % (url, err))
     ctx = ssl.create_default_context(cafile=ca_path)
@@ -128,7 +136,7 @@ def validate(base, host, port, token, agent_dir):
     insecure.verify_mode = ssl.CERT_NONE
     url = base + "/cacerts"
     try:
-        code, reason, ca = _get(url, insecure)
+        code, reason, ca = get(url, insecure)
     except JoinError as e:
         raise JoinError("failed to get CA certs: %s" % e)
     if code != 200:
@@ -145,16 +153,21 @@ def validate(base, host, port, token, agent_dir):
     return ca_path, ctx
 
 
+def node_auth(token):
+    """The supervisor's basic auth for a token: node:<the token's password>."""
+    pw = token[3:].partition("::")[2].rsplit(":", 1)[-1] if token.startswith("K10") else token.rsplit(":", 1)[-1]
+    return {"Authorization": "Basic " + base64.b64encode(("node:" + pw).encode()).decode()}
+
+
 def configure(base, ctx, token, node, ips, password, agent_dir):
     """config.Get's requests: the paths of client-ca, the kubelet's serving
     and client certificates and keys. Raises JoinError."""
-    pw = token[3:].partition("::")[2].rsplit(":", 1)[-1] if token.startswith("K10") else token.rsplit(":", 1)[-1]
-    auth = {"Authorization": "Basic " + base64.b64encode(("node:" + pw).encode()).decode()}
+    auth = node_auth(token)
     node_headers = dict(auth, **{"k3s-Node-Name": node, "k3s-Node-Password": password, "k3s-Node-IP": ips})
 
     def fetch(path, headers, wrap=None, forbidden=None):
         url = base + path
-        code, reason, body = _get(url, ctx, headers)
+        code, reason, body = get(url, ctx, headers)
         if code == 403 and forbidden:
             err = forbidden
         elif code != 200:

@@ -34,14 +34,17 @@ def parse_args(argv):
     """The k3s server flags the stand-in honours; others are accepted and
     ignored, as the simulation has nothing they would change."""
     opts = {"tls_san": [], "disable": [], "node_name": None, "port": 6443, "bind": "0.0.0.0",
-            "node_labels": [], "token": None, "kcm_args": []}
+            "node_labels": [], "token": None, "kcm_args": [], "advertise_address": None,
+            "advertise_port": None, "node_ip": [], "node_external_ip": []}
     i = 0
     while i < len(argv):
         a = argv[i]
         name, eq, value = a.partition("=")
         takes = name in ("--tls-san", "--disable", "--node-name", "--https-listen-port", "--bind-address",
                          "--node-label", "--token", "--write-kubeconfig-mode", "--data-dir", "--node-ip",
-                         "--cluster-cidr", "--service-cidr", "--kubelet-arg", "--kube-apiserver-arg")
+                         "--cluster-cidr", "--service-cidr", "--kubelet-arg", "--kube-apiserver-arg",
+                         "--advertise-address", "--advertise-port", "--node-external-ip",
+                         "--flannel-backend", "--kube-controller-manager-arg")
         if takes and not eq:
             i += 1
             value = argv[i] if i < len(argv) else ""
@@ -61,6 +64,12 @@ def parse_args(argv):
             opts["token"] = value
         elif name == "--kube-controller-manager-arg":
             opts["kcm_args"].append(value)
+        elif name == "--advertise-address":
+            opts["advertise_address"] = value
+        elif name == "--advertise-port":
+            opts["advertise_port"] = int(value)
+        elif name in ("--node-ip", "--node-external-ip"):
+            opts[name[2:].replace("-", "_")] += [v for v in value.split(",") if v]
         i += 1
     return opts
 
@@ -72,6 +81,17 @@ def node_address():
         return socket.gethostbyname(socket.gethostname())
     except OSError:
         return "127.0.0.1"
+
+
+def advertised(opts, node_ip):
+    """The address and port the server gives its agents (pkg/cli/server/server.go
+    run: --advertise-address, else the first --node-external-ip, else the
+    first --node-ip, else the node's own address, which k3s leaves
+    kube-apiserver to pick: the default route's interface, the container's
+    bridge address; pkg/daemons/control/server.go defaults: --advertise-port,
+    else the listen port). k3s adds the address to the serving SANs."""
+    addr = opts["advertise_address"] or (opts["node_external_ip"] or opts["node_ip"] or [node_ip])[0]
+    return addr, opts["advertise_port"] or opts["port"]
 
 
 def write_kubeconfig(keys, port):
@@ -125,7 +145,8 @@ class Server:
         logs.info("Starting k3s %s (SIMULATION: the openshell k3s stand-in, not k3s)" % config.VERSION)
         for d in (config.SERVER_DIR, config.MANIFESTS_DIR, config.SIM_DIR, config.SWITCH_DIR, config.RUN_DIR):
             os.makedirs(d, exist_ok=True)
-        self.keys = pki.PKI(self.node, self.ip, self.opts["tls_san"])
+        self.advertise = advertised(self.opts, self.ip)
+        self.keys = pki.PKI(self.node, self.ip, self.opts["tls_san"] + [self.advertise[0]])
         self.token = node_token(self.keys)
         write_kubeconfig(self.keys, self.opts["port"])
         self.store = store.Store(config.DB_FILE)
@@ -138,7 +159,7 @@ class Server:
         self.manager.agent_start()
         self.http = apiserver.ApiServer(self.api, self.keys, "%s:%d" % (self.ip, self.opts["port"]),
                                         self.manager.kubelet_of, supervisor.Supervisor(self.api, self.keys, self.token,
-                                                                              self.opts["port"]))
+                                                                              self.opts["port"], self.advertise))
         httpserver.serve(self.opts["bind"], self.opts["port"], self.http, self.keys.serving[0],
                          self.keys.serving[1], self.keys.client_ca[0])
         logs.info("Running kube-apiserver (SIMULATION) on %s:%d" % (self.opts["bind"], self.opts["port"]))

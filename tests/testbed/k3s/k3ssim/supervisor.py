@@ -15,12 +15,24 @@
   (pkg/server/handlers/handlers.go, config.Control as JSON; SIMULATION:
   the fields of k3s's defaults that say where the API is and how the
   cluster is laid out, not the whole struct).
+- /v1-k3s/apiservers: the API servers an agent's tunnel and load balancer
+  use, a JSON array of "host:port" (handlers.go APIServers: the addresses
+  of the kubernetes EndpointSlices, which the API server fills with its
+  advertised address and port; SIMULATION: served from that address and
+  port directly, the stand-in keeps no kubernetes Service).
+- /v1-k3s/connect: the agents' tunnels (pkg/daemons/control/tunnel.go, a
+  rancher/remotedialer server), for a node's kubelet client certificate: a
+  websocket upgrade, held open until the agent closes it. SIMULATION: the
+  tunnel carries nothing; the API server reaches kubelets directly (see
+  control_config's EgressSelectorMode).
 """
 
 import base64
 import hashlib
 import hmac
 import json
+import select
+import ssl
 
 from . import status
 
@@ -29,8 +41,9 @@ REJECTED = ("Node password rejected, duplicate hostname or contents of '/etc/ran
 
 
 class Supervisor:
-    def __init__(self, api, pki, token, port=6443):
+    def __init__(self, api, pki, token, port=6443, advertise=None):
         self.port = port
+        self.advertise = advertise or ("127.0.0.1", port)
         self.api = api
         self.pki = pki
         self.password = token.rsplit(":", 1)[-1]
@@ -70,9 +83,43 @@ class Supervisor:
             raise status.ApiError(403, "Forbidden", REJECTED)
         return node
 
+    def _connect(self, req):
+        """A tunnel: the node's client certificate, a websocket handshake
+        (RFC 6455 section 4.2.2), then nothing but the wait for its end."""
+        cn = (req.user or (None, []))[0] or ""
+        if not cn.startswith("system:node:"):
+            raise status.unauthorized()
+        key = req.headers.get("Sec-WebSocket-Key") or ""
+        if (req.headers.get("Upgrade") or "").lower() != "websocket" or not key:
+            raise status.bad_request("websocket: the client is not using the websocket protocol")
+        accept = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC11B07").encode())
+                                  .digest()).decode()
+        h = req.h
+        h.send_response(101)
+        h.send_header("Upgrade", "websocket")
+        h.send_header("Connection", "Upgrade")
+        h.send_header("Sec-WebSocket-Accept", accept)
+        h.end_headers()
+        h.wfile.flush()
+        req.sent = True
+        h.close_connection = True
+        sock = h.connection
+        try:
+            while True:
+                select.select([sock], [], [])
+                if not sock.recv(4096):
+                    return
+        except (OSError, ssl.SSLError, ValueError):
+            return
+
     def handle(self, req, path):
+        if path == "/v1-k3s/connect":
+            return self._connect(req)
         if not self._authenticated(req):
             raise status.unauthorized()
+        if path == "/v1-k3s/apiservers":
+            return req.send_json(200, ["%s:%d" % self.advertise] if ":" not in self.advertise[0]
+                                 else ["[%s]:%d" % self.advertise])
         if path == "/v1-k3s/readyz":
             return req.send_text(200, "ok", "text/plain")
         if path == "/v1-k3s/config":
