@@ -202,14 +202,34 @@ class AgentJoin(unittest.TestCase):
         from k3ssim import join
         cert = {"subjectAltName": (("DNS", "kubernetes"), ("DNS", "localhost"), ("IP Address", "10.43.0.1"),
                                    ("IP Address", "127.0.0.1"), ("IP Address", "0:0:0:0:0:0:0:1\n"))}
-        self.assertIsNone(join._host_error(cert, "127.0.0.1"))
-        self.assertIsNone(join._host_error(cert, "localhost"))
-        self.assertEqual(join._host_error(cert, "10.214.1.1"),
+        self.assertIsNone(join.host_error(cert, "127.0.0.1"))
+        self.assertIsNone(join.host_error(cert, "localhost"))
+        self.assertEqual(join.host_error(cert, "10.214.1.1"),
                          "x509: certificate is valid for 10.43.0.1, 127.0.0.1, ::1, not 10.214.1.1")
-        self.assertEqual(join._host_error(cert, "gw.example"),
+        self.assertEqual(join.host_error(cert, "gw.example"),
                          "x509: certificate is valid for kubernetes, localhost, not gw.example")
-        self.assertEqual(join._host_error({"subjectAltName": (("DNS", "k3s"),)}, "10.0.0.1"),
+        self.assertEqual(join.host_error({"subjectAltName": (("DNS", "k3s"),)}, "10.0.0.1"),
                          "x509: cannot validate certificate for 10.0.0.1 because it doesn't contain any IP SANs")
+
+
+class Advertised(unittest.TestCase):
+    """What a server advertises to its agents' tunnels (pkg/cli/server/server.go run)."""
+
+    def test_the_order_of_the_flags(self):
+        from k3ssim import server
+        opts = server.parse_args(["--https-listen-port", "6443"])
+        self.assertEqual(server.advertised(opts, "10.213.0.2"), ("10.213.0.2", 6443))
+        opts = server.parse_args(["--node-ip=10.0.0.9", "--node-external-ip", "192.0.2.5,192.0.2.6"])
+        self.assertEqual(server.advertised(opts, "10.213.0.2"), ("192.0.2.5", 6443))
+        opts = server.parse_args(["--node-ip=10.0.0.9", "--advertise-address=10.0.0.5", "--advertise-port=35000"])
+        self.assertEqual(server.advertised(opts, "10.213.0.2"), ("10.0.0.5", 35000))
+
+    def test_go_dial_errors(self):
+        import errno
+        from k3ssim import join
+        self.assertEqual(join.dial_error("10.213.0.2:6443", OSError(errno.EHOSTUNREACH, "x")),
+                         "dial tcp 10.213.0.2:6443: connect: no route to host")
+        self.assertIsNone(join.dial_error("h:1", ValueError("x")))
 
 
 class NodeLifecycle(unittest.TestCase):
