@@ -1,7 +1,8 @@
 #!/bin/sh
 # cluster-healthcheck.sh - Docker HEALTHCHECK of the openshell cluster image.
 #
-# POSIX sh without jq: it runs inside the real rancher/k3s image. It asks the
+# POSIX sh without jq: it runs inside the openshell cluster image
+# (Dockerfile.cluster: Ubuntu's dash and k3s's kubectl, no jq). It asks the
 # API with `kubectl ... -o jsonpath=...` and prints exactly one line:
 #   HEALTHCHECK_OK [gpus=N]                                    (exit 0)
 #   HEALTHCHECK_FAIL <marker> [key=value ...]                  (exit 1)

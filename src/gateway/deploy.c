@@ -256,7 +256,11 @@ char *deploy_volume_mount(const char *volume, const char *gateway)
 
 /* What the server and its agents share: ours, for gateway NAME, privileged
  * (k3s runs containerd, mounts cgroups and manages iptables itself) and
- * brought back with the daemon. */
+ * brought back with the daemon. A cgroup namespace of its own: the kubelet
+ * makes its kubepods at the root of the hierarchy it sees, and k3s as PID 1
+ * moves the processes of that root into init (k3s pkg/cli/cmds
+ * EvacuateCgroup2), so with the host's namespace on cgroup v2 every
+ * gateway's pods would share the host's /kubepods. */
 static void common_argv(const struct deploy_opts *o, const char *res, const char *host, struct strv *argv)
 {
 	strv_push(argv, "run");
@@ -267,7 +271,7 @@ static void common_argv(const struct deploy_opts *o, const char *res, const char
 	strv_pushf(argv, "--label=%s=%s", LABEL_GATEWAY, o->name);
 	strv_pushf(argv, "--label=%s=%s", LABEL_GPU, o->gpu ? "true" : "false");
 	strv_push(argv, "--privileged");
-	strv_push(argv, "--cgroupns=host");
+	strv_push(argv, "--cgroupns=private");
 	strv_push(argv, "--restart=unless-stopped");
 }
 

@@ -221,6 +221,22 @@ container,daemon_error,docker_context,docker_endpoint,gpu,gpu_mode,gpus,kubeconf
 	assert_equal "$(docker volume ls -q | sort)" "$before"
 }
 
+@test "two gateways on one host: each in a cgroup namespace of its own, so their pods' cgroups stay apart" {
+	# The kubelet makes kubepods at the root of the hierarchy it sees: with
+	# the host's namespace on cgroup v2 that root is the host's own, shared by
+	# every gateway. In a namespace of its own it is the container's cgroup.
+	openshell -q gateway start --name cg --image "$IMAGE" --port "$(free_port)" --no-wait
+	for g in lc cg; do
+		run docker inspect "openshell-cluster-$g" --format '{{.HostConfig.CgroupnsMode}}'
+		assert_output private
+		run docker exec "openshell-cluster-$g" cat /proc/1/cgroup
+		assert_success
+		refute_output --partial /docker
+		assert_equal "$(grep -cv ':/$' <<<"$output")" 0
+	done
+	openshell -q gateway destroy --name cg --yes
+}
+
 @test "stop of an unknown gateway exits 5" {
 	run --separate-stderr openshell gateway stop --name nosuch
 	assert_failure 5

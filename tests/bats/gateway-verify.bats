@@ -193,7 +193,7 @@ setup() {
 @test "a GPU request without the compute capability fails the device-request check" {
 	# Made by hand, as openshell never would: the check must judge the
 	# request itself, not only that there is one.
-	docker run -d --privileged --cgroupns host --network none --name openshell-cluster-dr --hostname openshell-dr \
+	docker run -d --privileged --cgroupns private --network none --name openshell-cluster-dr --hostname openshell-dr \
 		--label org.openshell.managed-by=openshell --label org.openshell.gateway=dr \
 		--gpus 'driver=nvidia,count=all,"capabilities=utility"' --env GPU_ENABLED=true \
 		"$IMAGE" server --disable=traefik >/dev/null

@@ -17,13 +17,13 @@ pin() { sed -n "s/^$1=//p" "$REPO/deploy/versions.env"; }
 SMOKE=$(pin SMOKE_IMAGE)
 
 # start NAME [docker run args...] -- [k3s args...]: a cluster container as
-# openshell starts it (privileged, host cgroupns, own network and volume).
+# openshell starts it (privileged, a cgroup namespace of its own, own network and volume).
 start() {
 	local n=$1
 	shift
 	docker network create "openshell-cluster-$n" >/dev/null
 	docker volume create "openshell-cluster-$n" >/dev/null
-	docker run -d --privileged --cgroupns host --name "openshell-cluster-$n" \
+	docker run -d --privileged --cgroupns private --name "openshell-cluster-$n" \
 		--hostname "openshell-$n" --network "openshell-cluster-$n" \
 		-v "openshell-cluster-$n:/var/lib/rancher/k3s" "$@" \
 		server --disable=traefik --tls-san=127.0.0.1 >/dev/null
@@ -770,7 +770,7 @@ no-nvidia-smi"
 agent() {
 	local n=$1 srv=$2
 	shift 2
-	docker run -d --privileged --cgroupns host --name "openshell-agent-$n" --hostname "agent-$n" \
+	docker run -d --privileged --cgroupns private --name "openshell-agent-$n" --hostname "agent-$n" \
 		--network "openshell-cluster-$srv" "$@" >/dev/null
 }
 

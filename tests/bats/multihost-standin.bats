@@ -34,7 +34,7 @@ setup_file() {
 	# server's certificate, which the agents verify. The node controller's
 	# grace: k3s passes kube-controller-manager flags on as given.
 	docker network create openshell-cluster-mh >/dev/null
-	docker run -d --privileged --cgroupns host --name openshell-cluster-mh --hostname openshell-mh \
+	docker run -d --privileged --cgroupns private --name openshell-cluster-mh --hostname openshell-mh \
 		--network openshell-cluster-mh -v openshell-cluster-mh:/var/lib/rancher/k3s \
 		--gpus all -e GPU_ENABLED=true -p "$b:$PORT:6443" -p "$c:$PORT:6443" "$IMAGE" \
 		server --disable=traefik --tls-san="$b" --tls-san="$c" --advertise-address="$b" --advertise-port="$PORT" \
@@ -57,7 +57,7 @@ setup() {
 
 # agent_start MACHINE: `k3s agent` in Docker on MACHINE, joining the server.
 agent_start() {
-	sim_docker "$1" run -d --privileged --cgroupns host --network host --name openshell-agent \
+	sim_docker "$1" run -d --privileged --cgroupns private --network host --name openshell-agent \
 		-v openshell-agent:/var/lib/rancher/k3s --gpus all -e GPU_ENABLED=true -e K3S_TOKEN="$TOKEN" \
 		"$IMAGE" agent --server "https://$(sim_host_of "$1" uplink):$PORT" >/dev/null
 }
