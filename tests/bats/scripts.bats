@@ -84,3 +84,50 @@ install_packages() {
 	assert_success
 	[ ! -e "$APT_LOG" ] || fail "apt-get ran: $(cat "$APT_LOG")"
 }
+
+# A build directory as `make check` leaves it: each file's time (tests/timed) and results (.trs).
+fake_run() {
+	local b=$BATS_TEST_TMPDIR/build secs name n
+	mkdir -p "$b/test-times" "$b/tests/bats" "$b/tests/unit"
+	while read -r secs name n; do
+		echo "$secs ../../$name" >"$b/test-times/${name##*/}.time"
+		for ((i = 0; i < n; i++)); do echo ':test-result: PASS'; done >"$b/${name%.*}.trs"
+	done
+	echo "$b"
+}
+
+@test "scripts/test-times: the slowest files first, with their tests, and the table kept as a file" {
+	b=$(fake_run <<-'EOF'
+		12.5 tests/bats/fast.bats 3
+		300.0 tests/bats/slow.bats 40
+		0.2 tests/unit/test_x 100
+	EOF
+	)
+	run "$OPENSHELL_SRCDIR/scripts/test-times" "$b"
+	assert_success
+	assert_line --index 0 --partial "the 15 slowest test files (of 3)"
+	assert_line --index 2 --regexp '^check: +300\.0 +40  tests/bats/slow\.bats$'
+	assert_line --index 3 --regexp '^check: +12\.5 +3  tests/bats/fast\.bats$'
+	assert_line --index 5 "check: 313 s in all files together, 143 tests"
+	run cat "$b/test-times.txt"
+	assert_line --index 0 "300.0 40 tests/bats/slow.bats"
+}
+
+@test "scripts/test-times: past 15 minutes a warning names the files that grew since the baseline" {
+	b=$(fake_run <<-'EOF'
+		400.0 tests/bats/slow.bats 40
+		21.0 tests/bats/steady.bats 3
+		30.0 tests/bats/new.bats 2
+	EOF
+	)
+	printf '200.0 40 tests/bats/slow.bats\n20.0 3 tests/bats/steady.bats\n' >"$BATS_TEST_TMPDIR/baseline"
+	run --separate-stderr "$OPENSHELL_SRCDIR/scripts/test-times" "$b" "$BATS_TEST_TMPDIR/baseline" 600
+	assert_success
+	assert_equal "$stderr" ""
+	run --separate-stderr "$OPENSHELL_SRCDIR/scripts/test-times" "$b" "$BATS_TEST_TMPDIR/baseline" 1000
+	assert_success
+	[[ $stderr == *"the run took 16 min 40 s, past the suite's 15 minutes"* ]]
+	[[ $stderr == *"tests/bats/slow.bats (400.0 s, was 200.0 s)"* ]]
+	[[ $stderr == *"tests/bats/new.bats (30.0 s, new)"* ]]
+	[[ $stderr != *steady* ]]
+}
