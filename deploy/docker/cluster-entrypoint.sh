@@ -159,6 +159,36 @@ secure_runtime_config() {
 	mv -f "$tmp" "$RUNTIME_CONFIG" || die "cannot rename $tmp to $RUNTIME_CONFIG"
 }
 
+# A privileged pod gets only the devices its runtime gives it. containerd
+# otherwise hands a privileged container every device node it sees and
+# lets it open any device (containerd internal/cri/server/container_create.go:
+# WithHostDevices, WithAllDevicesAllowed, unless the runtime handler's
+# privileged_without_host_devices), and in its own procfs the driver says
+# ModifyDeviceFiles: 1, so NVML there makes and opens every GPU of the
+# host: a privileged pod (the device plugin's MPS daemon is one) would
+# undo the gateway's isolation. A drop-in of k3s's containerd config
+# (config-v3.toml.d, which its template imports and containerd merges key
+# by key) sets it for runc and for each nvidia runtime k3s will find, as
+# k3s looks them up (pkg/agent/containerd/runtimes.go); a drop-in table for
+# a runtime k3s does not configure would make one without a type.
+containerd_dropin() {
+	dir=$K3S_DATA_DIR/agent/etc/containerd/config-v3.toml.d
+	mkdir -p "$dir" || die "cannot create $dir"
+	{
+		printf '# Written by the openshell cluster image at every start; see cluster-entrypoint.sh.\n'
+		printf 'version = 3\n'
+		for rt in runc nvidia:nvidia-container-runtime nvidia-cdi:nvidia-container-runtime.cdi \
+			nvidia-experimental:nvidia-container-runtime-experimental; do
+			case $rt in
+			*:*) PATH=/usr/local/nvidia/toolkit:/opt/kwasm/bin:$PATH command -v "${rt#*:}" >/dev/null 2>&1 || continue ;;
+			esac
+			printf "\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.'%s']\n" "${rt%%:*}"
+			printf '  privileged_without_host_devices = true\n'
+		done
+	} >"$dir/openshell.toml.tmp.$$" || die "cannot write $dir/openshell.toml"
+	mv -f "$dir/openshell.toml.tmp.$$" "$dir/openshell.toml" || die "cannot rename $dir/openshell.toml.tmp.$$"
+}
+
 # A pod's Bidirectional mount (the chart's MPS control daemon mounts
 # /run/nvidia/mps so) is refused unless its source is on a shared mount
 # (containerd's "is mounted on \"/\" but it is not a shared mount"), and a
@@ -173,6 +203,7 @@ share_root() {
 mkdir -p "$K3S_MANIFESTS_DIR" || die "cannot create $K3S_MANIFESTS_DIR"
 share_root
 secure_runtime_config
+containerd_dropin
 RENDER=$(render_program; gpu_program)
 sync_bundle "$BUNDLE_DIR/images" "$K3S_DATA_DIR/agent/images" "$K3S_DATA_DIR/openshell/bundle-images"
 sync_bundle "$BUNDLE_DIR/charts" "$K3S_DATA_DIR/server/static/charts" "$K3S_DATA_DIR/openshell/bundle-charts"

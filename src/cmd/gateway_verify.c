@@ -53,6 +53,7 @@ const struct cli_spec gateway_verify_spec = {
 		 "                  succeeds and names exactly one GPU\n"
 		 "  pod-isolation   a pod that asks for no GPU but sets NVIDIA_VISIBLE_DEVICES=all\n"
 		 "                  (as every CUDA image does) sees none\n"
+		 "  privileged-pod  the smoke pod, privileged: it too names exactly one GPU\n"
 		 "  node-gpus       on each GPU node of another host (gateway node add), a pod\n"
 		 "                  limited to one GPU names one that node's agent sees\n",
 	.opts = verify_opts,

@@ -179,9 +179,11 @@ static int check_cluster(const struct gateway *gw, const cJSON *list, const stru
 	 * with some (an unhealthy one beside, a count off) it proves those. */
 	if (schedulable) {
 		plan->smoke = &checks[4];
+		plan->privileged = &checks[6];
 		*smoked = 1;
 	} else {
 		check_set(&checks[4], CHECK_SKIP, xstrdup("not run: no allocatable GPU"));
+		check_set(&checks[6], CHECK_SKIP, xstrdup("not run: no allocatable GPU"));
 	}
 	if (rt->nvidia)
 		plan->isolation = &checks[5];
@@ -206,7 +208,7 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 {
 	static const char *const names[VERIFY_NCHECKS] = {
 		"device-request", "runtime-class", "device-plugin", "allocatable", "smoke-pod", "pod-isolation",
-		"node-gpus",
+		"privileged-pod", "node-gpus",
 	};
 	struct gpu_looks looks = { 0 };
 	struct run_child *state_call = NULL;
@@ -234,7 +236,7 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 
 	for (i = 0; i < VERIFY_NCHECKS; i++)
 		checks[i] = (struct check){ .name = names[i], .status = CHECK_SKIP };
-	checks[6].name = NULL;   /* until there are nodes to check */
+	checks[VERIFY_NODE_GPUS].name = NULL;   /* until there are nodes to check */
 	if (!gw->c.gpu_request) {
 		for (i = 0; i < VERIFY_NCHECKS; i++)
 			check_set(&checks[i], CHECK_SKIP, xstrdup("not applicable: the gateway was started without --gpu"));
@@ -249,12 +251,13 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 	 * objects in one kubectl get. */
 	early.smoke = &checks[4];
 	early.isolation = &checks[5];
+	early.privileged = &checks[6];
 	if (verify_nodes_start(gw, &vn, err) < 0)
 		goto out;
 	early.nodes = plan.nodes = vn.pods;
 	early.n_nodes = plan.n_nodes = vn.n;
 	if (vn.n)
-		checks[6].name = names[6];
+		checks[VERIFY_NODE_GPUS].name = names[VERIFY_NODE_GPUS];
 	if (checks[0].status == CHECK_PASS)
 		look = GPUS_LOOK_BEFORE;
 	/* The look rides with the pods' create, while they start; without
@@ -298,7 +301,7 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		vp = NULL;   /* verify_pods() has done with it */
 		if (found < 0)
 			goto out;
-		verify_nodes_judge(&vn, &checks[6]);
+		verify_nodes_judge(&vn, &checks[VERIFY_NODE_GPUS]);
 	}
 	if (look && verify_gpus_judge(gw, &looks, &seen, &checks[0], err) < 0)
 		goto out;

@@ -22,7 +22,8 @@
  * label); this pin of deploy/versions.env serves images without one. */
 #define VERIFY_DEFAULT_SMOKE_IMAGE OPENSHELL_SMOKE_IMAGE
 #define VERIFY_DEFAULT_TIMEOUT_MS (2 * 60 * 1000)
-#define VERIFY_NCHECKS 7
+#define VERIFY_NCHECKS 8
+#define VERIFY_NODE_GPUS 7   /* the last, named only with GPU nodes on other hosts */
 
 struct verify_opts {
 	const char *smoke_image;

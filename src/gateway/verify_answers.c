@@ -76,6 +76,20 @@ void verify_judge_smoke(const char *pod, const char *resource, const char *phase
 		check_set(c, CHECK_FAIL, xasprintf("pod %s Failed (exit code %lld)", pod, code));
 }
 
+void verify_judge_privileged(const char *pod, const char *resource, const char *phase, long long code,
+			     const char *out, struct check *c)
+{
+	const char *gpu;
+
+	verify_judge_smoke(pod, resource, phase, code, out, c);
+	if (c->status == CHECK_FAIL && strcmp(phase, "Succeeded") == 0 && gpu_lines(out, &gpu) > 1)
+		check_set(c, CHECK_FAIL,
+			  xasprintf("privileged %s: containerd gives a privileged pod every device it sees unless the pod's runtime sets privileged_without_host_devices (the cluster image's config-v3.toml.d drop-in)",
+				    c->evidence));
+	else if (c->status == CHECK_PASS)
+		check_set(c, CHECK_PASS, xasprintf("privileged %s", c->evidence));
+}
+
 /* The isolation pod: it ran, and its nvidia-smi saw no GPU although it
  * named them all in NVIDIA_VISIBLE_DEVICES. */
 void verify_judge_isolation(const char *pod, const char *resource, const char *phase, long long code,

@@ -47,10 +47,12 @@ void verify_gpus_free(struct gpu_looks *l);
  * runs nvidia-smi -L, and must succeed naming exactly one GPU (and the
  * MIG device of that profile); the isolation pod asks for none, names
  * every one in NVIDIA_VISIBLE_DEVICES=all (as any CUDA image does) and
- * must see none. A NULL check is not run. Both run IMAGE on NODE; they get
+ * must see none; the privileged pod is the smoke pod, privileged (as the
+ * device plugin's MPS daemon is), and must see exactly its one GPU too.
+ * A NULL check is not run. Both run IMAGE on NODE; they get
  * TIMEOUT_MS to end, and are deleted afterwards unless KEEP. */
 #define VERIFY_MAX_NODES 8
-#define VERIFY_PODS (2 + VERIFY_MAX_NODES)
+#define VERIFY_PODS (3 + VERIFY_MAX_NODES)
 /* A smoke pod of its own on each GPU node of the gateway's agents
  * (gateway node add): one GPU asked on that node, judged as the smoke
  * pod is, into CHECK. */
@@ -65,6 +67,7 @@ struct verify_pod_plan {
 	struct check *smoke;
 	const char *resource;
 	struct check *isolation;
+	struct check *privileged;   /* a privileged smoke pod, judged as the smoke pod */
 	const char *image;
 	int timeout_ms;
 	int keep;
@@ -100,6 +103,11 @@ void verify_judge_smoke(const char *pod, const char *resource, const char *phase
 			struct check *c);
 void verify_judge_isolation(const char *pod, const char *resource, const char *phase, long long code,
 			    const char *out, struct check *c);
+/* The privileged pod: as the smoke pod, in a privileged container, which
+ * containerd gives every device it sees unless its runtime says
+ * privileged_without_host_devices: more than one GPU names that cause. */
+void verify_judge_privileged(const char *pod, const char *resource, const char *phase, long long code,
+			     const char *out, struct check *c);
 
 /* The node-gpus check: each agent with GPUs (gateway/node_record.h) gets
  * a smoke pod of its own on its node (PLAN's nodes, which point into VN),

@@ -46,9 +46,10 @@
 	"out=$(nvidia-smi -L 2>&1); printf '%s\\n' \"$out\"; printf '%s\\n' \"$out\" >/dev/termination-log; exit 0"
 
 /* One of verify's pods, from its manifest to its verdict. */
+enum probe_kind { PROBE_SMOKE, PROBE_ISOLATION, PROBE_PRIVILEGED };
 struct probe {
 	char *name;
-	int smoke;              /* the smoke pod, else the isolation pod */
+	enum probe_kind kind;
 	const char *node;       /* an agent's smoke pod: its node; else NULL (the plan's) */
 	const char *resource;   /* the smoke pod's MIG resource, else NULL */
 	struct check *check;    /* NULL: not wanted (any more) */
@@ -74,9 +75,9 @@ struct verify_pods {
 };
 
 /* A pod of verify's under the nvidia runtime, on NODE (NULL: any): RESOURCE (NULL: none) one of which it asks for, ENV_ALL its
- * NVIDIA_VISIBLE_DEVICES=all. */
+ * NVIDIA_VISIBLE_DEVICES=all, PRIVILEGED its container. */
 static cJSON *probe_manifest(const struct verify_pods *vp, const char *pod, const char *node, const char *script,
-			     const char *resource, int env_all)
+			     const char *resource, int env_all, int privileged)
 {
 	cJSON *m = cJSON_CreateObject();
 	cJSON *meta = cJSON_AddObjectToObject(m, "metadata");
@@ -111,6 +112,8 @@ static cJSON *probe_manifest(const struct verify_pods *vp, const char *pod, cons
 	if (resource)
 		cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(ctr, "resources"), "limits"),
 					resource, "1");
+	if (privileged)
+		cJSON_AddBoolToObject(cJSON_AddObjectToObject(ctr, "securityContext"), "privileged", 1);
 	if (env_all) {
 		/* What every CUDA image sets: a pod that may name every GPU. */
 		cJSON *e = cJSON_CreateObject();
@@ -351,19 +354,30 @@ static char *create_script(const struct verify_pods *vp, const char *look)
 	return xasprintf("exec 3<&0; %s <&3 >/dev/null & c=$!; { %s; } </dev/null; wait $c", create, look);
 }
 
-static void add_probe(struct verify_pods *vp, cJSON *items, unsigned tag, struct check *check, int smoke)
+/* The check of the plan's that a pod of KIND on the gateway's own node answers. */
+static struct check *plan_check(const struct verify_pod_plan *plan, enum probe_kind kind)
+{
+	return kind == PROBE_SMOKE ? plan->smoke : kind == PROBE_ISOLATION ? plan->isolation : plan->privileged;
+}
+
+static void add_probe(struct verify_pods *vp, cJSON *items, unsigned tag, enum probe_kind kind)
 {
 	struct probe *p = &vp->probes[vp->n++];
-	const char *resource = vp->plan->resource;
+	const char *resource = vp->plan->resource ? vp->plan->resource : GPU_RESOURCE;
+	static const char *const suffix[] = { [PROBE_SMOKE] = "", [PROBE_ISOLATION] = "-nogpu",
+					      [PROBE_PRIVILEGED] = "-privileged" };
 
-	if (smoke)
-		*p = (struct probe){ .name = xasprintf("openshell-verify-%x", tag), .smoke = 1, .resource = resource,
-				     .check = check, .judge = verify_judge_smoke };
-	else
-		*p = (struct probe){ .name = xasprintf("openshell-verify-%x-nogpu", tag), .check = check,
-				     .judge = verify_judge_isolation };
-	cJSON_AddItemToArray(items, probe_manifest(vp, p->name, vp->plan->node, smoke ? SMOKE_SCRIPT : ISOLATION_SCRIPT,
-						   smoke ? (resource ? resource : GPU_RESOURCE) : NULL, !smoke));
+	*p = (struct probe){ .name = xasprintf("openshell-verify-%x%s", tag, suffix[kind]), .kind = kind,
+			     .check = plan_check(vp->plan, kind) };
+	if (kind == PROBE_ISOLATION) {
+		p->judge = verify_judge_isolation;
+		cJSON_AddItemToArray(items, probe_manifest(vp, p->name, vp->plan->node, ISOLATION_SCRIPT, NULL, 1, 0));
+		return;
+	}
+	p->resource = vp->plan->resource;
+	p->judge = kind == PROBE_SMOKE ? verify_judge_smoke : verify_judge_privileged;
+	cJSON_AddItemToArray(items, probe_manifest(vp, p->name, vp->plan->node, SMOKE_SCRIPT, resource, 0,
+						   kind == PROBE_PRIVILEGED));
 }
 
 /* Agent K's smoke pod, on its node. */
@@ -372,9 +386,9 @@ static void add_node_probe(struct verify_pods *vp, cJSON *items, unsigned tag, s
 	struct probe *p = &vp->probes[vp->n++];
 	struct verify_node_pod *np = &vp->plan->nodes[k];
 
-	*p = (struct probe){ .name = xasprintf("openshell-verify-%x-%s", tag, np->node), .smoke = 1, .node = np->node,
-			     .check = &np->check, .judge = verify_judge_smoke };
-	cJSON_AddItemToArray(items, probe_manifest(vp, p->name, np->node, SMOKE_SCRIPT, GPU_RESOURCE, 0));
+	*p = (struct probe){ .name = xasprintf("openshell-verify-%x-%s", tag, np->node), .kind = PROBE_SMOKE,
+			     .node = np->node, .check = &np->check, .judge = verify_judge_smoke };
+	cJSON_AddItemToArray(items, probe_manifest(vp, p->name, np->node, SMOKE_SCRIPT, GPU_RESOURCE, 0, 0));
 }
 
 struct verify_pods *verify_pods_start(const struct gateway *gw, const struct verify_pod_plan *plan, os_error *err)
@@ -392,9 +406,11 @@ struct verify_pods *verify_pods_start(const struct gateway *gw, const struct ver
 	vp->watch = (struct kube_watch){ .resource = "pods", .ns = SMOKE_NAMESPACE, .selector = vp->selector };
 	vp->create = create_script(vp, plan->look);
 	if (plan->smoke)
-		add_probe(vp, items, tag, plan->smoke, 1);
+		add_probe(vp, items, tag, PROBE_SMOKE);
 	if (plan->isolation)
-		add_probe(vp, items, tag, plan->isolation, 0);
+		add_probe(vp, items, tag, PROBE_ISOLATION);
+	if (plan->privileged)
+		add_probe(vp, items, tag, PROBE_PRIVILEGED);
 	for (size_t k = 0; k < plan->n_nodes && k < VERIFY_MAX_NODES; k++)
 		add_node_probe(vp, items, tag, k);
 	vp->manifest = print_manifest(list);
@@ -419,7 +435,7 @@ int verify_pods(const struct gateway *gw, struct verify_pods *vp, const struct v
 	 * to run it): it is neither waited for nor judged. */
 	for (size_t i = 0; i < vp->n; i++)
 		if (!vp->probes[i].node)
-			vp->probes[i].check = vp->probes[i].smoke ? plan->smoke : plan->isolation;
+			vp->probes[i].check = plan_check(plan, vp->probes[i].kind);
 	vp->plan = plan;
 	rc = watch_pods(gw, vp, err);
 	verify_pods_drop(gw, vp);

@@ -259,3 +259,20 @@ mine.tar"
 	run shellcheck -s sh "$SCRIPT"
 	assert_success
 }
+
+@test "a drop-in of k3s's containerd config keeps host devices from privileged pods, for runc and each nvidia runtime k3s finds" {
+	bin=$BATS_TEST_TMPDIR/bin
+	mkdir -p "$bin"
+	printf '#!/bin/sh\n' >"$bin/nvidia-container-runtime"
+	printf '#!/bin/sh\n' >"$bin/nvidia-container-runtime.cdi"
+	chmod +x "$bin"/*
+	PATH=$bin:$PATH entrypoint server
+	f=$K3S_DATA_DIR/agent/etc/containerd/config-v3.toml.d/openshell.toml
+	run python3 -c 'import sys, tomllib, json; print(json.dumps(tomllib.load(open(sys.argv[1], "rb")), sort_keys=True))' "$f"
+	assert_success
+	assert_output '{"plugins": {"io.containerd.cri.v1.runtime": {"containerd": {"runtimes": {"nvidia": {"privileged_without_host_devices": true}, "nvidia-cdi": {"privileged_without_host_devices": true}, "runc": {"privileged_without_host_devices": true}}}}}, "version": 3}'
+	# Without the toolkit: runc alone (a table for a runtime k3s does not make would make one without a type).
+	PATH=/usr/bin:/bin entrypoint server
+	run grep -c privileged_without_host_devices "$f"
+	assert_output 1
+}

@@ -140,13 +140,13 @@ assert_nothing_on_for() {
 		re="$n: pod openshell-verify-[0-9a-f]+-$n Succeeded: GPU 0: [^;]*\\(UUID: ($(sim_gpu_uuids "$n" | paste -sd'|'))\\)"
 		[[ $line =~ $re ]]
 	done
-	assert_line '7 passed, 0 failed'
+	assert_line '8 passed, 0 failed'
 	run --separate-stderr openshell gateway verify --name mh --json
 	assert_success
 	json=$output
 	assert_schema verify "$json"
 	assert_equal "$(jq -r '[.checks[].name] | join(" ")' <<<"$json")" \
-		"device-request runtime-class device-plugin allocatable smoke-pod pod-isolation node-gpus"
+		"device-request runtime-class device-plugin allocatable smoke-pod pod-isolation privileged-pod node-gpus"
 }
 
 @test "a name taken is refused: a node of the gateway, the server's own node" {

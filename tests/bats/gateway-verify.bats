@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# `openshell gateway verify`: six checks, each of which fails when its
+# `openshell gateway verify`: seven checks, each of which fails when its
 # piece of the GPU chain is broken, and skipped as not applicable (never pass)
 # without --gpu.
 
@@ -19,7 +19,7 @@ setup() {
 }
 
 # bats test_tags=lane
-@test "verify passes all six checks on a GPU gateway" {
+@test "verify passes all seven checks on a GPU gateway" {
 	run --separate-stderr openshell -v gateway verify --name vg
 	assert_success
 	# Under --gpus all too, the host's GPUs are the driver's list in the
@@ -32,7 +32,9 @@ setup() {
 	assert_line "  PASS  allocatable     node allocatable nvidia.com/gpu = $(sim_gpu_count)"
 	assert_line --regexp '^  PASS  smoke-pod       pod openshell-verify-[0-9a-f]+ Succeeded: GPU 0: .*\(UUID: GPU-'
 	assert_line --regexp '^  PASS  pod-isolation   pod openshell-verify-[0-9a-f]+-nogpu, no GPU asked, NVIDIA_VISIBLE_DEVICES=all: sees none \('
-	assert_line '6 passed, 0 failed'
+	# Privileged, and still its one GPU: containerd gives it no host devices (the image's drop-in).
+	assert_line --regexp '^  PASS  privileged-pod  privileged pod openshell-verify-[0-9a-f]+-privileged Succeeded: GPU 0: .*\(UUID: GPU-'
+	assert_line '7 passed, 0 failed'
 }
 
 # bats test_tags=lane
@@ -41,7 +43,7 @@ setup() {
 	assert_success
 	doc=$output
 	run jq -r '[.name, .counts.pass, .counts.fail, .counts.skip, (.checks | length), ([.checks[].status] | unique | join(","))] | @tsv' <<<"$doc"
-	assert_output "$(printf 'vg\t6\t0\t0\t6\tpass')"
+	assert_output "$(printf 'vg\t7\t0\t0\t7\tpass')"
 	assert_schema verify "$doc"
 }
 
@@ -54,7 +56,7 @@ setup() {
 	assert_success
 	run gw_kubectl vg get pods --namespace default -o json
 	run jq -r '[.items[] | select(.metadata.name | startswith("openshell-verify-")) | .status.phase] | join(",")' <<<"$output"
-	assert_output Succeeded,Succeeded
+	assert_output Succeeded,Succeeded,Succeeded
 }
 
 @test "pods the API refuses fail their checks, each with the API's own line, and nothing is left" {
@@ -71,8 +73,9 @@ setup() {
 	refused='is forbidden: pod rejected: RuntimeClass "nvidia" not found$'
 	assert_line --regexp "^  FAIL  smoke-pod       kubectl create of verify's pods failed: Error from server \(Forbidden\): error when creating \"STDIN\": pods \"openshell-verify-[0-9a-f]+\" $refused"
 	assert_line --regexp "^  FAIL  pod-isolation   kubectl create of verify's pods failed: Error from server \(Forbidden\): error when creating \"STDIN\": pods \"openshell-verify-[0-9a-f]+-nogpu\" $refused"
+	assert_line --regexp "^  FAIL  privileged-pod  kubectl create of verify's pods failed: Error from server \(Forbidden\): error when creating \"STDIN\": pods \"openshell-verify-[0-9a-f]+-privileged\" $refused"
 	pod=$(sed -n 's/^  FAIL  smoke-pod .*pods "\(openshell-verify-[0-9a-f]*\)".*/\1/p' <<<"$output")
-	run gw_kubectl vg get pods "$pod" "$pod-nogpu" --namespace default --ignore-not-found -o name
+	run gw_kubectl vg get pods "$pod" "$pod-nogpu" "$pod-privileged" --namespace default --ignore-not-found -o name
 	assert_success
 	assert_output ''
 }
@@ -86,7 +89,8 @@ setup() {
 	run --separate-stderr openshell gateway verify --name vg --timeout 8s
 	assert_failure 8
 	assert_line --regexp '^  FAIL  smoke-pod       pod openshell-verify-[0-9a-f]+ Pending: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu\.'
-	assert_line '5 passed, 1 failed'
+	assert_line --regexp '^  FAIL  privileged-pod  pod openshell-verify-[0-9a-f]+-privileged Pending: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu\.'
+	assert_line '5 passed, 2 failed'
 	gw_kubectl vg delete pod hog --namespace default >/dev/null
 }
 
@@ -154,13 +158,13 @@ setup() {
 	run --separate-stderr openshell gateway verify --name vn
 	assert_failure 9
 	run grep -c '^  SKIP  [a-z-]* *not applicable: the gateway was started without --gpu$' <<<"$output"
-	assert_output 6
+	assert_output 7
 	refute_output --partial PASS
 	run --separate-stderr openshell gateway verify --name vn --json
 	assert_failure 9
 	doc=$output
 	run jq -r '[.counts.skip, .counts.pass, ([.checks[].status] | unique | join(","))] | @tsv' <<<"$doc"
-	assert_output "$(printf '6\t0\tskip')"
+	assert_output "$(printf '7\t0\tskip')"
 	assert_schema verify "$doc"
 }
 

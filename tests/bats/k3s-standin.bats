@@ -57,7 +57,7 @@ teardown_file() {
 # loaded machine one left running would slow every test after it.
 teardown() {
 	local c
-	for c in crds cdi mps multi multi2; do
+	for c in crds cdi mps multi multi2 privdev; do
 		docker rm -f "openshell-cluster-$c" >/dev/null 2>&1 || true
 	done
 	for c in a1 bad; do
@@ -837,4 +837,33 @@ server_ip() {
 	run kx multi2 get nodes -o name
 	refute_output --partial agent-bad
 	docker rm -f openshell-agent-bad >/dev/null
+}
+
+pod_ended() {
+	[[ $(kx "$1" get pod "$2" -o jsonpath='{.status.phase}') == @(Succeeded|Failed) ]]
+}
+
+# A privileged pod asking for no GPU, under the nvidia runtime, on gateway $1: its nvidia-smi -L.
+privileged_pod() {
+	kx "$1" apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"priv"},"spec":{"restartPolicy":"Never","runtimeClassName":"nvidia","containers":[{"name":"priv","image":"'"$SMOKE"'","command":["nvidia-smi","-L"],"securityContext":{"privileged":true}}]}}' >/dev/null
+	wait_for 60 pod_ended "$1" priv
+	kx "$1" logs priv
+}
+
+@test "a privileged pod gets containerd's host devices unless its runtime says privileged_without_host_devices, as the image's drop-in does" {
+	# k3s's config imports config-v3.toml.d, where the image's entrypoint writes the setting.
+	run docker exec openshell-cluster-gpu cat /var/lib/rancher/k3s/agent/etc/containerd/config.toml
+	assert_line 'imports = ["/var/lib/rancher/k3s/agent/etc/containerd/config-v3.toml.d/*.toml"]'
+	run docker exec openshell-cluster-gpu cat /var/lib/rancher/k3s/agent/etc/containerd/config-v3.toml.d/openshell.toml
+	assert_line "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.'nvidia']"
+	run privileged_pod gpu
+	assert_output "No devices were found"
+	kx gpu delete pod priv --wait=false >/dev/null
+	# k3s started without the entrypoint: no drop-in, and every device of the gateway.
+	start privdev --no-healthcheck --gpus all --entrypoint /usr/local/bin/k3s "$SIM_K3S_IMAGE"
+	wait_for 60 kx privdev get --raw /readyz
+	run docker exec openshell-cluster-privdev ls /var/lib/rancher/k3s/agent/etc/containerd/config-v3.toml.d
+	refute_output --partial openshell.toml
+	run privileged_pod privdev
+	assert_equal "$(grep -c '^GPU ' <<<"$output")" 2
 }

@@ -78,7 +78,7 @@ teardown() {
 @test "verify runs its checks and pods through ssh" {
 	run --separate-stderr openshell gateway verify --name rs
 	assert_success
-	assert_line '6 passed, 0 failed'
+	assert_line '7 passed, 0 failed'
 }
 
 @test "doctor reads the remote host, in a container there, and names it" {
@@ -211,7 +211,7 @@ teardown() {
 	# later commands find it by its context, from a shell that names none
 	run --separate-stderr openshell gateway verify --name rt
 	assert_success
-	assert_line '6 passed, 0 failed'
+	assert_line '7 passed, 0 failed'
 	run --separate-stderr openshell gateway destroy --name rt --yes
 	assert_success
 	DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST assert_no_gateway_resources rt

@@ -148,6 +148,46 @@ class NvidiaRuntime(unittest.TestCase):
         mounts = [{"mounts": [{"container_path": "/var/run/nvidia-container-devices/GPU-a", "host_path": "/dev/null"}]}]
         self.assertEqual(self.rt.devices("nvidia", {}, {"NVIDIA_VISIBLE_DEVICES": "GPU-b"}, mounts), "GPU-b")
 
+    def test_privileged_gets_the_host_devices_unless_its_handler_says_not(self):
+        # containerd internal/cri/server/container_create.go: WithHostDevices, WithAllDevicesAllowed.
+        self.config("accept-nvidia-visible-devices-envvar-when-unprivileged = false\n"
+                    "accept-nvidia-visible-devices-as-volume-mounts = true\n[nvidia-container-runtime]\n")
+        priv = {"securityContext": {"privileged": True}}
+        mounts = [{"mounts": [{"container_path": "/var/run/nvidia-container-devices/GPU-a", "host_path": "/dev/null"}]}]
+        saved = self.rt.kernel_modifies_device_files
+        self.addCleanup(setattr, self.rt, "kernel_modifies_device_files", saved)
+        self.rt.kernel_modifies_device_files = lambda: True
+        # Every node of the gateway; its runtime masks params, so NVML makes no more.
+        self.assertEqual(self.rt.devices("nvidia", priv, {}, mounts, {}), "all")
+        self.assertEqual(self.rt.devices("nvidia", priv, {}, mounts, {"privileged_without_host_devices": True}), "GPU-a")
+        # runc masks nothing: the kernel's ModifyDeviceFiles: 1 lets NVML make every GPU's node.
+        self.assertEqual(self.rt.devices("runc", priv, {}, [], {}), "host")
+        self.assertEqual(self.rt.devices("runc", priv, {}, [], {"privileged_without_host_devices": True}), "none")
+        self.rt.kernel_modifies_device_files = lambda: False
+        self.assertEqual(self.rt.devices("runc", priv, {}, [], {}), "all")
+        # SYS_ADMIN alone is privileged to the toolkit, not to containerd.
+        sysadmin = {"securityContext": {"capabilities": {"add": ["SYS_ADMIN"]}}}
+        self.assertEqual(self.rt.devices("runc", sysadmin, {}, [], {}), "none")
+
+    def test_containerd_merges_drop_ins_key_by_key(self):
+        from k3ssim import config
+        from k3ssim.kubelet import containerd
+        saved = (config.CONTAINERD_CONFIG, containerd.DROPIN_DIR)
+        self.addCleanup(lambda: (setattr(config, "CONTAINERD_CONFIG", saved[0]),
+                                 setattr(containerd, "DROPIN_DIR", saved[1])))
+        config.CONTAINERD_CONFIG = os.path.join(self.dir, "containerd", "config.toml")
+        containerd.DROPIN_DIR = os.path.join(self.dir, "containerd", "config-v3.toml.d")
+        os.makedirs(containerd.DROPIN_DIR)
+        containerd.write()
+        self.assertEqual(containerd.runtime_options()["runc"],
+                         {"runtime_type": "io.containerd.runc.v2", "options": {"SystemdCgroup": False}})
+        with open(os.path.join(containerd.DROPIN_DIR, "x.toml"), "w", encoding="utf-8") as f:
+            f.write("version = 3\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]\n"
+                    "privileged_without_host_devices = true\n")
+        self.assertEqual(containerd.runtime_options()["runc"],
+                         {"runtime_type": "io.containerd.runc.v2", "options": {"SystemdCgroup": False},
+                          "privileged_without_host_devices": True})
+
     def test_refused_from_unprivileged_pods_mounts_read(self):
         self.config("accept-nvidia-visible-devices-envvar-when-unprivileged = false\n"
                     "accept-nvidia-visible-devices-as-volume-mounts = true\n[nvidia-container-runtime]\n")

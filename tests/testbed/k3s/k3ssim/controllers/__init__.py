@@ -28,7 +28,7 @@ class Manager:
     def agent_start(self):
         """What the agent does before the API is up: containerd's config,
         the image import, the packaged manifests."""
-        self.kubelet.handlers = kubeletmod.containerd.write()
+        self.kubelet.start_containerd()
         self.kubelet.images.import_dir()
         deploy.stage_packaged()
 

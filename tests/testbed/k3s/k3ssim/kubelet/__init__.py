@@ -25,6 +25,7 @@ class Kubelet:
         self.images = images.ImageStore()
         self.devices = devicemanager.DeviceManager()
         self.handlers = {}
+        self.runtime_options = {}
         self.status = node.NodeStatus(self, server, list(label_flags))
         self.lease = lease.NodeLease(self)
         self.started = False
@@ -32,9 +33,15 @@ class Kubelet:
     def res(self, api_version, kind):
         return self.api.resource(api_version, kind)
 
+    def start_containerd(self):
+        """k3s writes containerd's config; containerd starts and reads it,
+        with the files it imports, once."""
+        self.handlers = containerd.write()
+        self.runtime_options = containerd.runtime_options()
+
     def start(self):
         if not self.handlers:
-            self.handlers = containerd.write()
+            self.start_containerd()
         self.images.import_dir()
         self.status.register()
         self.status.post(force=True)

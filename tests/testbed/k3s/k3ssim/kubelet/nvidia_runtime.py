@@ -27,14 +27,27 @@ pod's processes run in the gateway container itself).
   legacy-image rule (CUDA_VERSION without NVIDIA_REQUIRE_CUDA means all) is
   not modelled.
 - Under runc (or any other handler) the runtime plays no part.
+- A privileged container (securityContext.privileged) whose handler's
+  table lacks privileged_without_host_devices gets every device node
+  containerd sees, the gateway's GPUs', and leave to open any device
+  (containerd internal/cri/server/container_create.go: WithHostDevices,
+  WithAllDevicesAllowed). Its procfs is its own: /proc/driver/nvidia/params
+  is the kernel's, ModifyDeviceFiles: 1 on a default driver, unless its
+  runtime masks it (an nvidia handler: the toolkit's
+  disable-device-node-modification hook in the specs it makes, 1.18 and
+  later, or libnvidia-container's procfs tmpfs); then NVML makes the node
+  of every GPU the driver has, and the container sees the host's GPUs
+  ("host"); else the gateway's ("all").
 
 The answer is SIM_RUNTIME_DEVICES for the container's processes: the
 simulated nvidia-smi shows only those of the gateway's GPUs ("none", "all"
-or IDs: UUIDs, or indices with DEVICE_ID_STRATEGY=index).
+or IDs: UUIDs, or indices with DEVICE_ID_STRATEGY=index), or every GPU of
+the driver ("host").
 """
 
 import glob
 import os
+import subprocess
 import tomllib
 
 import yaml
@@ -81,6 +94,34 @@ def _cdi_specs():
     return names
 
 
+def host_devices(spec, options):
+    """Does containerd give the container the host's devices (above)?"""
+    sc = spec.get("securityContext") or {}
+    return bool(sc.get("privileged")) and not (options or {}).get("privileged_without_host_devices", False)
+
+
+_KERNEL_PROCFS = os.path.join(config.RUN_DIR, "kernel-procfs")
+
+
+def kernel_modifies_device_files():
+    """ModifyDeviceFiles as a fresh procfs says it: the kernel's, not what a
+    process of the gateway bound over /proc/driver/nvidia/params
+    (gpu-isolate.sh). A bind of /proc/driver that is not recursive shows the
+    file beneath that mount (SIMULATION: the sim host's procfs is itself a
+    bind, host/sim-procfs)."""
+    view = os.path.join(_KERNEL_PROCFS, "nvidia", "params")
+    if not os.path.exists(view):
+        os.makedirs(_KERNEL_PROCFS, exist_ok=True)
+        subprocess.run(["mount", "--bind", "/proc/driver", _KERNEL_PROCFS], capture_output=True, timeout=10)
+    for path in (view, "/proc/driver/nvidia/params"):
+        try:
+            with open(path, encoding="ascii") as f:
+                return any(line.strip() == "ModifyDeviceFiles: 1" for line in f)
+        except OSError:
+            continue
+    return False
+
+
 def _ids(value):
     value = (value or "").strip()
     if value in ("", "void", "none"):
@@ -88,9 +129,10 @@ def _ids(value):
     return ["all"] if value == "all" else [v.strip() for v in value.split(",") if v.strip()]
 
 
-def devices(handler, spec, env, answers):
+def devices(handler, spec, env, answers, options=None):
     """The devices the container gets, as SIM_RUNTIME_DEVICES says them;
-    Unresolvable when a CDI device has no spec."""
+    Unresolvable when a CDI device has no spec. OPTIONS: its handler's
+    runtime table in containerd's config."""
     got = []
     cdi = [n for a in answers for n in a.get("cdi_devices", [])]
     if cdi:
@@ -107,6 +149,9 @@ def devices(handler, spec, env, answers):
             got += [p[len(DEVICES_ROOT) + 1:] for p in mounts]
         elif accept_env or privileged(spec):
             got += _ids(env.get("NVIDIA_VISIBLE_DEVICES"))
+    if host_devices(spec, options):
+        masked = handler.startswith("nvidia")
+        return "host" if not masked and kernel_modifies_device_files() else "all"
     if "all" in got:
         return "all"
     return ",".join(dict.fromkeys(got)) or "none"

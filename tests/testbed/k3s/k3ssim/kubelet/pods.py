@@ -242,7 +242,8 @@ class PodWorker:
         for answer in answers:
             env.update(answer.get("envs", {}))
         # The GPUs containerd's CDI and the runtime give the container.
-        env["SIM_RUNTIME_DEVICES"] = nvidia_runtime.devices(self.handler, cs.spec, env, answers)
+        env["SIM_RUNTIME_DEVICES"] = nvidia_runtime.devices(self.handler, cs.spec, env, answers,
+                                                            self.k.runtime_options.get(self.handler))
         return env
 
     def _create_error(self, cs, why):
