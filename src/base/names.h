@@ -24,6 +24,10 @@
 /* How NVIDIA says to write the CDI spec Docker reads. */
 #define CDI_SPEC_GENERATE "nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml"
 #define LABEL_GPUS "org.openshell.gpus"   /* a CDI gateway's --gpus: its device names lose a count */
+/* The host its clients and agents reach the API at, as it was made:
+ * with a wildcard bind its first --tls-san, which its container's
+ * published address does not say. */
+#define LABEL_API_HOST "org.openshell.api-host"
 
 /* Whose a container, network or volume is, judged by its labels alone:
  * openshell's for gateway NAME only when managed-by=openshell and

@@ -204,6 +204,7 @@ int container_parse_object(const cJSON *obj, struct gw_container *c, os_error *e
 	c->image = dup_or_null(json_str(json_get(obj, "Config", NULL), "Image"));
 	c->smoke_image = dup_or_null(json_str(labels, "org.openshell.smoke-image"));
 	c->gpus_label = dup_or_null(json_str(labels, LABEL_GPUS));
+	c->api_host = dup_or_null(json_str(labels, LABEL_API_HOST));
 	c->mig_strategy = env_value(json_get(obj, "Config", NULL), "OPENSHELL_MIG_STRATEGY");
 	c->started_at = dup_or_null(json_str(state, "StartedAt"));
 	parse_health_test(json_get(obj, "Config", NULL), c);
@@ -275,6 +276,7 @@ void container_free(struct gw_container *c)
 	free(c->gpu_devices);
 	free(c->gpu_caps);
 	free(c->gpus_label);
+	free(c->api_host);
 	free(c->mig_strategy);
 	free(c->api_host_ip);
 	free(c->managed_by);

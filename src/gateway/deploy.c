@@ -195,7 +195,8 @@ static const char *api_host(const struct deploy_opts *o)
 {
 	int wild = bind_is_wildcard(o->bind);
 
-	return wild && o->n_tls_san > 0 ? o->tls_san[0]
+	return o->api_host                     ? o->api_host
+	     : wild && o->n_tls_san > 0 ? o->tls_san[0]
 	     : wild && o->daemon_host          ? o->daemon_host
 	     : strcmp(o->bind, "0.0.0.0") == 0 ? "127.0.0.1"
 	     : strcmp(o->bind, "::") == 0      ? "::1"
@@ -305,6 +306,8 @@ void deploy_run_argv(const struct deploy_opts *o, struct strv *argv)
 	cleanup_free char *advertise = deploy_advertise_address(o);
 
 	common_argv(o, res, host, argv);
+	/* A resume must hand out the address it was made with. */
+	strv_pushf(argv, "--label=%s=%s", LABEL_API_HOST, api_host(o));
 	if (o->health_start_interval)
 		strv_pushf(argv, "--health-start-interval=%s", DEPLOY_HEALTH_START_INTERVAL);
 	strv_pushf(argv, "--network=%s", res);

@@ -43,6 +43,7 @@ struct deploy_opts {
 	const char *image;    /* cluster image reference */
 	int image_named;      /* not the default: pulled when absent, never built */
 	const char *advertise;  /* --advertise-address: where agents reach the server, or NULL */
+	const char *api_host;   /* a reused gateway's API host, as it was made (its label), or NULL */
 	const char *tls_san[DEPLOY_MAX_TLS_SANS]; /* --tls-san: more names for the API certificate */
 	int n_tls_san;
 	const struct strv *host_sans; /* a wildcard --bind: this host's addresses, or NULL */

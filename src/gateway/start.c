@@ -44,6 +44,7 @@ struct start {
 	char *res;                 /* openshell-cluster-NAME */
 	char *reused_image;        /* owned copy behind o.image when adopted */
 	char *reused_bind;         /* owned copy behind o.bind when adopted */
+	char *reused_api_host;     /* owned copy behind o.api_host when adopted */
 	struct wait_ctx w;         /* deadline, restart count for the waits */
 	int created_network, created_volume, created_container;
 	int have_container;        /* a gateway container exists and is kept */
@@ -183,6 +184,8 @@ static int adopt_existing(struct start *st, const struct gw_container *c, os_err
 		st->o.bind = st->reused_bind = xstrdup(c->api_host_ip);
 	if (c->image)
 		st->o.image = st->reused_image = xstrdup(c->image);
+	if (c->api_host)
+		st->o.api_host = st->reused_api_host = xstrdup(c->api_host);
 	return 0;
 }
 
@@ -450,6 +453,7 @@ out:
 	free(st.res);
 	free(st.reused_image);
 	free(st.reused_bind);
+	free(st.reused_api_host);
 	strv_free(&st.host_sans);
 	strv_free(&st.o.gpu_uuids);
 	daemon_gpus_free(&st.dg);

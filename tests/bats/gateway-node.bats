@@ -268,9 +268,13 @@ assert_nothing_on_for() {
 		run sim_docker "$n" inspect -f '{{.State.Running}}' openshell-node-mh
 		assert_output false
 	done
-	run --separate-stderr openshell gateway start --name mh --gpu
+	run --separate-stderr openshell gateway start --name mh --gpu --json
 	assert_success
 	[[ $stderr == *"waiting for node 'node-c' on "* ]]
+	# Resumed where it was made to be reached (--tls-san), which its agents were given.
+	assert_equal "$(jq -r .server <<<"$output")" "https://$UPLINK:$PORT"
+	run grep -F "server: https://$UPLINK:$PORT" "$XDG_CONFIG_HOME/openshell/gateways/mh/kubeconfig"
+	assert_success
 	run --separate-stderr openshell gateway node list --name mh --json
 	assert_equal "$(jq -r '[.nodes[] | "\(.name):\(.status):\(.gpus_allocatable)"] | join(" ")' <<<"$output")" \
 		"openshell-mh:Ready:2 node-b:Ready:1 node-c:Ready:2"

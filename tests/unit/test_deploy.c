@@ -80,6 +80,7 @@ static void test_argv_default(void)
 		"--label=org.openshell.gateway=openshell",
 		"--label=org.openshell.gpu=false",
 		"--privileged", "--cgroupns=private", "--restart=unless-stopped",
+		"--label=org.openshell.api-host=127.0.0.1",
 		"--network=openshell-cluster-openshell",
 		"--mount=type=volume,src=openshell-cluster-openshell,dst=/var/lib/rancher/k3s,volume-label=org.openshell.managed-by=openshell,volume-label=org.openshell.gateway=openshell",
 		"--publish=127.0.0.1:6443:6443",
@@ -115,6 +116,7 @@ static void test_argv_gpu(void)
 		"--label=org.openshell.gateway=gpu1",
 		"--label=org.openshell.gpu=true",
 		"--privileged", "--cgroupns=private", "--restart=unless-stopped",
+		"--label=org.openshell.api-host=127.0.0.1",
 		"--network=openshell-cluster-gpu1",
 		"--mount=type=volume,src=openshell-cluster-gpu1,dst=/var/lib/rancher/k3s,volume-label=org.openshell.managed-by=openshell,volume-label=org.openshell.gateway=gpu1",
 		"--publish=127.0.0.1:6443:6443",
@@ -767,6 +769,21 @@ static void test_advertise(void)
 		free(s);
 		free(got);
 		strv_free(&argv);
+	}
+	/* A reused gateway keeps the host it was made with, whatever its bind. */
+	{
+		struct deploy_opts o;
+		char *a;
+
+		deploy_opts_init(&o);
+		o.bind = "0.0.0.0";
+		o.api_host = "10.1.2.3";
+		a = deploy_api_address(&o);
+		is_str(a, "10.1.2.3:6443", "a resumed wildcard gateway is reached where it was made to be");
+		free(a);
+		a = deploy_advertise_address(&o);
+		is_str(a, "10.1.2.3", "and advertises it");
+		free(a);
 	}
 	static const char *const bad[] = { "127.0.0.1", "::1", "0.0.0.0", "::", "gw.example.test", "10.1.2", NULL };
 	for (size_t i = 0; bad[i]; i++) {
