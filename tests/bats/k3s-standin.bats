@@ -859,8 +859,9 @@ privileged_pod() {
 	run privileged_pod gpu
 	assert_output "No devices were found"
 	kx gpu delete pod priv --wait=false >/dev/null
-	# k3s started without the entrypoint: no drop-in, and every device of the gateway.
-	start privdev --no-healthcheck --gpus all --entrypoint /usr/local/bin/k3s "$SIM_K3S_IMAGE"
+	# An image without the drop-in: k3s with the bundle's images alone, every device of the gateway.
+	start privdev --no-healthcheck --gpus all --entrypoint sh "$SIM_K3S_IMAGE" -c \
+		'mkdir -p /var/lib/rancher/k3s/agent/images && cp /opt/openshell/images/* /var/lib/rancher/k3s/agent/images/ && exec k3s "$@"' k3s
 	wait_for 60 kx privdev get --raw /readyz
 	run docker exec openshell-cluster-privdev ls /var/lib/rancher/k3s/agent/etc/containerd/config-v3.toml.d
 	refute_output --partial openshell.toml
