@@ -89,7 +89,7 @@ setup() {
 	run docker inspect openshell-cluster-t1 --format '{{json .Config.Env}}'
 	assert_output --partial '"GPU_ENABLED=true"'
 	run docker inspect openshell-cluster-t1 --format '{{.HostConfig.Privileged}} {{.HostConfig.CgroupnsMode}} {{.HostConfig.RestartPolicy.Name}} {{.Config.Hostname}}'
-	assert_output 'true host unless-stopped openshell-t1'
+	assert_output 'true private unless-stopped openshell-t1'
 	run docker inspect openshell-cluster-t1 --format '{{index .Config.Labels "org.openshell.gateway"}} {{index .Config.Labels "org.openshell.gpu"}} {{index .Config.Labels "org.openshell.managed-by"}}'
 	assert_output 't1 true openshell'
 	run docker inspect openshell-cluster-t1 --format '{{range $p, $b := .HostConfig.PortBindings}}{{$p}}={{(index $b 0).HostIp}}{{end}}'
