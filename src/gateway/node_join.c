@@ -197,10 +197,15 @@ static int stream_ended(struct join_state *s, int which, os_error *err)
 	struct run_result res = { 0 };
 
 	if (which == 0) {
-		docker_await(s->log, &res, err);
+		/* The follow has the join's deadline: ended by it, the agent
+		 * still runs, and the answer is the timeout's. */
+		int cut = docker_await(s->log, &res, err) < 0 && call_cut_by_deadline(err, s->j->deadline);
+
 		s->log = NULL;
 		run_result_free(&res);
 		os_error_clear(err);
+		if (cut || clock_ms() >= s->j->deadline)
+			return timed_out(s, err);
 		return fail(s, OS_EXIT_FAILURE, s->fatal ? s->fatal : "its agent's container stopped", err);
 	}
 	if (kube_watch_end(&s->nodes, err) < 0) {
