@@ -83,10 +83,9 @@ int image_ref_check(const char *ref, os_error *err)
  * letters, digits and '-'. */
 static int san_ok(const char *s)
 {
-	struct in_addr a4;
 	size_t n = strlen(s), label = 0;
 
-	if (inet_pton(AF_INET, s, &a4) == 1 || is_ipv6(s))
+	if (ip_literal(s))
 		return 1;
 	if (n == 0 || n > 253 || s[0] == '-' || s[0] == '.' || s[n - 1] == '.' || s[n - 1] == '-')
 		return 0;
@@ -107,11 +106,9 @@ static int san_ok(const char *s)
 
 int deploy_opts_check(const struct deploy_opts *o, os_error *err)
 {
-	struct in_addr a4;
-
 	if (gateway_name_check(o->name, err) < 0)
 		return -1;
-	if (inet_pton(AF_INET, o->bind, &a4) != 1 && !is_ipv6(o->bind)) {
+	if (!ip_literal(o->bind)) {
 		cleanup_free char *shown = printable(o->bind, 64);
 		return os_error_set(err, OS_EXIT_USAGE,
 				    "invalid --bind address '%s': give an IPv4 or IPv6 address such as 127.0.0.1",
