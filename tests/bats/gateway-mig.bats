@@ -42,6 +42,20 @@ mig_uuids() { # GPU: its MIG devices' UUIDs
 3, Enabled"
 }
 
+@test "the driver's capability minors: its fixed table in nvidia-caps/mig-minors, each MIG instance's access file naming its own" {
+	# nv-caps.c: GPU minor M, GPU instance G, compute instance C: 3 + 135M + 9G, 4 + 135M + 9G + C.
+	run docker run --rm --gpus all --entrypoint sh "$IMAGE" -c \
+		'grep -c . /proc/driver/nvidia-caps/mig-minors; grep -E "^(config|monitor|gpu1/gi2/access|gpu1/gi2/ci0/access) " /proc/driver/nvidia-caps/mig-minors; cat /proc/driver/nvidia/capabilities/gpu1/mig/gi2/access /proc/driver/nvidia/capabilities/gpu1/mig/gi2/ci0/access'
+	assert_success
+	assert_line --index 0 4322
+	assert_line 'config 1'
+	assert_line 'monitor 2'
+	assert_line 'gpu1/gi2/access 156'
+	assert_line 'gpu1/gi2/ci0/access 157'
+	assert_line 'DeviceFileMinor: 156'
+	assert_line 'DeviceFileMinor: 157'
+}
+
 @test "mixed: each profile is a resource of its own; status shows them; the smoke pod gets a MIG device" {
 	run --separate-stderr openshell gateway start --gpu --mig-strategy mixed --name mixed --image "$IMAGE" \
 		--port "$(free_port)" --json

@@ -138,14 +138,16 @@ readme_sample_pod() {
 	kc delete pod no-runtime-class
 }
 
-@test "verify created a JSON List: a Pod limited to one GPU, and one with no GPU asking for all, under the nvidia runtime" {
+@test "verify created a JSON List: a Pod limited to one GPU, one with no GPU asking for all, a privileged one limited to one GPU, under the nvidia runtime" {
 	run jq -r '.kind, (.items[] | [.kind, .spec.runtimeClassName, .spec.restartPolicy,
 		(.spec.containers[0].resources.limits["nvidia.com/gpu"] // "-"),
-		((.spec.containers[0].env // [])[] | select(.name == "NVIDIA_VISIBLE_DEVICES") | .value) // "-"] | @tsv)' "$APPLIED"
-	assert_equal "${#lines[@]}" 3
+		((.spec.containers[0].env // [])[] | select(.name == "NVIDIA_VISIBLE_DEVICES") | .value) // "-",
+		(.spec.containers[0].securityContext.privileged // false)] | @tsv)' "$APPLIED"
+	assert_equal "${#lines[@]}" 4
 	assert_line --index 0 List
-	assert_line --index 1 "$(printf 'Pod\tnvidia\tNever\t1\t-')"
-	assert_line --index 2 "$(printf 'Pod\tnvidia\tNever\t-\tall')"
+	assert_line --index 1 "$(printf 'Pod\tnvidia\tNever\t1\t-\tfalse')"
+	assert_line --index 2 "$(printf 'Pod\tnvidia\tNever\t-\tall\tfalse')"
+	assert_line --index 3 "$(printf 'Pod\tnvidia\tNever\t1\t-\ttrue')"
 }
 
 @test "a merged user kubeconfig reaches the gateway under its context, other contexts kept" {
