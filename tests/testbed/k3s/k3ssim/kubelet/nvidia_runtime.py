@@ -47,12 +47,11 @@ the driver ("host").
 
 import glob
 import os
-import subprocess
 import tomllib
 
 import yaml
 
-from .. import config
+from .. import config, procs
 
 DEVICES_ROOT = "/var/run/nvidia-container-devices"
 
@@ -112,7 +111,7 @@ def kernel_modifies_device_files():
     view = os.path.join(_KERNEL_PROCFS, "nvidia", "params")
     if not os.path.exists(view):
         os.makedirs(_KERNEL_PROCFS, exist_ok=True)
-        subprocess.run(["mount", "--bind", "/proc/driver", _KERNEL_PROCFS], capture_output=True, timeout=10)
+        procs.run(["mount", "--bind", "/proc/driver", _KERNEL_PROCFS], timeout=10)
     for path in (view, "/proc/driver/nvidia/params"):
         try:
             with open(path, encoding="ascii") as f:

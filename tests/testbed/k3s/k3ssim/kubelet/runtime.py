@@ -166,6 +166,7 @@ class ProcessRun(Run):
     def __init__(self, name, log_path, on_exit, argv, env, cwd, termination=None):
         super().__init__(name, log_path, on_exit)
         self._readers = []
+        self._spawned = threading.Event()
         self.termination = termination
         if termination is not None:
             argv = termination.wrap(argv)
@@ -173,6 +174,7 @@ class ProcessRun(Run):
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True)
         self._readers = [self.log.pipe(self.proc.stdout, "stdout"), self.log.pipe(self.proc.stderr, "stderr")]
+        self._spawned.set()
 
     def _exited(self, code):
         # The container ends with its main process: the rest of its
@@ -183,6 +185,10 @@ class ProcessRun(Run):
         # loaded host that may take a while, so the wait is long, and
         # bounded only for a process that left the group.
         def finish():
+            # A process that ended at once may be told of before spawn()
+            # has returned (procs: reaped before it was registered, then
+            # called back at once): its handle and readers first.
+            self._spawned.wait()
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except OSError:
