@@ -862,7 +862,8 @@ privileged_pod() {
 	# An image without the drop-in: k3s with the bundle's images alone, every device of the gateway.
 	start privdev --no-healthcheck --gpus all --entrypoint sh "$SIM_K3S_IMAGE" -c \
 		'mkdir -p /var/lib/rancher/k3s/agent/images && cp /opt/openshell/images/* /var/lib/rancher/k3s/agent/images/ && exec k3s "$@"' k3s
-	wait_for 60 kx privdev get --raw /readyz
+	# k3s makes its RuntimeClasses once the API runs; a pod naming one before is refused.
+	wait_for 60 kx privdev get runtimeclass nvidia
 	run docker exec openshell-cluster-privdev ls /var/lib/rancher/k3s/agent/etc/containerd/config-v3.toml.d
 	refute_output --partial openshell.toml
 	run privileged_pod privdev
