@@ -106,22 +106,42 @@ def host_error(cert, host):
     return "x509: certificate is valid for %s, not %s" % (", ".join(names), host)
 
 
+class TLSError(Exception):
+    """Go's crypto/tls text for a server it does not trust."""
+
+
+def tls_connect(host, port, ca_path, cert=None, key=None):
+    """A TLS connection to HOST:PORT verified as Go's client verifies it:
+    the chain by CA_PATH, then HOST among the certificate's SANs; CERT and
+    KEY, the client's. Raises TLSError, or OSError for the dial."""
+    ctx = ssl.create_default_context(cafile=ca_path)
+    ctx.check_hostname = False      # checked below, with Go's rules and texts
+    if cert:
+        ctx.load_cert_chain(cert, key)
+    raw = socket.create_connection((host, port), timeout=10)
+    try:
+        s = ctx.wrap_socket(raw, server_hostname=host)
+    except ssl.SSLCertVerificationError:
+        raw.close()
+        raise TLSError("tls: failed to verify certificate: x509: certificate signed by unknown authority")
+    except BaseException:
+        raw.close()
+        raise
+    err = host_error(s.getpeercert(), host)
+    if err:
+        s.close()
+        raise TLSError("tls: failed to verify certificate: " + err)
+    return s
+
+
 def _verified(ca_path, host, port, url):
     """Go's TLS verification of the server against CA_PATH: chain, then the host."""
-    ctx = ssl.create_default_context(cafile=ca_path)
-    ctx.check_hostname = False
     try:
-        with socket.create_connection((host, port), timeout=10) as raw:
-            with ctx.wrap_socket(raw, server_hostname=host) as s:
-                cert = s.getpeercert()
-    except ssl.SSLCertVerificationError:
-        raise JoinError('Get "%s": tls: failed to verify certificate: x509: certificate signed by unknown '
-                        'authority' % url)
+        tls_connect(host, port, ca_path).close()
+    except TLSError as e:
+        raise JoinError('Get "%s": %s' % (url, e))
     except OSError as e:
         raise JoinError(_neterr(url, e))
-    err = host_error(cert, host)
-    if err:
-        raise JoinError('Get "%s": tls: failed to verify certificate: %s' % (url, err))
     ctx = ssl.create_default_context(cafile=ca_path)
     ctx.check_hostname = False      # checked above, with Go's rules and texts
     return ctx

@@ -62,20 +62,17 @@ def _dial(address, ca, cert, key):
     """A websocket to ADDRESS's /v1-k3s/connect: the socket, upgraded.
     Raises OSError with Go's text for what failed."""
     host, port = _split(address)
-    ctx = ssl.create_default_context(cafile=ca)
-    ctx.check_hostname = False      # checked below, with Go's rules and texts
-    ctx.load_cert_chain(cert, key)
     try:
-        raw = socket.create_connection((host, port), timeout=10)
+        s = join.tls_connect(host, port, ca, cert, key)
+    except join.TLSError as e:
+        raise OSError(str(e))
     except (socket.timeout, TimeoutError):
         raise OSError("dial tcp %s: i/o timeout" % address)
+    except ssl.SSLError as e:
+        raise OSError("remote error: tls: %s" % e.reason)
     except OSError as e:
         raise OSError(join.dial_error(address, e) or "dial tcp %s: %s" % (address, e))
     try:
-        s = ctx.wrap_socket(raw, server_hostname=host)
-        err = join.host_error(s.getpeercert(), host)
-        if err:
-            raise OSError("tls: failed to verify certificate: %s" % err)
         wskey = base64.b64encode(os.urandom(16)).decode()
         s.sendall(("GET /v1-k3s/connect HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                    "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n" % (address, wskey)).encode())
@@ -89,11 +86,8 @@ def _dial(address, ca, cert, key):
             raise OSError("websocket: bad handshake")
         s.settimeout(None)
         return s
-    except ssl.SSLCertVerificationError:
-        raw.close()
-        raise OSError("tls: failed to verify certificate: x509: certificate signed by unknown authority")
-    except (OSError, ssl.SSLError) as e:
-        raw.close()
+    except OSError as e:
+        s.close()
         raise OSError(str(e) if not isinstance(e, ssl.SSLError) else "remote error: tls: %s" % e.reason)
 
 
