@@ -205,6 +205,7 @@ int container_parse_object(const cJSON *obj, struct gw_container *c, os_error *e
 	c->smoke_image = dup_or_null(json_str(labels, "org.openshell.smoke-image"));
 	c->gpus_label = dup_or_null(json_str(labels, LABEL_GPUS));
 	c->api_host = dup_or_null(json_str(labels, LABEL_API_HOST));
+	c->node_network = dup_or_null(json_str(labels, LABEL_NODE_NETWORK));
 	c->mig_strategy = env_value(json_get(obj, "Config", NULL), "OPENSHELL_MIG_STRATEGY");
 	c->started_at = dup_or_null(json_str(state, "StartedAt"));
 	parse_health_test(json_get(obj, "Config", NULL), c);
@@ -277,6 +278,7 @@ void container_free(struct gw_container *c)
 	free(c->gpu_caps);
 	free(c->gpus_label);
 	free(c->api_host);
+	free(c->node_network);
 	free(c->mig_strategy);
 	free(c->api_host_ip);
 	free(c->managed_by);

@@ -16,6 +16,7 @@
 #include "gateway/gpu_mode.h"
 #include "gateway/gpus.h"
 #include "gateway/mig.h"
+#include "gateway/node_network.h"
 #include "gateway/sharing.h"
 #include "gateway/image.h"
 #include "gateway/node_record.h"
@@ -215,6 +216,21 @@ char *deploy_advertise_address(const struct deploy_opts *o)
 	return ip_literal(host) && !bind_is_loopback(host) ? xstrdup(host) : NULL;
 }
 
+int deploy_node_port(const struct deploy_opts *o)
+{
+	cleanup_free char *advertise = deploy_advertise_address(o);
+
+	return advertise ? node_network_port(o->node_network, is_ipv6(o->bind)) : 0;
+}
+
+/* --publish=BIND:PORT:TO[/udp]; an IPv6 bind in brackets. */
+static void publish_argv(const char *bind, int port, int to, const char *proto, struct strv *argv)
+{
+	int v6 = is_ipv6(bind);
+
+	strv_pushf(argv, "--publish=%s%s%s:%d:%d%s", v6 ? "[" : "", bind, v6 ? "]" : "", port, to, proto);
+}
+
 /* The GPU request: CDI device names or Docker's --gpus, and what the
  * entrypoint needs to know (cluster-entrypoint.sh: GPU_ENABLED, the mode
  * for the device plugin's deviceListStrategy, its MIG strategy). */
@@ -301,20 +317,26 @@ void deploy_run_argv(const struct deploy_opts *o, struct strv *argv)
 	cleanup_free char *host = gateway_hostname(o->name);
 	cleanup_free char *mount = deploy_volume_mount(res, o->name);
 	cleanup_free char *advertise = deploy_advertise_address(o);
+	const char *backend = node_network_backend(o->node_network);
+	int node_port = deploy_node_port(o);
 
 	common_argv(o, res, host, argv);
-	/* A resume must hand out the address it was made with. */
+	/* A resume must hand out the address it was made with, and keep the
+	 * network its nodes meet on. */
 	strv_pushf(argv, "--label=%s=%s", LABEL_API_HOST, api_host(o));
+	strv_pushf(argv, "--label=%s=%s", LABEL_NODE_NETWORK, node_network_name(o->node_network));
 	if (o->health_start_interval)
 		strv_pushf(argv, "--health-start-interval=%s", DEPLOY_HEALTH_START_INTERVAL);
 	strv_pushf(argv, "--network=%s", res);
 	/* The run makes the volume when it is not there, labelled as ours
 	 * (start has looked that a volume of the name is ours, or none). */
 	strv_push(argv, mount);
-	if (is_ipv6(o->bind))
-		strv_pushf(argv, "--publish=[%s]:%d:%d", o->bind, o->port, K3S_API_PORT);
-	else
-		strv_pushf(argv, "--publish=%s:%d:%d", o->bind, o->port, K3S_API_PORT);
+	publish_argv(o->bind, o->port, K3S_API_PORT, "", argv);
+	/* The nodes on other hosts send its pods' traffic to the advertised
+	 * address at flannel's own port, which is the same on every node:
+	 * published as it is. */
+	if (node_port)
+		publish_argv(o->bind, node_port, node_port, "/udp", argv);
 	if (o->gpu)
 		gpu_argv(o, argv);
 	strv_push(argv, o->image);
@@ -331,10 +353,20 @@ void deploy_run_argv(const struct deploy_opts *o, struct strv *argv)
 		strv_pushf(argv, "--tls-san=%s", o->tls_san[i]);
 	for (size_t i = 0; o->host_sans && i < o->host_sans->n; i++)
 		strv_pushf(argv, "--tls-san=%s", o->host_sans->v[i]);
+	if (backend)
+		strv_pushf(argv, "--flannel-backend=%s", backend);
 	/* The agents' tunnels dial what the server advertises, at the port
-	 * published for it (k3s puts the address in the certificate too). */
+	 * published for it (k3s puts the address in the certificate too).
+	 * Flannel would give the other nodes the container's bridge address,
+	 * which they cannot reach; told the external IP and
+	 * --flannel-external-ip, it gives them that (k3s
+	 * pkg/agent/flannel/setup.go, the public-ip annotations). The agents
+	 * need neither: on their host's network, flannel's own address is
+	 * their host's. */
 	if (advertise) {
 		strv_pushf(argv, "--advertise-address=%s", advertise);
 		strv_pushf(argv, "--advertise-port=%d", o->port);
+		strv_pushf(argv, "--node-external-ip=%s", advertise);
+		strv_push(argv, "--flannel-external-ip");
 	}
 }

@@ -16,6 +16,7 @@
 #include "gateway/gpu_mode.h"
 #include "gateway/gpus.h"
 #include "gateway/mig.h"
+#include "gateway/node_network.h"
 #include "gateway/sharing.h"
 
 #define DEPLOY_DEFAULT_PORT 6443
@@ -44,6 +45,8 @@ struct deploy_opts {
 	int image_named;      /* not the default: pulled when absent, never built */
 	const char *advertise;  /* --advertise-address: where agents reach the server, or NULL */
 	const char *api_host;   /* a reused gateway's API host, as it was made (its label), or NULL */
+	int node_network_set;   /* --node-network given (a kept gateway's must match) */
+	enum node_network node_network; /* --node-network, or a kept gateway's */
 	const char *tls_san[DEPLOY_MAX_TLS_SANS]; /* --tls-san: more names for the API certificate */
 	int n_tls_san;
 	const struct strv *host_sans; /* a wildcard --bind: this host's addresses, or NULL */
@@ -101,6 +104,12 @@ char *deploy_api_address(const struct deploy_opts *o);
  * loopback, else NULL, and k3s advertises the container's own address,
  * which no other host reaches. Owned. */
 char *deploy_advertise_address(const struct deploy_opts *o);
+
+/* The UDP port the server's container publishes for flannel, on the API's
+ * bind address: where the nodes on other hosts send its pods' traffic
+ * (node_network_port()); 0 when it advertises no address, so that no
+ * other host is meant to reach it. */
+int deploy_node_port(const struct deploy_opts *o);
 
 /* Reject references Docker would refuse or misread as an option. */
 int image_ref_check(const char *ref, os_error *err);

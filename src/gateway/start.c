@@ -25,6 +25,7 @@
 #include "gateway/image.h"
 #include "gateway/lookup.h"
 #include "gateway/node_lifecycle.h"
+#include "gateway/node_network.h"
 #include "gateway/reach.h"
 #include "gateway/sharing.h"
 #include "gateway/start.h"
@@ -160,9 +161,8 @@ static int adopt_existing(struct start *st, const struct gw_container *c, os_err
 {
 	const char *what = NULL;
 
-	if (start_gpus_adopt(&st->o, c, err) < 0)
-		return -1;
-	if (gpu_mode_adopt(&st->o, c, err) < 0)
+	if (start_gpus_adopt(&st->o, c, err) < 0 || gpu_mode_adopt(&st->o, c, err) < 0 ||
+	    node_network_adopt(&st->o, c, err) < 0)
 		return -1;
 	if (st->o.n_tls_san > 0 || st->o.advertise)
 		return os_error_set(err, OS_EXIT_CONFLICT,
@@ -361,7 +361,8 @@ static int run_once(struct start *st, os_error *err)
 	st->created_container = res.status == 0 || left_behind(st);
 	if (res.status == 0) {
 		rc = 0;
-	} else if (!st->o.port_set && start_port_taken(res.err)) {
+	} else if (!st->o.port_set && start_port_taken(res.err) &&
+		   !start_node_port_taken(&st->o, res.err)) {   /* flannel's port is every node's: it stays */
 		const char *rm[] = { DOCKER_RM, st->res, NULL };
 		rc = docker_ok(rm, wait_call_budget_ms(&st->w), err) < 0 ? -1 : 1;
 		st->created_container = rc < 0;

@@ -2,6 +2,8 @@
  * gateway means (see gateway/start_failure.h). */
 #include "config.h"
 
+#include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/exitcode.h"
@@ -9,11 +11,26 @@
 #include "base/xalloc.h"
 #include "gateway/gpu_errors.h"
 #include "gateway/gpus.h"
+#include "gateway/node_network.h"
 #include "gateway/start_failure.h"
 
 int start_port_taken(const char *text)
 {
 	return strstr(text, "port is already allocated") || strstr(text, "address already in use");
+}
+
+int start_node_port_taken(const struct deploy_opts *o, const char *text)
+{
+	int port = deploy_node_port(o);
+	char at[16];
+	size_t n = (size_t)snprintf(at, sizeof(at), ":%d", port);
+
+	if (!port || !start_port_taken(text))
+		return 0;
+	for (const char *p = strstr(text, at); p; p = strstr(p + 1, at))
+		if (!isdigit((unsigned char)p[n]))
+			return 1;
+	return 0;
 }
 
 int start_explain_failure(const struct deploy_opts *o, const char *container, const struct run_result *res,
@@ -23,6 +40,14 @@ int start_explain_failure(const struct deploy_opts *o, const char *container, co
 		/* the CDI path's own failures, with their fix */
 	} else if (strstr(res->err, "could not select device driver")) {
 		gpu_errors_no_toolkit(o->image, err);
+	} else if (start_node_port_taken(o, res->err) && strcmp(verb, "start") == 0) {
+		os_error_set(err, OS_EXIT_FAILURE,
+			     "port %d/udp on %s, which gateway '%s' keeps for its nodes' pod traffic (--node-network %s), is in use by something else now; free it and rerun 'openshell gateway start --name %s', or rebuild the gateway with --recreate and another --bind or --node-network (its cluster state is lost)",
+			     deploy_node_port(o), o->bind, o->name, node_network_name(o->node_network), o->name);
+	} else if (start_node_port_taken(o, res->err)) {
+		os_error_set(err, OS_EXIT_FAILURE,
+			     "port %d/udp on %s, where the nodes on other hosts send pod traffic (--node-network %s), is already in use, by another gateway with an address to advertise or something else; free it, or choose another --bind address or --node-network",
+			     deploy_node_port(o), o->bind, node_network_name(o->node_network));
 	} else if (start_port_taken(res->err) && strcmp(verb, "start") == 0) {
 		/* A stopped gateway keeps its port (--port is refused for it). */
 		os_error_set(err, OS_EXIT_FAILURE,

@@ -17,6 +17,11 @@
  * container, or by something else on the host)? */
 int start_port_taken(const char *docker_stderr);
 
+/* Is the port taken the one published for flannel (deploy_node_port()),
+ * which Docker names (":8472" of "Bind for 0.0.0.0:8472 failed", "listen
+ * udp4 0.0.0.0:8472")? Another API port does not free it. */
+int start_node_port_taken(const struct deploy_opts *o, const char *docker_stderr);
+
 /* RES is docker VERB ("run" or "start") of CONTAINER for the request O,
  * which exited non-zero: sets *err; always -1. */
 int start_explain_failure(const struct deploy_opts *o, const char *container, const struct run_result *res,

@@ -15,7 +15,9 @@
 #include "base/strv.h"
 #include "base/xalloc.h"
 #include "cmd/commands.h"
+#include "docker/container.h"
 #include "gateway/deploy.h"
+#include "gateway/node_network.h"
 #include "gateway/start_failure.h"
 #include "gateway/image.h"
 #include "tap.h"
@@ -81,6 +83,7 @@ static void test_argv_default(void)
 		"--label=org.openshell.gpu=false",
 		"--privileged", "--cgroupns=private", "--restart=unless-stopped",
 		"--label=org.openshell.api-host=127.0.0.1",
+		"--label=org.openshell.node-network=vxlan",
 		"--network=openshell-cluster-openshell",
 		"--mount=type=volume,src=openshell-cluster-openshell,dst=/var/lib/rancher/k3s,volume-label=org.openshell.managed-by=openshell,volume-label=org.openshell.gateway=openshell",
 		"--publish=127.0.0.1:6443:6443",
@@ -117,6 +120,7 @@ static void test_argv_gpu(void)
 		"--label=org.openshell.gpu=true",
 		"--privileged", "--cgroupns=private", "--restart=unless-stopped",
 		"--label=org.openshell.api-host=127.0.0.1",
+		"--label=org.openshell.node-network=vxlan",
 		"--network=openshell-cluster-gpu1",
 		"--mount=type=volume,src=openshell-cluster-gpu1,dst=/var/lib/rancher/k3s,volume-label=org.openshell.managed-by=openshell,volume-label=org.openshell.gateway=gpu1",
 		"--publish=127.0.0.1:6443:6443",
@@ -142,19 +146,41 @@ struct bind_case {
 	const char *bind;
 	const char *publish_host;  /* as --publish writes it: IPv6 in brackets */
 	const char *extra_san;     /* NULL: none beyond 127.0.0.1 and localhost */
+	int advertised;            /* other hosts are meant to reach it */
 };
 
 static const struct bind_case bind_cases[] = {
-	{ "127.0.0.1", "127.0.0.1", NULL },
-	{ "127.0.0.2", "127.0.0.2", "--tls-san=127.0.0.2" },
-	{ "192.168.1.10", "192.168.1.10", "--tls-san=192.168.1.10" },
-	{ "0.0.0.0", "0.0.0.0", NULL },
-	{ "::1", "[::1]", "--tls-san=::1" },
-	{ "::", "[::]", NULL },
-	{ "fd00::5", "[fd00::5]", "--tls-san=fd00::5" },
+	{ "127.0.0.1", "127.0.0.1", NULL, 0 },
+	{ "127.0.0.2", "127.0.0.2", "--tls-san=127.0.0.2", 0 },
+	{ "192.168.1.10", "192.168.1.10", "--tls-san=192.168.1.10", 1 },
+	{ "0.0.0.0", "0.0.0.0", NULL, 0 },
+	{ "::1", "[::1]", "--tls-san=::1", 0 },
+	{ "::", "[::]", NULL, 0 },
+	{ "fd00::5", "[fd00::5]", "--tls-san=fd00::5", 1 },
 };
 
-/* Every combination of gpu, port, bind, recreate and no-wait. */
+/* What flannel's choice adds, with an address to advertise or without:
+ * its port published beside the API's, the backend, the external IP. */
+static int node_network_ok(struct strv *sv, const struct bind_case *bc, enum node_network nn)
+{
+	int v6 = strchr(bc->bind, ':') != NULL;
+	int port = nn == NODE_NETWORK_VXLAN ? 8472 : v6 ? 51821 : 51820;
+	char *publish = xasprintf("--publish=%s:%d:%d/udp", bc->publish_host, port, port);
+	char *external = xasprintf("--node-external-ip=%s", bc->bind);
+	char *label = xasprintf("--label=org.openshell.node-network=%s", nn == NODE_NETWORK_VXLAN ? "vxlan" : "wireguard");
+	int good = argv_count_prefix(sv, "--publish=") == 1 + bc->advertised && argv_has(sv, publish) == bc->advertised &&
+		   argv_has(sv, external) == bc->advertised && argv_count_prefix(sv, "--node-external-ip=") == bc->advertised &&
+		   argv_has(sv, "--flannel-external-ip") == bc->advertised && argv_has(sv, label) &&
+		   argv_has(sv, "--flannel-backend=wireguard-native") == (nn == NODE_NETWORK_WIREGUARD) &&
+		   argv_count_prefix(sv, "--flannel-backend") == (nn == NODE_NETWORK_WIREGUARD);
+
+	free(publish);
+	free(external);
+	free(label);
+	return good;
+}
+
+/* Every combination of gpu, port, bind, node network, recreate and no-wait. */
 static void test_argv_matrix(void)
 {
 	static const int ports[] = { DEPLOY_DEFAULT_PORT, 16443 };
@@ -162,7 +188,8 @@ static void test_argv_matrix(void)
 
 	for (int gpu = 0; gpu <= 1; gpu++)
 	for (size_t p = 0; p < sizeof(ports) / sizeof(ports[0]); p++)
-	for (size_t b = 0; b < sizeof(bind_cases) / sizeof(bind_cases[0]); b++) {
+	for (size_t b = 0; b < sizeof(bind_cases) / sizeof(bind_cases[0]); b++)
+	for (int nn = NODE_NETWORK_VXLAN; nn <= NODE_NETWORK_WIREGUARD; nn++) {
 		const struct bind_case *bc = &bind_cases[b];
 		struct deploy_opts o;
 		struct strv sv, sv2;
@@ -176,11 +203,17 @@ static void test_argv_matrix(void)
 		o.gpu = gpu;
 		o.port = ports[p];
 		o.bind = bc->bind;
+		o.node_network = (enum node_network)nn;
 		build(&o, &sv);
 		last = sv.n ? sv.v[sv.n - 1] : "";
 
-		good = argv_has(&sv, publish) && argv_count_prefix(&sv, "--publish=") == 1;
+		good = argv_has(&sv, publish);
 		ok(good, "gpu=%d port=%d bind=%s: %s", gpu, ports[p], bc->bind, publish);
+		bad += !good;
+
+		good = node_network_ok(&sv, bc, (enum node_network)nn);
+		ok(good, "gpu=%d port=%d bind=%s node-network=%s: flannel's port, backend and external IP", gpu, ports[p],
+		   bc->bind, nn == NODE_NETWORK_VXLAN ? "vxlan" : "wireguard");
 		bad += !good;
 
 		good = argv_count_prefix(&sv, "--gpus=") == gpu && argv_has(&sv, "--env=GPU_ENABLED=true") == gpu &&
@@ -193,11 +226,12 @@ static void test_argv_matrix(void)
 			char *adv = xasprintf("--advertise-address=%s", bc->bind);
 			/* A bind other hosts reach is also what k3s advertises to agents. */
 			good = argv_has(&sv, san) && argv_count_prefix(&sv, "--tls-san=") == 3 &&
-			       argv_has(&sv, adv) == !bind_is_loopback(bc->bind);
+			       argv_has(&sv, adv) == bc->advertised;
 			free(san);
 			free(adv);
 		} else {
-			good = strcmp(last, "--tls-san=localhost") == 0 && argv_count_prefix(&sv, "--tls-san=") == 2;
+			good = strcmp(last, nn == NODE_NETWORK_WIREGUARD ? "--flannel-backend=wireguard-native" : "--tls-san=localhost") == 0 &&
+			       argv_count_prefix(&sv, "--tls-san=") == 2;
 		}
 		ok(good, "gpu=%d port=%d bind=%s: tls-san %s", gpu, ports[p], bc->bind,
 		   bc->extra_san ? bc->extra_san : "only 127.0.0.1 and localhost");
@@ -228,7 +262,7 @@ static void test_argv_matrix(void)
 		free(publish);
 		combos++;
 	}
-	is_int(combos, 2 * 2 * 7, "all combinations were built");
+	is_int(combos, 2 * 2 * 7 * 2, "all combinations were built");
 	if (bad)
 		printf("# %d matrix checks failed\n", bad);
 }
@@ -727,6 +761,124 @@ static void test_port_taken(void)
 	ok(!start_port_taken("docker: Error response from daemon: network foo not found."), "not any failure");
 }
 
+/* flannel's port, which no other API port frees, told from the API's. */
+static void test_node_port_taken(void)
+{
+	struct deploy_opts o;
+
+	deploy_opts_init(&o);
+	o.bind = "0.0.0.0";
+	o.tls_san[o.n_tls_san++] = "192.0.2.10";
+	is_int(deploy_node_port(&o), 8472, "vxlan: 8472");
+	ok(start_node_port_taken(&o, "Bind for 0.0.0.0:8472 failed: port is already allocated"),
+	   "another container's 8472/udp");
+	ok(start_node_port_taken(&o, "Error starting userland proxy: listen udp4 0.0.0.0:8472: bind: address already in use"),
+	   "a socket of the host's on 8472/udp");
+	ok(start_node_port_taken(&o, "failed to bind host port for 0.0.0.0:8472:172.18.0.2:8472/udp: address already in use"),
+	   "Docker 28's words");
+	ok(!start_node_port_taken(&o, "Bind for 0.0.0.0:6443 failed: port is already allocated"), "the API's port is not it");
+	ok(!start_node_port_taken(&o, "Bind for 0.0.0.0:84720 failed: port is already allocated"), "nor a port it begins");
+	ok(!start_node_port_taken(&o, "network 8472 not found: :8472"), "nor a failure that is no port in use");
+	o.node_network = NODE_NETWORK_WIREGUARD;
+	is_int(deploy_node_port(&o), 51820, "wireguard: 51820");
+	ok(start_node_port_taken(&o, "Bind for 0.0.0.0:51820 failed: port is already allocated"), "wireguard's port");
+	ok(!start_node_port_taken(&o, "Bind for 0.0.0.0:8472 failed: port is already allocated"), "not vxlan's");
+	o.bind = "::";
+	o.tls_san[0] = "2001:db8::1";
+	is_int(deploy_node_port(&o), 51821, "wireguard over IPv6: 51821");
+	o.n_tls_san = 0;
+	is_int(deploy_node_port(&o), 0, "nothing to advertise: no port");
+	ok(!start_node_port_taken(&o, "Bind for [::]:51821 failed: port is already allocated"), "so never taken");
+}
+
+/* The server's argv with each node network, advertising and not. */
+static void test_node_network_argv(void)
+{
+	static const char *const want[] = {
+		"run", "--detach",
+		"--name=openshell-cluster-wg",
+		"--hostname=openshell-wg",
+		"--label=org.openshell.managed-by=openshell",
+		"--label=org.openshell.gateway=wg",
+		"--label=org.openshell.gpu=false",
+		"--privileged", "--cgroupns=private", "--restart=unless-stopped",
+		"--label=org.openshell.api-host=2001:db8::1",
+		"--label=org.openshell.node-network=wireguard",
+		"--network=openshell-cluster-wg",
+		"--mount=type=volume,src=openshell-cluster-wg,dst=/var/lib/rancher/k3s,volume-label=org.openshell.managed-by=openshell,volume-label=org.openshell.gateway=wg",
+		"--publish=[::]:7443:6443",
+		"--publish=[::]:51821:51821/udp",
+		"img:1",
+		"server", "--disable=traefik", "--tls-san=127.0.0.1", "--tls-san=localhost", "--tls-san=2001:db8::1",
+		"--flannel-backend=wireguard-native",
+		"--advertise-address=2001:db8::1", "--advertise-port=7443",
+		"--node-external-ip=2001:db8::1", "--flannel-external-ip",
+		NULL,
+	};
+	struct deploy_opts o;
+	struct strv sv;
+
+	deploy_opts_init(&o);
+	o.name = "wg";
+	o.image = "img:1";
+	o.port = 7443;
+	o.bind = "::";
+	o.tls_san[o.n_tls_san++] = "2001:db8::1";
+	o.node_network = NODE_NETWORK_WIREGUARD;
+	build(&o, &sv);
+	argv_is(&sv, want, "wireguard on an IPv6 wildcard, advertising its first --tls-san: 51821/udp, the backend, the external IP");
+	strv_free(&sv);
+
+	/* An explicit --advertise-address: flannel's port on the bind, as the API's. */
+	o.node_network = NODE_NETWORK_VXLAN;
+	o.bind = "192.0.2.10";
+	o.n_tls_san = 0;
+	o.advertise = "198.51.100.7";
+	build(&o, &sv);
+	ok(argv_has(&sv, "--publish=192.0.2.10:7443:6443") && argv_has(&sv, "--publish=192.0.2.10:8472:8472/udp") &&
+	   argv_has(&sv, "--node-external-ip=198.51.100.7") && argv_count_prefix(&sv, "--flannel-backend") == 0,
+	   "vxlan with --advertise-address: 8472/udp on the bind, the advertised address as the external IP");
+	strv_free(&sv);
+
+	/* Loopback: no other host, nothing published for them; the backend stays. */
+	o.advertise = NULL;
+	o.bind = "127.0.0.1";
+	o.node_network = NODE_NETWORK_WIREGUARD;
+	build(&o, &sv);
+	ok(argv_count_prefix(&sv, "--publish=") == 1 && argv_has(&sv, "--flannel-backend=wireguard-native") &&
+	   !argv_has(&sv, "--flannel-external-ip") && argv_count_prefix(&sv, "--node-external-ip") == 0,
+	   "wireguard on loopback: the backend, no flannel port, no external IP");
+	strv_free(&sv);
+}
+
+/* A kept gateway keeps its node network: its label says which. */
+static void test_node_network_adopt(void)
+{
+	struct deploy_opts o;
+	struct gw_container c = { .exists = 1 };
+	os_error err = { 0 };
+
+	deploy_opts_init(&o);
+	ok(node_network_adopt(&o, &c, &err) == 0 && o.node_network == NODE_NETWORK_VXLAN,
+	   "a gateway made before the label is vxlan, k3s's default");
+	c.node_network = "wireguard";
+	ok(node_network_adopt(&o, &c, &err) == 0 && o.node_network == NODE_NETWORK_WIREGUARD,
+	   "without --node-network, a resume takes the gateway's");
+	o.node_network_set = 1;
+	o.node_network = NODE_NETWORK_WIREGUARD;
+	ok(node_network_adopt(&o, &c, &err) == 0, "the same one asked for is no conflict");
+	o.node_network = NODE_NETWORK_VXLAN;
+	ok(node_network_adopt(&o, &c, &err) < 0 && err.code == OS_EXIT_CONFLICT &&
+	   strstr(err.msg, "gateway 'openshell' exists with --node-network wireguard but --node-network vxlan was asked for; rerun with --recreate"),
+	   "another one is refused, naming both and --recreate");
+	os_error_clear(&err);
+	c.node_network = NULL;
+	o.node_network = NODE_NETWORK_WIREGUARD;
+	ok(node_network_adopt(&o, &c, &err) < 0 && strstr(err.msg, "--node-network vxlan but --node-network wireguard"),
+	   "wireguard for a gateway made before the label is refused too");
+	os_error_clear(&err);
+}
+
 /* The address the server advertises to its agents: what they dial. */
 static void test_advertise(void)
 {
@@ -760,11 +912,15 @@ static void test_advertise(void)
 		deploy_run_argv(&o, &argv);
 		s = command_string(strv_argv(&argv));
 		if (got) {
-			char *want = xasprintf(" --advertise-address=%s --advertise-port=35000", got);
-			ok(strstr(s, want) != NULL, "advertise case %zu: k3s is told the address and the published port", i);
+			char *want = xasprintf(" --advertise-address=%s --advertise-port=35000 --node-external-ip=%s --flannel-external-ip",
+					       got, got);
+			ok(strstr(s, want) != NULL,
+			   "advertise case %zu: k3s is told the address, the published port, and flannel the address", i);
 			free(want);
 		} else {
-			ok(strstr(s, "--advertise") == NULL, "advertise case %zu: k3s picks its own", i);
+			ok(strstr(s, "--advertise") == NULL && strstr(s, "--node-external-ip") == NULL &&
+			   strstr(s, "--flannel-external-ip") == NULL && strstr(s, "/udp") == NULL,
+			   "advertise case %zu: k3s picks its own, and flannel's port stays unpublished", i);
 		}
 		free(s);
 		free(got);
@@ -802,6 +958,9 @@ static void test_advertise(void)
 int main(void)
 {
 	test_port_taken();
+	test_node_port_taken();
+	test_node_network_argv();
+	test_node_network_adopt();
 	test_argv_default();
 	test_argv_gpu();
 	test_argv_matrix();

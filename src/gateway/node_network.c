@@ -1,0 +1,63 @@
+/* gateway/node_network.c - flannel's backend between hosts (see gateway/node_network.h). */
+#include "config.h"
+
+#include <string.h>
+
+#include "base/exitcode.h"
+#include "base/names.h"
+#include "base/parse.h"
+#include "base/xalloc.h"
+#include "docker/container.h"
+#include "gateway/deploy.h"
+#include "gateway/node_network.h"
+
+static const char *const network_names[] = { [NODE_NETWORK_VXLAN] = "vxlan", [NODE_NETWORK_WIREGUARD] = "wireguard" };
+
+int node_network_parse(const char *text, enum node_network *n, os_error *err)
+{
+	cleanup_free char *shown = NULL;
+	int i;
+
+	if (parse_keyword(text, network_names, (int)(sizeof(network_names) / sizeof(network_names[0])), &i) == 0) {
+		*n = (enum node_network)i;
+		return 0;
+	}
+	shown = printable(text, 64);
+	return os_error_set(err, OS_EXIT_USAGE, "invalid --node-network '%s': give vxlan or wireguard", shown);
+}
+
+const char *node_network_name(enum node_network n)
+{
+	return network_names[n];
+}
+
+enum node_network node_network_of_label(const char *value)
+{
+	return value && strcmp(value, network_names[NODE_NETWORK_WIREGUARD]) == 0 ? NODE_NETWORK_WIREGUARD
+										    : NODE_NETWORK_VXLAN;
+}
+
+const char *node_network_backend(enum node_network n)
+{
+	return n == NODE_NETWORK_WIREGUARD ? "wireguard-native" : NULL;
+}
+
+/* flannel's defaults: its vxlan backend's port for both families (the
+ * kernel's 8472), wireguard's one port a family (flannel
+ * pkg/backend/wireguard: ListenPort 51820, ListenPortV6 51821). */
+int node_network_port(enum node_network n, int ipv6)
+{
+	return n == NODE_NETWORK_VXLAN ? 8472 : ipv6 ? 51821 : 51820;
+}
+
+int node_network_adopt(struct deploy_opts *o, const struct gw_container *c, os_error *err)
+{
+	enum node_network had = node_network_of_label(c->node_network);
+
+	if (o->node_network_set && o->node_network != had)
+		return os_error_set(err, OS_EXIT_CONFLICT,
+				    "gateway '%s' exists with --node-network %s but --node-network %s was asked for; rerun with --recreate to rebuild it (its cluster state is lost)",
+				    o->name, node_network_name(had), node_network_name(o->node_network));
+	o->node_network = had;
+	return 0;
+}
