@@ -25,12 +25,13 @@
 #include "gateway/start.h"
 
 enum { OPT_NAME = 256, OPT_GPU, OPT_GPUS, OPT_GPU_SHARING, OPT_GPU_MODE, OPT_MIG_STRATEGY, OPT_PORT, OPT_BIND, OPT_IMAGE, OPT_RECREATE, OPT_TIMEOUT,
-       OPT_NO_WAIT, OPT_JSON, OPT_UPDATE_KUBECONFIG, OPT_NO_BUILD, OPT_TLS_SAN, OPT_ADVERTISE };
+       OPT_NO_WAIT, OPT_JSON, OPT_UPDATE_KUBECONFIG, OPT_NO_BUILD, OPT_TLS_SAN, OPT_ADVERTISE, OPT_NODE_NETWORK };
 
 static const char *const gpu_mode_words[] = { "auto", "cdi", "legacy", NULL };
 static const char *const mig_words[] = { "none", "single", "mixed", NULL };
 static const char *const sharing_words[] = { "time-slicing:", "mps:", "none", NULL };
 static const char *const gpus_all[] = { "all", NULL };
+static const char *const node_network_words[] = { "vxlan", "wireguard", NULL };
 
 static const struct cli_opt start_opts[] = {
 	{ .name = "name", .key = OPT_NAME,
@@ -98,6 +99,13 @@ static const struct cli_opt start_opts[] = {
 	  "(default: the API's address when it is an IP address other than loopback: --bind, or with a wildcard "
 	  "--bind the first --tls-san)",
 	  .value = CLI_VALUE_TEXT },
+	{ .name = "node-network", .key = OPT_NODE_NETWORK,
+	  .arg = "KIND",
+	  .help = "how pods on different hosts reach each other, through k3s's flannel: vxlan (default; 8472/udp, "
+	  "unencrypted, for a trusted network) or wireguard (encrypted; 51820/udp, 51821/udp over IPv6). With an "
+	  "address to advertise, the port is published on --bind; every node's host must reach every other's there",
+	  .value = CLI_VALUE_WORDS,
+	  .words = node_network_words },
 	{ .name = "image", .key = OPT_IMAGE,
 	  .arg = "REF",
 	  .help = "cluster image (default: $OPENSHELL_CLUSTER_IMAGE, else " IMAGE_DEFAULT_TAG ", which 'openshell image "
@@ -133,9 +141,9 @@ const struct cli_spec gateway_start_spec = {
 		 "The kubeconfig is written to $XDG_CONFIG_HOME/openshell/gateways/NAME/.\n",
 	.opts = start_opts,
 	.after = "An existing gateway is reused (resumed if stopped) with its own port,\n"
-		 "address and image; a different GPU request, or a --port, --bind or\n"
-		 "--image that contradicts it, is refused (use --recreate). See\n"
-		 "openshell(1) for exit statuses.\n",
+		 "address and image; a different GPU request, or a --port, --bind,\n"
+		 "--image or --node-network that contradicts it, is refused (use\n"
+		 "--recreate). See openshell(1) for exit statuses.\n",
 	.run = run,
 };
 
@@ -187,6 +195,11 @@ int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
 				o->tls_san[o->n_tls_san++] = optarg;
 			break;
 		case OPT_ADVERTISE: o->advertise = optarg; break;
+		case OPT_NODE_NETWORK:
+			o->node_network_set = 1;
+			if (node_network_parse(optarg, &o->node_network, &err) < 0)
+				rc = log_error_report(&err);
+			break;
 		case OPT_RECREATE: o->recreate = 1; break;
 		case OPT_NO_WAIT: o->no_wait = 1; break;
 		case OPT_JSON: o->json = 1; break;

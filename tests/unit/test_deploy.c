@@ -691,8 +691,18 @@ static void test_parse(void)
 	   "--gpus '\"device=0,2\"' (Docker's own form) is GPUs 0 and 2");
 	ok(o.sharing_set && o.sharing.mps && o.sharing.replicas == 4, "--gpu-sharing mps:4 is MPS with 4 replicas");
 	ok(o.gpu_mode == GPU_MODE_CDI && o.mig_set && o.mig == MIG_SINGLE, "--gpu-mode and --mig-strategy as enums");
+	ok(!o.node_network_set && o.node_network == NODE_NETWORK_VXLAN, "without --node-network: vxlan, not given");
 	deploy_opts_free(&o);
 	drop(st);
+	rc = parse(&o, st, "--node-network", "wireguard", NULL);
+	ok(rc == -1 && o.node_network_set && o.node_network == NODE_NETWORK_WIREGUARD, "--node-network wireguard as an enum");
+	drop(st);
+	rc = parse(&o, st, "--node-network=vxlan", NULL);
+	ok(rc == -1 && o.node_network_set && o.node_network == NODE_NETWORK_VXLAN, "--node-network=vxlan, given");
+	drop(st);
+	usage_error(&o, "--node-network VXLAN is a usage error", "invalid --node-network 'VXLAN': give vxlan or wireguard",
+		    "--node-network", "VXLAN", NULL);
+	usage_error(&o, "--node-network without a value is a usage error", "'--node-network'", "--node-network", NULL);
 	rc = parse(&o, st, "--gpu", NULL);
 	ok(rc == -1 && o.gpu && o.gpus.kind == GPUS_ALL && !o.sharing_set && o.gpu_mode == GPU_MODE_AUTO && !o.mig_set,
 	   "--gpu alone: all GPUs, nothing else set");
