@@ -15,6 +15,7 @@
 #include "docker/client.h"
 #include "gateway/gpus.h"
 #include "gateway/info.h"
+#include "gateway/node_network.h"
 
 void gateway_names_add_lines(struct strv *names, const char *text)
 {
@@ -155,6 +156,8 @@ void gateway_json_common(cJSON *obj, const struct gateway *gw)
 	cJSON_AddItemToObject(obj, "gpus", gpus ? gpus_json_of(gpus) : cJSON_CreateNull());
 	json_add_string_or_null(obj, "gpu_mode", gpus ? (gw->c.gpu_cdi ? "cdi" : "legacy") : NULL);
 	json_add_string_or_null(obj, "mig_strategy", gpus ? mig_strategy_name(gw->mig) : NULL);
+	json_add_string_or_null(obj, "node_network",
+				gw->c.exists ? node_network_name(node_network_of_label(gw->c.node_network)) : NULL);
 	json_add_string_or_null(obj, "server", gw->has_metadata ? gw->md.server : NULL);
 	json_add_string_or_null(obj, "kubeconfig", gw->has_metadata ? gw->md.kubeconfig : NULL);
 	json_add_string_or_null(obj, "metadata_error", gateway_metadata_problem(gw));

@@ -49,8 +49,8 @@ const char *gateway_metadata_problem(const struct gateway *gw);
 char *gateway_gpus(const struct gateway *gw);
 
 /* Add the fields status and list share: name, container, state, gpu, gpus
- * (gpus_json()), gpu_mode, mig_strategy, server, kubeconfig, metadata_error
- * (absent values as null). */
+ * (gpus_json()), gpu_mode, mig_strategy, node_network, server, kubeconfig,
+ * metadata_error (absent values as null). */
 void gateway_json_common(cJSON *obj, const struct gateway *gw);
 
 #endif

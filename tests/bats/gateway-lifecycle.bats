@@ -64,13 +64,13 @@ hold_gateway_lock() {
 	run --separate-stderr openshell gateway status --name lc --json
 	assert_success
 	run jq -r 'keys_unsorted | sort | join(",")' <<<"$output"
-	assert_output 'api_ready,container,gpu,gpu_mode,gpus,gpus_allocatable,gpus_capacity,health,kubeconfig,metadata_error,mig_allocatable,mig_strategy,name,nodes,nvidia_runtime,schema,server,state'
+	assert_output 'api_ready,container,gpu,gpu_mode,gpus,gpus_allocatable,gpus_capacity,health,kubeconfig,metadata_error,mig_allocatable,mig_strategy,name,node_network,nodes,nvidia_runtime,schema,server,state'
 	# A gateway of one host has no nodes on others.
 	run jq -c .nodes <<<"$(openshell gateway status --name lc --json)"
 	assert_output '[]'
 	run --separate-stderr openshell gateway status --name lc --json
-	run jq -c '[.schema, .name, .container, .state, .health, .api_ready, .gpu, .gpus, .gpus_allocatable, .gpus_capacity, .server, .metadata_error, .mig_strategy, .mig_allocatable]' <<<"$output"
-	assert_output "[1,\"lc\",\"openshell-cluster-lc\",\"running\",\"healthy\",true,true,{\"all\":true},$(sim_gpu_count),$(sim_gpu_count),\"https://$API_ADDR:$LC_PORT\",null,\"none\",{}]"
+	run jq -c '[.schema, .name, .container, .state, .health, .api_ready, .gpu, .gpus, .gpus_allocatable, .gpus_capacity, .server, .metadata_error, .mig_strategy, .mig_allocatable, .node_network]' <<<"$output"
+	assert_output "[1,\"lc\",\"openshell-cluster-lc\",\"running\",\"healthy\",true,true,{\"all\":true},$(sim_gpu_count),$(sim_gpu_count),\"https://$API_ADDR:$LC_PORT\",null,\"none\",{},\"vxlan\"]"
 	# The sim host's daemon (20.10) has no CDI; a real one of 28.2 or later may.
 	run jq -r .gpu_mode <<<"$(openshell gateway status --name lc --json)"
 	if sim_real_host; then assert_output --regexp '^(legacy|cdi)$'; else assert_output legacy; fi
@@ -119,7 +119,7 @@ hold_gateway_lock() {
 	run --separate-stderr openshell gateway list --json
 	run jq -r '(keys | join(",")), (.gateways[0] | keys | join(","))' <<<"$output"
 	assert_output 'gateways,schema
-container,daemon_error,docker_context,docker_endpoint,gpu,gpu_mode,gpus,kubeconfig,metadata_error,mig_strategy,name,server,state'
+container,daemon_error,docker_context,docker_endpoint,gpu,gpu_mode,gpus,kubeconfig,metadata_error,mig_strategy,name,node_network,server,state'
 }
 
 # bats test_tags=lane

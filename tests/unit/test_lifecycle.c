@@ -78,6 +78,7 @@ static void test_json(void)
 	is_str(json_str(o, "metadata_error"), "metadata.json is missing", "json metadata_error");
 	is_int(json_bool(o, "gpu"), 0, "json gpu false");
 	ok(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, "gpus")), "no GPUs: gpus null");
+	ok(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, "node_network")), "no container: node_network null");
 	cJSON_Delete(o);
 
 	o = cJSON_CreateObject();
@@ -100,7 +101,15 @@ static void test_json(void)
 	is_int(cJSON_GetArraySize(json_get(o, "gpus", NULL)), 1, "and that alone");
 	is_str(json_str(o, "gpu_mode"), "legacy", "json gpu_mode: Docker's --gpus");
 	is_str(json_str(o, "mig_strategy"), "none", "json mig_strategy: none without the entrypoint's variable");
-	is_int(cJSON_GetArraySize(o), 10, "exactly the ten shared keys");
+	is_str(json_str(o, "node_network"), "vxlan", "json node_network: vxlan, k3s's own, without the label");
+	is_int(cJSON_GetArraySize(o), 11, "exactly the eleven shared keys");
+	cJSON_Delete(o);
+
+	o = cJSON_CreateObject();
+	gw.c.node_network = (char *)"wireguard";
+	gateway_json_common(o, &gw);
+	is_str(json_str(o, "node_network"), "wireguard", "json node_network: the container's label");
+	gw.c.node_network = NULL;
 	cJSON_Delete(o);
 
 	o = cJSON_CreateObject();
