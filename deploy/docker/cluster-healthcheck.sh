@@ -15,8 +15,12 @@
 #   gpu-chart-install-failed job=J failures=N  the helm-install job's pod failed
 #                                       N times (its restarts plus failed pods)
 #   gpu-device-plugin-missing namespace=NS daemonset=DS
-#   gpu-device-plugin-image-pull reason=R image=I  the plugin's image cannot be
-#                                       pulled (ErrImagePull, ImagePullBackOff)
+#   gpu-device-plugin-image-pull reason=R image=I  a container of the plugin's
+#                                       pods waits for its image (ErrImagePull,
+#                                       ImagePullBackOff, ErrImageNeverPull); I is
+#                                       the first pod's first container's: the
+#                                       plugin's (DEVICE_PLUGIN_IMAGE), which the
+#                                       chart runs in each of its containers
 #   gpu-device-plugin-not-ready desired=D ready=R
 #   gpu-not-allocatable allocatable=V   V is the node's nvidia.com/gpu
 #                                       ("absent" when the key is missing)
