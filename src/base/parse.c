@@ -5,7 +5,10 @@
 #include <limits.h>
 #include <string.h>
 
+#include "base/exitcode.h"
+#include "base/names.h"
 #include "base/parse.h"
+#include "base/xalloc.h"
 
 int parse_uint(const char *s, int max, int *out)
 {
@@ -95,4 +98,20 @@ int parse_keyword(const char *s, const char *const *names, int n, int *out)
 			return 0;
 		}
 	return -1;
+}
+
+int parse_option_word(const char *option, const char *s, const char *const *names, int n, int *out, os_error *err)
+{
+	cleanup_free char *shown = NULL, *words = NULL;
+
+	if (parse_keyword(s, names, n, out) == 0)
+		return 0;
+	shown = printable(s, 64);
+	words = xstrdup(names[0]);
+	for (int i = 1; i < n; i++) {
+		char *more = xasprintf("%s%s%s", words, i == n - 1 ? " or " : ", ", names[i]);
+		free(words);
+		words = more;
+	}
+	return os_error_set(err, OS_EXIT_USAGE, "invalid %s '%s': give %s", option, shown, words);
 }

@@ -8,6 +8,8 @@
 #ifndef OPENSHELL_BASE_PARSE_H
 #define OPENSHELL_BASE_PARSE_H
 
+#include "base/error.h"
+
 /* Durations as Docker and Go write them: "90s", "5m", "1m30s", "1h",
  * "500ms"; a bare number means seconds. Must be > 0 and fit in an int of
  * milliseconds. Returns 0, or -1 for a malformed or out-of-range value. */
@@ -21,5 +23,11 @@ int parse_uint(const char *s, int max, int *out);
 
 /* One of the N words in NAMES, exactly: its index in *out. */
 int parse_keyword(const char *s, const char *const *names, int n, int *out);
+
+/* The same for the value of command-line option OPTION ("--mig-strategy"),
+ * refused otherwise as every such option's is: a usage error quoting the
+ * value and naming the words, "invalid --mig-strategy 'x': give none,
+ * single or mixed". */
+int parse_option_word(const char *option, const char *s, const char *const *names, int n, int *out, os_error *err);
 
 #endif

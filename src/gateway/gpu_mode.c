@@ -23,15 +23,13 @@ static const char *const mode_names[] = { [GPU_MODE_AUTO] = "auto", [GPU_MODE_CD
 
 int gpu_mode_parse(const char *text, enum gpu_mode *m, os_error *err)
 {
-	cleanup_free char *shown = NULL;
 	int i;
 
-	if (parse_keyword(text, mode_names, (int)(sizeof(mode_names) / sizeof(mode_names[0])), &i) == 0) {
-		*m = (enum gpu_mode)i;
-		return 0;
-	}
-	shown = printable(text, 64);
-	return os_error_set(err, OS_EXIT_USAGE, "invalid --gpu-mode '%s': give auto, cdi or legacy", shown);
+	if (parse_option_word("--gpu-mode", text, mode_names,
+			      (int)(sizeof(mode_names) / sizeof(mode_names[0])), &i, err) < 0)
+		return -1;
+	*m = (enum gpu_mode)i;
+	return 0;
 }
 
 const char *gpu_mode_name(enum gpu_mode m)

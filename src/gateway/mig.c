@@ -4,9 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/exitcode.h"
 #include "base/json.h"
-#include "base/names.h"
 #include "base/parse.h"
 #include "base/xalloc.h"
 #include "gateway/mig.h"
@@ -20,15 +18,13 @@ const char *mig_strategy_name(enum mig_strategy m)
 
 int mig_strategy_parse(const char *text, enum mig_strategy *m, os_error *err)
 {
-	cleanup_free char *shown = NULL;
 	int i;
 
-	if (parse_keyword(text, strategy_names, (int)(sizeof(strategy_names) / sizeof(strategy_names[0])), &i) == 0) {
-		*m = (enum mig_strategy)i;
-		return 0;
-	}
-	shown = printable(text, 64);
-	return os_error_set(err, OS_EXIT_USAGE, "invalid --mig-strategy '%s': give none, single or mixed", shown);
+	if (parse_option_word("--mig-strategy", text, strategy_names,
+			      (int)(sizeof(strategy_names) / sizeof(strategy_names[0])), &i, err) < 0)
+		return -1;
+	*m = (enum mig_strategy)i;
+	return 0;
 }
 
 enum mig_strategy mig_strategy_of_env(const char *value)

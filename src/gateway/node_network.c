@@ -4,9 +4,7 @@
 #include <string.h>
 
 #include "base/exitcode.h"
-#include "base/names.h"
 #include "base/parse.h"
-#include "base/xalloc.h"
 #include "docker/container.h"
 #include "gateway/deploy.h"
 #include "gateway/node_network.h"
@@ -15,15 +13,13 @@ static const char *const network_names[] = { [NODE_NETWORK_VXLAN] = "vxlan", [NO
 
 int node_network_parse(const char *text, enum node_network *n, os_error *err)
 {
-	cleanup_free char *shown = NULL;
 	int i;
 
-	if (parse_keyword(text, network_names, (int)(sizeof(network_names) / sizeof(network_names[0])), &i) == 0) {
-		*n = (enum node_network)i;
-		return 0;
-	}
-	shown = printable(text, 64);
-	return os_error_set(err, OS_EXIT_USAGE, "invalid --node-network '%s': give vxlan or wireguard", shown);
+	if (parse_option_word("--node-network", text, network_names,
+			      (int)(sizeof(network_names) / sizeof(network_names[0])), &i, err) < 0)
+		return -1;
+	*n = (enum node_network)i;
+	return 0;
 }
 
 const char *node_network_name(enum node_network n)

@@ -142,6 +142,23 @@ static void duration(const char *s, int want)
 		ok(rc == 0 && ms == want, "duration '%s' is %d ms (got %d)", s, want, ms);
 }
 
+/* An option's word, or the one message every such option gives. */
+static void test_option_word(void)
+{
+	static const char *const three[] = { "none", "single", "mixed" };
+	os_error err = { 0 };
+	int v = -1;
+
+	ok(parse_option_word("--x", "mixed", three, 3, &v, &err) == 0 && v == 2 && !err.msg, "a word: its index");
+	ok(parse_option_word("--x", "Mixed\n", three, 3, &v, &err) < 0 && v == 2 && err.code == OS_EXIT_USAGE,
+	   "another: a usage error, *out left alone");
+	is_str(err.msg, "invalid --x 'Mixed\\x0a': give none, single or mixed", "quoting it, printable, and naming the words");
+	os_error_clear(&err);
+	ok(parse_option_word("--y", "", three + 1, 2, &v, &err) < 0, "an empty value is refused");
+	is_str(err.msg, "invalid --y '': give single or mixed", "two words: 'or' alone");
+	os_error_clear(&err);
+}
+
 int main(void)
 {
 	int v;
@@ -179,5 +196,6 @@ int main(void)
 	ok(parse_uint("12", 100, &v) == 0 && v == 12, "uint 12");
 	ok(parse_uint("101", 100, &v) < 0, "uint over max is refused");
 	ok(parse_uint("99999999999", 2147483647, &v) < 0, "uint overflow is refused");
+	test_option_word();
 	return tap_done();
 }
