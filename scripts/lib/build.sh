@@ -11,7 +11,8 @@
 # (busybox-static for images, jq for the runtime shim and the suites, zstd
 # for the airgap tarball, python3 with PyYAML and openssl that the k3s
 # stand-in runs on, nsenter from util-linux, ss from iproute2, iptables for
-# the sim hosts' links (tests/testbed/host/sim-netns), OpenSSH for
+# the sim hosts' links (tests/testbed/host/sim-netns, with ethtool) and, with iproute2's ip
+# and bridge, for the stand-in's pod network, OpenSSH for
 # the remote lane (tests/testbed/sim-sshd); npm, when none is on PATH, and
 # unzip fetch the real kubectl). The test bed's Docker engine is apart
 # (engine_commands). `install_packages build` installs only what the build
@@ -23,7 +24,7 @@ build_packages=(
 )
 packages=(
 	"${build_packages[@]}"
-	busybox-static zstd util-linux coreutils iptables
+	busybox-static zstd util-linux coreutils iptables ethtool
 	shellcheck valgrind unzip python3 python3-yaml openssl gnuplot-nox openssh-server openssh-client
 )
 

@@ -21,8 +21,13 @@ setup_file() {
 	gateway_suite_start --gpus 2
 	sim_host_machine node-b --gpus 1
 	sim_host_machine node-c --gpus 3
-	sim_image_copy "$IMAGE" node-b
-	sim_image_copy "$IMAGE" node-c
+	# The image whose stand-in makes a real pod network (flannel's VXLAN,
+	# the bridge plugin, kube-proxy's DNAT): every node here has a
+	# network namespace of its own.
+	NETIMAGE=$IMAGE-podnet
+	export NETIMAGE
+	sim_image_copy "$NETIMAGE" node-b
+	sim_image_copy "$NETIMAGE" node-c
 	PORT=$(free_port)
 	export PORT
 	local b c
@@ -36,8 +41,9 @@ setup_file() {
 	docker network create openshell-cluster-mh >/dev/null
 	docker run -d --privileged --cgroupns private --name openshell-cluster-mh --hostname openshell-mh \
 		--network openshell-cluster-mh -v openshell-cluster-mh:/var/lib/rancher/k3s \
-		--gpus all -e GPU_ENABLED=true -p "$b:$PORT:6443" -p "$c:$PORT:6443" "$IMAGE" \
+		--gpus all -e GPU_ENABLED=true -p "$b:$PORT:6443" -p "$c:$PORT:6443" -p "$b:8472:8472/udp" "$NETIMAGE" \
 		server --disable=traefik --tls-san="$b" --tls-san="$c" --advertise-address="$b" --advertise-port="$PORT" \
+		--node-external-ip="$b" --flannel-external-ip \
 		--kube-controller-manager-arg=node-monitor-grace-period=20s >/dev/null
 	eventually docker exec openshell-cluster-mh kubectl get --raw /readyz
 	TOKEN=$(docker exec openshell-cluster-mh cat /var/lib/rancher/k3s/server/token)
@@ -59,7 +65,7 @@ setup() {
 agent_start() {
 	sim_docker "$1" run -d --privileged --cgroupns private --network host --name openshell-agent \
 		-v openshell-agent:/var/lib/rancher/k3s --gpus all -e GPU_ENABLED=true -e K3S_TOKEN="$TOKEN" \
-		"$IMAGE" agent --server "https://$(sim_host_of "$1" uplink):$PORT" >/dev/null
+		"$NETIMAGE" agent --server "https://$(sim_host_of "$1" uplink):$PORT" >/dev/null
 }
 
 kx() {
@@ -112,12 +118,12 @@ ready_is() {
 	b=$(sim_host_of node-b uplink)
 	docker network create openshell-cluster-mh2 >/dev/null
 	docker run -d --privileged --name openshell-cluster-mh2 --hostname openshell-mh2 --network openshell-cluster-mh2 \
-		-v openshell-cluster-mh2:/var/lib/rancher/k3s -p "$b:$port:6443" "$IMAGE" server --disable=traefik --tls-san="$b" >/dev/null
+		-v openshell-cluster-mh2:/var/lib/rancher/k3s -p "$b:$port:6443" "$NETIMAGE" server --disable=traefik --tls-san="$b" >/dev/null
 	eventually docker exec openshell-cluster-mh2 kubectl get --raw /readyz
 	token=$(docker exec openshell-cluster-mh2 cat /var/lib/rancher/k3s/server/token)
 	ip=$(docker inspect openshell-cluster-mh2 --format '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}')
 	sim_docker node-b run -d --privileged --network host --name openshell-agent-2 -v openshell-agent-2:/var/lib/rancher/k3s \
-		-e K3S_TOKEN="$token" "$IMAGE" agent --server "https://$b:$port" --node-name node-b2 >/dev/null
+		-e K3S_TOKEN="$token" "$NETIMAGE" agent --server "https://$b:$port" --node-name node-b2 >/dev/null
 	failing() {
 		sim_docker node-b logs openshell-agent-2 2>&1 | grep -qF "level=error msg=\"Remotedialer proxy error; reconnecting...\" error=\"dial tcp $ip:6443: connect: no route to host\" url=\"wss://$ip:6443/v1-k3s/connect\""
 	}
@@ -132,6 +138,31 @@ ready_is() {
 	docker rm -f -v openshell-cluster-mh2 >/dev/null
 	docker volume rm openshell-cluster-mh2 >/dev/null
 	docker network rm openshell-cluster-mh2 >/dev/null
+}
+
+@test "flannel: a pod on another host reaches a pod on the server's node, and the API at its ClusterIP" {
+	# flannel sends each node's pod traffic to the others' public IPs on
+	# 8472/udp: the server's is the address it was given with
+	# --node-external-ip and --flannel-external-ip, where that port is
+	# published; an agent's is its host's own. kube-proxy sends
+	# 10.43.0.1:443 to the address and port the server advertises.
+	run kx get node openshell-mh -o jsonpath='{.metadata.annotations.flannel\.alpha\.coreos\.com/public-ip}'
+	assert_output "$(sim_host_of node-b uplink)"
+	run kx get node node-b -o jsonpath='{.metadata.annotations.flannel\.alpha\.coreos\.com/public-ip}'
+	assert_output "$(sim_host_of node-b addr)"
+	kx apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"},"spec":{"nodeName":"openshell-mh","containers":[{"name":"c","image":"'"$SMOKE"'","command":["sh","-c","d=$(mktemp -d) && echo from-web >$d/index.html && exec httpd -f -p 8080 -h $d"]}]}}' >/dev/null
+	running() { [[ $(kx get pod web -o jsonpath='{.status.phase}') == Running ]]; }
+	eventually running
+	web=$(kx get pod web -o jsonpath='{.status.podIP}')
+	[[ $web == 10.42.0.* ]]
+	kx apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"client"},"spec":{"nodeName":"node-b","restartPolicy":"Never","containers":[{"name":"c","image":"'"$SMOKE"'","command":["sh","-c","printf \"GET /index.html HTTP/1.0\\r\\n\\r\\n\" | nc -w 10 '"$web"' 8080 | tail -n 1; KUBECONFIG=/dev/null /usr/lib/k3s-sim/bin/kubectl --server=https://10.43.0.1 --insecure-skip-tls-verify=true --token=none --request-timeout=10s get --raw /version"]}]}}' >/dev/null
+	done_() { [[ $(kx get pod client -o jsonpath='{.status.phase}') =~ Succeeded|Failed ]]; }
+	eventually done_
+	run kx logs client
+	assert_line from-web
+	# The API answers (no credentials: 401, as k3s's kube-apiserver with anonymous-auth off).
+	assert_output --partial "error: You must be logged in to the server (Unauthorized)"
+	kx delete pod web client --wait=false >/dev/null
 }
 
 @test "a pod bound to an agent's node sees that host's GPUs; its log comes through the server" {

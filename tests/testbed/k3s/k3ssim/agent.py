@@ -42,12 +42,12 @@ RETRY = 2.0
 def parse_args(argv):
     opts = {"server": os.environ.get("K3S_URL", ""), "token": os.environ.get("K3S_TOKEN", ""),
             "token_file": os.environ.get("K3S_TOKEN_FILE", ""), "node_name": os.environ.get("K3S_NODE_NAME"),
-            "node_labels": [], "node_ip": None, "bind_address": None}
+            "node_labels": [], "node_ip": None, "bind_address": None, "node_external_ip": []}
     i = 0
     while i < len(argv):
         name, eq, value = argv[i].partition("=")
         if name in ("--server", "-s", "--token", "-t", "--token-file", "--node-name", "--node-label",
-                    "--node-ip", "--bind-address") and not eq:
+                    "--node-ip", "--bind-address", "--node-external-ip") and not eq:
             i += 1
             value = argv[i] if i < len(argv) else ""
         key = {"-s": "server", "--server": "server", "-t": "token", "--token": "token",
@@ -57,6 +57,8 @@ def parse_args(argv):
             opts[key] = value
         elif name == "--node-label":
             opts["node_labels"].append(value)
+        elif name == "--node-external-ip":
+            opts["node_external_ip"] += [v for v in value.split(",") if v]
         i += 1
     if opts["token_file"] and not opts["token"]:
         with open(opts["token_file"], encoding="utf-8") as f:
@@ -147,8 +149,12 @@ class Agent:
             os.makedirs(dd, exist_ok=True)
         host, port, paths = self._join()
         api = client.RemoteApi(host, port, paths["server-ca"], *paths["client-kubelet"])
+        control = paths["control"]
+        network = {"backend": control.get("FlannelBackend") or "vxlan",
+                   "flannel_external_ip": bool(control.get("FlannelExternalIP")),
+                   "external_ips": self.opts["node_external_ip"]}
         self.kubelet = kubelet.Kubelet(api, self.node, self.ip, self.wake, server=False,
-                                       label_flags=self.opts["node_labels"],
+                                       label_flags=self.opts["node_labels"], network=network,
                                        pod_cidr="10.42.%d.0/24" % (1 + int(hashlib.sha256(self.node.encode())
                                                                          .hexdigest(), 16) % 250))
         self.kubelet.start()

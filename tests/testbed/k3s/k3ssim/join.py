@@ -181,7 +181,8 @@ def node_auth(token):
 
 def configure(base, ctx, token, node, ips, password, agent_dir):
     """config.Get's requests: the paths of client-ca, the kubelet's serving
-    and client certificates and keys. Raises JoinError."""
+    and client certificates and keys, and the server's config ("control").
+    Raises JoinError."""
     auth = node_auth(token)
     node_headers = dict(auth, **{"k3s-Node-Name": node, "k3s-Node-Password": password, "k3s-Node-IP": ips})
 
@@ -197,10 +198,10 @@ def configure(base, ctx, token, node, ips, password, agent_dir):
         raise JoinError("%s: %s" % (wrap, err) if wrap else err)
 
     try:
-        json.loads(fetch("/v1-k3s/config", auth))
+        control = json.loads(fetch("/v1-k3s/config", auth))
     except JoinError as e:
         raise JoinError("failed to retrieve configuration from server: %s" % e)
-    paths = {"client-ca": os.path.join(agent_dir, "client-ca.crt")}
+    paths = {"client-ca": os.path.join(agent_dir, "client-ca.crt"), "control": control}
     write(paths["client-ca"], fetch("/v1-k3s/client-ca.crt", auth), 0o600)
     pw_file = os.environ.get("SIM_NODE_PASSWORD_FILE", "/etc/rancher/node/password")
     for name in ("serving-kubelet", "client-kubelet"):

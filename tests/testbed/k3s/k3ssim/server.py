@@ -35,7 +35,8 @@ def parse_args(argv):
     ignored, as the simulation has nothing they would change."""
     opts = {"tls_san": [], "disable": [], "node_name": None, "port": 6443, "bind": "0.0.0.0",
             "node_labels": [], "token": None, "kcm_args": [], "advertise_address": None,
-            "advertise_port": None, "node_ip": [], "node_external_ip": []}
+            "advertise_port": None, "node_ip": [], "node_external_ip": [], "flannel_backend": "vxlan",
+            "flannel_external_ip": False}
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -68,6 +69,10 @@ def parse_args(argv):
             opts["advertise_address"] = value
         elif name == "--advertise-port":
             opts["advertise_port"] = int(value)
+        elif name == "--flannel-backend":
+            opts["flannel_backend"] = value
+        elif name == "--flannel-external-ip":
+            opts["flannel_external_ip"] = value.lower() not in ("false", "0") if eq else True
         elif name in ("--node-ip", "--node-external-ip"):
             opts[name[2:].replace("-", "_")] += [v for v in value.split(",") if v]
         i += 1
@@ -159,10 +164,15 @@ class Server:
         self.manager.agent_start()
         self.http = apiserver.ApiServer(self.api, self.keys, "%s:%d" % (self.ip, self.opts["port"]),
                                         self.manager.kubelet_of, supervisor.Supervisor(self.api, self.keys, self.token,
-                                                                              self.opts["port"], self.advertise))
+                                                                              self.opts["port"], self.advertise,
+                                                                              self.network()))
         httpserver.serve(self.opts["bind"], self.opts["port"], self.http, self.keys.serving[0],
                          self.keys.serving[1], self.keys.client_ca[0])
         logs.info("Running kube-apiserver (SIMULATION) on %s:%d" % (self.opts["bind"], self.opts["port"]))
+
+    def network(self):
+        """What flannel on every node is told (the agents: by /v1-k3s/config)."""
+        return {"backend": self.opts["flannel_backend"], "flannel_external_ip": self.opts["flannel_external_ip"]}
 
     def _refresh_crds(self):
         crds, _ = self.store.list(("apiextensions.k8s.io", "customresourcedefinitions"))

@@ -41,8 +41,9 @@ REJECTED = ("Node password rejected, duplicate hostname or contents of '/etc/ran
 
 
 class Supervisor:
-    def __init__(self, api, pki, token, port=6443, advertise=None):
+    def __init__(self, api, pki, token, port=6443, advertise=None, network=None):
         self.port = port
+        self.network = network or {"backend": "vxlan", "flannel_external_ip": False}
         self.advertise = advertise or ("127.0.0.1", port)
         self.api = api
         self.pki = pki
@@ -52,8 +53,8 @@ class Supervisor:
         return {"HTTPSPort": self.port, "SupervisorPort": self.port, "APIServerPort": 6443,
                 "ClusterDomain": "cluster.local", "ClusterDNS": "10.43.0.10", "ClusterIPRange": "10.42.0.0/16",
                 "ServiceIPRange": "10.43.0.0/16", "ServiceNodePortRange": "30000-32767",
-                "FlannelBackend": "vxlan", "EgressSelectorMode": "disabled", "DisableCCM": False,
-                "DisableNPC": False, "DisableKubeProxy": False, "SystemDefaultRegistry": ""}
+                "FlannelBackend": self.network["backend"], "FlannelExternalIP": self.network["flannel_external_ip"],
+                "EgressSelectorMode": "disabled", "DisableCCM": False, "DisableNPC": False, "DisableKubeProxy": False, "SystemDefaultRegistry": ""}
 
     def _authenticated(self, req):
         auth = req.headers.get("Authorization") or ""

@@ -272,6 +272,33 @@ class Advertised(unittest.TestCase):
         self.assertIsNone(join.dial_error("h:1", ValueError("x")))
 
 
+class Flannel(unittest.TestCase):
+    """Which address flannel gives a node, and which peers it sends to
+    (k3s pkg/agent/flannel/setup.go setAnnotations; flannel's kube subnet manager)."""
+
+    def test_public_ip_needs_both_flags(self):
+        from k3ssim.kubelet import podnet
+        self.assertEqual(podnet.public_ip("10.213.0.2", [], True), "10.213.0.2")
+        self.assertEqual(podnet.public_ip("10.213.0.2", ["192.0.2.5"], False), "10.213.0.2")
+        self.assertEqual(podnet.public_ip("10.213.0.2", ["2001:db8::5", "192.0.2.5"], True), "192.0.2.5")
+
+    def test_the_server_passes_flannel_flags_on(self):
+        from k3ssim import server
+        opts = server.parse_args(["--flannel-external-ip", "--flannel-backend=wireguard-native"])
+        self.assertEqual((opts["flannel_backend"], opts["flannel_external_ip"]), ("wireguard-native", True))
+        self.assertFalse(server.parse_args(["--flannel-external-ip=false"])["flannel_external_ip"])
+        self.assertFalse(server.parse_args([])["flannel_external_ip"])
+
+    def test_peers_are_nodes_with_a_lease(self):
+        from k3ssim.kubelet import podnet
+        ann = {podnet.ANN + "backend-data": '{"VNI": 1, "VtepMAC": "aa:bb:cc:dd:ee:ff"}',
+               podnet.ANN + "public-ip": "10.213.0.2", podnet.ANN + "public-ip-overwrite": "192.0.2.5"}
+        nodes = [{"metadata": {"name": "me", "annotations": ann}, "spec": {"podCIDR": "10.42.0.0/24"}},
+                 {"metadata": {"name": "srv", "annotations": ann}, "spec": {"podCIDR": "10.42.1.0/24"}},
+                 {"metadata": {"name": "new"}, "spec": {"podCIDR": "10.42.2.0/24"}}]
+        self.assertEqual(podnet.peers(nodes, "me"), {"10.42.1.0/24": ("aa:bb:cc:dd:ee:ff", "192.0.2.5")})
+
+
 class NodeLifecycle(unittest.TestCase):
     """kube-controller-manager's node lifecycle controller (controllers/nodelifecycle.py)."""
 

@@ -17,7 +17,8 @@ class Manager:
         self.api = server.api
         types = crds.K3sTypes(self.api)
         self.kubelet = kubeletmod.Kubelet(self.api, server.node, server.ip, server.wake,
-                                          label_flags=server.opts["node_labels"])
+                                          label_flags=server.opts["node_labels"],
+                                          network=dict(server.network(), external_ips=server.opts["node_external_ip"]))
         self.controllers = [types, deploy.Deploy(self.api, types), helm.HelmController(self.api, types),
                             job.Jobs(self.api), daemonset.DaemonSets(self.api), scheduler.Scheduler(self.api),
                             gc.Housekeeping(self.api), nodes.Nodes(self.api), self.kubelet,
@@ -33,7 +34,7 @@ class Manager:
         deploy.stage_packaged()
 
     def api_ready(self):
-        system.bootstrap(self.api)
+        system.bootstrap(self.api, self.server.advertise)
         for c in self.controllers:
             c.start()
 

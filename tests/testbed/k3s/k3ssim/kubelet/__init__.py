@@ -9,12 +9,13 @@ credentials.
 import hashlib
 import os
 
-from .. import config, logs, status
-from . import containerd, devicemanager, images, lease, node, pods
+from .. import clock, config, logs, status
+from . import containerd, devicemanager, images, lease, node, podnet, pods
 
 
 class Kubelet:
-    def __init__(self, client, node_name, ip, wake, server=True, label_flags=(), pod_cidr="10.42.0.0/24"):
+    def __init__(self, client, node_name, ip, wake, server=True, label_flags=(), pod_cidr="10.42.0.0/24",
+                 network=None):
         self.api = client
         self.node = node_name
         self.ip = ip
@@ -28,6 +29,9 @@ class Kubelet:
         self.runtime_options = {}
         self.status = node.NodeStatus(self, server, list(label_flags))
         self.lease = lease.NodeLease(self)
+        network = dict(network or {})
+        self.external_ips = network.get("external_ips") or []
+        self.net = podnet.PodNetwork(self, **network) if podnet.enabled() else None
         self.started = False
 
     def res(self, api_version, kind):
@@ -45,6 +49,8 @@ class Kubelet:
         self.images.import_dir()
         self.status.register()
         self.status.post(force=True)
+        if self.net:
+            self.net.start()
         self.started = True
         logs.info("SIMULATION: kubelet of node %s started" % self.node)
 
@@ -56,6 +62,11 @@ class Kubelet:
         self.images.import_dir()
         self.status.post()
         self.lease.renew()
+        if self.net:
+            try:
+                self.net.sync(clock.now())
+            except RuntimeError as e:
+                logs.error("SIMULATION: flannel: %s" % e)
         pods_res = self.res("v1", "Pod")
         mine, _ = self.api.list(pods_res, None, None, "spec.nodeName=" + self.node)
         seen = set()
@@ -67,7 +78,7 @@ class Kubelet:
                 w = self.workers[uid] = pods.PodWorker(self, p)
             w.sync(p)
         for uid in [u for u in self.workers if u not in seen]:
-            self.workers.pop(uid).kill_all()
+            self.workers.pop(uid).teardown()
         self.devices.release(self.live_pod_uids())
         if self.devices.changed.is_set():
             self.devices.changed.clear()
@@ -101,7 +112,9 @@ class Kubelet:
                             {"gracePeriodSeconds": 0, "preconditions": {"uid": pod["metadata"]["uid"]}})
         except status.ApiError:
             pass
-        self.workers.pop(pod["metadata"]["uid"], None)
+        w = self.workers.pop(pod["metadata"]["uid"], None)
+        if w:
+            w.teardown()
 
     def log_dir(self, pod, container):
         md = pod["metadata"]
@@ -115,5 +128,7 @@ class Kubelet:
         return path
 
     def pod_ip(self, pod):
+        if (pod.get("spec") or {}).get("hostNetwork"):
+            return self.ip
         n = int(hashlib.sha256(pod["metadata"]["uid"].encode()).hexdigest(), 16) % 240 + 10
         return self.pod_cidr.rsplit(".", 2)[0] + ".%d.%d" % (int(self.pod_cidr.split(".")[2]), n)

@@ -82,6 +82,7 @@ class NodeStatus:
         if node is None:
             obj = {"metadata": {"name": self.k.node, "labels": labels, "annotations": {
                 "k3s.io/hostname": self.k.node, "k3s.io/internal-ip": self.k.ip,
+                **({"k3s.io/external-ip": ",".join(self.k.external_ips)} if self.k.external_ips else {}),
                 "node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true"},
                 "finalizers": ["wrangler.cattle.io/node"]},
                 "spec": {"podCIDR": self.k.pod_cidr, "podCIDRs": [self.k.pod_cidr], "providerID": "k3s://" + self.k.node}}
@@ -166,7 +167,9 @@ class NodeStatus:
             node = self.k.api.update(res, node, check_rv=False)[0]
         node["status"] = {
             "capacity": cap, "allocatable": alloc, "conditions": conditions,
-            "addresses": [{"type": "InternalIP", "address": self.k.ip}, {"type": "Hostname", "address": self.k.node}],
+            "addresses": [{"type": "InternalIP", "address": self.k.ip}]
+                         + [{"type": "ExternalIP", "address": a} for a in self.k.external_ips]
+                         + [{"type": "Hostname", "address": self.k.node}],
             "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
             "nodeInfo": {"architecture": "amd64", "bootID": _boot_id(), "containerRuntimeVersion": "containerd://2.1.5-k3s1",
                          "kernelVersion": platform.release(), "kubeProxyVersion": "", "kubeletVersion": config.VERSION,

@@ -64,6 +64,7 @@ class PodWorker:
         self.main = [ContainerState(c, False) for c in spec.get("containers") or []]
         self.sandbox = False
         self.sandbox_retry = 0.0
+        self.netns = False        # a network namespace of its own (podnet)
         self.admitted = None      # None: not yet; True; or the failure message
         self.devices = {}         # container name -> the device plugins' allocate answers
         self.failed_init = False
@@ -172,6 +173,16 @@ class PodWorker:
             for cs in self.init + self.main:
                 cs.waiting = ("ContainerCreating", None) if not cs.init else ("PodInitializing", None)
             return False
+        if self.k.net and not self.pod["spec"].get("hostNetwork"):
+            try:
+                self.k.net.add(self.pod, self.k.pod_ip(self.pod))
+            except RuntimeError as e:
+                self.k.event(self.pod, "Warning", "FailedCreatePodSandBox",
+                             'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network '
+                             'for sandbox "%s": plugin type="flannel" failed (add): %s' % (os.urandom(32).hex(), e))
+                self.sandbox_retry = clock.now() + config.POD_BACKOFF
+                return False
+            self.netns = True
         self.handler = handler
         self.sandbox = True
         return True
@@ -284,6 +295,8 @@ class PodWorker:
                 os.path.join(config.KUBELET_DIR, "pods", self.uid, "containers", name, os.urandom(4).hex()),
                 cs.spec.get("terminationMessagePath") or "/dev/termination-log",
                 cs.spec.get("terminationMessagePolicy") or "File")
+            if self.netns:
+                argv = self.k.net.wrap(self.pod, argv)
             run = runtime.ProcessRun(name, path, self.k.container_exited, argv, env, cs.spec.get("workingDir") or "/",
                                      term)
         cs.run = run
@@ -428,6 +441,13 @@ class PodWorker:
         for cs in self.init + self.main:
             if cs.run and cs.run.running:
                 cs.run.kill(0)
+
+    def teardown(self):
+        """The pod is gone from the API: its processes, then its sandbox."""
+        self.kill_all()
+        if self.netns:
+            self.k.net.remove(self.pod)
+            self.netns = False
 
     def log_path(self, container, cid):
         for cs in self.init + self.main:
