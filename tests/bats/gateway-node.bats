@@ -233,9 +233,26 @@ assert_nothing_on_for() {
 	# nothing listens on the port. The join at the kubeconfig's URL works.
 	port=$(free_port)
 	adv=$(sim_host_of node-b addr)
-	openshell gateway start --name adv --bind 0.0.0.0 --tls-san "$UPLINK" --advertise-address "$adv" --port "$port" >/dev/null
-	run docker inspect openshell-cluster-adv --format '{{json .Args}}'
-	assert_output --partial "\"--advertise-address=$adv\",\"--advertise-port=$port\""
+	# Flannel is told the advertised address, and its port is published on
+	# the bind: mh has 8472/udp on this host's addresses, so another
+	# gateway's VXLAN cannot have it, and that start leaves nothing.
+	run docker inspect openshell-cluster-mh --format '{{json .Args}} {{json .HostConfig.PortBindings}}'
+	assert_output --partial "\"--node-external-ip=$UPLINK\",\"--flannel-external-ip\""
+	assert_output --partial '"8472/udp":[{"HostIp":"0.0.0.0","HostPort":"8472"}]'
+	run --separate-stderr openshell gateway start --name adv --bind 0.0.0.0 --tls-san "$UPLINK" --advertise-address "$adv" --port "$port"
+	assert_failure 1
+	[[ $stderr == *"port 8472/udp on 0.0.0.0, where the nodes on other hosts send pod traffic (--node-network vxlan), is already in use"* ]]
+	run docker ps -aq --filter name=openshell-cluster-adv
+	assert_output ""
+	run docker volume ls -q --filter name=openshell-cluster-adv
+	assert_output ""
+	# WireGuard's port is its own.
+	openshell gateway start --name adv --bind 0.0.0.0 --tls-san "$UPLINK" --advertise-address "$adv" --port "$port" \
+		--node-network wireguard >/dev/null
+	run docker inspect openshell-cluster-adv --format '{{json .Args}} {{json .HostConfig.PortBindings}}'
+	assert_output --partial "\"--flannel-backend=wireguard-native\",\"--advertise-address=$adv\",\"--advertise-port=$port\",\"--node-external-ip=$adv\",\"--flannel-external-ip\""
+	assert_output --partial '"51820/udp":[{"HostIp":"0.0.0.0","HostPort":"51820"}]'
+	refute_output --partial '8472/udp'
 	run --separate-stderr openshell gateway node add node-d --name adv --docker-host "$(sim_host_of node-d docker-host)"
 	assert_failure 1
 	[[ $stderr == *"node 'node-d' on "*" did not join: its agent cannot open its tunnel to $adv:$port, the address the server advertises to its agents: dial tcp $adv:$port: connect: connection refused; start the gateway with --advertise-address set to an address that host reaches"* ]]
