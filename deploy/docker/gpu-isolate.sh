@@ -15,7 +15,12 @@
 #      has done so already for a CDI container, whose params then says 0);
 #   3. unmounts and removes /dev/nvidiaN of every GPU not selected - N its "Device Minor" in
 #      /proc/driver/nvidia/gpus/BUS/information, which need not be its index - and the
-#      /dev/nvidia-caps/nvidia-capN of its MIG instances (capabilities/gpuN/mig/**/access).
+#      /dev/nvidia-caps/nvidia-capN of its MIG instances (capabilities/gpuN/mig/**/access);
+#   4. of a selected GPU whose MIG devices were given one by one (--gpus MIG-...), removes the
+#      capabilities of its other MIG instances: the hook's tmpfs (step 1, read before it is
+#      undone) holds the access files of the MIG devices given, bound there by
+#      libnvidia-container's mount_procfs_mig. A CDI container has no such tmpfs: there a
+#      selected GPU keeps all its MIG instances' capabilities.
 # A selected GPU that the driver does not list stops the start: the gateway must never come up
 # with other GPUs than asked for. OPENSHELL_GPU_UUIDS=none (a gateway without GPUs) keeps none,
 # and on a host without the NVIDIA driver does nothing.
@@ -60,6 +65,31 @@ field() {
 [ -n "$UUIDS" ] || exit 0
 [ "$UUIDS" != none ] || [ -d "$PROC_DIR" ] || exit 0
 
+# The MIG capabilities the hook gave, per GPU ("gpuN:MINOR ..."), from its tmpfs.
+given_caps=""
+if [ -n "$(mounts_under "$PROC_DIR")" ]; then
+	for d in "$PROC_DIR"/capabilities/gpu*/mig; do
+		[ -d "$d" ] || continue
+		gpu=$(basename "$(dirname "$d")")
+		given_caps="$given_caps $(find "$d" -name access -exec sed -n "s/^DeviceFileMinor:[[:space:]]*/$gpu:/p" {} + | tr '\n' ' ')"
+	done
+fi
+
+# MINOR's MIG instances' capability minors, in the driver's view.
+mig_caps() {
+	[ -d "$PROC_DIR/capabilities/gpu$1" ] || return 0
+	find "$PROC_DIR/capabilities/gpu$1" -name access -exec sed -n 's/^DeviceFileMinor:[[:space:]]*//p' {} +
+}
+
+# Remove /dev/nvidia-caps/nvidia-capN, noting it in $removed.
+remove_cap() {
+	case $1 in '' | *[!0-9]*) return 0 ;; esac
+	if [ -e "$DEV_DIR/nvidia-caps/nvidia-cap$1" ]; then
+		remove_node "$DEV_DIR/nvidia-caps/nvidia-cap$1"
+		removed="$removed /dev/nvidia-caps/nvidia-cap$1"
+	fi
+}
+
 # 1. The driver's own view of the GPUs.
 for m in $(mounts_under "$PROC_DIR"); do
 	umount "$m" || die "cannot unmount $m to read the driver's /proc/driver/nvidia"
@@ -84,10 +114,16 @@ for info in "$PROC_DIR"/gpus/*/information; do
 	uuid=$(field "$info" "GPU UUID")
 	minor=$(field "$info" "Device Minor")
 	case $minor in '' | *[!0-9]*) die "$info names no device minor" ;; esac
+	caps=$(mig_caps "$minor")
 	case ",$UUIDS," in
 	*",$uuid,"*)
 		found="$found,$uuid"
 		kept="$kept /dev/nvidia$minor"
+		# 4. Given MIG device by MIG device: the others' capabilities go.
+		case "$given_caps " in *" gpu$minor:"*) ;; *) continue ;; esac
+		for cap in $caps; do
+			case "$given_caps " in *" gpu$minor:$cap "*) ;; *) remove_cap "$cap" ;; esac
+		done
 		continue
 		;;
 	esac
@@ -96,17 +132,8 @@ for info in "$PROC_DIR"/gpus/*/information; do
 		remove_node "$node"
 		removed="$removed /dev/nvidia$minor"
 	fi
-	# Its MIG instances' capabilities (read before the loop: it runs in a subshell).
-	caps=""
-	if [ -d "$PROC_DIR/capabilities/gpu$minor" ]; then
-		caps=$(find "$PROC_DIR/capabilities/gpu$minor" -name access -exec sed -n 's/^DeviceFileMinor:[[:space:]]*//p' {} +)
-	fi
 	for cap in $caps; do
-		case $cap in *[!0-9]*) continue ;; esac
-		if [ -e "$DEV_DIR/nvidia-caps/nvidia-cap$cap" ]; then
-			remove_node "$DEV_DIR/nvidia-caps/nvidia-cap$cap"
-			removed="$removed /dev/nvidia-caps/nvidia-cap$cap"
-		fi
+		remove_cap "$cap"
 	done
 done
 for uuid in $(printf '%s' "$UUIDS" | tr ',' ' '); do

@@ -56,6 +56,25 @@ mig_uuids() { # GPU: its MIG devices' UUIDs
 	assert_line 'DeviceFileMinor: 157'
 }
 
+@test "--gpus MIG-…: the gateway keeps that MIG device's capabilities, not its sibling instances'" {
+	# GPU 0's second MIG device is GPU instance 2 (compute instance 0); a
+	# privileged container has every capability device of the host until the
+	# entrypoint removes the ones the hook did not give (gpu-isolate.sh).
+	mig=$(mig_uuids 0 | sed -n 2p)
+	openshell -q gateway start --gpus "$mig" --name onemig --image "$IMAGE" --port "$(free_port)" --timeout 2m
+	minors=$(docker exec openshell-cluster-onemig cat /proc/driver/nvidia-caps/mig-minors)
+	given=$(awk '$1 == "gpu0/gi2/access" || $1 == "gpu0/gi2/ci0/access" { print $2 }' <<<"$minors")
+	others=$(awk '$1 ~ /^gpu[0-9]+\/gi[0-9]+\/(ci[0-9]+\/)?access$/ && $1 !~ /^gpu0\/gi2\// { print $2 }' <<<"$minors")
+	run docker exec openshell-cluster-onemig ls /dev/nvidia-caps
+	for m in $given; do assert_line "nvidia-cap$m"; done
+	left=0
+	for m in $others; do grep -qx "nvidia-cap$m" <<<"$output" && left=$((left + 1)); done
+	assert_equal "$left" 0
+	run docker logs openshell-cluster-onemig
+	assert_output --partial "/dev/nvidia-caps/nvidia-cap12 /dev/nvidia-caps/nvidia-cap13"
+	openshell -q gateway destroy --name onemig --yes
+}
+
 @test "mixed: each profile is a resource of its own; status shows them; the smoke pod gets a MIG device" {
 	run --separate-stderr openshell gateway start --gpu --mig-strategy mixed --name mixed --image "$IMAGE" \
 		--port "$(free_port)" --json

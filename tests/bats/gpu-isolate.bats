@@ -80,6 +80,24 @@ isolate() {
 	for c in 3 4 5 6; do assert [ -e "$dev/nvidia-caps/nvidia-cap$c" ]; done
 }
 
+@test "MIG devices given one by one (the hook's tmpfs holds their access files): the GPU's other instances' capabilities go" {
+	# The legacy hook's view of --gpus MIG-… of GPU 1 (minor 0): its GPU
+	# directory and, bound by mount_procfs_mig, the access files of GPU
+	# instance 1 and its compute instance (capabilities 3 and 4) only.
+	OPENSHELL_GPU_UUIDS=$U1 isolate "mkdir -p '$root/hook' && cp -a '$proc/.' '$root/hook/' &&
+		mount -t tmpfs tmpfs '$proc' && mkdir -p '$proc/gpus/0000:2a:00.0' '$proc/capabilities/gpu0/mig/gi1/ci0' &&
+		printf 'ModifyDeviceFiles: 0\n' >'$proc/params' &&
+		cp '$root/hook/gpus/0000:2a:00.0/information' '$proc/gpus/0000:2a:00.0/' &&
+		cp '$root/hook/capabilities/gpu0/mig/gi1/access' '$proc/capabilities/gpu0/mig/gi1/' &&
+		cp '$root/hook/capabilities/gpu0/mig/gi1/ci0/access' '$proc/capabilities/gpu0/mig/gi1/ci0/'"
+	assert_success
+	assert [ -e "$dev/nvidia0" ]
+	for c in 3 4; do assert [ -e "$dev/nvidia-caps/nvidia-cap$c" ]; done
+	for c in 5 6; do assert [ ! -e "$dev/nvidia-caps/nvidia-cap$c" ]; done
+	assert [ -e "$dev/nvidia-caps/nvidia-cap1" ]
+	assert_output --partial "removed the host's others: /dev/nvidia2 /dev/nvidia-caps/nvidia-cap5 /dev/nvidia-caps/nvidia-cap6 /dev/nvidia1"
+}
+
 @test "ModifyDeviceFiles 1: a copy saying 0 is bound over params, so the driver makes no node again" {
 	OPENSHELL_GPU_UUIDS=$U0 isolate "" "grep '^ModifyDeviceFiles' '$proc/params'"
 	assert_success
