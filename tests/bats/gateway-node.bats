@@ -10,11 +10,18 @@
 
 bats_require_minimum_version 1.5.0
 
+SMOKE=$(sed -n 's/^SMOKE_IMAGE=//p' "$BATS_TEST_DIRNAME/../../deploy/versions.env")
+
 setup_file() {
 	load helpers/gateway
 	sim_only "other machines exist only as sim hosts"
+	flannel_ports_lock
 	gateway_suite_start --gpus 2
-	export OPENSHELL_CLUSTER_IMAGE=$IMAGE
+	# The image whose stand-in makes a real pod network (flannel's VXLAN, the
+	# bridge plugin, kube-proxy's DNAT; sim-image's REF-podnet): the nodes
+	# on other hosts each have a network namespace of their own.
+	IMAGE=$IMAGE-podnet
+	export IMAGE OPENSHELL_CLUSTER_IMAGE=$IMAGE
 	sim_host_machine node-b --gpus 1
 	sim_host_machine node-c --gpus 3
 	sim_host_machine node-d --gpus 1 --no-toolkit
@@ -147,6 +154,30 @@ assert_nothing_on_for() {
 	assert_schema verify "$json"
 	assert_equal "$(jq -r '[.checks[].name] | join(" ")' <<<"$json")" \
 		"device-request runtime-class device-plugin allocatable smoke-pod pod-isolation privileged-pod node-gpus"
+}
+
+@test "pods on different hosts reach each other, and the API at its ClusterIP, through what the gateway publishes" {
+	# flannel sends to each node's public IP on 8472/udp: the server's is the
+	# address it advertises (published there by the gateway), an agent's its
+	# host's own; kube-proxy sends 10.43.0.1:443 to the advertised API.
+	run kx get node node-b -o jsonpath='{.metadata.annotations.flannel\.alpha\.coreos\.com/public-ip}'
+	assert_output "$(sim_host_of node-b addr)"
+	kx apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"},"spec":{"nodeName":"node-c","containers":[{"name":"c","image":"'"$SMOKE"'","command":["sh","-c","d=$(mktemp -d) && echo from-node-c >$d/index.html && exec httpd -f -p 8080 -h $d"]}]}}' >/dev/null
+	running() { [[ $(kx get pod web -o jsonpath='{.status.phase}') == Running ]]; }
+	eventually running
+	web=$(kx get pod web -o jsonpath='{.status.podIP}')
+	server=$(kx get nodes -l node-role.kubernetes.io/control-plane -o jsonpath='{.items[0].metadata.name}')
+	for n in node-b "$server"; do
+		kx apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"client-'"$n"'"},"spec":{"nodeName":"'"$n"'","restartPolicy":"Never","containers":[{"name":"c","image":"'"$SMOKE"'","command":["sh","-c","printf \"GET /index.html HTTP/1.0\\r\\n\\r\\n\" | nc -w 10 '"$web"' 8080 | tail -n 1; KUBECONFIG=/dev/null /usr/lib/k3s-sim/bin/kubectl --server=https://10.43.0.1 --insecure-skip-tls-verify=true --token=none --request-timeout=10s get --raw /version"]}]}}' >/dev/null
+	done
+	for n in node-b "$server"; do
+		ended() { [[ $(kx get pod "client-$n" -o jsonpath='{.status.phase}') =~ Succeeded|Failed ]]; }
+		eventually ended
+		run kx logs "client-$n"
+		assert_line from-node-c
+		assert_output --partial "error: You must be logged in to the server (Unauthorized)"
+	done
+	kx delete pod web client-node-b "client-$server" --wait=false >/dev/null
 }
 
 @test "a name taken is refused: a node of the gateway, the server's own node" {

@@ -18,6 +18,7 @@ SMOKE=$(sed -n 's/^SMOKE_IMAGE=//p' "$BATS_TEST_DIRNAME/../../deploy/versions.en
 setup_file() {
 	load helpers/gateway
 	sim_only "other machines exist only as sim hosts"
+	flannel_ports_lock
 	gateway_suite_start --gpus 2
 	sim_host_machine node-b --gpus 1
 	sim_host_machine node-c --gpus 3

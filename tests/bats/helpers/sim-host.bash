@@ -208,3 +208,12 @@ sim_gpu_uuids() {
 sim_gpu_count() {
 	sim_gpu_uuids "$@" | grep -c . || true
 }
+
+# flannel_ports_lock: hold, until this file's suite ends, the lock of this
+# machine's flannel ports (8472/udp, 51820/udp). Every sim host without a
+# network of its own publishes on this machine's addresses, so two suites
+# that publish them (the test run starts files side by side) take turns.
+flannel_ports_lock() {
+	exec {FLANNEL_PORTS_LOCK}>"${TMPDIR:-/tmp}/openshell-test-flannel-ports.lock"
+	flock "$FLANNEL_PORTS_LOCK"
+}
