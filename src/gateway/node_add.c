@@ -330,7 +330,7 @@ static int join(struct add *a, os_error *err)
 {
 	struct node_join j = { .server_ctr = a->gw.container, .agent_ctr = a->res,
 			       .node_env = strv_argv(&a->node_env), .node = a->o->node, .server = a->gw.md.server,
-			       .host = a->host, .gpu = a->d.gpu, .deadline = a->deadline,
+			       .gateway = a->o->gateway, .host = a->host, .gpu = a->d.gpu, .deadline = a->deadline,
 			       .timeout_ms = a->o->timeout_ms };
 
 	/* A count or a list is that many GPUs, each as many times as they are

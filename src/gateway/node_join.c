@@ -57,7 +57,7 @@ static char *log_field(const char *line, const char *key)
 
 /* remotedialer's dial of the server's advertised address, which the agent
  * retries every second while its kubelet waits (k3s pkg/agent/tunnel). */
-static char *tunnel_cause(const char *line)
+static char *tunnel_cause(const char *line, const char *gateway)
 {
 	cleanup_free char *url = log_field(line, "url");
 	cleanup_free char *why = log_field(line, "error");
@@ -66,11 +66,11 @@ static char *tunnel_cause(const char *line)
 
 	return xasprintf("its agent cannot open its tunnel to %.*s, the address the server advertises to its agents: %s; "
 			 "start the gateway with --advertise-address set to an address that host reaches "
-			 "('openshell gateway start --recreate --advertise-address ADDR')",
-			 (int)n, addr ? addr : "?", why ? why : "?");
+			 "('openshell gateway start --name %s --recreate --advertise-address ADDR')",
+			 (int)n, addr ? addr : "?", why ? why : "?", gateway);
 }
 
-char *node_join_cause(const char *line, const char *server)
+char *node_join_cause(const char *line, const char *server, const char *gateway)
 {
 	cleanup_free char *msg = log_field(line, "msg");
 	const char *rest;
@@ -88,7 +88,7 @@ char *node_join_cause(const char *line, const char *server)
 		return xasprintf("the server at %s refuses the node's token (401 Unauthorized): is it the gateway's?",
 				 server);
 	if (strcmp(msg, "Remotedialer proxy error; reconnecting...") == 0)
-		return tunnel_cause(line);
+		return tunnel_cause(line, gateway);
 	if (strstr(line, "level=fatal"))
 		return xasprintf("its agent stopped: %s", msg);
 	return NULL;
@@ -97,7 +97,7 @@ char *node_join_cause(const char *line, const char *server)
 static int log_line(void *ctx, const char *line)
 {
 	struct join_state *s = ctx;
-	char *cause = node_join_cause(line, s->j->server);
+	char *cause = node_join_cause(line, s->j->server, s->j->gateway);
 
 	/* Joined and tunnelled: earlier causes are past. */
 	if (strstr(line, "Remotedialer connected to proxy") || strstr(line, "Running kubelet")) {

@@ -25,6 +25,7 @@ struct node_join {
 	const char *const *node_env; /* run_spec env naming the node's daemon */
 	const char *node;           /* its name in the cluster */
 	const char *server;         /* the URL the agent joins, for messages */
+	const char *gateway;        /* the gateway's name, for the fixes messages give */
 	const char *host;           /* the node's Docker host, for messages */
 	int gpu;                    /* wait for allocatable nvidia.com/gpu too */
 	long long want_gpus;        /* how many (0: any) */
@@ -41,8 +42,8 @@ struct node_join {
  * at the deadline (OS_EXIT_TIMEOUT) what is still missing. */
 int node_join_wait(struct node_join *j, os_error *err);
 
-/* What an agent's log line says of its join: a cause of failure to
- * report (owned), or NULL. */
-char *node_join_cause(const char *line, const char *server);
+/* What an agent's log line says of its join to GATEWAY at SERVER: a
+ * cause of failure to report (owned), or NULL. */
+char *node_join_cause(const char *line, const char *server, const char *gateway);
 
 #endif

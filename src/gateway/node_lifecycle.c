@@ -72,7 +72,7 @@ static int wait_node(const struct node_record *r, const char *server_ctr, long l
 {
 	struct strv env = { 0 };
 	struct node_join j = { .server_ctr = server_ctr, .agent_ctr = r->container, .node = r->name,
-			       .server = r->server, .host = r->docker.endpoint, .gpu = r->gpu,
+			       .server = r->server, .gateway = r->gateway, .host = r->docker.endpoint, .gpu = r->gpu,
 			       .deadline = deadline, .timeout_ms = timeout_ms };
 	const char *started[] = { "inspect", "--format", "{{.State.StartedAt}}", r->container, NULL };
 	struct run_result res = { 0 };

@@ -108,7 +108,7 @@ static void test_join_cause(void)
 	c = node_join_cause("time=\"2026-12-03T07:00:00Z\" level=error msg=\"Failed to validate connection to cluster at "
 			    "https://10.0.0.5:6443: failed to get CA certs: Get \\\"https://127.0.0.1:6444/cacerts\\\": "
 			    "dial tcp: connect: connection refused\"",
-			    srv);
+			    srv, "gw");
 	is_str(c, "its agent cannot reach or trust the server at https://10.0.0.5:6443: failed to get CA certs: Get "
 		  "\"https://127.0.0.1:6444/cacerts\": dial tcp: connect: connection refused",
 	       "an unreachable server: the URL it was given, and Go's error unquoted");
@@ -116,30 +116,30 @@ static void test_join_cause(void)
 	c = node_join_cause("time=\"t\" level=info msg=\"Waiting to retrieve agent configuration; server is not ready: "
 			    "failed to retrieve configuration from server: https://10.0.0.5:6443/v1-k3s/config: 401 "
 			    "Unauthorized\"",
-			    srv);
+			    srv, "gw");
 	ok(c && strstr(c, "refuses the node's token (401 Unauthorized)"), "a 401: the token");
 	free(c);
 	c = node_join_cause("time=\"t\" level=info msg=\"Waiting to retrieve agent configuration; server is not ready: "
 			    "https://10.0.0.5:6443/v1-k3s/config: 503 Service Unavailable\"",
-			    srv);
+			    srv, "gw");
 	ok(c == NULL, "a server not ready yet is no cause: the agent waits on");
 	c = node_join_cause("time=\"t\" level=fatal msg=\"kubelet exited: listen tcp 0.0.0.0:10250: bind: address "
 			    "already in use\"",
-			    srv);
+			    srv, "gw");
 	is_str(c, "its agent stopped: kubelet exited: listen tcp 0.0.0.0:10250: bind: address already in use",
 	       "a fatal line");
 	free(c);
-	ok(node_join_cause("plain text", srv) == NULL, "a line without msg= says nothing");
+	ok(node_join_cause("plain text", srv, "gw") == NULL, "a line without msg= says nothing");
 	c = node_join_cause("time=\"t\" level=error msg=\"Remotedialer proxy error; reconnecting...\" error=\"dial tcp "
 			    "172.18.0.2:6443: connect: no route to host\" url=\"wss://172.18.0.2:6443/v1-k3s/connect\"",
-			    srv);
+			    srv, "gw");
 	is_str(c, "its agent cannot open its tunnel to 172.18.0.2:6443, the address the server advertises to its agents: "
 		  "dial tcp 172.18.0.2:6443: connect: no route to host; start the gateway with --advertise-address set to "
-		  "an address that host reaches ('openshell gateway start --recreate --advertise-address ADDR')",
+		  "an address that host reaches ('openshell gateway start --name gw --recreate --advertise-address ADDR')",
 	       "a tunnel that cannot be dialled: the address, Go's error and the fix");
 	free(c);
 	ok(node_join_cause("time=\"t\" level=info msg=\"Connecting to proxy\" url=\"wss://10.0.0.5:6443/v1-k3s/connect\"",
-			   srv) == NULL, "a dial of the tunnel is no cause");
+			   srv, "gw") == NULL, "a dial of the tunnel is no cause");
 }
 
 static void test_server_host(void)
