@@ -28,6 +28,7 @@ struct join_state {
 	char *cause;                 /* the agent's latest cause, and how often in a row */
 	int said;
 	char *fatal;                 /* a cause the agent ends on */
+	char *last_said;             /* its latest warning or error, as it said it */
 	int registered, ready;       /* as the watch last said */
 	struct backoff b;
 };
@@ -70,6 +71,22 @@ static char *tunnel_cause(const char *line, const char *gateway)
 			 (int)n, addr ? addr : "?", why ? why : "?", gateway);
 }
 
+char *node_join_said(const char *line)
+{
+	char *msg, *why, *out;
+
+	if (!strstr(line, "level=warning") && !strstr(line, "level=error") && !strstr(line, "level=fatal"))
+		return NULL;
+	if (!(msg = log_field(line, "msg")))
+		return NULL;
+	if (!(why = log_field(line, "error")))
+		return msg;
+	out = xasprintf("%s: %s", msg, why);
+	free(msg);
+	free(why);
+	return out;
+}
+
 char *node_join_cause(const char *line, const char *server, const char *gateway)
 {
 	cleanup_free char *msg = log_field(line, "msg");
@@ -98,6 +115,12 @@ static int log_line(void *ctx, const char *line)
 {
 	struct join_state *s = ctx;
 	char *cause = node_join_cause(line, s->j->server, s->j->gateway);
+	char *said = node_join_said(line);
+
+	if (said) {
+		free(s->last_said);
+		s->last_said = said;
+	}
 
 	/* Joined and tunnelled: earlier causes are past. */
 	if (strstr(line, "Remotedialer connected to proxy") || strstr(line, "Running kubelet")) {
@@ -181,9 +204,10 @@ static int fail(struct join_state *s, int code, const char *why, os_error *err)
 static int timed_out(struct join_state *s, os_error *err)
 {
 	cleanup_free char *dur = clock_format_ms(s->j->timeout_ms);
+	cleanup_free char *said = s->last_said ? xasprintf("; its agent said last: %s", s->last_said) : xstrdup("");
 	cleanup_free char *why = s->cause ? xasprintf("%s (still so after %s)", s->cause, dur)
-			       : !s->registered ? xasprintf("it did not register with the server within %s", dur)
-			       : !s->ready ? xasprintf("it registered but was not Ready within %s", dur)
+			       : !s->registered ? xasprintf("it did not register with the server within %s%s", dur, said)
+			       : !s->ready ? xasprintf("it registered but was not Ready within %s%s", dur, said)
 					   : xasprintf("it is Ready but advertised %lld nvidia.com/gpu, not %s, within %s",
 						       s->j->gpus < 0 ? 0 : s->j->gpus,
 						       s->j->want_gpus > 0 ? "all it was given" : "any", dur);
@@ -256,5 +280,6 @@ int node_join_wait(struct node_join *j, os_error *err)
 	kube_watch_free(&s.nodes);
 	free(s.cause);
 	free(s.fatal);
+	free(s.last_said);
 	return rc;
 }

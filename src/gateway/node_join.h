@@ -42,6 +42,10 @@ struct node_join {
  * at the deadline (OS_EXIT_TIMEOUT) what is still missing. */
 int node_join_wait(struct node_join *j, os_error *err);
 
+/* A warning or error the agent logged, as "MSG" or "MSG: ERROR" (owned),
+ * or NULL: what a timeout quotes when no cause was recognised. */
+char *node_join_said(const char *line);
+
 /* What an agent's log line says of its join to GATEWAY at SERVER: a
  * cause of failure to report (owned), or NULL. */
 char *node_join_cause(const char *line, const char *server, const char *gateway);

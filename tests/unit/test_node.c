@@ -142,6 +142,19 @@ static void test_join_cause(void)
 			   srv, "gw") == NULL, "a dial of the tunnel is no cause");
 }
 
+static void test_join_said(void)
+{
+	char *c;
+
+	c = node_join_said("time=\"t\" level=error msg=\"Failed to connect to proxy\" error=\"websocket: bad handshake\"");
+	is_str(c, "Failed to connect to proxy: websocket: bad handshake", "an error line: its msg and error");
+	free(c);
+	c = node_join_said("time=\"t\" level=warning msg=\"Unable to watch for tunnel endpoints\"");
+	is_str(c, "Unable to watch for tunnel endpoints", "a warning without error=: its msg");
+	free(c);
+	ok(node_join_said("time=\"t\" level=info msg=\"Running kubelet\"") == NULL, "an info line is not quoted");
+}
+
 static void test_server_host(void)
 {
 	char *h;
@@ -228,6 +241,7 @@ int main(void)
 	test_record_corrupt();
 	test_records_dir();
 	test_join_cause();
+	test_join_said();
 	test_server_host();
 	test_agent_argv();
 	test_where_env();
