@@ -150,6 +150,29 @@ readme_sample_pod() {
 	assert_line --index 3 "$(printf 'Pod\tnvidia\tNever\t1\t-\ttrue')"
 }
 
+@test "kubectl exec from the host: the streams, stdin, the exit code, and the API's refusals" {
+	SMOKE=$(sed -n 's/^SMOKE_IMAGE=//p' "$OPENSHELL_SRCDIR/deploy/versions.env")
+	kc apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"ex"},"spec":{"containers":[{"name":"c","image":"'"$SMOKE"'","command":["sleep","3600"],"env":[{"name":"GREETING","value":"hi"}]}]}}' >/dev/null
+	kc wait --for=condition=Ready pod/ex --timeout=60s >/dev/null
+	# The real client speaks the websocket protocol first (v5.channel.k8s.io).
+	run --separate-stderr kc exec ex -- sh -c 'echo "out $GREETING"; echo err >&2; exit 3'
+	assert_failure 3
+	assert_output "out hi"
+	[[ $stderr == *err*"command terminated with exit code 3"* ]]
+	run --separate-stderr kc exec -i ex -- tr a-z A-Z <<<"through stdin"
+	assert_success
+	assert_output "THROUGH STDIN"
+	run --separate-stderr kc exec ex -c nope -- true
+	assert_failure 1
+	[[ $stderr == *"container nope is not valid for pod ex"* ]]
+	kc apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"ex-done"},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"'"$SMOKE"'","command":["true"]}]}}' >/dev/null
+	kc wait --for=jsonpath='{.status.phase}'=Succeeded pod/ex-done --timeout=60s >/dev/null
+	run --separate-stderr kc exec ex-done -- true
+	assert_failure 1
+	[[ $stderr == *"cannot exec into a container in a completed pod; current phase is Succeeded"* ]]
+	kc delete pod ex ex-done --wait=false >/dev/null
+}
+
 @test "a merged user kubeconfig reaches the gateway under its context, other contexts kept" {
 	mkdir -p "$HOME/.kube"
 	cat >"$HOME/.kube/config" <<-EOS

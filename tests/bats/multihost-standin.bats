@@ -166,6 +166,17 @@ ready_is() {
 	kx delete pod web client --wait=false >/dev/null
 }
 
+@test "kubectl exec into a pod on an agent's node runs there, through its kubelet" {
+	kx apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"on-b"},"spec":{"nodeName":"node-b","containers":[{"name":"c","image":"'"$SMOKE"'","command":["sleep","3600"]}]}}' >/dev/null
+	running() { [[ $(kx get pod on-b -o jsonpath='{.status.phase}') == Running ]]; }
+	eventually running
+	run --separate-stderr kx exec on-b -- sh -c 'hostname; exit 4'
+	assert_failure 4
+	assert_output node-b
+	[[ $stderr == *"command terminated with exit code 4"* ]]
+	kx delete pod on-b --wait=false >/dev/null
+}
+
 @test "a pod bound to an agent's node sees that host's GPUs; its log comes through the server" {
 	kx apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"on-c"},"spec":{"nodeName":"node-c","restartPolicy":"Never","runtimeClassName":"nvidia","containers":[{"name":"c","image":"'"$SMOKE"'","command":["nvidia-smi","-L"],"resources":{"limits":{"nvidia.com/gpu":3}}}]}}'
 	phase_is() { [[ $(kx get pod on-c -o jsonpath='{.status.phase}') == "$1" ]]; }

@@ -19,7 +19,7 @@ import os
 import threading
 
 from . import api as apimod
-from . import config, discovery, kubeletserver, podlogs, selectors, status, tables, watch
+from . import config, discovery, kubeletserver, podexec, podlogs, selectors, status, tables, watch
 
 PATCH_TYPES = {"application/json-patch+json": "json", "application/merge-patch+json": "merge",
                "application/strategic-merge-patch+json": "strategic", "application/apply-patch+yaml": "apply"}
@@ -175,6 +175,10 @@ class ApiServer:
             if m != "GET":
                 raise status.method_not_supported(res.plural + "/log", group, m.lower())
             return podlogs.serve(self.api, req, namespace, name, self.kubelet_of, self._log_proxy)
+        if sub == "exec":
+            if m not in ("GET", "POST"):
+                raise status.method_not_supported(res.plural + "/exec", group, m.lower())
+            return podexec.serve(self.api, req, namespace, name, self.kubelet_of, self._exec_proxy)
         if m in ("GET", "HEAD"):
             if name:
                 return self._get(req, res, namespace, name)
@@ -204,6 +208,17 @@ class ApiServer:
             raise status.not_found("nodes", "", pod["spec"]["nodeName"])
         cert, key = self.pki.apiserver_kubelet_client()
         return kubeletserver.proxy(req, node, pod, container, cert, key, self.pki.server_ca[0])
+
+    def _exec_proxy(self, req, pod, container):
+        """A pod of another node: the upgrade and its bytes go to its kubelet."""
+        node = self.api.find(self.api.registry.by_kind("v1", "Node"), None, pod["spec"]["nodeName"])
+        if node is None:
+            raise status.not_found("nodes", "", pod["spec"]["nodeName"])
+        cert, key = self.pki.apiserver_kubelet_client()
+        host, port = kubeletserver.address(node)
+        path = "/exec/%s/%s/%s?%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"], container,
+                                      podexec.query(req))
+        return podexec.relay(req, host, port, path, kubeletserver.client_context(cert, key, self.pki.server_ca[0]))
 
     def _selectors(self, req, res):
         return (selectors.parse_labels(req.param("labelSelector")),

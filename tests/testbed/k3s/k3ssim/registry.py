@@ -66,7 +66,7 @@ def _core(kind, plural, namespaced=True, short=(), cats=(), verbs=ALL, subs=()):
 BUILTIN = [
     _core("Namespace", "namespaces", False, ["ns"], verbs=NO_COLLECTION, subs=["status", "finalize"]),
     _core("Node", "nodes", False, ["no"], subs=["status"]),
-    _core("Pod", "pods", True, ["po"], ["all"], subs=["status", "log", "binding", "eviction"]),
+    _core("Pod", "pods", True, ["po"], ["all"], subs=["status", "log", "exec", "binding", "eviction"]),
     _core("Event", "events", True, ["ev"]),
     _core("ConfigMap", "configmaps", True, ["cm"]),
     _core("Secret", "secrets", True),

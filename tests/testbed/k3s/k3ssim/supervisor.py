@@ -34,7 +34,7 @@ import json
 import select
 import ssl
 
-from . import status
+from . import status, websocket
 
 REJECTED = ("Node password rejected, duplicate hostname or contents of '/etc/rancher/node/password' may not match "
             "server node-passwd entry, try enabling a unique node name with the --with-node-id flag")
@@ -90,21 +90,8 @@ class Supervisor:
         cn = (req.user or (None, []))[0] or ""
         if not cn.startswith("system:node:"):
             raise status.unauthorized()
-        key = req.headers.get("Sec-WebSocket-Key") or ""
-        if (req.headers.get("Upgrade") or "").lower() != "websocket" or not key:
-            raise status.bad_request("websocket: the client is not using the websocket protocol")
-        accept = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC11B07").encode())
-                                  .digest()).decode()
-        h = req.h
-        h.send_response(101)
-        h.send_header("Upgrade", "websocket")
-        h.send_header("Connection", "Upgrade")
-        h.send_header("Sec-WebSocket-Accept", accept)
-        h.end_headers()
-        h.wfile.flush()
-        req.sent = True
-        h.close_connection = True
-        sock = h.connection
+        websocket.upgrade(req)
+        sock = req.h.connection
         try:
             while True:
                 select.select([sock], [], [])

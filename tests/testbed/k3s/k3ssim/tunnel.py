@@ -27,7 +27,7 @@ import socket
 import ssl
 import threading
 
-from . import join, logs
+from . import join, logs, websocket
 
 LIST_RETRY = 5.0
 DEBOUNCE = 1.0
@@ -82,7 +82,7 @@ def _dial(address, ca, cert, key):
             if not chunk:
                 raise OSError("websocket: bad handshake")
             head += chunk
-        if not head.startswith(b"HTTP/1.1 101 "):
+        if not websocket.handshake_ok(head.split(b"\r\n\r\n")[0], wskey):
             raise OSError("websocket: bad handshake")
         s.settimeout(None)
         return s

@@ -272,6 +272,31 @@ class Advertised(unittest.TestCase):
         self.assertIsNone(join.dial_error("h:1", ValueError("x")))
 
 
+class WebSocket(unittest.TestCase):
+    """The handshake as gorilla/websocket checks it (remotedialer, kubectl exec)."""
+
+    def test_the_rfc_accept_key(self):
+        from k3ssim import websocket
+        self.assertEqual(websocket.accept_key("dGhlIHNhbXBsZSBub25jZQ=="), "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
+
+    def test_a_client_refuses_a_wrong_answer(self):
+        from k3ssim import websocket
+        key = "dGhlIHNhbXBsZSBub25jZQ=="
+        good = (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                b"Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
+        self.assertTrue(websocket.handshake_ok(good, key))
+        self.assertFalse(websocket.handshake_ok(good.replace(b"xOo=", b"xOp="), key))
+        self.assertFalse(websocket.handshake_ok(good.replace(b"Connection: Upgrade", b"Connection: close"), key))
+        self.assertFalse(websocket.handshake_ok(good.replace(b"101 Switching Protocols", b"200 OK"), key))
+
+    def test_exec_status(self):
+        from k3ssim import podexec
+        self.assertEqual(podexec._status(0), {"metadata": {}, "status": "Success"})
+        st = podexec._status(3)
+        self.assertEqual((st["reason"], st["details"]["causes"]), ("NonZeroExitCode", [{"reason": "ExitCode",
+                                                                                         "message": "3"}]))
+
+
 class Flannel(unittest.TestCase):
     """Which address flannel gives a node, and which peers it sends to
     (k3s pkg/agent/flannel/setup.go setAnnotations; flannel's kube subnet manager)."""

@@ -437,6 +437,13 @@ class PodWorker:
         if st.get("phase") in ("Succeeded", "Failed") and was != st["phase"]:
             clock.stamp("pod-terminated %s/%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"]))
 
+    def exec_env(self, cs):
+        """The environment an exec into container CS gets: the container's."""
+        try:
+            return self._env(cs)
+        except nvidia_runtime.Unresolvable:
+            return dict(os.environ)
+
     def kill_all(self):
         for cs in self.init + self.main:
             if cs.run and cs.run.running:
