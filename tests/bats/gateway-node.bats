@@ -10,8 +10,6 @@
 
 bats_require_minimum_version 1.5.0
 
-SMOKE=$(sed -n 's/^SMOKE_IMAGE=//p' "$BATS_TEST_DIRNAME/../../deploy/versions.env")
-
 setup_file() {
 	load helpers/gateway
 	sim_only "other machines exist only as sim hosts"
@@ -162,18 +160,10 @@ assert_nothing_on_for() {
 	# host's own; kube-proxy sends 10.43.0.1:443 to the advertised API.
 	run kx get node node-b -o jsonpath='{.metadata.annotations.flannel\.alpha\.coreos\.com/public-ip}'
 	assert_output "$(sim_host_of node-b addr)"
-	kx apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"},"spec":{"nodeName":"node-c","containers":[{"name":"c","image":"'"$SMOKE"'","command":["sh","-c","d=$(mktemp -d) && echo from-node-c >$d/index.html && exec httpd -f -p 8080 -h $d"]}]}}' >/dev/null
-	running() { [[ $(kx get pod web -o jsonpath='{.status.phase}') == Running ]]; }
-	eventually running
-	web=$(kx get pod web -o jsonpath='{.status.podIP}')
+	web=$(podnet_web node-c from-node-c)
 	server=$(kx get nodes -l node-role.kubernetes.io/control-plane -o jsonpath='{.items[0].metadata.name}')
 	for n in node-b "$server"; do
-		kx apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"client-'"$n"'"},"spec":{"nodeName":"'"$n"'","restartPolicy":"Never","containers":[{"name":"c","image":"'"$SMOKE"'","command":["sh","-c","printf \"GET /index.html HTTP/1.0\\r\\n\\r\\n\" | nc -w 10 '"$web"' 8080 | tail -n 1; KUBECONFIG=/dev/null /usr/lib/k3s-sim/bin/kubectl --server=https://10.43.0.1 --insecure-skip-tls-verify=true --token=none --request-timeout=10s get --raw /version"]}]}}' >/dev/null
-	done
-	for n in node-b "$server"; do
-		ended() { [[ $(kx get pod "client-$n" -o jsonpath='{.status.phase}') =~ Succeeded|Failed ]]; }
-		eventually ended
-		run kx logs "client-$n"
+		run podnet_client "client-$n" "$n" "$web"
 		assert_line from-node-c
 		assert_output --partial "error: You must be logged in to the server (Unauthorized)"
 	done

@@ -151,15 +151,9 @@ ready_is() {
 	assert_output "$(sim_host_of node-b uplink)"
 	run kx get node node-b -o jsonpath='{.metadata.annotations.flannel\.alpha\.coreos\.com/public-ip}'
 	assert_output "$(sim_host_of node-b addr)"
-	kx apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"},"spec":{"nodeName":"openshell-mh","containers":[{"name":"c","image":"'"$SMOKE"'","command":["sh","-c","d=$(mktemp -d) && echo from-web >$d/index.html && exec httpd -f -p 8080 -h $d"]}]}}' >/dev/null
-	running() { [[ $(kx get pod web -o jsonpath='{.status.phase}') == Running ]]; }
-	eventually running
-	web=$(kx get pod web -o jsonpath='{.status.podIP}')
+	web=$(podnet_web openshell-mh from-web)
 	[[ $web == 10.42.0.* ]]
-	kx apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"client"},"spec":{"nodeName":"node-b","restartPolicy":"Never","containers":[{"name":"c","image":"'"$SMOKE"'","command":["sh","-c","printf \"GET /index.html HTTP/1.0\\r\\n\\r\\n\" | nc -w 10 '"$web"' 8080 | tail -n 1; KUBECONFIG=/dev/null /usr/lib/k3s-sim/bin/kubectl --server=https://10.43.0.1 --insecure-skip-tls-verify=true --token=none --request-timeout=10s get --raw /version"]}]}}' >/dev/null
-	done_() { [[ $(kx get pod client -o jsonpath='{.status.phase}') =~ Succeeded|Failed ]]; }
-	eventually done_
-	run kx logs client
+	run podnet_client client node-b "$web"
 	assert_line from-web
 	# The API answers (no credentials: 401, as k3s's kube-apiserver with anonymous-auth off).
 	assert_output --partial "error: You must be logged in to the server (Unauthorized)"

@@ -152,3 +152,27 @@ node_allocatable_is() {
 	[ "$(docker exec "openshell-cluster-$1" kubectl get nodes -o json 2>/dev/null |
 		jq -r '.items[0].status.allocatable["nvidia.com/gpu"] // "absent"')" = "$2" ]
 }
+
+# Pods on the stand-in's pod network (the REF-podnet image), through the
+# suite's `kx` (kubectl in its server). podnet_web NODE TEXT: a pod "web"
+# on NODE serving TEXT on 8080, once it runs; prints its pod IP.
+podnet_web() {
+	local image
+	image=$(sed -n 's/^SMOKE_IMAGE=//p' "$OPENSHELL_SRCDIR/deploy/versions.env")
+	kx apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"},"spec":{"nodeName":"'"$1"'","containers":[{"name":"c","image":"'"$image"'","command":["sh","-c","d=$(mktemp -d) && echo '"$2"' >$d/index.html && exec httpd -f -p 8080 -h $d"]}]}}' >/dev/null
+	web_running() { [[ $(kx get pod web -o jsonpath='{.status.phase}') == Running ]]; }
+	eventually web_running >/dev/null
+	kx get pod web -o jsonpath='{.status.podIP}'
+}
+
+# podnet_client NAME NODE IP: a pod NAME on NODE that fetches IP:8080's
+# page, then asks the API at its ClusterIP (no credentials: k3s answers
+# 401); its log once it ended.
+podnet_client() {
+	local image
+	image=$(sed -n 's/^SMOKE_IMAGE=//p' "$OPENSHELL_SRCDIR/deploy/versions.env")
+	kx apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"'"$1"'"},"spec":{"nodeName":"'"$2"'","restartPolicy":"Never","containers":[{"name":"c","image":"'"$image"'","command":["sh","-c","printf \"GET /index.html HTTP/1.0\\r\\n\\r\\n\" | nc -w 10 '"$3"' 8080 | tail -n 1; KUBECONFIG=/dev/null /usr/lib/k3s-sim/bin/kubectl --server=https://10.43.0.1 --insecure-skip-tls-verify=true --token=none --request-timeout=10s get --raw /version"]}]}}' >/dev/null
+	client_ended() { [[ $(kx get pod "$1" -o jsonpath='{.status.phase}') =~ Succeeded|Failed ]]; }
+	eventually client_ended "$1" >/dev/null
+	kx logs "$1"
+}
