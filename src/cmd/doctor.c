@@ -54,14 +54,14 @@ static void check_nvidia_runtime(struct doctor *d, const cJSON *info)
 		names = n;
 	}
 	if (has_nvidia)
-		report(d, CHECK_PASS, "docker-runtimes", NULL, "docker runtimes: %s (nvidia registered)", names);
+		doctor_report_check(d, CHECK_PASS, "docker-runtimes", NULL, "docker runtimes: %s (nvidia registered)", names);
 	else if (has_cdi_gpus(info))
-		report(d, CHECK_PASS, "docker-runtimes", NULL, "docker runtimes: %s (no nvidia runtime; CDI names the GPUs)",
-		       *names ? names : "none");
+		doctor_report_check(d, CHECK_PASS, "docker-runtimes", NULL, "docker runtimes: %s (no nvidia runtime; CDI names the GPUs)",
+		                    *names ? names : "none");
 	else
-		report(d, CHECK_WARN, "docker-runtimes",
-		       "no nvidia runtime and no CDI GPUs; if 'docker run --gpus all' fails, run 'nvidia-ctk runtime configure --runtime=docker' and restart docker, or generate a CDI spec with 'nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml'",
-		       "docker runtimes: %s", *names ? names : "none");
+		doctor_report_check(d, CHECK_WARN, "docker-runtimes",
+		                    "no nvidia runtime and no CDI GPUs; if 'docker run --gpus all' fails, run 'nvidia-ctk runtime configure --runtime=docker' and restart docker, or generate a CDI spec with 'nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml'",
+		                    "docker runtimes: %s", *names ? names : "none");
 }
 
 /* Docker's CDI view (Docker 28.2+): where it reads specs, and the devices
@@ -73,7 +73,7 @@ static void check_cdi(struct doctor *d, const cJSON *info)
 	const cJSON *dev;
 
 	if (*dirs)
-		report(d, CHECK_PASS, "cdi-spec-dirs", NULL, "CDI spec directories: %s", dirs);
+		doctor_report_check(d, CHECK_PASS, "cdi-spec-dirs", NULL, "CDI spec directories: %s", dirs);
 	cJSON_ArrayForEach(dev, json_get(info, "DiscoveredDevices", NULL)) {
 		const char *id = json_str(dev, "ID"), *source = json_str(dev, "Source");
 		if (!id)
@@ -84,7 +84,7 @@ static void check_cdi(struct doctor *d, const cJSON *info)
 		devices = n;
 	}
 	if (devices)
-		report(d, CHECK_PASS, "discovered-devices", NULL, "devices Docker discovered: %s", devices);
+		doctor_report_check(d, CHECK_PASS, "discovered-devices", NULL, "devices Docker discovered: %s", devices);
 }
 
 /* The path `gateway start --gpu` takes on this daemon (--gpu-mode auto). */
@@ -94,14 +94,14 @@ static void check_gpu_mode(struct doctor *d, const cJSON *info)
 
 	daemon_gpus_from_info(info, &g);
 	if (g.cdi.n && g.gpus_by_cdi)
-		report(d, CHECK_PASS, "gpu-mode", NULL,
-		       "gateway start --gpu gives GPUs as CDI devices (%s, ...); --gpu-mode legacy uses --gpus, which this Docker (29.2 or later) sends through CDI as well while the NVIDIA spec has the GPUs (nvidia-cdi-hook on its PATH), the toolkit's hook only otherwise",
-		       g.cdi.v[0]);
+		doctor_report_check(d, CHECK_PASS, "gpu-mode", NULL,
+		                    "gateway start --gpu gives GPUs as CDI devices (%s, ...); --gpu-mode legacy uses --gpus, which this Docker (29.2 or later) sends through CDI as well while the NVIDIA spec has the GPUs (nvidia-cdi-hook on its PATH), the toolkit's hook only otherwise",
+		                    g.cdi.v[0]);
 	else if (g.cdi.n)
-		report(d, CHECK_PASS, "gpu-mode", NULL, "gateway start --gpu gives GPUs as CDI devices (%s, ...); --gpu-mode legacy uses --gpus",
-		       g.cdi.v[0]);
+		doctor_report_check(d, CHECK_PASS, "gpu-mode", NULL, "gateway start --gpu gives GPUs as CDI devices (%s, ...); --gpu-mode legacy uses --gpus",
+		                    g.cdi.v[0]);
 	else
-		report(d, CHECK_PASS, "gpu-mode", NULL, "gateway start --gpu gives GPUs through Docker's --gpus (the daemon lists no NVIDIA CDI devices)");
+		doctor_report_check(d, CHECK_PASS, "gpu-mode", NULL, "gateway start --gpu gives GPUs through Docker's --gpus (the daemon lists no NVIDIA CDI devices)");
 	daemon_gpus_free(&g);
 }
 
@@ -115,11 +115,11 @@ static cJSON *check_docker_info(struct doctor *d)
 
 	if (docker_run_ok(args, NULL, 0, 0, &res, &err) < 0 ||
 	    !(info = json_parse(res.out, res.out_len, "docker info output", &err))) {
-		report(d, CHECK_FAIL, "docker-info", NULL, "docker info: %s", err.msg);
+		doctor_report_check(d, CHECK_FAIL, "docker-info", NULL, "docker info: %s", err.msg);
 	} else {
 		const char *cg = json_str(info, "CgroupVersion");
 		const char *driver = json_str(info, "CgroupDriver");
-		report(d, CHECK_PASS, "cgroups", NULL, "cgroups: v%s, driver %s", cg ? cg : "?", driver ? driver : "?");
+		doctor_report_check(d, CHECK_PASS, "cgroups", NULL, "cgroups: v%s, driver %s", cg ? cg : "?", driver ? driver : "?");
 		check_nvidia_runtime(d, info);
 		check_cdi(d, info);
 		check_gpu_mode(d, info);
@@ -140,22 +140,22 @@ static int check_cluster_image(struct doctor *d, const struct deploy_opts *o)
 	int ok, present = 0;
 
 	if (image_inspect(o->image, 0, &img, &err) < 0) {
-		report(d, CHECK_FAIL, "cluster-image", NULL, "cluster image %s: %s", o->image, err.msg);
+		doctor_report_check(d, CHECK_FAIL, "cluster-image", NULL, "cluster image %s: %s", o->image, err.msg);
 	} else if (!(present = img.exists)) {
-		report(d, CHECK_WARN, "cluster-image",
-		       o->image_named ? "it is pulled at the first start; pull it now with 'docker pull'"
-				      : "the first 'gateway start' builds it; build it now with 'openshell image build'",
-		       "cluster image %s: not here yet", o->image);
+		doctor_report_check(d, CHECK_WARN, "cluster-image",
+		                    o->image_named ? "it is pulled at the first start; pull it now with 'docker pull'"
+				                   : "the first 'gateway start' builds it; build it now with 'openshell image build'",
+		                    "cluster image %s: not here yet", o->image);
 	} else if ((ok = image_self_contained(o->image, &img, &why, &err)) < 0) {
-		report(d, CHECK_FAIL, "cluster-image", NULL, "cluster image %s: %s", o->image, err.msg);
+		doctor_report_check(d, CHECK_FAIL, "cluster-image", NULL, "cluster image %s: %s", o->image, err.msg);
 	} else if (ok) {
 		const char *k3s = image_label(&img, "org.openshell.k3s-version");
 		const char *chart = image_label(&img, "org.openshell.device-plugin-chart-version");
-		report(d, CHECK_PASS, "cluster-image", NULL, "cluster image %s: self-contained (k3s %s, device plugin %s)",
-		       o->image, k3s ? k3s : "?", chart ? chart : "?");
+		doctor_report_check(d, CHECK_PASS, "cluster-image", NULL, "cluster image %s: self-contained (k3s %s, device plugin %s)",
+		                    o->image, k3s ? k3s : "?", chart ? chart : "?");
 	} else {
-		report(d, CHECK_WARN, "cluster-image", "rebuild it with 'openshell image build'",
-		       "cluster image %s: not self-contained, a start may need network: %s", o->image, why);
+		doctor_report_check(d, CHECK_WARN, "cluster-image", "rebuild it with 'openshell image build'",
+		                    "cluster image %s: not self-contained, a start may need network: %s", o->image, why);
 	}
 	docker_image_free(&img);
 	os_error_clear(&err);
@@ -186,13 +186,13 @@ static void run_checks(struct doctor *d)
 
 	deploy_opts_init(&o);
 	if (docker_init(&err) < 0) {
-		report(d, CHECK_FAIL, "docker-client", NULL, "docker client: %s", err.msg);
+		doctor_report_check(d, CHECK_FAIL, "docker-client", NULL, "docker client: %s", err.msg);
 	} else {
-		report(d, CHECK_PASS, "docker-client", NULL, "docker client: %s", docker_path());
+		doctor_report_check(d, CHECK_PASS, "docker-client", NULL, "docker client: %s", docker_path());
 		if (docker_ping(&server, &err) < 0) {
-			report(d, CHECK_FAIL, "docker-daemon", NULL, "docker daemon: %s", err.msg);
+			doctor_report_check(d, CHECK_FAIL, "docker-daemon", NULL, "docker daemon: %s", err.msg);
 		} else {
-			report(d, CHECK_PASS, "docker-daemon", NULL, "docker daemon: version %s", server);
+			doctor_report_check(d, CHECK_PASS, "docker-daemon", NULL, "docker daemon: version %s", server);
 			info = check_docker_info(d);
 			present = check_cluster_image(d, &o);
 		}

@@ -22,23 +22,23 @@ int doctor_host_read(struct doctor *d, const cJSON *info, const char *image, int
 	int rc = -1;
 
 	if (!info) {
-		report(d, CHECK_SKIP, "docker-host", "start the Docker daemon, then run doctor again",
-		       "Docker host: not read, no daemon answered (%s)", read_fix);
+		doctor_report_check(d, CHECK_SKIP, "docker-host", "start the Docker daemon, then run doctor again",
+		                    "Docker host: not read, no daemon answered (%s)", read_fix);
 		return -1;
 	}
 	if (!image_present) {
-		report(d, CHECK_SKIP, "docker-host",
-		       "build the image with 'openshell image build' (a first 'gateway start' does too), then run doctor again",
-		       "Docker host %s: not read, cluster image %s not here yet (%s)", name ? name : "?", image, read_fix);
+		doctor_report_check(d, CHECK_SKIP, "docker-host",
+		                    "build the image with 'openshell image build' (a first 'gateway start' does too), then run doctor again",
+		                    "Docker host %s: not read, cluster image %s not here yet (%s)", name ? name : "?", image, read_fix);
 		return -1;
 	}
 	if (docker_daemon_resolve(&dd, &err) < 0 || host_probe(image, 0, f, &err) < 0) {
-		report(d, CHECK_FAIL, "docker-host", NULL, "Docker host %s: %s", name ? name : "?", err.msg);
+		doctor_report_check(d, CHECK_FAIL, "docker-host", NULL, "Docker host %s: %s", name ? name : "?", err.msg);
 	} else {
 		cleanup_free char *context = strcmp(dd.context, "default") ? xasprintf(", context %s", dd.context)
 									   : xstrdup("");
-		report(d, CHECK_PASS, "docker-host", NULL, "Docker host %s (%s%s): read in a container of %s",
-		       name ? name : "?", dd.endpoint, context, image);
+		doctor_report_check(d, CHECK_PASS, "docker-host", NULL, "Docker host %s (%s%s): read in a container of %s",
+		                    name ? name : "?", dd.endpoint, context, image);
 		rc = 0;
 	}
 	docker_daemon_free(&dd);
@@ -52,14 +52,14 @@ static void check_driver(struct doctor *d, const struct host_facts *f)
 	cleanup_free char *models = strv_join(&f->gpus, ", ");
 
 	if (!f->driver)
-		report(d, CHECK_WARN, "nvidia-driver", "install the NVIDIA driver on the Docker host to use --gpu",
-		       "NVIDIA driver: none loaded on the Docker host (no /proc/driver/nvidia/version)");
+		doctor_report_check(d, CHECK_WARN, "nvidia-driver", "install the NVIDIA driver on the Docker host to use --gpu",
+		                    "NVIDIA driver: none loaded on the Docker host (no /proc/driver/nvidia/version)");
 	else if (!f->gpus.n)
-		report(d, CHECK_WARN, "nvidia-driver", "check the NVIDIA driver (nvidia-smi on the Docker host)",
-		       "NVIDIA driver %s: loaded, but it lists no GPU", f->driver);
+		doctor_report_check(d, CHECK_WARN, "nvidia-driver", "check the NVIDIA driver (nvidia-smi on the Docker host)",
+		                    "NVIDIA driver %s: loaded, but it lists no GPU", f->driver);
 	else
-		report(d, CHECK_PASS, "nvidia-driver", NULL, "NVIDIA driver %s: %zu GPU%s (%s)", f->driver, f->gpus.n,
-		       f->gpus.n == 1 ? "" : "s", models);
+		doctor_report_check(d, CHECK_PASS, "nvidia-driver", NULL, "NVIDIA driver %s: %zu GPU%s (%s)", f->driver, f->gpus.n,
+		                    f->gpus.n == 1 ? "" : "s", models);
 }
 
 /* The toolkit's tools on the Docker host, where dockerd and the runtime
@@ -68,21 +68,21 @@ static void check_driver(struct doctor *d, const struct host_facts *f)
 static void check_tool(struct doctor *d, const char *tool, const char *path)
 {
 	if (path)
-		report(d, CHECK_PASS, tool, NULL, "%s: %s on the Docker host", tool, path);
+		doctor_report_check(d, CHECK_PASS, tool, NULL, "%s: %s on the Docker host", tool, path);
 	else
-		report(d, CHECK_WARN, tool,
-		       "install the NVIDIA Container Toolkit on the Docker host, then 'nvidia-ctk runtime configure --runtime=docker'",
-		       "%s: not on the Docker host (looked in /usr/bin, /usr/local/bin, /usr/sbin, /usr/local/sbin, /bin, /sbin)",
-		       tool);
+		doctor_report_check(d, CHECK_WARN, tool,
+		                    "install the NVIDIA Container Toolkit on the Docker host, then 'nvidia-ctk runtime configure --runtime=docker'",
+		                    "%s: not on the Docker host (looked in /usr/bin, /usr/local/bin, /usr/sbin, /usr/local/sbin, /bin, /sbin)",
+		                    tool);
 }
 
 static void check_bpf_jit_harden(struct doctor *d, int v)
 {
 	if (v == 2)
-		report(d, CHECK_WARN, "bpf-jit-harden", "set it to 1 with sysctl on the Docker host",
-		       "net.core.bpf_jit_harden=2: some CNI/eBPF programs in k3s may fail");
+		doctor_report_check(d, CHECK_WARN, "bpf-jit-harden", "set it to 1 with sysctl on the Docker host",
+		                    "net.core.bpf_jit_harden=2: some CNI/eBPF programs in k3s may fail");
 	else if (v >= 0)
-		report(d, CHECK_PASS, "bpf-jit-harden", NULL, "net.core.bpf_jit_harden=%d", v);
+		doctor_report_check(d, CHECK_PASS, "bpf-jit-harden", NULL, "net.core.bpf_jit_harden=%d", v);
 }
 
 void doctor_host_checks(struct doctor *d, const struct host_facts *f)

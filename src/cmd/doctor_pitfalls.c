@@ -17,9 +17,9 @@ static void check_rootless(struct doctor *d, const cJSON *info)
 
 	cJSON_ArrayForEach(opt, json_get(info, "SecurityOptions", NULL))
 		if (cJSON_IsString(opt) && strstr(opt->valuestring, "name=rootless")) {
-			report(d, CHECK_FAIL, "rootless-docker",
-			       "use the system's Docker daemon (DOCKER_HOST=unix:///var/run/docker.sock, or unset it)",
-			       "Docker runs rootless: the gateway's k3s needs a privileged container with the host's cgroups and GPU devices, which a rootless daemon cannot give");
+			doctor_report_check(d, CHECK_FAIL, "rootless-docker",
+			                    "use the system's Docker daemon (DOCKER_HOST=unix:///var/run/docker.sock, or unset it)",
+			                    "Docker runs rootless: the gateway's k3s needs a privileged container with the host's cgroups and GPU devices, which a rootless daemon cannot give");
 			return;
 		}
 }
@@ -34,27 +34,27 @@ static void check_systemd_cgroups(struct doctor *d, const cJSON *info, const str
 
 	if (!driver || strcmp(driver, "systemd") != 0 || !f->nvidia0 || f->nvidia0_char_link)
 		return;
-	report(d, CHECK_WARN, "systemd-cgroup-gpus",
-	       "run 'nvidia-ctk system create-dev-char-symlinks --create-all' and install its udev rule, or use CDI (nvidia-ctk cdi generate)",
-	       "Docker uses the systemd cgroup driver and /dev/char/%u:%u is missing: after 'systemctl daemon-reload' running containers lose their GPUs (\"Failed to initialize NVML: Unknown Error\", nvidia-container-toolkit#48)",
-	       f->major, f->minor);
+	doctor_report_check(d, CHECK_WARN, "systemd-cgroup-gpus",
+	                    "run 'nvidia-ctk system create-dev-char-symlinks --create-all' and install its udev rule, or use CDI (nvidia-ctk cdi generate)",
+	                    "Docker uses the systemd cgroup driver and /dev/char/%u:%u is missing: after 'systemctl daemon-reload' running containers lose their GPUs (\"Failed to initialize NVML: Unknown Error\", nvidia-container-toolkit#48)",
+	                    f->major, f->minor);
 }
 
 static void check_wsl2(struct doctor *d, const struct host_facts *f)
 {
 	if (!f->dxg || f->nvidia0)
 		return;
-	report(d, CHECK_WARN, "wsl2", "expect allocatable nvidia.com/gpu 1 whatever the GPUs; use --gpu, not a count or a list",
-	       "WSL2: the GPUs come through /dev/dxg, with no /dev/nvidiaN, so the device plugin advertises them as one device and --gpus cannot pick among them");
+	doctor_report_check(d, CHECK_WARN, "wsl2", "expect allocatable nvidia.com/gpu 1 whatever the GPUs; use --gpu, not a count or a list",
+	                    "WSL2: the GPUs come through /dev/dxg, with no /dev/nvidiaN, so the device plugin advertises them as one device and --gpus cannot pick among them");
 }
 
 static void check_tegra(struct doctor *d, const struct host_facts *f)
 {
 	if (!f->tegra)
 		return;
-	report(d, CHECK_WARN, "tegra",
-	       "use JetPack's NVIDIA Container Toolkit (its CSV mode) and the device plugin's tegra discovery (deviceDiscoveryStrategy=tegra)",
-	       "Jetson/Tegra: there is no NVML, so nvidia-smi and the device plugin's NVML discovery do not work; its tegra discovery does");
+	doctor_report_check(d, CHECK_WARN, "tegra",
+	                    "use JetPack's NVIDIA Container Toolkit (its CSV mode) and the device plugin's tegra discovery (deviceDiscoveryStrategy=tegra)",
+	                    "Jetson/Tegra: there is no NVML, so nvidia-smi and the device plugin's NVML discovery do not work; its tegra discovery does");
 }
 
 static void check_cdi_specs(struct doctor *d, const struct host_facts *f)
@@ -62,10 +62,10 @@ static void check_cdi_specs(struct doctor *d, const struct host_facts *f)
 	for (size_t i = 0; f->driver && i < f->n_specs; i++) {
 		const struct host_cdi_spec *s = &f->specs[i];
 		if (s->driver && strcmp(s->driver, f->driver) != 0)
-			report(d, CHECK_WARN, "cdi-spec-stale",
-			       "run 'nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml', or enable the toolkit's nvidia-cdi-refresh service",
-			       "CDI spec %s was made for driver %s, but driver %s is loaded: GPU containers fail with \"unresolvable CDI devices\" or \"CDI device injection failed\"",
-			       s->path, s->driver, f->driver);
+			doctor_report_check(d, CHECK_WARN, "cdi-spec-stale",
+			                    "run 'nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml', or enable the toolkit's nvidia-cdi-refresh service",
+			                    "CDI spec %s was made for driver %s, but driver %s is loaded: GPU containers fail with \"unresolvable CDI devices\" or \"CDI device injection failed\"",
+			                    s->path, s->driver, f->driver);
 	}
 }
 

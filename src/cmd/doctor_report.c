@@ -9,7 +9,7 @@
 #include "base/xalloc.h"
 #include "cmd/doctor_report.h"
 
-void report(struct doctor *d, enum check_status s, const char *name, const char *fix, const char *fmt, ...)
+void doctor_report_check(struct doctor *d, enum check_status s, const char *name, const char *fix, const char *fmt, ...)
 {
 	cleanup_free char *evidence = NULL;
 	va_list ap;

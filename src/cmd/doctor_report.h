@@ -20,7 +20,7 @@ struct doctor {
 
 /* One check: NAME is its stable key in --json; the line shows what was
  * seen (FMT) and, in parentheses, the FIX (NULL: none). */
-void report(struct doctor *d, enum check_status s, const char *name, const char *fix, const char *fmt, ...)
+void doctor_report_check(struct doctor *d, enum check_status s, const char *name, const char *fix, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
 #endif
