@@ -1,4 +1,4 @@
-/* gateway/verify.c - the five GPU checks (see gateway/verify.h). */
+/* gateway/verify.c - the GPU checks, one per enum verify_check (see gateway/verify.h). */
 #include "config.h"
 
 #include <stdio.h>
@@ -172,23 +172,23 @@ static int check_cluster(const struct gateway *gw, const cJSON *list, const stru
 {
 	int schedulable = 0;
 
-	check_runtime_class(list, rt, &checks[1]);
-	check_device_plugin(gw, list, &checks[2]);
-	check_allocatable(gw, devices, list, &checks[3], (char **)&plan->resource, &schedulable);
+	check_runtime_class(list, rt, &checks[VC_RUNTIME_CLASS]);
+	check_device_plugin(gw, list, &checks[VC_DEVICE_PLUGIN]);
+	check_allocatable(gw, devices, list, &checks[VC_ALLOCATABLE], (char **)&plan->resource, &schedulable);
 	/* Without a schedulable GPU the smoke pod could only wait for nothing;
 	 * with some (an unhealthy one beside, a count off) it proves those. */
 	if (schedulable) {
-		plan->smoke = &checks[4];
-		plan->privileged = &checks[6];
+		plan->smoke = &checks[VC_SMOKE_POD];
+		plan->privileged = &checks[VC_PRIVILEGED_POD];
 		*smoked = 1;
 	} else {
-		check_set(&checks[4], CHECK_SKIP, xstrdup("not run: no allocatable GPU"));
-		check_set(&checks[6], CHECK_SKIP, xstrdup("not run: no allocatable GPU"));
+		check_set(&checks[VC_SMOKE_POD], CHECK_SKIP, xstrdup("not run: no allocatable GPU"));
+		check_set(&checks[VC_PRIVILEGED_POD], CHECK_SKIP, xstrdup("not run: no allocatable GPU"));
 	}
 	if (rt->nvidia)
-		plan->isolation = &checks[5];
+		plan->isolation = &checks[VC_POD_ISOLATION];
 	else
-		check_set(&checks[5], CHECK_SKIP, xstrdup("not run: containerd has no nvidia runtime"));
+		check_set(&checks[VC_POD_ISOLATION], CHECK_SKIP, xstrdup("not run: containerd has no nvidia runtime"));
 	return verify_pods(gw, vp, plan, err);
 }
 
@@ -207,8 +207,10 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		   struct check checks[VERIFY_NCHECKS], os_error *err)
 {
 	static const char *const names[VERIFY_NCHECKS] = {
-		"device-request", "runtime-class", "device-plugin", "allocatable", "smoke-pod", "pod-isolation",
-		"privileged-pod", "node-gpus",
+		[VC_DEVICE_REQUEST] = "device-request", [VC_RUNTIME_CLASS] = "runtime-class",
+		[VC_DEVICE_PLUGIN] = "device-plugin",   [VC_ALLOCATABLE] = "allocatable",
+		[VC_SMOKE_POD] = "smoke-pod",           [VC_POD_ISOLATION] = "pod-isolation",
+		[VC_PRIVILEGED_POD] = "privileged-pod", [VC_NODE_GPUS] = "node-gpus",
 	};
 	struct gpu_looks looks = { 0 };
 	struct run_child *state_call = NULL;
@@ -236,29 +238,29 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 
 	for (i = 0; i < VERIFY_NCHECKS; i++)
 		checks[i] = (struct check){ .name = names[i], .status = CHECK_SKIP };
-	checks[VERIFY_NODE_GPUS].name = NULL;   /* until there are nodes to check */
+	checks[VC_NODE_GPUS].name = NULL;   /* until there are nodes to check */
 	if (!gw->c.gpu_request) {
 		for (i = 0; i < VERIFY_NCHECKS; i++)
 			check_set(&checks[i], CHECK_SKIP, xstrdup("not applicable: the gateway was started without --gpu"));
 		return 0;
 	}
-	verify_device_request(gw, &checks[0]);
+	verify_device_request(gw, &checks[VC_DEVICE_REQUEST]);
 	/* The pods go in first, so that they run while the looks do; only the
 	 * mixed MIG strategy's smoke pod must know the node's MIG profiles
 	 * first. Then every look the checks need in one docker exec: the
 	 * container's GPUs with the driver's list of the host's
 	 * (gateway/gpu_driver.h), containerd's config, and the cluster's
 	 * objects in one kubectl get. */
-	early.smoke = &checks[4];
-	early.isolation = &checks[5];
-	early.privileged = &checks[6];
+	early.smoke = &checks[VC_SMOKE_POD];
+	early.isolation = &checks[VC_POD_ISOLATION];
+	early.privileged = &checks[VC_PRIVILEGED_POD];
 	if (verify_nodes_start(gw, &vn, err) < 0)
 		goto out;
 	early.nodes = plan.nodes = vn.pods;
 	early.n_nodes = plan.n_nodes = vn.n;
 	if (vn.n)
-		checks[VERIFY_NODE_GPUS].name = names[VERIFY_NODE_GPUS];
-	if (checks[0].status == CHECK_PASS)
+		checks[VC_NODE_GPUS].name = names[VC_NODE_GPUS];
+	if (checks[VC_DEVICE_REQUEST].status == CHECK_PASS)
 		look = GPUS_LOOK_BEFORE;
 	/* The look rides with the pods' create, while they start; without
 	 * pods yet, with the get. */
@@ -301,12 +303,12 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		vp = NULL;   /* verify_pods() has done with it */
 		if (found < 0)
 			goto out;
-		verify_nodes_judge(&vn, &checks[VERIFY_NODE_GPUS]);
+		verify_nodes_judge(&vn, &checks[VC_NODE_GPUS]);
 	}
-	if (look && verify_gpus_judge(gw, &looks, &seen, &checks[0], err) < 0)
+	if (look && verify_gpus_judge(gw, &looks, &seen, &checks[VC_DEVICE_REQUEST], err) < 0)
 		goto out;
 	if (smoked)
-		verify_smoke_gpu(&seen, &checks[4]);
+		verify_smoke_gpu(&seen, &checks[VC_SMOKE_POD]);
 	rc = 0;
 out:
 	verify_pods_drop(gw, vp);

@@ -22,8 +22,18 @@
  * label); this pin of deploy/versions.env serves images without one. */
 #define VERIFY_DEFAULT_SMOKE_IMAGE OPENSHELL_SMOKE_IMAGE
 #define VERIFY_DEFAULT_TIMEOUT_MS (2 * 60 * 1000)
-#define VERIFY_NCHECKS 8
-#define VERIFY_NODE_GPUS 7   /* the last, named only with GPU nodes on other hosts */
+/* verify's checks, in the order they are reported. */
+enum verify_check {
+	VC_DEVICE_REQUEST,
+	VC_RUNTIME_CLASS,
+	VC_DEVICE_PLUGIN,
+	VC_ALLOCATABLE,
+	VC_SMOKE_POD,
+	VC_POD_ISOLATION,
+	VC_PRIVILEGED_POD,
+	VC_NODE_GPUS,        /* the last, named only with GPU nodes on other hosts */
+	VERIFY_NCHECKS
+};
 
 struct verify_opts {
 	const char *smoke_image;
