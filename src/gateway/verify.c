@@ -197,9 +197,9 @@ static int check_cluster(const struct gateway *gw, const cJSON *list, const stru
  * are not run. */
 static void api_silent(struct check checks[VERIFY_NCHECKS])
 {
-	for (int i = 1; i < 4; i++)
+	for (int i = VC_RUNTIME_CLASS; i <= VC_ALLOCATABLE; i++)
 		check_set(&checks[i], CHECK_FAIL, xstrdup("the k3s API does not answer (kubectl get --raw /readyz)"));
-	for (int i = 4; i < VERIFY_NCHECKS; i++)
+	for (int i = VC_SMOKE_POD; i < VERIFY_NCHECKS; i++)
 		check_set(&checks[i], CHECK_SKIP, xstrdup("not run: the k3s API does not answer"));
 }
 
