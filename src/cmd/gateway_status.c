@@ -15,105 +15,16 @@
 #include "base/exitcode.h"
 #include "base/json.h"
 #include "base/log.h"
-#include "base/names.h"
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "docker/client.h"
 #include "gateway/info.h"
 #include "gateway/lookup.h"
 #include "gateway/mig.h"
-#include "gateway/node_record.h"
-#include "kube/containerd.h"
-#include "kube/kubectl.h"
+#include "gateway/status.h"
 #include "kube/objects.h"
 
-struct status {
-	int api_ready;
-	struct runtime_fact rt;  /* containerd's nvidia runtime (config_read 0: unknown) */
-	long long gpus;          /* allocatable nvidia.com/gpu; -1 absent or unknown */
-	long long capacity;      /* the same, healthy or not */
-	struct strv mig;         /* allocatable MIG resources: "nvidia.com/mig-1g.10gb=2" */
-	const char *health;      /* Docker's verdict, or the probe's own (below) */
-	char *health_line;       /* last line of the latest health probe, or NULL */
-	struct node_records agents; /* its nodes on other hosts (gateway node add) */
-	cJSON *nodes;            /* the cluster's nodes, while the API answers */
-};
-
-
-/* Until Docker's first passing probe its verdict is "starting", though
- * `gateway start` returns as soon as the facts hold: then the probe is run
- * now, as Docker runs it (the image's HEALTHCHECK command, by exec), and
- * its answer is the health shown. */
-static void probe_health(const struct gateway *gw, struct status *s)
-{
-	char *line;
-	os_error err = { 0 };
-	int rc;
-
-	s->health = gw->c.health;
-	if (!gw->c.health || strcmp(gw->c.health, "starting") != 0)
-		return;
-	rc = container_probe_health(gw->container, &gw->c, &line, &err);
-	if (rc >= 0) {
-		free(s->health_line);
-		s->health_line = line;
-		if (rc == 1)
-			s->health = "healthy";
-	}
-	if (err.msg)
-		log_verbose("%s", err.msg);
-	os_error_clear(&err);
-}
-
-static void say_verbose(os_error *err)
-{
-	if (err->msg)
-		log_verbose("%s", err->msg);
-	os_error_clear(err);
-}
-
-/* The API and GPU probes only make sense in a running container; their
- * failure is part of the answer, not an error. One kubectl call answers
- * both whether the API serves and what the node has, and containerd's
- * config is read in the same docker exec. */
-static void probe(const struct gateway *gw, struct status *s)
-{
-	struct run_child *get;
-	os_error err = { 0 };
-	cleanup_free char *config = NULL;
-	cJSON *nodes = NULL;
-	int found = -1;
-
-	s->gpus = s->capacity = -1;
-	if (gw->c.health_line)
-		s->health_line = xstrdup(gw->c.health_line);
-	probe_health(gw, s);
-	if (!gw->c.running)
-		return;
-	if ((get = kube_get_start(gw->container, NULL, gateway_wants_gpu(gw) ? K3S_CONTAINERD_CONFIG : NULL, "nodes", NULL, 0,
-				  0, &err)))
-		found = kube_get_finish(get, "nodes", &nodes, gateway_wants_gpu(gw) ? &config : NULL, &err);
-	if (node_records_load(gw->state_dir, &s->agents, &err) < 0)
-		say_verbose(&err);
-	if (found > 0) {
-		cleanup_free char *own = gateway_hostname(gw->name);
-		s->api_ready = 1;
-		/* The agents' as the cluster says them; the gateway's GPUs are its
-		 * own node's. */
-		s->nodes = cJSON_Duplicate(nodes, 1);
-		kube_keep_node(nodes, own);
-		s->gpus = kube_nodes_allocatable_gpus(nodes);
-		s->capacity = kube_nodes_capacity_gpus(nodes);
-		mig_resources(nodes, &s->mig);
-	}
-	if (config)
-		containerd_parse_nvidia(config, &s->rt);
-	say_verbose(&err);
-	cJSON_Delete(nodes);
-}
-
-static cJSON *nodes_json(const struct status *s)
+static cJSON *nodes_json(const struct gateway_status *s)
 {
 	cJSON *arr = cJSON_CreateArray();
 
@@ -131,7 +42,7 @@ static cJSON *nodes_json(const struct status *s)
 	return arr;
 }
 
-static void print_json(const struct gateway *gw, const struct status *s)
+static void print_json(const struct gateway *gw, const struct gateway_status *s)
 {
 	cJSON *j = json_document();
 
@@ -151,7 +62,7 @@ static void print_json(const struct gateway *gw, const struct status *s)
 	json_print_stdout(j);
 }
 
-static void print_text(const struct gateway *gw, const struct status *s)
+static void print_text(const struct gateway *gw, const struct gateway_status *s)
 {
 	const char *problem = gateway_metadata_problem(gw);
 	cleanup_free char *gpus = gateway_gpus(gw);
@@ -220,7 +131,7 @@ static int run(int argc, char **argv)
 	struct cli_parser p = { .spec = &gateway_status_spec };
 	const char *name = GATEWAY_DEFAULT_NAME;
 	struct gateway gw;
-	struct status s = { 0 };
+	struct gateway_status s = { 0 };
 	int c, json = 0, rc;
 
 	while ((c = cli_next_option(&p, argc, argv)) != -1) {
@@ -235,16 +146,12 @@ static int run(int argc, char **argv)
 		return rc;
 	if ((rc = gateway_lookup_or_report(name, &gw)) != OS_EXIT_OK)
 		return rc;
-	probe(&gw, &s);
+	gateway_status_look(&gw, &s);
 	if (json)
 		print_json(&gw, &s);
 	else
 		print_text(&gw, &s);
-	free(s.health_line);
-	node_records_free(&s.agents);
-	cJSON_Delete(s.nodes);
-	strv_free(&s.mig);
-	runtime_fact_free(&s.rt);
+	gateway_status_free(&s);
 	gateway_free(&gw);
 	return OS_EXIT_OK;
 }
