@@ -61,7 +61,10 @@ mig_uuids() { # GPU: its MIG devices' UUIDs
 	# privileged container has every capability device of the host until the
 	# entrypoint removes the ones the hook did not give (gpu-isolate.sh).
 	mig=$(mig_uuids 0 | sed -n 2p)
-	openshell -q gateway start --gpus "$mig" --name onemig --image "$IMAGE" --port "$(free_port)" --timeout 2m
+	# The entrypoint isolates before k3s: no need to wait for the cluster.
+	openshell -q gateway start --gpus "$mig" --name onemig --image "$IMAGE" --port "$(free_port)" --no-wait
+	isolated() { docker logs openshell-cluster-onemig 2>&1 | grep -q "GPUs of this gateway"; }
+	eventually isolated
 	minors=$(docker exec openshell-cluster-onemig cat /proc/driver/nvidia-caps/mig-minors)
 	given=$(awk '$1 == "gpu0/gi2/access" || $1 == "gpu0/gi2/ci0/access" { print $2 }' <<<"$minors")
 	others=$(awk '$1 ~ /^gpu[0-9]+\/gi[0-9]+\/(ci[0-9]+\/)?access$/ && $1 !~ /^gpu0\/gi2\// { print $2 }' <<<"$minors")
