@@ -10,15 +10,11 @@
 #include "base/exitcode.h"
 #include "base/json.h"
 #include "base/log.h"
-#include "base/names.h"
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "gateway/gpus.h"
-#include "gateway/lookup.h"
-#include "gateway/node_record.h"
-#include "kube/kubectl.h"
-#include "kube/objects.h"
+#include "gateway/node_list.h"
 
 enum { OPT_NAME = 256, OPT_JSON };
 
@@ -41,13 +37,7 @@ const struct cli_spec gateway_node_list_spec = {
 	.run = run,
 };
 
-struct row {
-	const char *name, *role, *endpoint, *container, *gpus;
-	const char *status;
-	long long allocatable;
-};
-
-static void print_rows(const char *gateway, struct row *rows, size_t n, int json)
+static void print_rows(const char *gateway, const struct node_row *rows, size_t n, int json)
 {
 	if (json) {
 		cJSON *j = json_document(), *arr;
@@ -78,38 +68,12 @@ static void print_rows(const char *gateway, struct row *rows, size_t n, int json
 
 static int list(const char *name, int json, os_error *err)
 {
-	struct gateway gw;
-	struct node_records rs = { 0 };
-	struct row *rows = NULL;
-	cJSON *nodes = NULL;
-	cleanup_free char *own = NULL, *sel = NULL;
-	int rc = -1;
+	struct node_list l;
+	int rc = gateway_node_list(name, &l, err);
 
-	if (gateway_lookup(name, &gw, err) < 0)
-		return -1;
-	if (node_records_load(gw.state_dir, &rs, err) < 0)
-		goto out;
-	if (gw.c.running && kube_get(gw.container, "nodes", NULL, NULL, 0, 0, &nodes, err) < 0)
-		goto out;
-	own = gateway_hostname(name);
-	if (gw.c.exists && gw.c.gpu_request)
-		sel = gw.c.gpus_label ? xstrdup(gw.c.gpus_label) : gpus_of_request(gw.c.gpu_count, gw.c.gpu_devices);
-	rows = xcalloc(rs.n + 1, sizeof(*rows));
-	rows[0] = (struct row){ .name = own, .role = "server", .container = gw.container,
-				.endpoint = gw.has_metadata ? gw.md.docker_endpoint : NULL,
-				.gpus = sel };
-	for (size_t i = 0; i < rs.n; i++)
-		rows[i + 1] = (struct row){ .name = rs.v[i].name, .role = "agent", .container = rs.v[i].container,
-					    .endpoint = rs.v[i].docker.endpoint, .gpus = rs.v[i].gpus };
-	for (size_t i = 0; i <= rs.n; i++)
-		rows[i].status = kube_node_state(nodes, rows[i].name, &rows[i].allocatable);
-	print_rows(name, rows, rs.n + 1, json);
-	rc = 0;
-out:
-	free(rows);
-	cJSON_Delete(nodes);
-	node_records_free(&rs);
-	gateway_free(&gw);
+	if (rc == 0)
+		print_rows(name, l.v, l.n, json);
+	node_list_free(&l);
 	return rc;
 }
 
