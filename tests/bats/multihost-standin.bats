@@ -157,6 +157,13 @@ ready_is() {
 	assert_line from-web
 	# The API answers (no credentials: 401, as k3s's kube-apiserver with anonymous-auth off).
 	assert_output --partial "error: You must be logged in to the server (Unauthorized)"
+	# The ended pod's sandbox is stopped: its network namespace goes (the CNI's DEL).
+	uid=$(kx get pod client -o jsonpath='{.metadata.uid}')
+	netns_gone() {
+		local l
+		l=$(sim_docker node-b exec openshell-agent ls /run/netns) && ! grep -qx "cni-$uid" <<<"$l"
+	}
+	eventually netns_gone
 	kx delete pod web client --wait=false >/dev/null
 }
 

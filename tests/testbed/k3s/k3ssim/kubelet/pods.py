@@ -120,6 +120,9 @@ class PodWorker:
                 self.k.finish_delete(pod)
             return
         if pod.get("status", {}).get("phase") in ("Succeeded", "Failed"):
+            # Its containers are done: the kubelet stops the sandbox, and
+            # containerd's StopPodSandbox calls the CNI's DEL.
+            self._release_network()
             return
         if self.admitted is None:
             self.admitted = self._admit()
@@ -452,6 +455,9 @@ class PodWorker:
     def teardown(self):
         """The pod is gone from the API: its processes, then its sandbox."""
         self.kill_all()
+        self._release_network()
+
+    def _release_network(self):
         if self.netns:
             self.k.net.remove(self.pod)
             self.netns = False
