@@ -102,7 +102,7 @@ static const struct cli_opt start_opts[] = {
 	{ .name = "node-network", .key = OPT_NODE_NETWORK,
 	  .arg = "KIND",
 	  .help = "how pods on different hosts reach each other, through k3s's flannel: vxlan (default; 8472/udp, "
-	  "unencrypted, for a trusted network) or wireguard (encrypted; 51820/udp, 51821/udp over IPv6). With an "
+	  "unencrypted, for a trusted network) or wireguard (encrypted; 51820/udp, 51821/udp for an IPv6 advertised address). With an "
 	  "address to advertise, the port is published on --bind; every node's host must reach every other's there",
 	  .value = CLI_VALUE_WORDS,
 	  .words = node_network_words },

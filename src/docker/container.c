@@ -66,15 +66,22 @@ static void read_cdi_request(char *devices, struct gw_container *c)
 }
 
 /* OPENSHELL_… in Config.Env: what the entrypoint was told (owned). */
-static char *env_value(const cJSON *config, const char *name)
+/* The value of NAME in a list of "NAME=value" strings (an Env, or the
+ * container's Args for a --flag=value), or NULL. */
+static char *list_value(const cJSON *list, const char *name)
 {
 	const cJSON *e;
 	size_t n = strlen(name);
 
-	cJSON_ArrayForEach(e, json_get(config, "Env", NULL))
+	cJSON_ArrayForEach(e, list)
 		if (cJSON_IsString(e) && strncmp(e->valuestring, name, n) == 0 && e->valuestring[n] == '=')
 			return xstrdup(e->valuestring + n + 1);
 	return NULL;
+}
+
+static char *env_value(const cJSON *config, const char *name)
+{
+	return list_value(json_get(config, "Env", NULL), name);
 }
 
 /* Keep the request's facts, and say them as evidence:
@@ -206,6 +213,7 @@ int container_parse_object(const cJSON *obj, struct gw_container *c, os_error *e
 	c->gpus_label = dup_or_null(json_str(labels, LABEL_GPUS));
 	c->api_host = dup_or_null(json_str(labels, LABEL_API_HOST));
 	c->node_network = dup_or_null(json_str(labels, LABEL_NODE_NETWORK));
+	c->advertise = list_value(json_get(obj, "Args", NULL), "--advertise-address");
 	c->mig_strategy = env_value(json_get(obj, "Config", NULL), "OPENSHELL_MIG_STRATEGY");
 	c->started_at = dup_or_null(json_str(state, "StartedAt"));
 	parse_health_test(json_get(obj, "Config", NULL), c);
@@ -279,6 +287,7 @@ void container_free(struct gw_container *c)
 	free(c->gpus_label);
 	free(c->api_host);
 	free(c->node_network);
+	free(c->advertise);
 	free(c->mig_strategy);
 	free(c->api_host_ip);
 	free(c->managed_by);

@@ -220,7 +220,8 @@ int deploy_node_port(const struct deploy_opts *o)
 {
 	cleanup_free char *advertise = deploy_advertise_address(o);
 
-	return advertise ? node_network_port(o->node_network, is_ipv6(o->bind)) : 0;
+	/* flannel listens by the family of its public IP, the advertised address. */
+	return advertise ? node_network_port(o->node_network, is_ipv6(advertise)) : 0;
 }
 
 /* --publish=BIND:PORT:TO[/udp]; an IPv6 bind in brackets. */

@@ -125,7 +125,8 @@ static int log_line(void *ctx, const char *line)
 	/* Joined and tunnelled: earlier causes are past. */
 	if (strstr(line, "Remotedialer connected to proxy") || strstr(line, "Running kubelet")) {
 		free(s->cause);
-		s->cause = NULL;
+		free(s->last_said);
+		s->cause = s->last_said = NULL;
 		s->said = 0;
 	}
 	if (!cause)

@@ -46,6 +46,7 @@ struct start {
 	char *reused_image;        /* owned copy behind o.image when adopted */
 	char *reused_bind;         /* owned copy behind o.bind when adopted */
 	char *reused_api_host;     /* owned copy behind o.api_host when adopted */
+	char *reused_advertise;    /* and behind o.advertise */
 	struct wait_ctx w;         /* deadline, restart count for the waits */
 	int created_network, created_volume, created_container;
 	int have_container;        /* a gateway container exists and is kept */
@@ -186,6 +187,9 @@ static int adopt_existing(struct start *st, const struct gw_container *c, os_err
 		st->o.image = st->reused_image = xstrdup(c->image);
 	if (c->api_host)
 		st->o.api_host = st->reused_api_host = xstrdup(c->api_host);
+	/* What it advertises decides flannel's port, which a failure names. */
+	if (c->advertise)
+		st->o.advertise = st->reused_advertise = xstrdup(c->advertise);
 	return 0;
 }
 
@@ -455,6 +459,7 @@ out:
 	free(st.reused_image);
 	free(st.reused_bind);
 	free(st.reused_api_host);
+	free(st.reused_advertise);
 	strv_free(&st.host_sans);
 	strv_free(&st.o.gpu_uuids);
 	daemon_gpus_free(&st.dg);

@@ -33,6 +33,22 @@ int start_node_port_taken(const struct deploy_opts *o, const char *text)
 	return 0;
 }
 
+/* flannel's port was taken: a kept gateway's, or a new one's. */
+static void node_port_taken(const struct deploy_opts *o, const char *verb, os_error *err)
+{
+	int port = deploy_node_port(o);
+	const char *net = node_network_name(o->node_network);
+
+	if (strcmp(verb, "start") == 0)
+		os_error_set(err, OS_EXIT_FAILURE,
+			     "port %d/udp on %s, which gateway '%s' keeps for its nodes' pod traffic (--node-network %s), is in use by something else now; free it and rerun 'openshell gateway start --name %s', or rebuild the gateway with --recreate and another --bind or --node-network (its cluster state is lost)",
+			     port, o->bind, o->name, net, o->name);
+	else
+		os_error_set(err, OS_EXIT_FAILURE,
+			     "port %d/udp on %s, where the nodes on other hosts send pod traffic (--node-network %s), is already in use, by another gateway with an address to advertise or something else; free it, or choose another --bind address or --node-network",
+			     port, o->bind, net);
+}
+
 int start_explain_failure(const struct deploy_opts *o, const char *container, const struct run_result *res,
 			  const char *verb, os_error *err)
 {
@@ -40,14 +56,8 @@ int start_explain_failure(const struct deploy_opts *o, const char *container, co
 		/* the CDI path's own failures, with their fix */
 	} else if (strstr(res->err, "could not select device driver")) {
 		gpu_errors_no_toolkit(o->image, err);
-	} else if (start_node_port_taken(o, res->err) && strcmp(verb, "start") == 0) {
-		os_error_set(err, OS_EXIT_FAILURE,
-			     "port %d/udp on %s, which gateway '%s' keeps for its nodes' pod traffic (--node-network %s), is in use by something else now; free it and rerun 'openshell gateway start --name %s', or rebuild the gateway with --recreate and another --bind or --node-network (its cluster state is lost)",
-			     deploy_node_port(o), o->bind, o->name, node_network_name(o->node_network), o->name);
 	} else if (start_node_port_taken(o, res->err)) {
-		os_error_set(err, OS_EXIT_FAILURE,
-			     "port %d/udp on %s, where the nodes on other hosts send pod traffic (--node-network %s), is already in use, by another gateway with an address to advertise or something else; free it, or choose another --bind address or --node-network",
-			     deploy_node_port(o), o->bind, node_network_name(o->node_network));
+		node_port_taken(o, verb, err);
 	} else if (start_port_taken(res->err) && strcmp(verb, "start") == 0) {
 		/* A stopped gateway keeps its port (--port is refused for it). */
 		os_error_set(err, OS_EXIT_FAILURE,

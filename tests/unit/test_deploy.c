@@ -796,6 +796,8 @@ static void test_node_port_taken(void)
 	o.bind = "::";
 	o.tls_san[0] = "2001:db8::1";
 	is_int(deploy_node_port(&o), 51821, "wireguard over IPv6: 51821");
+	o.tls_san[0] = "10.0.0.5";
+	is_int(deploy_node_port(&o), 51820, "an IPv6 bind advertising an IPv4 address: flannel's IPv4 port");
 	o.n_tls_san = 0;
 	is_int(deploy_node_port(&o), 0, "nothing to advertise: no port");
 	ok(!start_node_port_taken(&o, "Bind for [::]:51821 failed: port is already allocated"), "so never taken");

@@ -227,6 +227,7 @@ static void test_explain(void)
  * and the label for --gpus 2, as docker inspect shows it. */
 static const char *const inspect_cdi =
 	"[{\"Id\":\"abc\",\"State\":{\"Status\":\"running\",\"Running\":true},"
+	"\"Args\":[\"server\",\"--advertise-address=10.0.0.5\",\"--advertise-port=6443\"],"
 	"\"HostConfig\":{\"DeviceRequests\":[{\"Driver\":\"cdi\",\"Count\":0,"
 	"\"DeviceIDs\":[\"nvidia.com/gpu=0\",\"nvidia.com/gpu=1\"],\"Capabilities\":null,\"Options\":null}]},"
 	"\"Config\":{\"Image\":\"img\",\"Env\":[\"GPU_ENABLED=true\",\"OPENSHELL_GPU_MODE=cdi\",\"OPENSHELL_MIG_STRATEGY=mixed\"],"
@@ -244,6 +245,7 @@ static void test_container(void)
 	is_str(c.gpu_devices, "0,1", "the devices, without the kind");
 	is_str(c.gpu_request_desc, "driver=cdi devices=nvidia.com/gpu=0,1", "said as evidence");
 	is_str(c.mig_strategy, "mixed", "the MIG strategy the entrypoint got");
+	is_str(c.advertise, "10.0.0.5", "the address its k3s advertises, from its args");
 	sel = gpus_of_container(&c);
 	is_str(sel, "2", "the selection is the label's count, which the names cannot say");
 	free(sel);
