@@ -32,6 +32,7 @@ setup_file() {
 teardown_file() {
 	load helpers/gateway
 	gateway_suite_stop
+	flannel_ports_unlock
 }
 
 setup() {

@@ -162,11 +162,16 @@ readme_sample_pod() {
 	run --separate-stderr kc exec -i ex -- tr a-z A-Z <<<"through stdin"
 	assert_success
 	assert_output "THROUGH STDIN"
+	# More than the client's write buffer: one message in several frames.
+	run --separate-stderr bash -c "head -c 100000 /dev/zero | $(printf '%q ' "$KUBECTL" --kubeconfig "$KC") exec -i ex -- wc -c"
+	assert_success
+	assert_equal "${output//[[:space:]]/}" 100000
 	run --separate-stderr kc exec ex -c nope -- true
 	assert_failure 1
 	[[ $stderr == *"container nope is not valid for pod ex"* ]]
 	kc apply -f - <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"ex-done"},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"'"$SMOKE"'","command":["true"]}]}}' >/dev/null
 	kc wait --for=jsonpath='{.status.phase}'=Succeeded pod/ex-done --timeout=60s >/dev/null
+	# kubectl's own refusal, from the pod's phase the API gives it.
 	run --separate-stderr kc exec ex-done -- true
 	assert_failure 1
 	[[ $stderr == *"cannot exec into a container in a completed pod; current phase is Succeeded"* ]]

@@ -213,7 +213,14 @@ sim_gpu_count() {
 # machine's flannel ports (8472/udp, 51820/udp). Every sim host without a
 # network of its own publishes on this machine's addresses, so two suites
 # that publish them (the test run starts files side by side) take turns.
+# flannel_ports_unlock releases it: the daemons the suite started hold the
+# fd too (inherited), and may outlive it.
 flannel_ports_lock() {
 	exec {FLANNEL_PORTS_LOCK}>"${TMPDIR:-/tmp}/openshell-test-flannel-ports.lock"
 	flock "$FLANNEL_PORTS_LOCK"
+	export FLANNEL_PORTS_LOCK
+}
+
+flannel_ports_unlock() {
+	[[ -z ${FLANNEL_PORTS_LOCK:-} ]] || flock -u "$FLANNEL_PORTS_LOCK"
 }

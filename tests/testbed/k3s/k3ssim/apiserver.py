@@ -201,21 +201,21 @@ class ApiServer:
             return self._delete_collection(req, res, namespace)
         raise status.method_not_supported(res.plural, group, m.lower())
 
-    def _log_proxy(self, req, pod, container):
-        """A pod of another node: its kubelet serves the log."""
+    def _pod_node(self, pod):
         node = self.api.find(self.api.registry.by_kind("v1", "Node"), None, pod["spec"]["nodeName"])
         if node is None:
             raise status.not_found("nodes", "", pod["spec"]["nodeName"])
+        return node
+
+    def _log_proxy(self, req, pod, container):
+        """A pod of another node: its kubelet serves the log."""
         cert, key = self.pki.apiserver_kubelet_client()
-        return kubeletserver.proxy(req, node, pod, container, cert, key, self.pki.server_ca[0])
+        return kubeletserver.proxy(req, self._pod_node(pod), pod, container, cert, key, self.pki.server_ca[0])
 
     def _exec_proxy(self, req, pod, container):
         """A pod of another node: the upgrade and its bytes go to its kubelet."""
-        node = self.api.find(self.api.registry.by_kind("v1", "Node"), None, pod["spec"]["nodeName"])
-        if node is None:
-            raise status.not_found("nodes", "", pod["spec"]["nodeName"])
         cert, key = self.pki.apiserver_kubelet_client()
-        host, port = kubeletserver.address(node)
+        host, port = kubeletserver.address(self._pod_node(pod))
         path = "/exec/%s/%s/%s?%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"], container,
                                       podexec.query(req))
         return podexec.relay(req, host, port, path, kubeletserver.client_context(cert, key, self.pki.server_ca[0]))

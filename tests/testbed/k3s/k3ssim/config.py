@@ -33,6 +33,12 @@ SWITCH_DIR = os.path.join(SIM_DIR, "switches")
 POD_LOG_DIR = os.environ.get("SIM_POD_LOG_DIR", "/var/log/pods")
 STAMPS = os.path.join(RUN_DIR, "stamps")
 
+# k3s's default networks (--cluster-cidr, --service-cidr) and the API's
+# Service address, the service range's first.
+CLUSTER_CIDR = "10.42.0.0/16"
+SERVICE_CIDR = "10.43.0.0/16"
+KUBERNETES_SERVICE_IP = "10.43.0.1"
+
 # The stand-in's release: what real k3s compiles in. tests/testbed/sim-image
 # writes release.env next to the package from deploy/versions.env.
 VERSION = "v1.35.0+k3s1"

@@ -21,6 +21,10 @@ import json
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
 
+# A subresource's kind where it is not its resource's.
+SUBRESOURCE_KINDS = {"binding": "Binding", "eviction": "Eviction", "scale": "Scale", "exec": "PodExecOptions"}
+
+
 def _subresource_verbs(sub):
     return {"log": ["get"], "exec": ["create", "get"], "binding": ["create"], "eviction": ["create"],
             "finalize": ["update"],
@@ -40,8 +44,7 @@ def resource_list(registry, group, version):
             entry["categories"] = r.categories
         resources.append(entry)
         for sub in r.subresources:
-            kind = {"binding": "Binding", "eviction": "Eviction", "scale": "Scale",
-                    "exec": "PodExecOptions"}.get(sub, r.kind)
+            kind = SUBRESOURCE_KINDS.get(sub, r.kind)
             e = {"name": r.plural + "/" + sub, "singularName": "", "namespaced": r.namespaced,
                  "kind": kind, "verbs": _subresource_verbs(sub)}
             if sub in ("eviction", "scale"):
@@ -92,8 +95,7 @@ def _aggregated_group(registry, group, versions):
                 entry["categories"] = r.categories
             subs = []
             for sub in r.subresources:
-                kind = {"binding": "Binding", "eviction": "Eviction", "scale": "Scale",
-                        "exec": "PodExecOptions"}.get(sub, r.kind)
+                kind = SUBRESOURCE_KINDS.get(sub, r.kind)
                 grp = {"eviction": "policy", "scale": "autoscaling"}.get(sub, r.group)
                 ver = "v1" if sub in ("eviction", "scale") else r.version
                 subs.append({"subresource": sub, "responseKind": {"group": grp, "version": ver, "kind": kind},

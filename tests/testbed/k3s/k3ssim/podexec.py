@@ -28,7 +28,9 @@ the gateway's filesystem, in the pod's network namespace when it has one
 """
 
 import json
+import os
 import select
+import signal
 import socket
 import ssl
 import subprocess
@@ -51,20 +53,20 @@ def query(req):
 
 
 def check(pod, req):
-    """The API's refusals before any upgrade; the container's name."""
+    """The API's refusals before any upgrade (pkg/registry/core/pod
+    ExecLocation, streamLocation); the container's name."""
     if not _commands(req):
         raise status.bad_request("you must specify at least 1 command")
     name = podlogs._pick(pod, req.param("container"))
-    phase = (pod.get("status") or {}).get("phase")
-    if phase in ("Succeeded", "Failed"):
-        raise status.bad_request("cannot exec into a container in a completed pod; current phase is %s" % phase)
+    if not (pod.get("spec") or {}).get("nodeName"):
+        raise status.bad_request("pod %s does not have a host assigned" % pod["metadata"]["name"])
     return name
 
 
 def serve(api, req, namespace, name, kubelet_of, proxy):
     pod = api.get(api.registry.by_kind("v1", "Pod"), namespace, name)
     container = check(pod, req)
-    kubelet = kubelet_of((pod.get("spec") or {}).get("nodeName"))
+    kubelet = kubelet_of(pod["spec"]["nodeName"])
     if kubelet is None:
         return proxy(req, pod, container)
     return run(kubelet, req, pod, container)
@@ -94,7 +96,7 @@ def run(kubelet, req, pod, container):
     env = worker.exec_env(cs)
     if worker.netns:
         argv = kubelet.net.wrap(worker.pod, argv)
-    websocket.upgrade(req, PROTOCOLS)
+    websocket.upgrade(req, PROTOCOLS, "Upgrade request required")
     ws = websocket.Socket(req)
     done = threading.Event()
     code = {}
@@ -125,9 +127,7 @@ def run(kubelet, req, pod, container):
             if frame is None or frame[0] == 8:
                 break
             op, data = frame
-            if op == 9:
-                ws.send(10, data)
-            elif op == 2 and data and want_in and p.stdin:
+            if op == 2 and data and want_in and p.stdin:
                 if data[0] == STDIN:
                     try:
                         p.stdin.write(data[1:])
@@ -138,7 +138,7 @@ def run(kubelet, req, pod, container):
                     p.stdin.close()
         if not done.is_set():
             try:
-                p.kill()
+                os.killpg(p.pid, signal.SIGKILL)
             except OSError:
                 pass
     threading.Thread(target=reader, daemon=True).start()
@@ -159,6 +159,9 @@ def relay(req, host, port, path, ctx):
         up = ctx.wrap_socket(raw, server_hostname=host)
     except OSError as e:
         raise status.internal('error dialing backend: dial tcp %s:%s: %s' % (host, port, e))
+    up.settimeout(None)
+    # kubectl sends nothing before the 101: nothing waits in the request's
+    # buffer, and the sockets alone carry the rest.
     keep = ("Upgrade", "Connection", "Sec-WebSocket-Key", "Sec-WebSocket-Version", "Sec-WebSocket-Protocol")
     head = "GET %s HTTP/1.1\r\nHost: %s:%s\r\n" % (path, host, port)
     head += "".join("%s: %s\r\n" % (k, req.headers[k]) for k in keep if req.headers.get(k))

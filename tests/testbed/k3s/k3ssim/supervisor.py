@@ -34,7 +34,7 @@ import json
 import select
 import ssl
 
-from . import status, websocket
+from . import config, status, websocket
 
 REJECTED = ("Node password rejected, duplicate hostname or contents of '/etc/rancher/node/password' may not match "
             "server node-passwd entry, try enabling a unique node name with the --with-node-id flag")
@@ -51,8 +51,8 @@ class Supervisor:
 
     def control_config(self):
         return {"HTTPSPort": self.port, "SupervisorPort": self.port, "APIServerPort": 6443,
-                "ClusterDomain": "cluster.local", "ClusterDNS": "10.43.0.10", "ClusterIPRange": "10.42.0.0/16",
-                "ServiceIPRange": "10.43.0.0/16", "ServiceNodePortRange": "30000-32767",
+                "ClusterDomain": "cluster.local", "ClusterDNS": "10.43.0.10", "ClusterIPRange": config.CLUSTER_CIDR,
+                "ServiceIPRange": config.SERVICE_CIDR, "ServiceNodePortRange": "30000-32767",
                 "FlannelBackend": self.network["backend"], "FlannelExternalIP": self.network["flannel_external_ip"],
                 "EgressSelectorMode": "disabled", "DisableCCM": False, "DisableNPC": False, "DisableKubeProxy": False, "SystemDefaultRegistry": ""}
 

@@ -23,19 +23,19 @@ def accept_key(key):
     return base64.b64encode(hashlib.sha1((key + GUID).encode()).digest()).decode()
 
 
-def upgrade(req, protocols=None):
+def upgrade(req, protocols=None, refusal="websocket: the client is not using the websocket protocol"):
     """Answer REQ's upgrade with 101; the subprotocol chosen (the first
-    offered that PROTOCOLS has), or None. Raises ApiError when REQ is no
-    websocket upgrade, or offers none of PROTOCOLS."""
+    offered that PROTOCOLS has), or None. Raises a 400 saying REFUSAL when
+    REQ is no websocket upgrade, or offers none of PROTOCOLS."""
     key = req.headers.get("Sec-WebSocket-Key") or ""
     if (req.headers.get("Upgrade") or "").lower() != "websocket" or not key:
-        raise status.bad_request("websocket: the client is not using the websocket protocol")
+        raise status.bad_request(refusal)
     chosen = None
     if protocols:
         offered = [p.strip() for p in (req.headers.get("Sec-WebSocket-Protocol") or "").split(",")]
         chosen = next((p for p in offered if p in protocols), None)
         if chosen is None:
-            raise status.bad_request("Upgrade request required")
+            raise status.bad_request(refusal)
     h = req.h
     h.send_response(101)
     h.send_header("Upgrade", "websocket")
@@ -74,6 +74,7 @@ class Socket:
         self.r = req.h.rfile
         self.w = req.h.wfile
         self.lock = threading.Lock()
+        self.closed = False
 
     def send(self, opcode, payload):
         n = len(payload)
@@ -81,6 +82,9 @@ class Socket:
         head += bytes([n]) if n < 126 else (bytes([126]) + struct.pack(">H", n) if n < 65536
                                            else bytes([127]) + struct.pack(">Q", n))
         with self.lock:
+            if self.closed:
+                return
+            self.closed = opcode == 8
             try:
                 self.w.write(head + payload)
                 self.w.flush()
@@ -88,15 +92,40 @@ class Socket:
                 pass
 
     def close(self, code=1000):
+        """The close frame; nothing is sent after it."""
         self.send(8, struct.pack(">H", code))
 
     def recv(self):
-        """(opcode, payload), or None at the end."""
+        """One whole message, (opcode, payload): a fragmented one's frames
+        joined (a client sends a message above its write buffer so);
+        control frames between them are answered (ping) or returned
+        (close). None at the end."""
+        first, parts = None, []
+        while True:
+            frame = self._frame()
+            if frame is None:
+                return None
+            fin, op, data = frame
+            if op == 9:
+                self.send(10, data)
+                continue
+            if op == 8 or op == 10:
+                if op == 8:
+                    return op, data
+                continue
+            if first is None:
+                first = op
+            parts.append(data)
+            if fin:
+                return first, b"".join(parts)
+
+    def _frame(self):
+        """(fin, opcode, payload) of one frame, or None at the end."""
         try:
             b = self.r.read(2)
             if len(b) < 2:
                 return None
-            opcode, n = b[0] & 0x0F, b[1] & 0x7F
+            fin, opcode, n = bool(b[0] & 0x80), b[0] & 0x0F, b[1] & 0x7F
             if n == 126:
                 n = struct.unpack(">H", self.r.read(2))[0]
             elif n == 127:
@@ -107,4 +136,4 @@ class Socket:
             return None
         if mask:
             payload = bytes(c ^ mask[i % 4] for i, c in enumerate(payload))
-        return opcode, payload
+        return fin, opcode, payload

@@ -7,12 +7,12 @@ Endpoints, the address and port the server advertises
 (pkg/controlplane/controller/kubernetesservice; k3s passes kube-apiserver
 --advertise-address and its own --advertise-port)."""
 
-from .. import admission, status
+from .. import admission, config, status
 
 NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"]
 
 
-KUBERNETES_SERVICE_IP = "10.43.0.1"
+KUBERNETES_SERVICE_IP = config.KUBERNETES_SERVICE_IP
 
 
 def bootstrap(api, advertise):

@@ -39,8 +39,8 @@ import os
 from .. import config, logs, procs
 
 BIN = os.environ.get("SIM_NET_BIN", "/usr/lib/k3s-sim/bin")
-CLUSTER_CIDR = "10.42.0.0/16"
-KUBERNETES_SERVICE_IP = "10.43.0.1"
+CLUSTER_CIDR = config.CLUSTER_CIDR
+KUBERNETES_SERVICE_IP = config.KUBERNETES_SERVICE_IP
 VNI = 1
 PORTS = {"vxlan": 8472, "wireguard-native": 51820}
 DEVICE = "flannel.1"
@@ -153,9 +153,12 @@ class PodNetwork:
                      "-j", "ACCEPT")
         _ensure_rule("filter", "FORWARD", "-d", CLUSTER_CIDR, "-m", "comment", "--comment", "flanneld forward",
                      "-j", "ACCEPT")
-        if iptables("-t", "nat", "-N", "KUBE-SERVICES", check=False)[0] == 0:
-            for chain in ("PREROUTING", "OUTPUT"):
-                _ensure_rule("nat", chain, "-j", "KUBE-SERVICES")
+        # kube-proxy's chain, empty until the endpoints are read (an agent
+        # that ran before left it there).
+        if iptables("-t", "nat", "-N", "KUBE-SERVICES", check=False)[0] != 0:
+            iptables("-t", "nat", "-F", "KUBE-SERVICES")
+        for chain in ("PREROUTING", "OUTPUT"):
+            _ensure_rule("nat", chain, "-j", "KUBE-SERVICES")
         logs.info("SIMULATION: flannel: %s on %s, public IP %s, UDP %d" % (self.backend, DEVICE, pub, port))
 
     def sync(self, now):

@@ -180,6 +180,8 @@ class PodWorker:
             try:
                 self.k.net.add(self.pod, self.k.pod_ip(self.pod))
             except RuntimeError as e:
+                # containerd calls the CNI's DEL after a failed ADD.
+                self.k.net.remove(self.pod)
                 self.k.event(self.pod, "Warning", "FailedCreatePodSandBox",
                              'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network '
                              'for sandbox "%s": plugin type="flannel" failed (add): %s' % (os.urandom(32).hex(), e))
