@@ -31,6 +31,7 @@ void verify_device_request(const struct gateway *gw, struct check *c);
  * they cannot ask. verify_gpus_free() drops what is left. */
 struct gpu_looks {
 	struct run_child *host_call;
+	struct run_child *mig_call;    /* verify_mig_start()'s container, or NULL */
 	struct host_gpus mine, host;   /* host: from the driver's list, or the probe's */
 	char *sel;                     /* the container's --gpus, */
 	struct gpus want;              /* parsed once, */
@@ -41,6 +42,18 @@ int verify_gpus_seen(const struct gateway *gw, struct gpu_looks *l, const char *
 int verify_gpus_judge(const struct gateway *gw, struct gpu_looks *l, const struct strv *seen, struct check *c,
 		      os_error *err);
 void verify_gpus_free(struct gpu_looks *l);
+
+/* The MIG capabilities (/dev/nvidia-caps/nvidia-capN) the gateway can
+ * open, part of the GPU request's check: only those of its own GPUs
+ * (the driver's capabilities/gpuN/mig, from the look), and where --gpus
+ * names MIG devices exactly those an unprivileged container given that
+ * selection gets from the NVIDIA runtime, the same way (its driver or
+ * CDI). verify_mig_start() starts that container (none without MIG
+ * devices in the selection; -1 only when it cannot start);
+ * verify_mig_judge() adds to C's evidence and turns a passed C to a
+ * fail where the gateway holds more or fewer. */
+int verify_mig_start(const struct gateway *gw, struct gpu_looks *l, os_error *err);
+void verify_mig_judge(const struct gateway *gw, struct gpu_looks *l, struct check *c);
 
 /* verify's pods, which go in together and are waited for side by side:
  * the smoke pod asks for one nvidia.com/gpu, or RESOURCE (a MIG profile's),

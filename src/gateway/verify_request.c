@@ -72,7 +72,8 @@ static int host_of_look(const struct gateway *gw, struct gpu_looks *l, os_error 
 int verify_gpus_seen(const struct gateway *gw, struct gpu_looks *l, const char *text, const char **rest,
 		     struct strv *seen, int *devices, os_error *err)
 {
-	if (container_gpus_read(gw->container, text, &l->mine, rest, err) < 0 || host_of_look(gw, l, err) < 0)
+	if (container_gpus_read(gw->container, text, &l->mine, rest, err) < 0 || host_of_look(gw, l, err) < 0 ||
+	    verify_mig_start(gw, l, err) < 0)
 		return -1;
 	for (int i = 0; i < l->mine.n; i++)
 		strv_push(seen, l->mine.v[i].uuid);
@@ -125,10 +126,11 @@ int verify_gpus_judge(const struct gateway *gw, struct gpu_looks *l, const struc
 		exact = strv_has(seen, want.v[i]);
 	has = strv_join(seen, ", ");
 	means = strv_join(&want, ", ");
-	if (exact)
+	if (exact) {
 		check_set(c, CHECK_PASS, xasprintf("%s%s; the gateway sees %s: exactly --gpus %s", c->evidence,
 						   injected_by(gw, &l->mine), has, l->sel));
-	else
+		verify_mig_judge(gw, l, c);
+	} else
 		check_set(c, CHECK_FAIL, xasprintf("%s%s; the gateway sees %s, but --gpus %s is %s on the Docker host",
 						   c->evidence, injected_by(gw, &l->mine), *has ? has : "no GPU", l->sel, means));
 	rc = 0;
@@ -141,6 +143,7 @@ out:
 void verify_gpus_free(struct gpu_looks *l)
 {
 	docker_drop(&l->host_call);
+	docker_drop(&l->mig_call);
 	host_gpus_free(&l->mine);
 	host_gpus_free(&l->host);
 	gpus_free(&l->want);

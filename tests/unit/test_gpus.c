@@ -192,6 +192,27 @@ static void driver_list(void)
 	host_gpus_free(&mine);
 }
 
+/* The driver's MIG capabilities, per GPU minor, and the nodes held. */
+static void driver_caps(void)
+{
+	struct gpu_driver d;
+
+	gpu_driver_parse(GPU_DRIVER_MARK " own\n0000:3b:00.0 uuid GPU-aaaa\n"
+			 GPU_CAPS_MARK " 0 12 13 21 \n" GPU_CAPS_MARK " 1 30 31\n" GPU_CAPS_MARK " x 9\n"
+			 GPU_NODES_MARK " nvidia0 nvidia-caps/nvidia-cap1 nvidia-caps/nvidia-cap13 nvidiactl nvidia-caps/nvidia-cap31 \n",
+			 &d);
+	ok(d.n_caps == 5 && d.caps[0].minor == 12 && d.caps[0].gpu == 0 && d.caps[4].minor == 31 && d.caps[4].gpu == 1,
+	   "each GPU's MIG capabilities with its minor; a line without a GPU minor is left out (%zu)", d.n_caps);
+	ok(d.n_caps == 5 && !d.caps[0].held && d.caps[1].held && !d.caps[2].held && !d.caps[3].held && d.caps[4].held,
+	   "the nodes held: nvidia-cap13 and 31 (nvidia-cap1, mig/config, is no GPU's)");
+	ok(d.gpu_nodes.n == 1 && strcmp(d.gpu_nodes.v[0], "0") == 0, "the GPU nodes held: /dev/nvidia0, not nvidiactl");
+	ok(d.uuids.n == 1, "the GPU lines still read");
+	gpu_driver_free(&d);
+	gpu_driver_parse(GPU_DRIVER_MARK " own\n", &d);
+	ok(d.n_caps == 0 && d.gpu_nodes.n == 0, "an old look without those parts: none");
+	gpu_driver_free(&d);
+}
+
 /* A look ahead of another output (GPUS_LOOK_BEFORE): its status line
  * ends it, and what follows is the other's. */
 static void look_before(void)
@@ -324,6 +345,7 @@ int main(void)
 	json_shape("0,GPU-3f2a", "{\"devices\":[\"0\",\"GPU-3f2a\"]}");
 	json_shape("bogus", "null");   /* a label edited by hand */
 	driver_list();
+	driver_caps();
 	look_before();
 	return tap_done();
 }
