@@ -34,7 +34,7 @@ import sys
 import threading
 from urllib.parse import urlsplit
 
-from . import client, config, join, kubelet, kubeletserver, logs, tunnel
+from . import client, clock, config, join, kubelet, kubeletserver, logs, tunnel
 
 RETRY = 2.0
 
@@ -167,13 +167,13 @@ class Agent:
             _fatal("kubelet exited: listen tcp %s:%d: bind: %s" % (listen, kubeletserver.PORT,
                                                                    os.strerror(e.errno).lower()))
         logs.info("Running kubelet (SIMULATION) for node %s" % self.node)
+        pace = clock.Pace(self.wake)
         while not self.stop.is_set():
             try:
                 self.kubelet.tick()
             except Exception as e:  # the server gone for a moment: the kubelet tries again
                 logs.error("SIMULATION: kubelet: %s: %s" % (type(e).__name__, e))
-            self.wake.wait(config.RECONCILE_PERIOD)
-            self.wake.clear()
+            pace.wait()
         self.kubelet.shutdown()
 
     def shutdown(self, *_):

@@ -94,3 +94,28 @@ def stamp(event):
         os.makedirs(config.RUN_DIR, exist_ok=True)
         with open(config.STAMPS, "a", encoding="utf-8") as f:
             f.write("%s %s\n" % (uptime(), event))
+
+
+class Pace:
+    """A reconcile loop's wait on WAKE (set when the store changes).
+
+    SIMULATION: k3s's controllers wait on their informers' events; the
+    stand-in's loop also polls (switch files, delays, pods' processes):
+    every RECONCILE_PERIOD while the cluster changes, and every IDLE_PERIOD
+    once it has not for IDLE_AFTER seconds, so that a quiet gateway costs
+    the test machine little CPU. A change makes it quick again at once.
+    """
+
+    def __init__(self, wake):
+        self.wake = wake
+        self.changed = now()
+
+    def period(self):
+        if now() - self.changed < config.IDLE_AFTER:
+            return config.RECONCILE_PERIOD
+        return max(config.IDLE_PERIOD, config.RECONCILE_PERIOD)
+
+    def wait(self):
+        if self.wake.wait(self.period()):
+            self.changed = now()
+        self.wake.clear()

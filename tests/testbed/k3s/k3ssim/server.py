@@ -13,7 +13,8 @@ server.go, pkg/daemons/control):
    (pkg/server/context.go registerCRDs) and starts its deploy and Helm
    controllers.
 Every controller and the kubelet run in one reconcile loop, every
-SIM_K3S_RECONCILE_PERIOD seconds and at once when the store changes.
+SIM_K3S_RECONCILE_PERIOD seconds and at once when the store changes
+(every SIM_K3S_IDLE_PERIOD once nothing has for SIM_K3S_IDLE_AFTER: clock.Pace).
 SIGTERM stops the pods' processes and exits 0.
 """
 
@@ -185,6 +186,7 @@ class Server:
 
     def run(self):
         t0 = clock.now()
+        pace = clock.Pace(self.wake)
         while not self.stop.is_set():
             if not self.http.ready.is_set():
                 if not config.switch_on("SIM_K3S_NEVER_READY") and clock.now() - t0 >= config.READY_DELAY:
@@ -196,8 +198,7 @@ class Server:
             else:
                 self.manager.tick()
                 self.store.flush()
-            self.wake.wait(config.RECONCILE_PERIOD)
-            self.wake.clear()
+            pace.wait()
 
     def shutdown(self, *_):
         logs.info("Received SIGTERM, shutting down (SIMULATION)")

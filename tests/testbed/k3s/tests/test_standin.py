@@ -12,6 +12,21 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from k3ssim import charts, patch, selectors, status, store, tables  # noqa: E402
 
 
+class Pace(unittest.TestCase):
+    def test_quick_while_changing_slow_when_quiet(self):
+        import threading
+        from k3ssim import clock, config
+        wake = threading.Event()
+        pace = clock.Pace(wake)
+        self.assertEqual(pace.period(), config.RECONCILE_PERIOD)
+        pace.changed -= config.IDLE_AFTER + 1
+        self.assertEqual(pace.period(), config.IDLE_PERIOD)
+        wake.set()
+        pace.wait()
+        self.assertEqual(pace.period(), config.RECONCILE_PERIOD)
+        self.assertFalse(wake.is_set())
+
+
 class StrategicMergePatch(unittest.TestCase):
     def test_containers_merge_by_name(self):
         pod = {"spec": {"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "y"}]}}
