@@ -290,6 +290,8 @@ setup() {
 	assert_failure 1
 	[[ "$stderr" == *"error: the NVIDIA device plugin in gateway container openshell-cluster-cl exits at every start ("*" restarts): error starting plugins: error creating plugin manager: unable to create plugin manager: invalid device discovery strategy; check the host's driver ('nvidia-smi') and the gateway's GPU options, then rerun with --recreate"* ]]
 	[[ "$stderr" == *"NVML"* ]]   # the log comes along
+	# A gateway left crash-looping would hold CPU for the rest of the file.
+	openshell -q gateway destroy --name cl --yes
 }
 
 @test "a crash-looping plugin without a fatal line of its own times out naming the DaemonSet, with its logs" {
@@ -308,6 +310,7 @@ setup() {
 	[[ "$stderr" == *"device plugin logs:"* ]]
 	[[ "$stderr" == *"NVML"* ]]
 	[[ "$stderr" != *"exits at every start"* ]]
+	openshell -q gateway destroy --name cl2 --yes
 }
 
 @test "an image without the NVIDIA runtime ends the start at once, naming the cause and the fix" {
@@ -379,6 +382,7 @@ setup() {
 	assert_failure 4
 	[[ "$stderr" == *"the nvidia-device-plugin DaemonSet does not exist"* ]]
 	[[ "$stderr" == *"helm-install-nvidia-device-plugin logs:"* ]]
+	openshell -q gateway destroy --name cf --yes
 }
 
 @test "--no-wait returns once the container runs and its kubeconfig is written, waiting for nothing else" {

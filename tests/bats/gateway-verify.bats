@@ -104,6 +104,8 @@ setup() {
 	assert_line --regexp '^  FAIL  device-plugin   DaemonSet nvidia-device-plugin/nvidia-device-plugin: 0/1 pods ready$'
 	assert_output --partial 'could not load NVML library'
 	assert_line '  SKIP  smoke-pod       not run: no allocatable GPU'
+	# A gateway left crash-looping would hold CPU for the rest of the file.
+	openshell -q gateway destroy --name vc --yes
 }
 
 @test "a plugin that dies after registering its GPUs: allocatable 0 is the kubelet counting none healthy" {
@@ -166,6 +168,7 @@ setup() {
 	run jq -r '[.counts.skip, .counts.pass, ([.checks[].status] | unique | join(","))] | @tsv' <<<"$doc"
 	assert_output "$(printf '7\t0\tskip')"
 	assert_schema verify "$doc"
+	openshell -q gateway destroy --name vn --yes
 }
 
 @test "verify of an unknown gateway exits 5" {
@@ -184,6 +187,7 @@ setup() {
 	assert_line '  FAIL  runtime-class   the k3s API does not answer (kubectl get --raw /readyz)'
 	assert_line '  SKIP  smoke-pod       not run: the k3s API does not answer'
 	assert_line '  SKIP  pod-isolation   not run: the k3s API does not answer'
+	openshell -q gateway destroy --name vr --yes
 }
 
 @test "verify of a stopped gateway says how to start it" {

@@ -71,7 +71,8 @@ kx() {
 	docker exec -i "openshell-cluster-$n" kubectl "$@"
 }
 
-# wait_for SECONDS CMD...: poll CMD with a short backoff until it succeeds.
+# wait_for SECONDS CMD...: poll CMD with a short backoff until it succeeds
+# (growing to half a second, as eventually's: a poll costs CPU).
 wait_for() {
 	local deadline=$((SECONDS + $1)) delay=0.1
 	shift
@@ -81,7 +82,7 @@ wait_for() {
 			return 1
 		fi
 		sleep "$delay"
-		delay=0.3
+		case $delay in 0.1) delay=0.3 ;; *) delay=0.5 ;; esac
 	done
 }
 

@@ -93,12 +93,15 @@ gw_kubectl() {
 }
 
 # Poll (up to ~60 s) until a command succeeds: the stand-in's state under
-# a loaded CI machine arrives when it arrives.
+# a loaded CI machine arrives when it arrives. A poll is often a docker exec
+# and a kubectl, a fifth of a second of CPU: the wait between polls grows to
+# half a second, so that the poller does not hold the CPU the stand-in needs.
 eventually() {
-	local i
-	for ((i = 0; i < 300; i++)); do
+	local deadline=$((SECONDS + 60)) delay=0.1
+	while ((SECONDS < deadline)); do
 		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.2
+		sleep "$delay"
+		case $delay in 0.1) delay=0.2 ;; 0.2) delay=0.3 ;; *) delay=0.5 ;; esac
 	done
 	"$@"
 }
