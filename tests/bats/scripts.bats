@@ -113,7 +113,7 @@ fake_run() {
 	assert_line --index 0 "300.0 40 tests/bats/slow.bats"
 }
 
-@test "scripts/test-times: past 15 minutes a warning names the files that grew since the baseline" {
+@test "scripts/test-times: past 15 minutes a warning names the files that grew since the baseline; past 25 an error" {
 	b=$(fake_run <<-'EOF'
 		400.0 tests/bats/slow.bats 40
 		21.0 tests/bats/steady.bats 3
@@ -130,4 +130,11 @@ fake_run() {
 	[[ $stderr == *"tests/bats/slow.bats (400.0 s, was 200.0 s)"* ]]
 	[[ $stderr == *"tests/bats/new.bats (30.0 s, new)"* ]]
 	[[ $stderr != *steady* ]]
+	# Past the hard limit it is an error: exit 3, the files still named.
+	run --separate-stderr "$OPENSHELL_SRCDIR/scripts/test-times" "$b" "$BATS_TEST_TMPDIR/baseline" 1501
+	assert_failure 3
+	[[ $stderr == *"check: error: the run took 25 min 1 s, past the suite's limit of 25 min"* ]]
+	[[ $stderr == *"tests/bats/slow.bats (400.0 s, was 200.0 s)"* ]]
+	OPENSHELL_CHECK_FAIL_AFTER=2000 run --separate-stderr "$OPENSHELL_SRCDIR/scripts/test-times" "$b" "" 1501
+	assert_success
 }
