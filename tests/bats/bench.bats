@@ -6,8 +6,6 @@
 # checked is that each one was measured and is a sane number.
 
 bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
 load helpers/common
 load helpers/sim-host
 

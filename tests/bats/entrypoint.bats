@@ -2,8 +2,7 @@
 # deploy/docker/cluster-entrypoint.sh, run directly (under busybox sh, as in
 # the k3s image) against a temporary directory tree.
 
-bats_load_library bats-support
-bats_load_library bats-assert
+load helpers/assert
 
 SCRIPT=$BATS_TEST_DIRNAME/../../deploy/docker/cluster-entrypoint.sh
 REAL_GPU_MANIFESTS=$BATS_TEST_DIRNAME/../../deploy/kube/gpu-manifests

@@ -5,8 +5,7 @@
 # own (unshare -m), so that its mounts never reach this machine's.
 
 bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
+load helpers/assert
 
 SCRIPT=$BATS_TEST_DIRNAME/../../deploy/docker/gpu-isolate.sh
 

@@ -4,8 +4,7 @@
 # variables and records every call. k3s-standin.bats runs it with the real
 # kubectl against the stand-in's API.
 
-bats_load_library bats-support
-bats_load_library bats-assert
+load helpers/assert
 
 SCRIPT=$BATS_TEST_DIRNAME/../../deploy/docker/cluster-healthcheck.sh
 

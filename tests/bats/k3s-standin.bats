@@ -6,8 +6,7 @@
 # covered by the gateway suites.
 
 bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
+load helpers/assert
 load helpers/sim-host
 
 REPO=$BATS_TEST_DIRNAME/../..

@@ -5,8 +5,7 @@
 # sim_only.
 
 bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
+load helpers/assert
 load helpers/sim-host
 
 IMG=openshell-test/busybox:sim

@@ -5,8 +5,6 @@
 # replays it (the faults land at moments of the start, not after delays).
 
 bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
 load helpers/common
 load helpers/sim-host
 

@@ -4,8 +4,7 @@
 # is a rule of the real source its module names (docs/k3s-standin.md).
 
 bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
+load helpers/assert
 
 @test "the stand-in's unit tests pass" {
 	cd "$BATS_TEST_DIRNAME/../testbed/k3s"

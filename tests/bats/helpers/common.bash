@@ -3,8 +3,7 @@
 # OPENSHELL_BIN and OPENSHELL_SRCDIR come from `make check`; run by hand,
 # the suites fall back to the build in the source tree.
 bats_require_minimum_version 1.5.0
-bats_load_library bats-support
-bats_load_library bats-assert
+load helpers/assert
 
 : "${OPENSHELL_SRCDIR:=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
 : "${OPENSHELL_BIN:=$OPENSHELL_SRCDIR/openshell}"

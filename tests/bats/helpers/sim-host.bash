@@ -37,7 +37,13 @@
 #   sim_gpu_uuids [NAME]     the host's GPU UUIDs (or machine NAME's), one a line, in index order
 #   sim_gpu_count [NAME]     how many GPUs the host (or machine NAME) has
 
-SIM_HOST_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+# bats sources this for every test, and a $(cd …) is two processes each
+# time: the source tree make check names, where it does.
+if [[ -n ${OPENSHELL_SRCDIR:-} ]]; then
+	SIM_HOST_REPO=$OPENSHELL_SRCDIR
+else
+	SIM_HOST_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+fi
 SIM_HOST_BIN=$SIM_HOST_REPO/tests/testbed/sim-host
 
 # A docker CLI that builds with BuildKit (tests/testbed/buildkit-docker).
