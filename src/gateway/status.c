@@ -60,11 +60,15 @@ void gateway_status_look(const struct gateway *gw, struct gateway_status *s)
 	s->gpus = s->capacity = -1;
 	if (gw->c.health_line)
 		s->health_line = xstrdup(gw->c.health_line);
+	/* The get runs while the health probe (when Docker still says
+	 * "starting") does: two execs side by side. */
+	get = gw->c.running ? kube_get_start(gw->container, NULL, gateway_wants_gpu(gw) ? K3S_CONTAINERD_CONFIG : NULL,
+					     "nodes", NULL, 0, 0, &err)
+			    : NULL;
 	probe_health(gw, s);
 	if (!gw->c.running)
 		return;
-	if ((get = kube_get_start(gw->container, NULL, gateway_wants_gpu(gw) ? K3S_CONTAINERD_CONFIG : NULL, "nodes", NULL, 0,
-				  0, &err)))
+	if (get)
 		found = kube_get_finish(get, "nodes", &nodes, gateway_wants_gpu(gw) ? &config : NULL, &err);
 	if (node_records_load(gw->state_dir, &s->agents, &err) < 0)
 		say_verbose(&err);
