@@ -31,7 +31,7 @@ static void print_table(const struct roster *r)
 	int wname = 4, wstate = 5, wgpu = 3;
 
 	for (size_t i = 0; i < r->n; i++) {
-		cleanup_free char *gpus = gateway_gpus(&r->gw[i]);
+		cleanup_free char *gpus = gateway_gpus_named(&r->gw[i]);
 		int a = (int)strlen(r->gw[i].name), b = (int)strlen(gateway_state_word(&r->gw[i]));
 		int g = gpus ? (int)strlen(gpus) : 0;
 		wname = a > wname ? a : wname;
@@ -41,11 +41,11 @@ static void print_table(const struct roster *r)
 	printf("%-*s  %-*s  %-*s  %s\n", wname, "NAME", wstate, "STATE", wgpu, "GPU", "API");
 	for (size_t i = 0; i < r->n; i++) {
 		const struct gateway *gw = &r->gw[i];
-		cleanup_free char *gpus = gateway_gpus(gw);
+		cleanup_free char *gpus = gateway_gpus_named(gw);
 
 		/* "yes" for all of the host's GPUs, else the selection. */
 		printf("%-*s  %-*s  %-*s  %s\n", wname, gw->name, wstate, gateway_state_word(gw), wgpu,
-		       gpus && strcmp(gpus, "all") ? gpus : gateway_wants_gpu(gw) ? "yes" : "no", api_of(gw));
+		       gpus ? gpus : gateway_wants_gpu(gw) ? "yes" : "no", api_of(gw));
 	}
 }
 

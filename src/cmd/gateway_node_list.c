@@ -51,7 +51,7 @@ static void print_rows(const char *gateway, const struct node_row *rows, size_t 
 			json_add_string_or_null(o, "docker_endpoint", rows[i].endpoint);
 			cJSON_AddStringToObject(o, "container", rows[i].container);
 			cJSON_AddStringToObject(o, "status", rows[i].status);
-			cJSON_AddItemToObject(o, "gpus", rows[i].gpus ? gpus_json_of(rows[i].gpus) : cJSON_CreateNull());
+			cJSON_AddItemToObject(o, "gpus", rows[i].gpus ? gpus_json(rows[i].gpus) : cJSON_CreateNull());
 			json_add_count_or_null(o, "gpus_allocatable", rows[i].allocatable);
 			cJSON_AddItemToArray(arr, o);
 		}

@@ -65,9 +65,8 @@ static void print_json(const struct gateway *gw, const struct gateway_status *s)
 static void print_text(const struct gateway *gw, const struct gateway_status *s)
 {
 	const char *problem = gateway_metadata_problem(gw);
-	cleanup_free char *gpus = gateway_gpus(gw);
-	/* All of the host's GPUs is the usual case, and says nothing more. */
-	int some = gpus && strcmp(gpus, "all") != 0;
+	cleanup_free char *gpus = gateway_gpus_named(gw);
+	int some = gpus != NULL;
 	cleanup_free char *which = xasprintf("%s%s%s%s", some ? " (--gpus " : "", some ? gpus : "", some ? ")" : "",
 					     gw->c.gpu_cdi ? " through CDI" : "");
 	cleanup_free char *mig = strv_join(&s->mig, ", ");

@@ -126,17 +126,6 @@ cJSON *gpus_json(const struct gpus *g)
 	return o;
 }
 
-cJSON *gpus_json_of(const char *selection)
-{
-	struct gpus g;
-	os_error err = { 0 };
-	cJSON *o = gpus_parse(selection, &g, &err) == 0 ? gpus_json(&g) : cJSON_CreateNull();
-
-	gpus_free(&g);
-	os_error_clear(&err);
-	return o;
-}
-
 char *gpus_words(const struct gpus *g)
 {
 	cleanup_free char *ids = g->kind == GPUS_DEVICES ? strv_join(&g->ids, ",") : NULL;
@@ -160,18 +149,37 @@ char *gpus_docker_request(const struct gpus *g)
 	return xstrdup("driver=nvidia,count=all,\"capabilities=utility,compute\"");
 }
 
-char *gpus_of_request(long long count, const char *device_ids)
+int gpus_equal(const struct gpus *a, const struct gpus *b)
 {
-	if (device_ids && *device_ids)
-		return all_digits(device_ids) ? xasprintf("device=%s", device_ids) : xstrdup(device_ids);
-	return count < 0 ? xstrdup("all") : xasprintf("%lld", count);
+	if (a->kind != b->kind || (a->kind == GPUS_COUNT && a->count != b->count))
+		return 0;
+	if (a->kind != GPUS_DEVICES)
+		return 1;
+	if (a->ids.n != b->ids.n)
+		return 0;
+	for (size_t i = 0; i < a->ids.n; i++)
+		if (strcmp(a->ids.v[i], b->ids.v[i]) != 0)
+			return 0;
+	return 1;
 }
 
-char *gpus_of_container(const struct gw_container *c)
+int gpus_of_container(const struct gw_container *c, struct gpus *out, os_error *err)
 {
+	cleanup_free char *text = NULL;
+	os_error e = { 0 };
+
 	if (c->gpu_cdi && c->gpus_label && *c->gpus_label)
-		return xstrdup(c->gpus_label);
-	return gpus_of_request(c->gpu_count, c->gpu_devices);
+		text = xstrdup(c->gpus_label);
+	else if (c->gpu_devices && *c->gpu_devices)
+		text = xasprintf("device=%s", c->gpu_devices);
+	else
+		text = c->gpu_count < 0 ? xstrdup("all") : xasprintf("%lld", c->gpu_count);
+	if (gpus_parse(text, out, &e) == 0)
+		return 0;
+	os_error_set(err, OS_EXIT_FAILURE, "the container's GPU selection does not read (label %s edited?): %s",
+		     LABEL_GPUS, e.msg);
+	os_error_clear(&e);
+	return -1;
 }
 
 /* "  MIG 1g.10gb     Device  0: (UUID: MIG-…)": the MIG device of the GPU before. */
@@ -443,17 +451,6 @@ char *gpus_option(const struct deploy_opts *o)
 	if (!o->gpu)
 		return xstrdup("");
 	return o->gpus.kind == GPUS_ALL ? xstrdup(" --gpu") : xasprintf(" --gpus %s", sel);
-}
-
-char *gpus_normal(const char *selection)
-{
-	struct gpus g;
-	os_error err = { 0 };
-	char *s = gpus_parse(selection ? selection : "all", &g, &err) == 0 ? gpus_string(&g) : xstrdup(selection);
-
-	gpus_free(&g);
-	os_error_clear(&err);
-	return s;
 }
 
 int gpus_check_host(struct deploy_opts *o, const char *image, int timeout_ms, struct host_gpus *h, os_error *err)

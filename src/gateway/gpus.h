@@ -39,17 +39,13 @@ void gpus_free(struct gpus *g);
 /* The selection as --gpus takes it: "all", "2", "0,2", "device=1" (owned). */
 char *gpus_string(const struct gpus *g);
 
-/* SELECTION (NULL: all) as gpus_string() writes it: "device=0,2" and
- * "0,2" are one selection (owned). */
-char *gpus_normal(const char *selection);
+/* Are A and B one selection? "device=0,2" and "0,2" are; a count and
+ * the same number of indices are not. */
+int gpus_equal(const struct gpus *a, const struct gpus *b);
 
 /* The selection as every --json output gives it, one shape a kind:
  * {"all": true}, {"count": 2} or {"devices": ["0", "GPU-3f…"]}. */
 cJSON *gpus_json(const struct gpus *g);
-
-/* SELECTION as gpus_string() writes it, as gpus_json() gives it; JSON null
- * when it is no selection (a label edited by hand). */
-cJSON *gpus_json_of(const char *selection);
 
 /* For people: "all GPUs", "2 GPUs (the first)", "GPUs 0,2" (owned). */
 char *gpus_words(const struct gpus *g);
@@ -59,15 +55,14 @@ char *gpus_words(const struct gpus *g);
  * CLI adds gpu). */
 char *gpus_docker_request(const struct gpus *g);
 
-/* The selection a container's DeviceRequest makes (inspect's Count and
- * DeviceIDs, see docker/container.h), as gpus_string() writes it. */
-char *gpus_of_request(long long count, const char *device_ids);
-
 struct gw_container;
 
-/* The selection a gateway's container holds: a CDI gateway's label (its
- * device names cannot say a count), else its request's (owned). */
-char *gpus_of_container(const struct gw_container *c);
+/* The selection a gateway's container holds, read into OUT: a CDI
+ * gateway's label (its device names cannot say a count), else its
+ * DeviceRequest's Count and DeviceIDs (docker/container.h). The text is
+ * read here once; everything after compares and prints the value. -1
+ * when it does not read (a label edited by hand), naming it. */
+int gpus_of_container(const struct gw_container *c, struct gpus *out, os_error *err);
 
 struct host_gpu {
 	char *uuid;

@@ -138,24 +138,28 @@ const char *gateway_metadata_problem(const struct gateway *gw)
 	return gw->has_metadata ? NULL : "metadata.json is missing";
 }
 
-char *gateway_gpus(const struct gateway *gw)
+const struct gpus *gateway_gpus(const struct gateway *gw)
 {
-	if (!gw->c.exists || !gw->c.gpu_request)
-		return NULL;
-	return gpus_of_container(&gw->c);
+	return gw->has_gpus ? &gw->gpus : NULL;
+}
+
+char *gateway_gpus_named(const struct gateway *gw)
+{
+	return gw->has_gpus && gw->gpus.kind != GPUS_ALL ? gpus_string(&gw->gpus) : NULL;
 }
 
 void gateway_json_common(cJSON *obj, const struct gateway *gw)
 {
-	cleanup_free char *gpus = gateway_gpus(gw);
+	const struct gpus *gpus = gateway_gpus(gw);
+	int asks = gw->c.exists && gw->c.gpu_request;
 
 	cJSON_AddStringToObject(obj, "name", gw->name);
 	cJSON_AddStringToObject(obj, "container", gw->container);
 	cJSON_AddStringToObject(obj, "state", gateway_state_word(gw));
 	cJSON_AddBoolToObject(obj, "gpu", gateway_wants_gpu(gw));
-	cJSON_AddItemToObject(obj, "gpus", gpus ? gpus_json_of(gpus) : cJSON_CreateNull());
-	json_add_string_or_null(obj, "gpu_mode", gpus ? (gw->c.gpu_cdi ? "cdi" : "legacy") : NULL);
-	json_add_string_or_null(obj, "mig_strategy", gpus ? mig_strategy_name(gw->mig) : NULL);
+	cJSON_AddItemToObject(obj, "gpus", gpus ? gpus_json(gpus) : cJSON_CreateNull());
+	json_add_string_or_null(obj, "gpu_mode", asks ? (gw->c.gpu_cdi ? "cdi" : "legacy") : NULL);
+	json_add_string_or_null(obj, "mig_strategy", asks ? mig_strategy_name(gw->mig) : NULL);
 	json_add_string_or_null(obj, "node_network",
 				gw->c.exists ? node_network_name(node_network_of_label(gw->c.node_network)) : NULL);
 	json_add_string_or_null(obj, "server", gw->has_metadata ? gw->md.server : NULL);

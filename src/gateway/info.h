@@ -44,9 +44,14 @@ const char *gateway_state_word(const struct gateway *gw);
 /* Why the metadata cannot be trusted, or NULL; a missing file counts. */
 const char *gateway_metadata_problem(const struct gateway *gw);
 
-/* Which GPUs the container holds, as --gpus takes it ("all", "2", "0,2"),
- * or NULL without GPUs or a container (owned). */
-char *gateway_gpus(const struct gateway *gw);
+/* The GPU selection the container holds (gw->gpus), or NULL without
+ * GPUs or when it does not read. */
+const struct gpus *gateway_gpus(const struct gateway *gw);
+
+/* That selection as --gpus takes it ("2", "0,2") when it is not all of
+ * the host's GPUs, the usual case that says nothing more; else NULL
+ * (owned). */
+char *gateway_gpus_named(const struct gateway *gw);
 
 /* Add the fields status and list share: name, container, state, gpu, gpus
  * (gpus_json()), gpu_mode, mig_strategy, node_network, server, kubeconfig,

@@ -114,7 +114,7 @@ int gateway_lookup(const char *name, struct gateway *gw, os_error *err)
 		os_error_set(err, OS_EXIT_CONFLICT, "%s; openshell will not manage it", why);
 		goto fail;
 	}
-	gw->mig = mig_strategy_of_env(gw->c.mig_strategy);
+	gateway_read_container(gw);
 	if (!gw->c.exists && !gw->has_metadata && !gw->metadata_error) {
 		os_error_set(err, OS_EXIT_NOTFOUND, "no gateway named '%s' (see 'openshell gateway list')", name);
 		goto fail;
@@ -130,6 +130,24 @@ int gateway_wants_gpu(const struct gateway *gw)
 	return gw->c.exists ? gw->c.gpu_request : gw->has_metadata && gw->md.gpu;
 }
 
+void gateway_read_container(struct gateway *gw)
+{
+	os_error e = { 0 };
+
+	gw->mig = mig_strategy_of_env(gw->c.mig_strategy);
+	gpus_free(&gw->gpus);
+	free(gw->gpus_error);
+	gw->gpus_error = NULL;
+	gw->has_gpus = 0;
+	if (!gw->c.exists || !gw->c.gpu_request)
+		return;
+	if (gpus_of_container(&gw->c, &gw->gpus, &e) == 0)
+		gw->has_gpus = 1;
+	else
+		gw->gpus_error = xstrdup(e.msg);
+	os_error_clear(&e);
+}
+
 int gateway_require_running(const struct gateway *gw, os_error *err)
 {
 	cleanup_free char *gpus = NULL, *opt = NULL;
@@ -137,8 +155,8 @@ int gateway_require_running(const struct gateway *gw, os_error *err)
 	if (gw->c.exists && gw->c.running)
 		return 0;
 	/* The same GPUs again: another request is refused for a kept gateway. */
-	gpus = gw->c.exists && gw->c.gpu_request ? gpus_of_container(&gw->c) : NULL;
-	opt = gpus && strcmp(gpus, "all") ? xasprintf(" --gpus %s", gpus) : xstrdup(gateway_wants_gpu(gw) ? " --gpu" : "");
+	gpus = gw->has_gpus && gw->gpus.kind != GPUS_ALL ? gpus_string(&gw->gpus) : NULL;
+	opt = gpus ? xasprintf(" --gpus %s", gpus) : xstrdup(gateway_wants_gpu(gw) ? " --gpu" : "");
 	return os_error_set(err, OS_EXIT_FAILURE,
 			    "gateway '%s' is not running (%s); start it with 'openshell gateway start --name %s%s'",
 			    gw->name, gw->c.exists ? gw->c.status : "no container", gw->name, opt);
@@ -151,6 +169,8 @@ void gateway_free(struct gateway *gw)
 	free(gw->state_dir);
 	free(gw->metadata_error);
 	free(gw->daemon_error);
+	free(gw->gpus_error);
+	gpus_free(&gw->gpus);
 	container_free(&gw->c);
 	metadata_free(&gw->md);
 	memset(gw, 0, sizeof(*gw));

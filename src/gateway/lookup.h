@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "docker/container.h"
+#include "gateway/gpus.h"
 #include "gateway/metadata.h"
 #include "gateway/mig.h"
 
@@ -22,12 +23,19 @@ struct gateway {
 	char *state_dir;          /* $XDG_CONFIG_HOME/openshell/gateways/NAME */
 	struct gw_container c;    /* c.exists == 0 when there is no container */
 	enum mig_strategy mig;    /* the container's MIG strategy (none without one) */
+	int has_gpus;             /* a container that asks for GPUs, whose selection reads: */
+	struct gpus gpus;         /* that selection, read once (gateway_read_container) */
+	char *gpus_error;         /* or why it does not read */
 	struct gw_metadata md;    /* valid when has_metadata */
 	int has_metadata;
 	char *metadata_error;     /* why metadata.json was not usable, or NULL */
 	char *daemon_error;       /* why its daemon could not be asked (gateway/roster.h):
 	                           * its state is unknown; or NULL */
 };
+
+/* What gw->c says, read once into typed values: the MIG strategy and
+ * the GPU selection. */
+void gateway_read_container(struct gateway *gw);
 
 /* Fails with OS_EXIT_USAGE for a bad name, OS_EXIT_NOTFOUND when neither
  * container nor metadata exists, OS_EXIT_CONFLICT when the container of

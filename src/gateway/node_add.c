@@ -351,11 +351,11 @@ static int join(struct add *a, os_error *err)
 
 static int record(struct add *a, os_error *err)
 {
-	cleanup_free char *sel = a->d.gpu ? gpus_string(&a->d.gpus) : NULL;
 	cleanup_free char *now = metadata_now();
+	/* Borrowed for the write: r is not freed, only its daemon. */
 	struct node_record r = { .name = (char *)a->o->node, .gateway = (char *)a->o->gateway, .container = a->res,
 				 .image = a->gw.c.image, .image_id = a->image_id, .server = a->gw.md.server,
-				 .gpu = a->d.gpu, .gpus = sel, .created = now };
+				 .gpu = a->d.gpu, .gpus = a->d.gpus, .created = now };
 
 	where_record_copy(&a->node_w, &r.docker);
 	int rc = node_record_write(a->gw.state_dir, &r, err);

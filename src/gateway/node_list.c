@@ -22,16 +22,15 @@ int gateway_node_list(const char *name, struct node_list *l, os_error *err)
 	if (gw->c.running && kube_get(gw->container, "nodes", NULL, NULL, 0, 0, &l->nodes, err) < 0)
 		return -1;
 	l->own = gateway_hostname(name);
-	if (gw->c.exists && gw->c.gpu_request)
-		l->sel = gw->c.gpus_label ? xstrdup(gw->c.gpus_label) : gpus_of_request(gw->c.gpu_count, gw->c.gpu_devices);
 	l->n = l->rs.n + 1;
 	l->v = xcalloc(l->n, sizeof(*l->v));
 	l->v[0] = (struct node_row){ .name = l->own, .role = "server", .container = gw->container,
-				     .endpoint = gw->has_metadata ? gw->md.docker_endpoint : NULL, .gpus = l->sel };
+				     .endpoint = gw->has_metadata ? gw->md.docker_endpoint : NULL, .gpus = gw->has_gpus ? &gw->gpus : NULL };
 	for (size_t i = 0; i < l->rs.n; i++)
 		l->v[i + 1] = (struct node_row){ .name = l->rs.v[i].name, .role = "agent",
 						 .container = l->rs.v[i].container,
-						 .endpoint = l->rs.v[i].docker.endpoint, .gpus = l->rs.v[i].gpus };
+						 .endpoint = l->rs.v[i].docker.endpoint,
+						 .gpus = l->rs.v[i].gpu ? &l->rs.v[i].gpus : NULL };
 	for (size_t i = 0; i < l->n; i++)
 		l->v[i].status = kube_node_state(l->nodes, l->v[i].name, &l->v[i].allocatable);
 	return 0;
@@ -44,6 +43,5 @@ void node_list_free(struct node_list *l)
 	node_records_free(&l->rs);
 	gateway_free(&l->gw);
 	free(l->own);
-	free(l->sel);
 	*l = (struct node_list){ 0 };
 }

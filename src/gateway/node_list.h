@@ -19,7 +19,7 @@ struct node_row {
 	const char *name, *role;     /* role: "server" or "agent" */
 	const char *endpoint;        /* its Docker host, or NULL when unknown */
 	const char *container;
-	const char *gpus;            /* the selection, or NULL without GPUs */
+	const struct gpus *gpus;     /* the selection, or NULL without GPUs */
 	const char *status;          /* as the cluster says it, or unknown */
 	long long allocatable;       /* nvidia.com/gpu, -1 unknown */
 };
@@ -31,7 +31,7 @@ struct node_list {
 	struct gateway gw;
 	struct node_records rs;
 	cJSON *nodes;
-	char *own, *sel;
+	char *own;
 };
 
 int gateway_node_list(const char *name, struct node_list *l, os_error *err);

@@ -35,6 +35,7 @@ void node_record_env(const struct node_record *r, struct strv *env)
 char *node_record_to_json(const struct node_record *r)
 {
 	cJSON *o = cJSON_CreateObject();
+	cleanup_free char *gpus = r->gpu ? gpus_string(&r->gpus) : NULL;
 	struct docker_where w;
 	char *s;
 
@@ -46,7 +47,7 @@ char *node_record_to_json(const struct node_record *r)
 	cJSON_AddStringToObject(o, "image_id", r->image_id);
 	cJSON_AddStringToObject(o, "server", r->server);
 	cJSON_AddBoolToObject(o, "gpu", r->gpu);
-	json_add_string_or_null(o, "gpus", r->gpus);
+	json_add_string_or_null(o, "gpus", gpus);
 	cJSON_AddStringToObject(o, "created", r->created);
 	where_record_view(&r->docker, &w);
 	metadata_where_to_json(o, &w);
@@ -69,6 +70,7 @@ static int take(const cJSON *o, const char *key, char **out, os_error *err)
 int node_record_parse(const char *json, size_t len, struct node_record *r, os_error *err)
 {
 	cJSON *o = json_parse(json, len, "the node's file", err);
+	os_error e = { 0 };
 	long long schema;
 	int rc = -1;
 
@@ -88,8 +90,11 @@ int node_record_parse(const char *json, size_t len, struct node_record *r, os_er
 		os_error_set(err, OS_EXIT_FAILURE, "is corrupt: 'gpu' is not a boolean");
 		goto out;
 	}
-	if (json_str(o, "gpus"))
-		r->gpus = xstrdup(json_str(o, "gpus"));
+	if (r->gpu && json_str(o, "gpus") && gpus_parse(json_str(o, "gpus"), &r->gpus, &e) < 0) {
+		os_error_set(err, OS_EXIT_FAILURE, "is corrupt: 'gpus' %s", e.msg);
+		os_error_clear(&e);
+		goto out;
+	}
 	metadata_where_from_json(o, &r->docker);
 	if (!r->docker.context || !r->docker.endpoint) {
 		os_error_set(err, OS_EXIT_FAILURE, "is corrupt: it names no Docker daemon");
@@ -111,7 +116,7 @@ void node_record_free(struct node_record *r)
 	free(r->image);
 	free(r->image_id);
 	free(r->server);
-	free(r->gpus);
+	gpus_free(&r->gpus);
 	free(r->created);
 	where_record_free(&r->docker);
 	memset(r, 0, sizeof(*r));

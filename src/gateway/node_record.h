@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "base/error.h"
+#include "gateway/gpus.h"
 #include "gateway/metadata.h"
 
 #define NODE_RECORD_SCHEMA 1
@@ -26,7 +27,7 @@ struct node_record {
 	char *image_id;      /* and its ID, the same on both daemons */
 	char *server;        /* https://ADDR:PORT, the URL the agent joined */
 	int gpu;
-	char *gpus;          /* the selection (--gpus all|N|LIST), or NULL without GPUs */
+	struct gpus gpus;    /* with gpu: the selection (--gpus all|N|LIST), read once */
 	char *created;       /* RFC 3339, UTC */
 	struct where_record docker;   /* the daemon the agent runs on */
 };

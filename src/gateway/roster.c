@@ -189,7 +189,7 @@ static void read_inspect(struct gather *G, size_t gi, const struct run_result *r
 			strv_pushf(&G->r->warnings, "%s; openshell will not manage it", why);
 			e->drop = 1;
 		} else {
-			e->gw.mig = mig_strategy_of_env(e->gw.c.mig_strategy);
+			gateway_read_container(&e->gw);
 		}
 		os_error_clear(&perr);
 	}

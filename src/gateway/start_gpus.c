@@ -96,10 +96,11 @@ int start_gpus_check(struct deploy_opts *o, const struct daemon_gpus *d, int loo
 	return gpu_mode_check_names(o, d, err);
 }
 
-static int refuse_mismatch(const struct deploy_opts *o, const struct gw_container *c, os_error *err)
+static int refuse_mismatch(const struct deploy_opts *o, const struct gw_container *c, const struct gpus *kept,
+			   os_error *err)
 {
 	cleanup_free char *opt = gpus_option(o);
-	cleanup_free char *had = c->gpu_request ? gpus_of_container(c) : NULL;
+	cleanup_free char *had = kept ? gpus_string(kept) : xstrdup("a selection that does not read");
 
 	if (c->gpu_request && o->gpu) {
 		cleanup_free char *want = gpus_string(&o->gpus);
@@ -114,19 +115,15 @@ static int refuse_mismatch(const struct deploy_opts *o, const struct gw_containe
 			    o->name, c->gpu_request ? "with" : "without", asked, o->gpu ? " with" : "", opt);
 }
 
-static int gpus_match(const struct deploy_opts *o, const struct gw_container *c)
-{
-	cleanup_free char *had = NULL, *want = NULL;
-
-	if (c->gpu_request != o->gpu)
-		return 0;
-	if (!o->gpu)
-		return 1;
-	had = gpus_of_container(c);
-	return strcmp(had, want = gpus_string(&o->gpus)) == 0;
-}
-
 int start_gpus_adopt(const struct deploy_opts *o, const struct gw_container *c, os_error *err)
 {
-	return gpus_match(o, c) ? 0 : refuse_mismatch(o, c, err);
+	struct gpus had = { 0 };
+	os_error e = { 0 };
+	int read = c->gpu_request && gpus_of_container(c, &had, &e) == 0;
+	int same = c->gpu_request == o->gpu && (!o->gpu || (read && gpus_equal(&had, &o->gpus)));
+	int rc = same ? 0 : refuse_mismatch(o, c, read ? &had : NULL, err);
+
+	gpus_free(&had);
+	os_error_clear(&e);
+	return rc;
 }

@@ -33,9 +33,8 @@ struct gpu_looks {
 	struct run_child *host_call;
 	struct run_child *mig_call;    /* verify_mig_start()'s container, or NULL */
 	struct host_gpus mine, host;   /* host: from the driver's list, or the probe's */
-	char *sel;                     /* the container's --gpus, */
-	struct gpus want;              /* parsed once, */
-	os_error sel_err;              /* or why it cannot be */
+	char *sel;                     /* the container's --gpus, for messages, */
+	const struct gpus *want;       /* gw->gpus, or NULL when it does not read */
 };
 int verify_gpus_seen(const struct gateway *gw, struct gpu_looks *l, const char *text, const char **rest,
 		     struct strv *seen, int *devices, os_error *err);

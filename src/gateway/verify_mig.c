@@ -31,19 +31,19 @@ int verify_mig_start(const struct gateway *gw, struct gpu_looks *l, os_error *er
 	struct strv args = { 0 };
 	struct run_spec spec = { 0 };
 
-	if (l->sel_err.msg || !names_mig(&l->want))
+	if (!l->want || !names_mig(l->want))
 		return 0;
 	strv_pushv(&args, (const char *const[]){ "run", "--rm", "--network=none", "--entrypoint=sh",
 						 "--label=org.openshell.managed-by=openshell-gpu-probe", NULL });
 	if (gw->c.gpu_cdi) {
 		struct strv devices = { 0 };
 
-		gpu_mode_cdi_devices(&l->want, &devices);
+		gpu_mode_cdi_devices(l->want, &devices);
 		for (size_t i = 0; i < devices.n; i++)
 			strv_pushf(&args, "--device=%s", devices.v[i]);
 		strv_free(&devices);
 	} else {
-		cleanup_free char *request = gpus_docker_request(&l->want);
+		cleanup_free char *request = gpus_docker_request(l->want);
 		strv_pushf(&args, "--gpus=%s", request);
 	}
 	strv_pushv(&args, (const char *const[]){ gw->c.image, "-c", "ls /dev/nvidia-caps 2>/dev/null; true", NULL });

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/exitcode.h"
 #include "base/strv.h"
 #include "docker/client.h"
 #include "base/xalloc.h"
@@ -49,14 +50,14 @@ void verify_device_request(const struct gateway *gw, struct check *c)
 		check_set(c, CHECK_PASS, xasprintf("legacy --gpus: %s", k->gpu_request_desc));
 }
 
-/* The container's --gpus, read once: its text and its parse (or why
- * it cannot be, which the judge reports). */
+/* The container's --gpus, as the lookup read it (or why it does not
+ * read, which the judge reports), and its text for messages. */
 static void selection(const struct gateway *gw, struct gpu_looks *l)
 {
 	if (l->sel)
 		return;
-	l->sel = gpus_of_container(&gw->c);
-	gpus_parse(l->sel, &l->want, &l->sel_err);
+	l->want = gw->has_gpus ? &gw->gpus : NULL;
+	l->sel = l->want ? gpus_string(l->want) : xstrdup("?");
 }
 
 /* The host's GPUs from the driver's list the look read, or else the
@@ -64,7 +65,7 @@ static void selection(const struct gateway *gw, struct gpu_looks *l)
 static int host_of_look(const struct gateway *gw, struct gpu_looks *l, os_error *err)
 {
 	selection(gw, l);
-	if (!l->sel_err.msg && gpus_host_of_driver(&l->mine, &l->want, &l->host))
+	if (l->want && gpus_host_of_driver(&l->mine, l->want, &l->host))
 		return 0;
 	return (l->host_call = host_gpus_probe_start(gw->c.image, gw->c.gpu_cdi, 0, err)) ? 0 : -1;
 }
@@ -106,9 +107,8 @@ int verify_gpus_judge(const struct gateway *gw, struct gpu_looks *l, const struc
 
 	l->host_call = NULL;
 	selection(gw, l);
-	if (l->sel_err.msg) {
-		*err = l->sel_err;
-		l->sel_err = (os_error){ 0 };
+	if (!l->want) {
+		os_error_set(err, OS_EXIT_FAILURE, "%s", gw->gpus_error ? gw->gpus_error : "the container asks for no GPU");
 		goto out;
 	}
 	if (probed == 0 && host->n == 0 && l->mine.n == 0) {
@@ -116,7 +116,7 @@ int verify_gpus_judge(const struct gateway *gw, struct gpu_looks *l, const struc
 		rc = 0;
 		goto out;
 	}
-	if (e.msg || gpus_resolve(&l->want, host, &want, &e) < 0) {
+	if (e.msg || gpus_resolve(l->want, host, &want, &e) < 0) {
 		check_set(c, CHECK_FAIL, xasprintf("%s; %s", c->evidence, e.msg));
 		rc = 0;
 		goto out;
@@ -146,9 +146,7 @@ void verify_gpus_free(struct gpu_looks *l)
 	docker_drop(&l->mig_call);
 	host_gpus_free(&l->mine);
 	host_gpus_free(&l->host);
-	gpus_free(&l->want);
 	free(l->sel);
-	os_error_clear(&l->sel_err);
 }
 
 /* The smoke pod's GPU must be one the gateway was given. */

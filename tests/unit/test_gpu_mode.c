@@ -238,7 +238,6 @@ static void test_container(void)
 	struct gw_container c;
 	struct deploy_opts o;
 	os_error err = { 0 };
-	char *sel;
 
 	ok(container_parse_inspect(inspect_cdi, strlen(inspect_cdi), &c, &err) == 0, "a CDI container parses");
 	ok(c.gpu_request && c.gpu_cdi, "its request asks for GPUs, by CDI");
@@ -246,9 +245,13 @@ static void test_container(void)
 	is_str(c.gpu_request_desc, "driver=cdi devices=nvidia.com/gpu=0,1", "said as evidence");
 	is_str(c.mig_strategy, "mixed", "the MIG strategy the entrypoint got");
 	is_str(c.advertise, "10.0.0.5", "the address its k3s advertises, from its args");
-	sel = gpus_of_container(&c);
-	is_str(sel, "2", "the selection is the label's count, which the names cannot say");
-	free(sel);
+	{
+		struct gpus had;
+
+		ok(gpus_of_container(&c, &had, &err) == 0 && had.kind == GPUS_COUNT && had.count == 2,
+		   "the selection is the label's count, which the names cannot say");
+		gpus_free(&had);
+	}
 
 	deploy_opts_init(&o);
 	o.name = "g";

@@ -5,6 +5,8 @@
 
 #include "base/exitcode.h"
 #include "base/xalloc.h"
+#include "base/names.h"
+#include "docker/container.h"
 #include "gateway/gpus.h"
 #include "tap.h"
 
@@ -74,15 +76,50 @@ static void resolves(const char *text, const char *want)
 	os_error_clear(&err);
 }
 
+/* A container's request (and label) read as one selection. */
+static void of_container(long long count, const char *devices, const char *label, int cdi, const char *want,
+			 const char *what)
+{
+	struct gw_container c = { .gpu_request = 1, .gpu_count = count, .gpu_devices = (char *)devices,
+				  .gpus_label = (char *)label, .gpu_cdi = cdi };
+	struct gpus g;
+	os_error err = { 0 };
+	char *s = gpus_of_container(&c, &g, &err) == 0 ? gpus_string(&g) : xstrdup("error");
+
+	ok(strcmp(s, want) == 0 && (strcmp(want, "error") != 0 || strstr(err.msg, LABEL_GPUS)), "%s (%s)", what, s);
+	free(s);
+	gpus_free(&g);
+	os_error_clear(&err);
+}
+
+static void equal(const char *a, const char *b, int want)
+{
+	struct gpus ga, gb;
+	os_error err = { 0 };
+
+	gpus_parse(a, &ga, &err);
+	gpus_parse(b, &gb, &err);
+	ok(gpus_equal(&ga, &gb) == want, "--gpus %s and %s are %s", a, b, want ? "one selection" : "two");
+	gpus_free(&ga);
+	gpus_free(&gb);
+	os_error_clear(&err);
+}
+
 /* The selection as --json gives it: one shape a kind, never a string. */
 static void json_shape(const char *text, const char *want)
 {
-	cJSON *j = gpus_json_of(text);
-	char *s = cJSON_PrintUnformatted(j);
+	struct gpus g;
+	os_error err = { 0 };
+	cJSON *j;
+	char *s;
 
+	gpus_parse(text, &g, &err);
+	j = gpus_json(&g);
+	s = cJSON_PrintUnformatted(j);
 	ok(strcmp(s, want) == 0, "--gpus %s in JSON is %s (%s)", text, want, s);
 	free(s);
 	cJSON_Delete(j);
+	gpus_free(&g);
 }
 
 static void words(const char *text, const char *want)
@@ -323,18 +360,21 @@ int main(void)
 	resolves("GPU-dddd", "error: --gpus GPU-dddd: the host has no GPU GPU-dddd");
 
 
-	s = gpus_of_request(-1, "");
-	is_str(s, "all", "Count -1 is all");
-	free(s);
-	s = gpus_of_request(2, "");
-	is_str(s, "2", "Count 2 is 2");
-	free(s);
-	s = gpus_of_request(0, "1");
-	is_str(s, "device=1", "one index alone reads device=1, not a count");
-	free(s);
-	s = gpus_of_request(0, "0,2");
-	is_str(s, "0,2", "device IDs as they are");
-	free(s);
+	of_container(-1, "", NULL, 0, "all", "Count -1 is all");
+	of_container(2, "", NULL, 0, "2", "Count 2 is 2");
+	of_container(0, "1", NULL, 0, "device=1", "one index alone reads device=1, not a count");
+	of_container(0, "0,2", NULL, 0, "0,2", "device IDs as they are");
+	of_container(0, "GPU-aaaa,1", "0,2", 0, "GPU-aaaa,1", "without CDI the request, not the label");
+	of_container(0, "GPU-aaaa,GPU-bbbb", "2", 1, "2", "a CDI gateway's label: its device names lose the count");
+	of_container(0, "GPU-aaaa", "all,x", 1, "error", "a label edited by hand does not read");
+	of_container(0, "", NULL, 0, "error", "a request of no GPU does not read");
+	equal("0,2", "device=0,2", 1);
+	equal("2", "0,1", 0);
+	equal("2", "2", 1);
+	equal("2", "3", 0);
+	equal("all", "all", 1);
+	equal("0,2", "2,0", 0);
+	equal("0,2", "0", 0);
 	words("2", "2 GPUs (the first)");
 	words("device=1", "GPU 1");
 	words("0,GPU-3f2a", "GPUs 0,GPU-3f2a");
@@ -343,7 +383,6 @@ int main(void)
 	json_shape("2", "{\"count\":2}");
 	json_shape("device=1", "{\"devices\":[\"1\"]}");
 	json_shape("0,GPU-3f2a", "{\"devices\":[\"0\",\"GPU-3f2a\"]}");
-	json_shape("bogus", "null");   /* a label edited by hand */
 	driver_list();
 	driver_caps();
 	look_before();

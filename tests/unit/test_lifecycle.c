@@ -89,6 +89,7 @@ static void test_json(void)
 	gw.c.status = (char *)"running";
 	gw.c.gpu_request = 1;
 	gw.c.gpu_count = -1;   /* Docker's count=all */
+	gateway_read_container(&gw);   /* as a lookup does */
 	gateway_json_common(o, &gw);
 	is_str(json_str(o, "name"), "g", "json name");
 	is_str(json_str(o, "container"), "openshell-cluster-g", "json container");
@@ -115,11 +116,23 @@ static void test_json(void)
 	o = cJSON_CreateObject();
 	gw.c.gpu_count = 0;
 	gw.c.gpu_devices = (char *)"1";   /* one index alone: a device, not a count */
+	gateway_read_container(&gw);
 	gateway_json_common(o, &gw);
 	ok(cJSON_GetArraySize(json_get(o, "gpus", "devices", NULL)) == 1 &&
 	   strcmp(cJSON_GetArrayItem(json_get(o, "gpus", "devices", NULL), 0)->valuestring, "1") == 0,
 	   "json gpus of device 1: {\"devices\": [\"1\"]}");
 	cJSON_Delete(o);
+
+	/* A request that does not read: gpus null, the mode still said. */
+	o = cJSON_CreateObject();
+	gw.c.gpu_devices = (char *)"";
+	gateway_read_container(&gw);
+	gateway_json_common(o, &gw);
+	ok(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, "gpus")) && gw.gpus_error &&
+	   strcmp(json_str(o, "gpu_mode"), "legacy") == 0, "a selection that does not read: gpus null, gpu_mode kept");
+	cJSON_Delete(o);
+	gpus_free(&gw.gpus);
+	free(gw.gpus_error);
 }
 
 /* verify's and doctor's checks, and their counts, in one shape. */

@@ -24,7 +24,7 @@ static struct node_record sample(const char *name)
 {
 	return (struct node_record){ .name = (char *)name, .gateway = "mh", .container = "openshell-node-mh",
 				     .image = "openshell-cluster:0.1.0", .image_id = "sha256:ab12",
-				     .server = "https://10.0.0.5:6443", .gpu = 1, .gpus = "2",
+				     .server = "https://10.0.0.5:6443", .gpu = 1, .gpus = { .kind = GPUS_COUNT, .count = 2 },
 				     .created = "2026-12-03T07:00:00Z",
 				     .docker = { .context = "default", .endpoint = "ssh://me@gpu-2", .tls_recorded = 1 } };
 }
@@ -39,17 +39,18 @@ static void test_record_round_trip(void)
 	is_str(out.name, "gpu-2", "name round-trips");
 	is_str(out.image_id, "sha256:ab12", "the image ID round-trips");
 	is_str(out.server, "https://10.0.0.5:6443", "the server URL round-trips");
-	is_str(out.gpus, "2", "the GPU selection round-trips");
+	ok(out.gpus.kind == GPUS_COUNT && out.gpus.count == 2, "the GPU selection round-trips, read");
 	is_str(out.docker.endpoint, "ssh://me@gpu-2", "the daemon round-trips");
 	is_int(out.docker.tls_recorded, 1, "with its TLS settings");
 	node_record_free(&out);
 	free(json);
 
 	in.gpu = 0;
-	in.gpus = NULL;
 	json = node_record_to_json(&in);
-	is_int(node_record_parse(json, strlen(json), &out, &err), 0, "a node without GPUs parses");
-	ok(out.gpus == NULL && out.gpu == 0, "its selection is null");
+	ok(strstr(json, "\"gpus\":\tnull") || strstr(json, "\"gpus\": null") || strstr(json, "\"gpus\":null"),
+	   "a node without GPUs has a null selection in its file");
+	is_int(node_record_parse(json, strlen(json), &out, &err), 0, "and parses");
+	ok(out.gpu == 0 && out.gpus.kind == GPUS_ALL && out.gpus.ids.n == 0, "with no selection");
 	node_record_free(&out);
 	free(json);
 }
@@ -66,6 +67,12 @@ static void test_record_corrupt(void)
 	ok(err.msg && strstr(err.msg, "names no Docker daemon"), "and says so");
 	os_error_clear(&err);
 	is_int(node_record_parse(other_schema, strlen(other_schema), &out, &err), -1, "another schema is refused");
+	os_error_clear(&err);
+	static const char bad_gpus[] = "{\"schema\":1,\"name\":\"n\",\"gateway\":\"g\",\"container\":\"c\",\"image\":\"i\","
+				       "\"image_id\":\"x\",\"server\":\"https://a:1\",\"gpu\":true,\"gpus\":\"0,,1\",\"created\":\"t\","
+				       "\"docker_context\":\"default\",\"docker_endpoint\":\"unix:///var/run/docker.sock\"}";
+	is_int(node_record_parse(bad_gpus, strlen(bad_gpus), &out, &err), -1, "a selection that does not read is refused");
+	ok(err.msg && strstr(err.msg, "is corrupt: 'gpus' invalid --gpus '0,,1'"), "naming it (%s)", err.msg);
 	os_error_clear(&err);
 }
 
