@@ -19,8 +19,9 @@
 #   4. of a selected GPU whose MIG devices were given one by one (--gpus MIG-...), removes the
 #      capabilities of its other MIG instances: the hook's tmpfs (step 1, read before it is
 #      undone) holds the access files of the MIG devices given, bound there by
-#      libnvidia-container's mount_procfs_mig. A CDI container has no such tmpfs: there a
-#      selected GPU keeps all its MIG instances' capabilities.
+#      libnvidia-container's mount_procfs_mig. A CDI container has no such tmpfs: there
+#      `gateway start` passes the capabilities that an unprivileged container given the same
+#      CDI devices gets, as OPENSHELL_GPU_CAPS (minors, comma-separated).
 # A selected GPU that the driver does not list stops the start: the gateway must never come up
 # with other GPUs than asked for. OPENSHELL_GPU_UUIDS=none (a gateway without GPUs) keeps none,
 # and on a host without the NVIDIA driver does nothing.
@@ -34,6 +35,7 @@ DEV_DIR="${OPENSHELL_DEV_DIR:-/dev}"
 RUN_DIR="${OPENSHELL_RUN_DIR:-/run/openshell}"
 MOUNTINFO="${OPENSHELL_MOUNTINFO:-/proc/self/mountinfo}"
 UUIDS="${OPENSHELL_GPU_UUIDS:-}"
+CAPS="${OPENSHELL_GPU_CAPS:-}"
 
 log() {
 	printf 'openshell-entrypoint: %s\n' "$*"
@@ -65,9 +67,10 @@ field() {
 [ -n "$UUIDS" ] || exit 0
 [ "$UUIDS" != none ] || [ -d "$PROC_DIR" ] || exit 0
 
-# The MIG capabilities the hook gave, per GPU ("gpuN:MINOR ..."), from its tmpfs.
+# The MIG capabilities the hook gave, per GPU ("gpuN:MINOR ..."), from its tmpfs: a mount over
+# /proc/driver/nvidia itself (the CDI hook's bind over params alone is not one).
 given_caps=""
-if [ -n "$(mounts_under "$PROC_DIR")" ]; then
+if mounts_under "$PROC_DIR" | grep -qxF "$PROC_DIR"; then
 	for d in "$PROC_DIR"/capabilities/gpu*/mig; do
 		[ -d "$d" ] || continue
 		gpu=$(basename "$(dirname "$d")")
@@ -94,6 +97,17 @@ remove_cap() {
 for m in $(mounts_under "$PROC_DIR"); do
 	umount "$m" || die "cannot unmount $m to read the driver's /proc/driver/nvidia"
 done
+# With CDI no tmpfs says which MIG instances were given: `gateway start`
+# found what a container given the same devices gets (OPENSHELL_GPU_CAPS,
+# minors), each placed under its GPU by the driver's own list.
+if [ -z "$given_caps" ] && [ -n "$CAPS" ]; then
+	for d in "$PROC_DIR"/capabilities/gpu*/mig; do
+		[ -d "$d" ] || continue
+		gpu=$(basename "$(dirname "$d")")
+		given_caps="$given_caps $(find "$d" -name access -exec sed -n 's/^DeviceFileMinor:[[:space:]]*//p' {} + |
+			while read -r m; do case ",$CAPS," in *",$m,"*) printf '%s:%s ' "$gpu" "$m" ;; esac; done)"
+	done
+fi
 [ -d "$PROC_DIR/gpus" ] ||
 	die "$PROC_DIR/gpus does not exist: the NVIDIA driver's procfs is not visible, so GPUs $UUIDS cannot be told from the others"
 

@@ -39,6 +39,7 @@ void deploy_opts_free(struct deploy_opts *o)
 {
 	gpus_free(&o->gpus);
 	strv_free(&o->gpu_uuids);
+	strv_free(&o->gpu_caps);
 }
 
 static int is_ipv6(const char *addr)
@@ -257,6 +258,10 @@ static void gpu_argv(const struct deploy_opts *o, struct strv *argv)
 		strv_pushf(argv, "--env=OPENSHELL_MIG_STRATEGY=%s", mig_strategy_name(o->mig));
 	/* A privileged container has every GPU of the host: the entrypoint
 	 * hides the others (deploy/docker/gpu-isolate.sh). */
+	if (o->gpu_caps.n) {
+		cleanup_free char *caps = strv_join(&o->gpu_caps, ",");
+		strv_pushf(argv, "--env=OPENSHELL_GPU_CAPS=%s", caps);
+	}
 	if (o->gpu_uuids.n) {
 		cleanup_free char *uuids = strv_join(&o->gpu_uuids, ",");
 		strv_pushf(argv, "--env=OPENSHELL_GPU_UUIDS=%s", uuids);

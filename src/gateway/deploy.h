@@ -39,6 +39,9 @@ struct deploy_opts {
 	enum mig_strategy mig; /* --mig-strategy, or a kept gateway's */
 	struct strv gpu_uuids; /* a selection other than all on the Docker host, by UUID:
 	                        * what the entrypoint keeps (OPENSHELL_GPU_UUIDS) */
+	struct strv gpu_caps;  /* with CDI, of a selection naming MIG devices: the minors of
+	                        * the capabilities those devices get (gateway/mig_caps.h),
+	                        * the only ones the entrypoint keeps (OPENSHELL_GPU_CAPS) */
 	int port;             /* host port for the k3s API */
 	const char *bind;     /* host address the API port is published on */
 	const char *image;    /* cluster image reference */

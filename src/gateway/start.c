@@ -462,6 +462,7 @@ out:
 	free(st.reused_advertise);
 	strv_free(&st.host_sans);
 	strv_free(&st.o.gpu_uuids);
+	strv_free(&st.o.gpu_caps);
 	daemon_gpus_free(&st.dg);
 	docker_daemon_free(&st.daemon);
 	return rc;

@@ -10,6 +10,7 @@
 #include "docker/container.h"
 #include "gateway/gpus.h"
 #include "gateway/image.h"
+#include "gateway/mig_caps.h"
 #include "gateway/sharing.h"
 #include "gateway/start_gpus.h"
 
@@ -18,6 +19,17 @@
 static int mps_needs_gpus(const struct deploy_opts *o)
 {
 	return o->sharing_set && sharing_needs_gpus(&o->sharing, o->mig);
+}
+
+/* A CDI container has no tmpfs of the hook's to say which MIG instances
+ * it was given: the entrypoint is told the capabilities a container given
+ * the same devices gets. */
+static int cdi_mig_caps(struct deploy_opts *o, const char *image, int timeout_ms, os_error *err)
+{
+	struct run_child *c = mig_caps_probe_start(image, 1, &o->gpus, timeout_ms, err);
+
+	strv_free(&o->gpu_caps);
+	return c && mig_caps_probe_finish(c, &o->gpus, &o->gpu_caps, err) == 0 ? 0 : -1;
 }
 
 /* The host's GPUs, looked at with a container of IMAGE: a selection other
@@ -29,6 +41,8 @@ static int check_host_gpus(struct deploy_opts *o, const char *image, int timeout
 	int mps = mps_needs_gpus(o);
 	int rc = gpus_check_host(o, image, timeout_ms, &h, err);
 
+	if (rc == 0 && o->cdi && mig_caps_named(&o->gpus))
+		rc = cdi_mig_caps(o, image, timeout_ms, err);
 	if (rc == 0 && mps)
 		rc = sharing_check_gpus(&o->sharing, o->mig, &h, o->gpus.kind == GPUS_ALL ? NULL : &o->gpu_uuids, err);
 	host_gpus_free(&h);

@@ -52,7 +52,7 @@ void verify_gpus_free(struct gpu_looks *l);
  * verify_mig_judge() adds to C's evidence and turns a passed C to a
  * fail where the gateway holds more or fewer. */
 int verify_mig_start(const struct gateway *gw, struct gpu_looks *l, os_error *err);
-void verify_mig_judge(const struct gateway *gw, struct gpu_looks *l, struct check *c);
+void verify_mig_judge(struct gpu_looks *l, struct check *c);
 
 /* verify's pods, which go in together and are waited for side by side:
  * the smoke pod asks for one nvidia.com/gpu, or RESOURCE (a MIG profile's),

@@ -129,7 +129,7 @@ int verify_gpus_judge(const struct gateway *gw, struct gpu_looks *l, const struc
 	if (exact) {
 		check_set(c, CHECK_PASS, xasprintf("%s%s; the gateway sees %s: exactly --gpus %s", c->evidence,
 						   injected_by(gw, &l->mine), has, l->sel));
-		verify_mig_judge(gw, l, c);
+		verify_mig_judge(l, c);
 	} else
 		check_set(c, CHECK_FAIL, xasprintf("%s%s; the gateway sees %s, but --gpus %s is %s on the Docker host",
 						   c->evidence, injected_by(gw, &l->mine), *has ? has : "no GPU", l->sel, means));

@@ -264,3 +264,34 @@ requests() { # NAME: the container's DeviceRequests, as docker inspect shows the
 	assert_failure 2
 	[[ "$stderr" == *"--gpu-mode says how GPUs are given, and none were asked for: add --gpu or --gpus"* ]]
 }
+
+@test "--gpus MIG-… with CDI: the gateway keeps the capabilities a container given that device gets, not its siblings'" {
+	sim_cdi_only
+	# A CDI container has no tmpfs of the hook's to tell its MIG instances
+	# by: start asks a container given the same CDI device, and the
+	# entrypoint keeps what it got (OPENSHELL_GPU_CAPS).
+	sim_host_extra --gpus 2 --mig 1=1g.10gb+1g.10gb+1g.10gb --cdi
+	export PATH=$SIM_HOST_EXTRA_DIR/host-bin:$PATH DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST
+	"$OPENSHELL_SRCDIR/tests/testbed/sim-image" >/dev/null
+	mig=$(awk '$1 == "mig" && $2 == 1 { print $4 }' "$SIM_HOST_EXTRA_DIR/gpus" | sed -n 2p)
+	openshell -q gateway start --gpus "$mig" --name cmig --image "$IMAGE" --port "$(free_port)" --no-wait
+	eventually sh -c "docker logs openshell-cluster-cmig 2>&1 | grep -q 'GPUs of this gateway'"
+	run jq -r '.[0].Config.Env[] | select(startswith("OPENSHELL_GPU_CAPS="))' <<<"$(docker inspect openshell-cluster-cmig)"
+	assert_output --regexp '^OPENSHELL_GPU_CAPS=[0-9]+,[0-9]+$'
+	caps=${output#*=}
+	all=$(docker exec openshell-cluster-cmig sh -c 'for f in /proc/driver/nvidia/capabilities/gpu*/mig/gi*/access \
+		/proc/driver/nvidia/capabilities/gpu*/mig/gi*/ci*/access; do sed -n "s/^DeviceFileMinor: *//p" "$f"; done')
+	run docker exec openshell-cluster-cmig ls /dev/nvidia-caps
+	for m in ${caps//,/ }; do assert_line "nvidia-cap$m"; done
+	left=0 siblings=0
+	for m in $all; do
+		[[ ,$caps, == *",$m,"* ]] && continue
+		siblings=$((siblings + 1))
+		grep -qx "nvidia-cap$m" <<<"$output" && left=$((left + 1))
+	done
+	assert_equal "$siblings" 4
+	assert_equal "$left" 0
+	run --separate-stderr openshell gateway verify --name cmig --timeout 10s
+	assert_line --regexp "^  PASS  device-request  CDI: .*; MIG capabilities nvidia-cap[0-9]+, nvidia-cap[0-9]+: exactly a container's given --gpus $mig\$"
+	openshell -q gateway destroy --name cmig --yes
+}

@@ -33,7 +33,7 @@ setup() {
 	touch "$dev/nvidiactl" "$dev/nvidia0" "$dev/nvidia1" "$dev/nvidia2"
 	for c in 1 2 3 4 5 6; do touch "$dev/nvidia-caps/nvidia-cap$c"; done
 	export OPENSHELL_PROC_DRIVER_DIR=$proc OPENSHELL_DEV_DIR=$dev OPENSHELL_RUN_DIR=$root/run
-	unset OPENSHELL_GPU_UUIDS
+	unset OPENSHELL_GPU_UUIDS OPENSHELL_GPU_CAPS
 }
 
 gpu() { # BUS UUID MINOR
@@ -95,6 +95,23 @@ isolate() {
 	for c in 5 6; do assert [ ! -e "$dev/nvidia-caps/nvidia-cap$c" ]; done
 	assert [ -e "$dev/nvidia-caps/nvidia-cap1" ]
 	assert_output --partial "removed the host's others: /dev/nvidia2 /dev/nvidia-caps/nvidia-cap5 /dev/nvidia-caps/nvidia-cap6 /dev/nvidia1"
+}
+
+@test "MIG devices given one by one through CDI (no tmpfs): the capabilities start found, OPENSHELL_GPU_CAPS, are kept" {
+	# What an unprivileged container given the same CDI devices got: GPU
+	# instance 2 of GPU 1 (minor 0) and its compute instance. Capability 9
+	# is no GPU's: it decides nothing.
+	OPENSHELL_GPU_UUIDS=$U1 OPENSHELL_GPU_CAPS=5,6,9 isolate
+	assert_success
+	for c in 5 6; do assert [ -e "$dev/nvidia-caps/nvidia-cap$c" ]; done
+	for c in 3 4; do assert [ ! -e "$dev/nvidia-caps/nvidia-cap$c" ]; done
+	assert [ -e "$dev/nvidia-caps/nvidia-cap1" ]
+	assert_output --partial "removed the host's others: /dev/nvidia2 /dev/nvidia-caps/nvidia-cap3 /dev/nvidia-caps/nvidia-cap4 /dev/nvidia1"
+	# Without them (a selection of whole GPUs), every instance stays.
+	touch "$dev/nvidia-caps/nvidia-cap3" "$dev/nvidia-caps/nvidia-cap4"
+	OPENSHELL_GPU_UUIDS=$U1 OPENSHELL_GPU_CAPS= isolate
+	assert_success
+	for c in 3 4 5 6; do assert [ -e "$dev/nvidia-caps/nvidia-cap$c" ]; done
 }
 
 @test "ModifyDeviceFiles 1: a copy saying 0 is bound over params, so the driver makes no node again" {

@@ -318,8 +318,16 @@ static void test_argv(void)
 	strv_push(&o.gpu_uuids, "GPU-cccc");
 	deploy_run_argv(&o, &argv);
 	all = strv_join(&argv, " ");
-	ok(strstr(all, " --env=OPENSHELL_GPU_UUIDS=GPU-aaaa,GPU-cccc ") != NULL,
+	ok(strstr(all, " --env=OPENSHELL_GPU_UUIDS=GPU-aaaa,GPU-cccc ") != NULL && !strstr(all, "OPENSHELL_GPU_CAPS"),
 	   "the selection's UUIDs go to the entrypoint, which hides the other GPUs: %s", all);
+	free(all);
+	strv_free(&argv);
+	strv_push(&o.gpu_caps, "156");
+	strv_push(&o.gpu_caps, "157");
+	deploy_run_argv(&o, &argv);
+	all = strv_join(&argv, " ");
+	ok(strstr(all, " --env=OPENSHELL_GPU_CAPS=156,157 ") != NULL,
+	   "with CDI, the MIG capabilities a container given the selection got go too: %s", all);
 	free(all);
 	strv_free(&argv);
 	deploy_opts_free(&o);
