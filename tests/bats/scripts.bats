@@ -111,6 +111,16 @@ fake_run() {
 	assert_line --index 5 "check: 313 s in all files together, 143 tests"
 	run cat "$b/test-times.txt"
 	assert_line --index 0 "300.0 40 tests/bats/slow.bats"
+	# The slowest tests, from the logs bats wrote with --timing.
+	printf 'ok 1 quick in 120ms\nnot ok 2 a failing one in 95000ms\nok 3 # skip no GPU\n' >"$b/tests/bats/slow.log"
+	printf 'ok 1 a long one in 123456ms\n' >"$b/tests/bats/fast.log"
+	run "$OPENSHELL_SRCDIR/scripts/test-times" "$b"
+	assert_line "check: the 10 slowest tests:"
+	assert_line --regexp '^check: +123\.4  tests/bats/fast\.log: a long one$'
+	assert_line --regexp '^check: +95\.0  tests/bats/slow\.log: a failing one$'
+	assert_line --regexp '^check: +0\.1  tests/bats/slow\.log: quick$'
+	run cat "$b/test-times-tests.txt"
+	assert_line --index 0 "123456 tests/bats/fast.log: a long one"
 }
 
 @test "scripts/test-times: past 15 minutes a warning names the files that grew since the baseline; past 25 an error" {
