@@ -259,7 +259,6 @@ setup() {
 
 @test "a k3s that never becomes ready ends in a timeout error with diagnostics" {
 	sim_only "needs the stand-in's never-ready switch"
-	"$OPENSHELL_SRCDIR/tests/testbed/sim-image" >/dev/null
 	run --separate-stderr openshell gateway start --name nr --image openshell-cluster:sim-never-ready \
 		--port "$(free_port)" --timeout 8s
 	assert_failure 4

@@ -7,6 +7,8 @@
 setup_file() {
 	load helpers/gateway
 	gateway_suite_start --gpus 1
+	# The recipe's stages as the stand-in's images, which a suite's set leaves out.
+	sim_real_host || "$OPENSHELL_SRCDIR/tests/testbed/sim-image" --testbed >/dev/null
 	export BUILDKIT_DOCKER
 	BUILDKIT_DOCKER=$(sim_buildkit_docker)
 }

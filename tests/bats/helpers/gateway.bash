@@ -50,6 +50,8 @@ gateway_suite_stop() {
 # another bundle stage. For OPENSHELL_IMAGE_CONTEXT.
 standin_recipe() {
 	local dir=$BATS_TEST_TMPDIR/recipe
+	# The stand-in's stages, which a suite's set leaves out (sim-image --testbed).
+	"$OPENSHELL_SRCDIR/tests/testbed/sim-image" --testbed >/dev/null || return 1
 	rm -rf "$dir"
 	cp -r "$OPENSHELL_SRCDIR/deploy" "$dir"
 	sed -i 's|^BASE_IMAGE=.*|BASE_IMAGE=openshell-testbed/base:sim|' "$dir/versions.env"
