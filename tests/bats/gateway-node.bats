@@ -268,6 +268,17 @@ assert_nothing_on_for() {
 	assert_output ""
 	run docker volume ls -q --filter name=openshell-cluster-adv
 	assert_output ""
+	# Without --port a taken API port moves to the next free one; a taken
+	# flannel port is not the API's, and moving that would end, ports later,
+	# in "all in use".
+	run --separate-stderr openshell gateway start --name adv --bind 0.0.0.0 --tls-san "$UPLINK" --advertise-address "$adv"
+	assert_failure 1
+	[[ $stderr == *"port 8472/udp on 0.0.0.0, where the nodes on other hosts send pod traffic (--node-network vxlan), is already in use"* ]]
+	[[ $stderr != *"are all in use"* ]]
+	run docker ps -aq --filter name=openshell-cluster-adv
+	assert_output ""
+	run docker volume ls -q --filter name=openshell-cluster-adv
+	assert_output ""
 	# WireGuard's port is its own.
 	openshell gateway start --name adv --bind 0.0.0.0 --tls-san "$UPLINK" --advertise-address "$adv" --port "$port" \
 		--node-network wireguard >/dev/null
