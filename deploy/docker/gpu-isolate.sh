@@ -107,6 +107,7 @@ if [ -z "$given_caps" ] && [ -n "$CAPS" ]; then
 		given_caps="$given_caps $(find "$d" -name access -exec sed -n 's/^DeviceFileMinor:[[:space:]]*//p' {} + |
 			while read -r m; do case ",$CAPS," in *",$m,"*) printf '%s:%s ' "$gpu" "$m" ;; esac; done)"
 	done
+	case $given_caps in *[!\ ]*) ;; *) die "none of the MIG capabilities $CAPS is one the driver lists: the gateway would keep every instance of its GPUs; recreate it (openshell gateway start --recreate ...)" ;; esac
 fi
 [ -d "$PROC_DIR/gpus" ] ||
 	die "$PROC_DIR/gpus does not exist: the NVIDIA driver's procfs is not visible, so GPUs $UUIDS cannot be told from the others"

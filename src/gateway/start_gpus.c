@@ -6,6 +6,7 @@
 
 #include "base/exitcode.h"
 #include "base/log.h"
+#include "base/names.h"
 #include "base/xalloc.h"
 #include "docker/container.h"
 #include "gateway/gpus.h"
@@ -29,7 +30,16 @@ static int cdi_mig_caps(struct deploy_opts *o, const char *image, int timeout_ms
 	struct run_child *c = mig_caps_probe_start(image, 1, &o->gpus, timeout_ms, err);
 
 	strv_free(&o->gpu_caps);
-	return c && mig_caps_probe_finish(c, &o->gpus, &o->gpu_caps, err) == 0 ? 0 : -1;
+	if (!c || mig_caps_probe_finish(c, &o->gpus, &o->gpu_caps, err) < 0)
+		return -1;
+	/* None would keep every instance of the GPU: refused, not silent. */
+	if (!o->gpu_caps.n) {
+		cleanup_free char *sel = gpus_string(&o->gpus);
+		return os_error_set(err, OS_EXIT_NOGPU,
+				    "a container given --gpus %s through CDI gets no MIG capability node (/dev/nvidia-caps), so the gateway could not keep those instances alone; regenerate the CDI spec with '" CDI_SPEC_GENERATE "', or use --gpu-mode legacy",
+				    sel);
+	}
+	return 0;
 }
 
 /* The host's GPUs, looked at with a container of IMAGE: a selection other

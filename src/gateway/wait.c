@@ -229,7 +229,8 @@ void wait_release(struct wait_ctx *w)
 
 /* The timeout quotes the healthcheck's latest marker: looked up then,
  * with a budget of its own, since the deadline has passed. Before
- * Docker's first probe (one every 5 s, the first 5 s in) there is none,
+ * Docker's first probe (one every 30 s, the first 30 s in; every second
+ * during the start period on Docker 25 and later) there is none,
  * and the probe runs now, as `gateway status` runs it. */
 static int api_timeout(const struct wait_ctx *w, os_error *err)
 {

@@ -84,7 +84,7 @@ mig_uuids() { # GPU: its MIG devices' UUIDs
 	# the cluster was not waited for, and a short --timeout ends the rest.
 	run --separate-stderr openshell gateway verify --name onemig --timeout 10s
 	assert_line --regexp "^  PASS  device-request .*; MIG capabilities nvidia-cap[0-9]+, nvidia-cap[0-9]+: exactly a container's given --gpus $mig\$"
-	for m in $given; do assert_line --partial "nvidia-cap$m"; done
+	for m in $given; do assert_line --regexp "[ ,]nvidia-cap$m[,:]"; done
 	# A sibling's node made again (as a driver allowed to modify device
 	# files would), then a node of another GPU's instance: each a fail.
 	major=$(sed -n 's/^caps-major //p' "$SIM_HOST_DIR/gpus")

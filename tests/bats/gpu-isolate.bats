@@ -100,18 +100,20 @@ isolate() {
 @test "MIG devices given one by one through CDI (no tmpfs): the capabilities start found, OPENSHELL_GPU_CAPS, are kept" {
 	# What an unprivileged container given the same CDI devices got: GPU
 	# instance 2 of GPU 1 (minor 0) and its compute instance. Capability 9
-	# is no GPU's: it decides nothing.
-	OPENSHELL_GPU_UUIDS=$U1 OPENSHELL_GPU_CAPS=5,6,9 isolate
+	# is no GPU's: it decides nothing. The CDI hook's bind over params alone
+	# is no tmpfs of the hook's: the driver's whole list is not "given".
+	OPENSHELL_GPU_UUIDS=$U1 OPENSHELL_GPU_CAPS=5,6,9 isolate "printf 'ModifyDeviceFiles: 0\n' >'$root/params0' &&
+		mount --bind '$root/params0' '$proc/params'"
 	assert_success
 	for c in 5 6; do assert [ -e "$dev/nvidia-caps/nvidia-cap$c" ]; done
 	for c in 3 4; do assert [ ! -e "$dev/nvidia-caps/nvidia-cap$c" ]; done
 	assert [ -e "$dev/nvidia-caps/nvidia-cap1" ]
 	assert_output --partial "removed the host's others: /dev/nvidia2 /dev/nvidia-caps/nvidia-cap3 /dev/nvidia-caps/nvidia-cap4 /dev/nvidia1"
-	# Without them (a selection of whole GPUs), every instance stays.
+	# None the driver lists: an error, not a gateway with every instance.
 	touch "$dev/nvidia-caps/nvidia-cap3" "$dev/nvidia-caps/nvidia-cap4"
-	OPENSHELL_GPU_UUIDS=$U1 OPENSHELL_GPU_CAPS= isolate
-	assert_success
-	for c in 3 4 5 6; do assert [ -e "$dev/nvidia-caps/nvidia-cap$c" ]; done
+	OPENSHELL_GPU_UUIDS=$U1 OPENSHELL_GPU_CAPS=9 isolate
+	assert_failure 1
+	[[ $stderr == *"none of the MIG capabilities 9 is one the driver lists"* ]]
 }
 
 @test "ModifyDeviceFiles 1: a copy saying 0 is bound over params, so the driver makes no node again" {

@@ -50,7 +50,7 @@ static void test_record_round_trip(void)
 	ok(strstr(json, "\"gpus\":\tnull") || strstr(json, "\"gpus\": null") || strstr(json, "\"gpus\":null"),
 	   "a node without GPUs has a null selection in its file");
 	is_int(node_record_parse(json, strlen(json), &out, &err), 0, "and parses");
-	ok(out.gpu == 0 && out.gpus.kind == GPUS_ALL && out.gpus.ids.n == 0, "with no selection");
+	is_int(out.gpu, 0, "without GPUs");
 	node_record_free(&out);
 	free(json);
 }
