@@ -166,9 +166,10 @@ int gpus_equal(const struct gpus *a, const struct gpus *b)
 int gpus_of_container(const struct gw_container *c, struct gpus *out, os_error *err)
 {
 	cleanup_free char *text = NULL;
+	int labelled = c->gpu_cdi && c->gpus_label && *c->gpus_label;
 	os_error e = { 0 };
 
-	if (c->gpu_cdi && c->gpus_label && *c->gpus_label)
+	if (labelled)
 		text = xstrdup(c->gpus_label);
 	else if (c->gpu_devices && *c->gpu_devices)
 		text = xasprintf("device=%s", c->gpu_devices);
@@ -176,8 +177,8 @@ int gpus_of_container(const struct gw_container *c, struct gpus *out, os_error *
 		text = c->gpu_count < 0 ? xstrdup("all") : xasprintf("%lld", c->gpu_count);
 	if (gpus_parse(text, out, &e) == 0)
 		return 0;
-	os_error_set(err, OS_EXIT_FAILURE, "the container's GPU selection does not read (label %s edited?): %s",
-		     LABEL_GPUS, e.msg);
+	os_error_set(err, OS_EXIT_FAILURE, "the container's GPU selection (%s) does not read: %s",
+		     labelled ? "its label " LABEL_GPUS ", edited?" : "its DeviceRequest", e.msg);
 	os_error_clear(&e);
 	return -1;
 }

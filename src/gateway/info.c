@@ -143,11 +143,6 @@ const struct gpus *gateway_gpus(const struct gateway *gw)
 	return gw->has_gpus ? &gw->gpus : NULL;
 }
 
-char *gateway_gpus_named(const struct gateway *gw)
-{
-	return gw->has_gpus && gw->gpus.kind != GPUS_ALL ? gpus_string(&gw->gpus) : NULL;
-}
-
 void gateway_json_common(cJSON *obj, const struct gateway *gw)
 {
 	const struct gpus *gpus = gateway_gpus(gw);

@@ -48,11 +48,6 @@ const char *gateway_metadata_problem(const struct gateway *gw);
  * GPUs or when it does not read. */
 const struct gpus *gateway_gpus(const struct gateway *gw);
 
-/* That selection as --gpus takes it ("2", "0,2") when it is not all of
- * the host's GPUs, the usual case that says nothing more; else NULL
- * (owned). */
-char *gateway_gpus_named(const struct gateway *gw);
-
 /* Add the fields status and list share: name, container, state, gpu, gpus
  * (gpus_json()), gpu_mode, mig_strategy, node_network, server, kubeconfig,
  * metadata_error (absent values as null). */

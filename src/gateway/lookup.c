@@ -148,6 +148,11 @@ void gateway_read_container(struct gateway *gw)
 	os_error_clear(&e);
 }
 
+char *gateway_gpus_named(const struct gateway *gw)
+{
+	return gw->has_gpus && gw->gpus.kind != GPUS_ALL ? gpus_string(&gw->gpus) : NULL;
+}
+
 int gateway_require_running(const struct gateway *gw, os_error *err)
 {
 	cleanup_free char *gpus = NULL, *opt = NULL;
@@ -155,7 +160,7 @@ int gateway_require_running(const struct gateway *gw, os_error *err)
 	if (gw->c.exists && gw->c.running)
 		return 0;
 	/* The same GPUs again: another request is refused for a kept gateway. */
-	gpus = gw->has_gpus && gw->gpus.kind != GPUS_ALL ? gpus_string(&gw->gpus) : NULL;
+	gpus = gateway_gpus_named(gw);
 	opt = gpus ? xasprintf(" --gpus %s", gpus) : xstrdup(gateway_wants_gpu(gw) ? " --gpu" : "");
 	return os_error_set(err, OS_EXIT_FAILURE,
 			    "gateway '%s' is not running (%s); start it with 'openshell gateway start --name %s%s'",

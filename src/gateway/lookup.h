@@ -37,6 +37,11 @@ struct gateway {
  * the GPU selection. */
 void gateway_read_container(struct gateway *gw);
 
+/* That selection as --gpus takes it ("2", "0,2") when it is not all of
+ * the host's GPUs, the usual case that says nothing more; else NULL
+ * (owned). */
+char *gateway_gpus_named(const struct gateway *gw);
+
 /* Fails with OS_EXIT_USAGE for a bad name, OS_EXIT_NOTFOUND when neither
  * container nor metadata exists, OS_EXIT_CONFLICT when the container of
  * that name is not openshell's. */

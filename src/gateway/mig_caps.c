@@ -11,8 +11,6 @@
 #include "gateway/gpu_mode.h"
 #include "gateway/mig_caps.h"
 
-#define CAP_NODE "nvidia-cap"
-
 int mig_caps_named(const struct gpus *sel)
 {
 	for (size_t i = 0; sel->kind == GPUS_DEVICES && i < sel->ids.n; i++)
@@ -58,8 +56,8 @@ int mig_caps_probe_finish(struct run_child *c, const struct gpus *sel, struct st
 		rc = run_failure(err, OS_EXIT_FAILURE, &res,
 				 "cannot tell which MIG capabilities a container given --gpus %s gets", which);
 	for (char *line = rc == 0 ? strtok_r(res.out, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save))
-		if (strncmp(line, CAP_NODE, strlen(CAP_NODE)) == 0 && line[strlen(CAP_NODE)])
-			strv_push(minors, line + strlen(CAP_NODE));
+		if (strncmp(line, MIG_CAP_NODE, strlen(MIG_CAP_NODE)) == 0 && line[strlen(MIG_CAP_NODE)])
+			strv_push(minors, line + strlen(MIG_CAP_NODE));
 	run_result_free(&res);
 	return rc;
 }

@@ -17,6 +17,9 @@
 #include "base/strv.h"
 #include "gateway/gpus.h"
 
+/* A MIG capability's device node, /dev/nvidia-caps/MIG_CAP_NODE<minor>. */
+#define MIG_CAP_NODE "nvidia-cap"
+
 /* Does SEL name a MIG device (MIG-…)? */
 int mig_caps_named(const struct gpus *sel);
 

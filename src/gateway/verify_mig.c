@@ -10,8 +10,6 @@
 #include "gateway/mig_caps.h"
 #include "gateway/verify_checks.h"
 
-#define CAP_NODE "nvidia-cap"
-
 int verify_mig_start(const struct gateway *gw, struct gpu_looks *l, os_error *err)
 {
 	if (!l->want || !mig_caps_named(l->want))
@@ -45,7 +43,7 @@ static int probe_finish(struct gpu_looks *l, const struct gpu_driver *d, struct 
 	}
 	for (size_t i = 0; i < minors.n; i++)
 		if (cap_of(d, atoi(minors.v[i])))
-			strv_pushf(given, CAP_NODE "%s", minors.v[i]);
+			strv_pushf(given, MIG_CAP_NODE "%s", minors.v[i]);
 	l->mig_call = NULL;
 	strv_free(&minors);
 	os_error_clear(&e);
@@ -60,7 +58,7 @@ static void judge_caps(const struct gpu_driver *d, const struct strv *given, int
 	for (size_t i = 0; i < d->n_caps; i++) {
 		const struct gpu_cap *cap = &d->caps[i];
 		cleanup_free char *gpu = xasprintf("%d", cap->gpu);
-		cleanup_free char *name = xasprintf(CAP_NODE "%d", cap->minor);
+		cleanup_free char *name = xasprintf(MIG_CAP_NODE "%d", cap->minor);
 
 		if (cap->held && !strv_has(&d->gpu_nodes, gpu))
 			strv_pushf(foreign, "/dev/nvidia-caps/%s (of /dev/nvidia%d)", name, cap->gpu);
@@ -68,7 +66,7 @@ static void judge_caps(const struct gpu_driver *d, const struct strv *given, int
 			strv_pushf(extra, "/dev/nvidia-caps/%s", name);
 	}
 	for (size_t i = 0; probed && i < given->n; i++) {
-		const struct gpu_cap *cap = cap_of(d, atoi(given->v[i] + strlen(CAP_NODE)));
+		const struct gpu_cap *cap = cap_of(d, atoi(given->v[i] + strlen(MIG_CAP_NODE)));
 		if (cap && !cap->held)
 			strv_pushf(missing, "/dev/nvidia-caps/%s", given->v[i]);
 	}
