@@ -55,6 +55,9 @@ static char *gpu_missing(const struct gpu_state *g)
 	if (g->stale)
 		return xasprintf("the node's status (posted %s) predates the container's last start: its kubelet has not posted it since",
 				 g->heartbeat ? g->heartbeat : "?");
+	if (g->mig_capacity < g->want_mig)
+		return xasprintf("the node holds %lld of the %lld MIG devices of the gateway's GPUs: under --mig-strategy mixed the device plugin registers each MIG profile as a resource of its own, and has not registered them all (its log is below)",
+				 g->mig_capacity, g->want_mig);
 	cleanup_free char *sick = kube_gpus_unhealthy(g->allocatable, g->capacity);
 	if (!gpu_sharing_met(g))
 		return xasprintf("the node's allocatable nvidia.com/gpu is %lld, not the %lld that --gpu-sharing makes (%s)",

@@ -41,13 +41,13 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Add one node's MIG resources to the sums in out ("NAME=N"). */
-static long long add_node(const cJSON *node, struct strv *out)
+/* Add one node's MIG resources in status.FIELD to the sums in out ("NAME=N"). */
+static long long add_node(const cJSON *node, const char *field, struct strv *out)
 {
 	const cJSON *q;
 	long long total = 0;
 
-	cJSON_ArrayForEach(q, json_get(node, "status", "allocatable", NULL)) {
+	cJSON_ArrayForEach(q, json_get(node, "status", field, NULL)) {
 		char *end;
 		long long n = cJSON_IsString(q) ? strtoll(q->valuestring, &end, 10) : -1;
 		size_t len = strlen(q->string ? q->string : "");
@@ -71,19 +71,31 @@ static long long add_node(const cJSON *node, struct strv *out)
 	return total;
 }
 
-long long mig_resources(const cJSON *nodes, struct strv *out)
+static long long add_nodes(const cJSON *nodes, const char *field, struct strv *out)
 {
 	const cJSON *items = json_get(nodes, "items", NULL);
 	const cJSON *node;
 	long long total = 0;
 
 	if (!items && cJSON_IsObject(nodes))
-		total = add_node(nodes, out);
+		total = add_node(nodes, field, out);
 	cJSON_ArrayForEach(node, items)
-		total += add_node(node, out);
+		total += add_node(node, field, out);
+	return total;
+}
+
+long long mig_resources(const cJSON *nodes, struct strv *out)
+{
+	long long total = add_nodes(nodes, "allocatable", out);
+
 	if (out && out->n > 1)
 		qsort(out->v, out->n, sizeof(*out->v), by_name);
 	return total;
+}
+
+long long mig_capacity(const cJSON *nodes)
+{
+	return add_nodes(nodes, "capacity", NULL);
 }
 
 long long mig_count(const struct strv *mig)

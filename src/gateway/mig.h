@@ -33,6 +33,9 @@ enum mig_strategy mig_strategy_of_env(const char *value);
  * OUT unless it is NULL; their total. */
 long long mig_resources(const cJSON *nodes, struct strv *out);
 
+/* The MIG devices they hold, healthy or not: the kubelet's capacity. */
+long long mig_capacity(const cJSON *nodes);
+
 /* Their total. */
 long long mig_count(const struct strv *mig);
 

@@ -337,6 +337,29 @@ static int label_mps(const char *ctr, int mps, long long deadline, int timeout_m
 	return rc;
 }
 
+static long long mig_devices(const struct host_gpus *h)
+{
+	long long n = 0;
+
+	for (int i = 0; i < h->n; i++)
+		n += (long long)h->v[i].migs.n;
+	return n;
+}
+
+/* Under mixed the plugin registers each MIG profile as a resource of its
+ * own, after nvidia.com/gpu, and the kubelet may post them in separate
+ * status updates: the node is ready once it holds every MIG device of
+ * the container's GPUs. */
+static int want_mig(const char *ctr, int timeout_ms, struct sharing_want *want, os_error *err)
+{
+	struct host_gpus h = { 0 };
+	int rc = container_gpus(ctr, timeout_ms, &h, err);
+
+	want->mig = rc < 0 ? 0 : mig_devices(&h);
+	host_gpus_free(&h);
+	return rc;
+}
+
 int sharing_configure(const char *ctr, const struct sharing *s, enum mig_strategy mig, const char *release,
 		      long long deadline, int timeout_ms, struct sharing_want *want, os_error *err)
 {
@@ -346,7 +369,7 @@ int sharing_configure(const char *ctr, const struct sharing *s, enum mig_strateg
 
 	memset(want, 0, sizeof(*want));
 	if (!s)
-		return 0;   /* as it is */
+		return mig == MIG_MIXED ? want_mig(ctr, timeout_ms, want, err) : 0;
 	what = sharing_string(s);
 	log_step("setting GPU sharing to %s", what);
 	/* The container's GPUs first: what MPS cannot share is refused before
@@ -359,6 +382,7 @@ int sharing_configure(const char *ctr, const struct sharing *s, enum mig_strateg
 	want->changed = 1;
 	want->allocatable = (long long)gpus_plugin_devices(&h, mig) * s->replicas;
 	want->mps = s->mps;
+	want->mig = mig == MIG_MIXED ? mig_devices(&h) : 0;
 	log_step_done(1);
 	rc = 0;
 out:

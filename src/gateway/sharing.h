@@ -88,19 +88,21 @@ int sharing_needs_gpus(const struct sharing *s, enum mig_strategy m);
 int sharing_check_gpus(const struct sharing *s, enum mig_strategy m, const struct host_gpus *h,
 		       const struct strv *uuids, os_error *err);
 
-/* What a sharing change makes the node advertise. */
+/* What a sharing change, or the mixed strategy, makes the node advertise. */
 struct sharing_want {
 	int changed;             /* a change was asked for; else any count will do */
 	long long allocatable;   /* with it: nvidia.com/gpu (0 when no whole GPU is left) */
 	int mps;                 /* by MPS: once the chart's MPS control daemon is up */
+	long long mig;           /* mixed: the MIG devices of the container's GPUs, each
+				  * profile a resource the plugin registers apart */
 };
 
 /* --gpu-sharing S on gateway container CTR: apply (or, for none, delete)
  * the HelmChartConfig, label the node for MPS (or not), and say what
  * allocatable it makes: the devices the plugin advertises for the
  * container's GPUs under the MIG strategy (gateway/gpus.h) x replicas. S
- * NULL: nothing to change, *want all 0. The node it labels may come
- * until DEADLINE; each call has timeout_ms. */
+ * NULL: nothing to change, *want all 0 but its MIG devices under mixed.
+ * The node it labels may come until DEADLINE; each call has timeout_ms. */
 int sharing_configure(const char *ctr, const struct sharing *s, enum mig_strategy mig, const char *release,
 		      long long deadline, int timeout_ms, struct sharing_want *want, os_error *err);
 

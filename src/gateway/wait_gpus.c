@@ -44,7 +44,8 @@
 static int gpu_ready(const struct gpu_state *g)
 {
 	return g->runtime_class > 0 && g->rt.nvidia && g->plugin_found && g->ds.desired > 0 &&
-	       g->ds.ready == g->ds.desired && (g->allocatable > 0 || g->mig > 0) && gpu_sharing_met(g);
+	       g->ds.ready == g->ds.desired && (g->allocatable > 0 || g->mig > 0) && gpu_sharing_met(g) &&
+	       g->mig_capacity >= g->want_mig;
 }
 
 /* The nodes' facts, from a List that holds them. */
@@ -57,6 +58,7 @@ static void read_node_facts(const cJSON *list, struct gpu_state *g)
 	g->capacity = kube_nodes_capacity_gpus(list);
 	strv_free(&g->migs);
 	g->mig = mig_resources(list, &g->migs);
+	g->mig_capacity = mig_capacity(list);
 }
 
 struct gpu_wait {
@@ -105,7 +107,7 @@ static void read_facts(struct gpu_wait *gw)
 	if (!g->plugin_found || g->ds.desired == 0 || g->ds.ready < g->ds.desired)
 		return;
 	phases_mark(gw->w->phases, PHASE_PLUGIN);
-	if (g->allocatable > 0 || g->mig > 0)
+	if ((g->allocatable > 0 || g->mig > 0) && g->mig_capacity >= g->want_mig)
 		phases_mark(gw->w->phases, PHASE_GPUS);
 }
 
@@ -328,7 +330,7 @@ int wait_gpus(struct wait_ctx *w, const struct sharing_want *want, struct wait_f
 	      struct strv *mig, os_error *err)
 {
 	struct gpu_state g = { .allocatable = -1, .runtime_class = -1, .want_set = want->changed,
-			       .want = want->allocatable, .mps_sharing = want->mps };
+			       .want = want->allocatable, .mps_sharing = want->mps, .want_mig = want->mig };
 	struct gpu_wait gw = { .w = w, .g = &g, .file = file, .nodes = { .resource = "nodes" },
 			       .sets = { .resource = "daemonsets", .ns = DEVICE_PLUGIN_NAMESPACE },
 			       .next_tick = clock_ms() + GPU_TICK_FIRST_MS, .delay_ms = GPU_TICK_FIRST_MS };

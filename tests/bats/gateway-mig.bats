@@ -105,8 +105,13 @@ mig_uuids() { # GPU: its MIG devices' UUIDs
 }
 
 @test "mixed: each profile is a resource of its own; status shows them; the smoke pod gets a MIG device" {
-	run --separate-stderr openshell gateway start --gpu --mig-strategy mixed --name mixed --image "$IMAGE" \
-		--port "$(free_port)" --json
+	# The plugin registers nvidia.com/gpu, then each profile, and the node
+	# may be posted between them: start waits for every MIG device.
+	cid=$(docker create "$IMAGE")
+	docker commit --change 'ENV SIM_PLUGIN_REGISTER_GAP=2' "$cid" openshell-cluster:sim-mig-gap >/dev/null
+	docker rm "$cid" >/dev/null
+	run --separate-stderr openshell gateway start --gpu --mig-strategy mixed --name mixed \
+		--image openshell-cluster:sim-mig-gap --port "$(free_port)" --json
 	assert_success
 	assert_equal "$(jq -c '[.mig_strategy, .gpus_allocatable, .mig_allocatable]' <<<"$output")" \
 		'["mixed",1,{"nvidia.com/mig-1g.10gb":4,"nvidia.com/mig-3g.40gb":1}]'

@@ -354,6 +354,13 @@ static void test_mig_resources(void)
 	free(got);
 	strv_free(&r);
 	cJSON_Delete(j);
+	/* The capacity holds the sick ones too: the wait counts it, so that a
+	 * MIG device marked unhealthy does not hold the start up. */
+	j = cJSON_Parse("{\"kind\":\"Node\",\"status\":{\"capacity\":{\"nvidia.com/mig-1g.10gb\":\"2\","
+			"\"nvidia.com/gpu\":\"1\"},\"allocatable\":{\"nvidia.com/mig-1g.10gb\":\"1\"}}}");
+	is_int((int)mig_capacity(j), 2, "one Node: its capacity's MIG devices, healthy or not");
+	is_int((int)mig_resources(j, NULL), 1, "and its allocatable ones");
+	cJSON_Delete(j);
 }
 
 int main(void)

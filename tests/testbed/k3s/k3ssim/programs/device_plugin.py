@@ -261,7 +261,14 @@ def main(ctx):
         if replicas > 1 and "nvidia.com/gpu" in res:
             res["nvidia.com/gpu"] = ["%s::%d" % (g, k) for g in res["nvidia.com/gpu"] for k in range(replicas)]
         plugin = Plugin(strategy)
-        for r in sorted(res, key=lambda x: (x != "nvidia.com/gpu", x)):
+        for k, r in enumerate(sorted(res, key=lambda x: (x != "nvidia.com/gpu", x))):
+            # Each resource is a plugin of its own, started and registered
+            # in turn (main.go startPlugins): the kubelet may post the node
+            # between two of them.
+            if k and config.PLUGIN_REGISTER_GAP:
+                ctx.kubelet.wake.set()
+                if ctx.sleep(config.PLUGIN_REGISTER_GAP):
+                    return 0
             sock = "nvidia-gpu.sock" if r == "nvidia.com/gpu" else "nvidia-%s.sock" % r.split("/", 1)[1]
             _klog(ctx, "I", "server.go:146", "Starting to serve '%s' on /var/lib/kubelet/device-plugins/%s" % (r, sock))
             ctx.kubelet.devices.register(r, {d: True for d in res[r]}, plugin)
