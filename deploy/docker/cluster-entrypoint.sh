@@ -37,6 +37,8 @@ K3S_BIN="${K3S_BIN:-/usr/local/bin/k3s}"
 DEV_DIR="${OPENSHELL_DEV_DIR:-/dev}"
 GPU_ISOLATE="${OPENSHELL_GPU_ISOLATE:-/usr/local/bin/gpu-isolate.sh}"
 RUNTIME_CONFIG="${OPENSHELL_NVIDIA_RUNTIME_CONFIG:-/etc/nvidia-container-runtime/config.toml}"
+PROC_DRIVER_DIR="${OPENSHELL_PROC_DRIVER_DIR:-/proc/driver/nvidia}"
+CONTAINERD_DIR="$K3S_DATA_DIR/agent/etc/containerd"
 # The mount made shared ("" leaves propagation alone: tests on a host).
 SHARED_MOUNT="${OPENSHELL_SHARED_MOUNT-/}"
 GPU_ENABLED="${GPU_ENABLED:-}"
@@ -172,8 +174,9 @@ secure_runtime_config() {
 # k3s looks them up (pkg/agent/containerd/runtimes.go); a drop-in table for
 # a runtime k3s does not configure would make one without a type.
 containerd_dropin() {
-	dir=$K3S_DATA_DIR/agent/etc/containerd/config-v3.toml.d
+	dir=$CONTAINERD_DIR/config-v3.toml.d
 	mkdir -p "$dir" || die "cannot create $dir"
+	spec=$(runc_base_spec)
 	{
 		printf '# Written by the openshell cluster image at every start; see cluster-entrypoint.sh.\n'
 		printf 'version = 3\n'
@@ -184,9 +187,66 @@ containerd_dropin() {
 			esac
 			printf "\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.'%s']\n" "${rt%%:*}"
 			printf '  privileged_without_host_devices = true\n'
+			[ "$rt" != runc ] || [ -z "$spec" ] || printf "  base_runtime_spec = '%s'\n" "$spec"
 		done
 	} >"$dir/openshell.toml.tmp.$$" || die "cannot write $dir/openshell.toml"
 	mv -f "$dir/openshell.toml.tmp.$$" "$dir/openshell.toml" || die "cannot rename $dir/openshell.toml.tmp.$$"
+}
+
+# A pod's procfs is its own, so where the driver is (its params in this
+# container's procfs), a runc pod would read ModifyDeviceFiles: 1, whatever
+# gpu-isolate.sh bound over this container's: the kernel's. The nvidia
+# runtimes mask it in their pods; for runc, containerd's base OCI spec
+# (base_runtime_spec, read once at its start: plugins/cri/runtime/
+# plugin.go) carries the toolkit's own hook, nvidia-cdi-hook
+# disable-device-node-modification, as a createContainer hook, which binds
+# a copy saying 0 in the container's mount namespace (runc itself refuses
+# any bind inside /proc: libcontainer/rootfs_linux.go checkProcMount). The
+# spec is containerd's default (oci/spec.go populateDefaultUnixSpec) less
+# what CRI takes out of it when no base spec is named (rlimits, apparmor,
+# seccomp: WithoutDefaultSecuritySettings), so that pods differ by the
+# hook alone; CRI sets the rest per pod. Prints the spec's path, or
+# nothing where no driver is or the toolkit has no hook.
+runc_base_spec() {
+	[ -f "$PROC_DRIVER_DIR/params" ] || return 0
+	hook=$(PATH=/usr/local/nvidia/toolkit:$PATH command -v nvidia-cdi-hook 2>/dev/null) || {
+		log "warning: no nvidia-cdi-hook (NVIDIA Container Toolkit 1.18 or later): runc pods read ModifyDeviceFiles: 1, though their device cgroup lets them open no GPU" >&2
+		return 0
+	}
+	spec=$CONTAINERD_DIR/openshell-runc-spec.json
+	caps='"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD", "CAP_NET_RAW", "CAP_SETGID", "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE"'
+	cat >"$spec.tmp.$$" <<-SPEC || die "cannot write $spec"
+	{
+	  "ociVersion": "1.2.0",
+	  "process": {
+	    "user": { "uid": 0, "gid": 0 },
+	    "cwd": "/",
+	    "capabilities": { "bounding": [$caps], "effective": [$caps], "permitted": [$caps] },
+	    "noNewPrivileges": true
+	  },
+	  "root": { "path": "rootfs" },
+	  "mounts": [
+	    { "destination": "/proc", "type": "proc", "source": "proc", "options": ["nosuid", "noexec", "nodev"] },
+	    { "destination": "/dev", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "strictatime", "mode=755", "size=65536k"] },
+	    { "destination": "/dev/pts", "type": "devpts", "source": "devpts", "options": ["nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"] },
+	    { "destination": "/dev/shm", "type": "tmpfs", "source": "shm", "options": ["nosuid", "noexec", "nodev", "mode=1777", "size=65536k"] },
+	    { "destination": "/dev/mqueue", "type": "mqueue", "source": "mqueue", "options": ["nosuid", "noexec", "nodev"] },
+	    { "destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid", "noexec", "nodev", "ro"] },
+	    { "destination": "/run", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "strictatime", "mode=755", "size=65536k"] }
+	  ],
+	  "hooks": {
+	    "createContainer": [ { "path": "$hook", "args": ["nvidia-cdi-hook", "disable-device-node-modification"] } ]
+	  },
+	  "linux": {
+	    "resources": { "devices": [ { "allow": false, "access": "rwm" } ] },
+	    "namespaces": [ { "type": "pid" }, { "type": "ipc" }, { "type": "uts" }, { "type": "mount" }, { "type": "network" } ],
+	    "maskedPaths": ["/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "/sys/devices/virtual/powercap", "/proc/scsi"],
+	    "readonlyPaths": ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"]
+	  }
+	}
+	SPEC
+	mv -f "$spec.tmp.$$" "$spec" || die "cannot rename $spec.tmp.$$"
+	printf '%s\n' "$spec"
 }
 
 # A pod's Bidirectional mount (the chart's MPS control daemon mounts

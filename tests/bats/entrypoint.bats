@@ -4,6 +4,7 @@
 
 load helpers/assert
 
+bats_require_minimum_version 1.5.0
 SCRIPT=$BATS_TEST_DIRNAME/../../deploy/docker/cluster-entrypoint.sh
 REAL_GPU_MANIFESTS=$BATS_TEST_DIRNAME/../../deploy/kube/gpu-manifests
 REAL_VERSIONS=$BATS_TEST_DIRNAME/../../deploy/versions.env
@@ -274,4 +275,31 @@ mine.tar"
 	PATH=/usr/bin:/bin entrypoint server
 	run grep -c privileged_without_host_devices "$f"
 	assert_output 1
+}
+
+@test "where the driver is, runc's base OCI spec runs the toolkit's disable-device-node-modification hook" {
+	bin=$BATS_TEST_TMPDIR/bin
+	mkdir -p "$bin" "$OPENSHELL_PROC_DRIVER_DIR"
+	printf '#!/bin/sh\n' >"$bin/nvidia-cdi-hook"
+	chmod +x "$bin/nvidia-cdi-hook"
+	printf 'ModifyDeviceFiles: 1\n' >"$OPENSHELL_PROC_DRIVER_DIR/params"
+	PATH=$bin:$PATH entrypoint server
+	f=$K3S_DATA_DIR/agent/etc/containerd/config-v3.toml.d/openshell.toml
+	spec=$K3S_DATA_DIR/agent/etc/containerd/openshell-runc-spec.json
+	run python3 -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["plugins"]["io.containerd.cri.v1.runtime"]["containerd"]["runtimes"]["runc"]["base_runtime_spec"])' "$f"
+	assert_output "$spec"
+	# containerd's default spec less what CRI drops without a base spec, and the hook.
+	run jq -c '[.hooks.createContainer, .process.rlimits, .process.apparmorProfile, .linux.seccomp, [.mounts[].destination], .linux.resources.devices]' "$spec"
+	assert_output '[[{"path":"'"$bin"'/nvidia-cdi-hook","args":["nvidia-cdi-hook","disable-device-node-modification"]}],null,null,null,["/proc","/dev","/dev/pts","/dev/shm","/dev/mqueue","/sys","/run"],[{"allow":false,"access":"rwm"}]]'
+	# No hook in the image: no base spec, and a warning that says what follows.
+	# (gpu-isolate.sh then stops at this tree's procfs, which has no gpus/)
+	run --separate-stderr env PATH=/usr/bin:/bin busybox sh "$SCRIPT" server
+	[[ $stderr == *"warning: no nvidia-cdi-hook (NVIDIA Container Toolkit 1.18 or later): runc pods read ModifyDeviceFiles: 1"* ]]
+	run grep -c base_runtime_spec "$f"
+	assert_output 0
+	# No driver: nothing to mask.
+	rm "$OPENSHELL_PROC_DRIVER_DIR/params"
+	PATH=$bin:$PATH entrypoint server
+	run grep -c base_runtime_spec "$f"
+	assert_output 0
 }

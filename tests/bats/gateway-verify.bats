@@ -94,6 +94,25 @@ setup() {
 	gw_kubectl vg delete pod hog --namespace default >/dev/null
 }
 
+runc_pod_running() {
+	[[ $(gw_kubectl vg get pod params --namespace default -o jsonpath='{.status.phase}') == Running ]]
+}
+
+@test "a runc pod, privileged too, reads ModifyDeviceFiles 0: the image's base spec runs the toolkit's hook" {
+	# A pod's procfs is its own: beneath the hook's bind it has the
+	# kernel's params, which a privileged pod can uncover.
+	smoke=$(sed -n 's/^SMOKE_IMAGE=//p' "$OPENSHELL_SRCDIR/deploy/versions.env")
+	pod='{"apiVersion":"v1","kind":"Pod","metadata":{"name":"params","namespace":"default"},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"'$smoke'","command":["sh","-c","grep ^ModifyDeviceFiles /proc/driver/nvidia/params; sleep 600"],"securityContext":{"privileged":true}}]}}'
+	docker exec -i openshell-cluster-vg kubectl apply -f - <<<"$pod" >/dev/null
+	eventually runc_pod_running
+	run gw_kubectl vg logs params --namespace default
+	assert_output 'ModifyDeviceFiles: 0'
+	run gw_kubectl vg exec params --namespace default -- sh -c 'umount /proc/driver/nvidia/params && grep ^ModifyDeviceFiles /proc/driver/nvidia/params'
+	assert_success
+	assert_output 'ModifyDeviceFiles: 1'
+	gw_kubectl vg delete pod params --namespace default --wait=false >/dev/null
+}
+
 @test "a crash-looping device plugin fails the device-plugin check with its logs" {
 	sim_only "needs the stand-in's crash-loop switch"
 	background_start --gpu --name vc --image openshell-cluster:sim-plugin-crashloop --port "$(free_port)"

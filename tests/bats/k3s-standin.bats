@@ -56,7 +56,7 @@ teardown_file() {
 # loaded machine one left running would slow every test after it.
 # One docker call for all of them: eight a test cost the file 300 calls.
 teardown() {
-	docker rm -f openshell-cluster-{crds,cdi,mps,multi,multi2,privdev} openshell-agent-{a1,bad} >/dev/null 2>&1 || true
+	docker rm -f openshell-cluster-{crds,cdi,mps,multi,multi2,privdev,badspec} openshell-agent-{a1,bad} >/dev/null 2>&1 || true
 }
 
 kx() {
@@ -834,6 +834,10 @@ server_ip() {
 	docker rm -f openshell-agent-bad >/dev/null
 }
 
+docker_logs_have() {
+	docker logs "openshell-cluster-$1" 2>&1 | grep -qF "$2"
+}
+
 pod_ended() {
 	[[ $(kx "$1" get pod "$2" -o jsonpath='{.status.phase}') == @(Succeeded|Failed) ]]
 }
@@ -863,4 +867,18 @@ privileged_pod() {
 	refute_output --partial openshell.toml
 	run privileged_pod privdev
 	assert_equal "$(grep -c '^GPU ' <<<"$output")" 2
+}
+
+@test "a base_runtime_spec containerd cannot read stops its CRI plugin: k3s waits for it, and no node registers" {
+	# plugins/cri/runtime/plugin.go loadBaseOCISpecs, at the plugin's start;
+	# k3s's pkg/agent/cri WaitForService then waits for ever.
+	d=/var/lib/rancher/k3s/agent/etc/containerd/config-v3.toml.d
+	start badspec --no-healthcheck --entrypoint sh "$SIM_K3S_IMAGE" -c \
+		"mkdir -p $d && printf '%s\n' 'version = 3' \"[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.'runc']\" \"base_runtime_spec = '/gone.json'\" >$d/x.toml && exec k3s \"\$@\"" k3s
+	wait_for 60 kx badspec get namespaces
+	wait_for 30 docker_logs_have badspec 'Waiting for containerd startup: rpc error: code = Unimplemented desc = unknown service runtime.v1.RuntimeService'
+	run docker logs openshell-cluster-badspec
+	assert_output --partial 'failed to load plugin io.containerd.cri.v1.runtime: failed to create load basic oci spec: failed to load base OCI spec from file: /gone.json'
+	run kx badspec get nodes -o name
+	assert_output ''
 }

@@ -2,6 +2,7 @@
 patches, selectors, the store's watch history, printing, Helm's values.
 Each case is a rule of the real source its module names."""
 
+import json
 import os
 import sys
 import tempfile
@@ -202,6 +203,50 @@ class NvidiaRuntime(unittest.TestCase):
         self.assertEqual(containerd.runtime_options()["runc"],
                          {"runtime_type": "io.containerd.runc.v2", "options": {"SystemdCgroup": False},
                           "privileged_without_host_devices": True})
+
+    def test_a_base_spec_is_read_once_and_a_bad_one_stops_the_cri_plugin(self):
+        # plugins/cri/runtime/plugin.go loadBaseOCISpecs: os.Open, a JSON decode.
+        from k3ssim.kubelet import containerd
+        good = os.path.join(self.dir, "spec.json")
+        with open(good, "w", encoding="utf-8") as f:
+            json.dump({"hooks": {"createContainer": [{"path": "/usr/bin/nvidia-cdi-hook",
+                                                      "args": ["nvidia-cdi-hook", "disable-device-node-modification"]}]}},
+                      f)
+        opts = {"runc": {"base_runtime_spec": good}, "nvidia": {}}
+        specs = containerd.base_specs(opts)
+        self.assertEqual(containerd.base_hooks(opts["runc"], specs)[0]["path"], "/usr/bin/nvidia-cdi-hook")
+        self.assertEqual(containerd.base_hooks(opts["nvidia"], specs), [])
+        with self.assertRaisesRegex(containerd.CRIError, "failed to open base OCI spec: .*no such file"):
+            containerd.base_specs({"runc": {"base_runtime_spec": good + ".gone"}})
+        with open(good, "w", encoding="utf-8") as f:
+            f.write("{")
+        with self.assertRaisesRegex(containerd.CRIError, "failed to parse base OCI spec file"):
+            containerd.base_specs(opts)
+
+    def test_a_runc_pod_gets_the_kernels_params_unless_a_hook_masks_them(self):
+        from k3ssim.kubelet import runtime
+        saved = self.rt.kernel_params
+        self.addCleanup(setattr, self.rt, "kernel_params", saved)
+        self.rt.kernel_params = lambda: "/run/k3s-sim/kernel-procfs/nvidia/params"
+        hook = {"path": "/usr/bin/nvidia-cdi-hook", "args": ["nvidia-cdi-hook", "disable-device-node-modification"]}
+        ns = runtime.MountNamespace()
+        self.rt.pod_procfs("runc", [hook], ns)
+        argv = ns.wrap(["cat", "/proc/driver/nvidia/params"])
+        self.assertEqual(argv[:5], ["unshare", "-m", "--propagation", "private", "sh"])
+        self.assertIn("mount --bind /run/k3s-sim/kernel-procfs/nvidia/params /proc/driver/nvidia/params", argv[6])
+        self.assertIn("/usr/bin/nvidia-cdi-hook disable-device-node-modification </dev/null", argv[6])
+        self.assertLess(argv[6].index("mount --bind"), argv[6].index("nvidia-cdi-hook"))
+        self.assertEqual(argv[-2:], ["cat", "/proc/driver/nvidia/params"])
+        # An nvidia handler's runtime masks them itself: nothing to do.
+        ns = runtime.MountNamespace()
+        self.rt.pod_procfs("nvidia", [hook], ns)
+        self.assertEqual(ns.wrap(["true"]), ["true"])
+        self.assertTrue(self.rt.masks_params("runc", [hook]))
+        self.assertFalse(self.rt.masks_params("runc", []))
+        # A hook whose program is not there fails the start as runc does.
+        self.assertIn("error running createContainer hook #0: fork/exec /nonexistent: no such file",
+                      runtime.hook_missing([{"path": "/nonexistent", "args": ["x"]}]))
+        self.assertIsNone(runtime.hook_missing([{"path": "/bin/sh", "args": ["sh"]}]))
 
     def test_refused_from_unprivileged_pods_mounts_read(self):
         self.config("accept-nvidia-visible-devices-envvar-when-unprivileged = false\n"

@@ -27,6 +27,9 @@ class Kubelet:
         self.devices = devicemanager.DeviceManager()
         self.handlers = {}
         self.runtime_options = {}
+        self.base_specs = {}
+        self.cri_error = None      # containerd's CRI plugin did not load: why
+        self._cri_said = 0.0
         self.status = node.NodeStatus(self, server, list(label_flags))
         self.lease = lease.NodeLease(self)
         network = dict(network or {})
@@ -42,10 +45,31 @@ class Kubelet:
         with the files it imports, once."""
         self.handlers = containerd.write()
         self.runtime_options = containerd.runtime_options()
+        try:
+            self.base_specs = containerd.base_specs(self.runtime_options)
+        except containerd.CRIError as e:
+            self.cri_error = str(e)
+            logs.warn('failed to load plugin io.containerd.cri.v1.runtime: %s' % e)
+
+    def base_hooks(self, handler):
+        return containerd.base_hooks(self.runtime_options.get(handler), self.base_specs)
+
+    def _cri_missing(self):
+        """k3s waits for containerd's CRI service, saying so every second;
+        no kubelet runs, so no node registers."""
+        if self.cri_error is None:
+            return False
+        if clock.now() - self._cri_said >= 1:
+            self._cri_said = clock.now()
+            logs.info("Waiting for containerd startup: rpc error: code = Unimplemented desc = unknown service "
+                      "runtime.v1.RuntimeService")
+        return True
 
     def start(self):
         if not self.handlers:
             self.start_containerd()
+        if self._cri_missing():
+            return
         self.images.import_dir()
         self.status.register()
         self.status.post(force=True)
@@ -58,6 +82,8 @@ class Kubelet:
 
     def tick(self):
         if not self.started:
+            if self.handlers:
+                self._cri_missing()   # at the loop's pace: at least a second apart when quiet
             return
         self.images.import_dir()
         self.status.post()

@@ -14,9 +14,21 @@ containerd merges into the file at its start, key by key (containerd
 cmd/containerd/server/config/config.go mergeConfig: mergo.Merge
 WithOverride, recursing into the plugins' tables): runtime_options() is
 each handler's table as containerd then holds it.
+
+A runtime table's base_runtime_spec names an OCI spec file that containerd
+reads once, when its CRI runtime plugin starts (plugins/cri/runtime/
+plugin.go: initCRIRuntime, loadBaseOCISpecs, loadOCISpec: os.Open and a
+JSON decode); a file that cannot be read or decoded fails the plugin ("failed
+to create load basic oci spec: …"), containerd runs on without its CRI
+service, and k3s waits for it forever (pkg/agent/cri/cri.go WaitForService:
+"Waiting for containerd startup: …"). The spec is then each container's
+start instead of containerd's default (internal/cri/server/
+container_create.go runtimeSpec); what the stand-in takes from it is its
+createContainer hooks (base_hooks()).
 """
 
 import glob
+import json
 import os
 import shutil
 import tomllib
@@ -91,3 +103,35 @@ def runtime_options():
             _merge(doc, load(path))
     cri = doc.get("plugins", {}).get("io.containerd.cri.v1.runtime", {})
     return cri.get("containerd", {}).get("runtimes", {})
+
+
+class CRIError(Exception):
+    """containerd's CRI runtime plugin did not load."""
+
+
+def base_specs(options):
+    """{path: spec} of the base_runtime_spec files OPTIONS name, as
+    loadBaseOCISpecs reads them; CRIError when one cannot be."""
+    specs = {}
+    for table in options.values():
+        path = (table or {}).get("base_runtime_spec") or ""
+        if not path or path in specs:
+            continue
+        try:
+            with open(path, "rb") as f:
+                specs[path] = json.load(f)
+        except OSError as e:
+            raise CRIError("failed to create load basic oci spec: failed to load base OCI spec from file: %s: "
+                           "failed to open base OCI spec: %s: %s" % (path, path, e.strerror.lower()))
+        except ValueError as e:
+            raise CRIError("failed to create load basic oci spec: failed to load base OCI spec from file: %s: "
+                           "failed to parse base OCI spec file: %s" % (path, e))
+    return specs
+
+
+def base_hooks(table, specs):
+    """The createContainer hooks of the handler's base spec ([] without one):
+    [{"path": …, "args": […]}], in order."""
+    spec = specs.get((table or {}).get("base_runtime_spec") or "") or {}
+    hooks = (spec.get("hooks") or {}).get("createContainer") or []
+    return [h for h in hooks if isinstance(h, dict) and h.get("path")]

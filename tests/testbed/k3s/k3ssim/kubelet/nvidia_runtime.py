@@ -102,17 +102,54 @@ def host_devices(spec, options):
 _KERNEL_PROCFS = os.path.join(config.RUN_DIR, "kernel-procfs")
 
 
-def kernel_modifies_device_files():
-    """ModifyDeviceFiles as a fresh procfs says it: the kernel's, not what a
-    process of the gateway bound over /proc/driver/nvidia/params
-    (gpu-isolate.sh). A bind of /proc/driver that is not recursive shows the
-    file beneath that mount (SIMULATION: the sim host's procfs is itself a
-    bind, host/sim-procfs)."""
+PARAMS = "/proc/driver/nvidia/params"
+DISABLE_HOOK = "disable-device-node-modification"
+
+
+def kernel_params():
+    """/proc/driver/nvidia/params as a fresh procfs shows it: the kernel's,
+    not what a process of the gateway bound over it (gpu-isolate.sh); a
+    path, or None where the driver has none. A bind of /proc/driver that is
+    not recursive shows the file beneath that mount (SIMULATION: the sim
+    host's procfs is itself a bind, host/sim-procfs)."""
     view = os.path.join(_KERNEL_PROCFS, "nvidia", "params")
+    if not os.path.exists(PARAMS):
+        return None
     if not os.path.exists(view):
         os.makedirs(_KERNEL_PROCFS, exist_ok=True)
         procs.run(["mount", "--bind", "/proc/driver", _KERNEL_PROCFS], timeout=10)
-    for path in (view, "/proc/driver/nvidia/params"):
+    return view if os.path.exists(view) else None
+
+
+def masks_params(handler, hooks):
+    """Does the container's runtime mask ModifyDeviceFiles? An nvidia
+    handler's does (the toolkit's hook in the CDI specs it makes, 1.18 and
+    later, or libnvidia-container's procfs tmpfs: nvc_mount.c
+    mount_procfs); any other only through a createContainer hook of its
+    base spec, the toolkit's disable-device-node-modification."""
+    return handler.startswith("nvidia") or any(DISABLE_HOOK in (h.get("args") or []) for h in hooks)
+
+
+def pod_procfs(handler, hooks, ns):
+    """The container's /proc/driver/nvidia/params in its mount namespace NS
+    (runtime.MountNamespace): a pod gets a procfs of its own, so the
+    kernel's file, not the gateway's masked one, then its base spec's
+    createContainer hooks. An nvidia handler's container keeps the masked
+    view: its runtime masks it as the hook would."""
+    if handler.startswith("nvidia"):
+        return
+    view = kernel_params()
+    if view:
+        ns.bind(view, PARAMS)
+    for i, h in enumerate(hooks):
+        ns.hook(i, h)
+
+
+def kernel_modifies_device_files():
+    """ModifyDeviceFiles as a fresh procfs says it (kernel_params())."""
+    for path in (kernel_params(), PARAMS):
+        if not path:
+            continue
         try:
             with open(path, encoding="ascii") as f:
                 return any(line.strip() == "ModifyDeviceFiles: 1" for line in f)
@@ -128,10 +165,11 @@ def _ids(value):
     return ["all"] if value == "all" else [v.strip() for v in value.split(",") if v.strip()]
 
 
-def devices(handler, spec, env, answers, options=None):
+def devices(handler, spec, env, answers, options=None, hooks=()):
     """The devices the container gets, as SIM_RUNTIME_DEVICES says them;
     Unresolvable when a CDI device has no spec. OPTIONS: its handler's
-    runtime table in containerd's config."""
+    runtime table in containerd's config; HOOKS: its base spec's
+    createContainer hooks."""
     got = []
     cdi = [n for a in answers for n in a.get("cdi_devices", [])]
     if cdi:
@@ -149,8 +187,7 @@ def devices(handler, spec, env, answers, options=None):
         elif accept_env or privileged(spec):
             got += _ids(env.get("NVIDIA_VISIBLE_DEVICES"))
     if host_devices(spec, options):
-        masked = handler.startswith("nvidia")
-        return "host" if not masked and kernel_modifies_device_files() else "all"
+        return "host" if not masks_params(handler, hooks) and kernel_modifies_device_files() else "all"
     if "all" in got:
         return "all"
     return ",".join(dict.fromkeys(got)) or "none"

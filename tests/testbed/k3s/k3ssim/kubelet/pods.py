@@ -259,7 +259,8 @@ class PodWorker:
             env.update(answer.get("envs", {}))
         # The GPUs containerd's CDI and the runtime give the container.
         env["SIM_RUNTIME_DEVICES"] = nvidia_runtime.devices(self.handler, cs.spec, env, answers,
-                                                            self.k.runtime_options.get(self.handler))
+                                                            self.k.runtime_options.get(self.handler),
+                                                            self.k.base_hooks(self.handler))
         return env
 
     def _create_error(self, cs, why):
@@ -285,6 +286,7 @@ class PodWorker:
         if os.path.exists(path):
             os.unlink(path)
         program = programs.lookup(cs.spec.get("image", ""), argv or [cs.spec.get("image", "")])
+        hooks = self.k.base_hooks(self.handler)
         if program is None and not argv:
             # SIMULATION: the image's entrypoint is unknown: an idle container.
             argv = ["sh", "-c", "while :; do sleep 3600; done"]
@@ -295,7 +297,11 @@ class PodWorker:
         elif runtime.command_missing(argv[0], env) or (
                 not self.handler.startswith("nvidia") and os.path.basename(argv[0]) == "nvidia-smi"):
             run = runtime.FailedStart(name, path, self.k.container_exited, argv[0])
+        elif runtime.hook_missing(hooks):
+            run = runtime.FailedStart(name, path, self.k.container_exited, argv[0], runtime.hook_missing(hooks))
         else:
+            ns = runtime.MountNamespace()
+            nvidia_runtime.pod_procfs(self.handler, hooks, ns)
             term = runtime.Termination(
                 os.path.join(config.KUBELET_DIR, "pods", self.uid, "containers", name, os.urandom(4).hex()),
                 cs.spec.get("terminationMessagePath") or "/dev/termination-log",
@@ -303,7 +309,7 @@ class PodWorker:
             if self.netns:
                 argv = self.k.net.wrap(self.pod, argv)
             run = runtime.ProcessRun(name, path, self.k.container_exited, argv, env, cs.spec.get("workingDir") or "/",
-                                     term)
+                                     term, ns)
         cs.run = run
         cs.waiting = None
         cs.record(run)

@@ -15,9 +15,9 @@ $PATH" message.
 The termination message, as the kubelet makes it
 (pkg/kubelet/kuberuntime/kuberuntime_container.go): a file of the pod's
 own (/var/lib/kubelet/pods/UID/containers/NAME/ID) is bind-mounted at the
-container's terminationMessagePath (default /dev/termination-log); the
-process runs in a mount namespace of its own for that, the one piece of
-isolation here. Once the container has ended, its first 4096 bytes
+container's terminationMessagePath (default /dev/termination-log), in the
+mount namespace of its own the process runs in (MountNamespace), the one
+piece of isolation here. Once the container has ended, its first 4096 bytes
 (MaxContainerTerminationMessageLength) are the message; with
 terminationMessagePolicy FallbackToLogsOnError, an empty file and a
 non-zero exit, the log's last 80 lines, at most 2048 bytes
@@ -25,6 +25,7 @@ non-zero exit, the log's last 80 lines, at most 2048 bytes
 """
 
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -119,21 +120,62 @@ class Run:
         self.on_exit(self)
 
 
-class FailedStart(Run):
-    """A start that runc refused (the command is not there)."""
+HOOK_ERROR = ('failed to create containerd task: failed to create shim task: OCI runtime create failed: runc '
+              'create failed: unable to start container process: error during container init: error running '
+              'createContainer hook #%d: fork/exec %s: no such file or directory: unknown')
 
-    def __init__(self, name, log_path, on_exit, command):
+
+class FailedStart(Run):
+    """A start that runc refused (the command is not there, or a hook's
+    program): StartError, exit code 128."""
+
+    def __init__(self, name, log_path, on_exit, command, message=None):
         super().__init__(name, log_path, on_exit)
-        self._finish(128, "StartError", START_ERROR % command)
+        self._finish(128, "StartError", message or START_ERROR % command)
+
+
+def hook_missing(hooks):
+    """runc's error for the first hook whose program is not there, or None."""
+    for i, h in enumerate(hooks):
+        if not os.access(h["path"], os.X_OK):
+            return HOOK_ERROR % (i, h["path"])
+    return None
 
 
 MESSAGE_MAX = 4096          # kubecontainer.MaxContainerTerminationMessageLength
 MESSAGE_LOG_LINES = 80      # MaxContainerTerminationMessageLogLines
 MESSAGE_LOG_MAX = 2048      # MaxContainerTerminationMessageLogLength
 
-# Bind the message file over the path the container writes (created in
-# the gateway's own tree first when it has none), then exec the command.
-_MOUNT_MESSAGE = '[ -e "$1" ] || : >"$1" || exit 126; mount --bind "$0" "$1" || exit 126; shift; exec "$@"'
+class MountNamespace:
+    """What runc makes of the container's own mount namespace before its
+    command runs, the one piece of isolation here: a fresh procfs (the
+    kernel's /proc/driver/nvidia/params bound over the gateway's masked
+    one), the base spec's createContainer hooks, run in that namespace
+    (runtime-spec config.md: "MUST be called ... in the container
+    namespace"), and the termination-message file. Each a line of the sh
+    that then execs the command."""
+
+    def __init__(self):
+        self.lines = []
+
+    def bind(self, src, dst, create=False):
+        q = shlex.quote
+        made = "[ -e %s ] || : >%s || exit 126; " % (q(dst), q(dst)) if create else ""
+        self.lines.append(made + "mount --bind %s %s || exit 126" % (q(src), q(dst)))
+
+    def hook(self, index, hook):
+        """runc runs PATH with ARGS (args[0] its name); a failure ends the
+        create: "error running createContainer hook #N"."""
+        argv = [hook["path"]] + list(hook.get("args") or [])[1:]
+        self.lines.append("%s </dev/null || { echo %s >&2; exit 128; }" % (
+            " ".join(shlex.quote(a) for a in argv),
+            shlex.quote("error running createContainer hook #%d: exit status 1" % index)))
+
+    def wrap(self, argv):
+        if not self.lines:
+            return list(argv)
+        return ["unshare", "-m", "--propagation", "private", "sh", "-c",
+                "; ".join(self.lines) + '; exec "$@"', "sh"] + list(argv)
 
 
 class Termination:
@@ -147,9 +189,10 @@ class Termination:
         os.makedirs(os.path.dirname(host_file), exist_ok=True)
         open(host_file, "w").close()
 
-    def wrap(self, argv):
-        return ["unshare", "-m", "--propagation", "private", "sh", "-c", _MOUNT_MESSAGE,
-                self.host_file, self.path] + list(argv)
+    def bind_into(self, ns):
+        """Bound over the path the container writes (made in the gateway's
+        own tree first when it has none)."""
+        ns.bind(self.host_file, self.path, create=True)
 
     def message(self, code, log):
         try:
@@ -163,13 +206,15 @@ class Termination:
 
 
 class ProcessRun(Run):
-    def __init__(self, name, log_path, on_exit, argv, env, cwd, termination=None):
+    def __init__(self, name, log_path, on_exit, argv, env, cwd, termination=None, ns=None):
         super().__init__(name, log_path, on_exit)
         self._readers = []
         self._spawned = threading.Event()
         self.termination = termination
+        ns = ns or MountNamespace()
         if termination is not None:
-            argv = termination.wrap(argv)
+            termination.bind_into(ns)
+        argv = ns.wrap(argv)
         self.proc = procs.spawn(argv, self._exited, env=env, cwd=cwd if os.path.isdir(cwd) else "/",
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True)
