@@ -27,7 +27,7 @@
 # The GPU checks run only when GPU_ENABLED=true, as in cluster-entrypoint.sh.
 #
 # A healthy cluster costs two kubectl runs, /readyz and one list of the
-# RuntimeClasses, DaemonSets and Nodes: Docker runs this every few seconds for
+# RuntimeClasses, DaemonSets and Nodes, side by side: Docker runs this every 30 s for
 # as long as the gateway lives, and each kubectl is a process start. Only a
 # failing check asks more (the helm job, the plugin's pods), to name why.
 set -u
@@ -55,6 +55,18 @@ is_uint() {
 	case $1 in '' | *[!0-9]*) return 1 ;; *) return 0 ;; esac
 }
 
+# One list: "kind|namespace|name|handler|desired|ready|gpus" a line; a field
+# an object lacks is empty (kubectl's --allow-missing-template-keys). With
+# GPUs it runs beside /readyz, so that the probe (and `gateway status`,
+# which runs it while Docker still says "starting") waits for one kubectl
+# start, not two in turn; its answer counts only once /readyz said ok.
+list=""
+if [ "$GPU_ENABLED" = "true" ] && list=$(mktemp 2>/dev/null); then
+	trap 'rm -f "$list"' EXIT
+	kc get runtimeclasses,daemonsets,nodes -A -o 'jsonpath={range .items[*]}{.kind}|{.metadata.namespace}|{.metadata.name}|{.handler}|{.status.desiredNumberScheduled}|{.status.numberReady}|{.status.allocatable.nvidia\.com/gpu}{"\n"}{end}' >"$list" &
+	lister=$!
+fi
+
 readyz=$(kc get --raw /readyz) || fail "k3s-not-ready"
 [ "$readyz" = "ok" ] || fail "k3s-not-ready"
 
@@ -62,16 +74,15 @@ if [ "$GPU_ENABLED" != "true" ]; then
 	echo "HEALTHCHECK_OK"
 	exit 0
 fi
+[ -n "$list" ] || fail "k3s-not-ready"
+wait "$lister" || fail "k3s-not-ready"
+objects=$(cat "$list")
 
 # k3s writes a runtime table for each runtime binary it found, v3 or v2 style.
 if [ -f "$CONTAINERD_CONFIG" ] && ! grep -q "runtimes\.['\"]nvidia['\"]\]" "$CONTAINERD_CONFIG"; then
 	fail "gpu-runtime-missing config=$CONTAINERD_CONFIG"
 fi
 
-# One list: "kind|namespace|name|handler|desired|ready|gpus" a line; a field
-# an object lacks is empty (kubectl's --allow-missing-template-keys).
-objects=$(kc get runtimeclasses,daemonsets,nodes -A -o 'jsonpath={range .items[*]}{.kind}|{.metadata.namespace}|{.metadata.name}|{.handler}|{.status.desiredNumberScheduled}|{.status.numberReady}|{.status.allocatable.nvidia\.com/gpu}{"\n"}{end}') ||
-	fail "k3s-not-ready"
 handler="" ds="" alloc=""
 while IFS='|' read -r kind ns name h desired ready gpu; do
 	case $kind in
