@@ -203,124 +203,164 @@ static void api_silent(struct check checks[VERIFY_NCHECKS])
 		check_set(&checks[i], CHECK_SKIP, xstrdup("not run: the k3s API does not answer"));
 }
 
+static const char *const check_names[VERIFY_NCHECKS] = {
+	[VC_DEVICE_REQUEST] = "device-request", [VC_RUNTIME_CLASS] = "runtime-class",
+	[VC_DEVICE_PLUGIN] = "device-plugin",   [VC_ALLOCATABLE] = "allocatable",
+	[VC_SMOKE_POD] = "smoke-pod",           [VC_POD_ISOLATION] = "pod-isolation",
+	[VC_PRIVILEGED_POD] = "privileged-pod", [VC_NODE_GPUS] = "node-gpus",
+};
+
+/* One verify: what its looks and pods hold while they run, from the start
+ * (pods and looks in flight) to the judgement of the checks. */
+struct verify_run {
+	const struct gateway *gw;
+	const struct verify_opts *vo;
+	struct check *checks;
+	/* The gateway's own node: its agents' on other hosts have GPUs of
+	 * their own, which this container's looks do not see. */
+	char *own;
+	struct verify_pod_plan plan;   /* the pods as the looks decide */
+	struct verify_pods *vp;        /* the pods applied before the looks */
+	struct verify_nodes vn;
+	struct gpu_looks looks;
+	struct run_child *state_call;
+	const char *look;          /* the GPU look, when the request holds */
+	const char *state_look;    /* the look in the get's exec, or NULL */
+	struct strv seen;          /* the GPUs the gateway's container sees */
+	int devices;               /* what the plugin advertises for them */
+	char *first;               /* the get exec's text before kubectl's */
+	struct runtime_fact rt;    /* containerd's nvidia runtime, in it */
+	cJSON *list;               /* the cluster's objects, or NULL */
+	os_error api_err;          /* why the get found none */
+	int smoked;
+};
+
+/* Every check named and skipped; without a GPU request, not applicable. */
+static void verify_run_init(struct verify_run *v)
+{
+	for (int i = 0; i < VERIFY_NCHECKS; i++)
+		v->checks[i] = (struct check){ .name = check_names[i], .status = CHECK_SKIP };
+	v->checks[VC_NODE_GPUS].name = NULL;   /* until there are nodes to check */
+	if (!v->gw->c.gpu_request)
+		for (int i = 0; i < VERIFY_NCHECKS; i++)
+			check_set(&v->checks[i], CHECK_SKIP, xstrdup("not applicable: the gateway was started without --gpu"));
+}
+
+/* The pods go in first, so that they run while the looks do; only the
+ * mixed MIG strategy's smoke pod must know the node's MIG profiles first.
+ * Then every look the checks need in one docker exec: the container's
+ * GPUs with the driver's list of the host's (gateway/gpu_driver.h),
+ * containerd's config, and the cluster's objects in one kubectl get. */
+static int verify_run_start(struct verify_run *v, os_error *err)
+{
+	struct verify_pod_plan early;
+
+	verify_device_request(v->gw, &v->checks[VC_DEVICE_REQUEST]);
+	v->plan = (struct verify_pod_plan){ .node = v->own, .image = v->vo->smoke_image,
+					    .timeout_ms = v->vo->timeout_ms, .keep = v->vo->keep };
+	if (verify_nodes_start(v->gw, &v->vn, err) < 0)
+		return -1;
+	v->plan.nodes = v->vn.pods;
+	v->plan.n_nodes = v->vn.n;
+	if (v->vn.n)
+		v->checks[VC_NODE_GPUS].name = check_names[VC_NODE_GPUS];
+	if (v->checks[VC_DEVICE_REQUEST].status == CHECK_PASS)
+		v->look = GPUS_LOOK_BEFORE;
+	/* The look rides with the pods' create, while they start; without
+	 * pods yet, with the get. */
+	early = v->plan;
+	early.look = v->look;
+	early.smoke = &v->checks[VC_SMOKE_POD];
+	early.isolation = &v->checks[VC_POD_ISOLATION];
+	early.privileged = &v->checks[VC_PRIVILEGED_POD];
+	if (v->gw->mig != MIG_MIXED && !(v->vp = verify_pods_start(v->gw, &early, err)))
+		return -1;
+	v->state_look = v->vp ? NULL : v->look;
+	v->state_call = state_start(v->gw, v->state_look, 0, err);
+	return v->state_call ? 0 : -1;
+}
+
+/* The looks' answers: the GPUs seen (from the pods' exec or the get's),
+ * containerd's config and the cluster's objects. 1: the cluster answered,
+ * 0: it did not, and the API says it is down (the checks say so). */
+static int verify_run_collect(struct verify_run *v, os_error *err)
+{
+	const char *config, *looked, *rest;
+	int found;
+
+	if (v->vp && v->look && (!(looked = verify_pods_look(v->vp, err)) ||
+				 verify_gpus_seen(v->gw, &v->looks, looked, &rest, &v->seen, &v->devices, err) < 0))
+		return -1;
+	found = get_state(v->gw, v->vo, v->state_look, v->state_call, &v->list, &v->first, &v->api_err);
+	v->state_call = NULL;
+	config = v->first;
+	if (v->state_look && !v->first && found < 0)
+		goto api_error;   /* the exec itself failed: neither the look nor the get ran */
+	if (v->state_look && verify_gpus_seen(v->gw, &v->looks, v->first, &config, &v->seen, &v->devices, err) < 0)
+		return -1;
+	if (config && config[strspn(config, " \t\r\n")])
+		containerd_parse_nvidia(config, &v->rt);
+	if (found >= 0)
+		return 1;
+	/* No answer: an API that is down, or a failure of its own. */
+	found = kube_readyz(v->gw->container, 0, err);
+	if (found <= 0)
+		return found;
+api_error:
+	*err = v->api_err;
+	v->api_err = (os_error){ 0 };
+	return -1;
+}
+
+/* The checks, from what was collected (ANSWERED: the cluster did). */
+static int verify_run_judge(struct verify_run *v, int answered, os_error *err)
+{
+	if (!answered) {
+		api_silent(v->checks);
+	} else {
+		kube_keep_node(v->list, v->own);
+		int rc = check_cluster(v->gw, v->list, &v->rt, v->devices, v->checks, &v->plan, v->vp, &v->smoked, err);
+		v->vp = NULL;   /* verify_pods() has done with it */
+		if (rc < 0)
+			return -1;
+		verify_nodes_judge(&v->vn, &v->checks[VC_NODE_GPUS]);
+	}
+	if (v->look && verify_gpus_judge(v->gw, &v->looks, &v->seen, &v->checks[VC_DEVICE_REQUEST], err) < 0)
+		return -1;
+	if (v->smoked)
+		verify_smoke_gpu(&v->seen, &v->checks[VC_SMOKE_POD]);
+	return 0;
+}
+
+static void verify_run_free(struct verify_run *v)
+{
+	verify_pods_drop(v->gw, v->vp);
+	verify_gpus_free(&v->looks);
+	verify_nodes_free(&v->vn);
+	docker_drop(&v->state_call);
+	runtime_fact_free(&v->rt);
+	cJSON_Delete(v->list);
+	free(v->first);
+	free((char *)v->plan.resource);
+	free(v->own);
+	strv_free(&v->seen);
+	os_error_clear(&v->api_err);
+}
+
 int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		   struct check checks[VERIFY_NCHECKS], os_error *err)
 {
-	static const char *const names[VERIFY_NCHECKS] = {
-		[VC_DEVICE_REQUEST] = "device-request", [VC_RUNTIME_CLASS] = "runtime-class",
-		[VC_DEVICE_PLUGIN] = "device-plugin",   [VC_ALLOCATABLE] = "allocatable",
-		[VC_SMOKE_POD] = "smoke-pod",           [VC_POD_ISOLATION] = "pod-isolation",
-		[VC_PRIVILEGED_POD] = "privileged-pod", [VC_NODE_GPUS] = "node-gpus",
-	};
-	struct gpu_looks looks = { 0 };
-	struct run_child *state_call = NULL;
-	char *first = NULL;         /* the exec's text before kubectl's */
-	const char *config = NULL;  /* containerd's, in it */
-	struct runtime_fact rt = { 0 };
-	struct strv seen = { 0 };   /* the GPUs the gateway's container sees */
-	/* The pods as applied before the looks, and as the looks decide. */
-	/* The gateway's own node: its agents' on other hosts have GPUs of
-	 * their own, which this container's looks do not see. */
-	cleanup_free char *own = gateway_hostname(gw->name);
-	struct verify_pod_plan early = { .node = own, .image = vo->smoke_image, .timeout_ms = vo->timeout_ms,
-					 .keep = vo->keep };
-	struct verify_pod_plan plan = early;
-	struct verify_pods *vp = NULL;
-	struct verify_nodes vn = { 0 };
-	cJSON *list = NULL;
-	os_error e = { 0 };
-	int devices = 0;            /* what the plugin advertises for them */
-	int i, rc = -1, found, smoked = 0;
-	const char *look = NULL;    /* the GPU look, when the request holds */
-	const char *state_look;     /* the look in the get's exec, or NULL */
-	const char *looked = NULL;  /* its output from the pods' exec */
-	const char *rest;
+	struct verify_run v = { .gw = gw, .vo = vo, .checks = checks };
+	int answered, rc = 0;
 
-	for (i = 0; i < VERIFY_NCHECKS; i++)
-		checks[i] = (struct check){ .name = names[i], .status = CHECK_SKIP };
-	checks[VC_NODE_GPUS].name = NULL;   /* until there are nodes to check */
-	if (!gw->c.gpu_request) {
-		for (i = 0; i < VERIFY_NCHECKS; i++)
-			check_set(&checks[i], CHECK_SKIP, xstrdup("not applicable: the gateway was started without --gpu"));
+	verify_run_init(&v);
+	if (!gw->c.gpu_request)
 		return 0;
-	}
-	verify_device_request(gw, &checks[VC_DEVICE_REQUEST]);
-	/* The pods go in first, so that they run while the looks do; only the
-	 * mixed MIG strategy's smoke pod must know the node's MIG profiles
-	 * first. Then every look the checks need in one docker exec: the
-	 * container's GPUs with the driver's list of the host's
-	 * (gateway/gpu_driver.h), containerd's config, and the cluster's
-	 * objects in one kubectl get. */
-	early.smoke = &checks[VC_SMOKE_POD];
-	early.isolation = &checks[VC_POD_ISOLATION];
-	early.privileged = &checks[VC_PRIVILEGED_POD];
-	if (verify_nodes_start(gw, &vn, err) < 0)
-		goto out;
-	early.nodes = plan.nodes = vn.pods;
-	early.n_nodes = plan.n_nodes = vn.n;
-	if (vn.n)
-		checks[VC_NODE_GPUS].name = names[VC_NODE_GPUS];
-	if (checks[VC_DEVICE_REQUEST].status == CHECK_PASS)
-		look = GPUS_LOOK_BEFORE;
-	/* The look rides with the pods' create, while they start; without
-	 * pods yet, with the get. */
-	early.look = look;
-	if (gw->mig != MIG_MIXED && !(vp = verify_pods_start(gw, &early, err)))
-		goto out;
-	state_look = vp ? NULL : look;
-	if (!(state_call = state_start(gw, state_look, 0, err)))
-		goto out;
-	if (vp && look && (!(looked = verify_pods_look(vp, err)) ||
-			   verify_gpus_seen(gw, &looks, looked, &rest, &seen, &devices, err) < 0))
-		goto out;
-	found = get_state(gw, vo, state_look, state_call, &list, &first, &e);
-	state_call = NULL;
-	config = first;
-	if (state_look && !first && found < 0) {
-		/* The exec itself failed: neither the look nor the get ran. */
-		*err = e;
-		e = (os_error){ 0 };
-		goto out;
-	}
-	if (state_look && verify_gpus_seen(gw, &looks, first, &config, &seen, &devices, err) < 0)
-		goto out;
-	if (config && config[strspn(config, " \t\r\n")])
-		containerd_parse_nvidia(config, &rt);
-	if (found < 0) {
-		/* No answer: an API that is down, or a failure of its own. */
-		int ready = kube_readyz(gw->container, 0, err);
-		if (ready < 0)
-			goto out;
-		if (ready) {
-			*err = e;
-			e = (os_error){ 0 };
-			goto out;
-		}
-		api_silent(checks);
-	} else {
-		kube_keep_node(list, own);
-		found = check_cluster(gw, list, &rt, devices, checks, &plan, vp, &smoked, err);
-		vp = NULL;   /* verify_pods() has done with it */
-		if (found < 0)
-			goto out;
-		verify_nodes_judge(&vn, &checks[VC_NODE_GPUS]);
-	}
-	if (look && verify_gpus_judge(gw, &looks, &seen, &checks[VC_DEVICE_REQUEST], err) < 0)
-		goto out;
-	if (smoked)
-		verify_smoke_gpu(&seen, &checks[VC_SMOKE_POD]);
-	rc = 0;
-out:
-	verify_pods_drop(gw, vp);
-	verify_gpus_free(&looks);
-	verify_nodes_free(&vn);
-	docker_drop(&state_call);
-	runtime_fact_free(&rt);
-	cJSON_Delete(list);
-	free(first);
-	free((char *)plan.resource);
-	strv_free(&seen);
-	os_error_clear(&e);
+	v.own = gateway_hostname(gw->name);
+	if (verify_run_start(&v, err) < 0 || (answered = verify_run_collect(&v, err)) < 0 ||
+	    verify_run_judge(&v, answered, err) < 0)
+		rc = -1;
+	verify_run_free(&v);
 	return rc;
 }
 
