@@ -751,7 +751,7 @@ no-nvidia-smi"
 	wait_for 60 alloc_is gpu 2
 	uid=$(kx gpu get helmchart nvidia-device-plugin -n kube-system -o 'jsonpath={.metadata.uid}')
 	# k3s stops on SIGTERM, its pods with it, and exits 0.
-	docker stop -t 10 openshell-cluster-gpu >/dev/null
+	docker stop -t 30 openshell-cluster-gpu >/dev/null
 	run docker inspect openshell-cluster-gpu --format '{{.State.ExitCode}}'
 	assert_output 0
 	docker start openshell-cluster-gpu >/dev/null
