@@ -38,6 +38,9 @@ DEV_DIR="${OPENSHELL_DEV_DIR:-/dev}"
 GPU_ISOLATE="${OPENSHELL_GPU_ISOLATE:-/usr/local/bin/gpu-isolate.sh}"
 RUNTIME_CONFIG="${OPENSHELL_NVIDIA_RUNTIME_CONFIG:-/etc/nvidia-container-runtime/config.toml}"
 PROC_DRIVER_DIR="${OPENSHELL_PROC_DRIVER_DIR:-/proc/driver/nvidia}"
+# Where the toolkit's programs are looked for (k3s looks for its runtimes
+# with /usr/local/nvidia/toolkit first, too).
+TOOLKIT_PATH="${OPENSHELL_TOOLKIT_PATH:-/usr/local/nvidia/toolkit:$PATH}"
 CONTAINERD_DIR="$K3S_DATA_DIR/agent/etc/containerd"
 # The mount made shared ("" leaves propagation alone: tests on a host).
 SHARED_MOUNT="${OPENSHELL_SHARED_MOUNT-/}"
@@ -209,7 +212,7 @@ containerd_dropin() {
 # nothing where no driver is or the toolkit has no hook.
 runc_base_spec() {
 	[ -f "$PROC_DRIVER_DIR/params" ] || return 0
-	hook=$(PATH=/usr/local/nvidia/toolkit:$PATH command -v nvidia-cdi-hook 2>/dev/null) || {
+	hook=$(PATH=$TOOLKIT_PATH command -v nvidia-cdi-hook 2>/dev/null) || {
 		log "warning: no nvidia-cdi-hook (NVIDIA Container Toolkit 1.18 or later): runc pods read ModifyDeviceFiles: 1, though their device cgroup lets them open no GPU" >&2
 		return 0
 	}

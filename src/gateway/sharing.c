@@ -350,14 +350,19 @@ static long long mig_devices(const struct host_gpus *h)
  * own, after nvidia.com/gpu, and the kubelet may post them in separate
  * status updates: the node is ready once it holds every MIG device of
  * the container's GPUs. */
-static int want_mig(const char *ctr, int timeout_ms, struct sharing_want *want, os_error *err)
+static int want_mig(const char *ctr, int timeout_ms, struct sharing_want *want)
 {
 	struct host_gpus h = { 0 };
-	int rc = container_gpus(ctr, timeout_ms, &h, err);
+	os_error e = { 0 };
 
-	want->mig = rc < 0 ? 0 : mig_devices(&h);
+	/* Without the count the wait is as before: any MIG device will do. */
+	if (container_gpus(ctr, timeout_ms, &h, &e) == 0)
+		want->mig = mig_devices(&h);
+	else
+		log_verbose("the gateway's MIG devices are not known, so the start waits for any of them: %s", e.msg);
 	host_gpus_free(&h);
-	return rc;
+	os_error_clear(&e);
+	return 0;
 }
 
 int sharing_configure(const char *ctr, const struct sharing *s, enum mig_strategy mig, const char *release,
@@ -369,7 +374,7 @@ int sharing_configure(const char *ctr, const struct sharing *s, enum mig_strateg
 
 	memset(want, 0, sizeof(*want));
 	if (!s)
-		return mig == MIG_MIXED ? want_mig(ctr, timeout_ms, want, err) : 0;
+		return mig == MIG_MIXED ? want_mig(ctr, timeout_ms, want) : 0;
 	what = sharing_string(s);
 	log_step("setting GPU sharing to %s", what);
 	/* The container's GPUs first: what MPS cannot share is refused before

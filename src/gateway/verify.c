@@ -220,6 +220,9 @@ struct verify_run {
 	 * their own, which this container's looks do not see. */
 	char *own;
 	struct verify_pod_plan plan;   /* the pods as the looks decide */
+	/* As they are applied before the looks: VP holds its address until
+	 * verify_pods() hands it PLAN, so it lives as long as the run. */
+	struct verify_pod_plan early;
 	struct verify_pods *vp;        /* the pods applied before the looks */
 	struct verify_nodes vn;
 	struct gpu_looks looks;
@@ -253,7 +256,7 @@ static void verify_run_init(struct verify_run *v)
  * containerd's config, and the cluster's objects in one kubectl get. */
 static int verify_run_start(struct verify_run *v, os_error *err)
 {
-	struct verify_pod_plan early;
+	struct verify_pod_plan *early = &v->early;
 
 	verify_device_request(v->gw, &v->checks[VC_DEVICE_REQUEST]);
 	v->plan = (struct verify_pod_plan){ .node = v->own, .image = v->vo->smoke_image,
@@ -268,12 +271,12 @@ static int verify_run_start(struct verify_run *v, os_error *err)
 		v->look = GPUS_LOOK_BEFORE;
 	/* The look rides with the pods' create, while they start; without
 	 * pods yet, with the get. */
-	early = v->plan;
-	early.look = v->look;
-	early.smoke = &v->checks[VC_SMOKE_POD];
-	early.isolation = &v->checks[VC_POD_ISOLATION];
-	early.privileged = &v->checks[VC_PRIVILEGED_POD];
-	if (v->gw->mig != MIG_MIXED && !(v->vp = verify_pods_start(v->gw, &early, err)))
+	*early = v->plan;
+	early->look = v->look;
+	early->smoke = &v->checks[VC_SMOKE_POD];
+	early->isolation = &v->checks[VC_POD_ISOLATION];
+	early->privileged = &v->checks[VC_PRIVILEGED_POD];
+	if (v->gw->mig != MIG_MIXED && !(v->vp = verify_pods_start(v->gw, early, err)))
 		return -1;
 	v->state_look = v->vp ? NULL : v->look;
 	v->state_call = state_start(v->gw, v->state_look, 0, err);

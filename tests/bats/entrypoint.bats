@@ -283,7 +283,8 @@ mine.tar"
 	printf '#!/bin/sh\n' >"$bin/nvidia-cdi-hook"
 	chmod +x "$bin/nvidia-cdi-hook"
 	printf 'ModifyDeviceFiles: 1\n' >"$OPENSHELL_PROC_DRIVER_DIR/params"
-	PATH=$bin:$PATH entrypoint server
+	# The toolkit is looked for here alone, not on a GPU host's own PATH.
+	OPENSHELL_TOOLKIT_PATH=$bin entrypoint server
 	f=$K3S_DATA_DIR/agent/etc/containerd/config-v3.toml.d/openshell.toml
 	spec=$K3S_DATA_DIR/agent/etc/containerd/openshell-runc-spec.json
 	run python3 -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["plugins"]["io.containerd.cri.v1.runtime"]["containerd"]["runtimes"]["runc"]["base_runtime_spec"])' "$f"
@@ -293,13 +294,14 @@ mine.tar"
 	assert_output '[[{"path":"'"$bin"'/nvidia-cdi-hook","args":["nvidia-cdi-hook","disable-device-node-modification"]}],null,null,null,["/proc","/dev","/dev/pts","/dev/shm","/dev/mqueue","/sys","/run"],[{"allow":false,"access":"rwm"}]]'
 	# No hook in the image: no base spec, and a warning that says what follows.
 	# (gpu-isolate.sh then stops at this tree's procfs, which has no gpus/)
-	run --separate-stderr env PATH=/usr/bin:/bin busybox sh "$SCRIPT" server
+	mkdir -p "$BATS_TEST_TMPDIR/empty"
+	run --separate-stderr env OPENSHELL_TOOLKIT_PATH="$BATS_TEST_TMPDIR/empty" busybox sh "$SCRIPT" server
 	[[ $stderr == *"warning: no nvidia-cdi-hook (NVIDIA Container Toolkit 1.18 or later): runc pods read ModifyDeviceFiles: 1"* ]]
 	run grep -c base_runtime_spec "$f"
 	assert_output 0
 	# No driver: nothing to mask.
 	rm "$OPENSHELL_PROC_DRIVER_DIR/params"
-	PATH=$bin:$PATH entrypoint server
+	OPENSHELL_TOOLKIT_PATH=$bin entrypoint server
 	run grep -c base_runtime_spec "$f"
 	assert_output 0
 }
