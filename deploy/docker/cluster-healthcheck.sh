@@ -60,10 +60,13 @@ is_uint() {
 # GPUs it runs beside /readyz, so that the probe (and `gateway status`,
 # which runs it while Docker still says "starting") waits for one kubectl
 # start, not two in turn; its answer counts only once /readyz said ok.
-list=""
+list_objects() {
+	kc get runtimeclasses,daemonsets,nodes -A -o 'jsonpath={range .items[*]}{.kind}|{.metadata.namespace}|{.metadata.name}|{.handler}|{.status.desiredNumberScheduled}|{.status.numberReady}|{.status.allocatable.nvidia\.com/gpu}{"\n"}{end}'
+}
+list="" lister=""
 if [ "$GPU_ENABLED" = "true" ] && list=$(mktemp 2>/dev/null); then
 	trap 'rm -f "$list"' EXIT
-	kc get runtimeclasses,daemonsets,nodes -A -o 'jsonpath={range .items[*]}{.kind}|{.metadata.namespace}|{.metadata.name}|{.handler}|{.status.desiredNumberScheduled}|{.status.numberReady}|{.status.allocatable.nvidia\.com/gpu}{"\n"}{end}' >"$list" &
+	list_objects >"$list" &
 	lister=$!
 fi
 
@@ -74,9 +77,13 @@ if [ "$GPU_ENABLED" != "true" ]; then
 	echo "HEALTHCHECK_OK"
 	exit 0
 fi
-[ -n "$list" ] || fail "k3s-not-ready"
-wait "$lister" || fail "k3s-not-ready"
-objects=$(cat "$list")
+# Without a temporary file (a full /tmp), the list comes after /readyz.
+if [ -n "$lister" ]; then
+	wait "$lister" || fail "k3s-not-ready"
+	objects=$(cat "$list")
+else
+	objects=$(list_objects) || fail "k3s-not-ready"
+fi
 
 # k3s writes a runtime table for each runtime binary it found, v3 or v2 style.
 if [ -f "$CONTAINERD_CONFIG" ] && ! grep -q "runtimes\.['\"]nvidia['\"]\]" "$CONTAINERD_CONFIG"; then

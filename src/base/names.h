@@ -9,6 +9,8 @@
 #ifndef OPENSHELL_BASE_NAMES_H
 #define OPENSHELL_BASE_NAMES_H
 
+#include <stddef.h>
+
 #include "base/error.h"
 
 #define GATEWAY_DEFAULT_NAME "openshell"

@@ -23,7 +23,8 @@ struct gpu_state {
 	long long capacity;       /* the same, healthy or not */
 	long long mig;            /* MIG devices allocatable as resources of their own (mixed) */
 	struct strv migs;         /* and those resources, as mig_resources() gives them */
-	long long mig_capacity;   /* the MIG devices registered, healthy or not */
+	long long mig_capacity;   /* the MIG devices of WANT_NODE registered, healthy or not */
+	const char *want_node;    /* the container's own node */
 	long long want_mig;       /* mixed: the MIG devices the container's GPUs have */
 	int want_set;             /* a sharing change asks for an exact allocatable: */
 	long long want;           /* this one (0: none left, or absent) */

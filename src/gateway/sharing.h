@@ -95,6 +95,8 @@ struct sharing_want {
 	int mps;                 /* by MPS: once the chart's MPS control daemon is up */
 	long long mig;           /* mixed: the MIG devices of the container's GPUs, each
 				  * profile a resource the plugin registers apart */
+	const char *node;        /* the container's node, which holds them (its agents'
+				  * nodes have MIG devices of their own) */
 };
 
 /* --gpu-sharing S on gateway container CTR: apply (or, for none, delete)

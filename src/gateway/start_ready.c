@@ -3,7 +3,9 @@
 
 #include "base/exitcode.h"
 #include "base/log.h"
+#include "base/names.h"
 #include "base/signals.h"
+#include "base/xalloc.h"
 #include "gateway/files.h"
 #include "gateway/sharing.h"
 #include "gateway/start_ready.h"
@@ -41,12 +43,15 @@ static int wait_gpus_saving(const struct ready *rd, os_error *err)
 {
 	const struct deploy_opts *o = rd->o;
 	struct sharing_want want;   /* what a --gpu-sharing change makes */
+	cleanup_free char *node = gateway_hostname(o->name);
 	struct wait_file kc = { .path = K3S_KUBECONFIG_PATH, .got = kubeconfig_got, .ctx = (void *)rd };
 	os_error e = { 0 };
 	int rc = sharing_configure(rd->w->container, o->sharing_set ? &o->sharing : NULL, o->mig, DEVICE_PLUGIN_RELEASE,
-				   rd->w->deadline, wait_call_budget_ms(rd->w), &want, err) < 0
-			 ? -1 : wait_gpus(rd->w, &want, &kc, &rd->r->gpus, &rd->r->mig, err);
+				   rd->w->deadline, wait_call_budget_ms(rd->w), &want, err);
 
+	want.node = node;
+	if (rc == 0)
+		rc = wait_gpus(rd->w, &want, &kc, &rd->r->gpus, &rd->r->mig, err);
 	if (rc < 0 && !kc.done) {
 		signals_shield();
 		if (save_files(rd, NULL, &e) < 0)

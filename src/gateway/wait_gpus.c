@@ -58,7 +58,7 @@ static void read_node_facts(const cJSON *list, struct gpu_state *g)
 	g->capacity = kube_nodes_capacity_gpus(list);
 	strv_free(&g->migs);
 	g->mig = mig_resources(list, &g->migs);
-	g->mig_capacity = mig_capacity(list);
+	g->mig_capacity = g->want_node ? mig_capacity(kube_find(list, "Node", g->want_node)) : mig_capacity(list);
 }
 
 struct gpu_wait {
@@ -330,7 +330,8 @@ int wait_gpus(struct wait_ctx *w, const struct sharing_want *want, struct wait_f
 	      struct strv *mig, os_error *err)
 {
 	struct gpu_state g = { .allocatable = -1, .runtime_class = -1, .want_set = want->changed,
-			       .want = want->allocatable, .mps_sharing = want->mps, .want_mig = want->mig };
+			       .want = want->allocatable, .mps_sharing = want->mps, .want_mig = want->mig,
+			       .want_node = want->node };
 	struct gpu_wait gw = { .w = w, .g = &g, .file = file, .nodes = { .resource = "nodes" },
 			       .sets = { .resource = "daemonsets", .ns = DEVICE_PLUGIN_NAMESPACE },
 			       .next_tick = clock_ms() + GPU_TICK_FIRST_MS, .delay_ms = GPU_TICK_FIRST_MS };

@@ -82,6 +82,20 @@ healthcheck() {
 	assert_equal "${#lines[@]}" 2
 }
 
+@test "GPU: the list runs beside /readyz, and after it where no temporary file can be made; none is left" {
+	mkdir -p "$BATS_TEST_TMPDIR/tmp"
+	TMPDIR=$BATS_TEST_TMPDIR/tmp GPU_ENABLED=true healthcheck
+	assert_output "HEALTHCHECK_OK gpus=2"
+	run ls -A "$BATS_TEST_TMPDIR/tmp"
+	assert_output ''
+	TMPDIR=$BATS_TEST_TMPDIR/nosuch GPU_ENABLED=true healthcheck
+	assert_success
+	assert_output "HEALTHCHECK_OK gpus=2"
+	FK_LIST_FAIL=1 TMPDIR=$BATS_TEST_TMPDIR/nosuch GPU_ENABLED=true healthcheck
+	assert_failure 1
+	assert_output "HEALTHCHECK_FAIL k3s-not-ready"
+}
+
 @test "GPU: the API failing the list after /readyz: k3s-not-ready" {
 	FK_LIST_FAIL=1 GPU_ENABLED=true healthcheck
 	assert_failure 1

@@ -287,6 +287,7 @@ class PodWorker:
             os.unlink(path)
         program = programs.lookup(cs.spec.get("image", ""), argv or [cs.spec.get("image", "")])
         hooks = self.k.base_hooks(self.handler)
+        hook_error = runtime.hook_missing(hooks)
         if program is None and not argv:
             # SIMULATION: the image's entrypoint is unknown: an idle container.
             argv = ["sh", "-c", "while :; do sleep 3600; done"]
@@ -297,8 +298,8 @@ class PodWorker:
         elif runtime.command_missing(argv[0], env) or (
                 not self.handler.startswith("nvidia") and os.path.basename(argv[0]) == "nvidia-smi"):
             run = runtime.FailedStart(name, path, self.k.container_exited, argv[0])
-        elif runtime.hook_missing(hooks):
-            run = runtime.FailedStart(name, path, self.k.container_exited, argv[0], runtime.hook_missing(hooks))
+        elif hook_error:
+            run = runtime.FailedStart(name, path, self.k.container_exited, argv[0], hook_error)
         else:
             ns = runtime.MountNamespace()
             nvidia_runtime.pod_procfs(self.handler, hooks, ns)
