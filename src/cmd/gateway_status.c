@@ -1,8 +1,9 @@
 /* cmd/gateway_status.c - `openshell gateway status`: one gateway, looked at.
  *
  * Reads, never changes: docker inspect for the container and its health,
- * and only while it runs, the k3s API's /readyz and the node's allocatable
- * GPUs. A gateway that exists but is stopped is a successful answer.
+ * and only while it runs, the k3s API's nodes and allocatable GPUs
+ * (gateway/status.h). A gateway that exists but is stopped is a
+ * successful answer.
  */
 #include "config.h"
 
@@ -131,6 +132,7 @@ static int run(int argc, char **argv)
 	const char *name = GATEWAY_DEFAULT_NAME;
 	struct gateway gw;
 	struct gateway_status s = { 0 };
+	os_error err = { 0 };
 	int c, json = 0, rc;
 
 	while ((c = cli_next_option(&p, argc, argv)) != -1) {
@@ -143,9 +145,11 @@ static int run(int argc, char **argv)
 		return p.done;
 	if ((rc = cli_no_operands("gateway status", argc, argv)) >= 0)
 		return rc;
-	if ((rc = gateway_lookup_or_report(name, &gw)) != OS_EXIT_OK)
+	if (gateway_status_look(name, &gw, &s, &err) < 0) {
+		rc = log_error_report(&err);
+		os_error_clear(&err);
 		return rc;
-	gateway_status_look(&gw, &s);
+	}
 	if (json)
 		print_json(&gw, &s);
 	else

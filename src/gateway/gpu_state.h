@@ -1,5 +1,7 @@
 /* gateway/gpu_state.h - what the GPU wait knows of the cluster, as
- * wait_gpus.c and its timeout report (gpu_report.c) share it.
+ * wait_gpus.c and its timeout report (gpu_report.c) share it, and the one
+ * reading of those facts from the cluster's lists, which `gateway status`
+ * shares too: it says a gateway is ready exactly when start would return.
  */
 #ifndef OPENSHELL_GATEWAY_GPU_STATE_H
 #define OPENSHELL_GATEWAY_GPU_STATE_H
@@ -39,6 +41,18 @@ static inline int gpu_sharing_met(const struct gpu_state *g)
 {
 	return !g->want_set || g->allocatable == g->want || (g->want == 0 && g->allocatable < 0);
 }
+
+/* The facts of a List holding the cluster's Nodes (other kinds are
+ * passed over); and of one holding the DaemonSets (the device plugin's and
+ * its MPS daemon's), whose ready plugin proves RuntimeClass nvidia. */
+void gpu_state_read_nodes(struct gpu_state *g, const cJSON *list);
+void gpu_state_read_sets(struct gpu_state *g, const cJSON *list);
+
+/* Every fact holds: the runtime, its RuntimeClass, the plugin's pods all
+ * ready, allocatable GPUs (or MIG devices) as WANT asks. */
+int gpu_state_ready(const struct gpu_state *g);
+
+void gpu_state_free(struct gpu_state *g);
 
 /* The wait ran out with G as it last stood: the fact missing, what keeps
  * it (the Helm job's error, a stuck pod, the kubelet's warning) and the

@@ -92,7 +92,7 @@ int gateway_inspect_followed(const char *name, struct gw_container *c, os_error 
 	return rc;
 }
 
-int gateway_lookup(const char *name, struct gateway *gw, os_error *err)
+int gateway_lookup_files(const char *name, struct gateway *gw, os_error *err)
 {
 	memset(gw, 0, sizeof(*gw));
 	if (gateway_name_check(name, err) < 0)
@@ -105,24 +105,39 @@ int gateway_lookup(const char *name, struct gateway *gw, os_error *err)
 	load_metadata(gw);
 	if (follow(gw, err) < 0)
 		goto fail;
+	return 0;
+fail:
+	gateway_free(gw);
+	return -1;
+}
+
+int gateway_lookup_container(struct gateway *gw, os_error *err)
+{
 	if (container_inspect(gw->container, &gw->c, err) < 0) {
 		add_lost_fix(gw, err);
 		goto fail;
 	}
-	if (container_owner(&gw->c, name) == OWNER_FOREIGN) {
-		cleanup_free char *why = labels_foreign_reason("container", gw->container, name);
+	if (container_owner(&gw->c, gw->name) == OWNER_FOREIGN) {
+		cleanup_free char *why = labels_foreign_reason("container", gw->container, gw->name);
 		os_error_set(err, OS_EXIT_CONFLICT, "%s; openshell will not manage it", why);
 		goto fail;
 	}
 	gateway_read_container(gw);
 	if (!gw->c.exists && !gw->has_metadata && !gw->metadata_error) {
-		os_error_set(err, OS_EXIT_NOTFOUND, "no gateway named '%s' (see 'openshell gateway list')", name);
+		os_error_set(err, OS_EXIT_NOTFOUND, "no gateway named '%s' (see 'openshell gateway list')", gw->name);
 		goto fail;
 	}
 	return 0;
 fail:
 	gateway_free(gw);
 	return -1;
+}
+
+int gateway_lookup(const char *name, struct gateway *gw, os_error *err)
+{
+	if (gateway_lookup_files(name, gw, err) < 0)
+		return -1;
+	return gateway_lookup_container(gw, err);
 }
 
 int gateway_wants_gpu(const struct gateway *gw)

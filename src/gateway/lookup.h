@@ -46,6 +46,12 @@ char *gateway_gpus_named(const struct gateway *gw);
  * container nor metadata exists, OS_EXIT_CONFLICT when the container of
  * that name is not openshell's. */
 int gateway_lookup(const char *name, struct gateway *gw, os_error *err);
+
+/* gateway_lookup() in its two halves, for a caller with work to start
+ * between them: the name, the files and the daemon followed; then the
+ * container. Each frees GW when it fails. */
+int gateway_lookup_files(const char *name, struct gateway *gw, os_error *err);
+int gateway_lookup_container(struct gateway *gw, os_error *err);
 void gateway_free(struct gateway *gw);
 
 /* What gateway NAME's files say, without asking Docker: gw's name,

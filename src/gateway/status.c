@@ -7,36 +7,15 @@
 #include "base/names.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
+#include "gateway/gpu_state.h"
 #include "gateway/info.h"
 #include "gateway/mig.h"
 #include "gateway/status.h"
 #include "kube/kubectl.h"
 #include "kube/objects.h"
 
-/* Until Docker's first passing probe its verdict is "starting", though
- * `gateway start` returns as soon as the facts hold: then the probe is run
- * now, as Docker runs it (the image's HEALTHCHECK command, by exec), and
- * its answer is the health shown. */
-static void probe_health(const struct gateway *gw, struct gateway_status *s)
-{
-	char *line;
-	os_error err = { 0 };
-	int rc;
-
-	s->health = gw->c.health;
-	if (!gw->c.health || strcmp(gw->c.health, "starting") != 0)
-		return;
-	rc = container_probe_health(gw->container, &gw->c, &line, &err);
-	if (rc >= 0) {
-		free(s->health_line);
-		s->health_line = line;
-		if (rc == 1)
-			s->health = "healthy";
-	}
-	if (err.msg)
-		log_verbose("%s", err.msg);
-	os_error_clear(&err);
-}
+/* With GPUs, the objects start's facts are read from, in one kubectl. */
+#define GPU_FACT_TYPES "runtimeclasses,daemonsets,nodes"
 
 static void say_verbose(os_error *err)
 {
@@ -45,48 +24,139 @@ static void say_verbose(os_error *err)
 	os_error_clear(err);
 }
 
-/* The API and GPU probes only make sense in a running container; their
- * failure is part of the answer, not an error. One kubectl call answers
- * both whether the API serves and what the node has, and containerd's
- * config is read in the same docker exec. */
-void gateway_status_look(const struct gateway *gw, struct gateway_status *s)
+/* The one exec: with GPUs, containerd's config read ahead of kubectl. */
+static struct run_child *get_start(const char *ctr, int gpu)
 {
-	struct run_child *get;
+	os_error err = { 0 };
+	struct run_child *c = kube_get_start(ctr, NULL, gpu ? K3S_CONTAINERD_CONFIG : NULL,
+					     gpu ? GPU_FACT_TYPES : "nodes", NULL, gpu, 0, &err);
+
+	say_verbose(&err);
+	return c;
+}
+
+/* The image's probe, run now as Docker runs it (its HEALTHCHECK command,
+ * by exec), for its own words: its verdict is the health shown. */
+static void probe_health(const struct gateway *gw, struct gateway_status *s)
+{
+	char *line;
+	os_error err = { 0 };
+	int rc = container_probe_health(gw->container, &gw->c, &line, &err);
+
+	if (rc >= 0) {
+		free(s->health_line);
+		s->health_line = line;
+		if (rc == 1)
+			s->health = "healthy";
+	}
+	say_verbose(&err);
+}
+
+/* Do the facts start waits for hold in LIST? The API answered it; with
+ * GPUs, they are read as the start's wait reads them (gateway/gpu_state.h). */
+static int start_facts_hold(const struct gateway *gw, const struct gateway_status *s, const cJSON *list)
+{
+	struct gpu_state g = { .allocatable = -1 };
+	int ok;
+
+	if (!gateway_wants_gpu(gw))
+		return 1;
+	g.runtime_class = kube_find(list, "RuntimeClass", NVIDIA_RUNTIME_CLASS) != NULL;
+	g.rt = s->rt;   /* borrowed: read once, for the status too */
+	gpu_state_read_nodes(&g, list);
+	gpu_state_read_sets(&g, list);
+	ok = gpu_state_ready(&g);
+	g.rt = (struct runtime_fact){ 0 };
+	gpu_state_free(&g);
+	return ok;
+}
+
+/* Until Docker's first passing probe its verdict is "starting", though
+ * `gateway start` returns as soon as its facts hold: then status judges
+ * them from its own get (LIST, NULL when the API did not answer), and
+ * only when they do not hold runs the probe, whose marker says why. */
+static void judge_health(const struct gateway *gw, struct gateway_status *s, const cJSON *list)
+{
+	s->health = gw->c.health;
+	if (!gw->c.running || !gw->c.health || strcmp(gw->c.health, "starting") != 0)
+		return;
+	if (list && start_facts_hold(gw, s, list)) {
+		s->health = "healthy";
+		free(s->health_line);
+		s->health_line = xstrdup("start's checks pass; Docker's first probe is still to come");
+		return;
+	}
+	probe_health(gw, s);
+}
+
+/* The get's answer, the container running: whether the API serves and
+ * what the nodes have. */
+static cJSON *read_answer(const struct gateway *gw, struct run_child *get, struct gateway_status *s)
+{
 	os_error err = { 0 };
 	cleanup_free char *config = NULL;
-	cJSON *nodes = NULL;
-	int found = -1;
+	cJSON *list = NULL;
+	int gpu = gateway_wants_gpu(gw);
 
-	s->gpus = s->capacity = -1;
-	if (gw->c.health_line)
-		s->health_line = xstrdup(gw->c.health_line);
-	/* The get runs while the health probe (when Docker still says
-	 * "starting") does: two execs side by side. */
-	get = gw->c.running ? kube_get_start(gw->container, NULL, gateway_wants_gpu(gw) ? K3S_CONTAINERD_CONFIG : NULL,
-					     "nodes", NULL, 0, 0, &err)
-			    : NULL;
-	probe_health(gw, s);
-	if (!gw->c.running)
-		return;
-	if (get)
-		found = kube_get_finish(get, "nodes", &nodes, gateway_wants_gpu(gw) ? &config : NULL, &err);
-	if (node_records_load(gw->state_dir, &s->agents, &err) < 0)
+	if (kube_get_finish(get, gpu ? GPU_FACT_TYPES : "nodes", &list, gpu ? &config : NULL, &err) <= 0) {
 		say_verbose(&err);
-	if (found > 0) {
-		cleanup_free char *own = gateway_hostname(gw->name);
-		s->api_ready = 1;
-		/* The agents' as the cluster says them; the gateway's GPUs are its
-		 * own node's. */
-		s->nodes = cJSON_Duplicate(nodes, 1);
-		kube_keep_node(nodes, own);
-		s->gpus = kube_nodes_allocatable_gpus(nodes);
-		s->capacity = kube_nodes_capacity_gpus(nodes);
-		mig_resources(nodes, &s->mig);
+		cJSON_Delete(list);
+		return NULL;
 	}
 	if (config)
 		containerd_parse_nvidia(config, &s->rt);
-	say_verbose(&err);
-	cJSON_Delete(nodes);
+	return list;
+}
+
+static void read_nodes(const struct gateway *gw, struct gateway_status *s, cJSON *list)
+{
+	cleanup_free char *own = gateway_hostname(gw->name);
+
+	s->api_ready = 1;
+	/* The agents' as the cluster says them; the gateway's GPUs are its
+	 * own node's. */
+	s->nodes = cJSON_Duplicate(list, 1);
+	kube_keep_node(list, own);
+	s->gpus = kube_nodes_allocatable_gpus(list);
+	s->capacity = kube_nodes_capacity_gpus(list);
+	mig_resources(list, &s->mig);
+}
+
+/* The get is started before the inspect, beside it, where the gateway's
+ * own files say what it is (a gateway with no files, or asked otherwise
+ * than its container says, gets its get after the inspect); its answer
+ * counts only for a container that runs and is openshell's. */
+int gateway_status_look(const char *name, struct gateway *gw, struct gateway_status *s, os_error *err)
+{
+	struct run_child *get = NULL;
+	os_error e = { 0 };
+	cJSON *list = NULL;
+	int early_gpu = 0;
+
+	s->gpus = s->capacity = -1;
+	if (gateway_lookup_files(name, gw, err) < 0)
+		return -1;
+	if (gw->has_metadata)
+		get = get_start(gw->container, early_gpu = gw->md.gpu);
+	if (gateway_lookup_container(gw, err) < 0) {
+		docker_drop(&get);
+		return -1;
+	}
+	if (get && (!gw->c.running || early_gpu != gateway_wants_gpu(gw)))
+		docker_drop(&get);
+	if (!get && gw->c.running)
+		get = get_start(gw->container, gateway_wants_gpu(gw));
+	if (get)
+		list = read_answer(gw, get, s);
+	if (gw->c.health_line)
+		s->health_line = xstrdup(gw->c.health_line);
+	judge_health(gw, s, list);
+	if (gw->c.running && node_records_load(gw->state_dir, &s->agents, &e) < 0)
+		say_verbose(&e);
+	if (list)
+		read_nodes(gw, s, list);
+	cJSON_Delete(list);
+	return 0;
 }
 
 void gateway_status_free(struct gateway_status *s)

@@ -1,10 +1,15 @@
 /* gateway/status.h - one gateway, looked at: what `gateway status` shows.
  *
- * Reads, never changes. Docker's inspect (the caller's lookup) gives the
- * container and its health; while it runs, one docker exec reads
+ * Reads, never changes. Docker's inspect gives the container and its
+ * health; while it runs, one docker exec, beside the inspect, reads
  * containerd's config and the cluster's nodes (whether the API serves,
- * the node's allocatable GPUs and MIG resources, its agents' nodes). A
- * probe that fails is part of the answer, said with -v, not an error. */
+ * the node's allocatable GPUs and MIG resources, its agents' nodes), with
+ * GPUs also the RuntimeClasses and DaemonSets that start's facts are read
+ * from. While Docker's verdict is still "starting", those facts are the
+ * health: a gateway is healthy as soon as start would have returned, and
+ * only one whose facts do not hold has the image's probe run for its
+ * marker. A probe that fails is part of the answer, said with -v, not an
+ * error. */
 #ifndef OPENSHELL_GATEWAY_STATUS_H
 #define OPENSHELL_GATEWAY_STATUS_H
 
@@ -21,14 +26,16 @@ struct gateway_status {
 	long long gpus;          /* allocatable nvidia.com/gpu; -1 absent or unknown */
 	long long capacity;      /* the same, healthy or not */
 	struct strv mig;         /* allocatable MIG resources: "nvidia.com/mig-1g.10gb=2" */
-	const char *health;      /* Docker's verdict, or the probe's own (below) */
-	char *health_line;       /* last line of the latest health probe, or NULL */
+	const char *health;      /* Docker's verdict, or while it says "starting", start's facts' or the probe's */
+	char *health_line;       /* last line of the latest health probe, what the facts said, or NULL */
 	struct node_records agents; /* its nodes on other hosts (gateway node add) */
 	cJSON *nodes;            /* the cluster's nodes, while the API answers */
 };
 
-/* Fill S (zeroed by the caller) for GW; free it with gateway_status_free. */
-void gateway_status_look(const struct gateway *gw, struct gateway_status *s);
+/* Look gateway NAME up into *GW (gateway_lookup(), whose errors it
+ * returns, GW then freed) and fill S (zeroed by the caller); free them
+ * with gateway_free() and gateway_status_free(). */
+int gateway_status_look(const char *name, struct gateway *gw, struct gateway_status *s, os_error *err);
 void gateway_status_free(struct gateway_status *s);
 
 #endif

@@ -41,26 +41,6 @@
  * once openshell has stopped listening; then it starts again. */
 #define WATCH_MAX_MS 60000
 
-static int gpu_ready(const struct gpu_state *g)
-{
-	return g->runtime_class > 0 && g->rt.nvidia && g->plugin_found && g->ds.desired > 0 &&
-	       g->ds.ready == g->ds.desired && (g->allocatable > 0 || g->mig > 0) && gpu_sharing_met(g) &&
-	       g->mig_capacity >= g->want_mig;
-}
-
-/* The nodes' facts, from a List that holds them. */
-static void read_node_facts(const cJSON *list, struct gpu_state *g)
-{
-	g->nodes = kube_count_kind(list, "Node");
-	free(g->heartbeat);
-	g->heartbeat = kube_nodes_heartbeat(list);
-	g->allocatable = kube_nodes_allocatable_gpus(list);
-	g->capacity = kube_nodes_capacity_gpus(list);
-	strv_free(&g->migs);
-	g->mig = mig_resources(list, &g->migs);
-	g->mig_capacity = g->want_node ? mig_capacity(kube_find(list, "Node", g->want_node)) : mig_capacity(list);
-}
-
 struct gpu_wait {
 	struct wait_ctx *w;
 	struct gpu_state *g;
@@ -73,32 +53,15 @@ struct gpu_wait {
 	int delay_ms;
 };
 
-/* The plugin's pods run under RuntimeClass nvidia (the chart's
- * runtimeClassName): the API admits no pod whose RuntimeClass does not
- * exist (the RuntimeClass admission plugin), so its ready pods prove it. */
-static int plugin_proves_class(const struct gpu_state *g, const cJSON *ds)
-{
-	const char *rc = json_str(json_get(ds, "spec", "template", "spec", NULL), "runtimeClassName");
-
-	return rc && strcmp(rc, NVIDIA_RUNTIME_CLASS) == 0 && g->ds.desired > 0 && g->ds.ready == g->ds.desired;
-}
-
 /* The facts as the watches last said them. */
 static void read_facts(struct gpu_wait *gw)
 {
 	struct gpu_state *g = gw->g;
-	const cJSON *ds = kube_find_device_plugin(gw->sets.list);
-	const cJSON *mps = kube_find(gw->sets.list, "DaemonSet", DEVICE_PLUGIN_RELEASE "-mps-control-daemon");
 
 	if (gw->nodes.file_text && !g->rt.config_read)
 		containerd_parse_nvidia(gw->nodes.file_text, &g->rt);
-	read_node_facts(gw->nodes.list, g);
-	g->plugin_found = ds != NULL;
-	kube_daemonset_status(ds, &g->ds);
-	g->mps_found = mps != NULL;
-	kube_daemonset_status(mps, &g->mps);
-	if (g->runtime_class <= 0 && plugin_proves_class(g, ds))
-		g->runtime_class = 1;
+	gpu_state_read_nodes(g, gw->nodes.list);
+	gpu_state_read_sets(g, gw->sets.list);
 	/* In their order, so that the phases' times add up: two watches may
 	 * tell of two facts in either order. */
 	if (!g->rt.nvidia || g->runtime_class == 0)
@@ -151,14 +114,6 @@ static int transient(struct gpu_state *g, os_error *err)
 	log_verbose("will retry: %s", g->api_error);
 	os_error_clear(err);
 	return 1;
-}
-
-static void gpu_state_free(struct gpu_state *g)
-{
-	free(g->heartbeat);
-	runtime_fact_free(&g->rt);
-	free(g->api_error);
-	strv_free(&g->migs);
 }
 
 /* The tick: what no watch shows. 0, or -1 with a verdict in err. */
@@ -282,7 +237,7 @@ static int serve(struct gpu_wait *gw, os_error *err)
 		read_facts(gw);
 		if (runtime_missing(gw->w, gw->g, err) < 0)
 			return -1;
-		if (gpu_ready(gw->g) && (!gw->file || gw->file->done) && (ok = confirm(gw, err)) != 0)
+		if (gpu_state_ready(gw->g) && (!gw->file || gw->file->done) && (ok = confirm(gw, err)) != 0)
 			return ok < 0 ? -1 : 0;
 		ask_runtime(gw);
 		kids[3] = gw->rt_call;

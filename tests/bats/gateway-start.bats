@@ -60,21 +60,31 @@ setup() {
 	[[ "$stderr" =~ "openshell: phases: container "[0-9.]+m?s", api "[0-9.]+m?s", runtime ".*"allocatable ".*"(total " ]]
 }
 
-@test "a start returns on the facts, not on Docker's next probe; status runs the probe meanwhile" {
+@test "a start returns on the facts, not on Docker's next probe; status judges them meanwhile" {
 	sim_only "builds an image from the stand-in's"
 	# Docker would first probe this image an hour after the start.
 	printf 'FROM %s\nHEALTHCHECK --interval=1h --start-period=1h CMD ["/usr/local/bin/cluster-healthcheck.sh"]\n' \
 		"$IMAGE" | DOCKER_BUILDKIT=0 docker build -q -t openshell-cluster:sim-slowprobe - >/dev/null
-	run --separate-stderr openshell gateway start --name sp --image openshell-cluster:sim-slowprobe --port "$(free_port)"
+	run --separate-stderr openshell gateway start --gpu --name sp --image openshell-cluster:sim-slowprobe --port "$(free_port)"
 	assert_success
 	run docker inspect openshell-cluster-sp --format '{{.State.Health.Status}}'
 	assert_output starting
-	run --separate-stderr openshell gateway status --name sp
+	# Start's facts hold, read from status's own get: healthy, and no probe
+	# (another exec with two kubectl runs) is run for it.
+	run --separate-stderr openshell -v gateway status --name sp
 	assert_success
-	assert_line '  Health:      healthy: HEALTHCHECK_OK'
+	assert_line "  Health:      healthy: start's checks pass; Docker's first probe is still to come"
+	[[ "$stderr" == *" get runtimeclasses,daemonsets,nodes --all-namespaces --output=json"* ]]
+	[[ "$stderr" != *cluster-healthcheck.sh* ]]
 	run jq -r .health <<<"$(openshell gateway status --name sp --json)"
 	assert_output healthy
-	# A probe that fails says so, and Docker's "starting" stands.
+	# A fact that stops holding has the probe run, and its marker says why;
+	# Docker's "starting" stands. The plugin crash-loops:
+	sw=/var/lib/rancher/k3s/sim/switches/SIM_PLUGIN_CRASHLOOP
+	docker exec openshell-cluster-sp sh -c "mkdir -p ${sw%/*} && echo 1 >$sw"
+	eventually node_allocatable_is sp 0
+	run --separate-stderr openshell gateway status --name sp
+	assert_line '  Health:      starting: HEALTHCHECK_FAIL gpu-device-plugin-not-ready desired=1 ready=0'
 	# The API answers 503 from now on, as while its API server restarts.
 	docker exec openshell-cluster-sp sh -c 'echo 1000000 >/var/lib/rancher/k3s/sim/switches/SIM_API_FLAKY'
 	run --separate-stderr openshell gateway status --name sp

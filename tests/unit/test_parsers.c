@@ -12,6 +12,7 @@
 #include "docker/client.h"
 #include "docker/container.h"
 #include "docker/inspect_any.h"
+#include "gateway/gpu_state.h"
 #include "kube/kubectl.h"
 #include "kube/objects.h"
 #include "tap.h"
@@ -439,6 +440,49 @@ static void test_mixed_list(void)
 	cJSON_Delete(j);
 }
 
+/* Start's facts, read from the one List `gateway status` gets: ready
+ * only with the runtime, the plugin's pods all ready and GPUs on a node. */
+static void test_facts_of_list(void)
+{
+#define PLUGIN_DS(ready)                                                                              \
+	"{\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"nvidia-device-plugin\","                      \
+	"\"labels\":{\"app.kubernetes.io/name\":\"nvidia-device-plugin\"}},"                              \
+	"\"status\":{\"desiredNumberScheduled\":1,\"numberReady\":" ready "},"                              \
+	"\"spec\":{\"template\":{\"spec\":{\"runtimeClassName\":\"nvidia\"}}}}"
+	static const char *const lists[] = {
+		NODELIST(NODE(ALLOC_BASE ",\"nvidia.com/gpu\":\"2\"") "," PLUGIN_DS("1")),
+		NODELIST(NODE(ALLOC_BASE ",\"nvidia.com/gpu\":\"2\"") "," PLUGIN_DS("0")),
+		NODELIST(NODE(ALLOC_BASE ",\"nvidia.com/gpu\":\"0\"") "," PLUGIN_DS("1")),
+		NODELIST(NODE(ALLOC_BASE ",\"nvidia.com/mig-1g.10gb\":\"4\"") "," PLUGIN_DS("1")),
+		NODELIST(NODE(ALLOC_BASE ",\"nvidia.com/gpu\":\"2\"")),
+	};
+	static const int ready[] = { 1, 0, 0, 1, 0 };
+	static const char *const what[] = {
+		"ready: the plugin's ready pods prove RuntimeClass nvidia, 2 GPUs",
+		"not ready: the plugin's pod is not",
+		"not ready: no GPU allocatable",
+		"ready: MIG devices alone (mixed)",
+		"not ready: no device plugin",
+	};
+
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		cJSON *j = J(lists[i]);
+		struct gpu_state g = { .allocatable = -1, .runtime_class = -1 };
+
+		g.rt.config_read = g.rt.nvidia = 1;
+		gpu_state_read_nodes(&g, j);
+		gpu_state_read_sets(&g, j);
+		is_int(gpu_state_ready(&g), ready[i], what[i]);
+		if (i == 0) {
+			g.rt.nvidia = 0;
+			is_int(gpu_state_ready(&g), 0, "not ready: containerd has no nvidia runtime");
+		}
+		gpu_state_free(&g);
+		cJSON_Delete(j);
+	}
+#undef PLUGIN_DS
+}
+
 /* A node status is the last run's when posted before the container's
  * start, or in its very second (the API's stamps have whole seconds). */
 static void test_status_predates(void)
@@ -618,6 +662,7 @@ int main(void)
 	test_nodes();
 	test_nodes_capacity();
 	test_mixed_list();
+	test_facts_of_list();
 	test_status_predates();
 	test_daemonsets();
 	test_json();
