@@ -23,7 +23,11 @@
 #                                       chart runs in each of its containers
 #   gpu-device-plugin-not-ready desired=D ready=R
 #   gpu-not-allocatable allocatable=V   V is the node's nvidia.com/gpu
-#                                       ("absent" when the key is missing)
+#                                       ("absent" when the key is missing),
+#                                       and no MIG device is allocatable either
+#   HEALTHCHECK_OK gpus=N mig=M         M MIG devices allocatable as resources of
+#                                       their own (--mig-strategy mixed), which
+#                                       serve GPU pods where no whole GPU is left
 # The GPU checks run only when GPU_ENABLED=true, as in cluster-entrypoint.sh.
 #
 # A healthy cluster costs two kubectl runs, /readyz and one list of the
@@ -55,13 +59,29 @@ is_uint() {
 	case $1 in '' | *[!0-9]*) return 1 ;; *) return 0 ;; esac
 }
 
-# One list: "kind|namespace|name|handler|desired|ready|gpus" a line; a field
-# an object lacks is empty (kubectl's --allow-missing-template-keys). With
+# One list: "kind|namespace|name|handler|desired|ready|gpus|allocatable" a
+# line, the last the node's whole allocatable map, as kubectl prints a map
+# (JSON); a field an object lacks is empty (kubectl's
+# --allow-missing-template-keys). With
 # GPUs it runs beside /readyz, so that the probe (and `gateway status`,
 # which runs it while Docker still says "starting") waits for one kubectl
 # start, not two in turn; its answer counts only once /readyz said ok.
 list_objects() {
-	kc get runtimeclasses,daemonsets,nodes -A -o 'jsonpath={range .items[*]}{.kind}|{.metadata.namespace}|{.metadata.name}|{.handler}|{.status.desiredNumberScheduled}|{.status.numberReady}|{.status.allocatable.nvidia\.com/gpu}{"\n"}{end}'
+	kc get runtimeclasses,daemonsets,nodes -A -o 'jsonpath={range .items[*]}{.kind}|{.metadata.namespace}|{.metadata.name}|{.handler}|{.status.desiredNumberScheduled}|{.status.numberReady}|{.status.allocatable.nvidia\.com/gpu}|{.status.allocatable}{"\n"}{end}'
+}
+
+# Add the MIG devices of an allocatable map ('{"cpu":"2","nvidia.com/mig-1g.10gb":"4"}')
+# to $mig, by the shell's own pattern matching: no process per node.
+mig=0
+add_mig_devices() {
+	rest=$1
+	while :; do
+		case $rest in *'"nvidia.com/mig-'*) ;; *) return ;; esac
+		rest=${rest#*\"nvidia.com/mig-}
+		rest=${rest#*\":\"}
+		v=${rest%%\"*}
+		is_uint "$v" && mig=$((mig + v))
+	done
 }
 list="" lister=""
 if [ "$GPU_ENABLED" = "true" ] && list=$(mktemp 2>/dev/null); then
@@ -91,11 +111,14 @@ if [ -f "$CONTAINERD_CONFIG" ] && ! grep -q "runtimes\.['\"]nvidia['\"]\]" "$CON
 fi
 
 handler="" ds="" alloc=""
-while IFS='|' read -r kind ns name h desired ready gpu; do
+while IFS='|' read -r kind ns name h desired ready gpu map; do
 	case $kind in
 	RuntimeClass) [ "$name" = nvidia ] && handler=$h ;;
 	DaemonSet) [ "$ns/$name" = "$DP_NAMESPACE/$DP_DAEMONSET" ] && ds="${desired:-0} ${ready:-0}" ;;
-	Node) [ -n "$gpu" ] && alloc="$alloc $gpu" ;;
+	Node)
+		[ -n "$gpu" ] && alloc="$alloc $gpu"
+		add_mig_devices "$map"
+		;;
 	esac
 done <<EOF
 $objects
@@ -145,6 +168,10 @@ for v in $alloc; do
 	is_uint "$v" || fail "gpu-not-allocatable allocatable=$v"
 	gpus=$((gpus + v))
 done
+if [ "$mig" -gt 0 ]; then
+	echo "HEALTHCHECK_OK gpus=$gpus mig=$mig"
+	exit 0
+fi
 [ -n "$alloc" ] || fail "gpu-not-allocatable allocatable=absent"
 [ "$gpus" -gt 0 ] || fail "gpu-not-allocatable allocatable=$gpus"
 

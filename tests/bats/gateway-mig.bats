@@ -146,6 +146,10 @@ mig_uuids() { # GPU: its MIG devices' UUIDs
 	run --separate-stderr openshell gateway verify --name migonly
 	assert_success
 	assert_line --partial 'PASS  allocatable     node allocatable nvidia.com/mig-1g.10gb=4, nvidia.com/mig-3g.40gb=1 (MIG, --mig-strategy mixed); no whole GPU'
+	# Docker's probe agrees: healthy on the MIG devices, with no whole GPU.
+	run docker exec openshell-cluster-migonly /usr/local/bin/cluster-healthcheck.sh
+	assert_success
+	assert_output 'HEALTHCHECK_OK gpus=0 mig=5'
 	openshell -q gateway destroy --name migonly --yes
 }
 

@@ -12,7 +12,7 @@ setup() {
 	export FK_LOG=$BATS_TEST_TMPDIR/kubectl.calls
 	export KUBECTL=$BATS_TEST_TMPDIR/kubectl
 	# Healthy GPU cluster by default; each test breaks one thing.
-	export FK_READY=ok FK_RC=nvidia FK_DS="1 1" FK_ALLOC=2 FK_LIST_FAIL="" FK_JOB_FAILED="" FK_RESTARTS="" FK_WAITING="" FK_IMAGE=""
+	export FK_READY=ok FK_RC=nvidia FK_DS="1 1" FK_ALLOC=2 FK_MIG="" FK_LIST_FAIL="" FK_JOB_FAILED="" FK_RESTARTS="" FK_WAITING="" FK_IMAGE=""
 	# k3s's containerd config with the nvidia runtime (the v3 template's table).
 	export K3S_CONTAINERD_CONFIG=$BATS_TEST_TMPDIR/config.toml
 	printf '%s\n' "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]" \
@@ -27,15 +27,16 @@ setup() {
 	"get --raw /readyz")
 		[ -n "$FK_READY" ] || { echo "The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?" >&2; exit 1; }
 		echo "$FK_READY" ;;
-	'get runtimeclasses,daemonsets,nodes -A -o jsonpath={range .items[*]}{.kind}|{.metadata.namespace}|{.metadata.name}|{.handler}|{.status.desiredNumberScheduled}|{.status.numberReady}|{.status.allocatable.nvidia\.com/gpu}{"\n"}{end}')
-		# The jsonpath as kubectl prints it: a field an object lacks is empty.
+	'get runtimeclasses,daemonsets,nodes -A -o jsonpath={range .items[*]}{.kind}|{.metadata.namespace}|{.metadata.name}|{.handler}|{.status.desiredNumberScheduled}|{.status.numberReady}|{.status.allocatable.nvidia\.com/gpu}|{.status.allocatable}{"\n"}{end}')
+		# The jsonpath as kubectl prints it: a field an object lacks is empty,
+		# a map is JSON.
 		[ -z "$FK_LIST_FAIL" ] || { echo "Unable to connect to the server: net/http: TLS handshake timeout" >&2; exit 1; }
-		echo "RuntimeClass||crun|crun|||"
-		[ -z "$FK_RC" ] || echo "RuntimeClass||nvidia|$FK_RC|||"
-		[ -z "$FK_DS" ] || echo "DaemonSet|nvidia-device-plugin|nvidia-device-plugin||${FK_DS% *}|${FK_DS#* }|"
-		echo "DaemonSet|nvidia-device-plugin|nvidia-device-plugin-mps-control-daemon||0|0|"
-		[ -n "$FK_ALLOC" ] || echo "Node||server||||"
-		for a in $FK_ALLOC; do echo "Node||node-$a||||$a"; done ;;
+		echo "RuntimeClass||crun|crun||||"
+		[ -z "$FK_RC" ] || echo "RuntimeClass||nvidia|$FK_RC||||"
+		[ -z "$FK_DS" ] || echo "DaemonSet|nvidia-device-plugin|nvidia-device-plugin||${FK_DS% *}|${FK_DS#* }||"
+		echo "DaemonSet|nvidia-device-plugin|nvidia-device-plugin-mps-control-daemon||0|0||"
+		[ -n "$FK_ALLOC" ] || echo "Node||server|||||{\"cpu\":\"2\",${FK_MIG:+$FK_MIG,}\"pods\":\"110\"}"
+		for a in $FK_ALLOC; do echo "Node||node-$a||||$a|{\"cpu\":\"2\",\"nvidia.com/gpu\":\"$a\",\"pods\":\"110\"}"; done ;;
 	"get job helm-install-nvidia-device-plugin -n kube-system -o jsonpath={.status.failed}")
 		printf '%s' "$FK_JOB_FAILED" ;;
 	"get pods -n kube-system -l job-name=helm-install-nvidia-device-plugin -o jsonpath={.items[*].status.containerStatuses[*].restartCount}")
@@ -171,6 +172,17 @@ healthcheck() {
 	FK_ALLOC="2k" GPU_ENABLED=true healthcheck
 	assert_failure 1
 	assert_output "HEALTHCHECK_FAIL gpu-not-allocatable allocatable=2k"
+}
+
+@test "GPU: MIG devices alone (--mig-strategy mixed on MIG GPUs) are GPUs to serve" {
+	# As the real kubectl prints the node's allocatable map.
+	FK_ALLOC="" FK_MIG='"nvidia.com/mig-1g.10gb":"4","nvidia.com/mig-3g.40gb":"1"' GPU_ENABLED=true healthcheck
+	assert_success
+	assert_output "HEALTHCHECK_OK gpus=0 mig=5"
+	# A profile whose devices are all taken by the plugin's health check: none.
+	FK_ALLOC="" FK_MIG='"nvidia.com/mig-1g.10gb":"0"' GPU_ENABLED=true healthcheck
+	assert_failure 1
+	assert_output "HEALTHCHECK_FAIL gpu-not-allocatable allocatable=absent"
 }
 
 @test "GPU: allocatable of several nodes adds up" {
