@@ -105,7 +105,6 @@ class Kubelet:
             w.sync(p)
         for uid in [u for u in self.workers if u not in seen]:
             self.workers.pop(uid).teardown()
-        self.devices.release(self.live_pod_uids())
         if self.devices.changed.is_set():
             self.devices.changed.clear()
             self.status.post()

@@ -8,11 +8,19 @@
   capacity kept, allocatable 0, until endpointStopGracePeriod (5 minutes;
   the switch SIM_ENDPOINT_GRACE) passes; then the resource is removed and
   the node status setter writes it as 0.
-- The checkpoint (/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint)
-  keeps the registered devices and the pods' allocations: after a restart
+- The checkpoint (/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint,
+  checkpoint/checkpoint.go's Data, written by writeCheckpoint) keeps the
+  healthy devices of each registered resource (RegisteredDevices) and the
+  pods' allocations (PodDeviceEntries: PodUID, ContainerName, ResourceName,
+  DeviceIDs by NUMA node, -1 for a device without topology, as the
+  simulated GPUs are; AllocResp). SIMULATION: AllocResp is null (the real
+  one is the plugin's protobuf answer, base64) and Checksum 0 (the real:
+  checksum.New's hash of Data, which only the kubelet's own read checks).
+  After a restart
   (readCheckpoint) each registered resource has empty device sets and a
   stopped endpoint, so it reads 0 until its plugin registers again.
-- Allocate: a container's request gets healthy devices no live pod holds;
+- Allocate: first the entries of pods no longer live go
+  (UpdateAllocatedDevices); a container's request gets healthy devices no live pod holds;
   the plugin's Allocate answer (its envs, mounts, CDI devices) goes to the
   container's runtime.
 """
@@ -25,6 +33,7 @@ import time
 from .. import config
 
 GRACE = 300.0
+NO_TOPOLOGY = "-1"   # pod_devices.go's nodeWithoutTopology, as JSON writes an int64 key
 
 
 def grace():
@@ -60,7 +69,8 @@ class DeviceManager:
         except (OSError, ValueError):
             return
         for e in data.get("PodDeviceEntries") or []:
-            self.allocated.setdefault((e["PodUID"], e["ContainerName"]), {})[e["ResourceName"]] = e["DeviceIDs"]
+            ids = [d for per_numa in (e.get("DeviceIDs") or {}).values() for d in per_numa]
+            self.allocated.setdefault((e["PodUID"], e["ContainerName"]), {})[e["ResourceName"]] = ids
         for resource in data.get("RegisteredDevices") or {}:
             self.healthy[resource] = set()
             self.unhealthy[resource] = set()
@@ -69,10 +79,10 @@ class DeviceManager:
             self.endpoints[resource] = ep
 
     def _write_checkpoint(self):
-        entries = [{"PodUID": uid, "ContainerName": c, "ResourceName": r, "DeviceIDs": ids}
+        entries = [{"PodUID": uid, "ContainerName": c, "ResourceName": r,
+                    "DeviceIDs": {NO_TOPOLOGY: ids}, "AllocResp": None}
                    for (uid, c), per in self.allocated.items() for r, ids in per.items()]
-        registered = {r: sorted(self.healthy.get(r, set()) | self.unhealthy.get(r, set()))
-                      for r in self.endpoints}
+        registered = {r: sorted(self.healthy.get(r, set())) for r in self.endpoints}
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
         tmp = self.path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as f:
@@ -100,6 +110,7 @@ class DeviceManager:
                 return
             (self.healthy[resource].add if healthy else self.healthy[resource].discard)(device)
             (self.unhealthy[resource].discard if healthy else self.unhealthy[resource].add)(device)
+            self._write_checkpoint()   # genericDeviceUpdateCallback writes it after each update
         self.changed.set()
 
     def plugin_stopped(self, plugin):
@@ -149,6 +160,9 @@ class DeviceManager:
         """Devices for one container: {resource: [ids]} and the plugins'
         answers; None when a request cannot be met."""
         with self.lock:
+            # UpdateAllocatedDevices: the entries of pods no longer live go
+            # now, at an allocation, not when the pods end.
+            self.release(live_pods)
             have = self.allocated.get((pod_uid, container))
             if have is not None:
                 return have, self._answers(have)
