@@ -13,6 +13,7 @@ extern const struct cli_spec gateway_spec;
 extern const struct cli_spec gateway_start_spec;
 extern const struct cli_spec gateway_verify_spec;
 extern const struct cli_spec gateway_status_spec;
+extern const struct cli_spec gateway_gpus_spec;
 extern const struct cli_spec gateway_list_spec;
 extern const struct cli_spec gateway_stop_spec;
 extern const struct cli_spec gateway_destroy_spec;

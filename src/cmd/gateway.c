@@ -10,6 +10,7 @@ static const struct cli_spec *const gateway_commands[] = {
 	&gateway_start_spec,
 	&gateway_verify_spec,
 	&gateway_status_spec,
+	&gateway_gpus_spec,
 	&gateway_list_spec,
 	&gateway_stop_spec,
 	&gateway_destroy_spec,

@@ -43,6 +43,41 @@ static cJSON *nodes_json(const struct gateway_status *s)
 	return arr;
 }
 
+/* The own node's GPU devices by use, or null when unknown. */
+static cJSON *use_json(const struct gateway_status *s)
+{
+	cJSON *o;
+
+	if (!s->use_read)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "devices", s->use.devices);
+	cJSON_AddNumberToObject(o, "in_use", s->use.in_use);
+	cJSON_AddNumberToObject(o, "shared", s->use.shared);
+	cJSON_AddNumberToObject(o, "shared_by", s->use.shared_by);
+	cJSON_AddNumberToObject(o, "free", s->use.free);
+	return o;
+}
+
+/* "3 devices: 1 in use, 1 shared by 4 pods, 1 free", the parts with none
+ * left out but the free. */
+static char *use_words(const struct gpu_use *u)
+{
+	struct strv parts = { 0 };
+	cleanup_free char *inner = NULL;
+	char *out;
+
+	if (u->in_use)
+		strv_pushf(&parts, "%d in use", u->in_use);
+	if (u->shared)
+		strv_pushf(&parts, "%d shared by %d pods", u->shared, u->shared_by);
+	strv_pushf(&parts, "%d free", u->free);
+	inner = strv_join(&parts, ", ");
+	out = xasprintf("%d device%s: %s", u->devices, u->devices == 1 ? "" : "s", inner);
+	strv_free(&parts);
+	return out;
+}
+
 static void print_json(const struct gateway *gw, const struct gateway_status *s)
 {
 	cJSON *j = json_document();
@@ -59,6 +94,7 @@ static void print_json(const struct gateway *gw, const struct gateway_status *s)
 		cJSON_AddBoolToObject(j, "nvidia_runtime", s->rt.nvidia);
 	else
 		cJSON_AddNullToObject(j, "nvidia_runtime");
+	cJSON_AddItemToObject(j, "gpu_use", use_json(s));
 	cJSON_AddItemToObject(j, "nodes", nodes_json(s));
 	json_print_stdout(j);
 }
@@ -87,6 +123,10 @@ static void print_text(const struct gateway *gw, const struct gateway_status *s)
 		printf("  GPUs:        requested%s; %lld allocatable (nvidia.com/gpu)\n", which, s->gpus);
 	else
 		printf("  GPUs:        requested%s; allocatable absent\n", which);
+	if (s->use_read) {
+		cleanup_free char *use = use_words(&s->use);
+		printf("  GPU use:     %s\n", use);
+	}
 	if (gw->mig != MIG_NONE || s->mig.n)
 		printf("  MIG:         strategy %s; %s\n", mig_strategy_name(gw->mig),
 		       s->mig.n ? mig : "no MIG resource allocatable");

@@ -8,14 +8,16 @@
 #include "base/xalloc.h"
 #include "docker/client.h"
 #include "gateway/gpu_state.h"
+#include "gateway/gpu_view.h"
 #include "gateway/info.h"
 #include "gateway/mig.h"
 #include "gateway/status.h"
 #include "kube/kubectl.h"
 #include "kube/objects.h"
 
-/* With GPUs, the objects start's facts are read from, in one kubectl. */
-#define GPU_FACT_TYPES "runtimeclasses,daemonsets,nodes"
+/* With GPUs, the objects start's facts are read from, and the pods that
+ * hold GPUs, in one kubectl. */
+#define GPU_FACT_TYPES "runtimeclasses,daemonsets,nodes,pods"
 
 static void say_verbose(os_error *err)
 {
@@ -24,11 +26,12 @@ static void say_verbose(os_error *err)
 	os_error_clear(err);
 }
 
-/* The one exec: with GPUs, containerd's config read ahead of kubectl. */
+/* The one exec: with GPUs, the kubelet's device checkpoint and
+ * containerd's config read ahead of kubectl. */
 static struct run_child *get_start(const char *ctr, int gpu)
 {
 	os_error err = { 0 };
-	struct run_child *c = kube_get_start(ctr, NULL, gpu ? K3S_CONTAINERD_CONFIG : NULL,
+	struct run_child *c = kube_get_start(ctr, gpu ? GPU_USE_SCRIPT : NULL, gpu ? K3S_CONTAINERD_CONFIG : NULL,
 					     gpu ? GPU_FACT_TYPES : "nodes", NULL, gpu, 0, &err);
 
 	say_verbose(&err);
@@ -103,8 +106,11 @@ static cJSON *read_answer(const struct gateway *gw, struct run_child *get, struc
 		cJSON_Delete(list);
 		return NULL;
 	}
-	if (config)
-		containerd_parse_nvidia(config, &s->rt);
+	if (config) {
+		const char *toml;
+		s->use_read = gpu_use_read(config, list, &s->use, &toml);
+		containerd_parse_nvidia(toml, &s->rt);
+	}
 	return list;
 }
 

@@ -5,7 +5,8 @@
  * containerd's config and the cluster's nodes (whether the API serves,
  * the node's allocatable GPUs and MIG resources, its agents' nodes), with
  * GPUs also the RuntimeClasses and DaemonSets that start's facts are read
- * from. While Docker's verdict is still "starting", those facts are the
+ * from, and the pods, which with the kubelet's device checkpoint (read in
+ * the same exec) say who holds the node's GPUs (gateway/gpu_view.h). While Docker's verdict is still "starting", those facts are the
  * health: a gateway is healthy as soon as start would have returned, and
  * only one whose facts do not hold has the image's probe run for its
  * marker. A probe that fails is part of the answer, said with -v, not an
@@ -16,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "base/strv.h"
+#include "gateway/gpu_view.h"
 #include "gateway/lookup.h"
 #include "gateway/node_record.h"
 #include "kube/containerd.h"
@@ -28,6 +30,8 @@ struct gateway_status {
 	struct strv mig;         /* allocatable MIG resources: "nvidia.com/mig-1g.10gb=2" */
 	const char *health;      /* Docker's verdict, or while it says "starting", start's facts' or the probe's */
 	char *health_line;       /* last line of the latest health probe, what the facts said, or NULL */
+	struct gpu_use use;      /* the devices of its own node and who holds them, */
+	int use_read;            /* when its kubelet's device checkpoint was read */
 	struct node_records agents; /* its nodes on other hosts (gateway node add) */
 	cJSON *nodes;            /* the cluster's nodes, while the API answers */
 };

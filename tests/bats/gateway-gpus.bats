@@ -435,3 +435,100 @@ start_building() {
 	run --separate-stderr openshell gateway start --gpu --gpu-sharing time-slicing:2 --no-wait --name bad
 	assert_failure 2
 }
+
+# gateway gpus --json of gateway $1 as "INDEX:HEALTH:SHARING:HOLDERS" a row.
+gpu_rows() {
+	openshell gateway gpus --name "$1" --json |
+		jq -r '.gpus[] | "\(.index):\(.health):\(.sharing.mode)\(.sharing.replicas // ""):\([.holders[] | .pod] | join(","))"'
+}
+
+@test "gateway gpus: three GPUs, two pods: each pod on its own GPU by UUID, the third free; a pod that ended holds none" {
+	openshell -q gateway start --gpu --name gv --image "$IMAGE" --port "$(free_port)"
+	holding_pod gv p1
+	holding_pod gv p2
+	run --separate-stderr openshell gateway gpus --name gv
+	assert_success
+	assert_line --index 0 --regexp '^NODE +INDEX +UUID +MODEL +MEMORY +UTIL +SHARING +HEALTH +PODS$'
+	assert_equal "${#lines[@]}" 4
+	# The UUID each pod's container was given, as the kubelet recorded it,
+	# is the row that names it; nvidia-smi's numbering and memory.
+	for p in p1 p2; do
+		uuid=$(docker exec openshell-cluster-gv cat /var/lib/kubelet/device-plugins/kubelet_internal_checkpoint |
+			jq -r --arg uid "$(gw_kubectl gv get pod "$p" -o jsonpath='{.metadata.uid}')" \
+				'.Data.PodDeviceEntries[] | select(.PodUID == $uid) | .DeviceIDs[][]')
+		assert_line --regexp "^openshell-gv +[0-2] +$uuid +Tesla V100-SXM2-32GB +1/32768 MiB +0% +exclusive +healthy +default/$p/work\$"
+	done
+	assert_equal "$(grep -c ' free$' <<<"$output")" 1
+	# status says it in one line, from its one exec.
+	run --separate-stderr openshell gateway status --name gv
+	assert_line '  GPU use:     3 devices: 2 in use, 1 free'
+	run --separate-stderr openshell gateway gpus --name gv --json
+	assert_success
+	json=$output
+	assert_schema gpu_view "$json"
+	assert_equal "$(jq -r '[.gpus[].uuid] | sort | join(" ")' <<<"$json")" "$(sim_gpu_uuids | sort | paste -sd' ')"
+	assert_equal "$(jq -r '[.gpus[].holders[] | "\(.namespace)/\(.pod)/\(.container)"] | sort | join(" ")' <<<"$json")" \
+		"default/p1/work default/p2/work"
+	# The kubelet keeps an ended pod's entry until its next allocation: only
+	# the pods that live hold a GPU.
+	gw_kubectl gv delete pod p1 --wait=true >/dev/null
+	uid_left=$(docker exec openshell-cluster-gv cat /var/lib/kubelet/device-plugins/kubelet_internal_checkpoint |
+		jq '.Data.PodDeviceEntries | length')
+	assert_equal "$uid_left" 2
+	run gpu_rows gv
+	assert_equal "$(grep -c ':$' <<<"$output")" 2
+	assert_equal "$(grep -c ':p2$' <<<"$output")" 1
+	run jq -c .gpu_use <<<"$(openshell gateway status --name gv --json)"
+	assert_output '{"devices":3,"in_use":1,"shared":0,"shared_by":0,"free":2}'
+	# A gateway that is not running: said, exit 1.
+	openshell -q gateway stop --name gv
+	run --separate-stderr openshell gateway gpus --name gv
+	assert_failure 1
+	assert_equal "$stderr" "openshell: error: gateway 'gv' is not running (exited); start it with 'openshell gateway start --name gv --gpu'"
+	openshell -q gateway destroy --name gv --yes
+}
+
+gpu0_unhealthy() {
+	openshell gateway gpus --name "$1" --json | jq -e '.gpus[0].health == "unhealthy"'
+}
+
+@test "gateway gpus: time-slicing with four pods on one GPU; a GPU the plugin marked unhealthy says why" {
+	openshell -q gateway start --gpus 1 --gpu-sharing time-slicing:4 --name gt --image "$IMAGE" --port "$(free_port)"
+	for p in s1 s2 s3 s4; do holding_pod gt "$p"; done
+	run gpu_rows gt
+	assert_output '0:healthy:time-slicing4:s1,s2,s3,s4'
+	run --separate-stderr openshell gateway status --name gt
+	assert_line '  GPU use:     1 device: 1 shared by 4 pods, 0 free'
+	run --separate-stderr openshell gateway gpus --name gt
+	assert_line --regexp "^openshell-gt +0 +$(uuid_of 0) +.* time-slicing 4 +healthy +default/s1/work,default/s2/work,default/s3/work,default/s4/work\$"
+	# Xid 79: the plugin marks the GPU (one of its replicas) unhealthy and
+	# logs why; the kubelet counts it unhealthy.
+	sw=/var/lib/rancher/k3s/sim/switches/SIM_GPU_XID
+	docker exec openshell-cluster-gt sh -c "mkdir -p ${sw%/*} && echo 0 >$sw"
+	eventually gpu0_unhealthy gt
+	run --separate-stderr openshell gateway gpus --name gt
+	assert_success
+	assert_line --regexp "^openshell-gt +0 +$(uuid_of 0) +.* time-slicing 4 +unhealthy +default/s1/work,"
+	assert_line "openshell-gt $(uuid_of 0): XidCriticalError: Xid=79 on Device=$(uuid_of 0)::3; marking device as unhealthy."
+	openshell -q gateway destroy --name gt --yes
+}
+
+@test "gateway gpus of a gateway without GPUs says so; --watch looks again until interrupted" {
+	openshell -q gateway start --name gn --image "$IMAGE" --port "$(free_port)"
+	run --separate-stderr openshell gateway gpus --name gn
+	assert_success
+	assert_output "gateway 'gn' has no GPUs (start it with --gpu)"
+	run --separate-stderr openshell gateway gpus --name gn --json
+	assert_success
+	json=$output
+	assert_equal "$(jq -c .gpus <<<"$json")" '[]'
+	assert_schema gpu_view "$json"
+	# Not a terminal: a blank line after each look; SIGINT ends it, exit 0.
+	# (run-under-test execs openshell: the pid is openshell's.)
+	"$OPENSHELL_SRCDIR/tests/run-under-test" "$OPENSHELL_BIN" gateway gpus --name gn --watch >"$BATS_TEST_TMPDIR/watch" 2>&1 &
+	pid=$!
+	eventually sh -c "[ \$(grep -c 'has no GPUs' '$BATS_TEST_TMPDIR/watch') -ge 2 ]"
+	kill -INT "$pid"
+	wait "$pid"
+	openshell -q gateway destroy --name gn --yes
+}

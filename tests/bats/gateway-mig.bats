@@ -28,6 +28,12 @@ mig_uuids() { # GPU: its MIG devices' UUIDs
 	awk -v g="$1" '$1 == "mig" && $2 == g { print $4 }' "$SIM_HOST_DIR/gpus"
 }
 
+# gateway gpus --json of gateway $1, a row a line: "INDEX[:MIG] UUID MODEL SHARING HEALTH PODS".
+gpu_rows() {
+	openshell gateway gpus --name "$1" --json | jq -r '.gpus[] |
+		"\(.index)\(if .mig_index == null then "" else ":\(.mig_index)" end) \(.uuid) \(.model) \(.sharing.mode) \(.health) \([.holders[] | .pod] | join(","))"'
+}
+
 @test "nvidia-smi -L lists a MIG GPU's devices under it, as the real one does" {
 	run docker run --rm --gpus all --entrypoint nvidia-smi "$IMAGE" -L
 	assert_success
@@ -150,6 +156,20 @@ mig_uuids() { # GPU: its MIG devices' UUIDs
 	run docker exec openshell-cluster-migonly /usr/local/bin/cluster-healthcheck.sh
 	assert_success
 	assert_output 'HEALTHCHECK_OK gpus=0 mig=5'
+	# gateway gpus: each card served as its MIG devices, each of those on a
+	# row of its own under it; a pod holds the 3g.40gb one.
+	holding_pod migonly big nvidia.com/mig-3g.40gb
+	run gpu_rows migonly
+	assert_output "0 $(sim_gpu_uuids | sed -n 1p) NVIDIA H100 80GB HBM3 mig null 
+0:0 $(mig_uuids 0 | sed -n 1p) 1g.10gb mig healthy 
+0:1 $(mig_uuids 0 | sed -n 2p) 1g.10gb mig healthy 
+0:2 $(mig_uuids 0 | sed -n 3p) 3g.40gb mig healthy big
+1 $(sim_gpu_uuids | sed -n 2p) NVIDIA H100 80GB HBM3 mig null 
+1:0 $(mig_uuids 1 | sed -n 1p) 1g.10gb mig healthy 
+1:1 $(mig_uuids 1 | sed -n 2p) 1g.10gb mig healthy "
+	run --separate-stderr openshell gateway gpus --name migonly
+	assert_line --regexp "^openshell-migonly +0:2 +$(mig_uuids 0 | sed -n 3p) +3g.40gb +- +- +MIG +healthy +default/big/work\$"
+	assert_line --regexp "^openshell-migonly +0 +$(sim_gpu_uuids | sed -n 1p) +NVIDIA H100 80GB HBM3 +1/81559 MiB +0% +MIG GPU +- +free\$"
 	openshell -q gateway destroy --name migonly --yes
 }
 
@@ -170,6 +190,12 @@ mig_uuids() { # GPU: its MIG devices' UUIDs
 	run --separate-stderr openshell gateway verify --name single
 	assert_success
 	assert_line --regexp "PASS  smoke-pod .*Succeeded: GPU 0: .*\\(UUID: $(sim_gpu_uuids | sed -n 2p)\\)"
+	# gateway gpus: the MIG devices are the nvidia.com/gpu the pod holds.
+	holding_pod single one nvidia.com/gpu
+	run gpu_rows single
+	assert_line --index 0 "0 $(sim_gpu_uuids | sed -n 2p) NVIDIA H100 80GB HBM3 mig null "
+	assert_equal "$(grep -c '^0:[01] MIG-.* 1g.10gb mig healthy' <<<"$output")" 2
+	assert_equal "$(grep -c ' one$' <<<"$output")" 1
 	openshell -q gateway destroy --name single --yes
 }
 

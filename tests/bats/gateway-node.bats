@@ -155,6 +155,39 @@ assert_nothing_on_for() {
 		"device-request runtime-class device-plugin allocatable smoke-pod pod-isolation privileged-pod node-gpus"
 }
 
+@test "gateway gpus: every node's GPUs on its own host, a pod on node-c's; a node that does not answer is unknown, the rest stand" {
+	smoke=$(docker inspect "$IMAGE" --format '{{index .Config.Labels "org.openshell.smoke-image"}}')
+	kx apply -f - >/dev/null <<-JSON
+	{"apiVersion":"v1","kind":"Pod","metadata":{"name":"onc"},"spec":{"restartPolicy":"Never","nodeName":"node-c",
+	 "runtimeClassName":"nvidia","containers":[{"name":"work","image":"$smoke","command":["sleep","3600"],
+	 "resources":{"limits":{"nvidia.com/gpu":1}}}]}}
+	JSON
+	eventually sh -c "[ \"\$(docker exec openshell-cluster-mh kubectl get pod onc -o jsonpath='{.status.phase}')\" = Running ]"
+	run --separate-stderr openshell gateway gpus --name mh --json
+	assert_success
+	json=$output
+	assert_schema gpu_view "$json"
+	# Each node's GPUs by UUID, from its own host: node-c has the two it was given.
+	assert_equal "$(jq -r '[.gpus[] | "\(.node)=\(.uuid)"] | join(" ")' <<<"$json")" \
+		"$( (sim_gpu_uuids | sed 's/^/openshell-mh=/'; sim_gpu_uuids node-b | sed 's/^/node-b=/'
+		    sim_gpu_uuids node-c | sed -n '1p;3p' | sed 's/^/node-c=/') | paste -sd' ')"
+	assert_equal "$(jq -r '[.gpus[] | select(.node == "node-c") | .docker_endpoint] | unique | join(" ")' <<<"$json")" \
+		"$(sim_host_of node-c docker-host)"
+	assert_equal "$(jq -r '[.gpus[] | select(.holders | length > 0) | "\(.node):\(.holders[0].pod)"] | join(" ")' <<<"$json")" \
+		"node-c:onc"
+	run --separate-stderr openshell gateway gpus --name mh
+	assert_line --regexp "^node-c \\($(sim_host_of node-c docker-host)\\) +[01] +GPU-.* +healthy +default/onc/work\$"
+	# node-b's agent paused: its exec cannot run; its row says so, the others print.
+	sim_docker node-b pause openshell-node-mh >/dev/null
+	run --separate-stderr openshell gateway gpus --name mh
+	sim_docker node-b unpause openshell-node-mh >/dev/null
+	assert_success
+	assert_line --regexp "^node-b \\($(sim_host_of node-b docker-host)\\) +- +- +- +- +- +- +unknown +\\?\$"
+	assert_line --regexp "^node-b: .*is paused"
+	assert_equal "$(grep -c ' healthy ' <<<"$output")" 4
+	kx delete pod onc --wait=false >/dev/null
+}
+
 @test "pods on different hosts reach each other, and the API at its ClusterIP, through what the gateway publishes" {
 	# flannel sends to each node's public IP on 8472/udp: the server's is the
 	# address it advertises (published there by the gateway), an agent's its

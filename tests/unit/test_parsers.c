@@ -13,6 +13,7 @@
 #include "docker/container.h"
 #include "docker/inspect_any.h"
 #include "gateway/gpu_state.h"
+#include "kube/checkpoint.h"
 #include "kube/kubectl.h"
 #include "kube/objects.h"
 #include "tap.h"
@@ -483,6 +484,45 @@ static void test_facts_of_list(void)
 #undef PLUGIN_DS
 }
 
+/* The kubelet's device checkpoint, as checkpoint.go's Data marshals it. */
+static void test_device_checkpoint(void)
+{
+	static const char real[] =
+		"{\"Data\":{\"PodDeviceEntries\":[{\"PodUID\":\"u1\",\"ContainerName\":\"cuda\",\"ResourceName\":\"nvidia.com/gpu\","
+		"\"DeviceIDs\":{\"0\":[\"GPU-a::1\"],\"1\":[\"GPU-b::0\"]},\"AllocResp\":\"CgQKAkFB\"}],"
+		"\"RegisteredDevices\":{\"nvidia.com/gpu\":[\"GPU-a::0\",\"GPU-a::1\"],\"nvidia.com/mig-1g.10gb\":[]}},"
+		"\"Checksum\":1083090442,\"BootID\":\"b\"}";
+	static const char empty[] = "{\"Data\":{\"PodDeviceEntries\":null,\"RegisteredDevices\":null},\"Checksum\":0}";
+	static const char *const bad[] = {
+		"{\"Checksum\":1}",
+		"{\"Data\":{\"PodDeviceEntries\":{}}}",
+		"{\"Data\":{\"PodDeviceEntries\":[{\"PodUID\":\"u\",\"ContainerName\":\"c\",\"ResourceName\":\"r\",\"DeviceIDs\":[\"x\"]}]}}",
+		"{\"Data\":{\"PodDeviceEntries\":[{\"ContainerName\":\"c\",\"ResourceName\":\"r\",\"DeviceIDs\":{}}]}}",
+		"{\"Data\":{\"RegisteredDevices\":{\"r\":[1]}}}",
+		"not json",
+	};
+	struct device_checkpoint cp;
+	os_error err = { 0 };
+
+	ok(device_checkpoint_parse(real, strlen(real), &cp, &err) == 0, "a real checkpoint parses");
+	ok(cp.n == 1 && strcmp(cp.v[0].pod_uid, "u1") == 0 && strcmp(cp.v[0].container, "cuda") == 0 &&
+		   strcmp(cp.v[0].resource, "nvidia.com/gpu") == 0, "its entry: pod UID, container, resource");
+	ok(cp.v[0].ids.n == 2 && strcmp(cp.v[0].ids.v[0], "GPU-a::1") == 0 && strcmp(cp.v[0].ids.v[1], "GPU-b::0") == 0,
+	   "device IDs of every NUMA node");
+	ok(cp.registered.n == 2 && strcmp(cp.registered.v[1], "nvidia.com/gpu=GPU-a::1") == 0,
+	   "registered devices as RESOURCE=ID; a resource with none adds none");
+	device_checkpoint_free(&cp);
+	ok(device_checkpoint_parse(empty, strlen(empty), &cp, &err) == 0 && cp.n == 0 && cp.registered.n == 0,
+	   "Go's nil slices and maps (null): nothing held, nothing registered");
+	device_checkpoint_free(&cp);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ok(device_checkpoint_parse(bad[i], strlen(bad[i]), &cp, &err) < 0 && err.msg, "refused: %s", bad[i]);
+		os_error_clear(&err);
+	}
+	is_int((long long)device_id_base("GPU-a::3"), 5, "a replica's device: its UUID");
+	is_int((long long)device_id_base("MIG-x"), 5, "an ID without a replica: itself");
+}
+
 /* A node status is the last run's when posted before the container's
  * start, or in its very second (the API's stamps have whole seconds). */
 static void test_status_predates(void)
@@ -663,6 +703,7 @@ int main(void)
 	test_nodes_capacity();
 	test_mixed_list();
 	test_facts_of_list();
+	test_device_checkpoint();
 	test_status_predates();
 	test_daemonsets();
 	test_json();

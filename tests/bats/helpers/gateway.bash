@@ -152,6 +152,24 @@ plugin_crashlooping() {
 	[ "${n:-0}" -gt 0 ] 2>/dev/null
 }
 
+# A pod of gateway $1 named $2 that sleeps holding one of resource $3
+# (default nvidia.com/gpu), running once this returns.
+holding_pod() {
+	local smoke
+	smoke=$(docker inspect "$IMAGE" --format '{{index .Config.Labels "org.openshell.smoke-image"}}')
+	docker exec -i "openshell-cluster-$1" kubectl apply -f - >/dev/null <<-JSON
+	{"apiVersion":"v1","kind":"Pod","metadata":{"name":"$2"},"spec":{"restartPolicy":"Never",
+	 "runtimeClassName":"nvidia","containers":[{"name":"work","image":"$smoke","command":["sleep","3600"],
+	 "resources":{"limits":{"${3:-nvidia.com/gpu}":1}}}]}}
+	JSON
+	eventually pod_phase_is "$1" "$2" Running
+}
+
+# Pod $2 of gateway $1 is in phase $3.
+pod_phase_is() {
+	[ "$(docker exec "openshell-cluster-$1" kubectl get pod "$2" -o jsonpath='{.status.phase}')" = "$3" ]
+}
+
 # Node allocatable nvidia.com/gpu in gateway $1 reads exactly $2.
 node_allocatable_is() {
 	[ "$(docker exec "openshell-cluster-$1" kubectl get nodes -o json 2>/dev/null |

@@ -1,0 +1,226 @@
+/* cmd/gateway_gpus.c - `openshell gateway gpus`: every GPU of a gateway, who
+ * holds it, and how busy it is (gateway/gpu_view.h). */
+#include "config.h"
+
+#include <getopt.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/exitcode.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/signals.h"
+#include "base/xalloc.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "gateway/gpu_view.h"
+
+/* --watch's period: each look is a docker exec per node and a kubectl. */
+#define WATCH_PERIOD_MS 2000
+
+enum { OPT_NAME = 256, OPT_JSON, OPT_WATCH };
+
+static const struct cli_opt gpus_opts[] = {
+	CLI_GATEWAY_NAME_OPT(OPT_NAME),
+	{ .name = "json", .key = OPT_JSON, .help = "print one JSON object on stdout" },
+	{ .name = "watch", .key = OPT_WATCH, .help = "look again every 2 s, in place, until interrupted" },
+	{ NULL },
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_spec gateway_gpus_spec = {
+	.name = "gpus",
+	.summary = "show every GPU of a gateway, who holds it, and how busy it is",
+	.about = "One row per GPU device on every node of the gateway (a MIG device under\n"
+		 "its GPU): its index and UUID, model, memory used and total, utilisation,\n"
+		 "how the device plugin shares it, its health, and the containers that hold\n"
+		 "it (namespace/pod/container), or free. Holders come from each node's\n"
+		 "kubelet device checkpoint, use from its nvidia-smi; a node that does not\n"
+		 "answer gets one row, unknown, with the reason.\n",
+	.opts = gpus_opts,
+	.after = "Exit status 0 when the gateway runs (--watch: until interrupted); 1 when it\n"
+		 "does not; 5 when it does not exist.\n",
+	.run = run,
+};
+
+static char *share_words(const struct gpu_row *r)
+{
+	if (r->share == SHARE_MIG)
+		return xstrdup(r->mig_index >= 0 ? "MIG" : "MIG GPU");
+	if (r->share == SHARE_EXCLUSIVE)
+		return xstrdup("exclusive");
+	return xasprintf("%s %d", r->share == SHARE_MPS ? "MPS" : "time-slicing", r->replicas);
+}
+
+/* "namespace/pod/container" as its three keys. */
+static cJSON *holder_json(const char *holder)
+{
+	cJSON *h = cJSON_CreateObject();
+	cleanup_free char *copy = xstrdup(holder);
+	char *pod = strchr(copy, '/'), *ctr = pod ? strchr(pod + 1, '/') : NULL;
+
+	if (pod && ctr) {
+		*pod++ = *ctr++ = '\0';
+		cJSON_AddStringToObject(h, "namespace", copy);
+		cJSON_AddStringToObject(h, "pod", pod);
+		cJSON_AddStringToObject(h, "container", ctr);
+	}
+	return h;
+}
+
+static cJSON *row_json(const struct gpu_row *r)
+{
+	cJSON *o = cJSON_CreateObject(), *share, *holders;
+
+	cJSON_AddStringToObject(o, "node", r->node);
+	json_add_string_or_null(o, "docker_endpoint", r->host);
+	json_add_count_or_null(o, "index", r->index);
+	json_add_count_or_null(o, "mig_index", r->mig_index);
+	json_add_string_or_null(o, "uuid", r->uuid);
+	json_add_string_or_null(o, "model", r->model);
+	json_add_count_or_null(o, "memory_used_mib", r->mem_used);
+	json_add_count_or_null(o, "memory_total_mib", r->mem_total);
+	json_add_count_or_null(o, "utilization_percent", r->util);
+	share = cJSON_AddObjectToObject(o, "sharing");
+	cJSON_AddStringToObject(share, "mode", gpu_share_name(r->share));
+	json_add_count_or_null(share, "replicas", r->replicas > 1 ? r->replicas : -1);
+	json_add_string_or_null(o, "health", r->health);
+	json_add_string_or_null(o, "reason", r->why);
+	holders = cJSON_AddArrayToObject(o, "holders");
+	for (size_t i = 0; i < r->holders.n; i++)
+		cJSON_AddItemToArray(holders, holder_json(r->holders.v[i]));
+	return o;
+}
+
+static void print_json(const char *name, const struct gpu_view *v)
+{
+	cJSON *j = json_document(), *arr;
+
+	cJSON_AddStringToObject(j, "gateway", name);
+	cJSON_AddStringToObject(j, "assignment_source", "kubelet-device-checkpoint");
+	arr = cJSON_AddArrayToObject(j, "gpus");
+	for (size_t i = 0; i < v->n; i++)
+		cJSON_AddItemToArray(arr, row_json(&v->v[i]));
+	json_print_stdout(j);
+}
+
+static char *count_or_dash(long long n, const char *unit)
+{
+	return n >= 0 ? xasprintf("%lld%s", n, unit) : xstrdup("-");
+}
+
+#define ROW_FORMAT "%-20s %-5s %-41s %-22s %-17s %-5s %-15s %-9s %s\n"
+
+/* NODE, or "NODE (HOST)" where nodes are on several hosts. */
+static char *node_words(const struct gpu_row *r, int hosts)
+{
+	return hosts && r->host ? xasprintf("%s (%s)", r->node, r->host) : xstrdup(r->node);
+}
+
+static void print_row(const struct gpu_row *r, int hosts)
+{
+	cleanup_free char *node = node_words(r, hosts);
+	cleanup_free char *idx = r->index < 0 ? xstrdup("-")
+				: r->mig_index >= 0 ? xasprintf("%d:%d", r->index, r->mig_index) : xasprintf("%d", r->index);
+	cleanup_free char *used = count_or_dash(r->mem_used, "");
+	cleanup_free char *mem = r->mem_total >= 0 ? xasprintf("%s/%lld MiB", used, r->mem_total) : xstrdup("-");
+	cleanup_free char *util = count_or_dash(r->util, "%");
+	cleanup_free char *share = r->uuid ? share_words(r) : xstrdup("-");
+	cleanup_free char *pods = r->holders.n ? strv_join(&r->holders, ",") : NULL;
+	int unknown = r->health && strcmp(r->health, "unknown") == 0;
+
+	printf(ROW_FORMAT, node, idx, r->uuid ? r->uuid : "-", r->model ? r->model : "-", mem, util, share,
+	       r->health ? r->health : "-", pods ? pods : unknown ? "?" : "free");
+}
+
+/* The rows, then why each unknown or unhealthy one is. */
+static void print_table(const struct gpu_view *v)
+{
+	int hosts = 0;
+
+	for (size_t i = 0; i < v->n; i++)
+		hosts |= strcmp(v->v[i].node, v->v[0].node) != 0;
+	printf(ROW_FORMAT, "NODE", "INDEX", "UUID", "MODEL", "MEMORY", "UTIL", "SHARING", "HEALTH", "PODS");
+	for (size_t i = 0; i < v->n; i++)
+		print_row(&v->v[i], hosts);
+	for (size_t i = 0; i < v->n; i++)
+		if (v->v[i].why)
+			printf("%s%s%s: %s\n", v->v[i].node, v->v[i].uuid ? " " : "", v->v[i].uuid ? v->v[i].uuid : "",
+			       v->v[i].why);
+}
+
+/* One look, printed; an interrupt while it ran prints nothing of it. */
+static int look(const char *name, int json, os_error *err)
+{
+	struct gpu_view v;
+
+	if (gateway_gpu_view(name, &v, err) < 0)
+		return -1;
+	if (signals_pending()) {
+		gpu_view_free(&v);
+		return os_error_set(err, 128 + signals_pending(), "interrupted while looking at gateway '%s''s GPUs",
+				    name);
+	}
+	if (json)
+		print_json(name, &v);
+	else if (v.nodes == 0)
+		printf("gateway '%s' has no GPUs (start it with --gpu)\n", name);
+	else
+		print_table(&v);
+	gpu_view_free(&v);
+	return 0;
+}
+
+/* Until interrupted, the way a watch ends (exit 0): the screen cleared
+ * where it is a terminal, as `watch` does; a blank line between looks
+ * elsewhere. */
+static int watch(const char *name, int json, os_error *err)
+{
+	int tty = isatty(STDOUT_FILENO);
+
+	for (;;) {
+		struct pollfd p = { .fd = signals_wake_fd(), .events = POLLIN };
+
+		if (tty)
+			fputs("\033[H\033[2J", stdout);
+		if (look(name, json, err) < 0) {
+			if (!signals_pending())
+				return -1;
+			os_error_clear(err);
+			return 0;
+		}
+		if (!tty)
+			putchar('\n');
+		fflush(stdout);
+		if (poll(&p, p.fd >= 0 ? 1 : 0, WATCH_PERIOD_MS) != 0 || signals_pending())
+			return 0;
+	}
+}
+
+static int run(int argc, char **argv)
+{
+	struct cli_parser p = { .spec = &gateway_gpus_spec };
+	const char *name = GATEWAY_DEFAULT_NAME;
+	os_error err = { 0 };
+	int c, json = 0, watching = 0, rc;
+
+	while ((c = cli_next_option(&p, argc, argv)) != -1) {
+		switch (c) {
+		case OPT_NAME: name = optarg; break;
+		case OPT_JSON: json = 1; break;
+		case OPT_WATCH: watching = 1; break;
+		}
+	}
+	if (p.done >= 0)
+		return p.done;
+	if ((rc = cli_no_operands("gateway gpus", argc, argv)) >= 0)
+		return rc;
+	rc = (watching ? watch : look)(name, json, &err) < 0 ? log_error_report(&err) : OS_EXIT_OK;
+	os_error_clear(&err);
+	return rc;
+}

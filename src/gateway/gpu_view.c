@@ -1,0 +1,498 @@
+/* gateway/gpu_view.c - every GPU device of a gateway (see gateway/gpu_view.h). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/exitcode.h"
+#include "base/child_output.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/names.h"
+#include "base/runner.h"
+#include "base/xalloc.h"
+#include "docker/client.h"
+#include "gateway/gpu_view.h"
+#include "gateway/gpus.h"
+#include "gateway/lookup.h"
+#include "gateway/node_record.h"
+#include "gateway/sharing.h"
+#include "kube/checkpoint.h"
+#include "kube/kubectl.h"
+#include "kube/objects.h"
+
+#define SMI_MARK "#openshell-gpus-smi"
+#define QUERY_MARK "#openshell-gpus-query"
+#define SICK_MARK "#openshell-gpus-sick"
+#define END_MARK "#openshell-gpus-end"
+/* A constant: nothing of the user's is in it. The checkpoint is missing
+ * until a device plugin has registered; the plugin's reasons for an
+ * unhealthy device are in its containers' logs, which the kubelet keeps
+ * under /var/log/pods (NAMESPACE_POD_UID/CONTAINER/RESTART.log). */
+#define NODE_SCRIPT                                                                                          \
+	"cat " KUBELET_DEVICE_CHECKPOINT " 2>/dev/null; echo; echo '" SMI_MARK "'; nvidia-smi -L 2>&1; "      \
+	"echo '" QUERY_MARK "'; nvidia-smi --query-gpu=uuid,memory.used,memory.total,utilization.gpu "         \
+	"--format=csv,noheader,nounits 2>/dev/null; echo '" SICK_MARK "'; grep -h 'marking device as unhealthy' " \
+	"/var/log/pods/*/nvidia-device-plugin-ctr/*.log 2>/dev/null; echo '" END_MARK "'"
+#define SERVER_TYPES "pods,nodes,helmchartconfigs"
+
+/* One node asked: its exec, then what it said. */
+struct node_ask {
+	const char *name, *host, *ctr;
+	struct strv env;             /* its daemon, for an agent's */
+	int server;
+	struct run_child *c;
+	char *why;                   /* it did not answer: why */
+	struct device_checkpoint cp;
+	int have_cp;
+	char *cp_why;                /* a checkpoint there that does not read: why */
+	struct host_gpus gpus;
+	char *smi;                   /* nvidia-smi -L's output */
+	char *query;                 /* nvidia-smi --query-gpu's lines */
+	char *sick;                  /* the plugin's log lines that mark a device unhealthy */
+	cJSON *list;                 /* the server's: pods, nodes, HelmChartConfigs */
+};
+
+const char *gpu_share_name(enum gpu_share s)
+{
+	static const char *const names[] = { "exclusive", "time-slicing", "mps", "mig" };
+
+	return names[s];
+}
+
+static void ask_start(struct node_ask *a)
+{
+	struct strv argv = { 0 };
+	struct run_spec spec = { .env = a->env.n ? strv_argv(&a->env) : NULL };
+	os_error err = { 0 };
+
+	strv_pushv(&argv, (const char *const[]){ "exec", a->ctr, "sh", "-c", NULL });
+	if (a->server) {
+		strv_push(&argv, NODE_SCRIPT "; exec \"$@\"");
+		strv_pushv(&argv, (const char *const[]){ "openshell", "kubectl", NULL });
+		strv_pushf(&argv, "--request-timeout=%ds", kube_request_s(docker_call_timeout_ms()));
+		strv_pushv(&argv, (const char *const[]){ "get", SERVER_TYPES, "--all-namespaces", "--output=json", NULL });
+	} else {
+		strv_push(&argv, NODE_SCRIPT);
+	}
+	a->c = docker_start(strv_argv(&argv), &spec, &err);
+	if (!a->c)
+		a->why = xstrdup(err.msg ? err.msg : "docker did not start");
+	os_error_clear(&err);
+	strv_free(&argv);
+}
+
+/* The text between MARK's line and the next mark (or the end), or NULL. */
+static char *part_after(const char *out, const char *mark)
+{
+	cleanup_free char *line = xasprintf("%s\n", mark);
+	const char *at = strstr(out, line), *end;
+
+	if (!at)
+		return NULL;
+	at += strlen(line);
+	end = strstr(at, "\n#openshell-gpus-");
+	return xstrndup(at, end ? (size_t)(end - at) + 1 : strlen(at));
+}
+
+static void ask_read(struct node_ask *a, const char *out)
+{
+	const char *smi = strstr(out, SMI_MARK "\n"), *end = strstr(out, END_MARK "\n");
+	os_error err = { 0 };
+
+	a->smi = part_after(out, SMI_MARK);
+	if (!smi || !end || !a->smi) {
+		a->why = xstrdup("its exec ended before nvidia-smi had answered");
+		return;
+	}
+	if (strspn(out, " \t\r\n") < (size_t)(smi - out)) {
+		a->have_cp = device_checkpoint_parse(out, (size_t)(smi - out), &a->cp, &err) == 0;
+		if (!a->have_cp)
+			a->cp_why = xstrdup(err.msg);
+		os_error_clear(&err);
+	}
+	host_gpus_parse(a->smi, &a->gpus);
+	a->query = part_after(out, QUERY_MARK);
+	a->sick = part_after(out, SICK_MARK);
+	if (a->server) {
+		const char *json = end + strlen(END_MARK "\n");
+		a->list = json_parse(json, strlen(json), "kubectl output", &err);
+		if (!a->list)
+			log_verbose("no pods to name the checkpoint's: %s", err.msg);
+		os_error_clear(&err);
+	}
+}
+
+static void ask_finish(struct node_ask *a)
+{
+	struct run_result res = { 0 };
+	os_error err = { 0 };
+
+	if (!a->c)
+		return;
+	if (docker_await(a->c, &res, &err) < 0)
+		a->why = xstrdup(err.msg ? err.msg : "docker failed");
+	else if (res.status != 0 && !strstr(res.out, END_MARK "\n"))
+		a->why = run_first_line(*res.err ? res.err : res.out);
+	else
+		ask_read(a, res.out);
+	a->c = NULL;
+	run_result_free(&res);
+	os_error_clear(&err);
+}
+
+static void ask_free(struct node_ask *a)
+{
+	strv_free(&a->env);
+	free(a->why);
+	free(a->cp_why);
+	device_checkpoint_free(&a->cp);
+	host_gpus_free(&a->gpus);
+	free(a->smi);
+	free(a->query);
+	free(a->sick);
+	cJSON_Delete(a->list);
+}
+
+/* --- the rows ----------------------------------------------------------- */
+
+static long long field_count(const char *s)
+{
+	char *end;
+	long long v;
+
+	s += strspn(s, " ");
+	v = strtoll(s, &end, 10);
+	return end == s || v < 0 ? -1 : v;
+}
+
+/* The query's line of the row's GPU: "GPU-…, 1, 81559, 0". */
+static void read_use(const char *query, struct gpu_row *r)
+{
+	cleanup_free char *copy = xstrdup(query ? query : "");
+	char *save = NULL;
+
+	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *f[4] = { line }, *p = line;
+		int n = 1;
+
+		while (n < 4 && (p = strchr(p, ','))) {
+			*p++ = '\0';
+			f[n++] = p + strspn(p, " ");
+		}
+		if (n == 4 && strcmp(f[0], r->uuid) == 0) {
+			r->mem_used = field_count(f[1]);
+			r->mem_total = field_count(f[2]);
+			r->util = field_count(f[3]);
+			return;
+		}
+	}
+}
+
+/* Does the plugin's ID name the row's device (its UUID, a replica of it,
+ * or under DEVICE_ID_STRATEGY=index its GPU's index)? */
+static int id_names(const char *id, const struct gpu_row *r)
+{
+	size_t len = device_id_base(id);
+
+	if (id[0] && strspn(id, "0123456789") == len)
+		return r->mig_index < 0 && atoi(id) == r->index;
+	return strlen(r->uuid) == len && strncmp(id, r->uuid, len) == 0;
+}
+
+static int registered_ids(const struct device_checkpoint *cp, const struct gpu_row *r)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < cp->registered.n; i++)
+		n += id_names(strchr(cp->registered.v[i], '=') + 1, r);
+	return n;
+}
+
+/* The pod of UID while it lives (a checkpoint entry outlives its pod). */
+static const cJSON *live_pod(const cJSON *list, const char *uid)
+{
+	const cJSON *item;
+
+	cJSON_ArrayForEach(item, json_get(list, "items", NULL)) {
+		const char *kind = json_str(item, "kind"), *u = json_str(json_get(item, "metadata", NULL), "uid"),
+			   *phase = json_str(json_get(item, "status", NULL), "phase");
+		if (kind && strcmp(kind, "Pod") == 0 && u && strcmp(u, uid) == 0)
+			return phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0) ? NULL : item;
+	}
+	return NULL;
+}
+
+static void add_holders(const struct device_checkpoint *cp, const cJSON *pods, struct gpu_row *r)
+{
+	for (size_t i = 0; i < cp->n; i++) {
+		const struct checkpoint_entry *e = &cp->v[i];
+		const cJSON *pod = pods ? live_pod(pods, e->pod_uid) : NULL;
+		const cJSON *md = json_get(pod, "metadata", NULL);
+		cleanup_free char *who = NULL;
+
+		if (pods && !pod)
+			continue;   /* ended, its entry not yet collected */
+		for (size_t k = 0; k < e->ids.n && !who; k++)
+			if (id_names(e->ids.v[k], r))
+				who = pod ? xasprintf("%s/%s/%s", json_str(md, "namespace"), json_str(md, "name"), e->container)
+					  : xasprintf("pod %s/%s", e->pod_uid, e->container);
+		if (who && !strv_has(&r->holders, who))
+			strv_push(&r->holders, who);
+	}
+}
+
+/* Has the node devices the kubelet counts unhealthy (capacity over
+ * allocatable for a resource of NVIDIA's)? */
+static int node_has_sick(const cJSON *list, const char *node)
+{
+	const cJSON *n = kube_find(list, "Node", node), *cap;
+
+	cJSON_ArrayForEach(cap, json_get(n, "status", "capacity", NULL)) {
+		const char *alloc = json_str(json_get(n, "status", "allocatable", NULL), cap->string);
+		if (strncmp(cap->string, "nvidia.com/", 11) == 0 && cJSON_IsString(cap) &&
+		    atoll(cap->valuestring) > (alloc ? atoll(alloc) : 0))
+			return 1;
+	}
+	return 0;
+}
+
+/* The plugin's last word on the row's device: its log line's message
+ * ("XidCriticalError: Xid=79 on Device=GPU-…; marking device as
+ * unhealthy."), after klog's header; or NULL. */
+static char *sick_reason(const char *lines, const struct gpu_row *r)
+{
+	cleanup_free char *copy = xstrdup(lines ? lines : "");
+	char *save = NULL;
+	const char *last = NULL;
+
+	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (strstr(line, r->uuid))
+			last = line;
+	if (!last)
+		return NULL;
+	return xstrdup(strstr(last, "] ") ? strstr(last, "] ") + 2 : last);
+}
+
+struct judge {
+	const struct node_ask *a;
+	const cJSON *list;           /* the server's, or NULL */
+	struct sharing sharing;
+	int sick;
+};
+
+/* The row's sharing, health and holders. A device the plugin marked
+ * unhealthy (its log says so, and the kubelet counts some unhealthy) is,
+ * though replicas of it may still be registered: the plugin marks one. */
+static void judge_row(const struct judge *j, struct gpu_row *r, int leaf)
+{
+	int ids;
+
+	if (!j->a->have_cp) {
+		r->health = "unknown";
+		r->why = xstrdup(j->a->cp_why ? j->a->cp_why
+					      : "the kubelet has written no device checkpoint: no device plugin has registered");
+		return;
+	}
+	ids = registered_ids(&j->a->cp, r);
+	r->why = j->sick ? sick_reason(j->a->sick, r) : NULL;
+	if (ids > 1 || (r->why && j->sharing.replicas > 1)) {
+		r->share = j->sharing.mps ? SHARE_MPS : SHARE_TIME_SLICING;
+		r->replicas = j->sharing.replicas > 1 ? j->sharing.replicas : ids;
+	}
+	r->health = r->why || (!ids && leaf && j->sick) ? "unhealthy" : ids ? "healthy" : NULL;
+	add_holders(&j->a->cp, j->list, r);
+}
+
+static struct gpu_row *new_row(struct gpu_view *v, const struct node_ask *a)
+{
+	struct gpu_row *r;
+
+	v->v = xrealloc(v->v, (v->n + 1) * sizeof(*v->v));
+	r = &v->v[v->n++];
+	*r = (struct gpu_row){ .index = -1, .mig_index = -1, .mem_used = -1, .mem_total = -1, .util = -1 };
+	strv_push(&v->names, a->name);
+	r->node = v->names.v[v->names.n - 1];
+	if (a->host) {
+		strv_push(&v->names, a->host);
+		r->host = v->names.v[v->names.n - 1];
+	}
+	return r;
+}
+
+static void node_rows(struct gpu_view *v, const struct node_ask *a, const cJSON *list)
+{
+	struct judge j = { .a = a, .list = list, .sick = node_has_sick(list, a->name) };
+
+	if (a->why || !a->gpus.n) {
+		struct gpu_row *r = new_row(v, a);
+		cleanup_free char *smi = a->why ? NULL : run_first_line(a->smi ? a->smi : "");
+		r->health = "unknown";
+		r->why = a->why ? xstrdup(a->why) : xasprintf("nvidia-smi -L in its container lists no GPU: %s", smi);
+		return;
+	}
+	sharing_from_list(list, DEVICE_PLUGIN_RELEASE, &j.sharing);
+	for (int i = 0; i < a->gpus.n; i++) {
+		const struct host_gpu *g = &a->gpus.v[i];
+		struct gpu_row *r = new_row(v, a);
+
+		r->index = i;
+		r->uuid = xstrdup(g->uuid);
+		r->model = xstrdup(g->name);
+		read_use(a->query, r);
+		judge_row(&j, r, g->migs.n == 0);
+		if (g->migs.n && !r->health)
+			r->share = SHARE_MIG;   /* a card of MIG devices, served as those */
+		for (size_t k = 0; k < g->migs.n; k++) {
+			r = new_row(v, a);
+			r->index = i;
+			r->mig_index = (int)k;
+			r->uuid = xstrdup(g->migs.v[k]);
+			r->model = xstrdup(k < g->profiles.n ? g->profiles.v[k] : "MIG");
+			r->share = SHARE_MIG;
+			judge_row(&j, r, 1);
+		}
+	}
+}
+
+/* --- status's line ------------------------------------------------------ */
+
+/* Each device of the checkpoint once (its replicas are it), with the
+ * pods that hold it. */
+struct use_count {
+	char *base;
+	struct strv pods;   /* their UIDs */
+};
+
+static struct use_count *use_of(struct use_count **v, size_t *n, const char *id)
+{
+	size_t len = device_id_base(id);
+
+	for (size_t i = 0; i < *n; i++)
+		if (strlen((*v)[i].base) == len && strncmp((*v)[i].base, id, len) == 0)
+			return &(*v)[i];
+	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
+	(*v)[*n] = (struct use_count){ .base = xstrndup(id, len) };
+	return &(*v)[(*n)++];
+}
+
+static void count_use(const struct device_checkpoint *cp, const cJSON *list, struct gpu_use *use)
+{
+	struct use_count *v = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < cp->registered.n; i++)
+		use_of(&v, &n, strchr(cp->registered.v[i], '=') + 1);
+	for (size_t i = 0; i < cp->n; i++) {
+		if (!live_pod(list, cp->v[i].pod_uid))
+			continue;   /* ended, its entry not yet collected */
+		for (size_t k = 0; k < cp->v[i].ids.n; k++) {
+			struct use_count *u = use_of(&v, &n, cp->v[i].ids.v[k]);
+			if (!strv_has(&u->pods, cp->v[i].pod_uid))
+				strv_push(&u->pods, cp->v[i].pod_uid);
+		}
+	}
+	*use = (struct gpu_use){ .devices = (int)n };
+	for (size_t i = 0; i < n; i++) {
+		int holders = (int)v[i].pods.n;
+		use->in_use += holders == 1;
+		use->shared += holders > 1;
+		use->shared_by += holders > 1 ? holders : 0;
+		use->free += holders == 0;
+		free(v[i].base);
+		strv_free(&v[i].pods);
+	}
+	free(v);
+}
+
+int gpu_use_read(const char *text, const cJSON *list, struct gpu_use *use, const char **rest)
+{
+	const char *mark = strstr(text, GPU_USE_MARK "\n");
+	struct device_checkpoint cp;
+	os_error err = { 0 };
+	int rc = 0;
+
+	*rest = mark ? mark + strlen(GPU_USE_MARK "\n") : text;
+	if (!mark || strspn(text, " \t\r\n") >= (size_t)(mark - text))
+		return 0;
+	if (device_checkpoint_parse(text, (size_t)(mark - text), &cp, &err) == 0) {
+		count_use(&cp, list, use);
+		device_checkpoint_free(&cp);
+		rc = 1;
+	}
+	os_error_clear(&err);
+	return rc;
+}
+
+/* --- asking ------------------------------------------------------------- */
+
+static void plan(const struct gateway *gw, const struct node_records *rs, struct node_ask **asks, size_t *n)
+{
+	*asks = xcalloc(rs->n + 1, sizeof(**asks));
+	*n = 0;
+	if (gateway_wants_gpu(gw))
+		(*asks)[(*n)++] = (struct node_ask){ .server = 1, .ctr = gw->container,
+						     .host = gw->has_metadata ? gw->md.docker_endpoint : NULL };
+	for (size_t i = 0; i < rs->n; i++) {
+		struct node_ask *a;
+		if (!rs->v[i].gpu)
+			continue;
+		a = &(*asks)[(*n)++];
+		*a = (struct node_ask){ .name = rs->v[i].name, .ctr = rs->v[i].container, .host = rs->v[i].docker.endpoint };
+		node_record_env(&rs->v[i], &a->env);
+	}
+}
+
+int gateway_gpu_view(const char *name, struct gpu_view *view, os_error *err)
+{
+	struct gateway gw;
+	struct node_records rs = { 0 };
+	struct node_ask *asks = NULL;
+	cleanup_free char *own = gateway_hostname(name);
+	const cJSON *list = NULL;
+	size_t n = 0;
+	int rc = -1;
+
+	memset(view, 0, sizeof(*view));
+	if (gateway_lookup(name, &gw, err) < 0)
+		return -1;
+	if (gateway_require_running(&gw, err) < 0 || node_records_load(gw.state_dir, &rs, err) < 0)
+		goto out;
+	plan(&gw, &rs, &asks, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (asks[i].server)
+			asks[i].name = own;
+		ask_start(&asks[i]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		ask_finish(&asks[i]);
+		if (asks[i].server)
+			list = asks[i].list;
+	}
+	view->nodes = (int)n;
+	for (size_t i = 0; i < n; i++)
+		node_rows(view, &asks[i], list);
+	rc = 0;
+out:
+	for (size_t i = 0; i < n; i++)
+		ask_free(&asks[i]);
+	free(asks);
+	node_records_free(&rs);
+	gateway_free(&gw);
+	return rc;
+}
+
+void gpu_view_free(struct gpu_view *view)
+{
+	for (size_t i = 0; i < view->n; i++) {
+		free(view->v[i].uuid);
+		free(view->v[i].model);
+		free(view->v[i].why);
+		strv_free(&view->v[i].holders);
+	}
+	free(view->v);
+	strv_free(&view->names);
+	memset(view, 0, sizeof(*view));
+}
