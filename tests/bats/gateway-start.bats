@@ -74,7 +74,7 @@ setup() {
 	run --separate-stderr openshell -v gateway status --name sp
 	assert_success
 	assert_line "  Health:      healthy: start's checks pass; Docker's first probe is still to come"
-	[[ "$stderr" == *" get runtimeclasses,daemonsets,nodes --all-namespaces --output=json"* ]]
+	[[ "$stderr" == *" get runtimeclasses,daemonsets,nodes,pods --all-namespaces --output=json"* ]]
 	[[ "$stderr" != *cluster-healthcheck.sh* ]]
 	run jq -r .health <<<"$(openshell gateway status --name sp --json)"
 	assert_output healthy
