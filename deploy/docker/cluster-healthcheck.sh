@@ -4,7 +4,7 @@
 # POSIX sh without jq: it runs inside the openshell cluster image
 # (Dockerfile.cluster: Ubuntu's dash and k3s's kubectl, no jq). It asks the
 # API with `kubectl ... -o jsonpath=...` and prints exactly one line:
-#   HEALTHCHECK_OK [gpus=N]                                    (exit 0)
+#   HEALTHCHECK_OK [gpus=N [mig=M]]                            (exit 0)
 #   HEALTHCHECK_FAIL <marker> [key=value ...]                  (exit 1)
 # Markers (stable; openshell reads them from .State.Health.Log):
 #   k3s-not-ready                       GET /readyz did not answer "ok"

@@ -86,9 +86,13 @@ static cJSON *row_json(const struct gpu_row *r)
 	json_add_count_or_null(o, "memory_used_mib", r->mem_used);
 	json_add_count_or_null(o, "memory_total_mib", r->mem_total);
 	json_add_count_or_null(o, "utilization_percent", r->util);
-	share = cJSON_AddObjectToObject(o, "sharing");
-	cJSON_AddStringToObject(share, "mode", gpu_share_name(r->share));
-	json_add_count_or_null(share, "replicas", r->replicas > 1 ? r->replicas : -1);
+	if (r->uuid) {
+		share = cJSON_AddObjectToObject(o, "sharing");
+		cJSON_AddStringToObject(share, "mode", gpu_share_name(r->share));
+		json_add_count_or_null(share, "replicas", r->replicas > 1 ? r->replicas : -1);
+	} else {   /* a node that did not answer */
+		cJSON_AddNullToObject(o, "sharing");
+	}
 	json_add_string_or_null(o, "health", r->health);
 	json_add_string_or_null(o, "reason", r->why);
 	holders = cJSON_AddArrayToObject(o, "holders");
@@ -103,6 +107,7 @@ static void print_json(const char *name, const struct gpu_view *v)
 
 	cJSON_AddStringToObject(j, "gateway", name);
 	cJSON_AddStringToObject(j, "assignment_source", "kubelet-device-checkpoint");
+	json_add_string_or_null(j, "holders_error", v->holders_why);
 	arr = cJSON_AddArrayToObject(j, "gpus");
 	for (size_t i = 0; i < v->n; i++)
 		cJSON_AddItemToArray(arr, row_json(&v->v[i]));
@@ -122,7 +127,7 @@ static char *node_words(const struct gpu_row *r, int hosts)
 	return hosts && r->host ? xasprintf("%s (%s)", r->node, r->host) : xstrdup(r->node);
 }
 
-static void print_row(const struct gpu_row *r, int hosts)
+static void print_row(const struct gpu_row *r, int hosts, int holders_known)
 {
 	cleanup_free char *node = node_words(r, hosts);
 	cleanup_free char *idx = r->index < 0 ? xstrdup("-")
@@ -132,26 +137,43 @@ static void print_row(const struct gpu_row *r, int hosts)
 	cleanup_free char *util = count_or_dash(r->util, "%");
 	cleanup_free char *share = r->uuid ? share_words(r) : xstrdup("-");
 	cleanup_free char *pods = r->holders.n ? strv_join(&r->holders, ",") : NULL;
-	int unknown = r->health && strcmp(r->health, "unknown") == 0;
+	int known = holders_known && !(r->health && strcmp(r->health, "unknown") == 0);
 
 	printf(ROW_FORMAT, node, idx, r->uuid ? r->uuid : "-", r->model ? r->model : "-", mem, util, share,
-	       r->health ? r->health : "-", pods ? pods : unknown ? "?" : "free");
+	       r->health ? r->health : "-", pods ? pods : known ? "free" : "?");
 }
 
-/* The rows, then why each unknown or unhealthy one is. */
+/* The rows, then why: each unknown or unhealthy row's reason, once for
+ * a node when its rows share it. */
 static void print_table(const struct gpu_view *v)
 {
-	int hosts = 0;
+	struct strv said = { 0 };
+	int hosts = v->nodes > 1;
 
-	for (size_t i = 0; i < v->n; i++)
-		hosts |= strcmp(v->v[i].node, v->v[0].node) != 0;
 	printf(ROW_FORMAT, "NODE", "INDEX", "UUID", "MODEL", "MEMORY", "UTIL", "SHARING", "HEALTH", "PODS");
 	for (size_t i = 0; i < v->n; i++)
-		print_row(&v->v[i], hosts);
-	for (size_t i = 0; i < v->n; i++)
-		if (v->v[i].why)
-			printf("%s%s%s: %s\n", v->v[i].node, v->v[i].uuid ? " " : "", v->v[i].uuid ? v->v[i].uuid : "",
-			       v->v[i].why);
+		print_row(&v->v[i], hosts, !v->holders_why);
+	for (size_t i = 0; i < v->n; i++) {
+		const struct gpu_row *r = &v->v[i];
+		int shared = 0;
+		cleanup_free char *key = NULL;
+
+		if (!r->why)
+			continue;
+		for (size_t k = 0; k < v->n; k++)
+			shared += k != i && v->v[k].why && strcmp(v->v[k].node, r->node) == 0 && strcmp(v->v[k].why, r->why) == 0;
+		key = xasprintf("%s\n%s", r->node, r->why);
+		if (strv_has(&said, key))
+			continue;
+		strv_push(&said, key);
+		if (shared || !r->uuid)
+			printf("%s: %s\n", r->node, r->why);
+		else
+			printf("%s %s: %s\n", r->node, r->uuid, r->why);
+	}
+	if (v->holders_why)
+		printf("holders unknown: %s\n", v->holders_why);
+	strv_free(&said);
 }
 
 /* One look, printed; an interrupt while it ran prints nothing of it. */

@@ -1,7 +1,9 @@
 /* gateway/gpu_state.h - what the GPU wait knows of the cluster, as
  * wait_gpus.c and its timeout report (gpu_report.c) share it, and the one
  * reading of those facts from the cluster's lists, which `gateway status`
- * shares too: it says a gateway is ready exactly when start would return.
+ * shares too: it calls a gateway healthy on the facts start returns on
+ * (without the exact counts a sharing change or a mixed MIG layout asks,
+ * which status does not know).
  */
 #ifndef OPENSHELL_GATEWAY_GPU_STATE_H
 #define OPENSHELL_GATEWAY_GPU_STATE_H

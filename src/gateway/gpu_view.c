@@ -1,6 +1,7 @@
 /* gateway/gpu_view.c - every GPU device of a gateway (see gateway/gpu_view.h). */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,7 @@ struct node_ask {
 	const char *name, *host, *ctr;
 	struct strv env;             /* its daemon, for an agent's */
 	int server;
+	int gpu;                     /* it has GPUs: rows of its own */
 	struct run_child *c;
 	char *why;                   /* it did not answer: why */
 	struct device_checkpoint cp;
@@ -53,6 +55,7 @@ struct node_ask {
 	char *query;                 /* nvidia-smi --query-gpu's lines */
 	char *sick;                  /* the plugin's log lines that mark a device unhealthy */
 	cJSON *list;                 /* the server's: pods, nodes, HelmChartConfigs */
+	char *pods_why;              /* the server's: why that list is missing */
 };
 
 const char *gpu_share_name(enum gpu_share s)
@@ -93,11 +96,14 @@ static char *part_after(const char *out, const char *mark)
 	if (!at)
 		return NULL;
 	at += strlen(line);
-	end = strstr(at, "\n#openshell-gpus-");
-	return xstrndup(at, end ? (size_t)(end - at) + 1 : strlen(at));
+	/* From the newline before: an empty section's next mark is at AT. */
+	end = strstr(at - 1, "\n#openshell-gpus-");
+	return xstrndup(at, end && end >= at ? (size_t)(end - at) + 1 : 0);
 }
 
-static void ask_read(struct node_ask *a, const char *out)
+/* OUT, ERRS and STATUS: the exec's; its kubectl's failure (the server's)
+ * leaves the nodes' own answers standing. */
+static void ask_read(struct node_ask *a, const char *out, const char *errs, int status)
 {
 	const char *smi = strstr(out, SMI_MARK "\n"), *end = strstr(out, END_MARK "\n");
 	os_error err = { 0 };
@@ -116,12 +122,15 @@ static void ask_read(struct node_ask *a, const char *out)
 	host_gpus_parse(a->smi, &a->gpus);
 	a->query = part_after(out, QUERY_MARK);
 	a->sick = part_after(out, SICK_MARK);
-	if (a->server) {
+	if (a->server && status == 0) {
 		const char *json = end + strlen(END_MARK "\n");
 		a->list = json_parse(json, strlen(json), "kubectl output", &err);
 		if (!a->list)
-			log_verbose("no pods to name the checkpoint's: %s", err.msg);
+			a->pods_why = xstrdup(err.msg);
 		os_error_clear(&err);
+	} else if (a->server) {
+		cleanup_free char *line = run_first_line(errs);
+		a->pods_why = xasprintf("kubectl get %s failed (exit status %d): %s", SERVER_TYPES, status, line);
 	}
 }
 
@@ -137,7 +146,7 @@ static void ask_finish(struct node_ask *a)
 	else if (res.status != 0 && !strstr(res.out, END_MARK "\n"))
 		a->why = run_first_line(*res.err ? res.err : res.out);
 	else
-		ask_read(a, res.out);
+		ask_read(a, res.out, res.err, res.status);
 	a->c = NULL;
 	run_result_free(&res);
 	os_error_clear(&err);
@@ -153,6 +162,7 @@ static void ask_free(struct node_ask *a)
 	free(a->smi);
 	free(a->query);
 	free(a->sick);
+	free(a->pods_why);
 	cJSON_Delete(a->list);
 }
 
@@ -191,24 +201,48 @@ static void read_use(const char *query, struct gpu_row *r)
 	}
 }
 
-/* Does the plugin's ID name the row's device (its UUID, a replica of it,
- * or under DEVICE_ID_STRATEGY=index its GPU's index)? */
+/* Is RESOURCE one of NVIDIA's device plugin's (nvidia.com/gpu,
+ * nvidia.com/mig-…), not another plugin's? */
+static int nvidia_resource(const char *resource)
+{
+	return strncmp(resource, "nvidia.com/", 11) == 0;
+}
+
+/* Does the plugin's ID name the row's device: its UUID, a replica of it
+ * (UUID::K), or under DEVICE_ID_STRATEGY=index its GPU's index (I) or a
+ * MIG device's (I:K)? */
 static int id_names(const char *id, const struct gpu_row *r)
 {
 	size_t len = device_id_base(id);
+	int i, k, n = 0;
 
+	if (sscanf(id, "%d:%d%n", &i, &k, &n) == 2 && (size_t)n == len)
+		return r->index == i && r->mig_index == k;
 	if (id[0] && strspn(id, "0123456789") == len)
 		return r->mig_index < 0 && atoi(id) == r->index;
 	return strlen(r->uuid) == len && strncmp(id, r->uuid, len) == 0;
 }
 
+/* The row's device among the healthy ones the kubelet recorded, replicas
+ * counted. */
 static int registered_ids(const struct device_checkpoint *cp, const struct gpu_row *r)
 {
 	int n = 0;
 
-	for (size_t i = 0; i < cp->registered.n; i++)
-		n += id_names(strchr(cp->registered.v[i], '=') + 1, r);
+	for (size_t i = 0; i < cp->registered.n; i++) {
+		cleanup_free char *res = xstrndup(cp->registered.v[i], strcspn(cp->registered.v[i], "="));
+		n += nvidia_resource(res) && id_names(strchr(cp->registered.v[i], '=') + 1, r);
+	}
 	return n;
+}
+
+/* Is that exact ID (a replica, say) registered healthy? */
+static int id_registered(const struct device_checkpoint *cp, const char *id)
+{
+	for (size_t i = 0; i < cp->registered.n; i++)
+		if (strcmp(strchr(cp->registered.v[i], '=') + 1, id) == 0)
+			return 1;
+	return 0;
 }
 
 /* The pod of UID while it lives (a checkpoint entry outlives its pod). */
@@ -225,20 +259,21 @@ static const cJSON *live_pod(const cJSON *list, const char *uid)
 	return NULL;
 }
 
+/* The containers of live pods that hold the row's device; none are named
+ * without the pods (the view says why). */
 static void add_holders(const struct device_checkpoint *cp, const cJSON *pods, struct gpu_row *r)
 {
-	for (size_t i = 0; i < cp->n; i++) {
+	for (size_t i = 0; pods && i < cp->n; i++) {
 		const struct checkpoint_entry *e = &cp->v[i];
-		const cJSON *pod = pods ? live_pod(pods, e->pod_uid) : NULL;
-		const cJSON *md = json_get(pod, "metadata", NULL);
+		const cJSON *md = json_get(live_pod(pods, e->pod_uid), "metadata", NULL);
+		const char *ns = json_str(md, "namespace"), *name = json_str(md, "name");
 		cleanup_free char *who = NULL;
 
-		if (pods && !pod)
-			continue;   /* ended, its entry not yet collected */
+		if (!ns || !name || !nvidia_resource(e->resource))
+			continue;   /* ended, its entry not yet collected; or another plugin's */
 		for (size_t k = 0; k < e->ids.n && !who; k++)
 			if (id_names(e->ids.v[k], r))
-				who = pod ? xasprintf("%s/%s/%s", json_str(md, "namespace"), json_str(md, "name"), e->container)
-					  : xasprintf("pod %s/%s", e->pod_uid, e->container);
+				who = xasprintf("%s/%s/%s", ns, name, e->container);
 		if (who && !strv_has(&r->holders, who))
 			strv_push(&r->holders, who);
 	}
@@ -251,27 +286,41 @@ static int node_has_sick(const cJSON *list, const char *node)
 	const cJSON *n = kube_find(list, "Node", node), *cap;
 
 	cJSON_ArrayForEach(cap, json_get(n, "status", "capacity", NULL)) {
-		const char *alloc = json_str(json_get(n, "status", "allocatable", NULL), cap->string);
-		if (strncmp(cap->string, "nvidia.com/", 11) == 0 && cJSON_IsString(cap) &&
-		    atoll(cap->valuestring) > (alloc ? atoll(alloc) : 0))
+		const char *alloc;
+		if (!cap->string || !cJSON_IsString(cap) || !nvidia_resource(cap->string))
+			continue;
+		alloc = json_str(json_get(n, "status", "allocatable", NULL), cap->string);
+		if (atoll(cap->valuestring) > (alloc ? atoll(alloc) : 0))
 			return 1;
 	}
 	return 0;
 }
 
+/* The device ID a plugin's log line names ("… on Device=GPU-…::3;
+ * marking device as unhealthy."), or NULL. */
+static char *logged_device(const char *line)
+{
+	const char *at = strstr(line, "Device=");
+
+	return at ? xstrndup(at + 7, strcspn(at + 7, "; ")) : NULL;
+}
+
 /* The plugin's last word on the row's device: its log line's message
- * ("XidCriticalError: Xid=79 on Device=GPU-…; marking device as
- * unhealthy."), after klog's header; or NULL. */
-static char *sick_reason(const char *lines, const struct gpu_row *r)
+ * after klog's header; or NULL, also when the device it named is healthy
+ * again (a line of an earlier run of the plugin). */
+static char *sick_reason(const struct device_checkpoint *cp, const char *lines, const struct gpu_row *r)
 {
 	cleanup_free char *copy = xstrdup(lines ? lines : "");
+	cleanup_free char *dev = NULL;
 	char *save = NULL;
 	const char *last = NULL;
 
-	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if (strstr(line, r->uuid))
+	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		cleanup_free char *id = logged_device(line);
+		if (id && id_names(id, r))
 			last = line;
-	if (!last)
+	}
+	if (!last || ((dev = logged_device(last)) && id_registered(cp, dev)))
 		return NULL;
 	return xstrdup(strstr(last, "] ") ? strstr(last, "] ") + 2 : last);
 }
@@ -297,12 +346,19 @@ static void judge_row(const struct judge *j, struct gpu_row *r, int leaf)
 		return;
 	}
 	ids = registered_ids(&j->a->cp, r);
-	r->why = j->sick ? sick_reason(j->a->sick, r) : NULL;
+	r->why = j->sick ? sick_reason(&j->a->cp, j->a->sick, r) : NULL;
 	if (ids > 1 || (r->why && j->sharing.replicas > 1)) {
 		r->share = j->sharing.mps ? SHARE_MPS : SHARE_TIME_SLICING;
 		r->replicas = j->sharing.replicas > 1 ? j->sharing.replicas : ids;
 	}
-	r->health = r->why || (!ids && leaf && j->sick) ? "unhealthy" : ids ? "healthy" : NULL;
+	/* Without the plugin's word, a device is unhealthy only when the
+	 * plugin has none healthy (it stopped: the kubelet keeps them all as
+	 * unhealthy); a leaf it does not serve (a MIG-enabled card without MIG
+	 * devices) is not one of its devices. */
+	if (r->why || (!ids && leaf && j->sick && !j->a->cp.registered.n))
+		r->health = "unhealthy";
+	else
+		r->health = ids ? "healthy" : NULL;
 	add_holders(&j->a->cp, j->list, r);
 }
 
@@ -381,13 +437,17 @@ static struct use_count *use_of(struct use_count **v, size_t *n, const char *id)
 static void count_use(const struct device_checkpoint *cp, const cJSON *list, struct gpu_use *use)
 {
 	struct use_count *v = NULL;
+	struct strv sharing = { 0 };   /* the pods on shared devices, once each */
 	size_t n = 0;
 
-	for (size_t i = 0; i < cp->registered.n; i++)
-		use_of(&v, &n, strchr(cp->registered.v[i], '=') + 1);
+	for (size_t i = 0; i < cp->registered.n; i++) {
+		cleanup_free char *res = xstrndup(cp->registered.v[i], strcspn(cp->registered.v[i], "="));
+		if (nvidia_resource(res))
+			use_of(&v, &n, strchr(cp->registered.v[i], '=') + 1);
+	}
 	for (size_t i = 0; i < cp->n; i++) {
-		if (!live_pod(list, cp->v[i].pod_uid))
-			continue;   /* ended, its entry not yet collected */
+		if (!nvidia_resource(cp->v[i].resource) || !live_pod(list, cp->v[i].pod_uid))
+			continue;   /* another plugin's; or ended, its entry not yet collected */
 		for (size_t k = 0; k < cp->v[i].ids.n; k++) {
 			struct use_count *u = use_of(&v, &n, cp->v[i].ids.v[k]);
 			if (!strv_has(&u->pods, cp->v[i].pod_uid))
@@ -396,14 +456,17 @@ static void count_use(const struct device_checkpoint *cp, const cJSON *list, str
 	}
 	*use = (struct gpu_use){ .devices = (int)n };
 	for (size_t i = 0; i < n; i++) {
-		int holders = (int)v[i].pods.n;
-		use->in_use += holders == 1;
-		use->shared += holders > 1;
-		use->shared_by += holders > 1 ? holders : 0;
-		use->free += holders == 0;
+		use->in_use += v[i].pods.n == 1;
+		use->shared += v[i].pods.n > 1;
+		use->free += v[i].pods.n == 0;
+		for (size_t k = 0; v[i].pods.n > 1 && k < v[i].pods.n; k++)
+			if (!strv_has(&sharing, v[i].pods.v[k]))
+				strv_push(&sharing, v[i].pods.v[k]);
 		free(v[i].base);
 		strv_free(&v[i].pods);
 	}
+	use->shared_by = (int)sharing.n;
+	strv_free(&sharing);
 	free(v);
 }
 
@@ -415,8 +478,8 @@ int gpu_use_read(const char *text, const cJSON *list, struct gpu_use *use, const
 	int rc = 0;
 
 	*rest = mark ? mark + strlen(GPU_USE_MARK "\n") : text;
-	if (!mark || strspn(text, " \t\r\n") >= (size_t)(mark - text))
-		return 0;
+	if (!mark || !list || strspn(text, " \t\r\n") >= (size_t)(mark - text))
+		return 0;   /* no checkpoint, or no pods to say who holds what */
 	if (device_checkpoint_parse(text, (size_t)(mark - text), &cp, &err) == 0) {
 		count_use(&cp, list, use);
 		device_checkpoint_free(&cp);
@@ -428,52 +491,52 @@ int gpu_use_read(const char *text, const cJSON *list, struct gpu_use *use, const
 
 /* --- asking ------------------------------------------------------------- */
 
+/* The server always (its exec brings the pods), then each agent with GPUs. */
 static void plan(const struct gateway *gw, const struct node_records *rs, struct node_ask **asks, size_t *n)
 {
 	*asks = xcalloc(rs->n + 1, sizeof(**asks));
-	*n = 0;
-	if (gateway_wants_gpu(gw))
-		(*asks)[(*n)++] = (struct node_ask){ .server = 1, .ctr = gw->container,
-						     .host = gw->has_metadata ? gw->md.docker_endpoint : NULL };
+	(*asks)[0] = (struct node_ask){ .server = 1, .gpu = gateway_wants_gpu(gw), .ctr = gw->container,
+					.host = gw->has_metadata ? gw->md.docker_endpoint : NULL };
+	*n = 1;
 	for (size_t i = 0; i < rs->n; i++) {
 		struct node_ask *a;
 		if (!rs->v[i].gpu)
 			continue;
 		a = &(*asks)[(*n)++];
-		*a = (struct node_ask){ .name = rs->v[i].name, .ctr = rs->v[i].container, .host = rs->v[i].docker.endpoint };
+		*a = (struct node_ask){ .gpu = 1, .name = rs->v[i].name, .ctr = rs->v[i].container,
+					.host = rs->v[i].docker.endpoint };
 		node_record_env(&rs->v[i], &a->env);
 	}
 }
 
 int gateway_gpu_view(const char *name, struct gpu_view *view, os_error *err)
 {
-	struct gateway gw;
+	struct gateway gw = { 0 };
 	struct node_records rs = { 0 };
 	struct node_ask *asks = NULL;
 	cleanup_free char *own = gateway_hostname(name);
-	const cJSON *list = NULL;
+	const struct node_ask *server;
 	size_t n = 0;
 	int rc = -1;
 
 	memset(view, 0, sizeof(*view));
-	if (gateway_lookup(name, &gw, err) < 0)
-		return -1;
-	if (gateway_require_running(&gw, err) < 0 || node_records_load(gw.state_dir, &rs, err) < 0)
+	if (gateway_lookup(name, &gw, err) < 0 || gateway_require_running(&gw, err) < 0 ||
+	    node_records_load(gw.state_dir, &rs, err) < 0)
 		goto out;
 	plan(&gw, &rs, &asks, &n);
-	for (size_t i = 0; i < n; i++) {
-		if (asks[i].server)
-			asks[i].name = own;
-		ask_start(&asks[i]);
-	}
-	for (size_t i = 0; i < n; i++) {
-		ask_finish(&asks[i]);
-		if (asks[i].server)
-			list = asks[i].list;
-	}
-	view->nodes = (int)n;
+	server = &asks[0];
+	asks[0].name = own;
 	for (size_t i = 0; i < n; i++)
-		node_rows(view, &asks[i], list);
+		ask_start(&asks[i]);
+	for (size_t i = 0; i < n; i++)
+		ask_finish(&asks[i]);
+	for (size_t i = 0; i < n; i++)
+		view->nodes += asks[i].gpu;
+	if (view->nodes && !server->list)   /* the pods come with the server's answer */
+		view->holders_why = xstrdup(server->pods_why ? server->pods_why : server->why);
+	for (size_t i = 0; i < n; i++)
+		if (asks[i].gpu)
+			node_rows(view, &asks[i], server->list);
 	rc = 0;
 out:
 	for (size_t i = 0; i < n; i++)
@@ -493,6 +556,7 @@ void gpu_view_free(struct gpu_view *view)
 		strv_free(&view->v[i].holders);
 	}
 	free(view->v);
+	free(view->holders_why);
 	strv_free(&view->names);
 	memset(view, 0, sizeof(*view));
 }

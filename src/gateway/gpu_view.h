@@ -1,8 +1,8 @@
 /* gateway/gpu_view.h - every GPU device of a gateway, who holds it and how
  * busy it is: what `gateway gpus` shows.
  *
- * Each node with GPUs (the server's, each agent's) is asked once, all of
- * them side by side, each within docker's per-call deadline, by one
+ * Each node with GPUs (the server's, each agent's) is asked once, and the
+ * server always (it has the pods), all of them side by side, each within docker's per-call deadline, by one
  * docker exec in its container on its own daemon: the kubelet's device
  * checkpoint (kube/checkpoint.h: which container holds which device
  * ID), `nvidia-smi -L` (its GPUs and their MIG devices) and `nvidia-smi
@@ -43,7 +43,9 @@ struct gpu_row {
 struct gpu_view {
 	struct gpu_row *v;
 	size_t n;
-	int nodes;                 /* nodes asked */
+	int nodes;                 /* nodes with GPUs asked */
+	char *holders_why;         /* why no holder could be named (the server's pods
+	                            * were not read), or NULL */
 	struct strv names;         /* what the rows' node and host point into */
 };
 

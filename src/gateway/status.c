@@ -56,7 +56,9 @@ static void probe_health(const struct gateway *gw, struct gateway_status *s)
 }
 
 /* Do the facts start waits for hold in LIST? The API answered it; with
- * GPUs, they are read as the start's wait reads them (gateway/gpu_state.h). */
+ * GPUs, they are read as the start's wait reads them (gateway/gpu_state.h),
+ * without the counts a sharing change or a mixed MIG layout asks of it:
+ * those are the request's, which status does not have. */
 static int start_facts_hold(const struct gateway *gw, const struct gateway_status *s, const cJSON *list)
 {
 	struct gpu_state g = { .allocatable = -1 };
@@ -93,23 +95,26 @@ static void judge_health(const struct gateway *gw, struct gateway_status *s, con
 }
 
 /* The get's answer, the container running: whether the API serves and
- * what the nodes have. */
+ * what the nodes have; with GPUs, who holds them and containerd's config
+ * (read also when kubectl failed; missing or empty, as while k3s rewrites
+ * it, it is not read). */
 static cJSON *read_answer(const struct gateway *gw, struct run_child *get, struct gateway_status *s)
 {
 	os_error err = { 0 };
-	cleanup_free char *config = NULL;
+	cleanup_free char *text = NULL;
 	cJSON *list = NULL;
 	int gpu = gateway_wants_gpu(gw);
 
-	if (kube_get_finish(get, gpu ? GPU_FACT_TYPES : "nodes", &list, gpu ? &config : NULL, &err) <= 0) {
+	if (kube_get_finish(get, gpu ? GPU_FACT_TYPES : "nodes", &list, gpu ? &text : NULL, &err) <= 0) {
 		say_verbose(&err);
 		cJSON_Delete(list);
-		return NULL;
+		list = NULL;
 	}
-	if (config) {
+	if (text) {
 		const char *toml;
-		s->use_read = gpu_use_read(config, list, &s->use, &toml);
-		containerd_parse_nvidia(toml, &s->rt);
+		s->use_read = gpu_use_read(text, list, &s->use, &toml);
+		if (strspn(toml, " \t\r\n") < strlen(toml))
+			containerd_parse_nvidia(toml, &s->rt);
 	}
 	return list;
 }
@@ -137,23 +142,24 @@ int gateway_status_look(const char *name, struct gateway *gw, struct gateway_sta
 	struct run_child *get = NULL;
 	os_error e = { 0 };
 	cJSON *list = NULL;
-	int early_gpu = 0;
+	int early_gpu = 0, rc = -1;
 
 	s->gpus = s->capacity = -1;
 	if (gateway_lookup_files(name, gw, err) < 0)
-		return -1;
-	if (gw->has_metadata)
-		get = get_start(gw->container, early_gpu = gw->md.gpu);
-	if (gateway_lookup_container(gw, err) < 0) {
-		docker_drop(&get);
-		return -1;
+		goto out;
+	if (gw->has_metadata) {
+		early_gpu = gw->md.gpu;
+		get = get_start(gw->container, early_gpu);
 	}
+	if (gateway_lookup_container(gw, err) < 0)
+		goto out;
 	if (get && (!gw->c.running || early_gpu != gateway_wants_gpu(gw)))
 		docker_drop(&get);
 	if (!get && gw->c.running)
 		get = get_start(gw->container, gateway_wants_gpu(gw));
 	if (get)
 		list = read_answer(gw, get, s);
+	get = NULL;   /* reaped */
 	if (gw->c.health_line)
 		s->health_line = xstrdup(gw->c.health_line);
 	judge_health(gw, s, list);
@@ -161,8 +167,11 @@ int gateway_status_look(const char *name, struct gateway *gw, struct gateway_sta
 		say_verbose(&e);
 	if (list)
 		read_nodes(gw, s, list);
+	rc = 0;
+out:
+	docker_drop(&get);
 	cJSON_Delete(list);
-	return 0;
+	return rc;
 }
 
 void gateway_status_free(struct gateway_status *s)

@@ -1,16 +1,17 @@
 /* gateway/status.h - one gateway, looked at: what `gateway status` shows.
  *
  * Reads, never changes. Docker's inspect gives the container and its
- * health; while it runs, one docker exec, beside the inspect, reads
- * containerd's config and the cluster's nodes (whether the API serves,
- * the node's allocatable GPUs and MIG resources, its agents' nodes), with
- * GPUs also the RuntimeClasses and DaemonSets that start's facts are read
- * from, and the pods, which with the kubelet's device checkpoint (read in
- * the same exec) say who holds the node's GPUs (gateway/gpu_view.h). While Docker's verdict is still "starting", those facts are the
- * health: a gateway is healthy as soon as start would have returned, and
- * only one whose facts do not hold has the image's probe run for its
- * marker. A probe that fails is part of the answer, said with -v, not an
- * error. */
+ * health; beside it, one docker exec reads containerd's config and the
+ * cluster's nodes (whether the API serves, the node's allocatable GPUs
+ * and MIG resources, its agents' nodes), with GPUs also the kubelet's
+ * device checkpoint, the RuntimeClasses and DaemonSets that start's facts
+ * are read from, and the pods, which with the checkpoint say who holds
+ * the node's GPUs (gateway/gpu_view.h). While Docker's verdict is still
+ * "starting", those facts are the health: a gateway is healthy once
+ * they hold (the exact counts a sharing change or a mixed MIG layout
+ * makes start wait for aside), and only one whose facts do not hold has
+ * the image's probe run for its marker. A probe that fails is part of
+ * the answer, said with -v, not an error. */
 #ifndef OPENSHELL_GATEWAY_STATUS_H
 #define OPENSHELL_GATEWAY_STATUS_H
 
@@ -30,10 +31,11 @@ struct gateway_status {
 	struct strv mig;         /* allocatable MIG resources: "nvidia.com/mig-1g.10gb=2" */
 	const char *health;      /* Docker's verdict, or while it says "starting", start's facts' or the probe's */
 	char *health_line;       /* last line of the latest health probe, what the facts said, or NULL */
-	struct gpu_use use;      /* the devices of its own node and who holds them, */
-	int use_read;            /* when its kubelet's device checkpoint was read */
+	struct gpu_use use;      /* the devices of its own node and who holds them; */
+	int use_read;            /* valid when its kubelet's checkpoint and the pods were read */
 	struct node_records agents; /* its nodes on other hosts (gateway node add) */
-	cJSON *nodes;            /* the cluster's nodes, while the API answers */
+	cJSON *nodes;            /* the get's List while the API answers: its Nodes (and
+	                          * with GPUs its RuntimeClasses, DaemonSets, pods) */
 };
 
 /* Look gateway NAME up into *GW (gateway_lookup(), whose errors it

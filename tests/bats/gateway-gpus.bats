@@ -480,6 +480,15 @@ gpu_rows() {
 	assert_equal "$(grep -c ':p2$' <<<"$output")" 1
 	run jq -c .gpu_use <<<"$(openshell gateway status --name gv --json)"
 	assert_output '{"devices":3,"in_use":1,"shared":0,"shared_by":0,"free":2}'
+	# The API failing (503, as while it restarts): the GPUs still show, from
+	# the node itself, their holders unknown, and why.
+	sw=/var/lib/rancher/k3s/sim/switches/SIM_API_FLAKY
+	docker exec openshell-cluster-gv sh -c "mkdir -p ${sw%/*} && echo 1000000 >$sw"
+	run --separate-stderr openshell gateway gpus --name gv
+	docker exec openshell-cluster-gv rm -f "$sw"
+	assert_success
+	assert_equal "$(grep -cE ' healthy +\?$' <<<"$output")" 3
+	assert_line --regexp '^holders unknown: kubectl get pods,nodes,helmchartconfigs failed \(exit status 1\): .*'
 	# A gateway that is not running: said, exit 1.
 	openshell -q gateway stop --name gv
 	run --separate-stderr openshell gateway gpus --name gv

@@ -13,6 +13,7 @@
 #include "docker/container.h"
 #include "docker/inspect_any.h"
 #include "gateway/gpu_state.h"
+#include "gateway/gpu_view.h"
 #include "kube/checkpoint.h"
 #include "kube/kubectl.h"
 #include "kube/objects.h"
@@ -523,6 +524,35 @@ static void test_device_checkpoint(void)
 	is_int((long long)device_id_base("MIG-x"), 5, "an ID without a replica: itself");
 }
 
+/* status's GPU use line: the checkpoint against the pods that live. Pods
+ * p and q share GPU-a and GPU-b (two pods, not four); r ended; a device
+ * of another plugin is no GPU. */
+static void test_gpu_use(void)
+{
+	static const char text[] =
+		"{\"Data\":{\"PodDeviceEntries\":["
+		"{\"PodUID\":\"p\",\"ContainerName\":\"c\",\"ResourceName\":\"nvidia.com/gpu\",\"DeviceIDs\":{\"-1\":[\"GPU-a::0\",\"GPU-b::0\"]}},"
+		"{\"PodUID\":\"q\",\"ContainerName\":\"c\",\"ResourceName\":\"nvidia.com/gpu\",\"DeviceIDs\":{\"-1\":[\"GPU-a::1\",\"GPU-b::1\"]}},"
+		"{\"PodUID\":\"r\",\"ContainerName\":\"c\",\"ResourceName\":\"nvidia.com/gpu\",\"DeviceIDs\":{\"-1\":[\"GPU-c::0\"]}},"
+		"{\"PodUID\":\"p\",\"ContainerName\":\"c\",\"ResourceName\":\"example.com/fpga\",\"DeviceIDs\":{\"-1\":[\"fpga0\"]}}],"
+		"\"RegisteredDevices\":{\"nvidia.com/gpu\":[\"GPU-a::0\",\"GPU-a::1\",\"GPU-b::0\",\"GPU-b::1\",\"GPU-c::0\",\"GPU-d::0\"],"
+		"\"example.com/fpga\":[\"fpga0\"]}}}\n#openshell-gpu-use\nREST";
+	cJSON *pods = J("{\"items\":[{\"kind\":\"Pod\",\"metadata\":{\"uid\":\"p\"},\"status\":{\"phase\":\"Running\"}},"
+			"{\"kind\":\"Pod\",\"metadata\":{\"uid\":\"q\"},\"status\":{\"phase\":\"Running\"}},"
+			"{\"kind\":\"Pod\",\"metadata\":{\"uid\":\"r\"},\"status\":{\"phase\":\"Succeeded\"}}]}");
+	struct gpu_use use;
+	const char *rest;
+
+	is_int(gpu_use_read(text, pods, &use, &rest), 1, "a checkpoint and the pods: read");
+	ok(strcmp(rest, "REST") == 0, "what follows the mark is the rest");
+	ok(use.devices == 4 && use.shared == 2 && use.shared_by == 2 && use.in_use == 0 && use.free == 2,
+	   "4 GPUs: 2 shared by 2 pods, the ended pod's and the unheld one free; the FPGA is none");
+	is_int(gpu_use_read(text, NULL, &use, &rest), 0, "without the pods, no line: who holds what is unknown");
+	is_int(gpu_use_read("\n#openshell-gpu-use\nREST", pods, &use, &rest), 0, "no checkpoint: no line");
+	ok(strcmp(rest, "REST") == 0, "and the rest still found");
+	cJSON_Delete(pods);
+}
+
 /* A node status is the last run's when posted before the container's
  * start, or in its very second (the API's stamps have whole seconds). */
 static void test_status_predates(void)
@@ -704,6 +734,7 @@ int main(void)
 	test_mixed_list();
 	test_facts_of_list();
 	test_device_checkpoint();
+	test_gpu_use();
 	test_status_predates();
 	test_daemonsets();
 	test_json();
