@@ -4,6 +4,7 @@ Each case is a rule of the real source its module names."""
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 import unittest
@@ -243,6 +244,21 @@ class NvidiaRuntime(unittest.TestCase):
         self.assertEqual(ns.wrap(["true"]), ["true"])
         self.assertTrue(self.rt.masks_params("runc", [hook]))
         self.assertFalse(self.rt.masks_params("runc", []))
+        # A hook that runs and fails fails the start as runc does: StartError,
+        # 128, its exit status and output in runc's words; the command never runs.
+        import threading
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        ns = runtime.MountNamespace(start_error=os.path.join(d, "start-error"))
+        ns.hook(0, {"path": "/bin/sh", "args": ["sh", "-c", "echo out; echo bad >&2; exit 3"]})
+        done = threading.Event()
+        run = runtime.ProcessRun("c", os.path.join(d, "0.log"), lambda r: done.set(),
+                                 ["sh", "-c", "touch %s/ran" % d], {"PATH": "/usr/bin:/bin"}, "/", None, ns)
+        self.assertTrue(done.wait(30))
+        self.assertEqual((run.exit_code, run.reason), (128, "StartError"))
+        self.assertIn("error running createContainer hook #0: exit status 3, stdout: out, stderr: bad: unknown",
+                      run.message)
+        self.assertFalse(os.path.exists(os.path.join(d, "ran")))
         # A hook whose program is not there fails the start as runc does.
         self.assertIn("error running createContainer hook #0: fork/exec /nonexistent: no such file",
                       runtime.hook_missing([{"path": "/nonexistent", "args": ["x"]}]))

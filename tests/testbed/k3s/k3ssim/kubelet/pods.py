@@ -301,10 +301,11 @@ class PodWorker:
         elif hook_error:
             run = runtime.FailedStart(name, path, self.k.container_exited, argv[0], hook_error)
         else:
-            ns = runtime.MountNamespace()
+            where = os.path.join(config.KUBELET_DIR, "pods", self.uid, "containers", name, os.urandom(4).hex())
+            ns = runtime.MountNamespace(start_error=where + ".start-error")
             nvidia_runtime.pod_procfs(self.handler, hooks, ns)
             term = runtime.Termination(
-                os.path.join(config.KUBELET_DIR, "pods", self.uid, "containers", name, os.urandom(4).hex()),
+                where,
                 cs.spec.get("terminationMessagePath") or "/dev/termination-log",
                 cs.spec.get("terminationMessagePolicy") or "File")
             if self.netns:

@@ -10,7 +10,7 @@ each, /var/log/pods/NS_NAME_UID/CONTAINER/N.log).
 
 A command that is not found fails the start as runc does: StartError,
 exit code 128, containerd's "exec: \"X\": executable file not found in
-$PATH" message.
+$PATH" message; so does a createContainer hook that fails.
 
 The termination message, as the kubelet makes it
 (pkg/kubelet/kuberuntime/kuberuntime_container.go): a file of the pod's
@@ -120,6 +120,9 @@ class Run:
         self.on_exit(self)
 
 
+HOOK_FAILED = ('failed to create containerd task: failed to create shim task: OCI runtime create failed: runc '
+               'create failed: unable to start container process: error during container init: error running '
+               'createContainer hook #%d: exit status %%s, stdout: %%s, stderr: %%s: unknown')
 HOOK_ERROR = ('failed to create containerd task: failed to create shim task: OCI runtime create failed: runc '
               'create failed: unable to start container process: error during container init: error running '
               'createContainer hook #%d: fork/exec %s: no such file or directory: unknown')
@@ -155,8 +158,12 @@ class MountNamespace:
     namespace"), and the termination-message file. Each a line of the sh
     that then execs the command."""
 
-    def __init__(self):
+    def __init__(self, start_error=None):
         self.lines = []
+        # A file of the kubelet's where a hook that fails leaves runc's
+        # error, so that the run ends as a failed start, not as the
+        # container's own exit.
+        self.start_error = start_error
 
     def bind(self, src, dst, create=False):
         q = shlex.quote
@@ -164,12 +171,29 @@ class MountNamespace:
         self.lines.append(made + "mount --bind %s %s || exit 126" % (q(src), q(dst)))
 
     def hook(self, index, hook):
-        """runc runs PATH with ARGS (args[0] its name); a failure ends the
-        create: "error running createContainer hook #N"."""
-        argv = [hook["path"]] + list(hook.get("args") or [])[1:]
-        self.lines.append("%s </dev/null || { echo %s >&2; exit 128; }" % (
-            " ".join(shlex.quote(a) for a in argv),
-            shlex.quote("error running createContainer hook #%d: exit status 1" % index)))
+        """runc runs PATH with ARGS (args[0] its name), its stdout and
+        stderr kept; a failure ends the create (libcontainer/configs
+        Hook.Run: "error running createContainer hook #N: exit status S,
+        stdout: …, stderr: …"), which containerd reports as the start's
+        failure."""
+        q = shlex.quote
+        argv = " ".join(q(a) for a in [hook["path"]] + list(hook.get("args") or [])[1:])
+        if not self.start_error:
+            self.lines.append("%s </dev/null || exit 128" % argv)
+            return
+        f, err = q(self.start_error), q(self.start_error + ".err")
+        self.lines.append('o=$(%s </dev/null 2>%s) || { s=$?; printf %s "$s" "$o" "$(cat %s)" >%s; exit 128; }'
+                          % (argv, err, q(HOOK_FAILED % index), err, f))
+
+    def start_failure(self):
+        """runc's error, when a hook failed the start; else None."""
+        if not self.start_error:
+            return None
+        try:
+            with open(self.start_error, encoding="utf-8", errors="replace") as f:
+                return f.read() or None
+        except OSError:
+            return None
 
     def wrap(self, argv):
         if not self.lines:
@@ -212,6 +236,7 @@ class ProcessRun(Run):
         self._spawned = threading.Event()
         self.termination = termination
         ns = ns or MountNamespace()
+        self.ns = ns
         if termination is not None:
             termination.bind_into(ns)
         argv = ns.wrap(argv)
@@ -241,6 +266,10 @@ class ProcessRun(Run):
             for r in self._readers:
                 r.join(30)
             code_ = 128 - code if code < 0 else code
+            failed = self.ns.start_failure()
+            if failed:   # runc's create failed: the command never ran
+                self._finish(128, "StartError", failed)
+                return
             msg = self.termination.message(code_, self.log) if self.termination else None
             self._finish(code_, message=msg)
         threading.Thread(target=finish, daemon=True).start()
