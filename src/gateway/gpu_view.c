@@ -201,13 +201,6 @@ static void read_use(const char *query, struct gpu_row *r)
 	}
 }
 
-/* Is RESOURCE one of NVIDIA's device plugin's (nvidia.com/gpu,
- * nvidia.com/mig-…), not another plugin's? */
-static int nvidia_resource(const char *resource)
-{
-	return strncmp(resource, "nvidia.com/", 11) == 0;
-}
-
 /* Does the plugin's ID name the row's device: its UUID, a replica of it
  * (UUID::K), or under DEVICE_ID_STRATEGY=index its GPU's index (I) or a
  * MIG device's (I:K)? */
@@ -231,7 +224,7 @@ static int registered_ids(const struct device_checkpoint *cp, const struct gpu_r
 
 	for (size_t i = 0; i < cp->registered.n; i++) {
 		cleanup_free char *res = xstrndup(cp->registered.v[i], strcspn(cp->registered.v[i], "="));
-		n += nvidia_resource(res) && id_names(strchr(cp->registered.v[i], '=') + 1, r);
+		n += kube_nvidia_resource(res) && id_names(strchr(cp->registered.v[i], '=') + 1, r);
 	}
 	return n;
 }
@@ -245,31 +238,17 @@ static int id_registered(const struct device_checkpoint *cp, const char *id)
 	return 0;
 }
 
-/* The pod of UID while it lives (a checkpoint entry outlives its pod). */
-static const cJSON *live_pod(const cJSON *list, const char *uid)
-{
-	const cJSON *item;
-
-	cJSON_ArrayForEach(item, json_get(list, "items", NULL)) {
-		const char *kind = json_str(item, "kind"), *u = json_str(json_get(item, "metadata", NULL), "uid"),
-			   *phase = json_str(json_get(item, "status", NULL), "phase");
-		if (kind && strcmp(kind, "Pod") == 0 && u && strcmp(u, uid) == 0)
-			return phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0) ? NULL : item;
-	}
-	return NULL;
-}
-
 /* The containers of live pods that hold the row's device; none are named
  * without the pods (the view says why). */
 static void add_holders(const struct device_checkpoint *cp, const cJSON *pods, struct gpu_row *r)
 {
 	for (size_t i = 0; pods && i < cp->n; i++) {
 		const struct checkpoint_entry *e = &cp->v[i];
-		const cJSON *md = json_get(live_pod(pods, e->pod_uid), "metadata", NULL);
+		const cJSON *md = json_get(kube_live_pod(pods, e->pod_uid), "metadata", NULL);
 		const char *ns = json_str(md, "namespace"), *name = json_str(md, "name");
 		cleanup_free char *who = NULL;
 
-		if (!ns || !name || !nvidia_resource(e->resource))
+		if (!ns || !name || !kube_nvidia_resource(e->resource))
 			continue;   /* ended, its entry not yet collected; or another plugin's */
 		for (size_t k = 0; k < e->ids.n && !who; k++)
 			if (id_names(e->ids.v[k], r))
@@ -287,7 +266,7 @@ static int node_has_sick(const cJSON *list, const char *node)
 
 	cJSON_ArrayForEach(cap, json_get(n, "status", "capacity", NULL)) {
 		const char *alloc;
-		if (!cap->string || !cJSON_IsString(cap) || !nvidia_resource(cap->string))
+		if (!cap->string || !cJSON_IsString(cap) || !kube_nvidia_resource(cap->string))
 			continue;
 		alloc = json_str(json_get(n, "status", "allocatable", NULL), cap->string);
 		if (atoll(cap->valuestring) > (alloc ? atoll(alloc) : 0))
@@ -411,82 +390,6 @@ static void node_rows(struct gpu_view *v, const struct node_ask *a, const cJSON 
 			judge_row(&j, r, 1);
 		}
 	}
-}
-
-/* --- status's line ------------------------------------------------------ */
-
-/* Each device of the checkpoint once (its replicas are it), with the
- * pods that hold it. */
-struct use_count {
-	char *base;
-	struct strv pods;   /* their UIDs */
-};
-
-static struct use_count *use_of(struct use_count **v, size_t *n, const char *id)
-{
-	size_t len = device_id_base(id);
-
-	for (size_t i = 0; i < *n; i++)
-		if (strlen((*v)[i].base) == len && strncmp((*v)[i].base, id, len) == 0)
-			return &(*v)[i];
-	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
-	(*v)[*n] = (struct use_count){ .base = xstrndup(id, len) };
-	return &(*v)[(*n)++];
-}
-
-static void count_use(const struct device_checkpoint *cp, const cJSON *list, struct gpu_use *use)
-{
-	struct use_count *v = NULL;
-	struct strv sharing = { 0 };   /* the pods on shared devices, once each */
-	size_t n = 0;
-
-	for (size_t i = 0; i < cp->registered.n; i++) {
-		cleanup_free char *res = xstrndup(cp->registered.v[i], strcspn(cp->registered.v[i], "="));
-		if (nvidia_resource(res))
-			use_of(&v, &n, strchr(cp->registered.v[i], '=') + 1);
-	}
-	for (size_t i = 0; i < cp->n; i++) {
-		if (!nvidia_resource(cp->v[i].resource) || !live_pod(list, cp->v[i].pod_uid))
-			continue;   /* another plugin's; or ended, its entry not yet collected */
-		for (size_t k = 0; k < cp->v[i].ids.n; k++) {
-			struct use_count *u = use_of(&v, &n, cp->v[i].ids.v[k]);
-			if (!strv_has(&u->pods, cp->v[i].pod_uid))
-				strv_push(&u->pods, cp->v[i].pod_uid);
-		}
-	}
-	*use = (struct gpu_use){ .devices = (int)n };
-	for (size_t i = 0; i < n; i++) {
-		use->in_use += v[i].pods.n == 1;
-		use->shared += v[i].pods.n > 1;
-		use->free += v[i].pods.n == 0;
-		for (size_t k = 0; v[i].pods.n > 1 && k < v[i].pods.n; k++)
-			if (!strv_has(&sharing, v[i].pods.v[k]))
-				strv_push(&sharing, v[i].pods.v[k]);
-		free(v[i].base);
-		strv_free(&v[i].pods);
-	}
-	use->shared_by = (int)sharing.n;
-	strv_free(&sharing);
-	free(v);
-}
-
-int gpu_use_read(const char *text, const cJSON *list, struct gpu_use *use, const char **rest)
-{
-	const char *mark = strstr(text, GPU_USE_MARK "\n");
-	struct device_checkpoint cp;
-	os_error err = { 0 };
-	int rc = 0;
-
-	*rest = mark ? mark + strlen(GPU_USE_MARK "\n") : text;
-	if (!mark || !list || strspn(text, " \t\r\n") >= (size_t)(mark - text))
-		return 0;   /* no checkpoint, or no pods to say who holds what */
-	if (device_checkpoint_parse(text, (size_t)(mark - text), &cp, &err) == 0) {
-		count_use(&cp, list, use);
-		device_checkpoint_free(&cp);
-		rc = 1;
-	}
-	os_error_clear(&err);
-	return rc;
 }
 
 /* --- asking ------------------------------------------------------------- */

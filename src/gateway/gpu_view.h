@@ -20,7 +20,6 @@
 
 #include "base/error.h"
 #include "base/strv.h"
-#include "kube/checkpoint.h"
 
 enum gpu_share { SHARE_EXCLUSIVE, SHARE_TIME_SLICING, SHARE_MPS, SHARE_MIG };
 
@@ -54,24 +53,6 @@ struct gpu_view {
  * row. */
 int gateway_gpu_view(const char *name, struct gpu_view *view, os_error *err);
 void gpu_view_free(struct gpu_view *view);
-
-/* `gateway status`'s line of GPU use on the gateway's own node, from its
- * checkpoint read in status's one exec (GPU_USE_SCRIPT, run ahead of its
- * kubectl) and the pods of its get: the devices the plugin serves there
- * (a GPU, a MIG device; a shared GPU's replicas are one), those one
- * pod holds, those several share (and how many pods), and the free ones. */
-struct gpu_use {
-	int devices, in_use, shared, shared_by, free;
-};
-#define GPU_USE_MARK "#openshell-gpu-use"
-#define GPU_USE_SCRIPT "cat " KUBELET_DEVICE_CHECKPOINT " 2>/dev/null; echo; echo '" GPU_USE_MARK "'"
-
-/* Read TEXT, that script's output ahead of more (*REST: where the rest
- * begins, TEXT itself without the mark), against LIST's pods: 1 with
- * *USE filled; 0 when there is no checkpoint to read (no plugin has
- * registered) or it does not read. */
-struct cJSON;
-int gpu_use_read(const char *text, const struct cJSON *list, struct gpu_use *use, const char **rest);
 
 /* "exclusive", "time-slicing", "mps" or "mig". */
 const char *gpu_share_name(enum gpu_share s);

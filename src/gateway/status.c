@@ -8,7 +8,7 @@
 #include "base/xalloc.h"
 #include "docker/client.h"
 #include "gateway/gpu_state.h"
-#include "gateway/gpu_view.h"
+#include "gateway/gpu_use.h"
 #include "gateway/info.h"
 #include "gateway/mig.h"
 #include "gateway/status.h"

@@ -6,7 +6,7 @@
  * and MIG resources, its agents' nodes), with GPUs also the kubelet's
  * device checkpoint, the RuntimeClasses and DaemonSets that start's facts
  * are read from, and the pods, which with the checkpoint say who holds
- * the node's GPUs (gateway/gpu_view.h). While Docker's verdict is still
+ * the node's GPUs (gateway/gpu_use.h). While Docker's verdict is still
  * "starting", those facts are the health: a gateway is healthy once
  * they hold (the exact counts a sharing change or a mixed MIG layout
  * makes start wait for aside), and only one whose facts do not hold has
@@ -18,7 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "base/strv.h"
-#include "gateway/gpu_view.h"
+#include "gateway/gpu_use.h"
 #include "gateway/lookup.h"
 #include "gateway/node_record.h"
 #include "kube/containerd.h"

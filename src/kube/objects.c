@@ -45,6 +45,24 @@ const cJSON *kube_find(const cJSON *list, const char *kind, const char *name)
 	return NULL;
 }
 
+const cJSON *kube_live_pod(const cJSON *list, const char *uid)
+{
+	const cJSON *item;
+
+	cJSON_ArrayForEach(item, json_get(list, "items", NULL)) {
+		const char *u = json_str(json_get(item, "metadata", NULL), "uid"),
+			   *phase = json_str(json_get(item, "status", NULL), "phase");
+		if (of_kind(item, "Pod") && json_str(item, "kind") && u && strcmp(u, uid) == 0)
+			return phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0) ? NULL : item;
+	}
+	return NULL;
+}
+
+int kube_nvidia_resource(const char *resource)
+{
+	return strncmp(resource, "nvidia.com/", 11) == 0;
+}
+
 const cJSON *kube_node_ready_condition(const cJSON *list, const char *name)
 {
 	const cJSON *c;

@@ -23,6 +23,15 @@
 /* The item of KIND named NAME in a List (of one type or several), or NULL. */
 const cJSON *kube_find(const cJSON *list, const char *kind, const char *name);
 
+/* The Pod of UID in LIST while it lives (neither Succeeded nor Failed), or
+ * NULL: the kubelet's device checkpoint keeps an ended pod's devices until
+ * its next allocation. */
+const cJSON *kube_live_pod(const cJSON *list, const char *uid);
+
+/* Is RESOURCE one of NVIDIA's device plugin's (nvidia.com/gpu,
+ * nvidia.com/mig-…), not another plugin's? */
+int kube_nvidia_resource(const char *resource);
+
 /* Node NAME's Ready condition in LIST, or NULL. */
 const cJSON *kube_node_ready_condition(const cJSON *list, const char *name);
 

@@ -13,7 +13,7 @@
 #include "docker/container.h"
 #include "docker/inspect_any.h"
 #include "gateway/gpu_state.h"
-#include "gateway/gpu_view.h"
+#include "gateway/gpu_use.h"
 #include "kube/checkpoint.h"
 #include "kube/kubectl.h"
 #include "kube/objects.h"
