@@ -34,11 +34,9 @@ static void count_use(const struct device_checkpoint *cp, const cJSON *list, str
 	struct strv sharing = { 0 };   /* the pods on shared devices, once each */
 	size_t n = 0;
 
-	for (size_t i = 0; i < cp->registered.n; i++) {
-		cleanup_free char *res = xstrndup(cp->registered.v[i], strcspn(cp->registered.v[i], "="));
-		if (kube_nvidia_resource(res))
-			use_of(&v, &n, strchr(cp->registered.v[i], '=') + 1);
-	}
+	for (size_t i = 0; i < cp->n_healthy; i++)
+		if (kube_nvidia_resource(cp->healthy[i].resource))
+			use_of(&v, &n, cp->healthy[i].id);
 	for (size_t i = 0; i < cp->n; i++) {
 		if (!kube_nvidia_resource(cp->v[i].resource) || !kube_live_pod(list, cp->v[i].pod_uid))
 			continue;   /* another plugin's; or ended, its entry not yet collected */

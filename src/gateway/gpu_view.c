@@ -222,18 +222,16 @@ static int registered_ids(const struct device_checkpoint *cp, const struct gpu_r
 {
 	int n = 0;
 
-	for (size_t i = 0; i < cp->registered.n; i++) {
-		cleanup_free char *res = xstrndup(cp->registered.v[i], strcspn(cp->registered.v[i], "="));
-		n += kube_nvidia_resource(res) && id_names(strchr(cp->registered.v[i], '=') + 1, r);
-	}
+	for (size_t i = 0; i < cp->n_healthy; i++)
+		n += kube_nvidia_resource(cp->healthy[i].resource) && id_names(cp->healthy[i].id, r);
 	return n;
 }
 
 /* Is that exact ID (a replica, say) registered healthy? */
 static int id_registered(const struct device_checkpoint *cp, const char *id)
 {
-	for (size_t i = 0; i < cp->registered.n; i++)
-		if (strcmp(strchr(cp->registered.v[i], '=') + 1, id) == 0)
+	for (size_t i = 0; i < cp->n_healthy; i++)
+		if (strcmp(cp->healthy[i].id, id) == 0)
 			return 1;
 	return 0;
 }
@@ -334,7 +332,7 @@ static void judge_row(const struct judge *j, struct gpu_row *r, int leaf)
 	 * plugin has none healthy (it stopped: the kubelet keeps them all as
 	 * unhealthy); a leaf it does not serve (a MIG-enabled card without MIG
 	 * devices) is not one of its devices. */
-	if (r->why || (!ids && leaf && j->sick && !j->a->cp.registered.n))
+	if (r->why || (!ids && leaf && j->sick && !j->a->cp.n_healthy))
 		r->health = "unhealthy";
 	else
 		r->health = ids ? "healthy" : NULL;

@@ -48,7 +48,7 @@ static int read_entry(const cJSON *e, struct checkpoint_entry *out)
 	return read_ids(json_get(e, "DeviceIDs", NULL), &out->ids);
 }
 
-static int read_registered(const cJSON *reg, struct strv *out)
+static int read_registered(const cJSON *reg, struct device_checkpoint *cp)
 {
 	const cJSON *res, *id;
 
@@ -62,7 +62,9 @@ static int read_registered(const cJSON *reg, struct strv *out)
 		cJSON_ArrayForEach(id, res) {
 			if (!cJSON_IsString(id))
 				return -1;
-			strv_pushf(out, "%s=%s", res->string, id->valuestring);
+			cp->healthy = xrealloc(cp->healthy, (cp->n_healthy + 1) * sizeof(*cp->healthy));
+			cp->healthy[cp->n_healthy++] = (struct checkpoint_device){ .resource = xstrdup(res->string),
+										    .id = xstrdup(id->valuestring) };
 		}
 	}
 	return 0;
@@ -93,7 +95,7 @@ int device_checkpoint_parse(const char *text, size_t len, struct device_checkpoi
 			goto out;
 		}
 	}
-	if (read_registered(json_get(data, "RegisteredDevices", NULL), &cp->registered) < 0) {
+	if (read_registered(json_get(data, "RegisteredDevices", NULL), cp) < 0) {
 		bad(err, "has RegisteredDevices that are not lists of IDs by resource");
 		goto out;
 	}
@@ -114,7 +116,11 @@ void device_checkpoint_free(struct device_checkpoint *cp)
 		strv_free(&cp->v[i].ids);
 	}
 	free(cp->v);
-	strv_free(&cp->registered);
+	for (size_t i = 0; i < cp->n_healthy; i++) {
+		free(cp->healthy[i].resource);
+		free(cp->healthy[i].id);
+	}
+	free(cp->healthy);
 	memset(cp, 0, sizeof(*cp));
 }
 

@@ -26,10 +26,15 @@ struct checkpoint_entry {
 	struct strv ids;          /* every NUMA node's, in the file's order */
 };
 
+struct checkpoint_device {
+	char *resource, *id;
+};
+
 struct device_checkpoint {
 	struct checkpoint_entry *v;
 	size_t n;
-	struct strv registered;   /* "RESOURCE=ID", one a healthy device */
+	struct checkpoint_device *healthy;   /* RegisteredDevices: each resource's healthy devices */
+	size_t n_healthy;
 };
 
 /* Parse TEXT (LEN bytes); a malformed file fails naming what is wrong. */

@@ -510,10 +510,11 @@ static void test_device_checkpoint(void)
 		   strcmp(cp.v[0].resource, "nvidia.com/gpu") == 0, "its entry: pod UID, container, resource");
 	ok(cp.v[0].ids.n == 2 && strcmp(cp.v[0].ids.v[0], "GPU-a::1") == 0 && strcmp(cp.v[0].ids.v[1], "GPU-b::0") == 0,
 	   "device IDs of every NUMA node");
-	ok(cp.registered.n == 2 && strcmp(cp.registered.v[1], "nvidia.com/gpu=GPU-a::1") == 0,
-	   "registered devices as RESOURCE=ID; a resource with none adds none");
+	ok(cp.n_healthy == 2 && strcmp(cp.healthy[1].resource, "nvidia.com/gpu") == 0 &&
+		   strcmp(cp.healthy[1].id, "GPU-a::1") == 0,
+	   "registered devices by resource and ID; a resource with none adds none");
 	device_checkpoint_free(&cp);
-	ok(device_checkpoint_parse(empty, strlen(empty), &cp, &err) == 0 && cp.n == 0 && cp.registered.n == 0,
+	ok(device_checkpoint_parse(empty, strlen(empty), &cp, &err) == 0 && cp.n == 0 && cp.n_healthy == 0,
 	   "Go's nil slices and maps (null): nothing held, nothing registered");
 	device_checkpoint_free(&cp);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
