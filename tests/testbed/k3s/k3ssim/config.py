@@ -14,6 +14,7 @@ RUN_DIR = os.environ.get("SIM_K3S_RUN_DIR", "/run/k3s-sim")
 KUBECONFIG = os.environ.get("SIM_K3S_KUBECONFIG", "/etc/rancher/k3s/k3s.yaml")
 DEV_DIR = os.environ.get("SIM_DEV_DIR", "/dev")
 KUBELET_DIR = os.environ.get("SIM_KUBELET_DIR", "/var/lib/kubelet")
+CGROUP_DIR = os.environ.get("SIM_CGROUP_DIR", "/sys/fs/cgroup")
 # The nested NVIDIA runtime's config, and where containerd reads CDI specs (the last: the plugin's).
 NVIDIA_RUNTIME_CONFIG = os.environ.get("SIM_NVIDIA_RUNTIME_CONFIG", "/etc/nvidia-container-runtime/config.toml")
 CDI_DIRS = os.environ.get("SIM_CDI_DIRS", "/etc/cdi:/var/run/cdi").split(":")

@@ -14,6 +14,55 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from k3ssim import charts, patch, selectors, status, store, tables  # noqa: E402
 
 
+class Cgroups(unittest.TestCase):
+    """A pod's container in kubepods/<qos>/pod<UID>/<ID> of every hierarchy, as the kubelet's
+    cgroupfs driver and runc make it (kubelet/cgroups.py)."""
+
+    def setUp(self):
+        from k3ssim import config
+        self.dir = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.dir)
+        self.saved = config.CGROUP_DIR
+        config.CGROUP_DIR = self.dir
+        self.addCleanup(setattr, config, "CGROUP_DIR", self.saved)
+
+    def test_v1_each_hierarchy_then_removed(self):
+        import subprocess
+        from k3ssim.kubelet import cgroups
+        for h in ("pids", "memory"):
+            os.makedirs(os.path.join(self.dir, h))
+            open(os.path.join(self.dir, h, "cgroup.procs"), "w").close()
+        os.makedirs(os.path.join(self.dir, "not-a-hierarchy"))
+        cid = "containerd://" + "ab" * 32
+        cg = cgroups.Cgroup("u-1", "Burstable", cid)
+        leaf = "kubepods/burstable/podu-1/" + "ab" * 32
+        self.assertEqual([d for _, d in cg.dirs], [os.path.join(self.dir, h, leaf) for h in ("memory", "pids")])
+        out = subprocess.run(["sh", "-c", cg.join_line() + "; echo $$"], capture_output=True, text=True).stdout
+        for _, d in cg.dirs:
+            with open(os.path.join(d, "cgroup.procs")) as f:
+                self.assertEqual(f.read(), out)
+            os.unlink(os.path.join(d, "cgroup.procs"))   # cgroupfs's own files do not keep a rmdir back
+        cg.remove()
+        for h in ("pids", "memory"):
+            self.assertEqual(os.listdir(os.path.join(self.dir, h, "kubepods/burstable")), [])
+
+    def test_v2_one_tree_and_the_qos_classes(self):
+        from k3ssim.kubelet import cgroups
+        open(os.path.join(self.dir, "cgroup.controllers"), "w").close()
+        os.makedirs(os.path.join(self.dir, "kubepods"))   # a child cgroup: not a hierarchy of its own
+        self.assertEqual(cgroups.hierarchies(), [self.dir])
+        self.assertEqual(cgroups.pod_dir("u", "Guaranteed"), "kubepods/podu")
+        self.assertEqual(cgroups.pod_dir("u", "BestEffort"), "kubepods/besteffort/podu")
+        self.assertEqual(cgroups.pod_dir("u", None), "kubepods/besteffort/podu")
+
+    def test_no_cgroups_no_join(self):
+        from k3ssim.kubelet import cgroups, runtime
+        cg = cgroups.Cgroup("u", "BestEffort", "containerd://" + "0" * 64)
+        self.assertEqual(cg.join_line(), "")
+        self.assertEqual(runtime.MountNamespace().wrap(["true"], cg.join_line()), ["true"])
+        self.assertEqual(runtime.MountNamespace().wrap(["true"], "J"), ["sh", "-c", 'J; exec "$@"', "sh", "true"])
+
+
 class Pace(unittest.TestCase):
     def test_quick_while_changing_slow_when_quiet(self):
         import threading

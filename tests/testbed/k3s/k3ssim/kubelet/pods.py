@@ -311,7 +311,7 @@ class PodWorker:
             if self.netns:
                 argv = self.k.net.wrap(self.pod, argv)
             run = runtime.ProcessRun(name, path, self.k.container_exited, argv, env, cs.spec.get("workingDir") or "/",
-                                     term, ns)
+                                     term, ns, (self.uid, self.pod.get("status", {}).get("qosClass")))
         cs.run = run
         cs.waiting = None
         cs.record(run)

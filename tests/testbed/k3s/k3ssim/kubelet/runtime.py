@@ -33,6 +33,7 @@ import threading
 import time
 
 from .. import clock, procs
+from . import cgroups
 
 START_ERROR = ('failed to create containerd task: failed to create shim task: OCI runtime create failed: runc '
                'create failed: unable to start container process: exec: "%s": executable file not found in $PATH: '
@@ -195,11 +196,14 @@ class MountNamespace:
         except OSError:
             return None
 
-    def wrap(self, argv):
-        if not self.lines:
+    def wrap(self, argv, first=""):
+        """ARGV run after the lines; FIRST (the cgroup's join) before them,
+        without a mount namespace of its own when there are none."""
+        lines = ([first] if first else []) + self.lines
+        if not lines:
             return list(argv)
-        return ["unshare", "-m", "--propagation", "private", "sh", "-c",
-                "; ".join(self.lines) + '; exec "$@"', "sh"] + list(argv)
+        sh = ["sh", "-c", "; ".join(lines) + '; exec "$@"', "sh"] + list(argv)
+        return ["unshare", "-m", "--propagation", "private"] + sh if self.lines else sh
 
 
 class Termination:
@@ -230,7 +234,10 @@ class Termination:
 
 
 class ProcessRun(Run):
-    def __init__(self, name, log_path, on_exit, argv, env, cwd, termination=None, ns=None):
+    """A command as a process group; with POD_CGROUP ((uid, qosClass)) in
+    the cgroups the kubelet and runc make (cgroups.py)."""
+
+    def __init__(self, name, log_path, on_exit, argv, env, cwd, termination=None, ns=None, pod_cgroup=None):
         super().__init__(name, log_path, on_exit)
         self._readers = []
         self._spawned = threading.Event()
@@ -239,7 +246,8 @@ class ProcessRun(Run):
         self.ns = ns
         if termination is not None:
             termination.bind_into(ns)
-        argv = ns.wrap(argv)
+        self.cgroup = cgroups.Cgroup(pod_cgroup[0], pod_cgroup[1], self.cid) if pod_cgroup else None
+        argv = ns.wrap(argv, self.cgroup.join_line() if self.cgroup else "")
         self.proc = procs.spawn(argv, self._exited, env=env, cwd=cwd if os.path.isdir(cwd) else "/",
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True)
@@ -265,6 +273,8 @@ class ProcessRun(Run):
                 pass
             for r in self._readers:
                 r.join(30)
+            if self.cgroup:
+                self.cgroup.remove()
             code_ = 128 - code if code < 0 else code
             failed = self.ns.start_failure()
             if failed:   # runc's create failed: the command never ran
