@@ -101,9 +101,28 @@ static cJSON *row_json(const struct gpu_row *r)
 	return o;
 }
 
+/* A process on a GPU, its pod's container split as a holder's. */
+static cJSON *proc_json(const struct gpu_proc *p)
+{
+	cJSON *o = p->holder ? holder_json(p->holder) : cJSON_CreateObject();
+
+	if (!p->holder) {
+		cJSON_AddNullToObject(o, "namespace");
+		cJSON_AddNullToObject(o, "pod");
+		cJSON_AddNullToObject(o, "container");
+	}
+	cJSON_AddStringToObject(o, "node", p->node);
+	json_add_count_or_null(o, "index", p->index);
+	cJSON_AddStringToObject(o, "uuid", p->uuid);
+	json_add_string_or_null(o, "pod_uid", p->pod_uid);
+	json_add_count_or_null(o, "pid", p->pid);
+	json_add_count_or_null(o, "memory_used_mib", p->mem_mib);
+	return o;
+}
+
 static void print_json(const char *name, const struct gpu_view *v)
 {
-	cJSON *j = json_document(), *arr;
+	cJSON *j = json_document(), *arr, *procs;
 
 	cJSON_AddStringToObject(j, "gateway", name);
 	cJSON_AddStringToObject(j, "assignment_source", "kubelet-device-checkpoint");
@@ -111,6 +130,9 @@ static void print_json(const char *name, const struct gpu_view *v)
 	arr = cJSON_AddArrayToObject(j, "gpus");
 	for (size_t i = 0; i < v->n; i++)
 		cJSON_AddItemToArray(arr, row_json(&v->v[i]));
+	procs = cJSON_AddArrayToObject(j, "processes");
+	for (size_t i = 0; i < v->procs.n; i++)
+		cJSON_AddItemToArray(procs, proc_json(&v->procs.v[i]));
 	json_print_stdout(j);
 }
 
@@ -143,8 +165,28 @@ static void print_row(const struct gpu_row *r, int hosts, int holders_known)
 	       r->health ? r->health : "-", pods ? pods : known ? "free" : "?");
 }
 
-/* The rows, then why: each unknown or unhealthy row's reason, once for
- * a node when its rows share it. */
+#define PROC_FORMAT "%-20s %-5s %-10s %-10s %s\n"
+
+/* The processes on the GPUs, as nvidia-smi's own table lists them, each
+ * with its pod's container: "-" for a process of no pod's, "?" for one of
+ * a pod that cannot be named (as the rows' holders). */
+static void print_procs(const struct gpu_view *v)
+{
+	if (!v->procs.n)
+		return;
+	printf("\n" PROC_FORMAT, "NODE", "INDEX", "PID", "MEMORY", "POD");
+	for (size_t i = 0; i < v->procs.n; i++) {
+		const struct gpu_proc *p = &v->procs.v[i];
+		cleanup_free char *idx = count_or_dash(p->index, "");
+		cleanup_free char *pid = count_or_dash(p->pid, "");
+		cleanup_free char *mem = count_or_dash(p->mem_mib, " MiB");
+
+		printf(PROC_FORMAT, p->node, idx, pid, mem, p->holder ? p->holder : p->pod_uid ? "?" : "-");
+	}
+}
+
+/* The rows and the processes, then why: each unknown or unhealthy row's
+ * reason, once for a node when its rows share it. */
 static void print_table(const struct gpu_view *v)
 {
 	struct strv said = { 0 };
@@ -153,6 +195,7 @@ static void print_table(const struct gpu_view *v)
 	printf(ROW_FORMAT, "NODE", "INDEX", "UUID", "MODEL", "MEMORY", "UTIL", "SHARING", "HEALTH", "PODS");
 	for (size_t i = 0; i < v->n; i++)
 		print_row(&v->v[i], hosts, !v->holders_why);
+	print_procs(v);
 	for (size_t i = 0; i < v->n; i++) {
 		const struct gpu_row *r = &v->v[i];
 		int shared = 0;

@@ -15,6 +15,8 @@
 #include "base/runner.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
+#include "gateway/gpu_ids.h"
+#include "gateway/gpu_procs.h"
 #include "gateway/gpu_view.h"
 #include "gateway/gpus.h"
 #include "gateway/lookup.h"
@@ -35,7 +37,8 @@
 #define NODE_SCRIPT                                                                                          \
 	"cat " KUBELET_DEVICE_CHECKPOINT " 2>/dev/null; echo; echo '" SMI_MARK "'; nvidia-smi -L 2>&1; "      \
 	"echo '" QUERY_MARK "'; nvidia-smi --query-gpu=uuid,memory.used,memory.total,utilization.gpu "         \
-	"--format=csv,noheader,nounits 2>/dev/null; echo '" SICK_MARK "'; grep -h 'marking device as unhealthy' " \
+	"--format=csv,noheader,nounits 2>/dev/null; " GPU_PROCS_SCRIPT "; echo '" SICK_MARK "'; "                \
+	"grep -h 'marking device as unhealthy' "                                                                  \
 	"/var/log/pods/*/nvidia-device-plugin-ctr/*.log 2>/dev/null; echo '" END_MARK "'"
 #define SERVER_TYPES "pods,nodes,helmchartconfigs"
 
@@ -53,6 +56,7 @@ struct node_ask {
 	struct host_gpus gpus;
 	char *smi;                   /* nvidia-smi -L's output */
 	char *query;                 /* nvidia-smi --query-gpu's lines */
+	char *procs;                 /* the processes on its GPUs (gateway/gpu_procs.h) */
 	char *sick;                  /* the plugin's log lines that mark a device unhealthy */
 	cJSON *list;                 /* the server's: pods, nodes, HelmChartConfigs */
 	char *pods_why;              /* the server's: why that list is missing */
@@ -87,8 +91,7 @@ static void ask_start(struct node_ask *a)
 	strv_free(&argv);
 }
 
-/* The text between MARK's line and the next mark (or the end), or NULL. */
-static char *part_after(const char *out, const char *mark)
+char *gpu_view_part(const char *out, const char *mark)
 {
 	cleanup_free char *line = xasprintf("%s\n", mark);
 	const char *at = strstr(out, line), *end;
@@ -98,7 +101,7 @@ static char *part_after(const char *out, const char *mark)
 	at += strlen(line);
 	/* From the newline before: an empty section's next mark is at AT. */
 	end = strstr(at - 1, "\n#openshell-gpus-");
-	return xstrndup(at, end && end >= at ? (size_t)(end - at) + 1 : 0);
+	return xstrndup(at, end ? (size_t)(end + 1 - at) : strlen(at));
 }
 
 /* OUT, ERRS and STATUS: the exec's; its kubectl's failure (the server's)
@@ -108,7 +111,7 @@ static void ask_read(struct node_ask *a, const char *out, const char *errs, int 
 	const char *smi = strstr(out, SMI_MARK "\n"), *end = strstr(out, END_MARK "\n");
 	os_error err = { 0 };
 
-	a->smi = part_after(out, SMI_MARK);
+	a->smi = gpu_view_part(out, SMI_MARK);
 	if (!smi || !end || !a->smi) {
 		a->why = xstrdup("its exec ended before nvidia-smi had answered");
 		return;
@@ -120,8 +123,9 @@ static void ask_read(struct node_ask *a, const char *out, const char *errs, int 
 		os_error_clear(&err);
 	}
 	host_gpus_parse(a->smi, &a->gpus);
-	a->query = part_after(out, QUERY_MARK);
-	a->sick = part_after(out, SICK_MARK);
+	a->query = gpu_view_part(out, QUERY_MARK);
+	a->procs = gpu_view_part(out, GPU_PROCS_MARK);
+	a->sick = gpu_view_part(out, SICK_MARK);
 	if (a->server && status == 0) {
 		const char *json = end + strlen(END_MARK "\n");
 		a->list = json_parse(json, strlen(json), "kubectl output", &err);
@@ -161,6 +165,7 @@ static void ask_free(struct node_ask *a)
 	host_gpus_free(&a->gpus);
 	free(a->smi);
 	free(a->query);
+	free(a->procs);
 	free(a->sick);
 	free(a->pods_why);
 	cJSON_Delete(a->list);
@@ -201,41 +206,6 @@ static void read_use(const char *query, struct gpu_row *r)
 	}
 }
 
-/* Does the plugin's ID name the row's device: its UUID, a replica of it
- * (UUID::K), or under DEVICE_ID_STRATEGY=index its GPU's index (I) or a
- * MIG device's (I:K)? */
-static int id_names(const char *id, const struct gpu_row *r)
-{
-	size_t len = device_id_base(id);
-	int i, k, n = 0;
-
-	if (sscanf(id, "%d:%d%n", &i, &k, &n) == 2 && (size_t)n == len)
-		return r->index == i && r->mig_index == k;
-	if (id[0] && strspn(id, "0123456789") == len)
-		return r->mig_index < 0 && atoi(id) == r->index;
-	return strlen(r->uuid) == len && strncmp(id, r->uuid, len) == 0;
-}
-
-/* The row's device among the healthy ones the kubelet recorded, replicas
- * counted. */
-static int registered_ids(const struct device_checkpoint *cp, const struct gpu_row *r)
-{
-	int n = 0;
-
-	for (size_t i = 0; i < cp->n_healthy; i++)
-		n += kube_nvidia_resource(cp->healthy[i].resource) && id_names(cp->healthy[i].id, r);
-	return n;
-}
-
-/* Is that exact ID (a replica, say) registered healthy? */
-static int id_registered(const struct device_checkpoint *cp, const char *id)
-{
-	for (size_t i = 0; i < cp->n_healthy; i++)
-		if (strcmp(cp->healthy[i].id, id) == 0)
-			return 1;
-	return 0;
-}
-
 /* The containers of live pods that hold the row's device; none are named
  * without the pods (the view says why). */
 static void add_holders(const struct device_checkpoint *cp, const cJSON *pods, struct gpu_row *r)
@@ -249,7 +219,7 @@ static void add_holders(const struct device_checkpoint *cp, const cJSON *pods, s
 		if (!ns || !name || !kube_nvidia_resource(e->resource))
 			continue;   /* ended, its entry not yet collected; or another plugin's */
 		for (size_t k = 0; k < e->ids.n && !who; k++)
-			if (id_names(e->ids.v[k], r))
+			if (gpu_id_names(e->ids.v[k], r))
 				who = xasprintf("%s/%s/%s", ns, name, e->container);
 		if (who && !strv_has(&r->holders, who))
 			strv_push(&r->holders, who);
@@ -273,35 +243,6 @@ static int node_has_sick(const cJSON *list, const char *node)
 	return 0;
 }
 
-/* The device ID a plugin's log line names ("… on Device=GPU-…::3;
- * marking device as unhealthy."), or NULL. */
-static char *logged_device(const char *line)
-{
-	const char *at = strstr(line, "Device=");
-
-	return at ? xstrndup(at + 7, strcspn(at + 7, "; ")) : NULL;
-}
-
-/* The plugin's last word on the row's device: its log line's message
- * after klog's header; or NULL, also when the device it named is healthy
- * again (a line of an earlier run of the plugin). */
-static char *sick_reason(const struct device_checkpoint *cp, const char *lines, const struct gpu_row *r)
-{
-	cleanup_free char *copy = xstrdup(lines ? lines : "");
-	cleanup_free char *dev = NULL;
-	char *save = NULL;
-	const char *last = NULL;
-
-	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		cleanup_free char *id = logged_device(line);
-		if (id && id_names(id, r))
-			last = line;
-	}
-	if (!last || ((dev = logged_device(last)) && id_registered(cp, dev)))
-		return NULL;
-	return xstrdup(strstr(last, "] ") ? strstr(last, "] ") + 2 : last);
-}
-
 struct judge {
 	const struct node_ask *a;
 	const cJSON *list;           /* the server's, or NULL */
@@ -322,8 +263,8 @@ static void judge_row(const struct judge *j, struct gpu_row *r, int leaf)
 					      : "the kubelet has written no device checkpoint: no device plugin has registered");
 		return;
 	}
-	ids = registered_ids(&j->a->cp, r);
-	r->why = j->sick ? sick_reason(&j->a->cp, j->a->sick, r) : NULL;
+	ids = gpu_ids_registered(&j->a->cp, r);
+	r->why = j->sick ? gpu_sick_reason(&j->a->cp, j->a->sick, r) : NULL;
 	if (ids > 1 || (r->why && j->sharing.replicas > 1)) {
 		r->share = j->sharing.mps ? SHARE_MPS : SHARE_TIME_SLICING;
 		r->replicas = j->sharing.replicas > 1 ? j->sharing.replicas : ids;
@@ -353,6 +294,21 @@ static struct gpu_row *new_row(struct gpu_view *v, const struct node_ask *a)
 		r->host = v->names.v[v->names.n - 1];
 	}
 	return r;
+}
+
+/* The node's processes, each on its GPU's row (by UUID: a card's, as
+ * nvidia-smi lists a MIG device's processes under it). */
+static void node_procs(struct gpu_view *v, const struct node_ask *a, const cJSON *list)
+{
+	size_t from = v->procs.n;
+	const char *node = v->v[v->n - 1].node;
+
+	gpu_procs_read(a->procs, node, list, &v->procs);
+	for (size_t i = from; i < v->procs.n; i++)
+		for (size_t k = 0; k < v->n; k++)
+			if (strcmp(v->v[k].node, node) == 0 && v->v[k].mig_index < 0 && v->v[k].uuid &&
+			    strcmp(v->v[k].uuid, v->procs.v[i].uuid) == 0)
+				v->procs.v[i].index = v->v[k].index;
 }
 
 static void node_rows(struct gpu_view *v, const struct node_ask *a, const cJSON *list)
@@ -388,6 +344,7 @@ static void node_rows(struct gpu_view *v, const struct node_ask *a, const cJSON 
 			judge_row(&j, r, 1);
 		}
 	}
+	node_procs(v, a, list);
 }
 
 /* --- asking ------------------------------------------------------------- */
@@ -458,6 +415,7 @@ void gpu_view_free(struct gpu_view *view)
 	}
 	free(view->v);
 	free(view->holders_why);
+	gpu_procs_free(&view->procs);
 	strv_free(&view->names);
 	memset(view, 0, sizeof(*view));
 }

@@ -6,7 +6,8 @@
  * docker exec in its container on its own daemon: the kubelet's device
  * checkpoint (kube/checkpoint.h: which container holds which device
  * ID), `nvidia-smi -L` (its GPUs and their MIG devices) and `nvidia-smi
- * --query-gpu` (memory and utilisation); the server's exec ends with one
+ * --query-gpu` (memory and utilisation), the processes on the GPUs with
+ * their cgroups (gateway/gpu_procs.h); the server's exec ends with one
  * kubectl get of the pods (a checkpoint entry counts while its pod
  * lives), the nodes (unhealthy devices: capacity over allocatable) and
  * the HelmChartConfigs (the sharing: time-slicing or MPS). A node that
@@ -20,6 +21,7 @@
 
 #include "base/error.h"
 #include "base/strv.h"
+#include "gateway/gpu_procs.h"
 
 enum gpu_share { SHARE_EXCLUSIVE, SHARE_TIME_SLICING, SHARE_MPS, SHARE_MIG };
 
@@ -45,7 +47,8 @@ struct gpu_view {
 	int nodes;                 /* nodes with GPUs asked */
 	char *holders_why;         /* why no holder could be named (the server's pods
 	                            * were not read), or NULL */
-	struct strv names;         /* what the rows' node and host point into */
+	struct gpu_procs procs;    /* the processes on the GPUs (gateway/gpu_procs.h) */
+	struct strv names;         /* what the rows' and processes' node and host point into */
 };
 
 /* Look gateway NAME's GPUs up; fails when it does not exist or does not
@@ -53,6 +56,10 @@ struct gpu_view {
  * row. */
 int gateway_gpu_view(const char *name, struct gpu_view *view, os_error *err);
 void gpu_view_free(struct gpu_view *view);
+
+/* The section of a node's answer after MARK's line, to the next mark's
+ * line or the end; an empty section is "" (owned), NULL without MARK. */
+char *gpu_view_part(const char *out, const char *mark);
 
 /* "exclusive", "time-slicing", "mps" or "mig". */
 const char *gpu_share_name(enum gpu_share s);

@@ -442,23 +442,38 @@ gpu_rows() {
 		jq -r '.gpus[] | "\(.index):\(.health):\(.sharing.mode)\(.sharing.replicas // ""):\([.holders[] | .pod] | join(","))"'
 }
 
-@test "gateway gpus: three GPUs, two pods: each pod on its own GPU by UUID, the third free; a pod that ended holds none" {
+# The UUID the kubelet recorded for pod $2 of gateway $1.
+checkpoint_uuid() {
+	docker exec "openshell-cluster-$1" cat /var/lib/kubelet/device-plugins/kubelet_internal_checkpoint |
+		jq -r --arg uid "$(gw_kubectl "$1" get pod "$2" -o jsonpath='{.metadata.uid}')" \
+			'.Data.PodDeviceEntries[] | select(.PodUID == $uid) | .DeviceIDs[][]'
+}
+
+@test "gateway gpus: three GPUs, two pods: each pod on its own GPU by UUID, its processes named, the third free; a pod that ended holds none" {
 	openshell -q gateway start --gpu --name gv --image "$IMAGE" --port "$(free_port)"
 	holding_pod gv p1
-	holding_pod gv p2
+	cuda_pod gv p2 512 40
 	run --separate-stderr openshell gateway gpus --name gv
 	assert_success
 	assert_line --index 0 --regexp '^NODE +INDEX +UUID +MODEL +MEMORY +UTIL +SHARING +HEALTH +PODS$'
-	assert_equal "${#lines[@]}" 4
+	assert_equal "${#lines[@]}" 6
 	# The UUID each pod's container was given, as the kubelet recorded it,
-	# is the row that names it; nvidia-smi's numbering and memory.
-	for p in p1 p2; do
-		uuid=$(docker exec openshell-cluster-gv cat /var/lib/kubelet/device-plugins/kubelet_internal_checkpoint |
-			jq -r --arg uid "$(gw_kubectl gv get pod "$p" -o jsonpath='{.metadata.uid}')" \
-				'.Data.PodDeviceEntries[] | select(.PodUID == $uid) | .DeviceIDs[][]')
-		assert_line --regexp "^openshell-gv +[0-2] +$uuid +Tesla V100-SXM2-32GB +1/32768 MiB +0% +exclusive +healthy +default/$p/work\$"
-	done
+	# is the row that names it; nvidia-smi's numbering, memory and use: p2
+	# uses its GPU.
+	uuid1=$(checkpoint_uuid gv p1)
+	assert_line --regexp "^openshell-gv +[0-2] +$uuid1 +Tesla V100-SXM2-32GB +1/32768 MiB +0% +exclusive +healthy +default/p1/work\$"
+	uuid2=$(checkpoint_uuid gv p2)
+	assert_line --regexp "^openshell-gv +[0-2] +$uuid2 +Tesla V100-SXM2-32GB +513/32768 MiB +40% +exclusive +healthy +default/p2/work\$"
 	assert_equal "$(grep -c ' free$' <<<"$output")" 1
+	# Its process, named by the cgroup the kubelet put it in (its pod's UID
+	# and its container's ID, as the node's /proc says).
+	pid=$(jq -r '.processes[0].pid' <<<"$(openshell gateway gpus --name gv --json)")
+	run docker exec openshell-cluster-gv cat "/proc/$pid/cgroup"
+	assert_output --partial "/kubepods/besteffort/pod$(gw_kubectl gv get pod p2 -o jsonpath='{.metadata.uid}')/$(gw_kubectl gv get pod p2 -o jsonpath='{.status.containerStatuses[0].containerID}' | sed 's|^containerd://||')"
+	run --separate-stderr openshell gateway gpus --name gv
+	assert_line --index 4 --regexp '^NODE +INDEX +PID +MEMORY +POD$'
+	idx2=$(jq -r --arg u "$uuid2" '.gpus[] | select(.uuid == $u) | .index' <<<"$(openshell gateway gpus --name gv --json)")
+	assert_line --index 5 --regexp "^openshell-gv +$idx2 +$pid +512 MiB +default/p2/work\$"
 	# status says it in one line, from its one exec.
 	run --separate-stderr openshell gateway status --name gv
 	assert_line '  GPU use:     3 devices: 2 in use, 1 free'
@@ -469,6 +484,23 @@ gpu_rows() {
 	assert_equal "$(jq -r '[.gpus[].uuid] | sort | join(" ")' <<<"$json")" "$(sim_gpu_uuids | sort | paste -sd' ')"
 	assert_equal "$(jq -r '[.gpus[].holders[] | "\(.namespace)/\(.pod)/\(.container)"] | sort | join(" ")' <<<"$json")" \
 		"default/p1/work default/p2/work"
+	assert_equal "$(jq -c '[.processes[] | [.node, .uuid, .memory_used_mib, .namespace, .pod, .container]]' <<<"$json")" \
+		"[[\"openshell-gv\",\"$uuid2\",512,\"default\",\"p2\",\"work\"]]"
+	# A process of no pod's (one in the gateway's container itself, which
+	# has every GPU) is on every GPU, unnamed.
+	docker exec -d openshell-cluster-gv cuda-sim --memory 64 --utilization 10
+	three_unnamed() { [ "$(openshell gateway gpus --name gv --json | jq '[.processes[] | select(.pod == null)] | length')" = 3 ]; }
+	eventually three_unnamed
+	run --separate-stderr openshell gateway gpus --name gv
+	assert_equal "$(grep -cE '^openshell-gv +[0-2] +[0-9]+ +64 MiB +-$' <<<"$output")" 3
+	assert_line --regexp "^openshell-gv +[0-2] +$uuid2 +.* +577/32768 MiB +50% +exclusive +healthy +default/p2/work\$"
+	docker exec openshell-cluster-gv kill "$(openshell gateway gpus --name gv --json | jq -r 'first(.processes[] | select(.pod == null)) | .pid')"
+	# p2's process ends with its pod: its GPU's memory is freed.
+	gw_kubectl gv delete pod p2 --wait=true >/dev/null
+	run --separate-stderr openshell gateway gpus --name gv --json
+	assert_equal "$(jq -c '[.processes[]] | length' <<<"$output")" 0
+	assert_equal "$(jq -r --arg u "$uuid2" '.gpus[] | select(.uuid == $u) | "\(.memory_used_mib) \(.utilization_percent)"' <<<"$output")" "1 0"
+	holding_pod gv p2
 	# The kubelet keeps an ended pod's entry until its next allocation: only
 	# the pods that live hold a GPU.
 	gw_kubectl gv delete pod p1 --wait=true >/dev/null

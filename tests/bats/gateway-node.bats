@@ -155,14 +155,14 @@ assert_nothing_on_for() {
 		"device-request runtime-class device-plugin allocatable smoke-pod pod-isolation privileged-pod node-gpus"
 }
 
-@test "gateway gpus: every node's GPUs on its own host, a pod on node-c's; a node that does not answer is unknown, the rest stand" {
+@test "gateway gpus: every node's GPUs on its own host, a pod on node-c's and its process; a node that does not answer is unknown, the rest stand" {
 	smoke=$(docker inspect "$IMAGE" --format '{{index .Config.Labels "org.openshell.smoke-image"}}')
 	kx apply -f - >/dev/null <<-JSON
 	{"apiVersion":"v1","kind":"Pod","metadata":{"name":"onc"},"spec":{"restartPolicy":"Never","nodeName":"node-c",
-	 "runtimeClassName":"nvidia","containers":[{"name":"work","image":"$smoke","command":["sleep","3600"],
+	 "runtimeClassName":"nvidia","containers":[{"name":"work","image":"$smoke","command":["cuda-sim","--memory","300"],
 	 "resources":{"limits":{"nvidia.com/gpu":1}}}]}}
 	JSON
-	eventually sh -c "[ \"\$(docker exec openshell-cluster-mh kubectl get pod onc -o jsonpath='{.status.phase}')\" = Running ]"
+	eventually cuda_opened mh onc
 	run --separate-stderr openshell gateway gpus --name mh --json
 	assert_success
 	json=$output
@@ -175,8 +175,11 @@ assert_nothing_on_for() {
 		"$(sim_host_of node-c docker-host)"
 	assert_equal "$(jq -r '[.gpus[] | select(.holders | length > 0) | "\(.node):\(.holders[0].pod)"] | join(" ")' <<<"$json")" \
 		"node-c:onc"
+	# Its process, on node-c's own nvidia-smi, named from the server's pods.
+	assert_equal "$(jq -c '[.processes[] | [.node, .memory_used_mib, .pod]]' <<<"$json")" '[["node-c",300,"onc"]]'
 	run --separate-stderr openshell gateway gpus --name mh
 	assert_line --regexp "^node-c \\($(sim_host_of node-c docker-host)\\) +[01] +GPU-.* +healthy +default/onc/work\$"
+	assert_line --regexp "^node-c +[01] +[0-9]+ +300 MiB +default/onc/work\$"
 	# node-b's agent paused: its exec cannot run; its row says so, the others print.
 	sim_docker node-b pause openshell-node-mh >/dev/null
 	run --separate-stderr openshell gateway gpus --name mh

@@ -13,10 +13,14 @@
 #include "docker/container.h"
 #include "docker/inspect_any.h"
 #include "gateway/gpu_state.h"
+#include "gateway/gpu_ids.h"
+#include "gateway/gpu_procs.h"
+#include "gateway/gpu_view.h"
 #include "gateway/gpu_use.h"
 #include "kube/checkpoint.h"
 #include "kube/kubectl.h"
 #include "kube/objects.h"
+#include "kube/pod_cgroup.h"
 #include "tap.h"
 
 /* ---- docker inspect ----------------------------------------------------- */
@@ -554,6 +558,117 @@ static void test_gpu_use(void)
 	cJSON_Delete(pods);
 }
 
+#define UID1 "0b6f2a3c-1d4e-4f5a-8b6c-7d8e9f0a1b2c"
+#define CID1 "4f1c0e8a9b7d6c5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e"
+
+/* A process's cgroup line, as each driver of the kubelet writes it. */
+static void test_pod_cgroup(void)
+{
+	static const char *const named[] = {
+		"8:pids:/kubepods/besteffort/pod" UID1 "/" CID1,
+		"0::/kubepods/burstable/pod" UID1 "/" CID1,
+		"4:memory:/kubepods/pod" UID1 "/" CID1 "\n",
+		"0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod0b6f2a3c_1d4e_4f5a_8b6c_7d8e9f0a1b2c.slice/"
+		"cri-containerd-" CID1 ".scope",
+		/* a gateway's own cgroup above the pods' (--cgroupns=host) */
+		"0::/docker/3f2e/kubepods/besteffort/pod" UID1 "/" CID1,
+		/* a node in another cluster's pod: that pod further up */
+		"0::/kubepods/besteffort/pod11111111-2222-3333-4444-555555555555/" CID1 "/kubepods/besteffort/pod" UID1 "/" CID1,
+	};
+	static const char *const unnamed[] = {
+		"0::/", "8:pids:/docker/3f2e", "0::/kubepods/besteffort/pod" UID1,
+		"0::/kubepods/besteffort/pod" UID1 "/short", "0::/kubepods/besteffort/podnot-a-uid/" CID1, "kubepods", "",
+		"0::/kubepods/besteffort/pod" UID1 "0/" CID1, "0::/kubepods/pod" UID1 "/x/" CID1,
+	};
+	struct pod_cgroup cg;
+
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+		ok(pod_cgroup_parse(named[i], &cg) == 1 && strcmp(cg.pod_uid, UID1) == 0 &&
+		   strcmp(cg.container_id, CID1) == 0, "pod and container of %s", named[i]);
+	for (size_t i = 0; i < sizeof(unnamed) / sizeof(unnamed[0]); i++)
+		ok(pod_cgroup_parse(unnamed[i], &cg) == 0, "no pod's container: '%s'", unnamed[i]);
+}
+
+/* nvidia-smi's processes named by their cgroups and the pods. */
+static void test_gpu_procs(void)
+{
+	cJSON *pods = J("{\"items\":[{\"kind\":\"Pod\",\"metadata\":{\"uid\":\"" UID1 "\",\"namespace\":\"ml\","
+			"\"name\":\"train\"},\"status\":{\"phase\":\"Running\",\"containerStatuses\":["
+			"{\"name\":\"side\",\"containerID\":\"containerd://0000\"},"
+			"{\"name\":\"main\",\"containerID\":\"containerd://" CID1 "\"}]}}]}");
+	struct gpu_procs p = { 0 };
+
+	gpu_procs_read("41 GPU-a 512 8:pids:/kubepods/besteffort/pod" UID1 "/" CID1 "\n"
+		       "42 GPU-b [N/A] \n"
+		       "43 GPU-a 7 0::/kubepods/besteffort/pod0b6f2a3c-0000-4f5a-8b6c-7d8e9f0a1b2c/" CID1 "\n"
+		       "not a line\n",
+		       "node-a", pods, &p);
+	is_int((int)p.n, 3, "three processes, the line that is none left out");
+	ok(p.v[0].pid == 41 && p.v[0].mem_mib == 512 && strcmp(p.v[0].uuid, "GPU-a") == 0 && p.v[0].holder &&
+	   strcmp(p.v[0].holder, "ml/train/main") == 0 && strcmp(p.v[0].node, "node-a") == 0 && p.v[0].index == -1,
+	   "a pod's process: its container by ID, its memory");
+	ok(p.v[1].pid == 42 && p.v[1].mem_mib == -1 && !p.v[1].holder, "no cgroup and memory not known: unnamed, -1");
+	ok(!p.v[1].pod_uid, "and no pod");
+	ok(!p.v[2].holder && p.v[2].pod_uid && strcmp(p.v[2].pod_uid, "0b6f2a3c-0000-4f5a-8b6c-7d8e9f0a1b2c") == 0,
+	   "the cgroup of a pod that is not there: unnamed, its pod's UID kept");
+	gpu_procs_read("44 GPU-a 9 8:pids:/kubepods/besteffort/pod" UID1 "/" CID1 "\n", "node-b", NULL, &p);
+	ok(p.n == 4 && !p.v[3].holder && p.v[3].pod_uid, "without the pods, appended unnamed, with its pod's UID");
+	gpu_procs_free(&p);
+	ok(p.n == 0 && !p.v, "freed");
+	cJSON_Delete(pods);
+}
+
+/* A node's answer to gateway gpus, section by section. */
+static void test_gpu_view_part(void)
+{
+	static const char out[] = "{}\n#openshell-gpus-smi\n#openshell-gpus-query\nq1\nq2\n#openshell-gpus-end\ntail\n";
+	char *p;
+
+	ok((p = gpu_view_part(out, "#openshell-gpus-smi")) && strcmp(p, "") == 0,
+	   "an empty section is empty, not the next mark's");
+	free(p);
+	ok((p = gpu_view_part(out, "#openshell-gpus-query")) && strcmp(p, "q1\nq2\n") == 0, "a section's lines");
+	free(p);
+	ok((p = gpu_view_part(out, "#openshell-gpus-end")) && strcmp(p, "tail\n") == 0, "the last: to the end");
+	free(p);
+	ok(!gpu_view_part(out, "#openshell-gpus-sick"), "a missing mark: NULL");
+}
+
+/* The plugin's IDs against the rows, under each ID strategy. */
+static void test_gpu_ids(void)
+{
+	struct gpu_row gpu = { .index = 1, .mig_index = -1, .uuid = "GPU-b" };
+	struct gpu_row mig = { .index = 1, .mig_index = 0, .uuid = "MIG-x" };
+	static const char cp_text[] =
+		"{\"Data\":{\"PodDeviceEntries\":[],\"RegisteredDevices\":{\"nvidia.com/gpu\":[\"GPU-b::0\",\"GPU-b::1\",\"1:0\"],"
+		"\"example.com/fpga\":[\"1\"]}}}";
+	static const char lines[] =
+		"I1206 10:00:00.000001       1 health.go:1] XidCriticalError: Xid=79 on Device=GPU-a::2; marking device as unhealthy.\n"
+		"I1206 10:00:01.000001       1 health.go:1] XidCriticalError: Xid=48 on Device=GPU-b::2; marking device as unhealthy.\n";
+	struct device_checkpoint cp;
+	os_error err = { 0 };
+	char *why;
+
+	ok(gpu_id_names("GPU-b", &gpu) && gpu_id_names("GPU-b::3", &gpu) && gpu_id_names("1", &gpu),
+	   "a GPU: its UUID, a replica's, its index");
+	ok(!gpu_id_names("GPU-bb", &gpu) && !gpu_id_names("1:0", &gpu) && !gpu_id_names("0", &gpu),
+	   "not another UUID, its MIG device's index, another index");
+	ok(gpu_id_names("1:0", &mig) && gpu_id_names("MIG-x", &mig) && !gpu_id_names("1", &mig) && !gpu_id_names("1:1", &mig),
+	   "a MIG device: I:K under the index strategy, its UUID; not its GPU's index or a sibling's");
+	ok(device_checkpoint_parse(cp_text, strlen(cp_text), &cp, &err) == 0, "a checkpoint");
+	is_int(gpu_ids_registered(&cp, &gpu), 2, "the GPU's two replicas registered; the FPGA's '1' is not NVIDIA's");
+	is_int(gpu_ids_registered(&cp, &mig), 1, "the MIG device by index");
+	why = gpu_sick_reason(&cp, lines, &gpu);
+	ok(why && strcmp(why, "XidCriticalError: Xid=48 on Device=GPU-b::2; marking device as unhealthy.") == 0,
+	   "the last line naming the GPU, after klog's header");
+	free(why);
+	ok(!gpu_sick_reason(&cp, "x] Xid=1 on Device=GPU-b::1; marking device as unhealthy.\n", &gpu),
+	   "a line of a replica registered healthy again: none");
+	ok(!gpu_sick_reason(&cp, lines, &mig), "no line names the MIG device");
+	device_checkpoint_free(&cp);
+	os_error_clear(&err);
+}
+
 /* A node status is the last run's when posted before the container's
  * start, or in its very second (the API's stamps have whole seconds). */
 static void test_status_predates(void)
@@ -736,6 +851,10 @@ int main(void)
 	test_facts_of_list();
 	test_device_checkpoint();
 	test_gpu_use();
+	test_pod_cgroup();
+	test_gpu_procs();
+	test_gpu_view_part();
+	test_gpu_ids();
 	test_status_predates();
 	test_daemonsets();
 	test_json();

@@ -165,6 +165,25 @@ holding_pod() {
 	eventually pod_phase_is "$1" "$2" Running
 }
 
+# A pod of gateway $1 named $2 holding one nvidia.com/gpu and using it: the
+# test bed's cuda-sim (a SIMULATED CUDA program) with $3 MiB at $4 %, its
+# contexts open once this returns (it says so after).
+cuda_pod() {
+	local smoke
+	smoke=$(docker inspect "$IMAGE" --format '{{index .Config.Labels "org.openshell.smoke-image"}}')
+	docker exec -i "openshell-cluster-$1" kubectl apply -f - >/dev/null <<-JSON
+	{"apiVersion":"v1","kind":"Pod","metadata":{"name":"$2"},"spec":{"restartPolicy":"Never",
+	 "runtimeClassName":"nvidia","containers":[{"name":"work","image":"$smoke",
+	 "command":["cuda-sim","--memory","$3","--utilization","$4"],"resources":{"limits":{"nvidia.com/gpu":1}}}]}}
+	JSON
+	eventually cuda_opened "$1" "$2"
+}
+
+# Has cuda-sim in pod $2 of gateway $1 opened its contexts?
+cuda_opened() {
+	docker exec "openshell-cluster-$1" kubectl logs "$2" 2>/dev/null | grep -q '^cuda-sim: a context on '
+}
+
 # Pod $2 of gateway $1 is in phase $3.
 pod_phase_is() {
 	[ "$(docker exec "openshell-cluster-$1" kubectl get pod "$2" -o jsonpath='{.status.phase}')" = "$3" ]
