@@ -6,6 +6,8 @@
 setup() {
 	load helpers/common
 	SRC=$OPENSHELL_SRCDIR/src
+	# A layer's rooms (src/gateway/ROOM/) are of the layer: every glob goes down.
+	shopt -s globstar
 }
 
 # The layers, highest first; a file may include its own layer and any later one.
@@ -31,9 +33,9 @@ allowed_below() {
 	local bad=() layer f inc
 	for layer in "${layers[@]}"; do
 		read -r -a ok <<<"$(allowed_below "$layer")"
-		for f in "$SRC/$layer"/*.[ch]; do
+		for f in "$SRC/$layer"/**/*.[ch]; do
 			while read -r inc; do
-				[[ " ${ok[*]} " == *" ${inc%%/*} "* ]] || bad+=("src/$layer/${f##*/} includes $inc")
+				[[ " ${ok[*]} " == *" ${inc%%/*} "* ]] || bad+=("${f#"$OPENSHELL_SRCDIR"/} includes $inc")
 			done < <(sed -n 's/^#include "\([a-z]*\/[^"]*\)".*/\1/p' "$f")
 		done
 	done
@@ -49,7 +51,7 @@ allowed_below() {
 
 @test "no source file is over 500 lines" {
 	run awk 'FNR == 1 && prev && n > 500 { print prev ": " n } { prev = FILENAME; n = FNR }
-		 END { if (n > 500) print prev ": " n }' "$SRC"/*.c "$SRC"/*/*.[ch]
+		 END { if (n > 500) print prev ": " n }' "$SRC"/**/*.[ch]
 	assert_output ''
 }
 
@@ -63,7 +65,7 @@ uses() {
 		function mod(f) { sub(/:.*/, "", f); if (index(f, dir) == 1) f = substr(f, length(dir) + 1); sub(/\.o$/, "", f); return f }
 		FNR == NR { def[$NF] = mod($1); next }
 		($NF in def) && def[$NF] != mod($1) { print mod($1), def[$NF] }
-	' <(nm -A -g --defined-only "$dir"/*/*.o) <(nm -A -u "$dir"/*/*.o) | sort -u
+	' <(nm -A -g --defined-only "$dir"/*/**/*.o) <(nm -A -u "$dir"/*/**/*.o) | sort -u
 }
 
 @test "no two files use each other, directly or around a circle: every arrow points one way" {
