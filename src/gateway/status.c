@@ -124,9 +124,9 @@ static void read_nodes(const struct gateway *gw, struct gateway_status *s, cJSON
 	cleanup_free char *own = gateway_hostname(gw->name);
 
 	s->api_ready = 1;
-	/* The agents' as the cluster says them; the gateway's GPUs are its
-	 * own node's. */
-	s->nodes = cJSON_Duplicate(list, 1);
+	/* The agents' as the cluster says them (the nodes alone are kept: the
+	 * list has every pod too); the gateway's GPUs are its own node's. */
+	s->nodes = kube_list_of_kind(list, "Node");
 	kube_keep_node(list, own);
 	s->gpus = kube_nodes_allocatable_gpus(list);
 	s->capacity = kube_nodes_capacity_gpus(list);

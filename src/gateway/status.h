@@ -34,8 +34,7 @@ struct gateway_status {
 	struct gpu_use use;      /* the devices of its own node and who holds them; */
 	int use_read;            /* valid when its kubelet's checkpoint and the pods were read */
 	struct node_records agents; /* its nodes on other hosts (gateway node add) */
-	cJSON *nodes;            /* the get's List while the API answers: its Nodes (and
-	                          * with GPUs its RuntimeClasses, DaemonSets, pods) */
+	cJSON *nodes;            /* while the API answers, a List of the cluster's Nodes */
 };
 
 /* Look gateway NAME up into *GW (gateway_lookup(), whose errors it

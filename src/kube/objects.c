@@ -107,6 +107,17 @@ void kube_keep_node(cJSON *list, const char *name)
 	}
 }
 
+cJSON *kube_list_of_kind(const cJSON *list, const char *kind)
+{
+	cJSON *out = cJSON_CreateObject(), *items = cJSON_AddArrayToObject(out, "items");
+	const cJSON *item;
+
+	cJSON_ArrayForEach(item, json_get(list, "items", NULL))
+		if (of_kind(item, kind))
+			cJSON_AddItemToArray(items, cJSON_Duplicate(item, 1));
+	return out;
+}
+
 int kube_count_kind(const cJSON *list, const char *kind)
 {
 	const cJSON *item;

@@ -44,6 +44,9 @@ const char *kube_node_ready(const cJSON *list, const char *name);
  * answer); *gpus its allocatable nvidia.com/gpu (-1: none). */
 const char *kube_node_state(const cJSON *list, const char *name, long long *gpus);
 
+/* A List of LIST's items of KIND alone, copied (owned). */
+cJSON *kube_list_of_kind(const cJSON *list, const char *kind);
+
 /* Take every Node but NAME out of LIST, when LIST has NAME: what is read
  * of the nodes after is of that one alone. */
 void kube_keep_node(cJSON *list, const char *name);
