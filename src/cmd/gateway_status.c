@@ -23,7 +23,6 @@
 #include "gateway/lookup.h"
 #include "gateway/mig.h"
 #include "gateway/status.h"
-#include "kube/objects.h"
 
 static cJSON *nodes_json(const struct gateway_status *s)
 {
@@ -36,7 +35,7 @@ static cJSON *nodes_json(const struct gateway_status *s)
 
 		cJSON_AddStringToObject(o, "name", r->name);
 		cJSON_AddStringToObject(o, "docker_endpoint", r->docker.endpoint);
-		cJSON_AddStringToObject(o, "status", kube_node_state(s->nodes, r->name, &gpus));
+		cJSON_AddStringToObject(o, "status", gateway_status_node(s, r->name, &gpus));
 		json_add_count_or_null(o, "gpus_allocatable", gpus);
 		cJSON_AddItemToArray(arr, o);
 	}
@@ -137,7 +136,7 @@ static void print_text(const struct gateway *gw, const struct gateway_status *s)
 	printf("  Kubeconfig:  %s\n", gw->has_metadata ? gw->md.kubeconfig : "unknown");
 	for (size_t i = 0; i < s->agents.n; i++) {
 		long long n;
-		const char *st = kube_node_state(s->nodes, s->agents.v[i].name, &n);
+		const char *st = gateway_status_node(s, s->agents.v[i].name, &n);
 		cleanup_free char *g = n >= 0 ? xasprintf(", %lld allocatable (nvidia.com/gpu)", n) : xstrdup("");
 		printf("  Node:        %s on %s: %s%s\n", s->agents.v[i].name, s->agents.v[i].docker.endpoint, st, g);
 	}

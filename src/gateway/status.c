@@ -174,6 +174,11 @@ out:
 	return rc;
 }
 
+const char *gateway_status_node(const struct gateway_status *s, const char *name, long long *gpus)
+{
+	return kube_node_state(s->nodes, name, gpus);
+}
+
 void gateway_status_free(struct gateway_status *s)
 {
 	free(s->health_line);

@@ -43,4 +43,9 @@ struct gateway_status {
 int gateway_status_look(const char *name, struct gateway *gw, struct gateway_status *s, os_error *err);
 void gateway_status_free(struct gateway_status *s);
 
+/* Agent NAME's node as S's cluster says it: "Ready", "NotReady",
+ * "Unknown", "absent" (no such node), or "unknown" while the API does not
+ * answer; its allocatable GPUs in *GPUS (-1 unknown). */
+const char *gateway_status_node(const struct gateway_status *s, const char *name, long long *gpus);
+
 #endif
