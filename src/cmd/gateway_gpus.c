@@ -39,9 +39,10 @@ const struct cli_spec gateway_gpus_spec = {
 	.about = "One row per GPU device on every node of the gateway (a MIG device under\n"
 		 "its GPU): its index and UUID, model, memory used and total, utilisation,\n"
 		 "how the device plugin shares it, its health, and the containers that hold\n"
-		 "it (namespace/pod/container), or free. Holders come from each node's\n"
-		 "kubelet device checkpoint, use from its nvidia-smi; a node that does not\n"
-		 "answer gets one row, unknown, with the reason.\n",
+		 "it (namespace/pod/container), or free; below them the processes on the\n"
+		 "GPUs, each with the container it runs in. Holders come from each node's\n"
+		 "kubelet device checkpoint, use and processes from its nvidia-smi and\n"
+		 "/proc; a node that does not answer gets one row, unknown, with the reason.\n",
 	.opts = gpus_opts,
 	.after = "Exit status 0 when the gateway runs (--watch: until interrupted); 1 when it\n"
 		 "does not; 5 when it does not exist.\n",
