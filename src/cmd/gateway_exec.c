@@ -12,42 +12,17 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/exitcode.h"
 #include "base/log.h"
 #include "base/names.h"
-#include "base/strv.h"
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "docker/attach.h"
+#include "gateway/attach.h"
 #include "gateway/info.h"
 #include "gateway/lookup.h"
-#include "kube/kubeconfig.h"
 
-
-static int exec_in(const struct gateway *gw, const char *prefix, char **cmd, int *status,
-		   os_error *err)
-{
-	struct strv args = { 0 };
-	int rc;
-
-	if (gateway_require_running(gw, err) < 0)
-		return -1;
-	strv_push(&args, "exec");
-	strv_push(&args, "--interactive");
-	if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
-		strv_push(&args, "--tty");
-	strv_pushf(&args, "--env=KUBECONFIG=%s", K3S_KUBECONFIG_PATH);
-	strv_push(&args, gw->container);
-	if (prefix)
-		strv_push(&args, prefix);
-	strv_pushv(&args, (const char *const *)cmd);
-	rc = docker_attach(strv_argv(&args), 0, status, err);
-	strv_free(&args);
-	return rc;
-}
 
 enum { OPT_NAME = 256 };
 
@@ -64,7 +39,7 @@ const struct cli_spec gateway_exec_spec = {
 	.summary = "run a command in the gateway's container",
 	.operands = "-- CMD [ARGS...]",
 	.about = "Run CMD inside the gateway's container with\n"
-		 "KUBECONFIG=" K3S_KUBECONFIG_PATH ", passing stdin through (and a TTY\n"
+		 "KUBECONFIG=" GATEWAY_EXEC_KUBECONFIG ", passing stdin through (and a TTY\n"
 		 "when stdin and stdout are terminals). Exits with the command's status.\n",
 	.opts = exec_opts,
 	.run = run_exec,
@@ -75,7 +50,7 @@ const struct cli_spec gateway_kubectl_spec = {
 	.summary = "run kubectl in the gateway's container",
 	.operands = "-- ARGS...",
 	.about = "Run kubectl ARGS inside the gateway's container with\n"
-		 "KUBECONFIG=" K3S_KUBECONFIG_PATH ", passing stdin through (and a TTY\n"
+		 "KUBECONFIG=" GATEWAY_EXEC_KUBECONFIG ", passing stdin through (and a TTY\n"
 		 "when stdin and stdout are terminals). Exits with kubectl's status.\n",
 	.opts = exec_opts,
 	.run = run_kubectl,
@@ -104,7 +79,7 @@ static int exec_main(const struct cli_spec *spec, int argc, char **argv, const c
 		return log_usage_error(cmd, "no command after '--'");
 	if ((status = gateway_lookup_or_report(name, &gw)) != OS_EXIT_OK)
 		return status;
-	if (exec_in(&gw, prefix, argv + optind, &status, &err) < 0)
+	if (gateway_exec_attached(&gw, prefix, argv + optind, &status, &err) < 0)
 		status = log_error_report(&err);
 	gateway_free(&gw);
 	os_error_clear(&err);

@@ -10,37 +10,12 @@
 #include "base/log.h"
 #include "base/names.h"
 #include "base/parse.h"
-#include "base/strv.h"
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "docker/attach.h"
-#include "docker/client.h"
+#include "gateway/attach.h"
 #include "gateway/lookup.h"
 
-
-/* tail < 0: every line. */
-static int show_logs(const struct gateway *gw, int follow, int tail, int *status, os_error *err)
-{
-	struct strv args = { 0 };
-	int rc;
-
-	if (!gw->c.exists)
-		return os_error_set(err, OS_EXIT_NOTFOUND, "gateway '%s' has no container (%s is gone)",
-				    gw->name, gw->container);
-	strv_push(&args, "logs");
-	if (follow)
-		strv_push(&args, "--follow");
-	if (tail >= 0)
-		strv_pushf(&args, "--tail=%d", tail);
-	strv_push(&args, gw->container);
-	/* No deadline: docker writes to the user's terminal or pipe, and a slow
-	 * reader (| less) makes it wait as long as the reader likes, as does
-	 * --follow by design. The user ends it (^C, closing the pager). */
-	rc = docker_attach(strv_argv(&args), 0, status, err);
-	strv_free(&args);
-	return rc;
-}
 
 enum { OPT_NAME = 256, OPT_TAIL };
 
@@ -92,7 +67,7 @@ static int run(int argc, char **argv)
 		return status;
 	if ((status = gateway_lookup_or_report(name, &gw)) != OS_EXIT_OK)
 		return status;
-	if (show_logs(&gw, follow, tail, &status, &err) < 0)
+	if (gateway_logs_attached(&gw, follow, tail, &status, &err) < 0)
 		status = log_error_report(&err);
 	gateway_free(&gw);
 	os_error_clear(&err);
