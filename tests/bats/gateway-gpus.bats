@@ -467,12 +467,13 @@ checkpoint_uuid() {
 	assert_equal "$(grep -c ' free$' <<<"$output")" 1
 	# Its process, named by the cgroup the kubelet put it in (its pod's UID
 	# and its container's ID, as the node's /proc says).
-	pid=$(jq -r '.processes[0].pid' <<<"$(openshell gateway gpus --name gv --json)")
+	json=$(openshell gateway gpus --name gv --json)
+	pid=$(jq -r '.processes[0].pid' <<<"$json")
+	idx2=$(jq -r --arg u "$uuid2" '.gpus[] | select(.uuid == $u) | .index' <<<"$json")
 	run docker exec openshell-cluster-gv cat "/proc/$pid/cgroup"
 	assert_output --partial "/kubepods/besteffort/pod$(gw_kubectl gv get pod p2 -o jsonpath='{.metadata.uid}')/$(gw_kubectl gv get pod p2 -o jsonpath='{.status.containerStatuses[0].containerID}' | sed 's|^containerd://||')"
 	run --separate-stderr openshell gateway gpus --name gv
 	assert_line --index 4 --regexp '^NODE +INDEX +PID +MEMORY +POD$'
-	idx2=$(jq -r --arg u "$uuid2" '.gpus[] | select(.uuid == $u) | .index' <<<"$(openshell gateway gpus --name gv --json)")
 	assert_line --index 5 --regexp "^openshell-gv +$idx2 +$pid +512 MiB +default/p2/work\$"
 	# status says it in one line, from its one exec.
 	run --separate-stderr openshell gateway status --name gv
@@ -500,7 +501,7 @@ checkpoint_uuid() {
 	run --separate-stderr openshell gateway gpus --name gv --json
 	assert_equal "$(jq -c '[.processes[]] | length' <<<"$output")" 0
 	assert_equal "$(jq -r --arg u "$uuid2" '.gpus[] | select(.uuid == $u) | "\(.memory_used_mib) \(.utilization_percent)"' <<<"$output")" "1 0"
-	holding_pod gv p2
+	cuda_pod gv p2 64 5
 	# The kubelet keeps an ended pod's entry until its next allocation: only
 	# the pods that live hold a GPU.
 	gw_kubectl gv delete pod p1 --wait=true >/dev/null
@@ -520,6 +521,8 @@ checkpoint_uuid() {
 	docker exec openshell-cluster-gv rm -f "$sw"
 	assert_success
 	assert_equal "$(grep -cE ' healthy +\?$' <<<"$output")" 3
+	# Its process is a pod's by its cgroup, which pod unknown: ?, as the rows' holders.
+	assert_line --regexp '^openshell-gv +[0-2] +[0-9]+ +64 MiB +\?$'
 	assert_line --regexp '^holders unknown: kubectl get pods,nodes,helmchartconfigs failed \(exit status 1\): .*'
 	# A gateway that is not running: said, exit 1.
 	openshell -q gateway stop --name gv

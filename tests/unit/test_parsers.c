@@ -559,6 +559,7 @@ static void test_gpu_use(void)
 }
 
 #define UID1 "0b6f2a3c-1d4e-4f5a-8b6c-7d8e9f0a1b2c"
+#define CID2 "9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b"
 #define CID1 "4f1c0e8a9b7d6c5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e"
 
 /* A process's cgroup line, as each driver of the kubelet writes it. */
@@ -595,15 +596,18 @@ static void test_gpu_procs(void)
 	cJSON *pods = J("{\"items\":[{\"kind\":\"Pod\",\"metadata\":{\"uid\":\"" UID1 "\",\"namespace\":\"ml\","
 			"\"name\":\"train\"},\"status\":{\"phase\":\"Running\",\"containerStatuses\":["
 			"{\"name\":\"side\",\"containerID\":\"containerd://0000\"},"
-			"{\"name\":\"main\",\"containerID\":\"containerd://" CID1 "\"}]}}]}");
+			"{\"name\":\"main\",\"containerID\":\"containerd://" CID1 "\"}],"
+			"\"initContainerStatuses\":[{\"name\":\"warm\",\"containerID\":\"containerd://" CID2 "\"}]}}]}");
 	struct gpu_procs p = { 0 };
 
 	gpu_procs_read("41 GPU-a 512 8:pids:/kubepods/besteffort/pod" UID1 "/" CID1 "\n"
 		       "42 GPU-b [N/A] \n"
 		       "43 GPU-a 7 0::/kubepods/besteffort/pod0b6f2a3c-0000-4f5a-8b6c-7d8e9f0a1b2c/" CID1 "\n"
-		       "not a line\n",
+		       "not a line\n"
+		       "45 GPU-b 3 0::/kubepods/besteffort/pod" UID1 "/" CID2 "\n",
 		       "node-a", pods, &p);
-	is_int((int)p.n, 3, "three processes, the line that is none left out");
+	is_int((int)p.n, 4, "four processes, the line that is none left out");
+	ok(p.v[3].holder && strcmp(p.v[3].holder, "ml/train/warm") == 0, "an init container's process, named");
 	ok(p.v[0].pid == 41 && p.v[0].mem_mib == 512 && strcmp(p.v[0].uuid, "GPU-a") == 0 && p.v[0].holder &&
 	   strcmp(p.v[0].holder, "ml/train/main") == 0 && strcmp(p.v[0].node, "node-a") == 0 && p.v[0].index == -1,
 	   "a pod's process: its container by ID, its memory");
@@ -612,7 +616,7 @@ static void test_gpu_procs(void)
 	ok(!p.v[2].holder && p.v[2].pod_uid && strcmp(p.v[2].pod_uid, "0b6f2a3c-0000-4f5a-8b6c-7d8e9f0a1b2c") == 0,
 	   "the cgroup of a pod that is not there: unnamed, its pod's UID kept");
 	gpu_procs_read("44 GPU-a 9 8:pids:/kubepods/besteffort/pod" UID1 "/" CID1 "\n", "node-b", NULL, &p);
-	ok(p.n == 4 && !p.v[3].holder && p.v[3].pod_uid, "without the pods, appended unnamed, with its pod's UID");
+	ok(p.n == 5 && !p.v[4].holder && p.v[4].pod_uid, "without the pods, appended unnamed, with its pod's UID");
 	gpu_procs_free(&p);
 	ok(p.n == 0 && !p.v, "freed");
 	cJSON_Delete(pods);
