@@ -6,7 +6,6 @@
 #include <time.h>
 
 #include "base/clock.h"
-#include "base/exitcode.h"
 #include "base/signals.h"
 #include "base/xalloc.h"
 
@@ -36,20 +35,6 @@ int backoff_wait(struct backoff *b, long long deadline)
 	}
 	b->delay_ms = b->delay_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : b->delay_ms * 2;
 	return clock_ms() < deadline;
-}
-
-int call_cut_by_deadline(const os_error *err, long long deadline)
-{
-	return err->code == OS_EXIT_TIMEOUT && clock_ms() >= deadline;
-}
-
-int call_budget_ms(long long deadline, int per_call_ms)
-{
-	long long left = deadline - clock_ms();
-
-	if (left < 1)
-		left = 1;
-	return left < per_call_ms ? (int)left : per_call_ms;
 }
 
 char *clock_format_ms(int ms)

@@ -16,6 +16,7 @@ int os_error_set(os_error *err, int code, const char *fmt, ...)
 	free(err->msg);
 	free(err->detail);
 	err->detail = NULL;
+	err->limit_ms = 0;
 	va_start(ap, fmt);
 	err->msg = xvasprintf(fmt, ap);
 	va_end(ap);
@@ -64,4 +65,5 @@ void os_error_clear(os_error *err)
 	err->msg = NULL;
 	err->detail = NULL;
 	err->code = 0;
+	err->limit_ms = 0;
 }

@@ -14,6 +14,7 @@ typedef struct os_error {
 	int code;     /* an enum os_exit value */
 	char *msg;    /* owned; NULL while no error is set */
 	char *detail; /* owned, optional: e.g. a child's stderr, shown below msg */
+	int limit_ms; /* a child stopped at its time limit: that limit (base/deadline.h); else 0 */
 } os_error;
 
 /* Set the error (replacing any earlier one). Always returns -1. */

@@ -289,6 +289,7 @@ static int report_end(const struct run_child *c, os_error *err)
 		cleanup_free char *dur = clock_format_ms(c->spec.timeout_ms);
 		os_error_set(err, OS_EXIT_TIMEOUT, "%s timed out after %s and was stopped", c->name, dur);
 		os_error_set_detail(err, c->res.err);
+		err->limit_ms = c->spec.timeout_ms;
 		return -1;
 	}
 	if (c->too_big)

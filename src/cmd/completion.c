@@ -212,7 +212,7 @@ static int run_complete(int argc, char **argv)
 	 * A shell waits on the answer: a daemon that does not answer gets 2 s
 	 * a call, not the usual minute. */
 	log_set_verbosity(-1);
-	setenv("OPENSHELL_CALL_TIMEOUT", "2s", 1);
+	docker_set_call_timeout_ms(2000);
 	if (argc > 1)
 		complete(argc - 1, argv + 1);
 	return OS_EXIT_OK;

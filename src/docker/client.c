@@ -14,6 +14,7 @@
 
 static char *docker_exe;
 static int call_timeout_ms = DOCKER_DEFAULT_CALL_TIMEOUT_MS;
+static int call_timeout_given;   /* by docker_set_call_timeout_ms(): the environment's is not read */
 
 static void docker_fini(void)
 {
@@ -30,7 +31,7 @@ int docker_init(os_error *err)
 
 	if (docker_exe)
 		return 0;
-	if (t && *t && parse_duration_ms(t, &call_timeout_ms) < 0)
+	if (!call_timeout_given && t && *t && parse_duration_ms(t, &call_timeout_ms) < 0)
 		return os_error_set(err, OS_EXIT_USAGE,
 				    "OPENSHELL_CALL_TIMEOUT='%s' is not a duration; use a value like 30s or 2m",
 				    t);
@@ -51,6 +52,12 @@ int docker_init(os_error *err)
 
 const char *docker_path(void) { return docker_exe; }
 int docker_call_timeout_ms(void) { return call_timeout_ms; }
+
+void docker_set_call_timeout_ms(int ms)
+{
+	call_timeout_ms = ms;
+	call_timeout_given = 1;
+}
 
 /* Where a failed docker says it lost its daemon (stderr, or the merged
  * output of a streamed command), or NULL. */

@@ -25,6 +25,10 @@ int docker_init(os_error *err);
 const char *docker_path(void);
 int docker_call_timeout_ms(void);
 
+/* The per-call default for a command that cannot wait long (completion:
+ * a shell waits on it), whatever OPENSHELL_CALL_TIMEOUT says. */
+void docker_set_call_timeout_ms(int ms);
+
 /* Run `docker ARGS…` (args NULL-terminated, without "docker"), capturing
  * output, with stdin from input (may be NULL), under timeout_ms (0: the
  * per-call default). Same contract as run_command(). */

@@ -61,8 +61,8 @@ int gateway_write_files(const struct deploy_opts *o, const struct wait_ctx *w, s
 	struct run_result res = { 0 };
 	int rc = -1;
 
-	if (docker_run_ok(args, NULL, 0, wait_call_budget_ms(w), &res, err) < 0) {
-		if (deadline_hit(w, err))
+	if (docker_run_ok(args, NULL, 0, deadline_call_ms(&w->by), &res, err) < 0) {
+		if (wait_cut(w, err))
 			wait_timeout_error(w, "the kubeconfig (" K3S_KUBECONFIG_PATH ")", NULL, err);
 		else
 			os_error_wrap(err, "cannot read %s from the gateway", K3S_KUBECONFIG_PATH);

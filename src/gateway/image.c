@@ -156,35 +156,36 @@ out:
 	return rc;
 }
 
-static int pull(const char *ref, long long deadline, int timeout_ms, os_error *err)
+static int pull(const char *ref, const struct deadline *by, os_error *err)
 {
 	const char *args[] = { "pull", "--", ref, NULL };
+	struct deadline whole = deadline_capped(by, 0);
 
 	log_step("pulling %s", ref);
 	/* A pull legitimately takes long: it gets what is left of the overall
 	 * deadline rather than the per-call one. */
-	if (docker_ok(args, call_budget_ms(deadline, timeout_ms), err) < 0)
+	if (docker_ok(args, deadline_call_ms(&whole), err) < 0)
 		return os_error_add_fix(err,
 					   "check the reference and your access to its registry ('docker login'), or drop --image to use the default image, which openshell builds");
 	log_step_done(1);
 	return 0;
 }
 
-int image_present(const char *ref, long long deadline, int *present, os_error *err)
+int image_present(const char *ref, const struct deadline *by, int *present, os_error *err)
 {
 	struct docker_image img;
 
-	if (image_inspect(ref, call_budget_ms(deadline, docker_call_timeout_ms()), &img, err) < 0)
+	if (image_inspect(ref, deadline_call_ms(by), &img, err) < 0)
 		return os_error_wrap(err, "cannot look for image %s", ref);
 	*present = img.exists;
 	docker_image_free(&img);
 	return 0;
 }
 
-int image_fetch(const char *ref, int explicit_ref, int no_build, long long deadline, int timeout_ms, os_error *err)
+int image_fetch(const char *ref, int explicit_ref, int no_build, const struct deadline *by, os_error *err)
 {
 	if (explicit_ref)
-		return pull(ref, deadline, timeout_ms, err) < 0 ? os_error_wrap(err, "cannot get image %s", ref) : 0;
+		return pull(ref, by, err) < 0 ? os_error_wrap(err, "cannot get image %s", ref) : 0;
 	if (no_build)
 		return os_error_set(err, OS_EXIT_FAILURE,
 				    "image %s is not built yet; build it with 'openshell image build' (or leave out --no-build, and start builds it)",

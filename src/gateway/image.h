@@ -20,6 +20,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "base/deadline.h"
 #include "base/error.h"
 #include "base/strv.h"
 #include "docker/image.h"
@@ -52,14 +53,13 @@ int image_versions(const char *dir, struct strv *pairs, os_error *err);
 /* Build the image, showing each build step, and tag it. */
 int image_build(const struct image_build_opts *o, os_error *err);
 
-/* Whether ref is here (docker image inspect), within what is left of
- * deadline. */
-int image_present(const char *ref, long long deadline, int *present, os_error *err);
+/* Whether ref is here (docker image inspect), a call within BY. */
+int image_present(const char *ref, const struct deadline *by, int *present, os_error *err);
 
-/* Get ref, which is not here: an explicit reference is pulled; the
- * default one is built (or, with no_build, refused with the command that
- * builds it). */
-int image_fetch(const char *ref, int explicit_ref, int no_build, long long deadline, int timeout_ms, os_error *err);
+/* Get ref, which is not here: an explicit reference is pulled, within
+ * what is left of BY (no per-call cap: a pull takes long); the default one
+ * is built (or, with no_build, refused with the command that builds it). */
+int image_fetch(const char *ref, int explicit_ref, int no_build, const struct deadline *by, os_error *err);
 
 /* A cluster image that is here (labelled IMAGE_LABEL_KIND=cluster, as
  * every build of the recipe is, and tagged), the newest: *ref (owned), or

@@ -53,7 +53,7 @@ struct add {
 	struct sharing sharing;        /* the gateway's GPU sharing */
 	char *daemon_id;               /* the server's daemon's ID and host name */
 	char *daemon_name;
-	long long deadline;
+	struct deadline by;   /* --timeout, each call within docker's per-call cap */
 	int made_volume, made_container;
 };
 
@@ -67,11 +67,6 @@ char *node_server_host(const char *server)
 	if (*h == '[')
 		return (end = strchr(h, ']')) ? xstrndup(h + 1, (size_t)(end - h - 1)) : NULL;
 	return xstrndup(h, strcspn(h, ":/"));
-}
-
-static int budget(const struct add *a)
-{
-	return call_budget_ms(a->deadline, docker_call_timeout_ms());
 }
 
 /* --- on the server's daemon ---------------------------------------------- */
@@ -112,7 +107,7 @@ static int check_name_free(struct add *a, os_error *err)
 	node_records_free(&rs);
 	if (err->msg)
 		return -1;
-	found = kube_get(a->gw.container, "node", a->o->node, NULL, 0, budget(a), &node, err);
+	found = kube_get(a->gw.container, "node", a->o->node, NULL, 0, deadline_call_ms(&a->by), &node, err);
 	cJSON_Delete(node);
 	if (found > 0)
 		return os_error_set(err, OS_EXIT_CONFLICT, "gateway '%s''s cluster already has a node named '%s'; choose another name",
@@ -131,7 +126,7 @@ static int check_plugin_config(struct add *a, os_error *err)
 				    "gateway '%s' has --mig-strategy %s, and the device plugin has one for every node: add node '%s' without --mig-strategy, or remake the gateway with 'openshell gateway start --name %s --recreate --gpu --mig-strategy %s'",
 				    a->o->gateway, mig_strategy_name(a->gw.mig), a->o->node, a->o->gateway,
 				    mig_strategy_name(a->o->mig));
-	if (!a->d.gpu || sharing_read(a->gw.container, DEVICE_PLUGIN_RELEASE, budget(a), &a->sharing, err) < 0)
+	if (!a->d.gpu || sharing_read(a->gw.container, DEVICE_PLUGIN_RELEASE, deadline_call_ms(&a->by), &a->sharing, err) < 0)
 		return a->d.gpu ? -1 : 0;
 	if (!a->o->sharing_set || (a->o->sharing.replicas == a->sharing.replicas &&
 				   (a->sharing.replicas == 1 || a->o->sharing.mps == a->sharing.mps)))
@@ -158,14 +153,14 @@ static int server_facts(struct add *a, os_error *err)
 	docker_daemon_where(&a->sd, &a->server_w);
 	a->daemon_id = json_str(info, "ID") ? xstrdup(json_str(info, "ID")) : NULL;
 	a->daemon_name = json_str(info, "Name") ? xstrdup(json_str(info, "Name")) : NULL;
-	if (image_inspect(a->gw.c.image, budget(a), &img, err) < 0)
+	if (image_inspect(a->gw.c.image, deadline_call_ms(&a->by), &img, err) < 0)
 		goto out;
 	if (!img.exists) {
 		os_error_set(err, OS_EXIT_FAILURE, "the gateway's image %s is no longer on its Docker host", a->gw.c.image);
 		goto out;
 	}
 	a->image_id = xstrdup(img.id);
-	if (docker_run_ok(cat, NULL, 0, budget(a), &res, err) < 0) {
+	if (docker_run_ok(cat, NULL, 0, deadline_call_ms(&a->by), &res, err) < 0) {
 		os_error_wrap(err, "cannot read the server's node token");
 		goto out;
 	}
@@ -231,7 +226,7 @@ static int check_host_free(struct add *a, os_error *err)
 	int rc = 0;
 
 	if (container_inspect(a->res, &c, err) < 0 ||
-	    docker_object_owner("volume", a->res, a->o->gateway, budget(a), &vol, err) < 0)
+	    docker_object_owner("volume", a->res, a->o->gateway, deadline_call_ms(&a->by), &vol, err) < 0)
 		return -1;
 	if (c.exists && container_owner(&c, a->o->gateway) == OWNER_OURS)
 		rc = os_error_set(err, OS_EXIT_CONFLICT,
@@ -253,11 +248,12 @@ static int check_host_free(struct add *a, os_error *err)
 static int image_there(struct add *a, os_error *err)
 {
 	struct docker_image img = { 0 };
+	struct deadline whole;
 	struct strv from = { 0 };
 	cleanup_free char *id = NULL;
 	int rc;
 
-	if (image_inspect(a->gw.c.image, budget(a), &img, err) < 0)
+	if (image_inspect(a->gw.c.image, deadline_call_ms(&a->by), &img, err) < 0)
 		return -1;
 	rc = img.exists && strcmp(img.id, a->image_id) == 0;
 	docker_image_free(&img);
@@ -265,8 +261,9 @@ static int image_there(struct add *a, os_error *err)
 		return 0;
 	log_step("sending image %s to %s (docker save | docker load)", a->gw.c.image, a->host);
 	docker_where_env(&a->server_w, &from);
-	rc = docker_image_send(a->gw.c.image, strv_argv(&from), NULL, call_budget_ms(a->deadline, a->o->timeout_ms), &id,
-			       err);
+	/* A send takes long: it may last until the deadline. */
+	whole = deadline_capped(&a->by, 0);
+	rc = docker_image_send(a->gw.c.image, strv_argv(&from), NULL, deadline_call_ms(&whole), &id, err);
 	strv_free(&from);
 	if (rc < 0)
 		return os_error_wrap(err, "cannot send image %s to %s", a->gw.c.image, a->host);
@@ -286,7 +283,7 @@ static int put_token(struct add *a, os_error *err)
 	int rc;
 
 	a->made_volume = 1;
-	rc = docker_run_ok(args, a->token, strlen(a->token), budget(a), &res, err);
+	rc = docker_run_ok(args, a->token, strlen(a->token), deadline_call_ms(&a->by), &res, err);
 	run_result_free(&res);
 	return rc < 0 ? os_error_wrap(err, "cannot give the agent its token on %s", a->host) : 0;
 }
@@ -299,7 +296,7 @@ static int run_agent(struct add *a, os_error *err)
 
 	deploy_agent_argv(&a->d, a->o->node, a->gw.md.server, &argv);
 	a->made_container = 1;
-	rc = docker_run_finishing(strv_argv(&argv), budget(a), &res, err);
+	rc = docker_run_finishing(strv_argv(&argv), deadline_call_ms(&a->by), &res, err);
 	if (rc == 0 && res.status != 0)
 		rc = start_explain_failure(&a->d, a->res, &res, "run", err);
 	run_result_free(&res);
@@ -315,7 +312,7 @@ static int make_agent(struct add *a, os_error *err)
 	    (a->d.gpu && gpu_mode_choose(&a->d, &a->dg, err) < 0))
 		return -1;
 	log_step_done(1);
-	if (image_there(a, err) < 0 || start_gpus_check(&a->d, &a->dg, 0, budget(a), err) < 0)
+	if (image_there(a, err) < 0 || start_gpus_check(&a->d, &a->dg, 0, deadline_call_ms(&a->by), err) < 0)
 		return -1;
 	log_step("starting node '%s''s agent on %s", a->o->node, a->host);
 	if (put_token(a, err) < 0 || run_agent(a, err) < 0)
@@ -330,7 +327,7 @@ static int join(struct add *a, os_error *err)
 {
 	struct node_join j = { .server_ctr = a->gw.container, .agent_ctr = a->res,
 			       .node_env = strv_argv(&a->node_env), .node = a->o->node, .server = a->gw.md.server,
-			       .gateway = a->o->gateway, .host = a->host, .gpu = a->d.gpu, .deadline = a->deadline,
+			       .gateway = a->o->gateway, .host = a->host, .gpu = a->d.gpu, .by = a->by,
 			       .timeout_ms = a->o->timeout_ms };
 
 	/* A count or a list is that many GPUs, each as many times as they are
@@ -430,7 +427,7 @@ static int add_locked(struct add *a, os_error *err)
 
 int gateway_node_add(const struct node_add_opts *o, struct node_add_result *r, os_error *err)
 {
-	struct add a = { .o = o, .r = r, .deadline = clock_ms() + o->timeout_ms };
+	struct add a = { .o = o, .r = r, .by = deadline_in(o->timeout_ms, docker_call_timeout_ms()) };
 	int lock, rc = -1;
 
 	memset(r, 0, sizeof(*r));

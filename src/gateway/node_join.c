@@ -142,10 +142,23 @@ static int log_line(void *ctx, const char *line)
 	return s->said >= NODE_JOIN_PATIENCE ? RUN_WAKE : 0;
 }
 
+/* The log is followed until the deadline; a watch of the nodes lasts
+ * JOIN_WATCH_MAX_MS at most, then starts again. */
+static struct deadline log_by(const struct node_join *j)
+{
+	return deadline_capped(&j->by, 0);
+}
+
+static struct deadline watch_by(const struct node_join *j)
+{
+	return deadline_capped(&j->by, JOIN_WATCH_MAX_MS);
+}
+
 static int follow_log(struct join_state *s, os_error *err)
 {
 	const char *args[] = { "logs", "--follow", "--tail", "0", s->j->agent_ctr, NULL };
-	struct run_spec spec = { .timeout_ms = call_budget_ms(s->j->deadline, s->j->timeout_ms), .merge_stderr = 1,
+	struct deadline by = log_by(s->j);
+	struct run_spec spec = { .timeout_ms = deadline_call_ms(&by), .merge_stderr = 1,
 				 .env = s->j->node_env, .on_line = log_line, .discard_lines = 1, .ctx = s };
 
 	return (s->log = docker_start(args, &spec, err)) ? 0 : -1;
@@ -153,7 +166,9 @@ static int follow_log(struct join_state *s, os_error *err)
 
 static int watch_nodes(struct join_state *s, os_error *err)
 {
-	return kube_watch_start(&s->nodes, s->j->server_ctr, call_budget_ms(s->j->deadline, JOIN_WATCH_MAX_MS), err);
+	struct deadline by = watch_by(s->j);
+
+	return kube_watch_start(&s->nodes, s->j->server_ctr, deadline_call_ms(&by), err);
 }
 
 /* What the watch says of the node: 1 once it is Ready with its GPUs. */
@@ -220,25 +235,26 @@ static int timed_out(struct join_state *s, os_error *err)
 static int stream_ended(struct join_state *s, int which, os_error *err)
 {
 	struct run_result res = { 0 };
+	struct deadline log = log_by(s->j), watch = watch_by(s->j);
 
 	if (which == 0) {
 		/* The follow has the join's deadline: ended by it, the agent
 		 * still runs, and the answer is the timeout's. */
-		int cut = docker_await(s->log, &res, err) < 0 && call_cut_by_deadline(err, s->j->deadline);
+		int cut = docker_await(s->log, &res, err) < 0 && deadline_cut(&log, err);
 
 		s->log = NULL;
 		run_result_free(&res);
 		os_error_clear(err);
-		if (cut || clock_ms() >= s->j->deadline)
+		if (cut || deadline_passed(&s->j->by))
 			return timed_out(s, err);
 		return fail(s, OS_EXIT_FAILURE, s->fatal ? s->fatal : "its agent's container stopped", err);
 	}
 	if (kube_watch_end(&s->nodes, err) < 0) {
-		if (call_cut_by_deadline(err, s->j->deadline))
+		if (deadline_cut(&watch, err))
 			return -1;
 		log_verbose("will watch again: %s", err->msg);
 		os_error_clear(err);
-		if (!backoff_wait(&s->b, s->j->deadline))
+		if (!backoff_wait(&s->b, s->j->by.at_ms))
 			return 0;
 	}
 	return watch_nodes(s, err);
@@ -254,9 +270,9 @@ static int serve(struct join_state *s, os_error *err)
 			return 0;
 		if (s->fatal || (s->cause && s->said >= NODE_JOIN_PATIENCE))
 			return fail(s, OS_EXIT_FAILURE, s->fatal ? s->fatal : s->cause, err);
-		if (clock_ms() >= s->j->deadline)
+		if (deadline_passed(&s->j->by))
 			return timed_out(s, err);
-		i = run_wait_until(kids, 2, s->j->deadline);
+		i = run_wait_until(kids, 2, s->j->by.at_ms);
 		if (i >= 0 && run_ended(kids[i]) && stream_ended(s, i, err) < 0)
 			return -1;
 		if (i == -1)   /* the log always runs until it ends the wait: a bug */
@@ -267,11 +283,12 @@ static int serve(struct join_state *s, os_error *err)
 int node_join_wait(struct node_join *j, os_error *err)
 {
 	struct join_state s = { .j = j, .nodes = { .resource = "nodes" } };
+	struct deadline watch = watch_by(j);   /* a cut log is timed_out() already */
 	int rc;
 
 	j->gpus = -1;
 	rc = follow_log(&s, err) < 0 || watch_nodes(&s, err) < 0 ? -1 : serve(&s, err);
-	if (rc < 0 && call_cut_by_deadline(err, j->deadline)) {
+	if (rc < 0 && deadline_cut(&watch, err)) {
 		os_error_clear(err);
 		rc = timed_out(&s, err);
 	}

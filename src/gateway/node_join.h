@@ -14,6 +14,7 @@
 #ifndef OPENSHELL_GATEWAY_NODE_JOIN_H
 #define OPENSHELL_GATEWAY_NODE_JOIN_H
 
+#include "base/deadline.h"
 #include "base/error.h"
 #include "base/strv.h"
 
@@ -31,7 +32,7 @@ struct node_join {
 	long long want_gpus;        /* how many (0: any) */
 	const char *since;          /* a Ready posted before this (RFC 3339: the agent's
 	                             * start, by its host's clock) is the last run's; or NULL */
-	long long deadline;
+	struct deadline by;         /* the wait's deadline */
 	int timeout_ms;             /* for messages */
 	/* The answer: */
 	long long gpus;             /* the node's allocatable nvidia.com/gpu, -1: none */

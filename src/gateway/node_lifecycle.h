@@ -10,6 +10,7 @@
 #ifndef OPENSHELL_GATEWAY_NODE_LIFECYCLE_H
 #define OPENSHELL_GATEWAY_NODE_LIFECYCLE_H
 
+#include "base/deadline.h"
 #include "base/error.h"
 #include "gateway/node_record.h"
 
@@ -29,10 +30,10 @@ int nodes_start_gateway(const char *gateway, os_error *err);
  * with its volume); 0 when it has none. */
 int nodes_refuse_recreate(const char *gateway, os_error *err);
 
-/* Wait, until DEADLINE, for each of them to be Ready in the cluster of the
- * server container SERVER_CTR, with its GPUs when it has some. TIMEOUT_MS
- * is for messages. */
-int nodes_wait_gateway(const char *gateway, const char *server_ctr, long long deadline, int timeout_ms,
+/* Wait, until BY passes, for each of them to be Ready in the cluster of
+ * the server container SERVER_CTR, with its GPUs when it has some.
+ * TIMEOUT_MS is for messages. */
+int nodes_wait_gateway(const char *gateway, const char *server_ctr, const struct deadline *by, int timeout_ms,
 		       os_error *err);
 
 #endif

@@ -38,7 +38,7 @@ char *plugin_pod_warning(const struct wait_ctx *w, const cJSON *pods, int t)
  * plugin pod's sandbox, and says so in a Warning event naming the runtime. */
 static int runtime_broken(const struct wait_ctx *w, const cJSON *pods, os_error *err)
 {
-	cleanup_free char *why = plugin_pod_warning(w, pods, wait_call_budget_ms(w));
+	cleanup_free char *why = plugin_pod_warning(w, pods, deadline_call_ms(&w->by));
 
 	if (!why || !strstr(why, "FailedCreatePodSandBox") || !strstr(why, "nvidia-container-runtime"))
 		return 0;
@@ -103,7 +103,7 @@ static int plugin_exits(const struct wait_ctx *w, const cJSON *pods, os_error *e
 	if (restarts < PLUGIN_FATAL_RESTARTS)
 		return 0;
 	logs = kube_container_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE, pods, DEVICE_PLUGIN_CONTAINER,
-					WAIT_LOG_TAIL_LINES, wait_call_budget_ms(w));
+					WAIT_LOG_TAIL_LINES, deadline_call_ms(&w->by));
 	if (!(line = plugin_fatal_line(logs)))
 		return 0;
 	os_error_set(err, OS_EXIT_FAILURE,

@@ -270,7 +270,7 @@ void sharing_from_list(const cJSON *list, const char *release, struct sharing *s
 	sharing_of(found, s);
 }
 
-static int apply(const char *ctr, const struct sharing *s, const char *release, long long deadline, int timeout_ms,
+static int apply(const char *ctr, const struct sharing *s, const char *release, const struct deadline *by,
 		 os_error *err)
 {
 	const char *apply[] = { "apply", "-f", "-", NULL };
@@ -282,8 +282,7 @@ static int apply(const char *ctr, const struct sharing *s, const char *release, 
 
 	if (s->replicas > 1 && sharing_manifest(s, release, &manifest, err) < 0)
 		return -1;
-	rc = kube_exec_k3s_type(ctr, "HelmChartConfig", s->replicas > 1 ? apply : del, manifest, deadline, timeout_ms,
-				&res, err);
+	rc = kube_exec_k3s_type(ctr, "HelmChartConfig", s->replicas > 1 ? apply : del, manifest, by, &res, err);
 	if (rc == 0 && res.status != 0)
 		rc = run_failure(err, OS_EXIT_FAILURE, &res, "kubectl %s of HelmChartConfig %s failed", verb, release);
 	run_result_free(&res);
@@ -291,9 +290,8 @@ static int apply(const char *ctr, const struct sharing *s, const char *release, 
 }
 
 /* The names of the cluster's nodes, once it has one (k3s registers its
- * node a moment after its API answers), by DEADLINE; each call within
- * timeout_ms. */
-static int node_names(const char *ctr, long long deadline, int timeout_ms, struct strv *names, os_error *err)
+ * node a moment after its API answers), before BY passes. */
+static int node_names(const char *ctr, const struct deadline *by, struct strv *names, os_error *err)
 {
 	struct backoff b = { 0 };
 	const cJSON *node;
@@ -301,7 +299,7 @@ static int node_names(const char *ctr, long long deadline, int timeout_ms, struc
 	for (;;) {
 		cJSON *list = NULL;
 
-		if (kube_get(ctr, "nodes", NULL, NULL, 0, timeout_ms, &list, err) < 0)
+		if (kube_get(ctr, "nodes", NULL, NULL, 0, deadline_call_ms(by), &list, err) < 0)
 			return -1;
 		cJSON_ArrayForEach(node, json_get(list, "items", NULL)) {
 			const char *name = json_str(json_get(node, "metadata", NULL), "name");
@@ -311,7 +309,7 @@ static int node_names(const char *ctr, long long deadline, int timeout_ms, struc
 		cJSON_Delete(list);
 		if (names->n)
 			return 0;
-		if (!backoff_wait(&b, deadline))
+		if (!backoff_wait(&b, by->at_ms))
 			return os_error_set(err, OS_EXIT_TIMEOUT, "gateway container %s has no node yet, whose MPS label the sharing sets", ctr);
 	}
 }
@@ -319,16 +317,16 @@ static int node_names(const char *ctr, long long deadline, int timeout_ms, struc
 /* The chart runs its MPS control daemon only on nodes labelled
  * nvidia.com/mps.capable=true, which GPU Feature Discovery would set and
  * the gateway (which runs no GFD) sets itself; other sharing removes it. */
-static int label_mps(const char *ctr, int mps, long long deadline, int timeout_ms, os_error *err)
+static int label_mps(const char *ctr, int mps, const struct deadline *by, os_error *err)
 {
 	struct strv args = { 0 };
 	struct run_result res = { 0 };
 	int rc;
 
 	strv_pushv(&args, (const char *const[]){ "label", "nodes", NULL });
-	if ((rc = node_names(ctr, deadline, timeout_ms, &args, err)) == 0) {
+	if ((rc = node_names(ctr, by, &args, err)) == 0) {
 		strv_pushv(&args, (const char *const[]){ mps ? MPS_NODE_LABEL "=true" : MPS_NODE_LABEL "-", "--overwrite", NULL });
-		rc = kube_exec(ctr, strv_argv(&args), NULL, timeout_ms, &res, err);
+		rc = kube_exec(ctr, strv_argv(&args), NULL, deadline_call_ms(by), &res, err);
 	}
 	if (rc == 0 && res.status != 0)
 		rc = run_failure(err, OS_EXIT_FAILURE, &res, "kubectl label of the node (%s) failed", MPS_NODE_LABEL);
@@ -366,7 +364,7 @@ static int want_mig(const char *ctr, int timeout_ms, struct sharing_want *want)
 }
 
 int sharing_configure(const char *ctr, const struct sharing *s, enum mig_strategy mig, const char *release,
-		      long long deadline, int timeout_ms, struct sharing_want *want, os_error *err)
+		      const struct deadline *by, struct sharing_want *want, os_error *err)
 {
 	struct host_gpus h = { 0 };
 	cleanup_free char *what = NULL;
@@ -374,13 +372,13 @@ int sharing_configure(const char *ctr, const struct sharing *s, enum mig_strateg
 
 	memset(want, 0, sizeof(*want));
 	if (!s)
-		return mig == MIG_MIXED ? want_mig(ctr, timeout_ms, want) : 0;
+		return mig == MIG_MIXED ? want_mig(ctr, deadline_call_ms(by), want) : 0;
 	what = sharing_string(s);
 	log_step("setting GPU sharing to %s", what);
 	/* The container's GPUs first: what MPS cannot share is refused before
 	 * anything of the sharing changes. */
-	if (container_gpus(ctr, timeout_ms, &h, err) < 0 || sharing_check_gpus(s, mig, &h, NULL, err) < 0 ||
-	    apply(ctr, s, release, deadline, timeout_ms, err) < 0 || label_mps(ctr, s->mps, deadline, timeout_ms, err) < 0)
+	if (container_gpus(ctr, deadline_call_ms(by), &h, err) < 0 || sharing_check_gpus(s, mig, &h, NULL, err) < 0 ||
+	    apply(ctr, s, release, by, err) < 0 || label_mps(ctr, s->mps, by, err) < 0)
 		goto out;
 	if (s->mps)
 		log_warn("MPS puts the gateway's GPUs in compute mode EXCLUSIVE_PROCESS on the host: while it shares them, no process outside the gateway can use them");

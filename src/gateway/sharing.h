@@ -20,6 +20,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "base/deadline.h"
 #include "base/error.h"
 #include "gateway/mig.h"
 
@@ -104,8 +105,8 @@ struct sharing_want {
  * allocatable it makes: the devices the plugin advertises for the
  * container's GPUs under the MIG strategy (gateway/gpus.h) x replicas. S
  * NULL: nothing to change, *want all 0 but its MIG devices under mixed.
- * The node it labels may come until DEADLINE; each call has timeout_ms. */
+ * The node it labels may come until BY passes, each call within it. */
 int sharing_configure(const char *ctr, const struct sharing *s, enum mig_strategy mig, const char *release,
-		      long long deadline, int timeout_ms, struct sharing_want *want, os_error *err);
+		      const struct deadline *by, struct sharing_want *want, os_error *err);
 
 #endif

@@ -98,19 +98,18 @@ static int prepare_new(struct start *st, os_error *err)
 	if (reach_check(&st->o, &st->daemon, err) < 0 || gpu_mode_choose(&st->o, &st->dg, err) < 0)
 		return -1;
 	if ((present = start_look_image(&st->look, st->o.image)) == LOOK_NOT_KNOWN &&
-	    image_present(st->o.image, st->w.deadline, &present, err) < 0)
+	    image_present(st->o.image, &st->w.by, &present, err) < 0)
 		return -1;
-	if (!present && (start_gpus_precheck(&st->o, &st->dg, wait_call_budget_ms(&st->w), &looked, err) < 0 ||
-			 image_fetch(st->o.image, st->o.image_named, st->o.no_build, st->w.deadline, st->o.timeout_ms,
-				     err) < 0))
+	if (!present && (start_gpus_precheck(&st->o, &st->dg, deadline_call_ms(&st->w.by), &looked, err) < 0 ||
+			 image_fetch(st->o.image, st->o.image_named, st->o.no_build, &st->w.by, err) < 0))
 		return -1;
 	if (!present && !st->o.image_named)
-		st->w.deadline = clock_ms() + st->o.timeout_ms;
+		st->w.by = deadline_in(st->o.timeout_ms, docker_call_timeout_ms());
 	/* A build or pull takes minutes: what the first look found is old. */
 	if (!present)
 		start_look_forget(&st->look);
 	phases_mark(&st->r->phases, PHASE_IMAGE);
-	st->prepared = start_gpus_check(&st->o, &st->dg, looked, wait_call_budget_ms(&st->w), err) == 0;
+	st->prepared = start_gpus_check(&st->o, &st->dg, looked, deadline_call_ms(&st->w.by), err) == 0;
 	return st->prepared ? 0 : -1;
 }
 
@@ -132,8 +131,8 @@ static int remove_gateway(struct start *st, int container_exists, os_error *err)
 	const char *rmnet[] = { "network", "rm", st->res, NULL };
 	enum owner vol, net;
 
-	if (start_look_owner(&st->look, "volume", wait_call_budget_ms(&st->w), &vol, err) < 0 ||
-	    start_look_owner(&st->look, "network", wait_call_budget_ms(&st->w), &net, err) < 0)
+	if (start_look_owner(&st->look, "volume", deadline_call_ms(&st->w.by), &vol, err) < 0 ||
+	    start_look_owner(&st->look, "network", deadline_call_ms(&st->w.by), &net, err) < 0)
 		return -1;
 	if (vol == OWNER_FOREIGN)
 		return refuse_foreign("volume", st, err);
@@ -142,12 +141,12 @@ static int remove_gateway(struct start *st, int container_exists, os_error *err)
 	if (!container_exists && vol == OWNER_ABSENT && net == OWNER_ABSENT)
 		return 0;
 	log_step("removing gateway '%s' (--recreate)", st->o.name);
-	if (container_exists && docker_ok(rm, wait_call_budget_ms(&st->w), err) < 0)
+	if (container_exists && docker_ok(rm, deadline_call_ms(&st->w.by), err) < 0)
 		return os_error_wrap(err, "cannot remove the old container");
 	/* Only now that the container is gone can its volume go. */
-	if (vol == OWNER_OURS && docker_ok(rmvol, wait_call_budget_ms(&st->w), err) < 0)
+	if (vol == OWNER_OURS && docker_ok(rmvol, deadline_call_ms(&st->w.by), err) < 0)
 		return os_error_wrap(err, "cannot remove the old volume");
-	if (net == OWNER_OURS && docker_ok(rmnet, wait_call_budget_ms(&st->w), err) < 0)
+	if (net == OWNER_OURS && docker_ok(rmnet, deadline_call_ms(&st->w.by), err) < 0)
 		return os_error_wrap(err, "cannot remove the old network");
 	st->removed_old = 1;
 	start_look_forget(&st->look);
@@ -200,7 +199,7 @@ static int resume(struct start *st, os_error *err)
 	int rc;
 
 	log_step("resuming stopped gateway '%s'", st->o.name);
-	rc = docker_run(start, NULL, 0, wait_call_budget_ms(&st->w), &res, err);
+	rc = docker_run(start, NULL, 0, deadline_call_ms(&st->w.by), &res, err);
 	if (rc == 0 && res.status != 0)
 		rc = start_explain_failure(&st->o, st->res, &res, "start", err);
 	run_result_free(&res);
@@ -223,7 +222,7 @@ static int reconcile_existing(struct start *st, os_error *err)
 	int rc = -1;
 
 	if ((st->o.recreate && nodes_refuse_recreate(st->o.name, err) < 0) ||
-	    start_look(st->res, st->o.name, st->o.image, wait_call_budget_ms(&st->w), &st->look, &c, err) < 0) {
+	    start_look(st->res, st->o.name, st->o.image, deadline_call_ms(&st->w.by), &st->look, &c, err) < 0) {
 		container_free(&c);
 		return -1;
 	}
@@ -291,7 +290,7 @@ static int check_volume(struct start *st, os_error *err)
 {
 	enum owner owner;
 
-	if (start_look_owner(&st->look, "volume", wait_call_budget_ms(&st->w), &owner, err) < 0)
+	if (start_look_owner(&st->look, "volume", deadline_call_ms(&st->w.by), &owner, err) < 0)
 		return -1;
 	if (owner == OWNER_FOREIGN)
 		return refuse_foreign("volume", st, err);
@@ -309,12 +308,12 @@ static int ensure_network(struct start *st, os_error *err)
 	const char *create[] = { "network", "create", l1, l2, st->res, NULL };
 	struct run_result res = { 0 };
 	enum owner owner;
-	int rc = docker_run(create, NULL, 0, wait_call_budget_ms(&st->w), &res, err);
+	int rc = docker_run(create, NULL, 0, deadline_call_ms(&st->w.by), &res, err);
 
 	if (rc == 0 && res.status == 0) {
 		st->created_network = 1;
 	} else if (rc == 0 && strstr(res.err, "already exists")) {
-		rc = docker_object_owner("network", st->res, st->o.name, wait_call_budget_ms(&st->w), &owner, err);
+		rc = docker_object_owner("network", st->res, st->o.name, deadline_call_ms(&st->w.by), &owner, err);
 		if (rc == 0 && owner == OWNER_FOREIGN)
 			rc = refuse_foreign("network", st, err);
 		else if (rc == 0 && owner == OWNER_ABSENT)
@@ -358,7 +357,7 @@ static int run_once(struct start *st, os_error *err)
 	/* An interrupt lets the run finish: the daemon goes on creating a
 	 * container whose client is gone, after a rollback would have looked
 	 * for it (and taken its network from under it). */
-	if (docker_run_finishing(strv_argv(&argv), wait_call_budget_ms(&st->w), &res, err) < 0) {
+	if (docker_run_finishing(strv_argv(&argv), deadline_call_ms(&st->w.by), &res, err) < 0) {
 		st->created_container = left_behind(st);   /* cut short all the same */
 		goto out;
 	}
@@ -368,7 +367,7 @@ static int run_once(struct start *st, os_error *err)
 	} else if (!st->o.port_set && start_port_taken(res.err) &&
 		   !start_node_port_taken(&st->o, res.err)) {   /* flannel's port is every node's: it stays */
 		const char *rm[] = { DOCKER_RM, st->res, NULL };
-		rc = docker_ok(rm, wait_call_budget_ms(&st->w), err) < 0 ? -1 : 1;
+		rc = docker_ok(rm, deadline_call_ms(&st->w.by), err) < 0 ? -1 : 1;
 		st->created_container = rc < 0;
 	} else {
 		start_explain_failure(&st->o, st->res, &res, "run", err);
@@ -424,13 +423,13 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 	r->gpus = -1;
 	phases_begin(&r->phases);
 	st.res = gateway_resource_name(o->name);
-	st.w = (struct wait_ctx){ .container = st.res, .deadline = clock_ms() + o->timeout_ms,
+	st.w = (struct wait_ctx){ .container = st.res, .by = deadline_in(o->timeout_ms, docker_call_timeout_ms()),
 				  .timeout_ms = o->timeout_ms, .phases = &r->phases };
 	r->container = xstrdup(st.res);
 
 	/* One command at a time per gateway: a second start waits here, then
 	 * finds the gateway the first one made. */
-	if ((lock = gateway_lock(o->name, st.w.deadline, err)) < 0 || gateway_follow_daemon(o->name, err) < 0)
+	if ((lock = gateway_lock(o->name, st.w.by.at_ms, err)) < 0 || gateway_follow_daemon(o->name, err) < 0)
 		goto out;
 	if (preflight(&st, err) < 0)
 		goto out;
@@ -443,7 +442,7 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 	st.w.new_volume = st.created_container && st.created_volume;
 	if ((existing && nodes_start_gateway(o->name, err) < 0) ||
 	    start_ready(&st.o, &st.w, st.created_volume, r, err) < 0 ||
-	    (existing && !st.o.no_wait && nodes_wait_gateway(o->name, st.res, st.w.deadline, o->timeout_ms, err) < 0))
+	    (existing && !st.o.no_wait && nodes_wait_gateway(o->name, st.res, &st.w.by, o->timeout_ms, err) < 0))
 		goto out;
 	r->image = xstrdup(st.o.image);
 	r->gpu_mode = st.o.gpu ? (st.o.cdi ? "cdi" : "legacy") : NULL;

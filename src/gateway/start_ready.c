@@ -47,7 +47,7 @@ static int wait_gpus_saving(const struct ready *rd, os_error *err)
 	struct wait_file kc = { .path = K3S_KUBECONFIG_PATH, .got = kubeconfig_got, .ctx = (void *)rd };
 	os_error e = { 0 };
 	int rc = sharing_configure(rd->w->container, o->sharing_set ? &o->sharing : NULL, o->mig, DEVICE_PLUGIN_RELEASE,
-				   rd->w->deadline, wait_call_budget_ms(rd->w), &want, err);
+				   &rd->w->by, &want, err);
 
 	want.node = node;
 	if (rc == 0)

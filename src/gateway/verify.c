@@ -49,16 +49,16 @@ static struct run_child *state_start(const struct gateway *gw, const char *befor
 static int get_state(const struct gateway *gw, const struct verify_opts *vo, const char *before,
 		     struct run_child *call, cJSON **list, char **first, os_error *err)
 {
-	long long deadline = clock_ms() + vo->timeout_ms;
+	struct deadline by = deadline_in(vo->timeout_ms, 0);
 	struct backoff b = { 0 };
 	int found;
 
 	while ((found = kube_get_finish(call, VERIFY_STATE_TYPES, list, first, err)) < 0 &&
-	       kube_get_type_unknown(err, "helmchartconfigs") && backoff_wait(&b, deadline)) {
+	       kube_get_type_unknown(err, "helmchartconfigs") && backoff_wait(&b, by.at_ms)) {
 		os_error_clear(err);
 		free(*first);
 		*first = NULL;
-		if (!(call = state_start(gw, before, call_budget_ms(deadline, vo->timeout_ms), err)))
+		if (!(call = state_start(gw, before, deadline_call_ms(&by), err)))
 			return -1;
 	}
 	return found;

@@ -70,7 +70,7 @@ struct verify_pods {
 	char *create;           /* the create's command line (the watch's THEN) */
 	struct kube_watch watch;
 	int created;            /* the create ran, or may have: the pods are to be deleted */
-	long long deadline;
+	struct deadline by;     /* the plan's --timeout, each watch within POD_WATCH_MAX_MS */
 	const struct verify_pod_plan *plan;
 };
 
@@ -247,9 +247,7 @@ static void delete_pods(const char *ctr, const struct verify_pods *vp)
 
 static int watch_start(const struct gateway *gw, struct verify_pods *vp, os_error *err)
 {
-	int t = call_budget_ms(vp->deadline, POD_WATCH_MAX_MS);
-
-	if (kube_watch_start(&vp->watch, gw->container, t, err) < 0)
+	if (kube_watch_start(&vp->watch, gw->container, deadline_call_ms(&vp->by), err) < 0)
 		return -1;
 	vp->created = 1;
 	return 0;
@@ -312,7 +310,7 @@ static int watch_pods(const struct gateway *gw, struct verify_pods *vp, os_error
 			create_failed(vp);
 			return 0;
 		}
-		if (!vp->watch.c && (clock_ms() >= vp->deadline || watch_start(gw, vp, err) < 0))
+		if (!vp->watch.c && (deadline_passed(&vp->by) || watch_start(gw, vp, err) < 0))
 			break;
 		if (run_wait_any(&vp->watch.c, 1) != 0 || !run_ended(vp->watch.c) || kube_watch_end(&vp->watch, err) == 0)
 			continue;
@@ -321,15 +319,15 @@ static int watch_pods(const struct gateway *gw, struct verify_pods *vp, os_error
 			continue;
 		}
 		/* The API restarting, or the like: again, after a step. */
-		if (call_cut_by_deadline(err, vp->deadline) ||
+		if (deadline_cut(&vp->by, err) ||
 		    (err->code != OS_EXIT_FAILURE && err->code != OS_EXIT_TIMEOUT))
 			break;
 		log_verbose("will retry: %s", err->msg);
 		os_error_clear(err);
-		if (!backoff_wait(&b, vp->deadline))
+		if (!backoff_wait(&b, vp->by.at_ms))
 			break;
 	}
-	if (err->msg && !call_cut_by_deadline(err, vp->deadline))
+	if (err->msg && !deadline_cut(&vp->by, err))
 		return -1;
 	os_error_clear(err);
 	for (size_t i = 0; i < vp->n; i++)
@@ -347,7 +345,7 @@ static int watch_pods(const struct gateway *gw, struct verify_pods *vp, os_error
 static char *create_script(const struct verify_pods *vp, const char *look)
 {
 	cleanup_free char *create = xasprintf("kubectl --request-timeout=%ds create --validate=false -f -",
-					      kube_request_s(call_budget_ms(vp->deadline, POD_WATCH_MAX_MS)));
+					      kube_request_s(deadline_call_ms(&vp->by)));
 
 	if (!look)
 		return xasprintf("%s >/dev/null", create);
@@ -400,7 +398,7 @@ struct verify_pods *verify_pods_start(const struct gateway *gw, const struct ver
 			cJSON_AddArrayToObject(list, "items"));
 
 	vp->plan = plan;
-	vp->deadline = clock_ms() + plan->timeout_ms;
+	vp->by = deadline_in(plan->timeout_ms, POD_WATCH_MAX_MS);
 	vp->instance = xasprintf("openshell-verify-%x", tag);
 	vp->selector = xasprintf("app.kubernetes.io/instance=%s", vp->instance);
 	vp->watch = (struct kube_watch){ .resource = "pods", .ns = SMOKE_NAMESPACE, .selector = vp->selector };

@@ -29,11 +29,6 @@
 /* k3s's line once its API server is ready (pkg/cli/server/server.go). */
 #define K3S_API_RUNNING_LOG "Kube API server is now running"
 
-int wait_call_budget_ms(const struct wait_ctx *w)
-{
-	return call_budget_ms(w->deadline, docker_call_timeout_ms());
-}
-
 int cleanup_budget_ms(void)
 {
 	return docker_call_timeout_ms() < 10000 ? docker_call_timeout_ms() : 10000;
@@ -85,9 +80,9 @@ int wait_check_alive(const struct wait_ctx *w, struct gw_container *c, os_error 
 
 /* A call cut short because the overall deadline came: not the call's
  * failure but the wait's, which the caller reports with its diagnostics. */
-int deadline_hit(const struct wait_ctx *w, os_error *err)
+int wait_cut(const struct wait_ctx *w, os_error *err)
 {
-	if (!call_cut_by_deadline(err, w->deadline))
+	if (!deadline_cut(&w->by, err))
 		return 0;
 	os_error_clear(err);
 	return 1;
@@ -104,14 +99,6 @@ int wait_timeout_error(const struct wait_ctx *w, const char *what, const char *d
 	if (detail)
 		os_error_set_detail(err, detail);
 	return -1;
-}
-
-/* What is left of the overall deadline, for a stream that lasts the wait. */
-int wait_remaining_ms(const struct wait_ctx *w)
-{
-	long long left = w->deadline - clock_ms();
-
-	return left < 1 ? 1 : left > 1LL << 30 ? 1 << 30 : (int)left;
 }
 
 /* A tick's delay: first, then doubled up to most. */
@@ -152,7 +139,7 @@ static int api_tick(void *ctx)
 
 	if (f->ready)
 		return RUN_WAKE;
-	f->ready = kube_readyz(f->w->container, wait_call_budget_ms(f->w), &e) > 0;
+	f->ready = kube_readyz(f->w->container, deadline_call_ms(&f->w->by), &e) > 0;
 	os_error_clear(&e);
 	return f->ready ? RUN_WAKE : wait_next_delay(&f->delay_ms, API_TICK_MAX_MS);
 }
@@ -166,7 +153,8 @@ static int follow_api_log(struct wait_ctx *w, const char *since, os_error *err)
 {
 	struct wait_follow *f = xcalloc(1, sizeof(*f));
 	/* k3s logs on stderr, which docker logs keeps apart as it was. */
-	struct run_spec spec = { .timeout_ms = wait_remaining_ms(w), .merge_stderr = 1, .on_line = api_line,
+	struct deadline whole = deadline_capped(&w->by, 0);   /* the stream lasts the wait */
+	struct run_spec spec = { .timeout_ms = deadline_call_ms(&whole), .merge_stderr = 1, .on_line = api_line,
 				 .discard_lines = 1, .tick_ms = API_TICK_FIRST_MS, .on_tick = api_tick, .ctx = f };
 	struct strv args = { 0 };
 	struct run_result res = { 0 };
@@ -256,8 +244,9 @@ static int api_timeout(const struct wait_ctx *w, os_error *err)
 static int follow_until_ready(struct wait_ctx *w, const char *since, os_error *err)
 {
 	int said = follow_api_log(w, since, err);
+	struct deadline whole = deadline_capped(&w->by, 0);   /* follow_api_log's */
 
-	if (said < 0 && deadline_hit(w, err))
+	if (said < 0 && deadline_cut(&whole, err))
 		return api_timeout(w, err);
 	return said;
 }
@@ -283,15 +272,15 @@ int wait_k3s_api(struct wait_ctx *w, os_error *err)
 			w->started_at = xstrdup(c.started_at);
 		container_free(&c);
 		if (alive < 0)
-			return deadline_hit(w, err) ? api_timeout(w, err) : -1;
-		if ((ready = kube_readyz(w->container, wait_call_budget_ms(w), err)) < 0 && !deadline_hit(w, err))
+			return wait_cut(w, err) ? api_timeout(w, err) : -1;
+		if ((ready = kube_readyz(w->container, deadline_call_ms(&w->by), err)) < 0 && !wait_cut(w, err))
 			return -1;
 		if (ready > 0)
 			break;
 		if (!followed++) {   /* the log says when; polling is the fallback */
 			if ((ready = follow_until_ready(w, w->started_at, err)) < 0)
 				return -1;
-		} else if (!backoff_wait(&b, w->deadline)) {
+		} else if (!backoff_wait(&b, w->by.at_ms)) {
 			return api_timeout(w, err);
 		}
 	}
@@ -317,7 +306,7 @@ int wait_pending_restart(const struct wait_ctx *w, os_error *err)
 		container_free(&c);
 		if (!pending)
 			return 0;   /* it runs; anything else is wait_check_alive's to report */
-		if (!backoff_wait(&b, w->deadline))
+		if (!backoff_wait(&b, w->by.at_ms))
 			return wait_timeout_error(w, "the container's restart (Docker's restart policy)", NULL, err);
 	}
 }
@@ -343,14 +332,14 @@ int wait_kubeconfig_written(const struct wait_ctx *w, os_error *err)
 
 		if (wait_running(w, err) < 0)
 			return -1;
-		rc = docker_run(test, NULL, 0, wait_call_budget_ms(w), &res, err);
+		rc = docker_run(test, NULL, 0, deadline_call_ms(&w->by), &res, err);
 		int written = rc == 0 && res.status == 0;
 		run_result_free(&res);
-		if (rc < 0 && !deadline_hit(w, err))
+		if (rc < 0 && !wait_cut(w, err))
 			return -1;
 		if (written)
 			break;
-		if (!backoff_wait(&b, w->deadline))
+		if (!backoff_wait(&b, w->by.at_ms))
 			return wait_timeout_error(w, "the kubeconfig (" K3S_KUBECONFIG_PATH ")", NULL, err);
 	}
 	log_step_done(1);
@@ -362,7 +351,7 @@ static int delete_device_plugin_chart(const struct wait_ctx *w, int *deleted, os
 	const char *del[] = { "delete", "helmchart", DEVICE_PLUGIN_HELMCHART, "--namespace", "kube-system",
 			      "--ignore-not-found", NULL };
 	struct run_result res = { 0 };
-	int rc = kube_exec_k3s_type(w->container, "HelmChart", del, NULL, w->deadline, wait_call_budget_ms(w), &res, err);
+	int rc = kube_exec_k3s_type(w->container, "HelmChart", del, NULL, &w->by, &res, err);
 
 	if (rc == 0 && res.status != 0)
 		rc = run_failure(err, OS_EXIT_FAILURE, &res, "kubectl delete helmchart %s failed",
@@ -379,7 +368,7 @@ int wait_container_news(const struct wait_ctx *w, os_error *err)
 	int alive = wait_check_alive(w, &c, &e);
 
 	container_free(&c);
-	if (alive == 0 || deadline_hit(w, &e)) {
+	if (alive == 0 || wait_cut(w, &e)) {
 		os_error_clear(&e);
 		return 0;
 	}
@@ -395,11 +384,11 @@ int wait_retry_api(const struct wait_ctx *w, struct backoff *b, os_error *err)
 	if (err->code != OS_EXIT_FAILURE && err->code != OS_EXIT_TIMEOUT)
 		return 0;
 	last = xstrdup(err->msg ? err->msg : "?");
-	if (!call_cut_by_deadline(err, w->deadline)) {
+	if (!deadline_cut(&w->by, err)) {
 		/* A container that stopped or restarted is the news, not its API. */
 		if (wait_container_news(w, err))
 			return 0;
-		if (backoff_wait(b, w->deadline)) {
+		if (backoff_wait(b, w->by.at_ms)) {
 			log_verbose("will retry: %s", last);
 			os_error_clear(err);
 			return 1;
@@ -426,14 +415,14 @@ int wait_gpu_release_removed(const struct wait_ctx *w, os_error *err)
 	while (!gone) {
 		cJSON *list = NULL;
 
-		if (kube_get(w->container, "daemonsets", NULL, NULL, 1, wait_call_budget_ms(w), &list, err) < 0) {
+		if (kube_get(w->container, "daemonsets", NULL, NULL, 1, deadline_call_ms(&w->by), &list, err) < 0) {
 			if (wait_retry_api(w, &b, err))
 				continue;
 			return -1;
 		}
 		gone = kube_find_device_plugin(list) == NULL;
 		cJSON_Delete(list);
-		if (!gone && !backoff_wait(&b, w->deadline))
+		if (!gone && !backoff_wait(&b, w->by.at_ms))
 			return wait_timeout_error(w, "the device plugin's release to be uninstalled", NULL, err);
 	}
 	log_step_done(1);

@@ -18,6 +18,7 @@
 #ifndef OPENSHELL_GATEWAY_WAIT_H
 #define OPENSHELL_GATEWAY_WAIT_H
 
+#include "base/deadline.h"
 #include "base/error.h"
 #include "base/strv.h"
 #include "docker/container.h"
@@ -26,7 +27,7 @@
 struct wait_follow;
 struct wait_ctx {
 	const char *container;   /* openshell-cluster-NAME */
-	long long deadline;      /* clock_ms() time of the overall deadline */
+	struct deadline by;      /* the overall deadline, each call capped at docker's per-call limit */
 	int timeout_ms;          /* the overall --timeout, for messages */
 	long long restarts;      /* RestartCount when the waits began */
 	int fresh;               /* this run created the container */
@@ -92,16 +93,8 @@ int wait_gpus(struct wait_ctx *w, const struct sharing_want *want, struct wait_f
  * its last log lines, if it stopped or restarted since the waits began. */
 int wait_check_alive(const struct wait_ctx *w, struct gw_container *c, os_error *err);
 
-/* What is left of the overall deadline, for a stream that lasts the wait
- * (at least 1 ms). */
-int wait_remaining_ms(const struct wait_ctx *w);
-
 /* A tick's next delay: *delay doubled, at most `most`; returns it. */
 int wait_next_delay(int *delay, int most);
-
-/* The deadline of one docker call inside the waits' overall deadline: the
- * per-call default, cut to what is left. */
-int wait_call_budget_ms(const struct wait_ctx *w);
 
 /* A call in the container failed with *err: when the container has
  * stopped or restarted meanwhile, that is the news, and *err becomes
@@ -127,9 +120,9 @@ int wait_gpu_release_removed(const struct wait_ctx *w, os_error *err);
  * their own, so that cleaning up is never cut to nothing. */
 int cleanup_budget_ms(void);
 
-/* Was err the deadline cutting a call short? Then it is cleared, for the
- * caller to report the wait's timeout instead. */
-int deadline_hit(const struct wait_ctx *w, os_error *err);
+/* Was err the deadline cutting a call short (deadline_cut())? Then it is
+ * cleared, for the caller to report the wait's timeout instead. */
+int wait_cut(const struct wait_ctx *w, os_error *err);
 
 /* "timed out after 10m waiting for WHAT; …" with detail (may be NULL). */
 int wait_timeout_error(const struct wait_ctx *w, const char *what, const char *detail,

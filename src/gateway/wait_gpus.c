@@ -95,7 +95,7 @@ static int plugin_broken(const struct wait_ctx *w, const struct gpu_state *g, os
 
 	if (!g->plugin_found || g->ds.desired == 0 || g->ds.ready == g->ds.desired)
 		return 0;
-	if (kube_get(w->container, "pods", NULL, DEVICE_PLUGIN_NAMESPACE, 0, wait_call_budget_ms(w), &pods, &e) > 0)
+	if (kube_get(w->container, "pods", NULL, DEVICE_PLUGIN_NAMESPACE, 0, deadline_call_ms(&w->by), &pods, &e) > 0)
 		rc = plugin_faults_judge(w, pods, err);
 	cJSON_Delete(pods);
 	os_error_clear(&e);
@@ -124,7 +124,7 @@ static int gpu_tick(struct gpu_wait *gw, os_error *err)
 
 	if (!g->rt.config_read && !gw->rt_call) {
 		runtime_fact_free(&g->rt);
-		if (containerd_nvidia_runtime(gw->w->container, wait_call_budget_ms(gw->w), &g->rt, &e) < 0)
+		if (containerd_nvidia_runtime(gw->w->container, deadline_call_ms(&gw->w->by), &g->rt, &e) < 0)
 			transient(g, &e);
 	}
 	os_error_clear(&e);
@@ -134,9 +134,15 @@ static int gpu_tick(struct gpu_wait *gw, os_error *err)
 	return 0;
 }
 
+/* A watch's limit: the wait's deadline, capped at WATCH_MAX_MS. */
+static struct deadline watch_by(const struct gpu_wait *gw)
+{
+	return deadline_capped(&gw->w->by, WATCH_MAX_MS);
+}
+
 static int start_watch(struct gpu_wait *gw, struct kube_watch *kw, os_error *err)
 {
-	int t = wait_remaining_ms(gw->w) < WATCH_MAX_MS ? wait_remaining_ms(gw->w) : WATCH_MAX_MS;
+	struct deadline by = watch_by(gw);
 
 	/* The config is read with the nodes until it has been, the caller's
 	 * file with the DaemonSets. */
@@ -144,20 +150,22 @@ static int start_watch(struct gpu_wait *gw, struct kube_watch *kw, os_error *err
 		kw->file = gw->g->rt.config_read ? NULL : K3S_CONTAINERD_CONFIG;
 	else
 		kw->file = gw->file && !gw->file->done ? gw->file->path : NULL;
-	return kube_watch_start(kw, gw->w->container, t, err);
+	return kube_watch_start(kw, gw->w->container, deadline_call_ms(&by), err);
 }
 
 /* A watch ended: started again, at once after an end of kubectl's own
  * (its request timeout), after a step of the backoff after a failure. */
 static int watch_ended(struct gpu_wait *gw, struct kube_watch *kw, os_error *err)
 {
+	struct deadline by = watch_by(gw);
+
 	if (kube_watch_end(kw, err) == 0) {
 		gw->g->seen = 1;   /* it listed, and watched to its end */
-	} else if (call_cut_by_deadline(err, gw->w->deadline) || !transient(gw->g, err)) {
+	} else if (deadline_cut(&by, err) || !transient(gw->g, err)) {
 		return -1;
 	} else if (!wait_follower(gw->w) && wait_container_news(gw->w, err)) {
 		return -1;   /* with no log followed, a look says whether the container stopped */
-	} else if (!backoff_wait(&gw->b, gw->w->deadline)) {
+	} else if (!backoff_wait(&gw->b, gw->w->by.at_ms)) {
 		return -1;   /* out of time, err clear: the wait's timeout */
 	}
 	return start_watch(gw, kw, err);
@@ -173,7 +181,7 @@ static void ask_runtime(struct gpu_wait *gw)
 	if (gw->g->rt.config_read || gw->rt_asked || !gw->g->plugin_found || !gw->nodes.file_read)
 		return;
 	gw->rt_asked = 1;
-	if (!(gw->rt_call = containerd_nvidia_runtime_start(gw->w->container, wait_call_budget_ms(gw->w), &e)))
+	if (!(gw->rt_call = containerd_nvidia_runtime_start(gw->w->container, deadline_call_ms(&gw->w->by), &e)))
 		transient(gw->g, &e);
 	os_error_clear(&e);
 }
@@ -297,7 +305,7 @@ int wait_gpus(struct wait_ctx *w, const struct sharing_want *want, struct wait_f
 		kube_watch_free(&gw.nodes);
 		kube_watch_free(&gw.sets);
 		docker_drop(&gw.rt_call);
-		if (!err->msg || deadline_hit(w, err)) {
+		if (!err->msg || wait_cut(w, err)) {
 			look_runtime_class(w, &g);
 			gpu_timeout(w, &g, err);
 		}

@@ -131,24 +131,24 @@ static int type_unregistered(const struct run_result *res)
 }
 
 int kube_exec_k3s_type(const char *ctr, const char *type, const char *const *args, const char *input,
-		       long long deadline, int timeout_ms, struct run_result *res, os_error *err)
+		       const struct deadline *by, struct run_result *res, os_error *err)
 {
 	struct backoff b = { 0 };
 	struct run_result last = { 0 };   /* k3s's last "not registered" answer */
 	int rc, gave_up = 0;
 
-	/* Each try within what is left before DEADLINE. */
-	while ((rc = kube_exec(ctr, args, input, call_budget_ms(deadline, timeout_ms), res, err)) == 0 &&
+	/* Each try within what is left before the deadline. */
+	while ((rc = kube_exec(ctr, args, input, deadline_call_ms(by), res, err)) == 0 &&
 	       type_unregistered(res)) {
 		run_result_free(&last);
 		last = *res;
 		*res = (struct run_result){ 0 };
-		if ((gave_up = !backoff_wait(&b, deadline)))
+		if ((gave_up = !backoff_wait(&b, by->at_ms)))
 			break;
 	}
 	/* Cut short once k3s had said no, that earlier answer is the news;
 	 * before any answer, the runner's "timed out after 29ms" would be. */
-	if (rc < 0 && call_cut_by_deadline(err, deadline)) {
+	if (rc < 0 && deadline_cut(by, err)) {
 		os_error_clear(err);
 		if (!(gave_up = last.err != NULL))
 			os_error_set(err, OS_EXIT_TIMEOUT, "the --timeout ran out while kubectl %s of %s ran in gateway container %s",

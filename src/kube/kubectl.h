@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "base/deadline.h"
 #include "base/error.h"
 #include "base/runner.h"
 #include "base/strv.h"
@@ -34,12 +35,12 @@ int kube_detached(const char *ctr, const char *const *args, int timeout_ms, os_e
  * (pkg/server/server.go: startOnAPIServerReady, registerCRDs), so a fresh
  * cluster's kubectl may first say "no matches for kind … ensure CRDs are
  * installed first" (apply) or "the server doesn't have a resource type"
- * (get, delete): that answer is waited out with a backoff until DEADLINE,
+ * (get, delete): that answer is waited out with a backoff until BY passes,
  * then a timeout (-1, err set, naming TYPE and kubectl's line). A try
- * that DEADLINE cuts short is that timeout too once k3s has said no, and
+ * that BY cuts short is that timeout too once k3s has said no, and
  * before any answer one that names the --timeout. */
 int kube_exec_k3s_type(const char *ctr, const char *type, const char *const *args, const char *input,
-		       long long deadline, int timeout_ms, struct run_result *res, os_error *err);
+		       const struct deadline *by, struct run_result *res, os_error *err);
 
 /* 1 when /readyz answers ok, 0 when not (yet), -1 when docker failed. */
 int kube_readyz(const char *ctr, int timeout_ms, os_error *err);

@@ -13,6 +13,7 @@
 
 #include "base/clock.h"
 #include "base/command.h"
+#include "base/deadline.h"
 #include "base/exitcode.h"
 #include "base/runner.h"
 #include "base/xalloc.h"
@@ -102,6 +103,49 @@ static void test_deadline(void)
 	dt = now_ms() - t0;
 	ok(dt < 300 + 1000, "SIGKILL follows the grace period (took %lld ms)", dt);
 	is_int(res.status, 128 + 9, "it was killed by SIGKILL");
+	run_result_free(&res);
+	os_error_clear(&err);
+}
+
+/* A child stopped at the remainder of a deadline is the deadline's
+ * doing; one stopped at its own cap, or failing otherwise, is not. */
+static void test_deadline_cut(void)
+{
+	static const char *const sleeper[] = { "sleep", "30", NULL };
+	struct deadline soon = deadline_in(300, 60000), capped = deadline_in(60000, 200), whole = deadline_in(250, 0), near;
+	struct run_result res;
+	os_error err = { 0 };
+	int t = deadline_call_ms(&soon);
+
+	ok(t > 0 && t <= 300, "the limit of a call is what is left when that is below the cap (%d ms)", t);
+	is_int(deadline_call_ms(&capped), 200, "and the cap when less");
+	ok(deadline_call_ms(&whole) <= 250, "a deadline without a cap gives what is left");
+	is_int(run(sleeper, NULL, deadline_call_ms(&soon), &res, &err), -1, "a child under the remainder times out");
+	is_int(err.limit_ms, t, "the runner records the limit it applied");
+	ok(deadline_cut(&soon, &err), "the deadline cut it short");
+	run_result_free(&res);
+	os_error_clear(&err);
+	is_int(err.limit_ms, 0, "a cleared error has no limit");
+
+	is_int(run(sleeper, NULL, deadline_call_ms(&capped), &res, &err), -1, "a child under the cap times out");
+	ok(!deadline_cut(&capped, &err), "its own cap stopped it, not the deadline");
+	run_result_free(&res);
+	os_error_clear(&err);
+
+	is_int(run(sleeper, NULL, deadline_call_ms(&whole), &res, &err), -1, "a stream under an uncapped deadline times out");
+	ok(deadline_cut(&whole, &err), "and that is the deadline");
+	os_error_wrap(&err, "context");
+	ok(deadline_cut(&whole, &err), "context added on the way up keeps the limit");
+	os_error_set(&err, OS_EXIT_TIMEOUT, "a wait's own timeout");
+	ok(!deadline_cut(&whole, &err), "an error set afresh is no call's limit");
+	run_result_free(&res);
+	os_error_clear(&err);
+
+	/* What a look at the clock afterwards would get wrong: */
+	near = deadline_in(300, 200);
+	is_int(run(sleeper, NULL, deadline_call_ms(&near), &res, &err), -1, "a child under a cap just short of the deadline times out");
+	usleep(150 * 1000);
+	ok(deadline_passed(&near) && !deadline_cut(&near, &err), "its cap's doing, though the deadline has passed since");
 	run_result_free(&res);
 	os_error_clear(&err);
 }
@@ -514,6 +558,7 @@ int main(void)
 	test_statuses();
 	test_stderr();
 	test_deadline();
+	test_deadline_cut();
 	test_missing();
 	test_io();
 	test_quoting();
