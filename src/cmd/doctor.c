@@ -16,7 +16,6 @@
 #include "base/exitcode.h"
 #include "base/json.h"
 #include "base/log.h"
-#include "base/runner.h"
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
@@ -24,7 +23,6 @@
 #include "cmd/doctor_pitfalls.h"
 #include "cmd/doctor_report.h"
 #include "docker/client.h"
-#include "docker/image.h"
 #include "gateway/deploy.h"
 #include "gateway/gpu_mode.h"
 #include "gateway/image.h"
@@ -105,28 +103,16 @@ static void check_gpu_mode(struct doctor *d, const cJSON *info)
 	daemon_gpus_free(&g);
 }
 
-/* docker info's checks; its answer (owned), or NULL when it gave none. */
-static cJSON *check_docker_info(struct doctor *d)
+/* The daemon's checks from its `docker info` answer. */
+static void check_docker_info(struct doctor *d, const cJSON *info)
 {
-	static const char *const args[] = { "info", "--format", "{{json .}}", NULL };
-	struct run_result res;
-	os_error err = { 0 };
-	cJSON *info = NULL;
+	const char *cg = json_str(info, "CgroupVersion");
+	const char *driver = json_str(info, "CgroupDriver");
 
-	if (docker_run_ok(args, NULL, 0, 0, &res, &err) < 0 ||
-	    !(info = json_parse(res.out, res.out_len, "docker info output", &err))) {
-		doctor_report_check(d, CHECK_FAIL, "docker-info", NULL, "docker info: %s", err.msg);
-	} else {
-		const char *cg = json_str(info, "CgroupVersion");
-		const char *driver = json_str(info, "CgroupDriver");
-		doctor_report_check(d, CHECK_PASS, "cgroups", NULL, "cgroups: v%s, driver %s", cg ? cg : "?", driver ? driver : "?");
-		check_nvidia_runtime(d, info);
-		check_cdi(d, info);
-		check_gpu_mode(d, info);
-	}
-	run_result_free(&res);
-	os_error_clear(&err);
-	return info;
+	doctor_report_check(d, CHECK_PASS, "cgroups", NULL, "cgroups: v%s, driver %s", cg ? cg : "?", driver ? driver : "?");
+	check_nvidia_runtime(d, info);
+	check_cdi(d, info);
+	check_gpu_mode(d, info);
 }
 
 /* The image a start would use: built yet? self-contained (a start needs no
@@ -134,30 +120,25 @@ static cJSON *check_docker_info(struct doctor *d)
  * 1 when Docker has it, else 0. */
 static int check_cluster_image(struct doctor *d, const struct deploy_opts *o)
 {
-	struct docker_image img = { 0 };
-	cleanup_free char *why = NULL;
+	struct image_facts f;
 	os_error err = { 0 };
-	int ok, present = 0;
+	int present = 0;
 
-	if (image_inspect(o->image, 0, &img, &err) < 0) {
+	if (image_read(o->image, &f, &err) < 0) {
 		doctor_report_check(d, CHECK_FAIL, "cluster-image", NULL, "cluster image %s: %s", o->image, err.msg);
-	} else if (!(present = img.exists)) {
+	} else if (!(present = f.img.exists)) {
 		doctor_report_check(d, CHECK_WARN, "cluster-image",
 		                    o->image_named ? "it is pulled at the first start; pull it now with 'docker pull'"
 				                   : "the first 'gateway start' builds it; build it now with 'openshell image build'",
 		                    "cluster image %s: not here yet", o->image);
-	} else if ((ok = image_self_contained(o->image, &img, &why, &err)) < 0) {
-		doctor_report_check(d, CHECK_FAIL, "cluster-image", NULL, "cluster image %s: %s", o->image, err.msg);
-	} else if (ok) {
-		const char *k3s = image_label(&img, "org.openshell.k3s-version");
-		const char *chart = image_label(&img, "org.openshell.device-plugin-chart-version");
+	} else if (f.self_contained) {
 		doctor_report_check(d, CHECK_PASS, "cluster-image", NULL, "cluster image %s: self-contained (k3s %s, device plugin %s)",
-		                    o->image, k3s ? k3s : "?", chart ? chart : "?");
+		                    o->image, f.k3s ? f.k3s : "?", f.chart ? f.chart : "?");
 	} else {
 		doctor_report_check(d, CHECK_WARN, "cluster-image", "rebuild it with 'openshell image build'",
-		                    "cluster image %s: not self-contained, a start may need network: %s", o->image, why);
+		                    "cluster image %s: not self-contained, a start may need network: %s", o->image, f.why);
 	}
-	docker_image_free(&img);
+	image_facts_free(&f);
 	os_error_clear(&err);
 	return present;
 }
@@ -177,7 +158,6 @@ static void print_json(struct doctor *d)
  * a start would use, for the driver, the toolkit and the pitfalls. */
 static void run_checks(struct doctor *d)
 {
-	cleanup_free char *server = NULL;
 	struct deploy_opts o;
 	struct host_facts facts;
 	os_error err = { 0 };
@@ -189,11 +169,13 @@ static void run_checks(struct doctor *d)
 		doctor_report_check(d, CHECK_FAIL, "docker-client", NULL, "docker client: %s", err.msg);
 	} else {
 		doctor_report_check(d, CHECK_PASS, "docker-client", NULL, "docker client: %s", docker_path());
-		if (docker_ping(&server, &err) < 0) {
+		/* One `docker info`: the daemon answers, and says what it has. */
+		if (docker_info(&info, &err) < 0) {
 			doctor_report_check(d, CHECK_FAIL, "docker-daemon", NULL, "docker daemon: %s", err.msg);
 		} else {
-			doctor_report_check(d, CHECK_PASS, "docker-daemon", NULL, "docker daemon: version %s", server);
-			info = check_docker_info(d);
+			doctor_report_check(d, CHECK_PASS, "docker-daemon", NULL, "docker daemon: version %s",
+			                    json_str(info, "ServerVersion"));
+			check_docker_info(d, info);
 			present = check_cluster_image(d, &o);
 		}
 	}

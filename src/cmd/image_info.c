@@ -14,7 +14,6 @@
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "docker/image.h"
 #include "gateway/deploy.h"
 #include "gateway/image.h"
 
@@ -47,11 +46,10 @@ static int run(int argc, char **argv)
 {
 	struct cli_parser p = { .spec = &image_info_spec };
 	struct deploy_opts defaults;
-	struct docker_image img = { 0 };
+	struct image_facts f = { 0 };
 	os_error err = { 0 };
 	const char *ref;
-	cleanup_free char *why = NULL;
-	int json = 0, ok, rc;
+	int json = 0, rc;
 
 	while (cli_next_option(&p, argc, argv) != -1)
 		json = 1;   /* --json is the only option of its own */
@@ -61,23 +59,21 @@ static int run(int argc, char **argv)
 	ref = optind < argc ? argv[optind++] : defaults.image;
 	if ((rc = cli_no_operands("image info", argc, argv)) >= 0)
 		return rc;
-	if (image_ref_check(ref, &err) < 0 || image_inspect(ref, 0, &img, &err) < 0) {
+	if (image_ref_check(ref, &err) < 0 || image_read(ref, &f, &err) < 0) {
 		rc = log_error_report(&err);
-	} else if (!img.exists) {
+	} else if (!f.img.exists) {
 		int dflt = strcmp(ref, IMAGE_DEFAULT_TAG) == 0;
 		os_error_set(&err, OS_EXIT_NOTFOUND, "no image %s here; build it with 'openshell image build%s%s'",
 			     ref, dflt ? "" : " --tag ", dflt ? "" : ref);
 		rc = log_error_report(&err);
-	} else if ((ok = image_self_contained(ref, &img, &why, &err)) < 0) {
-		rc = log_error_report(&err);
 	} else {
 		if (json)
-			json_print_stdout(image_describe_json(json_document(), ref, &img, ok, why));
+			json_print_stdout(image_describe_json(json_document(), ref, &f));
 		else
-			image_describe(ref, &img, ok, why, stdout);
+			image_describe(ref, &f, stdout);
 		rc = OS_EXIT_OK;
 	}
-	docker_image_free(&img);
+	image_facts_free(&f);
 	os_error_clear(&err);
 	return rc;
 }

@@ -21,7 +21,6 @@
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "docker/image.h"
 #include "gateway/deploy.h"
 #include "gateway/image.h"
 
@@ -110,9 +109,8 @@ static int run(int argc, char **argv)
 	struct cli_parser p = { .spec = &version_spec };
 	struct report r = { .present = -1 };
 	struct deploy_opts defaults;
-	struct docker_image img = { 0 };
 	os_error recipe_err = { 0 }, docker_err = { 0 };
-	int json = 0, rc = OS_EXIT_OK;
+	int json = 0, present, rc = OS_EXIT_OK;
 
 	while (cli_next_option(&p, argc, argv) != -1)
 		json = 1;   /* --json is the only option of its own */
@@ -124,8 +122,8 @@ static int run(int argc, char **argv)
 	r.ref = defaults.image;
 	r.recipe = image_context_dir();
 	image_versions(r.recipe, &r.pins, &recipe_err);
-	if (image_inspect(r.ref, 0, &img, &docker_err) == 0)
-		r.present = img.exists;
+	if (image_present(r.ref, NULL, &present, &docker_err) == 0)
+		r.present = present;
 	if (json)
 		print_json(&r);
 	else
@@ -137,7 +135,6 @@ static int run(int argc, char **argv)
 		int drc = log_error_report(&docker_err);
 		rc = rc == OS_EXIT_OK ? drc : rc;
 	}
-	docker_image_free(&img);
 	strv_free(&r.pins);
 	free(r.recipe);
 	os_error_clear(&recipe_err);

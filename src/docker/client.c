@@ -297,18 +297,6 @@ static int first_contact(const char *const *args, struct run_result *res, os_err
 	return 0;
 }
 
-int docker_ping(char **server_version, os_error *err)
-{
-	static const char *const args[] = { "version", "--format", "{{.Server.Version}}", NULL };
-	struct run_result res = { 0 };
-	int rc = first_contact(args, &res, err);
-
-	if (rc == 0 && server_version)
-		*server_version = xstrndup(res.out, strcspn(res.out, "\n"));
-	run_result_free(&res);
-	return rc;
-}
-
 int docker_info(cJSON **info, os_error *err)
 {
 	static const char *const args[] = { "info", "--format", "{{json .}}", NULL };

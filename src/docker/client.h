@@ -101,14 +101,9 @@ int docker_says_missing(const char *stderr_text);
 int docker_inspect(const char *const *args, const char *what, int timeout_ms, struct run_result *res,
 		   os_error *err);
 
-/* Check that the daemon answers (`docker version`), explaining how to fix
- * it when it does not. On success, *server_version (if given) receives the
- * daemon's version, owned by the caller. */
-int docker_ping(char **server_version, os_error *err);
-
-/* The same check by `docker info`, whose answer (parsed into *info, owned
- * by the caller) also holds the daemon's ServerVersion and what it offers
- * for GPUs: one call where a start needs both. */
+/* Check that the daemon answers (`docker info`), explaining how to fix it
+ * when it does not; its answer (parsed into *info, owned by the caller)
+ * holds the daemon's ServerVersion and what it offers for GPUs. */
 int docker_info(cJSON **info, os_error *err);
 
 #endif

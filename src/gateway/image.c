@@ -175,7 +175,7 @@ int image_present(const char *ref, const struct deadline *by, int *present, os_e
 {
 	struct docker_image img;
 
-	if (image_inspect(ref, deadline_call_ms(by), &img, err) < 0)
+	if (image_inspect(ref, by ? deadline_call_ms(by) : 0, &img, err) < 0)
 		return os_error_wrap(err, "cannot look for image %s", ref);
 	*present = img.exists;
 	docker_image_free(&img);
@@ -322,8 +322,29 @@ static const struct {
 	{ "org.openshell.bundle.k3s-airgap", "k3s airgap", "k3s_airgap" },
 };
 
-void image_describe(const char *ref, const struct docker_image *img, int ok, const char *why, FILE *out)
+int image_read(const char *ref, struct image_facts *f, os_error *err)
 {
+	memset(f, 0, sizeof(*f));
+	if (image_inspect(ref, 0, &f->img, err) < 0)
+		return -1;
+	if (!f->img.exists)
+		return 0;
+	f->k3s = image_label(&f->img, "org.openshell.k3s-version");
+	f->chart = image_label(&f->img, "org.openshell.device-plugin-chart-version");
+	return (f->self_contained = image_self_contained(ref, &f->img, &f->why, err)) < 0 ? -1 : 0;
+}
+
+void image_facts_free(struct image_facts *f)
+{
+	docker_image_free(&f->img);
+	free(f->why);
+	memset(f, 0, sizeof(*f));
+}
+
+void image_describe(const char *ref, const struct image_facts *f, FILE *out)
+{
+	const struct docker_image *img = &f->img;
+
 	fprintf(out, "%-16s %s\n", "image", ref);
 	fprintf(out, "%-16s %s\n", "id", img->id ? img->id : "-");
 	fprintf(out, "%-16s %s\n", "created", img->created ? img->created : "-");
@@ -333,7 +354,10 @@ void image_describe(const char *ref, const struct docker_image *img, int ok, con
 		const char *v = image_label(img, facts[i].label);
 		fprintf(out, "%-16s %s\n", facts[i].text, v ? v : "-");
 	}
-	fprintf(out, "%-16s %s%s%s\n", "self-contained", ok ? "yes" : "no", ok ? "" : ": ", ok ? "" : why);
+	if (f->self_contained)
+		fprintf(out, "%-16s yes\n", "self-contained");
+	else
+		fprintf(out, "%-16s no: %s\n", "self-contained", f->why);
 }
 
 /* "a b" -> ["a", "b"]: the bundle labels list names separated by spaces. */
@@ -352,8 +376,10 @@ static cJSON *words(const char *s)
 	return arr;
 }
 
-cJSON *image_describe_json(cJSON *o, const char *ref, const struct docker_image *img, int ok, const char *why)
+cJSON *image_describe_json(cJSON *o, const char *ref, const struct image_facts *f)
 {
+	const struct docker_image *img = &f->img;
+
 	cJSON_AddStringToObject(o, "image", ref);
 	json_add_string_or_null(o, "id", img->id);
 	json_add_string_or_null(o, "created", img->created);
@@ -365,7 +391,7 @@ cJSON *image_describe_json(cJSON *o, const char *ref, const struct docker_image 
 		else
 			json_add_string_or_null(o, facts[i].json, v);
 	}
-	cJSON_AddBoolToObject(o, "self_contained", ok);
-	json_add_string_or_null(o, "not_self_contained_because", why);
+	cJSON_AddBoolToObject(o, "self_contained", f->self_contained);
+	json_add_string_or_null(o, "not_self_contained_because", f->why);
 	return o;
 }

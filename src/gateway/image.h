@@ -53,7 +53,8 @@ int image_versions(const char *dir, struct strv *pairs, os_error *err);
 /* Build the image, showing each build step, and tag it. */
 int image_build(const struct image_build_opts *o, os_error *err);
 
-/* Whether ref is here (docker image inspect), a call within BY. */
+/* Whether ref is here (docker image inspect), a call within BY (NULL:
+ * docker's per-call limit). */
 int image_present(const char *ref, const struct deadline *by, int *present, os_error *err);
 
 /* Get ref, which is not here: an explicit reference is pulled, within
@@ -73,11 +74,22 @@ int image_find_cluster(int timeout_ms, char **ref, os_error *err);
  * saying what is missing; -1 when it cannot be looked at. */
 int image_self_contained(const char *ref, const struct docker_image *img, char **why, os_error *err);
 
+/* A cluster image as `image info`, `version` and doctor judge it. */
+struct image_facts {
+	struct docker_image img;   /* img.exists 0: not here, and nothing else is read */
+	int self_contained;        /* its bundle holds what a start needs */
+	char *why;                 /* else why not (owned) */
+	const char *k3s, *chart;   /* its k3s and device plugin chart versions (in img), or NULL */
+};
+
+/* Inspect REF and, when it is here, judge its bundle: one read for the
+ * commands that describe an image. */
+int image_read(const char *ref, struct image_facts *f, os_error *err);
+void image_facts_free(struct image_facts *f);
+
 /* What `image info` prints: text lines, or the JSON object's keys, added
  * to O (a json_document()), which is returned. */
-void image_describe(const char *ref, const struct docker_image *img, int self_contained, const char *why,
-		    FILE *out);
-cJSON *image_describe_json(cJSON *o, const char *ref, const struct docker_image *img, int self_contained,
-			   const char *why);
+void image_describe(const char *ref, const struct image_facts *f, FILE *out);
+cJSON *image_describe_json(cJSON *o, const char *ref, const struct image_facts *f);
 
 #endif

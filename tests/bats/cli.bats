@@ -137,12 +137,12 @@ Try 'openshell doctor --help' for more information." ]
 }
 
 @test "-v shows the commands that run" {
-	# A fake docker that answers `version` proves the trace without a daemon.
+	# A fake docker that answers `info` proves the trace without a daemon.
 	mkdir -p "$BATS_TEST_TMPDIR/bin"
-	printf '#!/bin/sh\n[ "$1" = version ] && { echo 99.0; exit 0; }\nexit 1\n' >"$BATS_TEST_TMPDIR/bin/docker"
+	printf '#!/bin/sh\n[ "$1" = info ] && { echo %s; exit 0; }\nexit 1\n' "'{\"ServerVersion\":\"99.0\"}'" >"$BATS_TEST_TMPDIR/bin/docker"
 	chmod +x "$BATS_TEST_TMPDIR/bin/docker"
 	OPENSHELL_DOCKER="$BATS_TEST_TMPDIR/bin/docker" run --separate-stderr openshell -v doctor
-	[[ "$stderr" == *"openshell: + $BATS_TEST_TMPDIR/bin/docker version --format '{{.Server.Version}}'"* ]]
+	[[ "$stderr" == *"openshell: + $BATS_TEST_TMPDIR/bin/docker info --format '{{json .}}'"* ]]
 	assert_output --partial 'pass  docker daemon: version 99.0'
 }
 
@@ -324,8 +324,14 @@ legacy"
 	mkdir -p "$BATS_TEST_TMPDIR/bin"
 	cat >"$BATS_TEST_TMPDIR/bin/docker" <<-EOS
 		#!/bin/sh
-		echo "\$* DOCKER_CONTEXT=\${DOCKER_CONTEXT-unset} DOCKER_HOST=\${DOCKER_HOST-unset} OPENSHELL_CALL_TIMEOUT=\${OPENSHELL_CALL_TIMEOUT-unset}" >>"$BATS_TEST_TMPDIR/calls"
+		echo "\$* DOCKER_CONTEXT=\${DOCKER_CONTEXT-unset} DOCKER_HOST=\${DOCKER_HOST-unset}" >>"$BATS_TEST_TMPDIR/calls"
 		[ "\$1 \$2" = "context ls" ] && { printf 'default\\ngpu-box\\ngpu-lab\\n'; exit 0; }
+		if [ "\$1" = ps ]; then   # a daemon that does not answer
+			trap 'echo "ps stopped" >>"$BATS_TEST_TMPDIR/calls"; exit 143' TERM
+			sleep 5 & wait \$!
+			echo "ps finished" >>"$BATS_TEST_TMPDIR/calls"
+			exit 0
+		fi
 		echo "Error response from daemon: No such image: \$4" >&2
 		exit 1
 	EOS
@@ -334,24 +340,30 @@ legacy"
 	run --separate-stderr openshell --context gpu-box image info some:ref
 	assert_failure 5
 	run cat "$BATS_TEST_TMPDIR/calls"
-	assert_output "image inspect -- some:ref DOCKER_CONTEXT=gpu-box DOCKER_HOST=unset OPENSHELL_CALL_TIMEOUT=unset"
+	assert_output "image inspect -- some:ref DOCKER_CONTEXT=gpu-box DOCKER_HOST=unset"
 	# docker's default context takes DOCKER_HOST for its endpoint: kept
 	rm "$BATS_TEST_TMPDIR/calls"
 	run --separate-stderr openshell --context default image info some:ref
 	run cat "$BATS_TEST_TMPDIR/calls"
-	assert_output "image inspect -- some:ref DOCKER_CONTEXT=default DOCKER_HOST=tcp://127.0.0.1:1 OPENSHELL_CALL_TIMEOUT=unset"
+	assert_output "image inspect -- some:ref DOCKER_CONTEXT=default DOCKER_HOST=tcp://127.0.0.1:1"
 	run --separate-stderr openshell --context "" image info some:ref
 	assert_failure 2
 	[[ "$stderr" == "openshell: error: --context needs a context's name (see 'docker context ls')"* ]]
 	PATH=$BATS_TEST_TMPDIR/bin:$PATH run bash_complete --context gpu
 	assert_output "gpu-box
 gpu-lab"
-	# gateway names come from the context typed before, each call cut at 2 s
+	# gateway names come from the context typed before, each call cut at
+	# 2 s: a daemon that does not answer is stopped before its 5 s are up
 	rm "$BATS_TEST_TMPDIR/calls"
 	export XDG_CONFIG_HOME=$BATS_TEST_TMPDIR/config
 	PATH=$BATS_TEST_TMPDIR/bin:$PATH run bash_complete --context gpu-lab gateway status --name ""
-	run grep '^ps ' "$BATS_TEST_TMPDIR/calls"
-	assert_output --regexp ' DOCKER_CONTEXT=gpu-lab DOCKER_HOST=unset OPENSHELL_CALL_TIMEOUT=2s$'
+	assert_output ""
+	run grep '^ps -' "$BATS_TEST_TMPDIR/calls"
+	assert_output --regexp ' DOCKER_CONTEXT=gpu-lab DOCKER_HOST=unset$'
+	run grep -c '^ps stopped$' "$BATS_TEST_TMPDIR/calls"
+	assert_output 1
+	run grep -c '^ps finished$' "$BATS_TEST_TMPDIR/calls"
+	assert_output 0
 }
 
 @test "completion refuses what is no shell" {
@@ -419,7 +431,7 @@ pin() { sed -n "s/^$1=//p" "$OPENSHELL_SRCDIR/deploy/versions.env"; }
 	doc=$output
 	run jq -r '[.cluster_image.present, .cluster_image.pins.k3s_version] | map(tostring) | join(" ")' <<<"$doc"
 	assert_output "null $(pin K3S_VERSION)"
-	[[ "$stderr" == "openshell: error: OPENSHELL_DOCKER="* ]]
+	[[ "$stderr" == "openshell: error: cannot look for image openshell-cluster:"*": OPENSHELL_DOCKER="* ]]
 	assert_schema version "$doc"
 	run --separate-stderr openshell version extra
 	assert_failure 2
