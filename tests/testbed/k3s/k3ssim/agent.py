@@ -72,7 +72,7 @@ def _fatal(msg):
 
 
 def _node_password():
-    path = os.environ.get("SIM_NODE_PASSWORD_FILE", "/etc/rancher/node/password")
+    path = config.NODE_PASSWORD_FILE
     try:
         with open(path, encoding="ascii") as f:
             return f.read().strip()

@@ -19,6 +19,8 @@ CGROUP_DIR = os.environ.get("SIM_CGROUP_DIR", "/sys/fs/cgroup")
 NVIDIA_RUNTIME_CONFIG = os.environ.get("SIM_NVIDIA_RUNTIME_CONFIG", "/etc/nvidia-container-runtime/config.toml")
 CDI_DIRS = os.environ.get("SIM_CDI_DIRS", "/etc/cdi:/var/run/cdi").split(":")
 MOUNTINFO = os.environ.get("SIM_MOUNTINFO", "/proc/self/mountinfo")
+# The agent's node password (pkg/agent/config: /etc/rancher/node/password).
+NODE_PASSWORD_FILE = os.environ.get("SIM_NODE_PASSWORD_FILE", "/etc/rancher/node/password")
 
 SERVER_DIR = os.path.join(DATA_DIR, "server")
 TLS_DIR = os.path.join(SERVER_DIR, "tls")

@@ -31,6 +31,8 @@ import ssl
 import urllib.error
 import urllib.request
 
+from . import config
+
 PASSWORD_REJECTED = ("Node password rejected, duplicate hostname or contents of '%s' may not match server "
                      "node-passwd entry, try enabling a unique node name with the --with-node-id flag")
 
@@ -203,7 +205,7 @@ def configure(base, ctx, token, node, ips, password, agent_dir):
         raise JoinError("failed to retrieve configuration from server: %s" % e)
     paths = {"client-ca": os.path.join(agent_dir, "client-ca.crt"), "control": control}
     write(paths["client-ca"], fetch("/v1-k3s/client-ca.crt", auth), 0o600)
-    pw_file = os.environ.get("SIM_NODE_PASSWORD_FILE", "/etc/rancher/node/password")
+    pw_file = config.NODE_PASSWORD_FILE
     for name in ("serving-kubelet", "client-kubelet"):
         crt, key = os.path.join(agent_dir, name + ".crt"), os.path.join(agent_dir, name + ".key")
         blocks = _split_pem(fetch("/v1-k3s/%s.crt" % name, node_headers, crt, PASSWORD_REJECTED % pw_file))
