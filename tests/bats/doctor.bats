@@ -29,7 +29,7 @@ setup() {
 	export OPENSHELL_CLUSTER_IMAGE=$IMAGE
 }
 
-teardown() {
+suite_teardown() {
 	[[ ! -e $BATS_TEST_TMPDIR/nvidia0 ]] || mv "$BATS_TEST_TMPDIR/nvidia0" "$ROOT/dev/"
 	rm -rf "${ROOT:?}/dev/dxg" "$ROOT/etc/nv_tegra_release" "$ROOT/sys/devices" "$ROOT/etc/cdi" "$ROOT"/dev/char/*
 }

@@ -38,7 +38,7 @@ setup() {
 	load helpers/gateway
 }
 
-teardown() {
+suite_teardown() {
 	# a test that failed half-way must not leave the suite on another context
 	docker context use default >/dev/null 2>&1 || true
 }
