@@ -51,7 +51,11 @@ static void check_driver(struct doctor *d, const struct host_facts *f)
 {
 	cleanup_free char *models = strv_join(&f->gpus, ", ");
 
-	if (!f->driver)
+	if (!f->driver && f->dxg && !f->nvidia0)
+		doctor_report_check(d, CHECK_SKIP, "nvidia-driver",
+		                    "install NVIDIA's driver for WSL on Windows (R495 or later); /usr/lib/wsl/lib/nvidia-smi in the distribution shows it",
+		                    "NVIDIA driver: not in the WSL2 kernel (no /proc/driver/nvidia), which passes the Windows host's GPUs through /dev/dxg");
+	else if (!f->driver)
 		doctor_report_check(d, CHECK_WARN, "nvidia-driver", "install the NVIDIA driver on the Docker host to use --gpu",
 		                    "NVIDIA driver: none loaded on the Docker host (no /proc/driver/nvidia/version)");
 	else if (!f->gpus.n)

@@ -10,6 +10,7 @@
 #include "base/json.h"
 #include "cmd/doctor_pitfalls.h"
 #include "cmd/doctor_report.h"
+#include "gateway/wsl2.h"
 
 static void check_rootless(struct doctor *d, const cJSON *info)
 {
@@ -40,12 +41,20 @@ static void check_systemd_cgroups(struct doctor *d, const cJSON *info, const str
 	                    f->major, f->minor);
 }
 
-static void check_wsl2(struct doctor *d, const struct host_facts *f)
+/* WSL2, by the daemon's kernel (docker info) or by /dev/dxg without
+ * /dev/nvidiaN on its host: what a start there can and cannot do. */
+static void check_wsl2(struct doctor *d, const cJSON *info, const struct host_facts *f)
 {
-	if (!f->dxg || f->nvidia0)
+	enum wsl2_host host = info ? wsl2_of_info(info) : WSL2_NO;
+
+	if (host == WSL2_NO && !(f && f->dxg && !f->nvidia0))
 		return;
-	doctor_report_check(d, CHECK_WARN, "wsl2", "expect allocatable nvidia.com/gpu 1 whatever the GPUs; use --gpu, not a count or a list",
-	                    "WSL2: the GPUs come through /dev/dxg, with no /dev/nvidiaN, so the device plugin advertises them as one device and --gpus cannot pick among them");
+	doctor_report_check(d, CHECK_WARN, "wsl2",
+	                    host == WSL2_DOCKER_DESKTOP
+	                            ? "use --gpu, not a count or a list; Docker Desktop gives its engine the GPUs with " WSL2_DESKTOP_SETTINGS
+	                            : "use --gpu, not a count or a list; expect allocatable nvidia.com/gpu 1 whatever the GPUs",
+	                    "%s: the GPUs come through /dev/dxg, with no /dev/nvidiaN, so the device plugin advertises them as one device; --gpus cannot pick among them, and MIG and MPS sharing are refused there",
+	                    host == WSL2_DOCKER_DESKTOP ? "Docker Desktop on WSL2" : "WSL2");
 }
 
 static void check_tegra(struct doctor *d, const struct host_facts *f)
@@ -73,11 +82,11 @@ void doctor_pitfalls(struct doctor *d, const cJSON *info, const struct host_fact
 {
 	if (info)
 		check_rootless(d, info);
+	check_wsl2(d, info, f);
 	if (!f)
 		return;
 	if (info)
 		check_systemd_cgroups(d, info, f);
-	check_wsl2(d, f);
 	check_tegra(d, f);
 	check_cdi_specs(d, f);
 }

@@ -59,6 +59,7 @@ void daemon_gpus_from_info(const cJSON *info, struct daemon_gpus *d)
 			strv_push(&d->cdi, id);
 	}
 	d->gpus_by_cdi = d->cdi.n > 0 && version_at_least(json_str(info, "ServerVersion"), 29, 2);
+	d->wsl2 = wsl2_of_info(info);
 }
 
 int daemon_gpus_parse(const char *json, size_t len, struct daemon_gpus *d, os_error *err)
@@ -159,7 +160,7 @@ int gpu_mode_choose(struct deploy_opts *o, const struct daemon_gpus *d, os_error
 
 	if (!o->gpu)
 		return 0;
-	if (gpu_mode_resolve(asked, d, &used, err) < 0)
+	if (wsl2_check(o, d->wsl2, err) < 0 || gpu_mode_resolve(asked, d, &used, err) < 0)
 		return -1;
 	o->cdi = used == GPU_MODE_CDI;
 	log_verbose("GPU mode %s%s%s", gpu_mode_name(used),

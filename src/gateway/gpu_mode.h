@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "base/names.h"
 #include "base/strv.h"
+#include "gateway/wsl2.h"
 
 enum gpu_mode { GPU_MODE_AUTO, GPU_MODE_CDI, GPU_MODE_LEGACY };
 
@@ -33,6 +34,7 @@ struct daemon_gpus {
 	int gpus_by_cdi;      /* Docker >= 29.2 with such devices: --gpus goes through CDI
 	                       * first (moby daemon/devices_nvidia_linux.go), the hook only
 	                       * when the spec cannot resolve them */
+	enum wsl2_host wsl2;  /* the daemon runs under WSL2 (gateway/wsl2.h) */
 };
 
 /* Read them from docker info's JSON, parsed or as text. */
@@ -48,7 +50,7 @@ struct deploy_opts;
 struct gw_container;
 
 /* For a new gateway: the mode o->gpu_mode asks for on this daemon, in
- * o->cdi. Whether the daemon's host has the toolkit is the daemon's own
+ * o->cdi, after what a WSL2 host cannot serve is refused. Whether the daemon's host has the toolkit is the daemon's own
  * verdict when the container is made (gpu_errors.h), not a guess from
  * this machine's PATH. */
 int gpu_mode_choose(struct deploy_opts *o, const struct daemon_gpus *d, os_error *err);

@@ -31,6 +31,7 @@ setup() {
 
 suite_teardown() {
 	[[ ! -e $BATS_TEST_TMPDIR/nvidia0 ]] || mv "$BATS_TEST_TMPDIR/nvidia0" "$ROOT/dev/"
+	[[ ! -e $BATS_TEST_TMPDIR/proc ]] || mv "$BATS_TEST_TMPDIR/proc" "$SIM_HOST_DIR/"
 	rm -rf "${ROOT:?}/dev/dxg" "$ROOT/etc/nv_tegra_release" "$ROOT/sys/devices" "$ROOT/etc/cdi" "$ROOT"/dev/char/*
 }
 
@@ -102,7 +103,33 @@ fake_info() {
 	run check wsl2
 	mv "$BATS_TEST_TMPDIR/nvidia0" "$ROOT/dev/"
 	assert_output --partial "warn WSL2: the GPUs come through /dev/dxg, with no /dev/nvidiaN, so the device plugin advertises them as one device"
-	assert_output --partial "(expect allocatable nvidia.com/gpu 1"
+	assert_output --partial "MIG and MPS sharing are refused there"
+	assert_output --partial "(use --gpu, not a count or a list; expect allocatable nvidia.com/gpu 1"
+	run check nvidia-driver
+	assert_output --partial "pass NVIDIA driver 550.54.15"   # the sim host's procfs: a module of its own
+}
+
+@test "WSL2's kernel has no NVIDIA module: the driver is the Windows host's, and doctor says where it is installed" {
+	# SIMULATION: WSL2 as sim-host --wsl2 makes it, on this file's host:
+	# /dev/dxg, no /dev/nvidiaN, no /proc/driver/nvidia.
+	touch "$ROOT/dev/dxg"
+	mv "$ROOT/dev/nvidia0" "$BATS_TEST_TMPDIR/"
+	mv "$SIM_HOST_DIR/proc" "$BATS_TEST_TMPDIR/"
+	run check nvidia-driver
+	assert_output "skip NVIDIA driver: not in the WSL2 kernel (no /proc/driver/nvidia), which passes the Windows host's GPUs through /dev/dxg (install NVIDIA's driver for WSL on Windows (R495 or later); /usr/lib/wsl/lib/nvidia-smi in the distribution shows it)"
+	run check wsl2
+	assert_output --partial "warn WSL2: the GPUs come through /dev/dxg"
+}
+
+@test "Docker Desktop on WSL2, by its docker info alone: the warning names the setting that gives its engine the GPUs" {
+	# SIMULATION: the daemon's kernel and name as Docker Desktop's engine reports them.
+	fake_info '.KernelVersion = "6.6.87.2-microsoft-standard-WSL2" | .OperatingSystem = "Docker Desktop"'
+	run check wsl2
+	assert_output --partial "warn Docker Desktop on WSL2: the GPUs come through /dev/dxg"
+	assert_output --partial "Settings > General > Use the WSL 2 based engine"
+	fake_info '.KernelVersion = "6.1.0-27-amd64"'
+	run check wsl2
+	assert_output ""
 }
 
 @test "Jetson/Tegra: no NVML, said with what works" {

@@ -237,6 +237,17 @@ assert_nothing_on_for() {
 	assert_output ""
 }
 
+@test "a WSL2 host: a count of its GPUs is refused with what works, before anything is made there" {
+	# SIMULATION: sim-host --wsl2, its docker info through the wrapper on its host-bin.
+	sim_host_machine node-w --wsl2 --gpus 2
+	PATH=$(sim_host_of node-w dir)/host-bin:$PATH run --separate-stderr node_add node-w --gpus 1
+	assert_failure 1
+	[[ $stderr == *"error: --gpus 1 cannot be served on a WSL2 Docker host: its GPUs come through one device, /dev/dxg"* ]]
+	assert_nothing_on node-w
+	run kx get node node-w --ignore-not-found -o name
+	assert_output ""
+}
+
 @test "a Docker daemon that does not answer is named, and nothing is made" {
 	run --separate-stderr openshell gateway node add gone --name mh --docker-host unix:///nonexistent/docker.sock
 	assert_failure 3

@@ -13,7 +13,9 @@
 #include "gateway/gpu_mode.h"
 #include "gateway/gpus.h"
 #include "gateway/mig.h"
+#include "gateway/sharing.h"
 #include "gateway/start_gpus.h"
+#include "gateway/wsl2.h"
 #include "tap.h"
 
 /* docker info of Docker 28.2 with the NVIDIA spec of a 2-GPU host. */
@@ -363,6 +365,60 @@ static void test_mig_resources(void)
 	cJSON_Delete(j);
 }
 
+/* A WSL2 daemon by its docker info; what its one /dev/dxg cannot serve. */
+static void test_wsl2(void)
+{
+	static const char engine[] = "{\"ServerVersion\":\"27.3.1\",\"KernelVersion\":\"5.15.153.1-microsoft-standard-WSL2\",\"OperatingSystem\":\"Ubuntu 24.04.1 LTS\"}";
+	static const char desktop[] = "{\"ServerVersion\":\"28.1.1\",\"KernelVersion\":\"6.6.87.2-microsoft-standard-WSL2\",\"OperatingSystem\":\"Docker Desktop\"}";
+	static const char linux_host[] = "{\"ServerVersion\":\"28.1.1\",\"KernelVersion\":\"6.1.0-27-amd64\",\"OperatingSystem\":\"Debian GNU/Linux 12 (bookworm)\"}";
+	struct daemon_gpus d;
+	struct deploy_opts o;
+	os_error err = { 0 };
+
+	daemon_gpus_parse(engine, strlen(engine), &d, &err);
+	is_int(d.wsl2, WSL2_ENGINE, "a daemon on a WSL2 kernel is a WSL2 host");
+	daemon_gpus_free(&d);
+	daemon_gpus_parse(desktop, strlen(desktop), &d, &err);
+	is_int(d.wsl2, WSL2_DOCKER_DESKTOP, "Docker Desktop's engine is one too, named as such");
+	daemon_gpus_free(&d);
+	daemon_gpus_parse(linux_host, strlen(linux_host), &d, &err);
+	is_int(d.wsl2, WSL2_NO, "a Linux host's is not");
+	daemon_gpus_free(&d);
+
+	deploy_opts_init(&o);
+	o.name = "g";
+	o.gpu = 1;
+	is_int(wsl2_check(&o, WSL2_ENGINE, &err), 0, "all the GPUs can be served");
+	o.sharing_set = 1;
+	sharing_parse("time-slicing:4", &o.sharing, &err);
+	is_int(wsl2_check(&o, WSL2_ENGINE, &err), 0, "and time-sliced");
+	gpus_parse("2", &o.gpus, &err);
+	ok(wsl2_check(&o, WSL2_ENGINE, &err) < 0 && err.code == OS_EXIT_FAILURE &&
+	   strstr(err.msg, "--gpus 2 cannot be served on a WSL2 Docker host") && strstr(err.msg, "use --gpu"),
+	   "a count is refused with the fix: %s", err.msg);
+	os_error_clear(&err);
+	gpus_free(&o.gpus);
+	gpus_parse("0,1", &o.gpus, &err);
+	ok(wsl2_check(&o, WSL2_DOCKER_DESKTOP, &err) < 0 && strstr(err.msg, "--gpus 0,1 cannot be served on Docker Desktop on WSL2"),
+	   "a list too, on Docker Desktop: %s", err.msg);
+	os_error_clear(&err);
+	is_int(wsl2_check(&o, WSL2_NO, &err), 0, "a Linux host serves the list");
+	gpus_free(&o.gpus);
+	gpus_parse("all", &o.gpus, &err);
+	o.mig = MIG_MIXED;
+	ok(wsl2_check(&o, WSL2_ENGINE, &err) < 0 && strstr(err.msg, "--mig-strategy mixed cannot be served") &&
+	   strstr(err.msg, "no MIG"), "MIG is refused: %s", err.msg);
+	os_error_clear(&err);
+	o.mig = MIG_NONE;
+	sharing_parse("mps:2", &o.sharing, &err);
+	ok(wsl2_check(&o, WSL2_ENGINE, &err) < 0 && strstr(err.msg, "--gpu-sharing mps cannot be served") &&
+	   strstr(err.msg, "time-slicing"), "MPS is refused with the alternative: %s", err.msg);
+	os_error_clear(&err);
+	o.gpu = 0;
+	is_int(wsl2_check(&o, WSL2_ENGINE, &err), 0, "a gateway without GPUs asks nothing of it");
+	deploy_opts_free(&o);
+}
+
 int main(void)
 {
 	xalloc_init();
@@ -374,5 +430,6 @@ int main(void)
 	test_container();
 	test_argv();
 	test_mig_resources();
+	test_wsl2();
 	return tap_done();
 }

@@ -1,0 +1,48 @@
+/* gateway/wsl2.c - GPU requests a WSL2 host can serve (see gateway/wsl2.h). */
+#include "config.h"
+
+#include <string.h>
+
+#include "base/exitcode.h"
+#include "base/json.h"
+#include "base/xalloc.h"
+#include "gateway/deploy.h"
+#include "gateway/wsl2.h"
+
+enum wsl2_host wsl2_of_info(const cJSON *info)
+{
+	const char *kernel = json_str(info, "KernelVersion"), *os = json_str(info, "OperatingSystem");
+
+	/* Microsoft's WSL2 kernels: "…-microsoft-standard-WSL2", and before
+	 * 5.10 "…-microsoft-standard" (WSL1 has no kernel of its own, and no
+	 * Docker daemon). */
+	if (!kernel || !strstr(kernel, "-microsoft-standard"))
+		return WSL2_NO;
+	return os && strcmp(os, "Docker Desktop") == 0 ? WSL2_DOCKER_DESKTOP : WSL2_ENGINE;
+}
+
+static const char *where(enum wsl2_host host)
+{
+	return host == WSL2_DOCKER_DESKTOP ? "Docker Desktop on WSL2" : "a WSL2 Docker host";
+}
+
+int wsl2_check(const struct deploy_opts *o, enum wsl2_host host, os_error *err)
+{
+	if (!o->gpu || host == WSL2_NO)
+		return 0;
+	if (o->gpus.kind != GPUS_ALL) {
+		cleanup_free char *sel = gpus_string(&o->gpus);
+		return os_error_set(err, OS_EXIT_FAILURE,
+				    "--gpus %s cannot be served on %s: its GPUs come through one device, /dev/dxg, all of them or none; use --gpu (all of them), or a Linux host to pick among them",
+				    sel, where(host));
+	}
+	if (o->mig != MIG_NONE)
+		return os_error_set(err, OS_EXIT_FAILURE,
+				    "--mig-strategy %s cannot be served on %s: WSL2 has no MIG (the toolkit's libnvidia-container gives none there); leave --mig-strategy out, or use a Linux host for MIG",
+				    mig_strategy_name(o->mig), where(host));
+	if (o->sharing_set && o->sharing.mps)
+		return os_error_set(err, OS_EXIT_FAILURE,
+				    "--gpu-sharing mps cannot be served on %s: MPS needs the GPUs in compute mode EXCLUSIVE_PROCESS, which WSL2's driver cannot set; use --gpu-sharing time-slicing:N",
+				    where(host));
+	return 0;
+}

@@ -1,0 +1,39 @@
+/* gateway/wsl2.h - what a Docker host under WSL2 can give a gateway's GPUs, and what it cannot.
+ *
+ * Under WSL2 the GPUs come through one paravirtual device, /dev/dxg, with
+ * no /dev/nvidiaN: Docker's toolkit gives a container all of them or none
+ * (NVIDIA's CUDA on WSL guide: "only --gpus all is supported. On
+ * multi-GPU systems it is not possible to filter for specific GPU
+ * devices"), the device plugin (0.19.1 and later) advertises them as one
+ * device named "all" (internal/rm/wsl_devices.go), libnvidia-container
+ * has "No MIG support for WSL" (src/nvc_info.c), and the driver's compute
+ * mode cannot be changed there (the guide: "Modifiable state features
+ * (ECC, Compute mode, Persistence mode) will not be supported"), which
+ * MPS sharing needs (EXCLUSIVE_PROCESS). The host is known by what its
+ * daemon reports (`docker info`): a kernel of Microsoft's WSL2 build
+ * ("5.15.153.1-microsoft-standard-WSL2"), and Docker Desktop by its
+ * OperatingSystem.
+ */
+#ifndef OPENSHELL_GATEWAY_WSL2_H
+#define OPENSHELL_GATEWAY_WSL2_H
+
+#include <cjson/cJSON.h>
+
+#include "base/error.h"
+
+enum wsl2_host { WSL2_NO, WSL2_ENGINE, WSL2_DOCKER_DESKTOP };
+
+/* Which the daemon whose `docker info` is INFO runs on. */
+enum wsl2_host wsl2_of_info(const cJSON *info);
+
+/* Docker Desktop's settings that give its engine the GPUs. */
+#define WSL2_DESKTOP_SETTINGS \
+	"Settings > General > Use the WSL 2 based engine (on by default), with NVIDIA's driver for WSL installed on Windows"
+
+/* A gateway's GPU request on such a host: a count or a list of GPUs, a
+ * MIG strategy or MPS sharing is refused (OS_EXIT_FAILURE), naming why
+ * and what works instead; 0 when nothing needs it or it can be served. */
+struct deploy_opts;
+int wsl2_check(const struct deploy_opts *o, enum wsl2_host host, os_error *err);
+
+#endif

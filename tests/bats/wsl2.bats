@@ -1,0 +1,67 @@
+#!/usr/bin/env bats
+# A GPU gateway on a Docker host under WSL2 (sim-host --wsl2: the daemon's
+# docker info names Microsoft's WSL2 kernel, the host's GPUs come through
+# /dev/dxg with no /dev/nvidiaN and no /proc/driver/nvidia; SIMULATION,
+# see docs/k3s-standin.md). What one /dev/dxg cannot serve is refused with
+# the reason and what works, before anything of the gateway is made.
+
+setup_file() {
+	load helpers/gateway
+	sim_only "a WSL2 Docker host is made by sim-host --wsl2"
+	sim_host_start --wsl2 --gpus 2
+	export XDG_CONFIG_HOME=$BATS_FILE_TMPDIR/config
+}
+
+teardown_file() {
+	load helpers/gateway
+	sim_host_stop
+}
+
+setup() {
+	load helpers/gateway
+}
+
+@test "sim-host --wsl2 is a WSL2 host as a gateway sees it: its daemon's kernel, /dev/dxg, no /dev/nvidiaN, no driver procfs" {
+	run docker info --format '{{json .}}'
+	assert_success
+	run jq -r .KernelVersion <<<"$output"
+	assert_output --regexp '-microsoft-standard-WSL2$'
+	[ -c "$SIM_HOST_DIR/root/dev/dxg" ]
+	run ls "$SIM_HOST_DIR/root/dev"
+	refute_output --partial nvidia
+	[ ! -e "$SIM_HOST_DIR/proc/driver/nvidia" ]
+	# The wrapper speaks for this daemon alone: another one is no WSL2 host.
+	DOCKER_HOST=unix:///nonexistent.sock run docker info --format '{{json .}}'
+	refute_output --partial microsoft
+}
+
+@test "a count or a list of GPUs, MIG and MPS are refused on WSL2 with what works instead; nothing is made" {
+	local port
+	port=$(free_port)
+	run --separate-stderr openshell gateway start --name w1 --gpus 1 --port "$port"
+	assert_failure 1
+	[[ $stderr == *"openshell: error: --gpus 1 cannot be served on a WSL2 Docker host: its GPUs come through one device, /dev/dxg, all of them or none; use --gpu (all of them), or a Linux host to pick among them"* ]]
+	run --separate-stderr openshell gateway start --name w1 --gpus 0,1 --port "$port"
+	assert_failure 1
+	[[ $stderr == *"error: --gpus 0,1 cannot be served on a WSL2 Docker host"* ]]
+	run --separate-stderr openshell gateway start --name w1 --gpu --mig-strategy mixed --port "$port"
+	assert_failure 1
+	[[ $stderr == *"error: --mig-strategy mixed cannot be served on a WSL2 Docker host: WSL2 has no MIG"* ]]
+	run --separate-stderr openshell gateway start --name w1 --gpu --gpu-sharing mps:2 --port "$port"
+	assert_failure 1
+	[[ $stderr == *"error: --gpu-sharing mps cannot be served on a WSL2 Docker host: MPS needs the GPUs in compute mode EXCLUSIVE_PROCESS, which WSL2's driver cannot set; use --gpu-sharing time-slicing:N"* ]]
+	assert_no_gateway_resources w1
+	run docker ps -aq
+	assert_output ""
+	[ ! -e "$XDG_CONFIG_HOME/openshell/gateways/w1" ]
+}
+
+@test "Docker Desktop's engine is named as such in the refusal" {
+	# SIMULATION: sim-host --docker-desktop's name for the daemon, set on this one.
+	echo "Docker Desktop" >"$SIM_HOST_DIR/wsl2/os"
+	run --separate-stderr openshell gateway start --name w2 --gpus 1 --port "$(free_port)"
+	echo >"$SIM_HOST_DIR/wsl2/os"
+	assert_failure 1
+	[[ $stderr == *"error: --gpus 1 cannot be served on Docker Desktop on WSL2: "* ]]
+	assert_no_gateway_resources w2
+}
