@@ -122,11 +122,12 @@ static int check_cluster_image(struct doctor *d, const struct deploy_opts *o)
 {
 	struct image_facts f;
 	os_error err = { 0 };
-	int present = 0;
+	int rc = image_read(o->image, &f, &err);
+	int present = f.img.exists;   /* also when its bundle could not be judged */
 
-	if (image_read(o->image, &f, &err) < 0) {
+	if (rc < 0) {
 		doctor_report_check(d, CHECK_FAIL, "cluster-image", NULL, "cluster image %s: %s", o->image, err.msg);
-	} else if (!(present = f.img.exists)) {
+	} else if (!present) {
 		doctor_report_check(d, CHECK_WARN, "cluster-image",
 		                    o->image_named ? "it is pulled at the first start; pull it now with 'docker pull'"
 				                   : "the first 'gateway start' builds it; build it now with 'openshell image build'",

@@ -53,8 +53,9 @@ static void check_wsl2(struct doctor *d, const cJSON *info, const struct host_fa
 	                    host == WSL2_DOCKER_DESKTOP
 	                            ? "use --gpu, not a count or a list; Docker Desktop gives its engine the GPUs with " WSL2_DESKTOP_SETTINGS
 	                            : "use --gpu, not a count or a list; expect allocatable nvidia.com/gpu 1 whatever the GPUs",
-	                    "%s: the GPUs come through /dev/dxg, with no /dev/nvidiaN, so the device plugin advertises them as one device; --gpus cannot pick among them, and MIG and MPS sharing are refused there",
-	                    host == WSL2_DOCKER_DESKTOP ? "Docker Desktop on WSL2" : "WSL2");
+	                    "%s: the GPUs come through /dev/dxg%s, so the device plugin advertises them as one device; --gpus cannot pick among them, and MIG and MPS sharing are refused there",
+	                    host == WSL2_DOCKER_DESKTOP ? "Docker Desktop on WSL2" : "WSL2",
+	                    f && f->dxg && !f->nvidia0 ? ", with no /dev/nvidiaN" : "");
 }
 
 static void check_tegra(struct doctor *d, const struct host_facts *f)

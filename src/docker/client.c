@@ -24,17 +24,33 @@ static void docker_fini(void)
 	docker_exe = NULL;
 }
 
+/* OPENSHELL_CALL_TIMEOUT into call_timeout_ms, once, for whichever asks
+ * first (a flow sets its deadline's cap before its first docker call):
+ * 0, or -1 when it is no duration, which docker_init() reports. */
+static int read_call_timeout(void)
+{
+	static int read, rc;
+	const char *t = getenv("OPENSHELL_CALL_TIMEOUT");
+	int ms;
+
+	if (read || call_timeout_given)
+		return rc;
+	read = 1;
+	if (t && *t)
+		rc = parse_duration_ms(t, &ms) < 0 ? -1 : (call_timeout_ms = ms, 0);
+	return rc;
+}
+
 int docker_init(os_error *err)
 {
 	const char *want = getenv("OPENSHELL_DOCKER");
-	const char *t = getenv("OPENSHELL_CALL_TIMEOUT");
 
 	if (docker_exe)
 		return 0;
-	if (!call_timeout_given && t && *t && parse_duration_ms(t, &call_timeout_ms) < 0)
+	if (read_call_timeout() < 0)
 		return os_error_set(err, OS_EXIT_USAGE,
 				    "OPENSHELL_CALL_TIMEOUT='%s' is not a duration; use a value like 30s or 2m",
-				    t);
+				    getenv("OPENSHELL_CALL_TIMEOUT"));
 	if (!want || !*want)
 		want = "docker";
 	docker_exe = command_find(want);
@@ -51,7 +67,11 @@ int docker_init(os_error *err)
 }
 
 const char *docker_path(void) { return docker_exe; }
-int docker_call_timeout_ms(void) { return call_timeout_ms; }
+int docker_call_timeout_ms(void)
+{
+	read_call_timeout();
+	return call_timeout_ms;
+}
 
 void docker_set_call_timeout_ms(int ms)
 {

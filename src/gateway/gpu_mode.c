@@ -160,7 +160,7 @@ int gpu_mode_choose(struct deploy_opts *o, const struct daemon_gpus *d, os_error
 
 	if (!o->gpu)
 		return 0;
-	if (wsl2_check(o, d->wsl2, err) < 0 || gpu_mode_resolve(asked, d, &used, err) < 0)
+	if (gpu_mode_resolve(asked, d, &used, err) < 0)
 		return -1;
 	o->cdi = used == GPU_MODE_CDI;
 	log_verbose("GPU mode %s%s%s", gpu_mode_name(used),

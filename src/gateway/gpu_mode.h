@@ -50,7 +50,7 @@ struct deploy_opts;
 struct gw_container;
 
 /* For a new gateway: the mode o->gpu_mode asks for on this daemon, in
- * o->cdi, after what a WSL2 host cannot serve is refused. Whether the daemon's host has the toolkit is the daemon's own
+ * o->cdi. Whether the daemon's host has the toolkit is the daemon's own
  * verdict when the container is made (gpu_errors.h), not a guess from
  * this machine's PATH. */
 int gpu_mode_choose(struct deploy_opts *o, const struct daemon_gpus *d, os_error *err);

@@ -28,6 +28,7 @@
 #include "gateway/start_failure.h"
 #include "gateway/start_gpus.h"
 #include "gateway/wait.h"
+#include "gateway/wsl2.h"
 #include "kube/kubectl.h"
 #include "kube/objects.h"
 
@@ -309,6 +310,7 @@ static int make_agent(struct add *a, os_error *err)
 {
 	log_step("preparing node '%s' on %s", a->o->node, a->host);
 	if (node_daemon(a, err) < 0 || check_host_free(a, err) < 0 ||
+	    wsl2_check(&a->d, &a->sharing, a->o->gateway, a->dg.wsl2, err) < 0 ||
 	    (a->d.gpu && gpu_mode_choose(&a->d, &a->dg, err) < 0))
 		return -1;
 	log_step_done(1);

@@ -34,6 +34,7 @@
 #include "gateway/start_look.h"
 #include "gateway/start_ready.h"
 #include "gateway/wait.h"
+#include "gateway/wsl2.h"
 #include "kube/objects.h"
 
 /* When --port was not given and the default is taken, try the next ports. */
@@ -95,7 +96,9 @@ static int prepare_new(struct start *st, os_error *err)
 {
 	int present, looked = 0;
 
-	if (reach_check(&st->o, &st->daemon, err) < 0 || gpu_mode_choose(&st->o, &st->dg, err) < 0)
+	if (reach_check(&st->o, &st->daemon, err) < 0 ||
+	    wsl2_check(&st->o, st->o.sharing_set ? &st->o.sharing : NULL, NULL, st->dg.wsl2, err) < 0 ||
+	    gpu_mode_choose(&st->o, &st->dg, err) < 0)
 		return -1;
 	if ((present = start_look_image(&st->look, st->o.image)) == LOOK_NOT_KNOWN &&
 	    image_present(st->o.image, &st->w.by, &present, err) < 0)

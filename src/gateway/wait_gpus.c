@@ -161,7 +161,10 @@ static int watch_ended(struct gpu_wait *gw, struct kube_watch *kw, os_error *err
 
 	if (kube_watch_end(kw, err) == 0) {
 		gw->g->seen = 1;   /* it listed, and watched to its end */
-	} else if (deadline_cut(&by, err) || !transient(gw->g, err)) {
+	} else if (deadline_cut(&by, err)) {
+		os_error_clear(err);   /* the wait's timeout, reported with its diagnostics */
+		return -1;
+	} else if (!transient(gw->g, err)) {
 		return -1;
 	} else if (!wait_follower(gw->w) && wait_container_news(gw->w, err)) {
 		return -1;   /* with no log followed, a look says whether the container stopped */

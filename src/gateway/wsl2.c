@@ -26,8 +26,21 @@ static const char *where(enum wsl2_host host)
 	return host == WSL2_DOCKER_DESKTOP ? "Docker Desktop on WSL2" : "a WSL2 Docker host";
 }
 
-int wsl2_check(const struct deploy_opts *o, enum wsl2_host host, os_error *err)
+/* The gateway's own MIG strategy or MPS, which a node joining it cannot change. */
+static int refuse_gateways(const char *joining, const char *what, const char *why, enum wsl2_host host,
+			   os_error *err)
 {
+	return os_error_set(err, OS_EXIT_FAILURE,
+			    "gateway '%s' %s, which %s cannot serve (%s); add a Linux host as its node", joining, what,
+			    where(host), why);
+}
+
+int wsl2_check(const struct deploy_opts *o, const struct sharing *sharing, const char *joining, enum wsl2_host host,
+	       os_error *err)
+{
+	static const char no_mig[] = "WSL2 has no MIG: the toolkit's libnvidia-container gives none there";
+	static const char no_mps[] = "MPS needs the GPUs in compute mode EXCLUSIVE_PROCESS, which WSL2's driver cannot set";
+
 	if (!o->gpu || host == WSL2_NO)
 		return 0;
 	if (o->gpus.kind != GPUS_ALL) {
@@ -36,13 +49,19 @@ int wsl2_check(const struct deploy_opts *o, enum wsl2_host host, os_error *err)
 				    "--gpus %s cannot be served on %s: its GPUs come through one device, /dev/dxg, all of them or none; use --gpu (all of them), or a Linux host to pick among them",
 				    sel, where(host));
 	}
+	if (o->mig != MIG_NONE && joining) {
+		cleanup_free char *what = xasprintf("has --mig-strategy %s", mig_strategy_name(o->mig));
+		return refuse_gateways(joining, what, no_mig, host, err);
+	}
 	if (o->mig != MIG_NONE)
 		return os_error_set(err, OS_EXIT_FAILURE,
-				    "--mig-strategy %s cannot be served on %s: WSL2 has no MIG (the toolkit's libnvidia-container gives none there); leave --mig-strategy out, or use a Linux host for MIG",
-				    mig_strategy_name(o->mig), where(host));
-	if (o->sharing_set && o->sharing.mps)
+				    "--mig-strategy %s cannot be served on %s: %s; leave --mig-strategy out, or use a Linux host for MIG",
+				    mig_strategy_name(o->mig), where(host), no_mig);
+	if (sharing && sharing->mps && joining)
+		return refuse_gateways(joining, "shares its GPUs with MPS", no_mps, host, err);
+	if (sharing && sharing->mps)
 		return os_error_set(err, OS_EXIT_FAILURE,
-				    "--gpu-sharing mps cannot be served on %s: MPS needs the GPUs in compute mode EXCLUSIVE_PROCESS, which WSL2's driver cannot set; use --gpu-sharing time-slicing:N",
-				    where(host));
+				    "--gpu-sharing mps cannot be served on %s: %s; use --gpu-sharing time-slicing:N", where(host),
+				    no_mps);
 	return 0;
 }

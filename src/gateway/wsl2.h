@@ -30,10 +30,15 @@ enum wsl2_host wsl2_of_info(const cJSON *info);
 #define WSL2_DESKTOP_SETTINGS \
 	"Settings > General > Use the WSL 2 based engine (on by default), with NVIDIA's driver for WSL installed on Windows"
 
-/* A gateway's GPU request on such a host: a count or a list of GPUs, a
- * MIG strategy or MPS sharing is refused (OS_EXIT_FAILURE), naming why
- * and what works instead; 0 when nothing needs it or it can be served. */
+/* A GPU request on such a host: a count or a list of GPUs, a MIG strategy
+ * or MPS sharing is refused (OS_EXIT_FAILURE), naming why and what works
+ * instead; 0 when nothing needs it or it can be served. O's GPUs are
+ * always the user's; its MIG strategy and SHARING (NULL: none) are the
+ * user's for a new gateway (JOINING NULL), else those of gateway JOINING,
+ * which a node there joins. */
 struct deploy_opts;
-int wsl2_check(const struct deploy_opts *o, enum wsl2_host host, os_error *err);
+struct sharing;
+int wsl2_check(const struct deploy_opts *o, const struct sharing *sharing, const char *joining, enum wsl2_host host,
+	       os_error *err);
 
 #endif

@@ -240,6 +240,13 @@ assert_nothing_on_for() {
 @test "a WSL2 host: a count of its GPUs is refused with what works, before anything is made there" {
 	# SIMULATION: sim-host --wsl2, its docker info through the wrapper on its host-bin.
 	sim_host_machine node-w --wsl2 --gpus 2
+	# Its wrapper speaks for its own daemon alone: the server's is a Linux host's.
+	PATH=$(sim_host_of node-w dir)/host-bin:$PATH run docker info --format '{{json .}}'
+	assert_success
+	refute_output --partial microsoft
+	assert_output --partial "\"ID\":\"$(docker info --format '{{.ID}}')\""
+	PATH=$(sim_host_of node-w dir)/host-bin:$PATH DOCKER_HOST=$(sim_host_of node-w docker-host) run docker info --format '{{json .}}'
+	assert_output --partial '"KernelVersion":"6.6.87.2-microsoft-standard-WSL2"'
 	PATH=$(sim_host_of node-w dir)/host-bin:$PATH run --separate-stderr node_add node-w --gpus 1
 	assert_failure 1
 	[[ $stderr == *"error: --gpus 1 cannot be served on a WSL2 Docker host: its GPUs come through one device, /dev/dxg"* ]]

@@ -22,6 +22,8 @@ setup() {
 }
 
 @test "sim-host --wsl2 is a WSL2 host as a gateway sees it: its daemon's kernel, /dev/dxg, no /dev/nvidiaN, no driver procfs" {
+	# (That the wrapper speaks for this daemon alone, gateway-node.bats shows
+	# with a Linux server beside a WSL2 node.)
 	run docker info --format '{{json .}}'
 	assert_success
 	run jq -r .KernelVersion <<<"$output"
@@ -30,9 +32,6 @@ setup() {
 	run ls "$SIM_HOST_DIR/root/dev"
 	refute_output --partial nvidia
 	[ ! -e "$SIM_HOST_DIR/proc/driver/nvidia" ]
-	# The wrapper speaks for this daemon alone: another one is no WSL2 host.
-	DOCKER_HOST=unix:///nonexistent.sock run docker info --format '{{json .}}'
-	refute_output --partial microsoft
 }
 
 @test "a count or a list of GPUs, MIG and MPS are refused on WSL2 with what works instead; nothing is made" {

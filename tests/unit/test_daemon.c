@@ -12,6 +12,7 @@
 #include "base/exitcode.h"
 #include "base/files.h"
 #include "base/xalloc.h"
+#include "docker/client.h"
 #include "docker/daemon.h"
 #include "gateway/deploy.h"
 #include "gateway/reach.h"
@@ -269,8 +270,18 @@ static void test_reach(void)
 	strv_free(&sans);
 }
 
+/* A flow sets its deadline's per-call cap before its first docker call:
+ * OPENSHELL_CALL_TIMEOUT must be read by then. */
+static void test_call_timeout(void)
+{
+	setenv("OPENSHELL_CALL_TIMEOUT", "7s", 1);
+	is_int(docker_call_timeout_ms(), 7000, "OPENSHELL_CALL_TIMEOUT is the per-call cap before any docker call");
+	unsetenv("OPENSHELL_CALL_TIMEOUT");
+}
+
 int main(void)
 {
+	test_call_timeout();
 	test_endpoints();
 	test_resolve();
 	stand_ins();

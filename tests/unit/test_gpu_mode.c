@@ -388,34 +388,43 @@ static void test_wsl2(void)
 	deploy_opts_init(&o);
 	o.name = "g";
 	o.gpu = 1;
-	is_int(wsl2_check(&o, WSL2_ENGINE, &err), 0, "all the GPUs can be served");
-	o.sharing_set = 1;
+	is_int(wsl2_check(&o, NULL, NULL, WSL2_ENGINE, &err), 0, "all the GPUs can be served");
 	sharing_parse("time-slicing:4", &o.sharing, &err);
-	is_int(wsl2_check(&o, WSL2_ENGINE, &err), 0, "and time-sliced");
+	is_int(wsl2_check(&o, &o.sharing, NULL, WSL2_ENGINE, &err), 0, "and time-sliced");
 	gpus_parse("2", &o.gpus, &err);
-	ok(wsl2_check(&o, WSL2_ENGINE, &err) < 0 && err.code == OS_EXIT_FAILURE &&
+	ok(wsl2_check(&o, NULL, NULL, WSL2_ENGINE, &err) < 0 && err.code == OS_EXIT_FAILURE &&
 	   strstr(err.msg, "--gpus 2 cannot be served on a WSL2 Docker host") && strstr(err.msg, "use --gpu"),
 	   "a count is refused with the fix: %s", err.msg);
 	os_error_clear(&err);
 	gpus_free(&o.gpus);
 	gpus_parse("0,1", &o.gpus, &err);
-	ok(wsl2_check(&o, WSL2_DOCKER_DESKTOP, &err) < 0 && strstr(err.msg, "--gpus 0,1 cannot be served on Docker Desktop on WSL2"),
+	ok(wsl2_check(&o, NULL, NULL, WSL2_DOCKER_DESKTOP, &err) < 0 && strstr(err.msg, "--gpus 0,1 cannot be served on Docker Desktop on WSL2"),
 	   "a list too, on Docker Desktop: %s", err.msg);
 	os_error_clear(&err);
-	is_int(wsl2_check(&o, WSL2_NO, &err), 0, "a Linux host serves the list");
+	is_int(wsl2_check(&o, NULL, NULL, WSL2_NO, &err), 0, "a Linux host serves the list");
 	gpus_free(&o.gpus);
 	gpus_parse("all", &o.gpus, &err);
 	o.mig = MIG_MIXED;
-	ok(wsl2_check(&o, WSL2_ENGINE, &err) < 0 && strstr(err.msg, "--mig-strategy mixed cannot be served") &&
-	   strstr(err.msg, "no MIG"), "MIG is refused: %s", err.msg);
+	ok(wsl2_check(&o, NULL, NULL, WSL2_ENGINE, &err) < 0 && strstr(err.msg, "--mig-strategy mixed cannot be served") &&
+	   strstr(err.msg, "no MIG") && strstr(err.msg, "leave --mig-strategy out"), "MIG is refused: %s", err.msg);
+	os_error_clear(&err);
+	ok(wsl2_check(&o, NULL, "lab", WSL2_ENGINE, &err) < 0 &&
+	   strstr(err.msg, "gateway 'lab' has --mig-strategy mixed, which a WSL2 Docker host cannot serve (WSL2 has no MIG") &&
+	   strstr(err.msg, "add a Linux host as its node") && !strstr(err.msg, "leave --mig-strategy out"),
+	   "a node joining a MIG gateway is told the gateway's strategy, which it cannot leave out: %s", err.msg);
 	os_error_clear(&err);
 	o.mig = MIG_NONE;
 	sharing_parse("mps:2", &o.sharing, &err);
-	ok(wsl2_check(&o, WSL2_ENGINE, &err) < 0 && strstr(err.msg, "--gpu-sharing mps cannot be served") &&
+	ok(wsl2_check(&o, &o.sharing, NULL, WSL2_ENGINE, &err) < 0 && strstr(err.msg, "--gpu-sharing mps cannot be served") &&
 	   strstr(err.msg, "time-slicing"), "MPS is refused with the alternative: %s", err.msg);
 	os_error_clear(&err);
+	ok(wsl2_check(&o, &o.sharing, "lab", WSL2_ENGINE, &err) < 0 &&
+	   strstr(err.msg, "gateway 'lab' shares its GPUs with MPS, which a WSL2 Docker host cannot serve"),
+	   "a node joining a gateway that shares with MPS is refused: %s", err.msg);
+	os_error_clear(&err);
+	is_int(wsl2_check(&o, NULL, NULL, WSL2_ENGINE, &err), 0, "no sharing asked: nothing to refuse");
 	o.gpu = 0;
-	is_int(wsl2_check(&o, WSL2_ENGINE, &err), 0, "a gateway without GPUs asks nothing of it");
+	is_int(wsl2_check(&o, &o.sharing, NULL, WSL2_ENGINE, &err), 0, "a gateway without GPUs asks nothing of it");
 	deploy_opts_free(&o);
 }
 
