@@ -2,8 +2,9 @@
 # A GPU gateway on a Docker host under WSL2 (sim-host --wsl2: the daemon's
 # docker info names Microsoft's WSL2 kernel, the host's GPUs come through
 # /dev/dxg with no /dev/nvidiaN and no /proc/driver/nvidia; SIMULATION,
-# see docs/k3s-standin.md). What one /dev/dxg cannot serve is refused with
-# the reason and what works, before anything of the gateway is made.
+# see docs/k3s-standin.md). Its containers get the GPUs as the toolkit
+# gives them there; what one /dev/dxg cannot serve is refused with the
+# reason and what works, before anything of the gateway is made.
 
 setup_file() {
 	load helpers/gateway
@@ -32,6 +33,37 @@ setup() {
 	run ls "$SIM_HOST_DIR/root/dev"
 	refute_output --partial nvidia
 	[ ! -e "$SIM_HOST_DIR/proc/driver/nvidia" ]
+	# What WSL2 has not, the sim host refuses to make.
+	run "$SIM_HOST_BIN" start --wsl2 --mig 0=1g.10gb
+	assert_failure 2
+	assert_output --partial "--wsl2 has no MIG"
+	run "$SIM_HOST_BIN" start --wsl2 --no-toolkit
+	assert_failure 2
+	assert_output --partial "--wsl2 needs the toolkit"
+}
+
+@test "a container's GPUs on WSL2 come as the toolkit gives them there: /dev/dxg for every GPU, WSL's libraries, nvidia-smi" {
+	local img=openshell-test/busybox:sim uuids
+	sim_busybox_image "$img"
+	mapfile -t uuids < <(sim_gpu_uuids)
+	run docker run --rm --gpus all "$img" sh -c 'ls /dev; nvidia-smi -L; ls /usr/lib/x86_64-linux-gnu; [ -e /proc/driver/nvidia ] && echo driver-procfs; true'
+	assert_success
+	assert_line dxg
+	refute_output --partial nvidiactl
+	refute_output --regexp '(^|[[:space:]])nvidia[0-9]'
+	assert_line --regexp "^GPU 0: .+ \(UUID: ${uuids[0]}\)$"
+	assert_line --regexp "^GPU 1: .+ \(UUID: ${uuids[1]}\)$"
+	assert_line libdxcore.so
+	assert_line libcuda.so.1
+	refute_line driver-procfs   # WSL2's kernel has no NVIDIA module
+	# The driver cannot filter GPUs there: one asked for, every one seen.
+	run docker run --rm --gpus '"device=1"' "$img" nvidia-smi -L
+	assert_success
+	assert_equal "${#lines[@]}" 2
+	# A privileged container has the host's one GPU device.
+	run docker run --rm --privileged "$img" ls /dev
+	assert_line dxg
+	refute_output --partial nvidia
 }
 
 @test "a count or a list of GPUs, MIG and MPS are refused on WSL2 with what works instead; nothing is made" {
