@@ -4,18 +4,18 @@
 # /dev/dxg with no /dev/nvidiaN and no /proc/driver/nvidia; SIMULATION,
 # see docs/k3s-standin.md). Its containers get the GPUs as the toolkit
 # gives them there; what one /dev/dxg cannot serve is refused with the
-# reason and what works, before anything of the gateway is made.
+# reason and what works, before anything of the gateway is made; a start
+# with --gpu has the device plugin's one device.
 
 setup_file() {
 	load helpers/gateway
 	sim_only "a WSL2 Docker host is made by sim-host --wsl2"
-	sim_host_start --wsl2 --gpus 2
-	export XDG_CONFIG_HOME=$BATS_FILE_TMPDIR/config
+	gateway_suite_start --wsl2 --gpus 2
 }
 
 teardown_file() {
 	load helpers/gateway
-	sim_host_stop
+	gateway_suite_stop
 }
 
 setup() {
@@ -95,4 +95,16 @@ setup() {
 	assert_failure 1
 	[[ $stderr == *"error: --gpus 1 cannot be served on Docker Desktop on WSL2: "* ]]
 	assert_no_gateway_resources w2
+}
+
+@test "start --gpu on WSL2: the device plugin's one device 'all' for both GPUs is the gateway's nvidia.com/gpu" {
+	run --separate-stderr openshell gateway start --gpu --name wg --image "$IMAGE" --port "$(free_port)"
+	assert_success
+	assert_output --partial "GPUs:"
+	assert_output --partial "1 allocatable (nvidia.com/gpu)"
+	run gw_kubectl wg get nodes -o jsonpath='{.items[0].status.allocatable.nvidia\.com/gpu}'
+	assert_output 1
+	run docker exec openshell-cluster-wg ls /dev
+	assert_line dxg
+	refute_output --partial nvidiactl
 }

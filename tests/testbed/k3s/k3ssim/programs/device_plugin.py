@@ -36,6 +36,12 @@ chart 0.17 to 0.20), registering GPUs with the kubelet's device manager.
   nvidiaDriverRoot is set; without libcuda.so.VERSION there it stops with
   the toolkit's "failed to locate" (internal/lookup/root/root.go,
   inferVersion).
+- WSL2 (go-nvlib pkg/nvlib/info: the platform is WSL when libdxcore.so
+  loads, ahead of NVML and Tegra; internal/rm/wsl_devices.go,
+  device_map.go, 0.19.1 and later): one device whose ID is "all", for
+  every GPU behind /dev/dxg, whatever the GPUs and the MIG strategy; its
+  health is not checked (the base resource manager's CheckHealth is
+  disabled); sharing makes all::K replicas of it.
 - SIM_PLUGIN_CRASHLOOP=1: at once the non-NVML platform's errors, exit 1
   (also when switched on while it runs); SIM_PLUGIN_CRASH_QUIET without its
   last line. A fatal configuration error exits 1 as main.go does.
@@ -126,6 +132,16 @@ def _gpus(ctx):
         for g in out:
             g[2] = g[0] in enabled
     return out
+
+
+# Where the dynamic loader finds libdxcore.so in the plugin's container:
+# the toolkit puts WSL's libraries in the library directory (libnvidia-
+# container's libs_dir), nvidia-ctk's CDI spec leaves them in /usr/lib/wsl/lib.
+DXCORE_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu", "/usr/lib/wsl/lib")
+
+
+def _wsl():
+    return any(os.path.exists(os.path.join(d, "libdxcore.so")) for d in DXCORE_DIRS)
 
 
 def _which(tool):
@@ -244,7 +260,8 @@ def main(ctx):
             _klog(ctx, "I", "main.go:416", "No devices found. Waiting indefinitely.")
             ctx.stop.wait()
             return 0
-        res = _resources(ctx, gpus, mig)
+        wsl = _wsl()
+        res = {"nvidia.com/gpu": ["all"]} if wsl else _resources(ctx, gpus, mig)
         if any(x.startswith("cdi-") for x in strategy.split(",")):
             _cdi_spec(ctx, gpus)
         if kind == "mps":
@@ -274,7 +291,7 @@ def main(ctx):
             ctx.kubelet.devices.register(r, {d: True for d in res[r]}, plugin)
             _klog(ctx, "I", "server.go:154", "Registered device plugin for '%s' with Kubelet" % r)
         ctx.kubelet.wake.set()
-        return _serve(ctx, plugin, res)
+        return _serve(ctx, plugin, {} if wsl else res)
     except Fatal as e:
         _klog(ctx, "E", "main.go:177", str(e))
         return 1
@@ -285,7 +302,8 @@ def main(ctx):
 
 
 def _serve(ctx, plugin, res):
-    """ListAndWatch: health updates until stopped (or a crash switched on)."""
+    """ListAndWatch: health updates until stopped (or a crash switched on);
+    RES: the devices whose health is checked."""
     sick = set()
     while not ctx.sleep(0.25):
         if config.switch_on("SIM_PLUGIN_CRASHLOOP"):
