@@ -228,6 +228,10 @@ void host_gpus_parse(const char *text, struct host_gpus *h)
 			part = strcmp(line, GPUS_QUERY_MARK) == 0 ? QUERY : ENV;
 			continue;
 		}
+		if (strcmp(line, GPUS_DXG_MARK) == 0) {
+			h->dxg = 1;
+			continue;
+		}
 		if (part == QUERY) {
 			parse_query(line, h);
 			continue;
@@ -269,6 +273,8 @@ int gpus_plugin_devices(const struct host_gpus *h, enum mig_strategy strategy)
 {
 	int whole = 0, migs = 0;
 
+	if (h->dxg)
+		return h->n ? 1 : 0;   /* WSL2: one device, "all" (internal/rm/wsl_devices.go) */
 	if (strategy == MIG_NONE)
 		return h->n;
 	/* A GPU with MIG enabled is no whole GPU to the other strategies, not

@@ -80,6 +80,9 @@ struct host_gpus {
 	 * of its first process: through CDI (the NVIDIA spec's edits make it
 	 * void), or through the toolkit's hook (the devices Docker named). */
 	enum { GPUS_INJECTED_UNKNOWN, GPUS_INJECTED_CDI, GPUS_INJECTED_HOOK } injected;
+	/* They came through WSL2's /dev/dxg: the device plugin (0.19.1 and
+	 * later) advertises them all as one device, "all" (gateway/wsl2.h). */
+	int dxg;
 	/* The GPUs the driver lists where the look ran (gateway/gpu_driver.h),
 	 * when it asked (GPUS_LOOK_BEFORE); else unread. */
 	struct gpu_driver driver;
@@ -88,14 +91,17 @@ struct host_gpus {
 /* What a look at the GPUs runs: `nvidia-smi -L`, then (when that found
  * GPUs) GPUS_QUERY_MARK and `nvidia-smi --query-gpu=uuid,mig.mode.current,
  * compute_cap --format=csv,noheader`, which an old driver may refuse
- * (those facts are then unknown), and GPUS_ENV_MARK and the
+ * (those facts are then unknown), GPUS_DXG_MARK when the GPUs came through
+ * WSL2's /dev/dxg (no /dev/nvidiactl), and GPUS_ENV_MARK and the
  * NVIDIA_VISIBLE_DEVICES of the container's first process. nvidia-smi
  * -L's exit status stands. A constant: nothing of the user's is in it. */
 #define GPUS_QUERY_MARK "#openshell-gpu-query"
+#define GPUS_DXG_MARK "#openshell-gpu-dxg"
 #define GPUS_ENV_MARK "#openshell-gpu-env"
 #define GPUS_LOOK_PARTS(smi_stderr)                                                                             \
 	"nvidia-smi -L" smi_stderr "; s=$?; if [ $s = 0 ]; then echo '" GPUS_QUERY_MARK "'; "                   \
 	"nvidia-smi --query-gpu=uuid,mig.mode.current,compute_cap --format=csv,noheader 2>/dev/null; "          \
+	"if [ -e /dev/dxg ] && [ ! -e /dev/nvidiactl ]; then echo '" GPUS_DXG_MARK "'; fi; "                     \
 	"echo '" GPUS_ENV_MARK "'; tr '\\0' '\\n' </proc/1/environ 2>/dev/null | "                            \
 	"sed -n 's/^NVIDIA_VISIBLE_DEVICES=//p'; fi"
 #define GPUS_LOOK_SCRIPT GPUS_LOOK_PARTS("") "; exit $s"
@@ -137,7 +143,8 @@ int gpus_check_lacks(const struct gpus *g, int n, const struct strv *known, cons
 
 /* What the device plugin advertises as nvidia.com/gpu for these GPUs under
  * a MIG strategy: every GPU (none), every MIG device when all GPUs have
- * MIG (single), the GPUs without MIG (mixed). */
+ * MIG (single), the GPUs without MIG (mixed); on WSL2 (h->dxg) one device
+ * for all of them. */
 int gpus_plugin_devices(const struct host_gpus *h, enum mig_strategy strategy);
 
 /* The GPUs the gateway's container sees: its nvidia-smi -L. */

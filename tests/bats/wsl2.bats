@@ -108,3 +108,11 @@ setup() {
 	assert_line dxg
 	refute_output --partial nvidiactl
 }
+
+@test "time-slicing on WSL2 shares the one device: time-slicing:4 is 4 allocatable, whatever the GPUs" {
+	run --separate-stderr openshell gateway start --gpu --name wg --gpu-sharing time-slicing:4 --image "$IMAGE"
+	assert_success
+	assert_output --partial "4 allocatable (nvidia.com/gpu)"
+	run gw_kubectl wg get nodes -o jsonpath='{.items[0].status.allocatable.nvidia\.com/gpu}'
+	assert_output 4
+}

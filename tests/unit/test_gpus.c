@@ -333,6 +333,20 @@ int main(void)
 	is_int(gpus_plugin_devices(&h, MIG_SINGLE), 3, "single with every GPU MIG-enabled: every MIG device");
 	is_int(gpus_plugin_devices(&h, MIG_MIXED), 0, "mixed there: no whole GPU");
 	host_gpus_free(&h);
+	/* WSL2: the look's mark after the query; the plugin's one device. */
+	host_gpus_parse("GPU 0: NVIDIA GeForce RTX 4090 (UUID: GPU-aaaa)\n"
+			"GPU 1: NVIDIA GeForce RTX 4090 (UUID: GPU-bbbb)\n"
+			GPUS_QUERY_MARK "\n"
+			"GPU-aaaa, [N/A], 8.9\n"
+			GPUS_DXG_MARK "\n"
+			GPUS_ENV_MARK "\n"
+			"all\n", &h);
+	ok(h.n == 2 && h.dxg && h.injected == GPUS_INJECTED_HOOK, "through /dev/dxg: two GPUs, marked, given by the hook");
+	is_int(gpus_plugin_devices(&h, MIG_NONE), 1, "WSL2: the plugin advertises them as one device");
+	host_gpus_free(&h);
+	host_gpus_parse(GPUS_DXG_MARK "\n", &h);
+	is_int(gpus_plugin_devices(&h, MIG_NONE), 0, "and none without a GPU");
+	host_gpus_free(&h);
 	/* The query's facts: MIG mode (with no MIG device yet) and compute capability. */
 	host_gpus_parse("GPU 0: Tesla V100-SXM2-16GB (UUID: GPU-aaaa)\n"
 			"GPU 1: NVIDIA A100-SXM4-40GB (UUID: GPU-bbbb)\n"
