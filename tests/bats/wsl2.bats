@@ -60,6 +60,12 @@ setup() {
 	run docker run --rm --gpus '"device=1"' "$img" nvidia-smi -L
 	assert_success
 	assert_equal "${#lines[@]}" 2
+	# utility alone: nvidia-smi and NVML, no libcuda.
+	run docker run --rm --gpus all -e NVIDIA_DRIVER_CAPABILITIES=utility "$img" sh -c 'nvidia-smi -L; ls /usr/lib/x86_64-linux-gnu'
+	assert_success
+	assert_line --regexp "^GPU 1: .+ \(UUID: ${uuids[1]}\)$"
+	assert_line libnvidia-ml.so.1
+	refute_line libcuda.so.1
 	# A privileged container has the host's one GPU device.
 	run docker run --rm --privileged "$img" ls /dev
 	assert_line dxg
