@@ -125,8 +125,9 @@ void host_gpus_free(struct host_gpus *h);
  * looked as MINE did, for a container given SEL: 1 with HOST filled (each
  * GPU's MIG devices and facts as MINE knows them), or 0 when that list
  * cannot say (HOST left empty): a mount covers it and is not the
- * toolkit's list of all the GPUs, or SEL names a MIG device MINE does not
- * list (the driver's procfs names none). */
+ * toolkit's list of all the GPUs, SEL names a MIG device MINE does not
+ * list (the driver's procfs names none), or the GPUs came through WSL2's
+ * /dev/dxg (its kernel has no driver procfs to list them). */
 int gpus_host_of_driver(const struct host_gpus *mine, const struct gpus *sel, struct host_gpus *host);
 
 /* The UUIDs the selection means on that host, in its order (a MIG device

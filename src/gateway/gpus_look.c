@@ -50,6 +50,8 @@ int gpus_host_of_driver(const struct host_gpus *mine, const struct gpus *sel, st
 	const struct gpu_driver *d = &mine->driver;
 
 	memset(host, 0, sizeof(*host));
+	if (mine->dxg)
+		return 0;
 	/* The toolkit's tmpfs lists the GPUs it gave: for all of them, the
 	 * host's; for fewer, no longer the host's (an image before isolation). */
 	if (d->view != GPU_DRIVER_OWN && !(d->view == GPU_DRIVER_TOOLKIT && sel->kind == GPUS_ALL))

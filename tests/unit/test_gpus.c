@@ -344,6 +344,21 @@ int main(void)
 	ok(h.n == 2 && h.dxg && h.injected == GPUS_INJECTED_HOOK, "through /dev/dxg: two GPUs, marked, given by the hook");
 	is_int(gpus_plugin_devices(&h, MIG_NONE), 1, "WSL2: the plugin advertises them as one device");
 	host_gpus_free(&h);
+	{
+		struct host_gpus wsl, host;
+		struct gpus all;
+
+		/* verify's look there: the driver's part finds no procfs, which
+		 * says nothing of the host's GPUs (0 would be "none"). */
+		host_gpus_parse("GPU 0: NVIDIA GeForce RTX 4090 (UUID: GPU-aaaa)\n" GPUS_DXG_MARK "\n" GPU_DRIVER_MARK " own\n"
+				GPU_NODES_MARK " \n", &wsl);
+		gpus_parse("all", &all, &(os_error){ 0 });
+		is_int(gpus_host_of_driver(&wsl, &all, &host), 0, "WSL2: the driver's list cannot say the host's GPUs");
+		is_int(host.n, 0, "and gives none");
+		host_gpus_free(&wsl);
+		host_gpus_free(&host);
+		gpus_free(&all);
+	}
 	host_gpus_parse(GPUS_DXG_MARK "\n", &h);
 	is_int(gpus_plugin_devices(&h, MIG_NONE), 0, "and none without a GPU");
 	host_gpus_free(&h);
