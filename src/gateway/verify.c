@@ -301,6 +301,8 @@ static int verify_run_collect(struct verify_run *v, os_error *err)
 		goto api_error;   /* the exec itself failed: neither the look nor the get ran */
 	if (v->state_look && verify_gpus_seen(v->gw, &v->looks, v->first, &config, &v->seen, &v->devices, err) < 0)
 		return -1;
+	/* WSL2: the plugin's one device is every GPU the gateway sees. */
+	v->plan.device_gpus = v->looks.mine.dxg ? v->looks.mine.n : 1;
 	if (config && config[strspn(config, " \t\r\n")])
 		containerd_parse_nvidia(config, &v->rt);
 	if (found >= 0)

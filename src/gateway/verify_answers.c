@@ -51,8 +51,8 @@ static int gpu_lines(const char *out, const char **first)
 
 /* The smoke pod: Succeeded, naming one GPU, and with a MIG resource the
  * MIG device of that profile under it. */
-void verify_judge_smoke(const char *pod, const char *resource, const char *phase, long long code, const char *out,
-			struct check *c)
+void verify_judge_smoke(const char *pod, const char *resource, int device_gpus, const char *phase, long long code,
+			const char *out, struct check *c)
 {
 	const char *gpu;
 	int gpus = gpu_lines(out, &gpu);
@@ -61,7 +61,13 @@ void verify_judge_smoke(const char *pod, const char *resource, const char *phase
 	cleanup_free char *mig_line = run_first_line(mig ? mig + 2 : NULL);
 	int ok = strcmp(phase, "Succeeded") == 0;
 
-	if (ok && gpus > 1)
+	if (ok && device_gpus > 1 && gpus == device_gpus)
+		check_set(c, CHECK_PASS, xasprintf("pod %s Succeeded: its one device is all %d GPUs (WSL2's device all): %s, …",
+						   pod, gpus, gpu_line));
+	else if (ok && device_gpus > 1)
+		check_set(c, CHECK_FAIL, xasprintf("pod %s asked for one device, all %d GPUs of WSL2's, and sees %d%s%s", pod,
+						   device_gpus, gpus, gpus ? ": " : "", gpus ? gpu_line : ""));
+	else if (ok && gpus > 1)
 		check_set(c, CHECK_FAIL, xasprintf("pod %s asked for one GPU and sees %d: %s, …", pod, gpus, gpu_line));
 	else if (ok && gpus && resource && !mig_of_profile(mig_line, resource))
 		check_set(c, CHECK_FAIL, xasprintf("pod %s asked for %s and Succeeded, but its log names no MIG device of that profile%s%s",
@@ -76,13 +82,13 @@ void verify_judge_smoke(const char *pod, const char *resource, const char *phase
 		check_set(c, CHECK_FAIL, xasprintf("pod %s Failed (exit code %lld)", pod, code));
 }
 
-void verify_judge_privileged(const char *pod, const char *resource, const char *phase, long long code,
-			     const char *out, struct check *c)
+void verify_judge_privileged(const char *pod, const char *resource, int device_gpus, const char *phase,
+			     long long code, const char *out, struct check *c)
 {
 	const char *gpu;
 
-	verify_judge_smoke(pod, resource, phase, code, out, c);
-	if (c->status == CHECK_FAIL && strcmp(phase, "Succeeded") == 0 && gpu_lines(out, &gpu) > 1)
+	verify_judge_smoke(pod, resource, device_gpus, phase, code, out, c);
+	if (c->status == CHECK_FAIL && strcmp(phase, "Succeeded") == 0 && device_gpus <= 1 && gpu_lines(out, &gpu) > 1)
 		check_set(c, CHECK_FAIL,
 			  xasprintf("privileged %s: containerd gives a privileged pod every device it sees unless the pod's runtime sets privileged_without_host_devices (the cluster image's config-v3.toml.d drop-in)",
 				    c->evidence));
@@ -92,14 +98,15 @@ void verify_judge_privileged(const char *pod, const char *resource, const char *
 
 /* The isolation pod: it ran, and its nvidia-smi saw no GPU although it
  * named them all in NVIDIA_VISIBLE_DEVICES. */
-void verify_judge_isolation(const char *pod, const char *resource, const char *phase, long long code,
-			    const char *out, struct check *c)
+void verify_judge_isolation(const char *pod, const char *resource, int device_gpus, const char *phase,
+			    long long code, const char *out, struct check *c)
 {
 	const char *gpu;
 	int gpus = gpu_lines(out, &gpu);
 	cleanup_free char *line = run_first_line(gpus ? gpu : out);
 
 	(void)resource;   /* it asks for none */
+	(void)device_gpus;
 	if (strcmp(phase, "Succeeded") != 0)
 		check_set(c, CHECK_FAIL, xasprintf("pod %s Failed (exit code %lld)", pod, code));
 	else if (gpus)

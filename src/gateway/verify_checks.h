@@ -80,6 +80,8 @@ struct verify_pod_plan {
 	const char *resource;
 	struct check *isolation;
 	struct check *privileged;   /* a privileged smoke pod, judged as the smoke pod */
+	int device_gpus;         /* the GPUs one device of the plugin's is: 0 or 1, one; on
+	                          * WSL2 every GPU the gateway sees (its one device, all) */
 	const char *image;
 	int timeout_ms;
 	int keep;
@@ -110,16 +112,17 @@ const char *verify_pods_look(struct verify_pods *vp, os_error *err);
 /* A finished pod's verdict from its PHASE, exit CODE and OUT (its
  * nvidia-smi -L) into C: the smoke pod POD (asking for RESOURCE, a MIG
  * profile's, or NULL for nvidia.com/gpu) named exactly one GPU, and of
- * that profile; the isolation pod (RESOURCE unused) named none. */
-void verify_judge_smoke(const char *pod, const char *resource, const char *phase, long long code, const char *out,
-			struct check *c);
-void verify_judge_isolation(const char *pod, const char *resource, const char *phase, long long code,
-			    const char *out, struct check *c);
+ * that profile, or the DEVICE_GPUS (> 1) its one device is; the isolation
+ * pod (RESOURCE and DEVICE_GPUS unused) named none. */
+void verify_judge_smoke(const char *pod, const char *resource, int device_gpus, const char *phase, long long code,
+			const char *out, struct check *c);
+void verify_judge_isolation(const char *pod, const char *resource, int device_gpus, const char *phase,
+			    long long code, const char *out, struct check *c);
 /* The privileged pod: as the smoke pod, in a privileged container, which
  * containerd gives every device it sees unless its runtime says
  * privileged_without_host_devices: more than one GPU names that cause. */
-void verify_judge_privileged(const char *pod, const char *resource, const char *phase, long long code,
-			     const char *out, struct check *c);
+void verify_judge_privileged(const char *pod, const char *resource, int device_gpus, const char *phase,
+			     long long code, const char *out, struct check *c);
 
 /* The node-gpus check: each agent with GPUs (gateway/node_record.h) gets
  * a smoke pod of its own on its node (PLAN's nodes, which point into VN),

@@ -53,9 +53,10 @@ struct probe {
 	const char *node;       /* an agent's smoke pod: its node; else NULL (the plan's) */
 	const char *resource;   /* the smoke pod's MIG resource, else NULL */
 	struct check *check;    /* NULL: not wanted (any more) */
+	int device_gpus;        /* the plan's, on the gateway's own node; else 0 */
 	/* verify_judge_smoke() or verify_judge_isolation() */
-	void (*judge)(const char *pod, const char *resource, const char *phase, long long code, const char *out,
-		      struct check *c);
+	void (*judge)(const char *pod, const char *resource, int device_gpus, const char *phase, long long code,
+		      const char *out, struct check *c);
 	int judged;
 };
 
@@ -189,7 +190,7 @@ static void judge_finished(const char *ctr, struct probe *p, const cJSON *obj)
 	long long code = -1;
 
 	json_int(json_get(cs, "state", "terminated", "exitCode", NULL), -1000, 1000, &code);
-	p->judge(p->name, p->resource, phase ? phase : "", code, out, p->check);
+	p->judge(p->name, p->resource, p->device_gpus, phase ? phase : "", code, out, p->check);
 	if (p->check->status == CHECK_FAIL)
 		p->check->detail = xstrdup(out);
 	p->judged = 1;
@@ -432,8 +433,10 @@ int verify_pods(const struct gateway *gw, struct verify_pods *vp, const struct v
 	/* The looks may have ruled a pod out (no GPU to schedule, no runtime
 	 * to run it): it is neither waited for nor judged. */
 	for (size_t i = 0; i < vp->n; i++)
-		if (!vp->probes[i].node)
+		if (!vp->probes[i].node) {
 			vp->probes[i].check = plan_check(plan, vp->probes[i].kind);
+			vp->probes[i].device_gpus = plan->device_gpus;
+		}
 	vp->plan = plan;
 	rc = watch_pods(gw, vp, err);
 	verify_pods_drop(gw, vp);

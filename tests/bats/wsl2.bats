@@ -5,7 +5,7 @@
 # see docs/k3s-standin.md). Its containers get the GPUs as the toolkit
 # gives them there; what one /dev/dxg cannot serve is refused with the
 # reason and what works, before anything of the gateway is made; a start
-# with --gpu has the device plugin's one device.
+# with --gpu has the device plugin's one device, which verify proves.
 
 setup_file() {
 	load helpers/gateway
@@ -121,4 +121,14 @@ setup() {
 	assert_output --partial "4 allocatable (nvidia.com/gpu)"
 	run gw_kubectl wg get nodes -o jsonpath='{.items[0].status.allocatable.nvidia\.com/gpu}'
 	assert_output 4
+}
+
+@test "verify on WSL2: a pod's one device is every GPU, and each check says so" {
+	run --separate-stderr openshell gateway verify --name wg
+	assert_success
+	assert_line --regexp '^  PASS  device-request .*: exactly --gpus all$'
+	assert_line --regexp '^  PASS  smoke-pod .*its one device is all 2 GPUs \(WSL2.s device all\)'
+	assert_line --regexp '^  PASS  privileged-pod  privileged pod .*its one device is all 2 GPUs'
+	assert_line --regexp '^  PASS  pod-isolation .*sees none'
+	assert_line --regexp '^  PASS  allocatable .*= 4'
 }
