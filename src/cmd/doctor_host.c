@@ -51,7 +51,7 @@ static void check_driver(struct doctor *d, const struct host_facts *f)
 {
 	cleanup_free char *models = strv_join(&f->gpus, ", ");
 
-	if (!f->driver && f->dxg && !f->nvidia0)
+	if (!f->driver && host_facts_wsl2(f))
 		doctor_report_check(d, CHECK_SKIP, "nvidia-driver",
 		                    "install NVIDIA's driver for WSL on Windows (R495 or later); /usr/lib/wsl/lib/nvidia-smi in the distribution shows it",
 		                    "NVIDIA driver: not in the WSL2 kernel (no /proc/driver/nvidia), which passes the Windows host's GPUs through /dev/dxg");

@@ -47,7 +47,7 @@ static void check_wsl2(struct doctor *d, const cJSON *info, const struct host_fa
 {
 	enum wsl2_host host = info ? wsl2_of_info(info) : WSL2_NO;
 
-	if (host == WSL2_NO && !(f && f->dxg && !f->nvidia0))
+	if (host == WSL2_NO && !host_facts_wsl2(f))
 		return;
 	doctor_report_check(d, CHECK_WARN, "wsl2",
 	                    host == WSL2_DOCKER_DESKTOP
@@ -55,7 +55,7 @@ static void check_wsl2(struct doctor *d, const cJSON *info, const struct host_fa
 	                            : "use --gpu, not a count or a list; expect allocatable nvidia.com/gpu 1 whatever the GPUs",
 	                    "%s: the GPUs come through /dev/dxg%s, so the device plugin advertises them as one device; --gpus cannot pick among them, and MIG and MPS sharing are refused there",
 	                    host == WSL2_DOCKER_DESKTOP ? "Docker Desktop on WSL2" : "WSL2",
-	                    f && f->dxg && !f->nvidia0 ? ", with no /dev/nvidiaN" : "");
+	                    host_facts_wsl2(f) ? ", with no /dev/nvidiaN" : "");
 }
 
 static void check_tegra(struct doctor *d, const struct host_facts *f)

@@ -198,6 +198,11 @@ fail:
 	return -1;
 }
 
+int host_facts_wsl2(const struct host_facts *f)
+{
+	return f && f->dxg && !f->nvidia0;
+}
+
 void host_facts_free(struct host_facts *f)
 {
 	free(f->driver);

@@ -49,6 +49,10 @@ int host_probe(const char *image, int timeout_ms, struct host_facts *f, os_error
  * without the closing "end" line is an error: the probe did not finish. */
 int host_facts_parse(const char *text, struct host_facts *f, os_error *err);
 
+/* Do the host's GPUs come through WSL2's /dev/dxg alone (it is there, and
+ * none of the driver's /dev/nvidiaN)? F may be NULL: not read, no. */
+int host_facts_wsl2(const struct host_facts *f);
+
 void host_facts_free(struct host_facts *f);
 
 #endif

@@ -35,6 +35,7 @@ static void test_full(void)
 	   strcmp(f.gpus.v[1], "unknown model") == 0, "each GPU by its model, an empty model said so");
 	ok(f.nvidia0 && f.major == 195 && f.minor == 0 && f.nvidia0_char_link, "/dev/nvidia0 195:0 and its /dev/char link");
 	ok(f.dxg && f.tegra, "/dev/dxg; a Tegra SoC family");
+	ok(!host_facts_wsl2(&f), "/dev/dxg beside the driver's own nodes is no WSL2 host");
 	ok(f.hook && strcmp(f.hook, "/usr/bin/nvidia-container-runtime-hook") == 0 && f.ctk &&
 	   strcmp(f.ctk, "/usr/local/bin/nvidia-ctk") == 0, "the toolkit's tools where the host has them; others skipped");
 	ok(f.bpf_jit_harden == 2, "net.core.bpf_jit_harden");
@@ -53,6 +54,9 @@ static void test_bare(void)
 	ok(host_facts_parse("tegra-release\nend\n", &f, &err) == 0 && !f.driver && !f.gpus.n && !f.nvidia0 && !f.dxg &&
 	   f.tegra && !f.hook && !f.ctk && f.bpf_jit_harden == -1 && !f.n_specs,
 	   "a host without a driver: nothing but what was said");
+	host_facts_free(&f);
+	ok(host_facts_parse("dxg\nend\n", &f, &err) == 0 && host_facts_wsl2(&f), "/dev/dxg alone: WSL2's GPUs");
+	ok(!host_facts_wsl2(NULL), "a host not read is not");
 	host_facts_free(&f);
 	os_error_clear(&err);
 }
