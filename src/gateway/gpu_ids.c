@@ -10,13 +10,15 @@
 #include "kube/objects.h"
 
 /* Does the plugin's ID name the row's device: its UUID, a replica of it
- * (UUID::K), or under DEVICE_ID_STRATEGY=index its GPU's index (I) or a
- * MIG device's (I:K)? */
+ * (UUID::K), under DEVICE_ID_STRATEGY=index its GPU's index (I) or a MIG
+ * device's (I:K), or on WSL2 the one device "all" that is every GPU? */
 int gpu_id_names(const char *id, const struct gpu_row *r)
 {
 	size_t len = device_id_base(id);
 	int i, k, n = 0;
 
+	if (len == strlen(GPU_ID_WSL2) && strncmp(id, GPU_ID_WSL2, len) == 0)
+		return r->mig_index < 0;
 	if (sscanf(id, "%d:%d%n", &i, &k, &n) == 2 && (size_t)n == len)
 		return r->index == i && r->mig_index == k;
 	if (id[0] && strspn(id, "0123456789") == len)

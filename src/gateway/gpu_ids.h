@@ -4,13 +4,17 @@
  *
  * An ID is a GPU's or MIG device's UUID, "UUID::K" for a shared GPU's
  * replica K, or under the plugin's DEVICE_ID_STRATEGY=index the GPU's
- * index "I" or a MIG device's "I:K" (kube/checkpoint.h).
+ * index "I" or a MIG device's "I:K" (kube/checkpoint.h). On WSL2 the
+ * plugin serves one device, "all" (replicas "all::K"), that is every GPU
+ * of the node: go-nvlib's WSL platform, /dev/dxg for all of them.
  */
 #ifndef OPENSHELL_GATEWAY_GPU_IDS_H
 #define OPENSHELL_GATEWAY_GPU_IDS_H
 
 #include "gateway/gpu_view.h"
 #include "kube/checkpoint.h"
+
+#define GPU_ID_WSL2 "all"
 
 /* Does ID name row R's device (a replica of it too)? */
 int gpu_id_names(const char *id, const struct gpu_row *r);

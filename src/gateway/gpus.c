@@ -431,7 +431,11 @@ int host_gpus_probe_finish(struct run_child *c, const char *image, struct host_g
 		rc = gpu_errors_no_toolkit(image, err);
 		os_error_set_detail(err, res.err);
 	} else if (rc == 0 && res.status != 0) {
-		rc = run_failure(err, OS_EXIT_FAILURE, &res, "cannot list the Docker host's GPUs (nvidia-smi -L in a container of %s)",
+		/* nvidia-smi says why on its standard output. */
+		struct run_result said = res;
+		if (!res.err[strspn(res.err, " \t\r\n")])
+			said.err = res.out;
+		rc = run_failure(err, OS_EXIT_FAILURE, &said, "cannot list the Docker host's GPUs (nvidia-smi -L in a container of %s)",
 				 image);
 	}
 	if (rc == 0)

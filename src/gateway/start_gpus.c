@@ -14,6 +14,7 @@
 #include "gateway/mig_caps.h"
 #include "gateway/sharing.h"
 #include "gateway/start_gpus.h"
+#include "gateway/wsl2.h"
 
 /* MPS must be able to share the GPUs (no MIG device under the single
  * strategy, no more clients than a GPU's compute capability allows). */
@@ -43,13 +44,18 @@ static int cdi_mig_caps(struct deploy_opts *o, const char *image, int timeout_ms
 }
 
 /* The host's GPUs, looked at with a container of IMAGE: a selection other
- * than all must be there (its UUIDs go to the entrypoint), and MPS must be
- * able to share them. */
-static int check_host_gpus(struct deploy_opts *o, const char *image, int timeout_ms, os_error *err)
+ * than all must be there (its UUIDs go to the entrypoint), MPS must be
+ * able to share them, and on WSL2 NVML must work in a container that got
+ * them as the gateway will. */
+static int check_host_gpus(struct deploy_opts *o, const struct daemon_gpus *d, const char *image, int timeout_ms,
+			   os_error *err)
 {
 	struct host_gpus h = { 0 };
 	int mps = mps_needs_gpus(o);
 	int rc = gpus_check_host(o, image, timeout_ms, &h, err);
+
+	if (rc < 0 && d->wsl2)
+		wsl2_explain_probe(d, err);
 
 	if (rc == 0 && o->cdi && mig_caps_named(&o->gpus))
 		rc = cdi_mig_caps(o, image, timeout_ms, err);
@@ -59,9 +65,11 @@ static int check_host_gpus(struct deploy_opts *o, const char *image, int timeout
 	return rc;
 }
 
-static int look_needed(const struct deploy_opts *o)
+/* Docker 29.2 and later give --gpus through the CDI spec where it has the
+ * devices, which on WSL2 is known to leave NVML out (gateway/wsl2.h). */
+static int look_needed(const struct deploy_opts *o, const struct daemon_gpus *d)
 {
-	return o->gpu && (o->gpus.kind != GPUS_ALL || mps_needs_gpus(o));
+	return o->gpu && (o->gpus.kind != GPUS_ALL || mps_needs_gpus(o) || (d->wsl2 && d->gpus_by_cdi));
 }
 
 /* The option a look checks: "--gpus 0,2", or else "--gpu-sharing mps:N" (owned). */
@@ -81,7 +89,7 @@ int start_gpus_precheck(struct deploy_opts *o, const struct daemon_gpus *d, int 
 
 	*looked = 0;
 	/* --no-build refuses the absent default image at once. */
-	if (!look_needed(o) || (o->no_build && !o->image_named))
+	if (!look_needed(o, d) || (o->no_build && !o->image_named))
 		return 0;
 	/* With CDI the daemon's device names are the GPUs a container gets:
 	 * a selection they refuse needs no container. */
@@ -98,7 +106,7 @@ int start_gpus_precheck(struct deploy_opts *o, const struct daemon_gpus *d, int 
 	if (other) {
 		log_verbose("image %s is not here yet: the Docker host's GPUs are looked at with image %s", o->image,
 			    other);
-		if (check_host_gpus(o, other, timeout_ms, err) < 0)
+		if (check_host_gpus(o, d, other, timeout_ms, err) < 0)
 			return -1;
 		*looked = 1;
 		return 0;
@@ -113,7 +121,7 @@ int start_gpus_check(struct deploy_opts *o, const struct daemon_gpus *d, int loo
 {
 	if (!o->gpu)
 		return 0;
-	if (!looked && look_needed(o) && check_host_gpus(o, o->image, timeout_ms, err) < 0)
+	if (!looked && look_needed(o, d) && check_host_gpus(o, d, o->image, timeout_ms, err) < 0)
 		return -1;
 	/* With CDI the selection's device names must be the daemon's; after the
 	 * host's GPUs, which name what the host lacks better. */

@@ -6,7 +6,9 @@
  * the daemon has their device names: each refused with its fix while
  * nothing exists yet. The host's GPUs are looked at only when a choice
  * needs them, with a throwaway container of the cluster image (so after
- * gpu_mode_choose(), whose mode the look takes).
+ * gpu_mode_choose(), whose mode the look takes); on WSL2 also where Docker
+ * gives --gpus through the CDI spec, whose NVML the look proves
+ * (gateway/wsl2.h).
  *
  * When that image is still to be built or pulled, which takes minutes,
  * what can be refused without it is refused first: with CDI the selection

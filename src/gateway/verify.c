@@ -115,19 +115,27 @@ static void mig_choice(const struct gateway *gw, const struct strv *mig, char **
 		*resource = xstrndup(mig->v[0], strcspn(mig->v[0], "="));
 }
 
+/* What the plugin's GPUS devices are: under the single strategy MIG
+ * devices, if any; on WSL2 its one device, every GPU (PER_DEVICE > 1). */
+static char *device_unit(const struct gateway *gw, int gpus, int per_device)
+{
+	if (per_device > 1)
+		return xasprintf("device (WSL2's all, %d GPUs)", per_device);
+	if (gw->mig == MIG_SINGLE)
+		return xstrdup(gpus == 1 ? "device" : "devices");
+	return xstrdup(gpus == 1 ? "GPU" : "GPUs");
+}
+
 /* With time-slicing the node advertises each of the container's GPUS
- * replicas times: exactly that, or the arithmetic is off. MIG devices of
- * the mixed strategy count as resources of their own. */
-static void check_allocatable(const struct gateway *gw, int gpus, const cJSON *list, struct check *c,
-			      char **resource, int *schedulable)
+ * devices replicas times: exactly that, or the arithmetic is off. MIG
+ * devices of the mixed strategy count as resources of their own. */
+static void check_allocatable(const struct gateway *gw, int gpus, int per_device, const cJSON *list,
+			      struct check *c, char **resource, int *schedulable)
 {
 	struct sharing sh;
 	struct strv mig = { 0 };
-	cleanup_free char *migs = NULL, *sick = NULL;
+	cleanup_free char *migs = NULL, *sick = NULL, *unit = device_unit(gw, gpus, per_device);
 	long long n, cap, nmig;
-	/* Under the single strategy the plugin's devices are MIG devices, if any. */
-	int single = gw->mig == MIG_SINGLE;
-	const char *unit = single ? (gpus == 1 ? "device" : "devices") : (gpus == 1 ? "GPU" : "GPUs");
 
 	sharing_from_list(list, DEVICE_PLUGIN_RELEASE, &sh);
 	n = kube_nodes_allocatable_gpus(list);
@@ -174,7 +182,7 @@ static int check_cluster(const struct gateway *gw, const cJSON *list, const stru
 
 	check_runtime_class(list, rt, &checks[VC_RUNTIME_CLASS]);
 	check_device_plugin(gw, list, &checks[VC_DEVICE_PLUGIN]);
-	check_allocatable(gw, devices, list, &checks[VC_ALLOCATABLE], (char **)&plan->resource, &schedulable);
+	check_allocatable(gw, devices, plan->device_gpus, list, &checks[VC_ALLOCATABLE], (char **)&plan->resource, &schedulable);
 	/* Without a schedulable GPU the smoke pod could only wait for nothing;
 	 * with some (an unhealthy one beside, a count off) it proves those. */
 	if (schedulable) {

@@ -7,6 +7,7 @@
 #include "base/json.h"
 #include "base/xalloc.h"
 #include "gateway/deploy.h"
+#include "gateway/gpu_mode.h"
 #include "gateway/wsl2.h"
 
 enum wsl2_host wsl2_of_info(const cJSON *info)
@@ -39,6 +40,7 @@ int wsl2_check(const struct deploy_opts *o, const struct sharing *sharing, const
 	       os_error *err)
 {
 	static const char no_mig[] = "WSL2 has no MIG: the toolkit's libnvidia-container gives none there";
+	static const char no_cdi[] = "nvidia-ctk's CDI spec there leaves out libdxcore.so, without which NVML fails in the gateway (nvidia-container-toolkit#1739)";
 	static const char no_mps[] = "MPS needs the GPUs in compute mode EXCLUSIVE_PROCESS, which WSL2's driver cannot set";
 
 	if (!o->gpu || host == WSL2_NO)
@@ -57,6 +59,10 @@ int wsl2_check(const struct deploy_opts *o, const struct sharing *sharing, const
 		return os_error_set(err, OS_EXIT_FAILURE,
 				    "--mig-strategy %s cannot be served on %s: %s; leave --mig-strategy out, or use a Linux host for MIG",
 				    mig_strategy_name(o->mig), where(host), no_mig);
+	if (o->gpu_mode == GPU_MODE_CDI)
+		return os_error_set(err, OS_EXIT_FAILURE,
+				    "--gpu-mode cdi cannot be served on %s: %s; leave --gpu-mode out (Docker's --gpus is used there)",
+				    where(host), no_cdi);
 	if (sharing && sharing->mps && joining)
 		return refuse_gateways(joining, "shares its GPUs with MPS", no_mps, host, err);
 	if (sharing && sharing->mps)
@@ -64,4 +70,13 @@ int wsl2_check(const struct deploy_opts *o, const struct sharing *sharing, const
 				    "--gpu-sharing mps cannot be served on %s: %s; use --gpu-sharing time-slicing:N", where(host),
 				    no_mps);
 	return 0;
+}
+
+void wsl2_explain_probe(const struct daemon_gpus *d, os_error *err)
+{
+	if (!d->gpus_by_cdi || !err->msg || !strstr(err->msg, "Failed to initialize NVML"))
+		return;
+	os_error_set(err, OS_EXIT_NOGPU,
+		     "NVML fails in a container given the GPUs on %s (Failed to initialize NVML): this Docker (29.2 and later) gives --gpus through the NVIDIA CDI spec, which nvidia-ctk writes there without libdxcore.so (nvidia-container-toolkit#1739); remove /etc/cdi/nvidia.yaml and /var/run/cdi/nvidia.yaml (and stop nvidia-cdi-refresh.service from writing it again), then restart docker: --gpus then takes the toolkit's hook",
+		     where(d->wsl2));
 }

@@ -9,7 +9,11 @@
  * has "No MIG support for WSL" (src/nvc_info.c), and the driver's compute
  * mode cannot be changed there (the guide: "Modifiable state features
  * (ECC, Compute mode, Persistence mode) will not be supported"), which
- * MPS sharing needs (EXCLUSIVE_PROCESS). The host is known by what its
+ * MPS sharing needs (EXCLUSIVE_PROCESS). Its CDI spec, as `nvidia-ctk cdi
+ * generate` writes it there (one device, all), leaves out libdxcore.so,
+ * through which NVML reaches /dev/dxg ("Could not locate libdxcore.so",
+ * nvidia-container-toolkit#1739): a gateway there takes Docker's --gpus,
+ * which the toolkit's hook serves with it. The host is known by what its
  * daemon reports (`docker info`): a kernel of Microsoft's WSL2 build
  * ("5.15.153.1-microsoft-standard-WSL2"), and Docker Desktop by its
  * OperatingSystem.
@@ -30,8 +34,8 @@ enum wsl2_host wsl2_of_info(const cJSON *info);
 #define WSL2_DESKTOP_SETTINGS \
 	"Settings > General > Use the WSL 2 based engine (on by default), with NVIDIA's driver for WSL installed on Windows"
 
-/* A GPU request on such a host: a count or a list of GPUs, a MIG strategy
- * or MPS sharing is refused (OS_EXIT_FAILURE), naming why and what works
+/* A GPU request on such a host: a count or a list of GPUs, a MIG strategy,
+ * --gpu-mode cdi or MPS sharing is refused (OS_EXIT_FAILURE), naming why and what works
  * instead; 0 when nothing needs it or it can be served. O's GPUs are
  * always the user's; its MIG strategy and SHARING (NULL: none) are the
  * user's for a new gateway (JOINING NULL), else those of gateway JOINING,
@@ -40,5 +44,11 @@ struct deploy_opts;
 struct sharing;
 int wsl2_check(const struct deploy_opts *o, const struct sharing *sharing, const char *joining, enum wsl2_host host,
 	       os_error *err);
+
+/* The host's GPUs could not be listed in a container given them (ERR says
+ * so): where NVML did not initialise there and the daemon (D) gives
+ * --gpus through the CDI spec, ERR becomes that cause and its fix. */
+struct daemon_gpus;
+void wsl2_explain_probe(const struct daemon_gpus *d, os_error *err);
 
 #endif

@@ -5,12 +5,13 @@
 # see docs/k3s-standin.md). Its containers get the GPUs as the toolkit
 # gives them there; what one /dev/dxg cannot serve is refused with the
 # reason and what works, before anything of the gateway is made; a start
-# with --gpu has the device plugin's one device, which verify proves.
+# with --gpu has the device plugin's one device, which verify proves. The
+# daemon is CDI-capable (--cdi), with the spec nvidia-ctk writes there.
 
 setup_file() {
 	load helpers/gateway
 	sim_only "a WSL2 Docker host is made by sim-host --wsl2"
-	gateway_suite_start --wsl2 --gpus 2
+	gateway_suite_start --wsl2 --cdi --gpus 2
 }
 
 teardown_file() {
@@ -40,6 +41,9 @@ setup() {
 	run "$SIM_HOST_BIN" start --wsl2 --no-toolkit
 	assert_failure 2
 	assert_output --partial "--wsl2 needs the toolkit"
+	# Its CDI spec: one device, all, as nvidia-ctk's wsl mode writes it.
+	run jq -c '[.DiscoveredDevices[].ID]' <<<"$(docker info --format '{{json .}}')"
+	assert_output '["nvidia.com/gpu=all"]'
 }
 
 @test "a container's GPUs on WSL2 come as the toolkit gives them there: /dev/dxg for every GPU, WSL's libraries, nvidia-smi" {
@@ -70,9 +74,14 @@ setup() {
 	run docker run --rm --privileged "$img" ls /dev
 	assert_line dxg
 	refute_output --partial nvidia
+	# Through the CDI spec: /dev/dxg, but no libdxcore.so (toolkit#1739), so NVML fails.
+	run docker run --rm --device nvidia.com/gpu=all "$img" sh -c 'ls /dev; nvidia-smi -L'
+	assert_failure 255
+	assert_line dxg
+	assert_line "Failed to initialize NVML: N/A"
 }
 
-@test "a count or a list of GPUs, MIG and MPS are refused on WSL2 with what works instead; nothing is made" {
+@test "a count or a list of GPUs, MIG, MPS and --gpu-mode cdi are refused on WSL2 with what works instead; nothing is made" {
 	local port
 	port=$(free_port)
 	run --separate-stderr openshell gateway start --name w1 --gpus 1 --port "$port"
@@ -87,6 +96,9 @@ setup() {
 	run --separate-stderr openshell gateway start --name w1 --gpu --gpu-sharing mps:2 --port "$port"
 	assert_failure 1
 	[[ $stderr == *"error: --gpu-sharing mps cannot be served on a WSL2 Docker host: MPS needs the GPUs in compute mode EXCLUSIVE_PROCESS, which WSL2's driver cannot set; use --gpu-sharing time-slicing:N"* ]]
+	run --separate-stderr openshell gateway start --name w1 --gpu --gpu-mode cdi --port "$port"
+	assert_failure 1
+	[[ $stderr == *"error: --gpu-mode cdi cannot be served on a WSL2 Docker host: nvidia-ctk's CDI spec there leaves out libdxcore.so, without which NVML fails in the gateway (nvidia-container-toolkit#1739); leave --gpu-mode out (Docker's --gpus is used there)"* ]]
 	assert_no_gateway_resources w1
 	run docker ps -aq
 	assert_output ""
@@ -103,11 +115,35 @@ setup() {
 	assert_no_gateway_resources w2
 }
 
-@test "start --gpu on WSL2: the device plugin's one device 'all' for both GPUs is the gateway's nvidia.com/gpu" {
-	run --separate-stderr openshell gateway start --gpu --name wg --image "$IMAGE" --port "$(free_port)"
+@test "Docker 29.2 on WSL2 gives --gpus through the CDI spec, without NVML there: refused with the fix, which works" {
+	local port spec=$SIM_HOST_DIR/root/etc/cdi/nvidia.yaml
+	port=$(free_port)
+	# SIMULATION: the CDI daemon answers as Docker 29.2 from now on.
+	echo 29.2.0 >"$SIM_HOST_DIR/cdi/docker-version"
+	run --separate-stderr openshell gateway start --gpu --name w3 --image "$IMAGE" --port "$port"
+	assert_failure 7
+	assert_equal "$stderr" "$(printf '%s\n' "openshell: checking Docker ..." \
+		"openshell: checking the Docker host's GPUs for --gpus all ..." \
+		"openshell: checking the Docker host's GPUs for --gpus all: failed" \
+		"openshell: error: NVML fails in a container given the GPUs on a WSL2 Docker host (Failed to initialize NVML): this Docker (29.2 and later) gives --gpus through the NVIDIA CDI spec, which nvidia-ctk writes there without libdxcore.so (nvidia-container-toolkit#1739); remove /etc/cdi/nvidia.yaml and /var/run/cdi/nvidia.yaml (and stop nvidia-cdi-refresh.service from writing it again), then restart docker: --gpus then takes the toolkit's hook")"
+	assert_no_gateway_resources w3
+	# The fix: without the spec, --gpus takes the hook again.
+	mv "$spec" "$spec.away"
+	run --separate-stderr openshell gateway start --gpu --name w3 --image "$IMAGE" --port "$port"
+	mv "$spec.away" "$spec"
+	rm -f "$SIM_HOST_DIR/cdi/docker-version"
 	assert_success
-	assert_output --partial "GPUs:"
-	assert_output --partial "1 allocatable (nvidia.com/gpu)"
+	assert_line "  GPUs:        1 allocatable (nvidia.com/gpu), through Docker's --gpus"
+	openshell -q gateway destroy --name w3 --yes
+}
+
+@test "start --gpu on WSL2: Docker's --gpus, not the CDI spec; the device plugin's one device 'all' for both GPUs is the gateway's nvidia.com/gpu" {
+	run --separate-stderr openshell -v gateway start --gpu --name wg --image "$IMAGE" --port "$(free_port)"
+	assert_success
+	assert_line "  GPUs:        1 allocatable (nvidia.com/gpu), through Docker's --gpus"
+	[[ $stderr == *"GPU mode legacy (WSL2: the toolkit's CDI spec there lacks libdxcore.so)"* ]]
+	run docker inspect openshell-cluster-wg --format '{{json .HostConfig.DeviceRequests}}'
+	assert_output --partial '"Driver":"nvidia"'
 	run gw_kubectl wg get nodes -o jsonpath='{.items[0].status.allocatable.nvidia\.com/gpu}'
 	assert_output 1
 	run docker exec openshell-cluster-wg ls /dev
@@ -130,5 +166,29 @@ setup() {
 	assert_line --regexp '^  PASS  smoke-pod .*its one device is all 2 GPUs \(WSL2.s device all\)'
 	assert_line --regexp '^  PASS  privileged-pod  privileged pod .*its one device is all 2 GPUs'
 	assert_line --regexp '^  PASS  pod-isolation .*sees none'
-	assert_line --regexp '^  PASS  allocatable .*= 4'
+	assert_line --regexp "^  PASS  allocatable +node allocatable nvidia.com/gpu = 4: 1 device \(WSL2's all, 2 GPUs\) x 4, time-slicing"
+}
+
+@test "gateway gpus and status on WSL2: the pod on the one device holds every GPU; NVML there has no utilisation and no processes" {
+	local json
+	cuda_pod wg p1 256 30
+	run --separate-stderr openshell gateway gpus --name wg --json
+	assert_success
+	json=$output
+	assert_schema gpu_view "$json"
+	# Each GPU's row: the device all::K (time-slicing:4) is every GPU, held
+	# by p1; its memory counts p1's context, its utilisation is unknown.
+	run jq -r '.gpus[] | "\(.index) \(.uuid) \(.health) \(.sharing.mode) \(.sharing.replicas) \(.memory_used_mib) \(.utilization_percent) \([.holders[] | .pod] | join(","))"' <<<"$json"
+	assert_equal "${#lines[@]}" 2
+	mapfile -t uuids < <(sim_gpu_uuids)
+	assert_line "0 ${uuids[0]} healthy time-slicing 4 257 null p1"
+	assert_line "1 ${uuids[1]} healthy time-slicing 4 257 null p1"
+	assert_equal "$(jq '.processes | length' <<<"$json")" 0
+	run --separate-stderr openshell gateway gpus --name wg
+	assert_line --regexp "^openshell-wg +0 +${uuids[0]} +.* +257/[0-9]+ MiB +- +time-slicing 4 +healthy +default/p1/work\$"
+	# status counts the plugin's devices: one, held by one pod.
+	run --separate-stderr openshell gateway status --name wg
+	assert_success
+	assert_line '  GPU use:     1 device: 1 in use, 0 free'
+	gw_kubectl wg delete pod p1 --wait=true >/dev/null
 }

@@ -65,6 +65,9 @@ static void test_daemon(void)
 	is_int(d.gpus_by_cdi, 0, "Docker 28.2 sends --gpus to the hook");
 	ok(gpu_mode_resolve(GPU_MODE_AUTO, &d, &used, &err) == 0 && used == GPU_MODE_CDI, "auto is cdi there");
 	ok(gpu_mode_resolve(GPU_MODE_LEGACY, &d, &used, &err) == 0 && used == GPU_MODE_LEGACY, "legacy stays legacy");
+	d.wsl2 = WSL2_ENGINE;
+	ok(gpu_mode_resolve(GPU_MODE_AUTO, &d, &used, &err) == 0 && used == GPU_MODE_LEGACY,
+	   "on WSL2 auto is legacy though CDI devices are listed (the spec lacks libdxcore.so)");
 	daemon_gpus_free(&d);
 
 	{
@@ -423,6 +426,30 @@ static void test_wsl2(void)
 	   "a node joining a gateway that shares with MPS is refused: %s", err.msg);
 	os_error_clear(&err);
 	is_int(wsl2_check(&o, NULL, NULL, WSL2_ENGINE, &err), 0, "no sharing asked: nothing to refuse");
+	o.gpu_mode = GPU_MODE_CDI;
+	ok(wsl2_check(&o, NULL, NULL, WSL2_ENGINE, &err) < 0 &&
+	   strstr(err.msg, "--gpu-mode cdi cannot be served on a WSL2 Docker host") && strstr(err.msg, "libdxcore.so") &&
+	   strstr(err.msg, "leave --gpu-mode out"), "CDI is refused, with why and what works: %s", err.msg);
+	os_error_clear(&err);
+	o.gpu_mode = GPU_MODE_LEGACY;
+	is_int(wsl2_check(&o, NULL, NULL, WSL2_ENGINE, &err), 0, "legacy is what works there");
+	{
+		struct daemon_gpus d = { .wsl2 = WSL2_ENGINE, .gpus_by_cdi = 1 };
+		os_error_set(&err, OS_EXIT_FAILURE, "cannot list the Docker host's GPUs (nvidia-smi -L in a container of i): Failed to initialize NVML: N/A");
+		wsl2_explain_probe(&d, &err);
+		ok(err.code == OS_EXIT_NOGPU && strstr(err.msg, "gives --gpus through the NVIDIA CDI spec") &&
+		   strstr(err.msg, "libdxcore.so") && strstr(err.msg, "remove /etc/cdi/nvidia.yaml"),
+		   "Docker 29.2 on WSL2, NVML failing: the spec's cause and fix: %s", err.msg);
+		d.gpus_by_cdi = 0;
+		os_error_set(&err, OS_EXIT_FAILURE, "cannot list the Docker host's GPUs: Failed to initialize NVML: N/A");
+		wsl2_explain_probe(&d, &err);
+		ok(err.code == OS_EXIT_FAILURE && !strstr(err.msg, "CDI"), "--gpus through the hook: the error stands");
+		d.gpus_by_cdi = 1;
+		os_error_set(&err, OS_EXIT_FAILURE, "cannot list the Docker host's GPUs: exit 9");
+		wsl2_explain_probe(&d, &err);
+		ok(err.code == OS_EXIT_FAILURE && !strstr(err.msg, "CDI"), "another failure: the error stands");
+		os_error_clear(&err);
+	}
 	o.gpu = 0;
 	is_int(wsl2_check(&o, &o.sharing, NULL, WSL2_ENGINE, &err), 0, "a gateway without GPUs asks nothing of it");
 	deploy_opts_free(&o);

@@ -659,6 +659,9 @@ static void test_gpu_ids(void)
 	   "not another UUID, its MIG device's index, another index");
 	ok(gpu_id_names("1:0", &mig) && gpu_id_names("MIG-x", &mig) && !gpu_id_names("1", &mig) && !gpu_id_names("1:1", &mig),
 	   "a MIG device: I:K under the index strategy, its UUID; not its GPU's index or a sibling's");
+	ok(gpu_id_names("all", &gpu) && gpu_id_names("all::3", &gpu) && !gpu_id_names("all", &mig) &&
+	   !gpu_id_names("allx", &gpu),
+	   "WSL2's one device 'all' (and its replicas) is every GPU, no MIG device; not a name that begins so");
 	ok(device_checkpoint_parse(cp_text, strlen(cp_text), &cp, &err) == 0, "a checkpoint");
 	is_int(gpu_ids_registered(&cp, &gpu), 2, "the GPU's two replicas registered; the FPGA's '1' is not NVIDIA's");
 	is_int(gpu_ids_registered(&cp, &mig), 1, "the MIG device by index");
