@@ -35,30 +35,39 @@ int verify_nodes_start(const struct gateway *gw, struct verify_nodes *vn, os_err
 	return 0;
 }
 
+void verify_nodes_looked(struct verify_nodes *vn)
+{
+	for (size_t k = 0; k < vn->n; k++) {
+		struct host_gpus *h = &vn->seen[k];
+		os_error e = { 0 };
+
+		if (vn->looks[k] && container_gpus_finish(vn->looks[k], vn->rec[k]->container, h, &e) < 0)
+			vn->look_error[k] = xstrdup(e.msg);
+		vn->looks[k] = NULL;
+		/* WSL2: the plugin's one device there is every GPU. */
+		vn->pods[k].device_gpus = h->dxg ? h->n : 0;
+		os_error_clear(&e);
+	}
+}
+
 /* The pod's GPU must be one its node's agent sees. */
 static void judge_one(struct verify_nodes *vn, size_t k)
 {
 	struct check *c = &vn->pods[k].check;
 	const char *u = c->evidence ? strstr(c->evidence, "(UUID: ") : NULL;
 	cleanup_free char *uuid = u ? xstrndup(u + 7, strcspn(u + 7, ")")) : NULL;
-	struct host_gpus h = { 0 };
+	const struct host_gpus *h = &vn->seen[k];
 	struct strv seen = { 0 };
-	os_error e = { 0 };
 
-	if (vn->looks[k] && container_gpus_finish(vn->looks[k], vn->rec[k]->container, &h, &e) < 0)
-		vn->look_error[k] = xstrdup(e.msg);
-	vn->looks[k] = NULL;
-	for (int i = 0; i < h.n; i++)
-		strv_push(&seen, h.v[i].uuid);
+	for (int i = 0; i < h->n; i++)
+		strv_push(&seen, h->v[i].uuid);
 	if (c->status == CHECK_PASS && vn->look_error[k])
 		check_set(c, CHECK_FAIL, xasprintf("%s, but its agent's GPUs cannot be read: %s", c->evidence,
 						   vn->look_error[k]));
 	else if (c->status == CHECK_PASS && uuid && !strv_has(&seen, uuid))
 		check_set(c, CHECK_FAIL, xasprintf("%s, which is not one of the GPUs of its agent on %s", c->evidence,
 						   vn->rec[k]->docker.endpoint));
-	host_gpus_free(&h);
 	strv_free(&seen);
-	os_error_clear(&e);
 }
 
 void verify_nodes_judge(struct verify_nodes *vn, struct check *c)
@@ -66,6 +75,7 @@ void verify_nodes_judge(struct verify_nodes *vn, struct check *c)
 	enum check_status worst = CHECK_PASS;
 	cleanup_free char *all = xstrdup("");
 
+	verify_nodes_looked(vn);   /* where the pods were not judged */
 	for (size_t k = 0; k < vn->n; k++) {
 		struct check *p = &vn->pods[k].check;
 		char *joined;
@@ -86,6 +96,7 @@ void verify_nodes_free(struct verify_nodes *vn)
 {
 	for (size_t k = 0; k < vn->n; k++) {
 		docker_drop(&vn->looks[k]);
+		host_gpus_free(&vn->seen[k]);
 		strv_free(&vn->env[k]);
 		free(vn->look_error[k]);
 		free(vn->pods[k].check.evidence);

@@ -437,6 +437,10 @@ int verify_pods(const struct gateway *gw, struct verify_pods *vp, const struct v
 			vp->probes[i].check = plan_check(plan, vp->probes[i].kind);
 			vp->probes[i].device_gpus = plan->device_gpus;
 		}
+	for (size_t i = 0; i < vp->n; i++)
+		for (size_t k = 0; vp->probes[i].node && k < plan->n_nodes; k++)
+			if (vp->probes[i].check == &plan->nodes[k].check)
+				vp->probes[i].device_gpus = plan->nodes[k].device_gpus;
 	vp->plan = plan;
 	rc = watch_pods(gw, vp, err);
 	verify_pods_drop(gw, vp);

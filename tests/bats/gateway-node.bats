@@ -237,7 +237,7 @@ assert_nothing_on_for() {
 	assert_output ""
 }
 
-@test "a WSL2 host: a count of its GPUs is refused with what works, before anything is made there" {
+@test "a WSL2 host: a count of its GPUs is refused with what works, before anything is made there; with --gpu it joins, its one device every GPU" {
 	# SIMULATION: sim-host --wsl2, its docker info through the wrapper on its host-bin.
 	sim_host_machine node-w --wsl2 --gpus 2
 	# Its wrapper speaks for its own daemon alone: the server's is a Linux host's.
@@ -253,6 +253,24 @@ assert_nothing_on_for() {
 	assert_nothing_on node-w
 	run kx get node node-w --ignore-not-found -o name
 	assert_output ""
+	# All its GPUs: the agent gets /dev/dxg, and the device plugin on its
+	# node registers the one device that is both.
+	PATH=$(sim_host_of node-w dir)/host-bin:$PATH run --separate-stderr node_add node-w --gpu
+	assert_success
+	assert_line "Node 'node-w' joined gateway 'mh'."
+	assert_line "  GPUs:        1 allocatable (nvidia.com/gpu)"
+	run kx get node node-w -o jsonpath='{.status.allocatable.nvidia\.com/gpu} {.status.conditions[?(@.type=="Ready")].status}'
+	assert_output "1 True"
+	run sim_docker node-w exec openshell-node-mh ls /dev
+	assert_line dxg
+	refute_output --partial nvidia
+	# verify's pod on it sees its one device as both GPUs.
+	run --separate-stderr openshell gateway verify --name mh
+	assert_success
+	assert_line --regexp '^  PASS  node-gpus .*node-w'
+	run --separate-stderr openshell gateway node remove node-w --name mh --yes
+	assert_success
+	assert_nothing_on node-w
 }
 
 @test "a Docker daemon that does not answer is named, and nothing is made" {
