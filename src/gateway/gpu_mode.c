@@ -85,7 +85,7 @@ int gpu_mode_resolve(enum gpu_mode asked, const struct daemon_gpus *d, enum gpu_
 	if (asked == GPU_MODE_CDI && d->cdi.n == 0)
 		return os_error_set(err, OS_EXIT_NOGPU,
 				    "--gpu-mode cdi: the Docker daemon lists no NVIDIA CDI devices (docker info: DiscoveredDevices, Docker >= 28.2); generate the spec with '" CDI_SPEC_GENERATE "' and restart docker, or use --gpu-mode legacy");
-	/* On WSL2 the spec leaves out libdxcore.so (gateway/wsl2.h): legacy. */
+	/* On WSL2 only the hook is sure to give libdxcore.so (gateway/wsl2.h). */
 	*used = asked != GPU_MODE_AUTO ? asked : d->cdi.n && d->wsl2 == WSL2_NO ? GPU_MODE_CDI : GPU_MODE_LEGACY;
 	return 0;
 }
@@ -167,7 +167,7 @@ int gpu_mode_choose(struct deploy_opts *o, const struct daemon_gpus *d, os_error
 	log_verbose("GPU mode %s%s%s", gpu_mode_name(used),
 		    asked != GPU_MODE_AUTO ? " (--gpu-mode)"
 		    : o->cdi               ? " (the daemon lists NVIDIA CDI devices)"
-		    : d->wsl2 && d->cdi.n  ? " (WSL2: the toolkit's CDI spec there lacks libdxcore.so)"
+		    : d->wsl2 && d->cdi.n  ? " (WSL2: the toolkit's hook gives libdxcore.so, which CDI specs there can miss)"
 					   : " (the daemon lists no NVIDIA CDI devices)",
 		    !o->cdi && d->gpus_by_cdi ? "; Docker sends --gpus through CDI itself (29.2 and later)" : "");
 	return 0;

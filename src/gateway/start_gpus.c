@@ -72,13 +72,16 @@ static int look_needed(const struct deploy_opts *o, const struct daemon_gpus *d)
 	return o->gpu && (o->gpus.kind != GPUS_ALL || mps_needs_gpus(o) || (d->wsl2 && d->gpus_by_cdi));
 }
 
-/* The option a look checks: "--gpus 0,2", or else "--gpu-sharing mps:N" (owned). */
+/* What a look checks: "--gpus 0,2", "--gpu-sharing mps:N", or else (WSL2,
+ * Docker 29.2 and later) NVML through Docker's CDI route (owned). */
 static char *checked_option(const struct deploy_opts *o)
 {
 	cleanup_free char *sel = o->gpus.kind != GPUS_ALL ? gpus_string(&o->gpus) : NULL;
-	cleanup_free char *mps = sel ? NULL : sharing_string(&o->sharing);
+	cleanup_free char *mps = sel || !mps_needs_gpus(o) ? NULL : sharing_string(&o->sharing);
 
-	return sel ? xasprintf("--gpus %s", sel) : xasprintf("--gpu-sharing %s", mps);
+	return sel ? xasprintf("--gpus %s", sel)
+	       : mps ? xasprintf("--gpu-sharing %s", mps)
+		     : xstrdup("--gpus all (which this Docker gives through the CDI spec)");
 }
 
 int start_gpus_precheck(struct deploy_opts *o, const struct daemon_gpus *d, int timeout_ms, int *looked,

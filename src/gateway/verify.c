@@ -332,7 +332,6 @@ static int verify_run_judge(struct verify_run *v, int answered, os_error *err)
 		api_silent(v->checks);
 	} else {
 		kube_keep_node(v->list, v->own);
-		verify_nodes_looked(&v->vn);   /* a WSL2 agent's pod is judged by its GPUs */
 		int rc = check_cluster(v->gw, v->list, &v->rt, v->devices, v->checks, &v->plan, v->vp, &v->smoked, err);
 		v->vp = NULL;   /* verify_pods() has done with it */
 		if (rc < 0)

@@ -71,7 +71,10 @@ void verify_mig_judge(struct gpu_looks *l, struct check *c);
 struct verify_node_pod {
 	const char *node;
 	struct check check;
-	int device_gpus;         /* as the plan's, for its node: 0, or on WSL2 its GPUs */
+	/* Its pod's end, kept to judge it again once its node's GPUs are
+	 * known (on WSL2 its one device is every one of them): NULL before. */
+	char *pod, *phase, *out;
+	long long code;
 };
 struct verify_pod_plan {
 	const char *node;        /* the node they run on (its kubernetes.io/hostname), or NULL */
@@ -128,24 +131,21 @@ void verify_judge_privileged(const char *pod, const char *resource, int device_g
 /* The node-gpus check: each agent with GPUs (gateway/node_record.h) gets
  * a smoke pod of its own on its node (PLAN's nodes, which point into VN),
  * whose GPU must be one its agent sees on its own host (its nvidia-smi -L,
- * looked at beside the pods); on a WSL2 host the pod's one device is
- * every GPU of the agent's. verify_nodes_start() reads the agents and
+ * looked at beside the pods); on a WSL2 host (/dev/dxg) the pod's one
+ * device is every GPU its agent sees. verify_nodes_start() reads the agents and
  * starts the looks (-1 only when the nodes' files cannot be read);
- * verify_nodes_looked() ends them, before the pods are judged;
- * verify_nodes_judge() sets C once they are (with GPU nodes only): a fail
- * when any of them does. */
+ * verify_nodes_judge() sets C once the pods are judged (with GPU nodes
+ * only): a fail when any of them does. */
 struct verify_nodes {
 	struct node_records rs;
 	struct verify_node_pod pods[VERIFY_MAX_NODES];
 	const struct node_record *rec[VERIFY_MAX_NODES];
 	struct strv env[VERIFY_MAX_NODES];
 	struct run_child *looks[VERIFY_MAX_NODES];
-	struct host_gpus seen[VERIFY_MAX_NODES];
 	char *look_error[VERIFY_MAX_NODES];
 	size_t n;
 };
 int verify_nodes_start(const struct gateway *gw, struct verify_nodes *vn, os_error *err);
-void verify_nodes_looked(struct verify_nodes *vn);
 void verify_nodes_judge(struct verify_nodes *vn, struct check *c);
 void verify_nodes_free(struct verify_nodes *vn);
 

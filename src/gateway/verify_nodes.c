@@ -35,39 +35,45 @@ int verify_nodes_start(const struct gateway *gw, struct verify_nodes *vn, os_err
 	return 0;
 }
 
-void verify_nodes_looked(struct verify_nodes *vn)
+/* The first GPU a pod's check names, "(UUID: …)" (owned), or NULL. */
+static char *named_uuid(const struct check *c)
 {
-	for (size_t k = 0; k < vn->n; k++) {
-		struct host_gpus *h = &vn->seen[k];
-		os_error e = { 0 };
+	const char *u = c->evidence ? strstr(c->evidence, "(UUID: ") : NULL;
 
-		if (vn->looks[k] && container_gpus_finish(vn->looks[k], vn->rec[k]->container, h, &e) < 0)
-			vn->look_error[k] = xstrdup(e.msg);
-		vn->looks[k] = NULL;
-		/* WSL2: the plugin's one device there is every GPU. */
-		vn->pods[k].device_gpus = h->dxg ? h->n : 0;
-		os_error_clear(&e);
-	}
+	return u ? xstrndup(u + 7, strcspn(u + 7, ")")) : NULL;
 }
 
-/* The pod's GPU must be one its node's agent sees. */
+/* The pod's GPU must be one its node's agent sees; on WSL2 (/dev/dxg) its
+ * one device is all of them, which its kept answer is judged by again. */
 static void judge_one(struct verify_nodes *vn, size_t k)
 {
-	struct check *c = &vn->pods[k].check;
-	const char *u = c->evidence ? strstr(c->evidence, "(UUID: ") : NULL;
-	cleanup_free char *uuid = u ? xstrndup(u + 7, strcspn(u + 7, ")")) : NULL;
-	const struct host_gpus *h = &vn->seen[k];
+	struct verify_node_pod *np = &vn->pods[k];
+	struct check *c = &np->check;
+	cleanup_free char *uuid = NULL;
+	struct host_gpus h = { 0 };
 	struct strv seen = { 0 };
+	os_error e = { 0 };
 
-	for (int i = 0; i < h->n; i++)
-		strv_push(&seen, h->v[i].uuid);
-	if (c->status == CHECK_PASS && vn->look_error[k])
+	if (vn->looks[k] && container_gpus_finish(vn->looks[k], vn->rec[k]->container, &h, &e) < 0)
+		vn->look_error[k] = xstrdup(e.msg);
+	vn->looks[k] = NULL;
+	if (h.dxg && h.n > 1 && np->out) {
+		verify_judge_smoke(np->pod, NULL, h.n, np->phase, np->code, np->out, c);
+		free(c->detail);
+		c->detail = c->status == CHECK_FAIL ? xstrdup(np->out) : NULL;
+	}
+	for (int i = 0; i < h.n; i++)
+		strv_push(&seen, h.v[i].uuid);
+	uuid = named_uuid(c);
+	if (vn->look_error[k] && c->evidence)
 		check_set(c, CHECK_FAIL, xasprintf("%s, but its agent's GPUs cannot be read: %s", c->evidence,
 						   vn->look_error[k]));
 	else if (c->status == CHECK_PASS && uuid && !strv_has(&seen, uuid))
 		check_set(c, CHECK_FAIL, xasprintf("%s, which is not one of the GPUs of its agent on %s", c->evidence,
 						   vn->rec[k]->docker.endpoint));
+	host_gpus_free(&h);
 	strv_free(&seen);
+	os_error_clear(&e);
 }
 
 void verify_nodes_judge(struct verify_nodes *vn, struct check *c)
@@ -75,7 +81,6 @@ void verify_nodes_judge(struct verify_nodes *vn, struct check *c)
 	enum check_status worst = CHECK_PASS;
 	cleanup_free char *all = xstrdup("");
 
-	verify_nodes_looked(vn);   /* where the pods were not judged */
 	for (size_t k = 0; k < vn->n; k++) {
 		struct check *p = &vn->pods[k].check;
 		char *joined;
@@ -96,11 +101,13 @@ void verify_nodes_free(struct verify_nodes *vn)
 {
 	for (size_t k = 0; k < vn->n; k++) {
 		docker_drop(&vn->looks[k]);
-		host_gpus_free(&vn->seen[k]);
 		strv_free(&vn->env[k]);
 		free(vn->look_error[k]);
 		free(vn->pods[k].check.evidence);
 		free(vn->pods[k].check.detail);
+		free(vn->pods[k].pod);
+		free(vn->pods[k].phase);
+		free(vn->pods[k].out);
 	}
 	node_records_free(&vn->rs);
 	memset(vn, 0, sizeof(*vn));

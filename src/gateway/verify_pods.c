@@ -50,7 +50,7 @@ enum probe_kind { PROBE_SMOKE, PROBE_ISOLATION, PROBE_PRIVILEGED };
 struct probe {
 	char *name;
 	enum probe_kind kind;
-	const char *node;       /* an agent's smoke pod: its node; else NULL (the plan's) */
+	struct verify_node_pod *np;   /* an agent's smoke pod: its node's; else NULL (the plan's) */
 	const char *resource;   /* the smoke pod's MIG resource, else NULL */
 	struct check *check;    /* NULL: not wanted (any more) */
 	int device_gpus;        /* the plan's, on the gateway's own node; else 0 */
@@ -193,6 +193,12 @@ static void judge_finished(const char *ctr, struct probe *p, const cJSON *obj)
 	p->judge(p->name, p->resource, p->device_gpus, phase ? phase : "", code, out, p->check);
 	if (p->check->status == CHECK_FAIL)
 		p->check->detail = xstrdup(out);
+	if (p->np) {   /* judged again once its node's GPUs are known */
+		p->np->pod = xstrdup(p->name);
+		p->np->phase = xstrdup(phase ? phase : "");
+		p->np->out = xstrdup(out);
+		p->np->code = code;
+	}
 	p->judged = 1;
 }
 
@@ -386,7 +392,7 @@ static void add_node_probe(struct verify_pods *vp, cJSON *items, unsigned tag, s
 	struct verify_node_pod *np = &vp->plan->nodes[k];
 
 	*p = (struct probe){ .name = xasprintf("openshell-verify-%x-%s", tag, np->node), .kind = PROBE_SMOKE,
-			     .node = np->node, .check = &np->check, .judge = verify_judge_smoke };
+			     .np = np, .check = &np->check, .judge = verify_judge_smoke };
 	cJSON_AddItemToArray(items, probe_manifest(vp, p->name, np->node, SMOKE_SCRIPT, GPU_RESOURCE, 0, 0));
 }
 
@@ -433,14 +439,10 @@ int verify_pods(const struct gateway *gw, struct verify_pods *vp, const struct v
 	/* The looks may have ruled a pod out (no GPU to schedule, no runtime
 	 * to run it): it is neither waited for nor judged. */
 	for (size_t i = 0; i < vp->n; i++)
-		if (!vp->probes[i].node) {
+		if (!vp->probes[i].np) {
 			vp->probes[i].check = plan_check(plan, vp->probes[i].kind);
 			vp->probes[i].device_gpus = plan->device_gpus;
 		}
-	for (size_t i = 0; i < vp->n; i++)
-		for (size_t k = 0; vp->probes[i].node && k < plan->n_nodes; k++)
-			if (vp->probes[i].check == &plan->nodes[k].check)
-				vp->probes[i].device_gpus = plan->nodes[k].device_gpus;
 	vp->plan = plan;
 	rc = watch_pods(gw, vp, err);
 	verify_pods_drop(gw, vp);

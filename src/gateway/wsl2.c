@@ -40,7 +40,7 @@ int wsl2_check(const struct deploy_opts *o, const struct sharing *sharing, const
 	       os_error *err)
 {
 	static const char no_mig[] = "WSL2 has no MIG: the toolkit's libnvidia-container gives none there";
-	static const char no_cdi[] = "nvidia-ctk's CDI spec there leaves out libdxcore.so, without which NVML fails in the gateway (nvidia-container-toolkit#1739)";
+	static const char no_cdi[] = "with CDI the pods get their GPUs from specs the device plugin writes in the gateway, whose WSL mode can miss libdxcore.so, without which NVML fails in them (nvidia-container-toolkit#1739)";
 	static const char no_mps[] = "MPS needs the GPUs in compute mode EXCLUSIVE_PROCESS, which WSL2's driver cannot set";
 
 	if (!o->gpu || host == WSL2_NO)
@@ -74,9 +74,14 @@ int wsl2_check(const struct deploy_opts *o, const struct sharing *sharing, const
 
 void wsl2_explain_probe(const struct daemon_gpus *d, os_error *err)
 {
+	cleanup_free char *detail = NULL;
+
 	if (!d->gpus_by_cdi || !err->msg || !strstr(err->msg, "Failed to initialize NVML"))
 		return;
+	detail = err->detail ? xstrdup(err->detail) : NULL;
 	os_error_set(err, OS_EXIT_NOGPU,
-		     "NVML fails in a container given the GPUs on %s (Failed to initialize NVML): this Docker (29.2 and later) gives --gpus through the NVIDIA CDI spec, which nvidia-ctk writes there without libdxcore.so (nvidia-container-toolkit#1739); remove /etc/cdi/nvidia.yaml and /var/run/cdi/nvidia.yaml (and stop nvidia-cdi-refresh.service from writing it again), then restart docker: --gpus then takes the toolkit's hook",
+		     "NVML fails in a container given the GPUs on %s (Failed to initialize NVML): this Docker (29.2 and later) gives --gpus through the NVIDIA CDI spec, which lacks libdxcore.so there (nvidia-ctk could not locate it: nvidia-container-toolkit#1739); remove /etc/cdi/nvidia.yaml and /var/run/cdi/nvidia.yaml (and stop nvidia-cdi-refresh.service from writing it again), then restart docker: --gpus then takes the toolkit's hook",
 		     where(d->wsl2));
+	if (detail)
+		os_error_set_detail(err, detail);
 }

@@ -9,11 +9,13 @@
  * has "No MIG support for WSL" (src/nvc_info.c), and the driver's compute
  * mode cannot be changed there (the guide: "Modifiable state features
  * (ECC, Compute mode, Persistence mode) will not be supported"), which
- * MPS sharing needs (EXCLUSIVE_PROCESS). Its CDI spec, as `nvidia-ctk cdi
- * generate` writes it there (one device, all), leaves out libdxcore.so,
- * through which NVML reaches /dev/dxg ("Could not locate libdxcore.so",
- * nvidia-container-toolkit#1739): a gateway there takes Docker's --gpus,
- * which the toolkit's hook serves with it. The host is known by what its
+ * MPS sharing needs (EXCLUSIVE_PROCESS). NVML reaches /dev/dxg through
+ * libdxcore.so, which the toolkit's hook always gives, but which nvidia-ctk's
+ * CDI specs there (one device, all) can miss ("Could not locate
+ * libdxcore.so", nvidia-container-toolkit#1739), the device plugin's own
+ * in CDI mode too: a gateway there takes Docker's --gpus, and where Docker
+ * (29.2 and later) sends that through the host's spec, NVML is proven in a
+ * container first. The host is known by what its
  * daemon reports (`docker info`): a kernel of Microsoft's WSL2 build
  * ("5.15.153.1-microsoft-standard-WSL2"), and Docker Desktop by its
  * OperatingSystem.

@@ -267,7 +267,7 @@ assert_nothing_on_for() {
 	# verify's pod on it sees its one device as both GPUs.
 	run --separate-stderr openshell gateway verify --name mh
 	assert_success
-	assert_line --regexp '^  PASS  node-gpus .*node-w'
+	assert_line --regexp '^  PASS  node-gpus .*node-w: pod openshell-verify-[0-9a-f]+-node-w Succeeded: its one device is all 2 GPUs \(WSL2.s device all\)'
 	run --separate-stderr openshell gateway node remove node-w --name mh --yes
 	assert_success
 	assert_nothing_on node-w

@@ -23,6 +23,15 @@ setup() {
 	load helpers/gateway
 }
 
+# A test that made the CDI daemon Docker 29.2, or changed its spec, leaves
+# it as the suite's host has it (SIMULATION: sim-host --wsl2 --cdi).
+suite_teardown() {
+	local spec=$SIM_HOST_DIR/root/etc/cdi/nvidia.yaml
+	rm -f "$SIM_HOST_DIR/cdi/docker-version"
+	[[ ! -e $spec.away ]] || mv -f "$spec.away" "$spec"
+	[[ ! -e $spec.wsl ]] || mv -f "$spec.wsl" "$spec"
+}
+
 @test "sim-host --wsl2 is a WSL2 host as a gateway sees it: its daemon's kernel, /dev/dxg, no /dev/nvidiaN, no driver procfs" {
 	# (That the wrapper speaks for this daemon alone, gateway-node.bats shows
 	# with a Linux server beside a WSL2 node.)
@@ -98,7 +107,7 @@ setup() {
 	[[ $stderr == *"error: --gpu-sharing mps cannot be served on a WSL2 Docker host: MPS needs the GPUs in compute mode EXCLUSIVE_PROCESS, which WSL2's driver cannot set; use --gpu-sharing time-slicing:N"* ]]
 	run --separate-stderr openshell gateway start --name w1 --gpu --gpu-mode cdi --port "$port"
 	assert_failure 1
-	[[ $stderr == *"error: --gpu-mode cdi cannot be served on a WSL2 Docker host: nvidia-ctk's CDI spec there leaves out libdxcore.so, without which NVML fails in the gateway (nvidia-container-toolkit#1739); leave --gpu-mode out (Docker's --gpus is used there)"* ]]
+	[[ $stderr == *"error: --gpu-mode cdi cannot be served on a WSL2 Docker host: with CDI the pods get their GPUs from specs the device plugin writes in the gateway, whose WSL mode can miss libdxcore.so, without which NVML fails in them (nvidia-container-toolkit#1739); leave --gpu-mode out (Docker's --gpus is used there)"* ]]
 	assert_no_gateway_resources w1
 	run docker ps -aq
 	assert_output ""
@@ -115,7 +124,7 @@ setup() {
 	assert_no_gateway_resources w2
 }
 
-@test "Docker 29.2 on WSL2 gives --gpus through the CDI spec, without NVML there: refused with the fix, which works" {
+@test "Docker 29.2 on WSL2 gives --gpus through the CDI spec: without libdxcore.so there refused with the fix, which works; with it taken" {
 	local port spec=$SIM_HOST_DIR/root/etc/cdi/nvidia.yaml
 	port=$(free_port)
 	# SIMULATION: the CDI daemon answers as Docker 29.2 from now on.
@@ -125,13 +134,21 @@ setup() {
 	assert_equal "$stderr" "$(printf '%s\n' "openshell: checking Docker ..." \
 		"openshell: checking the Docker host's GPUs for --gpus all ..." \
 		"openshell: checking the Docker host's GPUs for --gpus all: failed" \
-		"openshell: error: NVML fails in a container given the GPUs on a WSL2 Docker host (Failed to initialize NVML): this Docker (29.2 and later) gives --gpus through the NVIDIA CDI spec, which nvidia-ctk writes there without libdxcore.so (nvidia-container-toolkit#1739); remove /etc/cdi/nvidia.yaml and /var/run/cdi/nvidia.yaml (and stop nvidia-cdi-refresh.service from writing it again), then restart docker: --gpus then takes the toolkit's hook")"
+		"openshell: error: NVML fails in a container given the GPUs on a WSL2 Docker host (Failed to initialize NVML): this Docker (29.2 and later) gives --gpus through the NVIDIA CDI spec, which lacks libdxcore.so there (nvidia-ctk could not locate it: nvidia-container-toolkit#1739); remove /etc/cdi/nvidia.yaml and /var/run/cdi/nvidia.yaml (and stop nvidia-cdi-refresh.service from writing it again), then restart docker: --gpus then takes the toolkit's hook")"
 	assert_no_gateway_resources w3
+	# A spec that mounts libdxcore.so (where nvidia-ctk found it): NVML
+	# works through it, and the gateway takes it.
+	cp "$spec" "$spec.wsl"
+	sed -i 's|^  mounts:$|&\n  - hostPath: /usr/lib/wsl/lib/libdxcore.so\n    containerPath: /usr/lib/wsl/lib/libdxcore.so\n    options: [ro, nosuid, nodev, bind]|' "$spec"
+	grep -q -- '- hostPath: /usr/lib/wsl/lib/libdxcore.so' "$spec"
+	run --separate-stderr openshell gateway start --gpu --name w3 --image "$IMAGE" --port "$port"
+	assert_success
+	assert_line "  GPUs:        1 allocatable (nvidia.com/gpu), through Docker's --gpus, which this Docker gives through CDI"
+	openshell -q gateway destroy --name w3 --yes
+	mv -f "$spec.wsl" "$spec"
 	# The fix: without the spec, --gpus takes the hook again.
 	mv "$spec" "$spec.away"
 	run --separate-stderr openshell gateway start --gpu --name w3 --image "$IMAGE" --port "$port"
-	mv "$spec.away" "$spec"
-	rm -f "$SIM_HOST_DIR/cdi/docker-version"
 	assert_success
 	assert_line "  GPUs:        1 allocatable (nvidia.com/gpu), through Docker's --gpus"
 	openshell -q gateway destroy --name w3 --yes
@@ -141,7 +158,7 @@ setup() {
 	run --separate-stderr openshell -v gateway start --gpu --name wg --image "$IMAGE" --port "$(free_port)"
 	assert_success
 	assert_line "  GPUs:        1 allocatable (nvidia.com/gpu), through Docker's --gpus"
-	[[ $stderr == *"GPU mode legacy (WSL2: the toolkit's CDI spec there lacks libdxcore.so)"* ]]
+	[[ $stderr == *"GPU mode legacy (WSL2: the toolkit's hook gives libdxcore.so, which CDI specs there can miss)"* ]]
 	run docker inspect openshell-cluster-wg --format '{{json .HostConfig.DeviceRequests}}'
 	assert_output --partial '"Driver":"nvidia"'
 	run gw_kubectl wg get nodes -o jsonpath='{.items[0].status.allocatable.nvidia\.com/gpu}'
