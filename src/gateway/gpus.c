@@ -431,9 +431,11 @@ int host_gpus_probe_finish(struct run_child *c, const char *image, struct host_g
 		rc = gpu_errors_no_toolkit(image, err);
 		os_error_set_detail(err, res.err);
 	} else if (rc == 0 && res.status != 0) {
-		/* nvidia-smi says why on its standard output. */
+		/* Where the container ran (docker's own failures are 125 to 127),
+		 * nvidia-smi says why on its standard output; a warning of the
+		 * docker CLI's on its standard error would hide that. */
 		struct run_result said = res;
-		if (!res.err[strspn(res.err, " \t\r\n")])
+		if ((res.status < 125 || !res.err[strspn(res.err, " \t\r\n")]) && res.out[strspn(res.out, " \t\r\n")])
 			said.err = res.out;
 		rc = run_failure(err, OS_EXIT_FAILURE, &said, "cannot list the Docker host's GPUs (nvidia-smi -L in a container of %s)",
 				 image);
