@@ -58,19 +58,14 @@ static char *share_words(const struct gpu_row *r)
 	return xasprintf("%s %d", r->share == SHARE_MPS ? "MPS" : "time-slicing", r->replicas);
 }
 
-/* "namespace/pod/container" as its three keys. */
-static cJSON *holder_json(const char *holder)
+/* A holder's three keys, null where none is named. */
+static cJSON *holder_json(const struct gpu_holder *holder)
 {
 	cJSON *h = cJSON_CreateObject();
-	cleanup_free char *copy = xstrdup(holder);
-	char *pod = strchr(copy, '/'), *ctr = pod ? strchr(pod + 1, '/') : NULL;
 
-	if (pod && ctr) {
-		*pod++ = *ctr++ = '\0';
-		cJSON_AddStringToObject(h, "namespace", copy);
-		cJSON_AddStringToObject(h, "pod", pod);
-		cJSON_AddStringToObject(h, "container", ctr);
-	}
+	json_add_string_or_null(h, "namespace", holder->ns);
+	json_add_string_or_null(h, "pod", holder->pod);
+	json_add_string_or_null(h, "container", holder->container);
 	return h;
 }
 
@@ -97,21 +92,16 @@ static cJSON *row_json(const struct gpu_row *r)
 	json_add_string_or_null(o, "health", r->health);
 	json_add_string_or_null(o, "reason", r->why);
 	holders = cJSON_AddArrayToObject(o, "holders");
-	for (size_t i = 0; i < r->holders.n; i++)
-		cJSON_AddItemToArray(holders, holder_json(r->holders.v[i]));
+	for (size_t i = 0; i < r->n_holders; i++)
+		cJSON_AddItemToArray(holders, holder_json(&r->holders[i]));
 	return o;
 }
 
 /* A process on a GPU, its pod's container split as a holder's. */
 static cJSON *proc_json(const struct gpu_proc *p)
 {
-	cJSON *o = p->holder ? holder_json(p->holder) : cJSON_CreateObject();
+	cJSON *o = holder_json(&p->holder);
 
-	if (!p->holder) {
-		cJSON_AddNullToObject(o, "namespace");
-		cJSON_AddNullToObject(o, "pod");
-		cJSON_AddNullToObject(o, "container");
-	}
 	cJSON_AddStringToObject(o, "node", p->node);
 	json_add_count_or_null(o, "index", p->index);
 	cJSON_AddStringToObject(o, "uuid", p->uuid);
@@ -150,6 +140,24 @@ static char *node_words(const struct gpu_row *r, int hosts)
 	return hosts && r->host ? xasprintf("%s (%s)", r->node, r->host) : xstrdup(r->node);
 }
 
+/* The row's holders, comma-separated, or NULL for none (owned). */
+static char *holders_text(const struct gpu_row *r)
+{
+	struct strv texts = { 0 };
+	char *joined;
+
+	if (!r->n_holders)
+		return NULL;
+	for (size_t i = 0; i < r->n_holders; i++) {
+		char *t = gpu_holder_text(&r->holders[i]);
+		strv_push(&texts, t);
+		free(t);
+	}
+	joined = strv_join(&texts, ",");
+	strv_free(&texts);
+	return joined;
+}
+
 static void print_row(const struct gpu_row *r, int hosts, int holders_known)
 {
 	cleanup_free char *node = node_words(r, hosts);
@@ -159,7 +167,7 @@ static void print_row(const struct gpu_row *r, int hosts, int holders_known)
 	cleanup_free char *mem = r->mem_total >= 0 ? xasprintf("%s/%lld MiB", used, r->mem_total) : xstrdup("-");
 	cleanup_free char *util = count_or_dash(r->util, "%");
 	cleanup_free char *share = r->uuid ? share_words(r) : xstrdup("-");
-	cleanup_free char *pods = r->holders.n ? strv_join(&r->holders, ",") : NULL;
+	cleanup_free char *pods = holders_text(r);
 	int known = holders_known && !(r->health && strcmp(r->health, "unknown") == 0);
 
 	printf(ROW_FORMAT, node, idx, r->uuid ? r->uuid : "-", r->model ? r->model : "-", mem, util, share,
@@ -182,7 +190,9 @@ static void print_procs(const struct gpu_view *v)
 		cleanup_free char *pid = count_or_dash(p->pid, "");
 		cleanup_free char *mem = count_or_dash(p->mem_mib, " MiB");
 
-		printf(PROC_FORMAT, p->node, idx, pid, mem, p->holder ? p->holder : p->pod_uid ? "?" : "-");
+		cleanup_free char *who = p->holder.pod ? gpu_holder_text(&p->holder) : xstrdup(p->pod_uid ? "?" : "-");
+
+		printf(PROC_FORMAT, p->node, idx, pid, mem, who);
 	}
 }
 

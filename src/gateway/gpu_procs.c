@@ -26,19 +26,43 @@ static const char *container_named(const cJSON *statuses, const char *id)
 	return NULL;
 }
 
-/* "namespace/pod/container" of the live pod with the cgroup's UID whose
- * container (an init container's too) has its ID; or NULL. */
-static char *holder_of(const struct pod_cgroup *cg, const cJSON *pod_list)
+void gpu_holder_set(struct gpu_holder *h, const char *ns, const char *pod, const char *container)
+{
+	*h = (struct gpu_holder){ .ns = xstrdup(ns), .pod = xstrdup(pod), .container = xstrdup(container) };
+}
+
+char *gpu_holder_text(const struct gpu_holder *h)
+{
+	return xasprintf("%s/%s/%s", h->ns, h->pod, h->container);
+}
+
+int gpu_holder_same(const struct gpu_holder *a, const struct gpu_holder *b)
+{
+	return strcmp(a->ns, b->ns) == 0 && strcmp(a->pod, b->pod) == 0 && strcmp(a->container, b->container) == 0;
+}
+
+void gpu_holder_free(struct gpu_holder *h)
+{
+	free(h->ns);
+	free(h->pod);
+	free(h->container);
+	*h = (struct gpu_holder){ 0 };
+}
+
+/* The live pod with the cgroup's UID whose container (an init container's
+ * too) has its ID, into *H; none named when there is none. */
+static void holder_of(const struct pod_cgroup *cg, const cJSON *pod_list, struct gpu_holder *h)
 {
 	const cJSON *pod = kube_live_pod(pod_list, cg->pod_uid), *md = json_get(pod, "metadata", NULL);
 	const char *ns = json_str(md, "namespace"), *name = json_str(md, "name"), *ctr;
 
 	if (!ns || !name)
-		return NULL;
+		return;
 	ctr = container_named(json_get(pod, "status", "containerStatuses", NULL), cg->container_id);
 	if (!ctr)
 		ctr = container_named(json_get(pod, "status", "initContainerStatuses", NULL), cg->container_id);
-	return ctr ? xasprintf("%s/%s/%s", ns, name, ctr) : NULL;
+	if (ctr)
+		gpu_holder_set(h, ns, name, ctr);
 }
 
 /* A count, or -1 for what is not one ("[N/A]"). */
@@ -69,7 +93,7 @@ void gpu_procs_read(const char *text, const char *node, const cJSON *pod_list, s
 					.mem_mib = count_of(mem) };
 		if (used && pod_cgroup_parse(line + used, &cg)) {
 			g->pod_uid = xstrdup(cg.pod_uid);
-			g->holder = holder_of(&cg, pod_list);
+			holder_of(&cg, pod_list, &g->holder);
 		}
 	}
 }
@@ -79,7 +103,7 @@ void gpu_procs_free(struct gpu_procs *p)
 	for (size_t i = 0; i < p->n; i++) {
 		free(p->v[i].uuid);
 		free(p->v[i].pod_uid);
-		free(p->v[i].holder);
+		gpu_holder_free(&p->v[i].holder);
 	}
 	free(p->v);
 	*p = (struct gpu_procs){ 0 };

@@ -29,14 +29,24 @@
 	"while read -r l; do case $l in *kubepods*) c=$l; break ;; esac; done 2>/dev/null </proc/$p/cgroup; " \
 	"printf '%s %s %s %s\\n' \"$p\" \"$u\" \"$m\" \"$c\"; done"
 
+/* A pod's container that holds a GPU, or runs a process on one. */
+struct gpu_holder {
+	char *ns, *pod, *container;   /* all NULL: none named */
+};
+void gpu_holder_set(struct gpu_holder *h, const char *ns, const char *pod, const char *container);
+/* "namespace/pod/container", as tables show it (owned). */
+char *gpu_holder_text(const struct gpu_holder *h);
+int gpu_holder_same(const struct gpu_holder *a, const struct gpu_holder *b);
+void gpu_holder_free(struct gpu_holder *h);
+
 struct gpu_proc {
 	const char *node;       /* its node's name, as the view's rows have it */
 	int index;              /* its GPU's index on the node; -1 not a row's */
 	char *uuid;             /* its GPU's */
 	long long pid, mem_mib; /* -1 unknown */
 	char *pod_uid;          /* the pod its cgroup names, or NULL: no pod's */
-	char *holder;           /* "namespace/pod/container" of that pod, or NULL:
-	                         * ended, or the pods were not read */
+	struct gpu_holder holder;   /* that pod's container; none named: ended, or
+	                            * the pods were not read */
 };
 
 struct gpu_procs {

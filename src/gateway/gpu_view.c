@@ -214,15 +214,24 @@ static void add_holders(const struct device_checkpoint *cp, const cJSON *pods, s
 		const struct checkpoint_entry *e = &cp->v[i];
 		const cJSON *md = json_get(kube_live_pod(pods, e->pod_uid), "metadata", NULL);
 		const char *ns = json_str(md, "namespace"), *name = json_str(md, "name");
-		cleanup_free char *who = NULL;
+		struct gpu_holder who = { 0 };
+		int held = 0, known = 0;
 
 		if (!ns || !name || !kube_nvidia_resource(e->resource))
 			continue;   /* ended, its entry not yet collected; or another plugin's */
-		for (size_t k = 0; k < e->ids.n && !who; k++)
-			if (gpu_id_names(e->ids.v[k], r))
-				who = xasprintf("%s/%s/%s", ns, name, e->container);
-		if (who && !strv_has(&r->holders, who))
-			strv_push(&r->holders, who);
+		for (size_t k = 0; k < e->ids.n && !held; k++)
+			held = gpu_id_names(e->ids.v[k], r);
+		if (!held)
+			continue;
+		gpu_holder_set(&who, ns, name, e->container);
+		for (size_t k = 0; k < r->n_holders && !known; k++)
+			known = gpu_holder_same(&r->holders[k], &who);
+		if (known) {
+			gpu_holder_free(&who);
+			continue;
+		}
+		r->holders = xrealloc(r->holders, (r->n_holders + 1) * sizeof(*r->holders));
+		r->holders[r->n_holders++] = who;
 	}
 }
 
@@ -411,7 +420,9 @@ void gpu_view_free(struct gpu_view *view)
 		free(view->v[i].uuid);
 		free(view->v[i].model);
 		free(view->v[i].why);
-		strv_free(&view->v[i].holders);
+		for (size_t k = 0; k < view->v[i].n_holders; k++)
+			gpu_holder_free(&view->v[i].holders[k]);
+		free(view->v[i].holders);
 	}
 	free(view->v);
 	free(view->holders_why);

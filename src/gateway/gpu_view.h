@@ -38,7 +38,8 @@ struct gpu_row {
 	const char *health;        /* "healthy", "unhealthy", "unknown", or NULL: not a
 	                            * device the plugin serves (a MIG GPU's card) */
 	char *why;                 /* unknown: why */
-	struct strv holders;       /* "namespace/pod/container" */
+	struct gpu_holder *holders; /* the containers that hold it, each once */
+	size_t n_holders;
 };
 
 struct gpu_view {

@@ -607,16 +607,24 @@ static void test_gpu_procs(void)
 		       "45 GPU-b 3 0::/kubepods/besteffort/pod" UID1 "/" CID2 "\n",
 		       "node-a", pods, &p);
 	is_int((int)p.n, 4, "four processes, the line that is none left out");
-	ok(p.v[3].holder && strcmp(p.v[3].holder, "ml/train/warm") == 0, "an init container's process, named");
-	ok(p.v[0].pid == 41 && p.v[0].mem_mib == 512 && strcmp(p.v[0].uuid, "GPU-a") == 0 && p.v[0].holder &&
-	   strcmp(p.v[0].holder, "ml/train/main") == 0 && strcmp(p.v[0].node, "node-a") == 0 && p.v[0].index == -1,
+	ok(p.v[3].holder.pod && strcmp(p.v[3].holder.ns, "ml") == 0 && strcmp(p.v[3].holder.pod, "train") == 0 &&
+	   strcmp(p.v[3].holder.container, "warm") == 0, "an init container's process, named");
+	ok(p.v[0].pid == 41 && p.v[0].mem_mib == 512 && strcmp(p.v[0].uuid, "GPU-a") == 0 && p.v[0].holder.pod &&
+	   strcmp(p.v[0].holder.container, "main") == 0 && strcmp(p.v[0].node, "node-a") == 0 && p.v[0].index == -1,
 	   "a pod's process: its container by ID, its memory");
-	ok(p.v[1].pid == 42 && p.v[1].mem_mib == -1 && !p.v[1].holder, "no cgroup and memory not known: unnamed, -1");
+	{
+		char *text = gpu_holder_text(&p.v[0].holder);
+		ok(strcmp(text, "ml/train/main") == 0, "shown as namespace/pod/container");
+		free(text);
+	}
+	ok(gpu_holder_same(&p.v[0].holder, &p.v[0].holder) && !gpu_holder_same(&p.v[0].holder, &p.v[3].holder),
+	   "the same container is the same holder; another is not");
+	ok(p.v[1].pid == 42 && p.v[1].mem_mib == -1 && !p.v[1].holder.pod, "no cgroup and memory not known: unnamed, -1");
 	ok(!p.v[1].pod_uid, "and no pod");
-	ok(!p.v[2].holder && p.v[2].pod_uid && strcmp(p.v[2].pod_uid, "0b6f2a3c-0000-4f5a-8b6c-7d8e9f0a1b2c") == 0,
+	ok(!p.v[2].holder.pod && p.v[2].pod_uid && strcmp(p.v[2].pod_uid, "0b6f2a3c-0000-4f5a-8b6c-7d8e9f0a1b2c") == 0,
 	   "the cgroup of a pod that is not there: unnamed, its pod's UID kept");
 	gpu_procs_read("44 GPU-a 9 8:pids:/kubepods/besteffort/pod" UID1 "/" CID1 "\n", "node-b", NULL, &p);
-	ok(p.n == 5 && !p.v[4].holder && p.v[4].pod_uid, "without the pods, appended unnamed, with its pod's UID");
+	ok(p.n == 5 && !p.v[4].holder.pod && p.v[4].pod_uid, "without the pods, appended unnamed, with its pod's UID");
 	gpu_procs_free(&p);
 	ok(p.n == 0 && !p.v, "freed");
 	cJSON_Delete(pods);
