@@ -56,7 +56,6 @@ static int check_host_gpus(struct deploy_opts *o, const struct daemon_gpus *d, c
 
 	if (rc < 0 && d->wsl2)
 		wsl2_explain_probe(d, err);
-
 	if (rc == 0 && o->cdi && mig_caps_named(&o->gpus))
 		rc = cdi_mig_caps(o, image, timeout_ms, err);
 	if (rc == 0 && mps)
@@ -66,7 +65,7 @@ static int check_host_gpus(struct deploy_opts *o, const struct daemon_gpus *d, c
 }
 
 /* Docker 29.2 and later give --gpus through the CDI spec where it has the
- * devices, which on WSL2 is known to leave NVML out (gateway/wsl2.h). */
+ * devices, which on WSL2 can leave NVML out (gateway/wsl2.h): proven first. */
 static int look_needed(const struct deploy_opts *o, const struct daemon_gpus *d)
 {
 	return o->gpu && (o->gpus.kind != GPUS_ALL || mps_needs_gpus(o) || (d->wsl2 && d->gpus_by_cdi));
