@@ -270,9 +270,8 @@ requests() { # NAME: the container's DeviceRequests, as docker inspect shows the
 	# A CDI container has no tmpfs of the hook's to tell its MIG instances
 	# by: start asks a container given the same CDI device, and the
 	# entrypoint keeps what it got (OPENSHELL_GPU_CAPS).
-	sim_host_extra --gpus 2 --mig 1=1g.10gb+1g.10gb+1g.10gb --cdi
+	sim_host_extra --cluster-images --gpus 2 --mig 1=1g.10gb+1g.10gb+1g.10gb --cdi
 	export PATH=$SIM_HOST_EXTRA_DIR/host-bin:$PATH DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST
-	"$OPENSHELL_SRCDIR/tests/testbed/sim-image" >/dev/null
 	mig=$(awk '$1 == "mig" && $2 == 1 { print $4 }' "$SIM_HOST_EXTRA_DIR/gpus" | sed -n 2p)
 	openshell -q gateway start --gpus "$mig" --name cmig --image "$IMAGE" --port "$(free_port)" --no-wait
 	eventually sh -c "docker logs openshell-cluster-cmig 2>&1 | grep -q 'GPUs of this gateway'"

@@ -30,8 +30,7 @@ start() {
 
 setup_file() {
 	sim_only "the k3s stand-in exists only in the simulation"
-	sim_host_start --gpus 2
-	"$REPO/tests/testbed/sim-image" >/dev/null
+	sim_host_start --cluster-images --gpus 2
 	export SIM_K3S_IMAGE=openshell-cluster:sim
 	# The deploy controller lists its manifests every second, not every 15 s.
 	start gpu --gpus all -e GPU_ENABLED=true -e SIM_K3S_DEPLOY_PERIOD=1 -p 127.0.0.1:0:6443 "$SIM_K3S_IMAGE"
@@ -122,6 +121,30 @@ pod_phase_is() {
 gpu_pod() { # NAME GPUS CMD-JSON
 	printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s"},"spec":{"restartPolicy":"Never","runtimeClassName":"nvidia","containers":[{"name":"%s","image":"%s","command":%s,"resources":{"limits":{"nvidia.com/gpu":%s}}}]}}' \
 		"$1" "$1" "$SMOKE" "$3" "$2"
+}
+
+@test "sim-host --cluster-images: a daemon from the set's image store has the set, its layers hard links, none loaded" {
+	# The first host to load the set leaves the store (this file's own may
+	# have come from a build, which leaves none).
+	sim_host_extra --cluster-images --gpus 1
+	seed=$("$REPO/tests/testbed/sim-image" --seed)
+	images() { docker images --no-trunc --format '{{.Repository}}:{{.Tag}} {{.ID}}' | sort; }
+	loaded=$(DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST images)
+	sim_host_stop_dir "$SIM_HOST_EXTRA_DIR"
+	sim_host_extra --cluster-images --gpus 1
+	run env DOCKER_HOST="$SIM_HOST_EXTRA_DOCKER_HOST" bash -c "$(declare -f images); images"
+	assert_output "$loaded"
+	[[ "$loaded" == *"openshell-cluster:sim-nobundle sha256:"* ]]
+	# The k3s binary of the image: one file in the store and the daemon.
+	layer=$(cd "$seed" && find overlay2 -path '*/diff/usr/local/bin/k3s' | head -1)
+	[ -n "$layer" ]
+	[ "$(stat -c %i "$seed/$layer")" = "$(stat -c %i "$SIM_HOST_EXTRA_DIR/data/$layer")" ]
+	# Its containers run, and what one writes stays in its own layer.
+	run env DOCKER_HOST="$SIM_HOST_EXTRA_DOCKER_HOST" docker run --rm --entrypoint /bin/sh "$SIM_K3S_IMAGE" \
+		-c 'echo changed >>/usr/local/bin/k3s && tail -1 /usr/local/bin/k3s'
+	assert_output changed
+	[ "$(tail -1 "$seed/$layer")" != changed ]
+	sim_host_stop_dir "$SIM_HOST_EXTRA_DIR"
 }
 
 @test "k3s server writes a k3s-shaped kubeconfig, 0600, and answers /readyz" {

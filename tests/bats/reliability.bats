@@ -520,8 +520,7 @@ EOT
 
 @test "the Docker daemon dying mid-start is reported as such, exit 3" {
 	sim_only "needs a second, killable sim host"
-	sim_host_extra --gpus 1
-	DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST "$OPENSHELL_SRCDIR/tests/testbed/sim-image" >/dev/null
+	sim_host_extra --cluster-images --gpus 1
 	DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST openshell gateway start --name dd --image openshell-cluster:sim-never-ready \
 		--port "$(free_port)" --timeout 60s 2>"$BATS_TEST_TMPDIR/err" &
 	pid=$!

@@ -191,8 +191,7 @@ suite_teardown() {
 
 @test "a docker context of a tcp+TLS endpoint (a second sim host): start, verify, destroy" {
 	tls_port=$(free_port)
-	DOCKER_HOST=$SIM_DOCKER_HOST sim_host_extra --gpus 1 --tls-tcp "127.0.0.3:$tls_port"
-	DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST "$OPENSHELL_SRCDIR/tests/testbed/sim-image" >/dev/null
+	DOCKER_HOST=$SIM_DOCKER_HOST sim_host_extra --cluster-images --gpus 1 --tls-tcp "127.0.0.3:$tls_port"
 	t=$SIM_HOST_EXTRA_DIR/tls
 	docker context create tlsbox \
 		--docker "host=tcp://127.0.0.3:$tls_port,ca=$t/ca.pem,cert=$t/cert.pem,key=$t/key.pem" >/dev/null

@@ -20,11 +20,11 @@ gateway_suite_start() {
 		lane_suite_start "$@"
 		return
 	fi
-	sim_host_start "$@" || return 1
 	if sim_real_host; then
+		sim_host_start "$@" || return 1
 		export IMAGE=${OPENSHELL_CLUSTER_IMAGE:?set OPENSHELL_CLUSTER_IMAGE to the real cluster image}
 	else
-		"$OPENSHELL_SRCDIR/tests/testbed/sim-image" >/dev/null || return 1
+		sim_host_start --cluster-images "$@" || return 1
 		export IMAGE=openshell-cluster:sim
 	fi
 	export XDG_CONFIG_HOME=$BATS_FILE_TMPDIR/config
