@@ -30,7 +30,7 @@
  * with a wildcard bind its first --tls-san, which its container's
  * published address does not say. */
 #define LABEL_API_HOST "org.openshell.api-host"
-/* Flannel's backend between the nodes' hosts (gateway/node_network.h):
+/* Flannel's backend between the nodes' hosts (gateway/state/node_network.h):
  * a resume keeps the network its nodes were made to meet on. */
 #define LABEL_NODE_NETWORK "org.openshell.node-network"
 

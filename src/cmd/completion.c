@@ -23,7 +23,7 @@
 #include "cmd/commands.h"
 #include "docker/client.h"
 #include "docker/daemon.h"
-#include "gateway/info.h"
+#include "gateway/state/info.h"
 
 static const char bash_script[] =
 	"# bash completion for openshell: eval \"$(openshell completion bash)\"\n"

@@ -3,7 +3,7 @@
  * Each check prints one line: pass, warn or fail, what was seen, and for
  * anything short of a pass, the fix. With --json the same checks become
  * one object, each check with a stable name, as verify's are (see
- * gateway/check.h). The exit status is 1 when any check failed, so
+ * gateway/check/check.h). The exit status is 1 when any check failed, so
  * scripts can gate on it.
  */
 #include "config.h"
@@ -23,9 +23,9 @@
 #include "cmd/doctor_pitfalls.h"
 #include "cmd/doctor_report.h"
 #include "docker/client.h"
-#include "gateway/deploy.h"
-#include "gateway/gpu_mode.h"
-#include "gateway/image.h"
+#include "gateway/deploy/deploy.h"
+#include "gateway/deploy/image.h"
+#include "gateway/gpu/gpu_mode.h"
 
 /* Docker 28.2+ lists the CDI devices it found: nvidia.com/gpu=... */
 static int has_cdi_gpus(const cJSON *info)

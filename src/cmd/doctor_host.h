@@ -1,7 +1,7 @@
 /* cmd/doctor_host.h - doctor's checks of the daemon's host.
  *
  * The driver and its GPUs, the NVIDIA Container Toolkit's tools and
- * net.core.bpf_jit_harden, as the host probe (gateway/host_probe.h) read
+ * net.core.bpf_jit_harden, as the host probe (gateway/gpu/host_probe.h) read
  * them on the daemon's host: the machine Docker runs on, which need not be
  * the one doctor runs on. doctor_host_read() says which host was read, or
  * why none could be (no daemon, no cluster image yet: a skip with its fix).
@@ -12,7 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "cmd/doctor_report.h"
-#include "gateway/host_probe.h"
+#include "gateway/gpu/host_probe.h"
 
 /* Read the host of the daemon that gave INFO (NULL: none answered) in a
  * container of IMAGE (image_present: Docker has it). 0 with F filled, or

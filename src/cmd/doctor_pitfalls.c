@@ -10,7 +10,7 @@
 #include "base/json.h"
 #include "cmd/doctor_pitfalls.h"
 #include "cmd/doctor_report.h"
-#include "gateway/wsl2.h"
+#include "gateway/gpu/wsl2.h"
 
 static void check_rootless(struct doctor *d, const cJSON *info)
 {

@@ -12,7 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "cmd/doctor_report.h"
-#include "gateway/host_probe.h"
+#include "gateway/gpu/host_probe.h"
 
 void doctor_pitfalls(struct doctor *d, const cJSON *info, const struct host_facts *f);
 

@@ -4,14 +4,14 @@
  * Below cmd/doctor.c (the checks of the host, Docker and the image) and
  * cmd/doctor_pitfalls.c (those of the known GPU pitfalls). Each check
  * reports with a stable name, and a fix for anything short of a pass; its
- * status is one of verify's (gateway/check.h), so both reports speak alike.
+ * status is one of verify's (gateway/check/check.h), so both reports speak alike.
  */
 #ifndef OPENSHELL_CMD_DOCTOR_REPORT_H
 #define OPENSHELL_CMD_DOCTOR_REPORT_H
 
 #include <cjson/cJSON.h>
 
-#include "gateway/check.h"
+#include "gateway/check/check.h"
 
 struct doctor {
 	int counts[CHECK_NSTATUS];   /* the checks so far, by status */

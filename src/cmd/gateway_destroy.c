@@ -1,4 +1,4 @@
-/* cmd/gateway_destroy.c - `openshell gateway destroy`: remove a gateway (gateway/destroy.h).
+/* cmd/gateway_destroy.c - `openshell gateway destroy`: remove a gateway (gateway/manage/destroy.h).
  *
  * What is not there is an error (exit 5) unless --ignore-not-found, so a
  * script can run it twice; without --yes the user is asked, and with no
@@ -19,8 +19,8 @@
 #include "base/names.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "gateway/destroy.h"
-#include "gateway/lookup.h"
+#include "gateway/manage/destroy.h"
+#include "gateway/state/lookup.h"
 
 struct opts {
 	const char *name;

@@ -19,9 +19,9 @@
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "gateway/attach.h"
-#include "gateway/info.h"
-#include "gateway/lookup.h"
+#include "gateway/manage/attach.h"
+#include "gateway/state/info.h"
+#include "gateway/state/lookup.h"
 
 
 enum { OPT_NAME = 256 };

@@ -1,5 +1,5 @@
 /* cmd/gateway_gpus.c - `openshell gateway gpus`: every GPU of a gateway, who
- * holds it, and how busy it is (gateway/gpu_view.h). */
+ * holds it, and how busy it is (gateway/state/gpu_view.h). */
 #include "config.h"
 
 #include <getopt.h>
@@ -17,7 +17,7 @@
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "gateway/gpu_view.h"
+#include "gateway/state/gpu_view.h"
 
 /* --watch's period: each look is a docker exec per node and a kubectl. */
 #define WATCH_PERIOD_MS 2000

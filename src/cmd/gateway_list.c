@@ -1,6 +1,6 @@
 /* cmd/gateway_list.c - `openshell gateway list`: every gateway, one line each.
  *
- * gateway/roster.h gathers them, each from the daemon it lives on; a
+ * gateway/state/roster.h gathers them, each from the daemon it lives on; a
  * daemon that cannot be asked leaves its gateways listed as unknown, with
  * one error line for it, and the exit status is that error's.
  */
@@ -18,8 +18,8 @@
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "gateway/info.h"
-#include "gateway/roster.h"
+#include "gateway/state/info.h"
+#include "gateway/state/roster.h"
 
 static const char *api_of(const struct gateway *gw)
 {

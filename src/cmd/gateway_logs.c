@@ -13,8 +13,8 @@
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "gateway/attach.h"
-#include "gateway/lookup.h"
+#include "gateway/manage/attach.h"
+#include "gateway/state/lookup.h"
 
 
 enum { OPT_NAME = 256, OPT_TAIL };

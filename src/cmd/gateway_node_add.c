@@ -13,9 +13,9 @@
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "gateway/deploy.h"
-#include "gateway/gpus.h"
-#include "gateway/node_add.h"
+#include "gateway/deploy/deploy.h"
+#include "gateway/gpu/gpus.h"
+#include "gateway/node/node_add.h"
 
 enum { OPT_NAME = 256, OPT_DOCKER_HOST, OPT_CONTEXT, OPT_GPU, OPT_GPUS, OPT_GPU_SHARING, OPT_MIG_STRATEGY, OPT_TIMEOUT,
        OPT_JSON };

@@ -13,8 +13,8 @@
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "gateway/gpus.h"
-#include "gateway/node_list.h"
+#include "gateway/gpu/gpus.h"
+#include "gateway/node/node_list.h"
 
 enum { OPT_NAME = 256, OPT_JSON };
 

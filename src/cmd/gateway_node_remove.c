@@ -12,9 +12,9 @@
 #include "base/names.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "gateway/lookup.h"
-#include "gateway/node_record.h"
-#include "gateway/node_remove.h"
+#include "gateway/node/node_remove.h"
+#include "gateway/state/lookup.h"
+#include "gateway/state/node_record.h"
 
 enum { OPT_NAME = 256, OPT_YES };
 

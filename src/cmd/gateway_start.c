@@ -18,11 +18,11 @@
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "gateway/deploy.h"
-#include "gateway/gpus.h"
-#include "gateway/image.h"
-#include "gateway/mig.h"
-#include "gateway/start.h"
+#include "gateway/deploy/deploy.h"
+#include "gateway/deploy/image.h"
+#include "gateway/gpu/gpus.h"
+#include "gateway/gpu/mig.h"
+#include "gateway/start/start.h"
 
 enum { OPT_NAME = 256, OPT_GPU, OPT_GPUS, OPT_GPU_SHARING, OPT_GPU_MODE, OPT_MIG_STRATEGY, OPT_PORT, OPT_BIND, OPT_IMAGE, OPT_RECREATE, OPT_TIMEOUT,
        OPT_NO_WAIT, OPT_JSON, OPT_UPDATE_KUBECONFIG, OPT_NO_BUILD, OPT_TLS_SAN, OPT_ADVERTISE, OPT_NODE_NETWORK };

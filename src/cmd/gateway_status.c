@@ -2,7 +2,7 @@
  *
  * Reads, never changes: docker inspect for the container and its health,
  * and only while it runs, the k3s API's nodes and allocatable GPUs
- * (gateway/status.h). A gateway that exists but is stopped is a
+ * (gateway/manage/status.h). A gateway that exists but is stopped is a
  * successful answer.
  */
 #include "config.h"
@@ -19,10 +19,10 @@
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "gateway/info.h"
-#include "gateway/lookup.h"
-#include "gateway/mig.h"
-#include "gateway/status.h"
+#include "gateway/gpu/mig.h"
+#include "gateway/manage/status.h"
+#include "gateway/state/info.h"
+#include "gateway/state/lookup.h"
 
 static cJSON *nodes_json(const struct gateway_status *s)
 {

@@ -10,7 +10,7 @@
 #include "base/log.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "gateway/stop.h"
+#include "gateway/manage/stop.h"
 
 enum { OPT_NAME = 256 };
 

@@ -13,8 +13,8 @@
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "gateway/deploy.h"
-#include "gateway/image.h"
+#include "gateway/deploy/deploy.h"
+#include "gateway/deploy/image.h"
 
 
 enum { OPT_TAG = 256, OPT_PULL, OPT_NO_CACHE, OPT_BUILD_ARG, OPT_NETWORK, OPT_TIMEOUT };

@@ -14,8 +14,8 @@
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "gateway/deploy.h"
-#include "gateway/image.h"
+#include "gateway/deploy/deploy.h"
+#include "gateway/deploy/image.h"
 
 
 enum { OPT_JSON = 256 };

@@ -21,8 +21,8 @@
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "gateway/deploy.h"
-#include "gateway/image.h"
+#include "gateway/deploy/deploy.h"
+#include "gateway/deploy/image.h"
 
 /* The pins a report names: the versions.env key, its words, and its JSON
  * key, the one `image info --json` gives the same fact. */

@@ -13,8 +13,8 @@
 #include <cjson/cJSON.h>
 
 #include "base/error.h"
-#include "base/strv.h"
 #include "base/names.h"
+#include "base/strv.h"
 
 /* The argv head of `docker rm` for a gateway's or an agent's container:
  * forced, so a running one goes too, and with its anonymous volumes. The

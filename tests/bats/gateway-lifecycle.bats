@@ -50,7 +50,7 @@ hold_gateway_lock() {
 	assert_success
 	assert_line --index 0 "Gateway 'lc'"
 	assert_line '  Container:   openshell-cluster-lc (running)'
-	# Docker's own verdict, or in its first 30 s, start's facts (gateway/status.h).
+	# Docker's own verdict, or in its first 30 s, start's facts (gateway/manage/status.h).
 	assert_line --regexp "^  Health:      healthy: (HEALTHCHECK_OK gpus=$(sim_gpu_count)|start's checks pass; Docker's first probe is still to come)$"
 	assert_line '  API ready:   yes'
 	assert_line "  GPUs:        requested; $(sim_gpu_count) allocatable (nvidia.com/gpu)"

@@ -42,6 +42,31 @@ allowed_below() {
 	[ ${#bad[@]} -eq 0 ] || fail "$(printf '%s\n' "${bad[@]}")"
 }
 
+# gateway/'s rooms, highest first: the flows, then what they share; a file
+# may include its own room and any later one (docs/design.md, "Modules").
+rooms=(check manage start node deploy wait state gpu)
+
+@test "gateway/ is rooms, each of at most 12 modules, including only itself and the rooms after it" {
+	local bad=() i room f inc n
+	run find "$SRC/gateway" -maxdepth 1 -type f
+	assert_output ''
+	for d in "$SRC"/gateway/*/; do
+		d=${d%/}
+		[[ " ${rooms[*]} " == *" ${d##*/} "* ]] || fail "src/gateway/${d##*/} is not a room of docs/design.md"
+	done
+	for i in "${!rooms[@]}"; do
+		room=${rooms[$i]}
+		n=$(find "$SRC/gateway/$room" -name '*.[ch]' | sed 's/\.[ch]$//' | sort -u | wc -l)
+		((n <= 12)) || bad+=("src/gateway/$room has $n modules")
+		for f in "$SRC/gateway/$room"/*.[ch]; do
+			while read -r inc; do
+				[[ " ${rooms[*]:$i} " == *" $inc "* ]] || bad+=("${f#"$OPENSHELL_SRCDIR"/} includes gateway/$inc/")
+			done < <(sed -n 's/^#include "gateway\/\([a-z0-9_]*\)\/.*/\1/p' "$f")
+		done
+	done
+	[ ${#bad[@]} -eq 0 ] || fail "$(printf '%s\n' "${bad[@]}")"
+}
+
 @test "project headers are included by their path, never by a bare name" {
 	run grep -rnE '^#include "[^/"]+\.h"' "$SRC" --include='*.[ch]'
 	# config.h is autoconf's, in the build tree.

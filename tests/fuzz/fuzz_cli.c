@@ -17,12 +17,12 @@
 
 #include "base/error.h"
 #include "base/exitcode.h"
-#include "base/parse.h"
-#include "cmd/cli.h"
-#include "gateway/deploy.h"
-#include "fuzz.h"
 #include "base/names.h"
+#include "base/parse.h"
 #include "base/strv.h"
+#include "cmd/cli.h"
+#include "fuzz.h"
+#include "gateway/deploy/deploy.h"
 
 #define FIELDS 5
 

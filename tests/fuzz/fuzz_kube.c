@@ -9,8 +9,8 @@
 #include "config.h"
 
 #include "base/error.h"
-#include "fuzz.h"
 #include "base/json.h"
+#include "fuzz.h"
 #include "kube/kubectl.h"
 #include "kube/objects.h"
 

@@ -9,7 +9,7 @@
 
 #include "base/error.h"
 #include "fuzz.h"
-#include "gateway/metadata.h"
+#include "gateway/state/metadata.h"
 
 static int same(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
 

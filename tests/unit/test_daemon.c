@@ -1,5 +1,5 @@
 /* test_daemon.c - which Docker daemon docker talks to (docker/daemon.h),
- * and where clients then reach a gateway's API (gateway/reach.h). */
+ * and where clients then reach a gateway's API (gateway/start/reach.h). */
 #include "config.h"
 
 #include <stdio.h>
@@ -14,8 +14,8 @@
 #include "base/xalloc.h"
 #include "docker/client.h"
 #include "docker/daemon.h"
-#include "gateway/deploy.h"
-#include "gateway/reach.h"
+#include "gateway/deploy/deploy.h"
+#include "gateway/start/reach.h"
 #include "tap.h"
 
 static void endpoint(const char *e, int local, const char *host)

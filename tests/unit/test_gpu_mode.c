@@ -8,14 +8,14 @@
 #include "base/exitcode.h"
 #include "base/xalloc.h"
 #include "docker/container.h"
-#include "gateway/deploy.h"
-#include "gateway/gpu_errors.h"
-#include "gateway/gpu_mode.h"
-#include "gateway/gpus.h"
-#include "gateway/mig.h"
-#include "gateway/sharing.h"
-#include "gateway/start_gpus.h"
-#include "gateway/wsl2.h"
+#include "gateway/deploy/deploy.h"
+#include "gateway/deploy/start_gpus.h"
+#include "gateway/gpu/gpu_errors.h"
+#include "gateway/gpu/gpu_mode.h"
+#include "gateway/gpu/gpus.h"
+#include "gateway/gpu/mig.h"
+#include "gateway/gpu/sharing.h"
+#include "gateway/gpu/wsl2.h"
 #include "tap.h"
 
 /* docker info of Docker 28.2 with the NVIDIA spec of a 2-GPU host. */
@@ -391,48 +391,48 @@ static void test_wsl2(void)
 	deploy_opts_init(&o);
 	o.name = "g";
 	o.gpu = 1;
-	is_int(wsl2_check(&o, NULL, NULL, WSL2_ENGINE, &err), 0, "all the GPUs can be served");
+	is_int(start_gpus_wsl2(&o, NULL, NULL, WSL2_ENGINE, &err), 0, "all the GPUs can be served");
 	sharing_parse("time-slicing:4", &o.sharing, &err);
-	is_int(wsl2_check(&o, &o.sharing, NULL, WSL2_ENGINE, &err), 0, "and time-sliced");
+	is_int(start_gpus_wsl2(&o, &o.sharing, NULL, WSL2_ENGINE, &err), 0, "and time-sliced");
 	gpus_parse("2", &o.gpus, &err);
-	ok(wsl2_check(&o, NULL, NULL, WSL2_ENGINE, &err) < 0 && err.code == OS_EXIT_FAILURE &&
+	ok(start_gpus_wsl2(&o, NULL, NULL, WSL2_ENGINE, &err) < 0 && err.code == OS_EXIT_FAILURE &&
 	   strstr(err.msg, "--gpus 2 cannot be served on a WSL2 Docker host") && strstr(err.msg, "use --gpu"),
 	   "a count is refused with the fix: %s", err.msg);
 	os_error_clear(&err);
 	gpus_free(&o.gpus);
 	gpus_parse("0,1", &o.gpus, &err);
-	ok(wsl2_check(&o, NULL, NULL, WSL2_DOCKER_DESKTOP, &err) < 0 && strstr(err.msg, "--gpus 0,1 cannot be served on Docker Desktop on WSL2"),
+	ok(start_gpus_wsl2(&o, NULL, NULL, WSL2_DOCKER_DESKTOP, &err) < 0 && strstr(err.msg, "--gpus 0,1 cannot be served on Docker Desktop on WSL2"),
 	   "a list too, on Docker Desktop: %s", err.msg);
 	os_error_clear(&err);
-	is_int(wsl2_check(&o, NULL, NULL, WSL2_NO, &err), 0, "a Linux host serves the list");
+	is_int(start_gpus_wsl2(&o, NULL, NULL, WSL2_NO, &err), 0, "a Linux host serves the list");
 	gpus_free(&o.gpus);
 	gpus_parse("all", &o.gpus, &err);
 	o.mig = MIG_MIXED;
-	ok(wsl2_check(&o, NULL, NULL, WSL2_ENGINE, &err) < 0 && strstr(err.msg, "--mig-strategy mixed cannot be served") &&
+	ok(start_gpus_wsl2(&o, NULL, NULL, WSL2_ENGINE, &err) < 0 && strstr(err.msg, "--mig-strategy mixed cannot be served") &&
 	   strstr(err.msg, "no MIG") && strstr(err.msg, "leave --mig-strategy out"), "MIG is refused: %s", err.msg);
 	os_error_clear(&err);
-	ok(wsl2_check(&o, NULL, "lab", WSL2_ENGINE, &err) < 0 &&
+	ok(start_gpus_wsl2(&o, NULL, "lab", WSL2_ENGINE, &err) < 0 &&
 	   strstr(err.msg, "gateway 'lab' has --mig-strategy mixed, which a WSL2 Docker host cannot serve (WSL2 has no MIG") &&
 	   strstr(err.msg, "add a Linux host as its node") && !strstr(err.msg, "leave --mig-strategy out"),
 	   "a node joining a MIG gateway is told the gateway's strategy, which it cannot leave out: %s", err.msg);
 	os_error_clear(&err);
 	o.mig = MIG_NONE;
 	sharing_parse("mps:2", &o.sharing, &err);
-	ok(wsl2_check(&o, &o.sharing, NULL, WSL2_ENGINE, &err) < 0 && strstr(err.msg, "--gpu-sharing mps cannot be served") &&
+	ok(start_gpus_wsl2(&o, &o.sharing, NULL, WSL2_ENGINE, &err) < 0 && strstr(err.msg, "--gpu-sharing mps cannot be served") &&
 	   strstr(err.msg, "time-slicing"), "MPS is refused with the alternative: %s", err.msg);
 	os_error_clear(&err);
-	ok(wsl2_check(&o, &o.sharing, "lab", WSL2_ENGINE, &err) < 0 &&
+	ok(start_gpus_wsl2(&o, &o.sharing, "lab", WSL2_ENGINE, &err) < 0 &&
 	   strstr(err.msg, "gateway 'lab' shares its GPUs with MPS, which a WSL2 Docker host cannot serve"),
 	   "a node joining a gateway that shares with MPS is refused: %s", err.msg);
 	os_error_clear(&err);
-	is_int(wsl2_check(&o, NULL, NULL, WSL2_ENGINE, &err), 0, "no sharing asked: nothing to refuse");
+	is_int(start_gpus_wsl2(&o, NULL, NULL, WSL2_ENGINE, &err), 0, "no sharing asked: nothing to refuse");
 	o.gpu_mode = GPU_MODE_CDI;
-	ok(wsl2_check(&o, NULL, NULL, WSL2_ENGINE, &err) < 0 &&
+	ok(start_gpus_wsl2(&o, NULL, NULL, WSL2_ENGINE, &err) < 0 &&
 	   strstr(err.msg, "--gpu-mode cdi cannot be served on a WSL2 Docker host") && strstr(err.msg, "libdxcore.so") &&
 	   strstr(err.msg, "leave --gpu-mode out"), "CDI is refused, with why and what works: %s", err.msg);
 	os_error_clear(&err);
 	o.gpu_mode = GPU_MODE_LEGACY;
-	is_int(wsl2_check(&o, NULL, NULL, WSL2_ENGINE, &err), 0, "legacy is what works there");
+	is_int(start_gpus_wsl2(&o, NULL, NULL, WSL2_ENGINE, &err), 0, "legacy is what works there");
 	{
 		struct daemon_gpus d = { .wsl2 = WSL2_ENGINE, .gpus_by_cdi = 1 };
 		os_error_set(&err, OS_EXIT_FAILURE, "cannot list the Docker host's GPUs (nvidia-smi -L in a container of i): Failed to initialize NVML: N/A");
@@ -453,7 +453,7 @@ static void test_wsl2(void)
 		os_error_clear(&err);
 	}
 	o.gpu = 0;
-	is_int(wsl2_check(&o, &o.sharing, NULL, WSL2_ENGINE, &err), 0, "a gateway without GPUs asks nothing of it");
+	is_int(start_gpus_wsl2(&o, &o.sharing, NULL, WSL2_ENGINE, &err), 0, "a gateway without GPUs asks nothing of it");
 	deploy_opts_free(&o);
 }
 

@@ -4,10 +4,10 @@
 #include <string.h>
 
 #include "base/exitcode.h"
-#include "base/xalloc.h"
 #include "base/names.h"
+#include "base/xalloc.h"
 #include "docker/container.h"
-#include "gateway/gpus.h"
+#include "gateway/gpu/gpus.h"
 #include "tap.h"
 
 static void parses(const char *text, const char *want_string, const char *want_request)

@@ -1,11 +1,11 @@
 /* test_host_probe.c - the host probe's lines read into typed facts
- * (gateway/host_probe.h): each fact, its absence, and output that is not
+ * (gateway/gpu/host_probe.h): each fact, its absence, and output that is not
  * the probe's. */
 #include "config.h"
 
 #include <string.h>
 
-#include "gateway/host_probe.h"
+#include "gateway/gpu/host_probe.h"
 #include "tap.h"
 
 static const char full[] =

@@ -18,7 +18,7 @@
 #include "base/xalloc.h"
 #include "docker/build.h"
 #include "docker/image.h"
-#include "gateway/image.h"
+#include "gateway/deploy/image.h"
 #include "kube/containerd.h"
 #include "kube/kubectl.h"
 #include "kube/objects.h"

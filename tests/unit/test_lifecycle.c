@@ -10,8 +10,8 @@
 
 #include "base/json.h"
 #include "base/xalloc.h"
-#include "gateway/check.h"
-#include "gateway/info.h"
+#include "gateway/check/check.h"
+#include "gateway/state/info.h"
 #include "tap.h"
 
 static void test_lines(void)

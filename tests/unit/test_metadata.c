@@ -12,7 +12,7 @@
 #include "base/exitcode.h"
 #include "base/files.h"
 #include "base/xalloc.h"
-#include "gateway/metadata.h"
+#include "gateway/state/metadata.h"
 #include "tap.h"
 
 /* ---- metadata ----------------------------------------------------------- */

@@ -14,10 +14,10 @@
 #include "base/strv.h"
 #include "base/xalloc.h"
 #include "docker/daemon.h"
-#include "gateway/deploy.h"
-#include "gateway/node_add.h"
-#include "gateway/node_join.h"
-#include "gateway/node_record.h"
+#include "gateway/deploy/deploy.h"
+#include "gateway/node/node_add.h"
+#include "gateway/state/node_record.h"
+#include "gateway/wait/node_join.h"
 #include "tap.h"
 
 static struct node_record sample(const char *name)

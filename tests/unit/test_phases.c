@@ -6,7 +6,7 @@
 #include <cjson/cJSON.h>
 
 #include "base/xalloc.h"
-#include "gateway/phases.h"
+#include "gateway/wait/phases.h"
 #include "tap.h"
 
 static long long num(const cJSON *j, const char *key)

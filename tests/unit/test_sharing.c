@@ -7,8 +7,8 @@
 
 #include "base/exitcode.h"
 #include "base/xalloc.h"
-#include "gateway/gpus.h"
-#include "gateway/sharing.h"
+#include "gateway/gpu/gpus.h"
+#include "gateway/gpu/sharing.h"
 #include "tap.h"
 
 /* What MPS may do on a V100 (7.0) and a MIG-enabled A100 (8.0). */

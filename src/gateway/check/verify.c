@@ -1,0 +1,387 @@
+/* gateway/check/verify.c - the GPU checks, one per enum verify_check (see gateway/check/verify.h). */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/clock.h"
+#include "base/exitcode.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/names.h"
+#include "base/signals.h"
+#include "base/strv.h"
+#include "base/xalloc.h"
+#include "docker/client.h"
+#include "gateway/check/verify.h"
+#include "gateway/check/verify_checks.h"
+#include "gateway/gpu/gpus.h"
+#include "gateway/gpu/mig.h"
+#include "gateway/gpu/sharing.h"
+#include "gateway/wait/wait.h"
+#include "kube/containerd.h"
+#include "kube/kubectl.h"
+#include "kube/objects.h"
+
+/* One call for what the cluster checks read: the node, the DaemonSets,
+ * the RuntimeClasses and the HelmChartConfigs, in one List. */
+#define VERIFY_STATE_TYPES "nodes,daemonsets,runtimeclasses,helmchartconfigs"
+
+/* The get of the cluster's objects, with the GPU look (BEFORE) when
+ * there is one, and containerd's config read in the same exec. */
+static struct run_child *state_start(const struct gateway *gw, const char *before, int timeout_ms, os_error *err)
+{
+	return kube_get_start(gw->container, before, K3S_CONTAINERD_CONFIG, VERIFY_STATE_TYPES, NULL, 1, timeout_ms,
+			      err);
+}
+
+/* In a cluster's first seconds k3s has not registered HelmChartConfig
+ * yet, and kubectl refuses the whole get; nor has its deploy controller,
+ * which waits for those types, made the RuntimeClasses. Both come
+ * together (pkg/server/server.go: startOnAPIServerReady), so the get is
+ * tried again until they do, within the smoke pod's --timeout. *FIRST is
+ * what the exec printed before kubectl (the look, then containerd's
+ * config), also when kubectl failed. */
+static int get_state(const struct gateway *gw, const struct verify_opts *vo, const char *before,
+		     struct run_child *call, cJSON **list, char **first, os_error *err)
+{
+	struct deadline by = deadline_in(vo->timeout_ms, 0);
+	struct backoff b = { 0 };
+	int found;
+
+	while ((found = kube_get_finish(call, VERIFY_STATE_TYPES, list, first, err)) < 0 &&
+	       kube_get_type_unknown(err, "helmchartconfigs") && backoff_wait(&b, by.at_ms)) {
+		os_error_clear(err);
+		free(*first);
+		*first = NULL;
+		if (!(call = state_start(gw, before, deadline_call_ms(&by), err)))
+			return -1;
+	}
+	return found;
+}
+
+/* k3s makes RuntimeClass nvidia whatever is installed: the proof is the
+ * runtime in its containerd config (kube/containerd.h). */
+static void check_runtime_class(const cJSON *list, const struct runtime_fact *rt, struct check *c)
+{
+	const cJSON *rc = kube_find(list, "RuntimeClass", NVIDIA_RUNTIME_CLASS);
+	const char *handler = json_str(rc, "handler");
+
+	if (!rc)
+		check_set(c, CHECK_FAIL, xstrdup("RuntimeClass nvidia not found (was k3s started with --disable=runtimes?)"));
+	else if (!handler || strcmp(handler, "nvidia") != 0)
+		check_set(c, CHECK_FAIL, xasprintf("RuntimeClass nvidia has handler '%s', not 'nvidia'", handler ? handler : ""));
+	else if (!rt->nvidia)
+		check_set(c, CHECK_FAIL, xstrdup("RuntimeClass nvidia exists (k3s always makes it), but containerd has no nvidia runtime: the image lacks nvidia-container-runtime (" K3S_CONTAINERD_CONFIG ")"));
+	else
+		check_set(c, CHECK_PASS, xasprintf("RuntimeClass nvidia, handler nvidia; containerd runs it with %s",
+					     rt->binary ? rt->binary : "nvidia-container-runtime"));
+}
+
+static void check_device_plugin(const struct gateway *gw, const cJSON *list, struct check *c)
+{
+	const cJSON *ds = kube_find_device_plugin(list);
+	struct ds_status st;
+
+	kube_daemonset_status(ds, &st);
+	if (!ds) {
+		check_set(c, CHECK_FAIL, xstrdup("no DaemonSet labelled " DEVICE_PLUGIN_LABEL "=" DEVICE_PLUGIN_NAME
+					   " (was the Helm chart installed? see job " DEVICE_PLUGIN_HELM_JOB ")"));
+		return;
+	}
+	const char *ns = json_str(json_get(ds, "metadata", NULL), "namespace");
+	const char *name = json_str(json_get(ds, "metadata", NULL), "name");
+	if (st.desired == 0)
+		check_set(c, CHECK_FAIL, xasprintf("DaemonSet %s/%s schedules 0 pods: its node affinity matches no node",
+					     ns ? ns : "?", name ? name : "?"));
+	else
+		check_set(c, st.ready == st.desired ? CHECK_PASS : CHECK_FAIL,
+			  xasprintf("DaemonSet %s/%s: %lld/%lld pods ready", ns ? ns : "?", name ? name : "?", st.ready,
+				    st.desired));
+	if (c->status == CHECK_FAIL)
+		c->detail = kube_container_logs_tail(gw->container, ns ? ns : DEVICE_PLUGIN_NAMESPACE, NULL,
+						     DEVICE_PLUGIN_CONTAINER, 20, 0);
+}
+
+/* With --mig-strategy mixed the smoke pod asks for a MIG device: the
+ * first profile the node has (owned, in *resource). */
+static void mig_choice(const struct gateway *gw, const struct strv *mig, char **resource)
+{
+	if (gw->mig == MIG_MIXED && mig->n)
+		*resource = xstrndup(mig->v[0], strcspn(mig->v[0], "="));
+}
+
+/* What the plugin's GPUS devices are: under the single strategy MIG
+ * devices, if any; on WSL2 its one device, every GPU (PER_DEVICE > 1). */
+static char *device_unit(const struct gateway *gw, int gpus, int per_device)
+{
+	if (per_device > 1)
+		return xasprintf("device (WSL2's all, %d GPUs)", per_device);
+	if (gw->mig == MIG_SINGLE)
+		return xstrdup(gpus == 1 ? "device" : "devices");
+	return xstrdup(gpus == 1 ? "GPU" : "GPUs");
+}
+
+/* With time-slicing the node advertises each of the container's GPUS
+ * devices replicas times: exactly that, or the arithmetic is off. MIG
+ * devices of the mixed strategy count as resources of their own. */
+static void check_allocatable(const struct gateway *gw, int gpus, int per_device, const cJSON *list,
+			      struct check *c, char **resource, int *schedulable)
+{
+	struct sharing sh;
+	struct strv mig = { 0 };
+	cleanup_free char *migs = NULL, *sick = NULL, *unit = device_unit(gw, gpus, per_device);
+	long long n, cap, nmig;
+
+	sharing_from_list(list, DEVICE_PLUGIN_RELEASE, &sh);
+	n = kube_nodes_allocatable_gpus(list);
+	cap = kube_nodes_capacity_gpus(list);
+	sick = kube_gpus_unhealthy(n, cap);
+	nmig = mig_resources(list, &mig);
+	*schedulable = n > 0 || nmig > 0;
+	migs = strv_join(&mig, ", ");
+	mig_choice(gw, &mig, resource);
+	if (n < 0 && nmig > 0)
+		check_set(c, CHECK_PASS, xasprintf("node allocatable %s (MIG, --mig-strategy %s); no whole GPU", migs,
+						   mig_strategy_name(gw->mig)));
+	else if (n < 0)
+		check_set(c, CHECK_FAIL, xstrdup("node allocatable has no nvidia.com/gpu: the device plugin registered no GPU (it logs \"No devices found. Waiting indefinitely.\" when it sees none)"));
+	else if (sick)
+		check_set(c, CHECK_FAIL, xasprintf("node allocatable nvidia.com/gpu = %lld: %s", n, sick));
+	else if (sh.replicas > 1 && !gpus)
+		check_set(c, CHECK_FAIL, xasprintf("node allocatable nvidia.com/gpu = %lld with %s:%d, but the gateway's own GPUs are unknown (see device-request), so the replicas cannot be checked",
+						   n, sharing_mode_name(&sh), sh.replicas));
+	else if (sh.replicas > 1 && n != (long long)gpus * sh.replicas)
+		check_set(c, CHECK_FAIL, xasprintf("node allocatable nvidia.com/gpu = %lld, not %d %s x %d (%s:%d)", n, gpus, unit,
+						   sh.replicas, sharing_mode_name(&sh), sh.replicas));
+	else if (sh.replicas > 1)
+		check_set(c, CHECK_PASS, xasprintf("node allocatable nvidia.com/gpu = %lld: %d %s x %d, %s (%s)",
+						   n, gpus, unit, sh.replicas, sharing_mode_name(&sh),
+						   sh.mps ? "pods share a GPU at once, each with its share of it" : "pods share a GPU in turns"));
+	else
+		check_set(c, n > 0 || nmig > 0 ? CHECK_PASS : CHECK_FAIL,
+			  xasprintf("node allocatable nvidia.com/gpu = %lld%s%s%s%s", n,
+				    n || nmig ? "" : ": ", n || nmig ? "" : kube_gpus_zero_why(cap),
+				    nmig ? ", " : "", nmig ? migs : ""));
+	strv_free(&mig);
+}
+
+/* The cluster checks from one look at it (LIST) and the containerd fact;
+ * the smoke pod when a GPU can be scheduled, the isolation pod when
+ * containerd has the nvidia runtime that pods of both run under (VP: the
+ * pods applied before the looks, or NULL). */
+static int check_cluster(const struct gateway *gw, const cJSON *list, const struct runtime_fact *rt, int devices,
+			 struct check checks[VERIFY_NCHECKS], struct verify_pod_plan *plan, struct verify_pods *vp,
+			 int *smoked, os_error *err)
+{
+	int schedulable = 0;
+
+	check_runtime_class(list, rt, &checks[VC_RUNTIME_CLASS]);
+	check_device_plugin(gw, list, &checks[VC_DEVICE_PLUGIN]);
+	check_allocatable(gw, devices, plan->device_gpus, list, &checks[VC_ALLOCATABLE], (char **)&plan->resource, &schedulable);
+	/* Without a schedulable GPU the smoke pod could only wait for nothing;
+	 * with some (an unhealthy one beside, a count off) it proves those. */
+	if (schedulable) {
+		plan->smoke = &checks[VC_SMOKE_POD];
+		plan->privileged = &checks[VC_PRIVILEGED_POD];
+		*smoked = 1;
+	} else {
+		check_set(&checks[VC_SMOKE_POD], CHECK_SKIP, xstrdup("not run: no allocatable GPU"));
+		check_set(&checks[VC_PRIVILEGED_POD], CHECK_SKIP, xstrdup("not run: no allocatable GPU"));
+	}
+	if (rt->nvidia)
+		plan->isolation = &checks[VC_POD_ISOLATION];
+	else
+		check_set(&checks[VC_POD_ISOLATION], CHECK_SKIP, xstrdup("not run: containerd has no nvidia runtime"));
+	return verify_pods(gw, vp, plan, err);
+}
+
+/* A cluster that does not answer fails the cluster checks, with that as
+ * their evidence, rather than ending verify without a report; its pods
+ * are not run. */
+static void api_silent(struct check checks[VERIFY_NCHECKS])
+{
+	for (int i = VC_RUNTIME_CLASS; i <= VC_ALLOCATABLE; i++)
+		check_set(&checks[i], CHECK_FAIL, xstrdup("the k3s API does not answer (kubectl get --raw /readyz)"));
+	for (int i = VC_SMOKE_POD; i < VERIFY_NCHECKS; i++)
+		check_set(&checks[i], CHECK_SKIP, xstrdup("not run: the k3s API does not answer"));
+}
+
+static const char *const check_names[VERIFY_NCHECKS] = {
+	[VC_DEVICE_REQUEST] = "device-request", [VC_RUNTIME_CLASS] = "runtime-class",
+	[VC_DEVICE_PLUGIN] = "device-plugin",   [VC_ALLOCATABLE] = "allocatable",
+	[VC_SMOKE_POD] = "smoke-pod",           [VC_POD_ISOLATION] = "pod-isolation",
+	[VC_PRIVILEGED_POD] = "privileged-pod", [VC_NODE_GPUS] = "node-gpus",
+};
+
+/* One verify: what its looks and pods hold while they run, from the start
+ * (pods and looks in flight) to the judgement of the checks. */
+struct verify_run {
+	const struct gateway *gw;
+	const struct verify_opts *vo;
+	struct check *checks;
+	/* The gateway's own node: its agents' on other hosts have GPUs of
+	 * their own, which this container's looks do not see. */
+	char *own;
+	struct verify_pod_plan plan;   /* the pods as the looks decide */
+	/* As they are applied before the looks: VP holds its address until
+	 * verify_pods() hands it PLAN, so it lives as long as the run. */
+	struct verify_pod_plan early;
+	struct verify_pods *vp;        /* the pods applied before the looks */
+	struct verify_nodes vn;
+	struct gpu_looks looks;
+	struct run_child *state_call;
+	const char *look;          /* the GPU look, when the request holds */
+	const char *state_look;    /* the look in the get's exec, or NULL */
+	struct strv seen;          /* the GPUs the gateway's container sees */
+	int devices;               /* what the plugin advertises for them */
+	char *first;               /* the get exec's text before kubectl's */
+	struct runtime_fact rt;    /* containerd's nvidia runtime, in it */
+	cJSON *list;               /* the cluster's objects, or NULL */
+	os_error api_err;          /* why the get found none */
+	int smoked;
+};
+
+/* Every check named and skipped; without a GPU request, not applicable. */
+static void verify_run_init(struct verify_run *v)
+{
+	for (int i = 0; i < VERIFY_NCHECKS; i++)
+		v->checks[i] = (struct check){ .name = check_names[i], .status = CHECK_SKIP };
+	v->checks[VC_NODE_GPUS].name = NULL;   /* until there are nodes to check */
+	if (!v->gw->c.gpu_request)
+		for (int i = 0; i < VERIFY_NCHECKS; i++)
+			check_set(&v->checks[i], CHECK_SKIP, xstrdup("not applicable: the gateway was started without --gpu"));
+}
+
+/* The pods go in first, so that they run while the looks do; only the
+ * mixed MIG strategy's smoke pod must know the node's MIG profiles first.
+ * Then every look the checks need in one docker exec: the container's
+ * GPUs with the driver's list of the host's (gateway/gpu/gpu_driver.h),
+ * containerd's config, and the cluster's objects in one kubectl get. */
+static int verify_run_start(struct verify_run *v, os_error *err)
+{
+	struct verify_pod_plan *early = &v->early;
+
+	verify_device_request(v->gw, &v->checks[VC_DEVICE_REQUEST]);
+	v->plan = (struct verify_pod_plan){ .node = v->own, .image = v->vo->smoke_image,
+					    .timeout_ms = v->vo->timeout_ms, .keep = v->vo->keep };
+	if (verify_nodes_start(v->gw, &v->vn, err) < 0)
+		return -1;
+	v->plan.nodes = v->vn.pods;
+	v->plan.n_nodes = v->vn.n;
+	if (v->vn.n)
+		v->checks[VC_NODE_GPUS].name = check_names[VC_NODE_GPUS];
+	if (v->checks[VC_DEVICE_REQUEST].status == CHECK_PASS)
+		v->look = GPUS_LOOK_BEFORE;
+	/* The look rides with the pods' create, while they start; without
+	 * pods yet, with the get. */
+	*early = v->plan;
+	early->look = v->look;
+	early->smoke = &v->checks[VC_SMOKE_POD];
+	early->isolation = &v->checks[VC_POD_ISOLATION];
+	early->privileged = &v->checks[VC_PRIVILEGED_POD];
+	if (v->gw->mig != MIG_MIXED && !(v->vp = verify_pods_start(v->gw, early, err)))
+		return -1;
+	v->state_look = v->vp ? NULL : v->look;
+	v->state_call = state_start(v->gw, v->state_look, 0, err);
+	return v->state_call ? 0 : -1;
+}
+
+/* The looks' answers: the GPUs seen (from the pods' exec or the get's),
+ * containerd's config and the cluster's objects. 1: the cluster answered,
+ * 0: it did not, and the API says it is down (the checks say so). */
+static int verify_run_collect(struct verify_run *v, os_error *err)
+{
+	const char *config, *looked, *rest;
+	int found;
+
+	if (v->vp && v->look && (!(looked = verify_pods_look(v->vp, err)) ||
+				 verify_gpus_seen(v->gw, &v->looks, looked, &rest, &v->seen, &v->devices, err) < 0))
+		return -1;
+	found = get_state(v->gw, v->vo, v->state_look, v->state_call, &v->list, &v->first, &v->api_err);
+	v->state_call = NULL;
+	config = v->first;
+	if (v->state_look && !v->first && found < 0)
+		goto api_error;   /* the exec itself failed: neither the look nor the get ran */
+	if (v->state_look && verify_gpus_seen(v->gw, &v->looks, v->first, &config, &v->seen, &v->devices, err) < 0)
+		return -1;
+	/* WSL2: the plugin's one device is every GPU the gateway sees. */
+	v->plan.device_gpus = v->looks.mine.dxg ? v->looks.mine.n : 1;
+	if (config && config[strspn(config, " \t\r\n")])
+		containerd_parse_nvidia(config, &v->rt);
+	if (found >= 0)
+		return 1;
+	/* No answer: an API that is down, or a failure of its own. */
+	found = kube_readyz(v->gw->container, 0, err);
+	if (found <= 0)
+		return found;
+api_error:
+	*err = v->api_err;
+	v->api_err = (os_error){ 0 };
+	return -1;
+}
+
+/* The checks, from what was collected (ANSWERED: the cluster did). */
+static int verify_run_judge(struct verify_run *v, int answered, os_error *err)
+{
+	if (!answered) {
+		api_silent(v->checks);
+	} else {
+		kube_keep_node(v->list, v->own);
+		int rc = check_cluster(v->gw, v->list, &v->rt, v->devices, v->checks, &v->plan, v->vp, &v->smoked, err);
+		v->vp = NULL;   /* verify_pods() has done with it */
+		if (rc < 0)
+			return -1;
+		verify_nodes_judge(&v->vn, &v->checks[VC_NODE_GPUS]);
+	}
+	if (v->look && verify_gpus_judge(v->gw, &v->looks, &v->seen, &v->checks[VC_DEVICE_REQUEST], err) < 0)
+		return -1;
+	if (v->smoked)
+		verify_smoke_gpu(&v->seen, &v->checks[VC_SMOKE_POD]);
+	return 0;
+}
+
+static void verify_run_free(struct verify_run *v)
+{
+	verify_pods_drop(v->gw, v->vp);
+	verify_gpus_free(&v->looks);
+	verify_nodes_free(&v->vn);
+	docker_drop(&v->state_call);
+	runtime_fact_free(&v->rt);
+	cJSON_Delete(v->list);
+	free(v->first);
+	free((char *)v->plan.resource);
+	free(v->own);
+	strv_free(&v->seen);
+	os_error_clear(&v->api_err);
+}
+
+int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
+		   struct check checks[VERIFY_NCHECKS], os_error *err)
+{
+	struct verify_run v = { .gw = gw, .vo = vo, .checks = checks };
+	int answered, rc = 0;
+
+	verify_run_init(&v);
+	if (!gw->c.gpu_request)
+		return 0;
+	v.own = gateway_hostname(gw->name);
+	if (verify_run_start(&v, err) < 0 || (answered = verify_run_collect(&v, err)) < 0 ||
+	    verify_run_judge(&v, answered, err) < 0)
+		rc = -1;
+	verify_run_free(&v);
+	return rc;
+}
+
+void verify_free(struct check checks[VERIFY_NCHECKS])
+{
+	for (int i = 0; i < VERIFY_NCHECKS; i++) {
+		free(checks[i].evidence);
+		free(checks[i].detail);
+		checks[i].evidence = checks[i].detail = NULL;
+	}
+}

@@ -1,0 +1,498 @@
+/* gateway/check/verify_pods.c - verify's pods: the smoke pod and the isolation pod (see gateway/check/verify_checks.h).
+ *
+ * Both go in with one kubectl create, before verify's looks, and the
+ * same docker exec then watches them (kube/watch.h's THEN): the watch
+ * says each container's end (whose termination message is the pod's
+ * answer) as it comes; they are judged as they end, and deleted by one
+ * detached kubectl delete.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/child_output.h"
+#include "base/clock.h"
+#include "base/exitcode.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/runner.h"
+#include "base/signals.h"
+#include "base/strv.h"
+#include "base/xalloc.h"
+#include "docker/client.h"
+#include "gateway/check/verify_checks.h"
+#include "gateway/wait/wait.h"
+#include "kube/containerd.h"
+#include "kube/kubectl.h"
+#include "kube/objects.h"
+#include "kube/watch.h"
+
+#define SMOKE_NAMESPACE "default"
+
+/* nvidia-smi -L, its answer both printed (for `kubectl logs`) and written
+ * to the termination message, which the kubelet puts into the pod's status
+ * as the container ends (pkg/kubelet/kuberuntime/kuberuntime_container.go,
+ * getTerminationMessage): the answer comes with the end, in the object
+ * the watch of the pods says, with no call after it. Constants: nothing
+ * of the user's is in them. The isolation pod's ends well whatever
+ * nvidia-smi says (none found, or not there at all: no GPU either way). */
+#define SMOKE_SCRIPT \
+	"out=$(nvidia-smi -L 2>&1); s=$?; printf '%s\\n' \"$out\"; printf '%s\\n' \"$out\" >/dev/termination-log; exit $s"
+#define ISOLATION_SCRIPT \
+	"out=$(nvidia-smi -L 2>&1); printf '%s\\n' \"$out\"; printf '%s\\n' \"$out\" >/dev/termination-log; exit 0"
+
+/* One of verify's pods, from its manifest to its verdict. */
+enum probe_kind { PROBE_SMOKE, PROBE_ISOLATION, PROBE_PRIVILEGED };
+struct probe {
+	char *name;
+	enum probe_kind kind;
+	struct verify_node_pod *np;   /* an agent's smoke pod: its node's; else NULL (the plan's) */
+	const char *resource;   /* the smoke pod's MIG resource, else NULL */
+	struct check *check;    /* NULL: not wanted (any more) */
+	int device_gpus;        /* the plan's, on the gateway's own node; else 0 */
+	/* verify_judge_smoke() or verify_judge_isolation() */
+	void (*judge)(const char *pod, const char *resource, int device_gpus, const char *phase, long long code,
+		      const char *out, struct check *c);
+	int judged;
+};
+
+/* The pods, made with one kubectl create and watched by one kubectl
+ * watch in the same exec, which says each pod's end as it comes. */
+struct verify_pods {
+	struct probe probes[VERIFY_PODS];
+	size_t n;
+	char *instance;         /* their app.kubernetes.io/instance label */
+	char *selector;
+	char *manifest;         /* their List, the create's stdin */
+	char *create;           /* the create's command line (the watch's THEN) */
+	struct kube_watch watch;
+	int created;            /* the create ran, or may have: the pods are to be deleted */
+	struct deadline by;     /* the plan's --timeout, each watch within POD_WATCH_MAX_MS */
+	const struct verify_pod_plan *plan;
+};
+
+/* A pod of verify's under the nvidia runtime, on NODE (NULL: any): RESOURCE (NULL: none) one of which it asks for, ENV_ALL its
+ * NVIDIA_VISIBLE_DEVICES=all, PRIVILEGED its container. */
+static cJSON *probe_manifest(const struct verify_pods *vp, const char *pod, const char *node, const char *script,
+			     const char *resource, int env_all, int privileged)
+{
+	cJSON *m = cJSON_CreateObject();
+	cJSON *meta = cJSON_AddObjectToObject(m, "metadata");
+	cJSON *spec, *ctr, *cmd;
+
+	cJSON_AddStringToObject(m, "apiVersion", "v1");
+	cJSON_AddStringToObject(m, "kind", "Pod");
+	cJSON_AddStringToObject(meta, "name", pod);
+	cJSON_AddStringToObject(meta, "namespace", SMOKE_NAMESPACE);
+	cJSON *labels = cJSON_AddObjectToObject(meta, "labels");
+	cJSON_AddStringToObject(labels, "app.kubernetes.io/managed-by", "openshell");
+	/* This run's pods, as its watch selects them. */
+	cJSON_AddStringToObject(labels, "app.kubernetes.io/instance", vp->instance);
+	spec = cJSON_AddObjectToObject(m, "spec");
+	/* By the scheduler, as any pod: one that cannot run there pends with
+	 * its reason, as the user's own would. */
+	if (node)
+		cJSON_AddStringToObject(cJSON_AddObjectToObject(spec, "nodeSelector"), "kubernetes.io/hostname", node);
+	/* Never: a finished pod must stay Succeeded, not restart. The nvidia
+	 * RuntimeClass is what mounts the driver into the container. */
+	cJSON_AddStringToObject(spec, "restartPolicy", "Never");
+	cJSON_AddStringToObject(spec, "runtimeClassName", NVIDIA_RUNTIME_CLASS);
+	ctr = cJSON_CreateObject();
+	cJSON_AddStringToObject(ctr, "name", "smoke");
+	cJSON_AddStringToObject(ctr, "image", vp->plan->image);
+	cmd = cJSON_AddArrayToObject(ctr, "command");
+	cJSON_AddItemToArray(cmd, cJSON_CreateString("sh"));
+	cJSON_AddItemToArray(cmd, cJSON_CreateString("-c"));
+	cJSON_AddItemToArray(cmd, cJSON_CreateString(script));
+	/* Should the shell fail before it writes the file, its log says why. */
+	cJSON_AddStringToObject(ctr, "terminationMessagePolicy", "FallbackToLogsOnError");
+	if (resource)
+		cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(ctr, "resources"), "limits"),
+					resource, "1");
+	if (privileged)
+		cJSON_AddBoolToObject(cJSON_AddObjectToObject(ctr, "securityContext"), "privileged", 1);
+	if (env_all) {
+		/* What every CUDA image sets: a pod that may name every GPU. */
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "name", "NVIDIA_VISIBLE_DEVICES");
+		cJSON_AddStringToObject(e, "value", "all");
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(ctr, "env"), e);
+	}
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(spec, "containers"), ctr);
+	return m;
+}
+
+static char *print_manifest(cJSON *m)
+{
+	char *s = cJSON_PrintUnformatted(m);
+
+	cJSON_Delete(m);
+	return s;
+}
+
+/* The scheduler's reason a pod is Pending, or NULL. */
+static const char *unschedulable_reason(const cJSON *pod)
+{
+	const cJSON *cond;
+
+	cJSON_ArrayForEach(cond, json_get(pod, "status", "conditions", NULL)) {
+		const char *type = json_str(cond, "type"), *status = json_str(cond, "status");
+		if (type && status && strcmp(type, "PodScheduled") == 0 && strcmp(status, "False") == 0)
+			return json_str(cond, "message");
+	}
+	return NULL;
+}
+
+/* The kubelet's last warning about the pod (a sandbox it cannot make). */
+static char *pod_warning(const char *ctr, const char *pod)
+{
+	os_error err = { 0 };
+	cJSON *events = NULL;
+	char *w = kube_get(ctr, "events", NULL, SMOKE_NAMESPACE, 0, cleanup_budget_ms(), &events, &err) > 0
+			  ? kube_pod_warning(events, pod) : NULL;
+
+	cJSON_Delete(events);
+	os_error_clear(&err);
+	return w;
+}
+
+/* What the smoke container said: its termination message, which the
+ * finished pod carries; a cluster that gave none (a kubelet without the
+ * file, an image whose shell never ran) is asked for the log instead. */
+static char *smoke_output(const char *ctr, const char *pod, const cJSON *cs)
+{
+	const char *msg = json_str(json_get(cs, "state", "terminated", NULL), "message");
+	const char *args[] = { "logs", "--namespace", SMOKE_NAMESPACE, pod, "--tail=20", NULL };
+	struct run_result res = { 0 };
+	os_error err = { 0 };
+	char *out;
+
+	if (msg && *msg)
+		return xstrdup(msg);
+	out = kube_exec(ctr, args, NULL, cleanup_budget_ms(), &res, &err) == 0 && res.status == 0 ? xstrdup(res.out)
+												     : xstrdup("");
+	run_result_free(&res);
+	os_error_clear(&err);
+	return out;
+}
+
+
+/* Judge a finished pod by its phase, exit code and answer. */
+static void judge_finished(const char *ctr, struct probe *p, const cJSON *obj)
+{
+	const char *phase = json_str(json_get(obj, "status", NULL), "phase");
+	const cJSON *cs = cJSON_GetArrayItem(json_get(obj, "status", "containerStatuses", NULL), 0);
+	cleanup_free char *out = smoke_output(ctr, p->name, cs);
+	long long code = -1;
+
+	json_int(json_get(cs, "state", "terminated", "exitCode", NULL), -1000, 1000, &code);
+	p->judge(p->name, p->resource, p->device_gpus, phase ? phase : "", code, out, p->check);
+	if (p->check->status == CHECK_FAIL)
+		p->check->detail = xstrdup(out);
+	if (p->np) {   /* judged again once its node's GPUs are known */
+		p->np->pod = xstrdup(p->name);
+		p->np->phase = xstrdup(phase ? phase : "");
+		p->np->out = xstrdup(out);
+		p->np->code = code;
+	}
+	p->judged = 1;
+}
+
+/* The pod as it was when it finished, or why it has not: a look once the
+ * wait gave up (the deadline, a wait that failed). */
+static void judge_unfinished(const struct gateway *gw, struct probe *p, int timeout_ms)
+{
+	cJSON *obj = NULL;
+	os_error err = { 0 };
+	const char *phase = NULL;
+	cleanup_free char *pending = NULL;
+
+	if (kube_get(gw->container, "pods", p->name, SMOKE_NAMESPACE, 0, cleanup_budget_ms(), &obj, &err) > 0)
+		phase = json_str(json_get(obj, "status", NULL), "phase");
+	if (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)) {
+		judge_finished(gw->container, p, obj);
+	} else {
+		cleanup_free char *dur = clock_format_ms(timeout_ms);
+		pending = unschedulable_reason(obj) ? xstrdup(unschedulable_reason(obj)) : kube_pod_stuck(obj);
+		if (!pending)
+			pending = pod_warning(gw->container, p->name);
+		check_set(p->check, CHECK_FAIL, pending ? xasprintf("pod %s Pending: %s", p->name, pending)
+						  : xasprintf("pod %s did not finish within %s", p->name, dur));
+		p->judged = 1;
+	}
+	cJSON_Delete(obj);
+	os_error_clear(&err);
+}
+
+/* Deleted, neither waited for nor watched: the API has the deletion once
+ * kubectl has run, and the kubelet ends a finished pod on its own. The
+ * user waits for none of it (a call of its own, detached). */
+static void delete_pods(const char *ctr, const struct verify_pods *vp)
+{
+	struct strv del = { 0 };
+	os_error err = { 0 };
+
+	strv_pushv(&del, (const char *const[]){ "delete", "pod", NULL });
+	for (size_t i = 0; i < vp->n; i++)
+		strv_push(&del, vp->probes[i].name);
+	strv_pushv(&del, (const char *const[]){ "--namespace", SMOKE_NAMESPACE, "--ignore-not-found", "--wait=false", NULL });
+	signals_shield();   /* an interrupted verify still cleans up its pods */
+	if (kube_detached(ctr, strv_argv(&del), cleanup_budget_ms(), &err) < 0)
+		log_warn("could not delete verify's pods: %s", err.msg);
+	signals_unshield();
+	os_error_clear(&err);
+	strv_free(&del);
+}
+
+/* A watch of this run's pods lasts at most this long, then starts again:
+ * one that openshell stops runs on in the container until then. */
+#define POD_WATCH_MAX_MS 30000
+
+static int watch_start(const struct gateway *gw, struct verify_pods *vp, os_error *err)
+{
+	if (kube_watch_start(&vp->watch, gw->container, deadline_call_ms(&vp->by), err) < 0)
+		return -1;
+	vp->created = 1;
+	return 0;
+}
+
+/* The create failed: no pod to wait for. kubectl says a line for each
+ * item the API refused (`… pods "NAME" is forbidden: …`), going on past
+ * it: each wanted pod fails with its own line, or the first when none
+ * names it; the others may be there, and are deleted all the same. */
+static void create_failed(struct verify_pods *vp)
+{
+	const char *all = vp->watch.then_error;
+
+	for (size_t i = 0; i < vp->n; i++) {
+		struct probe *p = &vp->probes[i];
+		cleanup_free char *quoted = xasprintf("\"%s\"", p->name);
+		const char *at = strstr(all, quoted), *line;
+
+		if (!p->check || p->judged)
+			continue;
+		while (at && at > all && at[-1] != '\n')
+			at--;
+		line = at ? at : all + strspn(all, " \n");
+		check_set(p->check, CHECK_FAIL, xasprintf("kubectl create of verify's pods failed: %.*s",
+							  (int)strcspn(line, "\n"), line));
+		p->judged = 1;
+	}
+}
+
+/* Each wanted pod whose container the watch says has ended is judged:
+ * its terminated state, message included, comes with the phase. 1 once
+ * every wanted pod is. */
+static int judge_ended(const struct gateway *gw, struct verify_pods *vp)
+{
+	const cJSON *pod;
+	int left = 0;
+
+	cJSON_ArrayForEach(pod, json_get(vp->watch.list, "items", NULL)) {
+		const char *name = json_str(json_get(pod, "metadata", NULL), "name");
+		const cJSON *cs = cJSON_GetArrayItem(json_get(pod, "status", "containerStatuses", NULL), 0);
+
+		for (size_t i = 0; name && json_get(cs, "state", "terminated", NULL) && i < vp->n; i++)
+			if (vp->probes[i].check && !vp->probes[i].judged && strcmp(vp->probes[i].name, name) == 0)
+				judge_finished(gw->container, &vp->probes[i], pod);
+	}
+	for (size_t i = 0; i < vp->n; i++)
+		left += vp->probes[i].check && !vp->probes[i].judged;
+	return !left;
+}
+
+/* Serve the watch until every wanted pod is judged; at the deadline, the
+ * others by a look at them. -1 when docker failed (a watch the deadline
+ * cut short is a verdict, not that). */
+static int watch_pods(const struct gateway *gw, struct verify_pods *vp, os_error *err)
+{
+	struct backoff b = { 0 };
+
+	while (!judge_ended(gw, vp)) {
+		if (vp->watch.then_error) {
+			create_failed(vp);
+			return 0;
+		}
+		if (!vp->watch.c && (deadline_passed(&vp->by) || watch_start(gw, vp, err) < 0))
+			break;
+		if (run_wait_any(&vp->watch.c, 1) != 0 || !run_ended(vp->watch.c) || kube_watch_end(&vp->watch, err) == 0)
+			continue;
+		if (vp->watch.then_error) {
+			os_error_clear(err);
+			continue;
+		}
+		/* The API restarting, or the like: again, after a step. */
+		if (deadline_cut(&vp->by, err) ||
+		    (err->code != OS_EXIT_FAILURE && err->code != OS_EXIT_TIMEOUT))
+			break;
+		log_verbose("will retry: %s", err->msg);
+		os_error_clear(err);
+		if (!backoff_wait(&b, vp->by.at_ms))
+			break;
+	}
+	if (err->msg && !deadline_cut(&vp->by, err))
+		return -1;
+	os_error_clear(err);
+	for (size_t i = 0; i < vp->n; i++)
+		if (vp->probes[i].check && !vp->probes[i].judged)
+			judge_unfinished(gw, &vp->probes[i], vp->plan->timeout_ms);
+	return 0;
+}
+
+/* The pods' create, the watch's THEN; with a LOOK, that runs beside it
+ * (the create in the background, with the exec's stdin; the look with
+ * none, so that nothing of the manifest goes to it), its status the
+ * create's. create, not apply: the names are new (no read of each
+ * first); the manifest is the code's own, so the API's field validation
+ * is skipped (kubectl fetches the server's OpenAPI for it). */
+static char *create_script(const struct verify_pods *vp, const char *look)
+{
+	cleanup_free char *create = xasprintf("kubectl --request-timeout=%ds create --validate=false -f -",
+					      kube_request_s(deadline_call_ms(&vp->by)));
+
+	if (!look)
+		return xasprintf("%s >/dev/null", create);
+	return xasprintf("exec 3<&0; %s <&3 >/dev/null & c=$!; { %s; } </dev/null; wait $c", create, look);
+}
+
+/* The check of the plan's that a pod of KIND on the gateway's own node answers. */
+static struct check *plan_check(const struct verify_pod_plan *plan, enum probe_kind kind)
+{
+	return kind == PROBE_SMOKE ? plan->smoke : kind == PROBE_ISOLATION ? plan->isolation : plan->privileged;
+}
+
+static void add_probe(struct verify_pods *vp, cJSON *items, unsigned tag, enum probe_kind kind)
+{
+	struct probe *p = &vp->probes[vp->n++];
+	const char *resource = vp->plan->resource ? vp->plan->resource : GPU_RESOURCE;
+	static const char *const suffix[] = { [PROBE_SMOKE] = "", [PROBE_ISOLATION] = "-nogpu",
+					      [PROBE_PRIVILEGED] = "-privileged" };
+
+	*p = (struct probe){ .name = xasprintf("openshell-verify-%x%s", tag, suffix[kind]), .kind = kind,
+			     .check = plan_check(vp->plan, kind) };
+	if (kind == PROBE_ISOLATION) {
+		p->judge = verify_judge_isolation;
+		cJSON_AddItemToArray(items, probe_manifest(vp, p->name, vp->plan->node, ISOLATION_SCRIPT, NULL, 1, 0));
+		return;
+	}
+	p->resource = vp->plan->resource;
+	p->judge = kind == PROBE_SMOKE ? verify_judge_smoke : verify_judge_privileged;
+	cJSON_AddItemToArray(items, probe_manifest(vp, p->name, vp->plan->node, SMOKE_SCRIPT, resource, 0,
+						   kind == PROBE_PRIVILEGED));
+}
+
+/* Agent K's smoke pod, on its node. */
+static void add_node_probe(struct verify_pods *vp, cJSON *items, unsigned tag, size_t k)
+{
+	struct probe *p = &vp->probes[vp->n++];
+	struct verify_node_pod *np = &vp->plan->nodes[k];
+
+	*p = (struct probe){ .name = xasprintf("openshell-verify-%x-%s", tag, np->node), .kind = PROBE_SMOKE,
+			     .np = np, .check = &np->check, .judge = verify_judge_smoke };
+	cJSON_AddItemToArray(items, probe_manifest(vp, p->name, np->node, SMOKE_SCRIPT, GPU_RESOURCE, 0, 0));
+}
+
+struct verify_pods *verify_pods_start(const struct gateway *gw, const struct verify_pod_plan *plan, os_error *err)
+{
+	unsigned tag = ((unsigned)getpid() & 0xffff) << 16 | (unsigned)(clock_ms() & 0xffff);
+	struct verify_pods *vp = xcalloc(1, sizeof(*vp));
+	cJSON *list = cJSON_CreateObject();
+	cJSON *items = (cJSON_AddStringToObject(list, "apiVersion", "v1"), cJSON_AddStringToObject(list, "kind", "List"),
+			cJSON_AddArrayToObject(list, "items"));
+
+	vp->plan = plan;
+	vp->by = deadline_in(plan->timeout_ms, POD_WATCH_MAX_MS);
+	vp->instance = xasprintf("openshell-verify-%x", tag);
+	vp->selector = xasprintf("app.kubernetes.io/instance=%s", vp->instance);
+	vp->watch = (struct kube_watch){ .resource = "pods", .ns = SMOKE_NAMESPACE, .selector = vp->selector };
+	vp->create = create_script(vp, plan->look);
+	if (plan->smoke)
+		add_probe(vp, items, tag, PROBE_SMOKE);
+	if (plan->isolation)
+		add_probe(vp, items, tag, PROBE_ISOLATION);
+	if (plan->privileged)
+		add_probe(vp, items, tag, PROBE_PRIVILEGED);
+	for (size_t k = 0; k < plan->n_nodes && k < VERIFY_MAX_NODES; k++)
+		add_node_probe(vp, items, tag, k);
+	vp->manifest = print_manifest(list);
+	vp->watch.then = vp->create;
+	vp->watch.input = vp->manifest;
+	/* The watch follows the create in its exec: it hears of the pods'
+	 * end however soon it comes. */
+	if (vp->n && watch_start(gw, vp, err) < 0) {
+		verify_pods_drop(gw, vp);
+		return NULL;
+	}
+	return vp;
+}
+
+int verify_pods(const struct gateway *gw, struct verify_pods *vp, const struct verify_pod_plan *plan, os_error *err)
+{
+	int rc = -1;
+
+	if (!vp && !(vp = verify_pods_start(gw, plan, err)))
+		return -1;
+	/* The looks may have ruled a pod out (no GPU to schedule, no runtime
+	 * to run it): it is neither waited for nor judged. */
+	for (size_t i = 0; i < vp->n; i++)
+		if (!vp->probes[i].np) {
+			vp->probes[i].check = plan_check(plan, vp->probes[i].kind);
+			vp->probes[i].device_gpus = plan->device_gpus;
+		}
+	vp->plan = plan;
+	rc = watch_pods(gw, vp, err);
+	verify_pods_drop(gw, vp);
+	return rc;
+}
+
+/* Until THEN is done, or the exec ended without. */
+static void await_then(struct verify_pods *vp)
+{
+	while (vp->watch.c && !vp->watch.then_done && !run_ended(vp->watch.c))
+		run_wait_any(&vp->watch.c, 1);
+}
+
+const char *verify_pods_look(struct verify_pods *vp, os_error *err)
+{
+	await_then(vp);
+	/* Ended without the mark: a create the API refused is the pods'
+	 * verdict, not the look's; anything else is the exec's failure. */
+	if (!vp->watch.then_done && vp->watch.c && kube_watch_end(&vp->watch, err) < 0 && !vp->watch.then_error)
+		return NULL;
+	os_error_clear(err);
+	return vp->watch.then_text ? vp->watch.then_text : "";
+}
+
+void verify_pods_drop(const struct gateway *gw, struct verify_pods *vp)
+{
+	os_error err = { 0 };
+	int refused;
+
+	if (!vp)
+		return;
+	/* The create must have ended for the delete to find the pods. */
+	await_then(vp);
+	if (vp->watch.c && run_ended(vp->watch.c))
+		kube_watch_end(&vp->watch, &err);
+	os_error_clear(&err);
+	refused = vp->watch.then_error != NULL;
+	kube_watch_free(&vp->watch);
+	/* After a failed create too: a List's create goes on past an item
+	 * the API refused. */
+	if (vp->created && !vp->plan->keep)
+		delete_pods(gw->container, vp);
+	else if (vp->created && !refused)
+		for (size_t k = 0; k < vp->n; k++)
+			log_info("kept pod %s in namespace %s (--keep)", vp->probes[k].name, SMOKE_NAMESPACE);
+	for (size_t k = 0; k < vp->n; k++)
+		free(vp->probes[k].name);
+	free(vp->manifest);
+	free(vp->create);
+	free(vp->instance);
+	free(vp->selector);
+	free(vp);
+}

@@ -1,0 +1,78 @@
+/* gateway/start/start_ready.c - a start's waits and files (see gateway/start/start_ready.h). */
+#include "config.h"
+
+#include "base/exitcode.h"
+#include "base/log.h"
+#include "base/names.h"
+#include "base/signals.h"
+#include "base/xalloc.h"
+#include "gateway/gpu/sharing.h"
+#include "gateway/start/files.h"
+#include "gateway/start/start_ready.h"
+#include "kube/kubeconfig.h"
+#include "kube/objects.h"
+
+struct ready {
+	const struct deploy_opts *o;
+	struct wait_ctx *w;
+	struct start_result *r;
+};
+
+/* K3S_YAML: its text as the GPU wait read it, or NULL to read it. */
+static int save_files(const struct ready *rd, const char *k3s_yaml, os_error *err)
+{
+	if ((k3s_yaml ? gateway_write_files_from(rd->o, rd->w->container, k3s_yaml, rd->r, err)
+		      : gateway_write_files(rd->o, rd->w, rd->r, err)) == 0)
+		return 0;
+	/* A container that restarted as its kubeconfig was read ("is
+	 * restarting") is that news, not a failure to save. */
+	if (err->code == OS_EXIT_TIMEOUT || signals_pending() || wait_container_news(rd->w, err))
+		return -1;
+	return os_error_wrap(err, "gateway '%s' runs, but its files were not saved (fix that, then rerun 'openshell gateway start --name %s')",
+			     rd->o->name, rd->o->name);
+}
+
+static int kubeconfig_got(void *ctx, const char *text, os_error *err)
+{
+	return save_files(ctx, text, err);
+}
+
+/* The chart's sharing first: a change makes the plugin register another
+ * count. Then the GPU wait, which hands over k3s.yaml. */
+static int wait_gpus_saving(const struct ready *rd, os_error *err)
+{
+	const struct deploy_opts *o = rd->o;
+	struct sharing_want want;   /* what a --gpu-sharing change makes */
+	cleanup_free char *node = gateway_hostname(o->name);
+	struct wait_file kc = { .path = K3S_KUBECONFIG_PATH, .got = kubeconfig_got, .ctx = (void *)rd };
+	os_error e = { 0 };
+	int rc = sharing_configure(rd->w->container, o->sharing_set ? &o->sharing : NULL, o->mig, DEVICE_PLUGIN_RELEASE,
+				   &rd->w->by, &want, err);
+
+	want.node = node;
+	if (rc == 0)
+		rc = wait_gpus(rd->w, &want, &kc, &rd->r->gpus, &rd->r->mig, err);
+	if (rc < 0 && !kc.done) {
+		signals_shield();
+		if (save_files(rd, NULL, &e) < 0)
+			log_warn("%s", e.msg);
+		signals_unshield();
+	}
+	os_error_clear(&e);
+	return rc;
+}
+
+int start_ready(const struct deploy_opts *o, struct wait_ctx *w, int new_volume, struct start_result *r,
+		os_error *err)
+{
+	const struct ready rd = { .o = o, .w = w, .r = r };
+
+	if (o->no_wait)
+		return wait_kubeconfig_written(w, err) < 0 ? -1 : save_files(&rd, NULL, err);
+	if (wait_k3s_api(w, err) < 0)
+		return -1;
+	/* Without --gpu on a kept volume, a GPU run's device plugin must go. */
+	if (!o->gpu)
+		return save_files(&rd, NULL, err) < 0 ? -1 : new_volume ? 0 : wait_gpu_release_removed(w, err);
+	return wait_gpus_saving(&rd, err);
+}
