@@ -1,4 +1,4 @@
-/* cmd/doctor_pitfalls.h - the GPU pitfalls doctor catches.
+/* gateway/check/doctor_pitfalls.h - the GPU pitfalls doctor catches.
  *
  * The pitfalls users hit, from `docker info` (INFO, may be NULL) and the
  * facts of the daemon's host (F, may be NULL: not read): the systemd
@@ -6,12 +6,12 @@
  * rootless Docker and a CDI spec older than the driver. Each is reported
  * only when it is there.
  */
-#ifndef OPENSHELL_CMD_DOCTOR_PITFALLS_H
-#define OPENSHELL_CMD_DOCTOR_PITFALLS_H
+#ifndef OPENSHELL_GATEWAY_DOCTOR_PITFALLS_H
+#define OPENSHELL_GATEWAY_DOCTOR_PITFALLS_H
 
 #include <cjson/cJSON.h>
 
-#include "cmd/doctor_report.h"
+#include "gateway/check/doctor_report.h"
 #include "gateway/gpu/host_probe.h"
 
 void doctor_pitfalls(struct doctor *d, const cJSON *info, const struct host_facts *f);

@@ -1,4 +1,4 @@
-/* cmd/doctor_host.h - doctor's checks of the daemon's host.
+/* gateway/check/doctor_host.h - doctor's checks of the daemon's host.
  *
  * The driver and its GPUs, the NVIDIA Container Toolkit's tools and
  * net.core.bpf_jit_harden, as the host probe (gateway/gpu/host_probe.h) read
@@ -6,12 +6,12 @@
  * the one doctor runs on. doctor_host_read() says which host was read, or
  * why none could be (no daemon, no cluster image yet: a skip with its fix).
  */
-#ifndef OPENSHELL_CMD_DOCTOR_HOST_H
-#define OPENSHELL_CMD_DOCTOR_HOST_H
+#ifndef OPENSHELL_GATEWAY_DOCTOR_HOST_H
+#define OPENSHELL_GATEWAY_DOCTOR_HOST_H
 
 #include <cjson/cJSON.h>
 
-#include "cmd/doctor_report.h"
+#include "gateway/check/doctor_report.h"
 #include "gateway/gpu/host_probe.h"
 
 /* Read the host of the daemon that gave INFO (NULL: none answered) in a

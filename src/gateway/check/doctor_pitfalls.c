@@ -1,4 +1,4 @@
-/* cmd/doctor_pitfalls.c - the GPU pitfalls doctor catches (see cmd/doctor_pitfalls.h).
+/* gateway/check/doctor_pitfalls.c - the GPU pitfalls doctor catches (see gateway/check/doctor_pitfalls.h).
  *
  * Each one is reported only when it is there: a warn or fail line, with
  * what was seen and the fix.
@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "base/json.h"
-#include "cmd/doctor_pitfalls.h"
-#include "cmd/doctor_report.h"
+#include "gateway/check/doctor_pitfalls.h"
+#include "gateway/check/doctor_report.h"
 #include "gateway/gpu/wsl2.h"
 
 static void check_rootless(struct doctor *d, const cJSON *info)
@@ -18,7 +18,7 @@ static void check_rootless(struct doctor *d, const cJSON *info)
 
 	cJSON_ArrayForEach(opt, json_get(info, "SecurityOptions", NULL))
 		if (cJSON_IsString(opt) && strstr(opt->valuestring, "name=rootless")) {
-			doctor_report_check(d, CHECK_FAIL, "rootless-docker",
+			doctor_check(d, CHECK_FAIL, "rootless-docker",
 			                    "use the system's Docker daemon (DOCKER_HOST=unix:///var/run/docker.sock, or unset it)",
 			                    "Docker runs rootless: the gateway's k3s needs a privileged container with the host's cgroups and GPU devices, which a rootless daemon cannot give");
 			return;
@@ -35,7 +35,7 @@ static void check_systemd_cgroups(struct doctor *d, const cJSON *info, const str
 
 	if (!driver || strcmp(driver, "systemd") != 0 || !f->nvidia0 || f->nvidia0_char_link)
 		return;
-	doctor_report_check(d, CHECK_WARN, "systemd-cgroup-gpus",
+	doctor_check(d, CHECK_WARN, "systemd-cgroup-gpus",
 	                    "run 'nvidia-ctk system create-dev-char-symlinks --create-all' and install its udev rule, or use CDI (nvidia-ctk cdi generate)",
 	                    "Docker uses the systemd cgroup driver and /dev/char/%u:%u is missing: after 'systemctl daemon-reload' running containers lose their GPUs (\"Failed to initialize NVML: Unknown Error\", nvidia-container-toolkit#48)",
 	                    f->major, f->minor);
@@ -49,7 +49,7 @@ static void check_wsl2(struct doctor *d, const cJSON *info, const struct host_fa
 
 	if (host == WSL2_NO && !host_facts_wsl2(f))
 		return;
-	doctor_report_check(d, CHECK_WARN, "wsl2",
+	doctor_check(d, CHECK_WARN, "wsl2",
 	                    host == WSL2_DOCKER_DESKTOP
 	                            ? "use --gpu, not a count or a list; Docker Desktop gives its engine the GPUs with " WSL2_DESKTOP_SETTINGS
 	                            : "use --gpu, not a count or a list; expect allocatable nvidia.com/gpu 1 whatever the GPUs",
@@ -62,7 +62,7 @@ static void check_tegra(struct doctor *d, const struct host_facts *f)
 {
 	if (!f->tegra)
 		return;
-	doctor_report_check(d, CHECK_WARN, "tegra",
+	doctor_check(d, CHECK_WARN, "tegra",
 	                    "use JetPack's NVIDIA Container Toolkit (its CSV mode) and the device plugin's tegra discovery (deviceDiscoveryStrategy=tegra)",
 	                    "Jetson/Tegra: there is no NVML, so nvidia-smi and the device plugin's NVML discovery do not work; its tegra discovery does");
 }
@@ -72,7 +72,7 @@ static void check_cdi_specs(struct doctor *d, const struct host_facts *f)
 	for (size_t i = 0; f->driver && i < f->n_specs; i++) {
 		const struct host_cdi_spec *s = &f->specs[i];
 		if (s->driver && strcmp(s->driver, f->driver) != 0)
-			doctor_report_check(d, CHECK_WARN, "cdi-spec-stale",
+			doctor_check(d, CHECK_WARN, "cdi-spec-stale",
 			                    "run 'nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml', or enable the toolkit's nvidia-cdi-refresh service",
 			                    "CDI spec %s was made for driver %s, but driver %s is loaded: GPU containers fail with \"unresolvable CDI devices\" or \"CDI device injection failed\"",
 			                    s->path, s->driver, f->driver);
