@@ -218,6 +218,7 @@ static pipeline *build_pipeline(const struct run_spec *spec, const char *path, i
 
 	for (size_t i = 1; spec->argv[i]; i++)
 		pipecmd_arg(cmd, spec->argv[i]);
+	apply_env(cmd, spec->env_base);
 	apply_env(cmd, spec->env);
 	p = pipeline_new_commands(cmd, (void *)NULL);
 	if (spec->interactive) {
@@ -444,7 +445,8 @@ int run_detached(const struct run_spec *spec, os_error *err)
 {
 	struct strv argv = { 0 };
 	cleanup_free char *secs = xasprintf("%ds", spec->timeout_ms > 1000 ? spec->timeout_ms / 1000 : 1);
-	struct run_spec s = { .timeout_ms = RUN_DETACH_START_MS, .quiet = 1, .env = spec->env };
+	struct run_spec s = { .timeout_ms = RUN_DETACH_START_MS, .quiet = 1, .env = spec->env,
+			      .env_base = spec->env_base };
 	struct run_result res = { 0 };
 	int rc;
 

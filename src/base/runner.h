@@ -62,6 +62,10 @@ struct run_spec {
 	 * it (DOCKER_CONTEXT beside a DOCKER_HOST that overrides it); or NULL.
 	 * run_env() hands it back, for messages about the child. */
 	const char *const *env;
+	/* The same, applied before env: the defaults of a family of calls
+	 * (docker's: which daemon, docker/client.h), which env may override;
+	 * read only while the child starts. */
+	const char *const *env_base;
 	/* Called with each complete line of stdout as it arrives (without its
 	 * newline), so that a long child's progress is shown while it runs and
 	 * a stream (docker logs --follow) is read as it comes. Returning

@@ -93,16 +93,43 @@ static const char *daemon_lost(const struct run_result *res)
 	return NULL;
 }
 
-/* NAME as a docker started with ENV (run_spec's list) sees it. */
-static const char *env_value(const char *const *env, const char *name)
+/* The daemon's entries of every docker child's environment (run_spec's
+ * env_base), set by docker/daemon.h: the process's own environment is
+ * never changed. */
+static struct strv target;
+
+void docker_target_set(const char *const *env)
 {
-	const char *value = getenv(name);
+	strv_free(&target);
+	if (env)
+		strv_pushv(&target, env);
+}
+
+const char *const *docker_target_env(void)
+{
+	return target.n ? strv_argv(&target) : NULL;
+}
+
+/* NAME in ENV (run_spec's list), over VALUE. */
+static const char *env_over(const char *value, const char *const *env, const char *name)
+{
 	size_t n = strlen(name);
 
 	for (size_t i = 0; env && env[i]; i++)
 		if (strncmp(env[i], name, n) == 0 && (env[i][n] == '=' || env[i][n] == '\0'))
 			value = env[i][n] == '=' ? env[i] + n + 1 : NULL;
 	return value;
+}
+
+const char *docker_env(const char *name)
+{
+	return env_over(getenv(name), docker_target_env(), name);
+}
+
+/* NAME as a docker started with ENV (run_spec's list) sees it. */
+static const char *env_value(const char *const *env, const char *name)
+{
+	return env_over(docker_env(name), env, name);
 }
 
 /* Which daemon a message means: DOCKER_HOST's, else the context named
@@ -145,6 +172,7 @@ struct run_child *docker_start(const char *const *args, const struct run_spec *s
 	strv_push(&argv, docker_exe);
 	strv_pushv(&argv, args);
 	s.argv = strv_argv(&argv);
+	s.env_base = docker_target_env();
 	if (s.timeout_ms <= 0)
 		s.timeout_ms = call_timeout_ms;
 	c = run_start(&s, err);
@@ -177,6 +205,7 @@ int docker_detached(const char *const *args, int timeout_ms, os_error *err)
 	strv_push(&argv, docker_exe);
 	strv_pushv(&argv, args);
 	spec.argv = strv_argv(&argv);
+	spec.env_base = docker_target_env();
 	rc = run_detached(&spec, err);
 	strv_free(&argv);
 	return rc;

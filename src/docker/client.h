@@ -3,7 +3,7 @@
  * openshell drives the docker command-line client, never the Engine API, so
  * DOCKER_HOST, DOCKER_CONTEXT and the user's CLI config apply exactly as
  * they do for the user's own docker commands (the environment is passed
- * through untouched). The executable is resolved once: $OPENSHELL_DOCKER if
+ * through, with the target's entries below over it). The executable is resolved once: $OPENSHELL_DOCKER if
  * set, else `docker` on PATH. Every call has a deadline: the per-call
  * default is 60s, settable with $OPENSHELL_CALL_TIMEOUT (a duration).
  */
@@ -16,6 +16,18 @@
 #include "base/runner.h"
 
 #define DOCKER_DEFAULT_CALL_TIMEOUT_MS 60000
+
+/* The daemon every docker call talks to, unless the call's own run_spec
+ * env names another: entries as run_spec's env takes them ("NAME=VALUE",
+ * a bare "NAME" unset), over the process's environment, which openshell
+ * never changes. docker/daemon.h sets them (--context, a gateway's
+ * recorded daemon); NULL or empty: the environment's. */
+void docker_target_set(const char *const *env);
+const char *const *docker_target_env(void);
+
+/* The value of NAME (DOCKER_HOST, DOCKER_CONTEXT, DOCKER_TLS…) a docker
+ * call sees: the environment's, as the target leaves it. */
+const char *docker_env(const char *name);
 
 /* Resolve the executable and the per-call deadline; idempotent. Fails with
  * OS_EXIT_DOCKER when docker cannot be found, OS_EXIT_USAGE for a bad

@@ -85,7 +85,7 @@ static char *absolute_path(const char *path)
 
 static int env_set(const char *name)
 {
-	const char *v = getenv(name);
+	const char *v = docker_env(name);
 
 	return v && *v;
 }
@@ -149,7 +149,7 @@ static int resolve(const char *host, const char *ctx, struct docker_daemon *d, o
 	if (strcmp(d->context, "default") == 0) {
 		d->tls = env_set("DOCKER_TLS");
 		d->tls_verify = env_set("DOCKER_TLS_VERIFY");
-		d->cert_path = env_set("DOCKER_CERT_PATH") ? absolute_path(getenv("DOCKER_CERT_PATH")) : NULL;
+		d->cert_path = env_set("DOCKER_CERT_PATH") ? absolute_path(docker_env("DOCKER_CERT_PATH")) : NULL;
 	}
 	if (docker_daemon_parse_endpoint(d, err) == 0)
 		return 0;
@@ -160,7 +160,7 @@ fail:
 
 int docker_daemon_resolve(struct docker_daemon *d, os_error *err)
 {
-	return resolve(getenv("DOCKER_HOST"), getenv("DOCKER_CONTEXT"), d, err);
+	return resolve(docker_env("DOCKER_HOST"), docker_env("DOCKER_CONTEXT"), d, err);
 }
 
 int docker_daemon_named(const char *host, const char *context, struct docker_daemon *d, os_error *err)
@@ -223,34 +223,10 @@ int docker_where_same(const struct docker_where *a, const struct docker_where *b
 				     same_str(a->cert_path, b->cert_path)));
 }
 
-/* --context's name, and the environment before any gateway was followed. */
+/* --context's name, and its entries of the target (docker/client.h): a
+ * gateway followed is pointed at over them, and unfollowed back to them. */
 static char *chosen;
-static const char *const saved_names[] = { "DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_TLS", "DOCKER_TLS_VERIFY",
-					   "DOCKER_CERT_PATH" };
-#define N_SAVED (sizeof(saved_names) / sizeof(saved_names[0]))
-static struct {
-	int saved;
-	char *value[N_SAVED];
-} before;
-
-static void restore(const char *name, const char *value)
-{
-	if (value)
-		setenv(name, value, 1);
-	else
-		unsetenv(name);
-}
-
-static void remember(void)
-{
-	if (before.saved)
-		return;
-	before.saved = 1;
-	for (size_t i = 0; i < N_SAVED; i++) {
-		const char *v = getenv(saved_names[i]);
-		before.value[i] = v ? xstrdup(v) : NULL;
-	}
-}
+static struct strv chosen_env;
 
 int docker_daemon_choose(const char *context, os_error *err)
 {
@@ -258,18 +234,20 @@ int docker_daemon_choose(const char *context, os_error *err)
 		return os_error_set(err, OS_EXIT_USAGE, "--context needs a context's name (see 'docker context ls')");
 	free(chosen);
 	chosen = xstrdup(context);
-	setenv("DOCKER_CONTEXT", context, 1);
+	strv_free(&chosen_env);
+	strv_pushf(&chosen_env, "DOCKER_CONTEXT=%s", context);
 	/* docker's default context takes DOCKER_HOST for its endpoint (docker/cli
 	 * resolveDefaultDockerEndpoint); a named one wins over it. */
 	if (strcmp(context, "default") != 0)
-		unsetenv("DOCKER_HOST");
+		strv_push(&chosen_env, "DOCKER_HOST");
+	docker_target_set(strv_argv(&chosen_env));
 	return 0;
 }
 
 int docker_daemon_chosen_fits(const struct docker_where *w)
 {
 	/* "default" is DOCKER_HOST's endpoint, else the local socket. */
-	const char *host = getenv("DOCKER_HOST");
+	const char *host = docker_env("DOCKER_HOST");
 	const char *now = host && *host ? host : DOCKER_DEFAULT_ENDPOINT;
 
 	if (!chosen || !w->context || !w->endpoint)
@@ -325,13 +303,9 @@ void docker_daemon_point(const struct docker_where *w)
 {
 	struct strv env = { 0 };
 
-	remember();
+	strv_pushv(&env, strv_argv(&chosen_env));
 	docker_where_env(w, &env);
-	for (size_t i = 0; i < env.n; i++) {
-		cleanup_free char *name = xstrndup(env.v[i], strcspn(env.v[i], "="));
-		const char *eq = strchr(env.v[i], '=');
-		restore(name, eq ? eq + 1 : NULL);
-	}
+	docker_target_set(strv_argv(&env));
 	strv_free(&env);
 }
 
@@ -350,10 +324,7 @@ int docker_daemon_follow(const char *gateway, const struct docker_where *w, os_e
 
 void docker_daemon_unfollow(void)
 {
-	if (!before.saved)
-		return;
-	for (size_t i = 0; i < N_SAVED; i++)
-		restore(saved_names[i], before.value[i]);
+	docker_target_set(strv_argv(&chosen_env));
 }
 
 void docker_daemon_free(struct docker_daemon *d)

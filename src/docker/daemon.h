@@ -6,8 +6,11 @@
  * ($DOCKER_CONFIG/config.json, default ~/.docker), else "default", whose
  * host is the local socket. Only a named context needs a docker call
  * (`docker context inspect`) for its endpoint; the rest is read here.
- * openshell's --context sets DOCKER_CONTEXT and drops DOCKER_HOST, so it
- * resolves as docker's own --context does.
+ * openshell's --context gives docker DOCKER_CONTEXT and drops DOCKER_HOST,
+ * so it resolves as docker's own --context does. Which daemon docker talks
+ * to is the docker layer's target (docker/client.h: entries of each docker
+ * child's environment), set below; openshell's own environment is never
+ * changed.
  *
  * The default context's TLS comes from the environment too: DOCKER_TLS,
  * DOCKER_TLS_VERIFY (set to anything) and DOCKER_CERT_PATH, the directory
@@ -68,10 +71,10 @@ int docker_where_same(const struct docker_where *a, const struct docker_where *b
 
 void docker_daemon_free(struct docker_daemon *d);
 
-/* --context NAME: every docker call in that context (DOCKER_CONTEXT set,
- * DOCKER_HOST dropped, as docker's own --context wins over it; "default"
- * keeps it, as docker's default context takes it), and the user's
- * explicit choice for docker_daemon_follow(). */
+/* --context NAME: every docker call in that context (the target's
+ * DOCKER_CONTEXT, DOCKER_HOST dropped, as docker's own --context wins over
+ * it; "default" keeps it, as docker's default context takes it), and the
+ * user's explicit choice for docker_daemon_follow(). */
 int docker_daemon_choose(const char *context, os_error *err);
 
 /* Was the daemon W records chosen by --context, or none chosen? */
@@ -86,13 +89,15 @@ int docker_daemon_chosen_fits(const struct docker_where *w);
  * context (metadata older than the record): nothing changes. */
 int docker_daemon_follow(const char *gateway, const struct docker_where *w, os_error *err);
 
-/* Undo docker_daemon_follow(): the environment openshell started with
- * (after --context). For a command that looks at several gateways. */
+/* Undo docker_daemon_follow(): the daemon of the environment openshell
+ * started with (after --context). For a command that looks at several
+ * gateways. */
 void docker_daemon_unfollow(void);
 
-/* Point every docker call after at W's daemon, whatever --context chose:
- * for a command that works on two daemons, one after the other (a node's
- * and its gateway's); docker_daemon_unfollow() undoes it. */
+/* Point every docker call after at W's daemon (the target: --context's
+ * entries, then W's), whatever --context chose: for a command that works
+ * on two daemons, one after the other (a node's and its gateway's);
+ * docker_daemon_unfollow() undoes it. */
 void docker_daemon_point(const struct docker_where *w);
 
 /* The same for one call alone: the entries of struct run_spec's env that

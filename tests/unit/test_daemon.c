@@ -141,8 +141,9 @@ static void stand_ins(void)
 	if (!mkdtemp(bin))
 		abort();
 	ssh = xasprintf("#!/bin/sh\necho \"$*\" >%s/ssh.args\ncat %s/fake-ssh.out\n", bin, bin);
-	docker = xasprintf("#!/bin/sh\n[ -f %s/context.endpoint ] || { echo 'context \"box\": context not found' >&2; exit 1; }\n"
-			   "printf '\"%%s\"\\n' \"$(cat %s/context.endpoint)\"\n", bin, bin);
+	docker = xasprintf("#!/bin/sh\necho \"${DOCKER_HOST-unset} ${DOCKER_CONTEXT-unset} ${DOCKER_TLS_VERIFY-unset}\" >%s/docker.env\n"
+			   "[ -f %s/context.endpoint ] || { echo 'context \"box\": context not found' >&2; exit 1; }\n"
+			   "printf '\"%%s\"\\n' \"$(cat %s/context.endpoint)\"\n", bin, bin, bin);
 	write_text("ssh", ssh, 0755);
 	write_text("docker", docker, 0755);
 	path = xasprintf("%s:%s", bin, getenv("PATH"));
@@ -197,15 +198,18 @@ static void test_follow(void)
 	setenv("DOCKER_HOST", "unix:///elsewhere.sock", 1);
 	setenv("DOCKER_CERT_PATH", "/other", 1);
 	setenv("DOCKER_TLS", "1", 1);
-	ok(docker_daemon_follow("t", &tls, &err) == 0 && strcmp(getenv("DOCKER_HOST"), "tcp://10.0.0.5:2376") == 0 &&
-	   strcmp(getenv("DOCKER_TLS_VERIFY"), "1") == 0 && strcmp(getenv("DOCKER_CERT_PATH"), "/certs/box") == 0 &&
-	   !getenv("DOCKER_TLS"), "the default context: endpoint and TLS as recorded");
-	docker_daemon_unfollow();
+	ok(docker_daemon_follow("t", &tls, &err) == 0 && strcmp(docker_env("DOCKER_HOST"), "tcp://10.0.0.5:2376") == 0 &&
+	   strcmp(docker_env("DOCKER_TLS_VERIFY"), "1") == 0 && strcmp(docker_env("DOCKER_CERT_PATH"), "/certs/box") == 0 &&
+	   !docker_env("DOCKER_TLS"), "the default context: endpoint and TLS as recorded");
 	ok(strcmp(getenv("DOCKER_HOST"), "unix:///elsewhere.sock") == 0 && !getenv("DOCKER_TLS_VERIFY") &&
-	   strcmp(getenv("DOCKER_CERT_PATH"), "/other") == 0 && getenv("DOCKER_TLS"), "unfollow restores them all");
+	   strcmp(getenv("DOCKER_CERT_PATH"), "/other") == 0 && getenv("DOCKER_TLS"),
+	   "the process's environment is left as it was");
+	docker_daemon_unfollow();
+	ok(strcmp(docker_env("DOCKER_HOST"), "unix:///elsewhere.sock") == 0 && !docker_env("DOCKER_TLS_VERIFY") &&
+	   strcmp(docker_env("DOCKER_CERT_PATH"), "/other") == 0 && docker_env("DOCKER_TLS"), "unfollow: the environment's again");
 	write_text("context.endpoint", "ssh://root@gpu-box", 0644);
-	ok(docker_daemon_follow("r", &box, &err) == 0 && strcmp(getenv("DOCKER_CONTEXT"), "box") == 0 &&
-	   !getenv("DOCKER_HOST"), "a named context that still names the daemon: followed");
+	ok(docker_daemon_follow("r", &box, &err) == 0 && strcmp(docker_env("DOCKER_CONTEXT"), "box") == 0 &&
+	   !docker_env("DOCKER_HOST"), "a named context that still names the daemon: followed");
 	docker_daemon_unfollow();
 	write_text("context.endpoint", "tcp://10.0.0.9:2376", 0644);
 	docker_daemon_follow("r", &box, &err);
@@ -223,6 +227,52 @@ static void test_follow(void)
 	unsetenv("DOCKER_HOST");
 	unsetenv("DOCKER_CERT_PATH");
 	unsetenv("DOCKER_TLS");
+}
+
+/* The daemon each docker call was given. */
+static char *docker_saw(void)
+{
+	const char *args[] = { "context", "inspect", "--", "any", NULL };
+	cleanup_free char *path = xasprintf("%s/docker.env", bin);
+	char *text = NULL;
+	size_t len;
+	os_error err = { 0 };
+
+	unlink(path);
+	docker_ok(args, 0, &err);
+	if (read_file(path, 4096, &text, &len, &err) < 0)
+		text = xstrdup("none");
+	os_error_clear(&err);
+	return text;
+}
+
+/* Two daemons in one process, one after the other (a node's and its
+ * gateway's), each docker call on the one pointed at; the environment the
+ * process started with unchanged, and the calls on it again after. */
+static void test_two_daemons(void)
+{
+	struct docker_where node = { .context = "default", .endpoint = "ssh://root@node-b", .tls_recorded = 1 };
+	struct docker_where server = { .context = "default", .endpoint = "tcp://10.0.0.5:2376", .tls_recorded = 1,
+				       .tls_verify = 1, .cert_path = "/certs/box" };
+	char *saw;
+
+	write_text("context.endpoint", "ssh://root@gpu-box", 0644);
+	setenv("DOCKER_HOST", "unix:///here.sock", 1);
+	docker_daemon_point(&node);
+	saw = docker_saw();
+	is_str(saw, "ssh://root@node-b unset unset\n", "pointed at the node: docker talks to its daemon");
+	free(saw);
+	docker_daemon_point(&server);
+	saw = docker_saw();
+	is_str(saw, "tcp://10.0.0.5:2376 unset 1\n", "then at the server: its daemon, with its TLS");
+	free(saw);
+	ok(strcmp(getenv("DOCKER_HOST"), "unix:///here.sock") == 0 && !getenv("DOCKER_TLS_VERIFY"),
+	   "the process's environment never changed");
+	docker_daemon_unfollow();
+	saw = docker_saw();
+	is_str(saw, "unix:///here.sock unset unset\n", "unfollowed: the environment's daemon");
+	free(saw);
+	unsetenv("DOCKER_HOST");
 }
 
 static void test_reach(void)
@@ -287,6 +337,7 @@ int main(void)
 	stand_ins();
 	test_ssh_hostname();
 	test_follow();
+	test_two_daemons();
 	test_reach();
 	for (const char *const *f = (const char *const[]){ "ssh", "docker", "ssh.args", "fake-ssh.out", NULL }; *f; f++) {
 		cleanup_free char *path = xasprintf("%s/%s", bin, *f);
