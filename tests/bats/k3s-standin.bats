@@ -165,6 +165,71 @@ gpu_pod() { # NAME GPUS CMD-JSON
 	assert_output "-----BEGIN CERTIFICATE-----"
 }
 
+@test "resource.k8s.io/v1 through the real kubectl: DRA's four types, the real printers' columns, a new claim pending" {
+	wait_for 60 kx gpu get --raw /readyz
+	run kx gpu api-resources --api-group resource.k8s.io --no-headers
+	assert_success
+	assert_line --regexp '^deviceclasses +resource\.k8s\.io/v1 +false +DeviceClass$'
+	assert_line --regexp '^resourceclaims +resource\.k8s\.io/v1 +true +ResourceClaim$'
+	assert_line --regexp '^resourceclaimtemplates +resource\.k8s\.io/v1 +true +ResourceClaimTemplate$'
+	assert_line --regexp '^resourceslices +resource\.k8s\.io/v1 +false +ResourceSlice$'
+	run kx gpu apply -f - <<-'EOF'
+	apiVersion: resource.k8s.io/v1
+	kind: DeviceClass
+	metadata: {name: dra-test.example.com}
+	spec:
+	  selectors:
+	  - cel: {expression: "device.driver == 'gpu.nvidia.com'"}
+	---
+	apiVersion: resource.k8s.io/v1
+	kind: ResourceClaimTemplate
+	metadata: {name: one-gpu, namespace: default}
+	spec:
+	  spec:
+	    devices:
+	      requests:
+	      - name: gpu
+	        exactly: {deviceClassName: dra-test.example.com}
+	---
+	apiVersion: resource.k8s.io/v1
+	kind: ResourceClaim
+	metadata: {name: mine, namespace: default}
+	spec:
+	  devices:
+	    requests:
+	    - name: gpu
+	      exactly: {deviceClassName: dra-test.example.com, count: 1}
+	status:
+	  reservedFor: [{resource: pods, name: someone, uid: "1"}]
+	EOF
+	assert_success
+	assert_line 'deviceclass.resource.k8s.io/dra-test.example.com created'
+	assert_line 'resourceclaimtemplate.resource.k8s.io/one-gpu created'
+	assert_line 'resourceclaim.resource.k8s.io/mine created'
+	run kx gpu get resourceclaims
+	assert_success
+	assert_line --index 0 --regexp '^NAME +STATE +AGE$'
+	assert_line --index 1 --regexp '^mine +pending +[0-9]+s$'
+	# A claim's status is the server's: what a create carried is dropped.
+	run kx gpu get resourceclaim mine -o jsonpath='{.status}'
+	assert_output ''
+	run kx gpu get resourceslices
+	assert_success
+	assert_output 'No resources found'
+	# Strict field validation knows the types.
+	run kx gpu apply -f - <<-'EOF'
+	apiVersion: resource.k8s.io/v1
+	kind: DeviceClass
+	metadata: {name: dra-bad.example.com}
+	spec: {selector: []}
+	EOF
+	assert_failure
+	assert_output --partial 'strict decoding error: unknown field "spec.selector"'
+	kx gpu delete resourceclaim mine >/dev/null
+	kx gpu delete resourceclaimtemplate one-gpu >/dev/null
+	kx gpu delete deviceclass dra-test.example.com >/dev/null
+}
+
 @test "never-ready switch: k3s's supervisor answers, its API server never does" {
 	run kx never get --raw /readyz
 	assert_failure 1

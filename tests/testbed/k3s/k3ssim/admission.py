@@ -263,8 +263,15 @@ def _go_map(m):
     return "map[string]string{" + ", ".join('"%s":"%s"' % (k, v) for k, v in sorted(m.items())) + "}"
 
 
+def _resource_claim(api, obj, res):
+    # pkg/registry/resource/resourceclaim/strategy.go PrepareForCreate: a
+    # new claim's status is the server's (the scheduler's allocation).
+    obj.pop("status", None)
+
+
 ON_CREATE = {("", "Pod"): _pod, ("", "Namespace"): _namespace, ("apps", "DaemonSet"): _daemonset,
-             ("batch", "Job"): _job, ("apiextensions.k8s.io", "CustomResourceDefinition"): _crd}
+             ("batch", "Job"): _job, ("apiextensions.k8s.io", "CustomResourceDefinition"): _crd,
+             ("resource.k8s.io", "ResourceClaim"): _resource_claim}
 
 
 def on_create(api, res, obj):

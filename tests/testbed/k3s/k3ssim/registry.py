@@ -87,13 +87,19 @@ BUILTIN = [
     Resource("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings"),
     Resource("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
              namespaced=False, short_names=["crd", "crds"], subresources=["status"]),
+    # Dynamic Resource Allocation, GA since 1.34 (pkg/registry/resource/*/storage): v1 alone is
+    # served here (SIMULATION: the real server also serves v1beta1 and v1beta2, deprecated).
+    Resource("resource.k8s.io", "v1", "DeviceClass", "deviceclasses", namespaced=False),
+    Resource("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", subresources=["status"]),
+    Resource("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates"),
+    Resource("resource.k8s.io", "v1", "ResourceSlice", "resourceslices", namespaced=False),
 ]
 
 # The order /apis lists the groups in: the real server's priority order
 # (pkg/controlplane/apiserver: legacy first, then by group priority).
 GROUP_ORDER = ["apps", "events.k8s.io", "authentication.k8s.io", "authorization.k8s.io", "batch",
                "coordination.k8s.io", "node.k8s.io", "rbac.authorization.k8s.io", "scheduling.k8s.io",
-               "apiextensions.k8s.io"]
+               "apiextensions.k8s.io", "resource.k8s.io"]
 
 
 class Registry:

@@ -51,7 +51,28 @@ POD_SPEC = obj("volumes", "activeDeadlineSeconds", "terminationGracePeriodSecond
                containers=lst(CONTAINER), initContainers=lst(CONTAINER), tolerations=lst(TOLERATION))
 POD_TEMPLATE = obj(metadata=META, spec=POD_SPEC)
 
+# k8s.io/api resource/v1 types.go: DeviceClass, ResourceClaim(Template), ResourceSlice.
+SELECTOR = obj("cel")
+OPAQUE = obj("opaque", "requests")
+EXACT = obj("deviceClassName", "allocationMode", "count", "adminAccess", "tolerations", "capacity",
+            selectors=lst(SELECTOR))
+REQUEST = obj("name", "firstAvailable", exactly=EXACT)
+CLAIM_SPEC = obj(devices=obj("constraints", requests=lst(REQUEST), config=lst(OPAQUE)))
+DEVICE = obj("name", "attributes", "capacity", "consumesCounters", "nodeName", "nodeSelector", "allNodes", "taints",
+             "bindsToNode", "bindingConditions", "bindingFailureConditions", "allowMultipleAllocations")
+
 SCHEMAS = {
+    ("resource.k8s.io", "DeviceClass"): obj("apiVersion", "kind", metadata=META,
+                                            spec=obj("extendedResourceName", selectors=lst(SELECTOR),
+                                                     config=lst(obj("opaque")))),
+    ("resource.k8s.io", "ResourceClaim"): obj("apiVersion", "kind", "status", metadata=META, spec=CLAIM_SPEC),
+    ("resource.k8s.io", "ResourceClaimTemplate"): obj("apiVersion", "kind", metadata=META,
+                                                      spec=obj(metadata=META, spec=CLAIM_SPEC)),
+    ("resource.k8s.io", "ResourceSlice"): obj("apiVersion", "kind", metadata=META,
+                                              spec=obj("driver", "nodeName", "nodeSelector", "allNodes",
+                                                       "perDeviceNodeSelection", "sharedCounters",
+                                                       pool=obj("name", "generation", "resourceSliceCount"),
+                                                       devices=lst(DEVICE))),
     ("", "Pod"): obj("apiVersion", "kind", "status", metadata=META, spec=POD_SPEC),
     ("", "Namespace"): obj("apiVersion", "kind", "status", metadata=META, spec=obj("finalizers")),
     ("", "ConfigMap"): obj("apiVersion", "kind", "data", "binaryData", "immutable", metadata=META),

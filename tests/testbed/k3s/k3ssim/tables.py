@@ -3,7 +3,7 @@ without -o asks for (Accept: application/json;as=Table;v=v1;g=meta.k8s.io).
 
 Columns and cells follow pkg/printers/internalversion/printers.go
 (printPod, printNode, printNamespace, printDaemonSet, printJob,
-printEvent, printRuntimeClass, …); custom resources print their CRD's
+printEvent, printRuntimeClass, printResourceClaim, …); custom resources print their CRD's
 additionalPrinterColumns (apiextensions-apiserver tableconvertor), else
 NAME and AGE.
 """
@@ -151,10 +151,33 @@ TABLES = {
                      lambda s: [s["metadata"]["name"], s.get("type", "Opaque"), len(s.get("data") or {}), _age(s)]),
     ("", "ServiceAccount"): ([NAME, col("Secrets", "integer"), AGE],
                              lambda s: [s["metadata"]["name"], len(s.get("secrets") or []), _age(s)]),
+    ("resource.k8s.io", "DeviceClass"): ([NAME, AGE], lambda d: [d["metadata"]["name"], _age(d)]),
+    ("resource.k8s.io", "ResourceClaim"): ([NAME, col("State"), AGE],
+                                           lambda c: [c["metadata"]["name"], _claim_state(c), _age(c)]),
+    ("resource.k8s.io", "ResourceClaimTemplate"): ([NAME, AGE], lambda t: [t["metadata"]["name"], _age(t)]),
+    ("resource.k8s.io", "ResourceSlice"): (
+        [NAME, col("Node"), col("Driver"), col("Pool"), AGE],
+        lambda r: [r["metadata"]["name"], (r.get("spec") or {}).get("nodeName", ""),
+                   (r.get("spec") or {}).get("driver", ""), ((r.get("spec") or {}).get("pool") or {}).get("name", ""),
+                   _age(r)]),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): (
         [NAME, col("Created At", "date")],
         lambda c: [c["metadata"]["name"], c["metadata"].get("creationTimestamp", "")]),
 }
+
+
+def _claim_state(c):
+    """printers.go's resourceClaimState: deleted, pending, allocated, reserved."""
+    states = ["deleted"] if c["metadata"].get("deletionTimestamp") else []
+    st = c.get("status") or {}
+    if not st.get("allocation"):
+        if not states:
+            states.append("pending")
+    else:
+        states.append("allocated")
+        if st.get("reservedFor"):
+            states.append("reserved")
+    return ",".join(states)
 
 
 def _jsonpath(obj, path):
