@@ -343,6 +343,7 @@ struct run_child *run_start(const struct run_spec *spec, os_error *err)
 		c->next_tick = clock_ms() + spec->tick_ms;
 	c->spec.argv = NULL;   /* the caller's, and copied into the pipeline */
 	c->spec.input = NULL;
+	c->spec.env_base = NULL;   /* read only at the start (runner.h) */
 	start_pinned(c);
 	return c;
 fail:

@@ -83,9 +83,18 @@ static char *absolute_path(const char *path)
 	return cwd ? xasprintf("%s/%s", cwd, path) : xstrdup(path);
 }
 
-static int env_set(const char *name)
+/* Where a variable is read from: the docker target's view (docker_env),
+ * or the environment openshell started with (getenv). */
+typedef const char *env_reader(const char *name);
+
+static const char *process_env(const char *name)
 {
-	const char *v = docker_env(name);
+	return getenv(name);
+}
+
+static int env_set(env_reader *env, const char *name)
+{
+	const char *v = env(name);
 
 	return v && *v;
 }
@@ -131,7 +140,7 @@ int docker_daemon_parse_endpoint(struct docker_daemon *d, os_error *err)
 
 /* The daemon of HOST (DOCKER_HOST's form) or else CONTEXT (NULL: the
  * config's current one), as the docker CLI resolves them. */
-static int resolve(const char *host, const char *ctx, struct docker_daemon *d, os_error *err)
+static int resolve(const char *host, const char *ctx, env_reader *env, struct docker_daemon *d, os_error *err)
 {
 	memset(d, 0, sizeof(*d));
 	if (host && *host) {
@@ -147,9 +156,9 @@ static int resolve(const char *host, const char *ctx, struct docker_daemon *d, o
 			goto fail;
 	}
 	if (strcmp(d->context, "default") == 0) {
-		d->tls = env_set("DOCKER_TLS");
-		d->tls_verify = env_set("DOCKER_TLS_VERIFY");
-		d->cert_path = env_set("DOCKER_CERT_PATH") ? absolute_path(docker_env("DOCKER_CERT_PATH")) : NULL;
+		d->tls = env_set(env, "DOCKER_TLS");
+		d->tls_verify = env_set(env, "DOCKER_TLS_VERIFY");
+		d->cert_path = env_set(env, "DOCKER_CERT_PATH") ? absolute_path(env("DOCKER_CERT_PATH")) : NULL;
 	}
 	if (docker_daemon_parse_endpoint(d, err) == 0)
 		return 0;
@@ -160,7 +169,7 @@ fail:
 
 int docker_daemon_resolve(struct docker_daemon *d, os_error *err)
 {
-	return resolve(docker_env("DOCKER_HOST"), docker_env("DOCKER_CONTEXT"), d, err);
+	return resolve(docker_env("DOCKER_HOST"), docker_env("DOCKER_CONTEXT"), docker_env, d, err);
 }
 
 int docker_daemon_named(const char *host, const char *context, struct docker_daemon *d, os_error *err)
@@ -169,7 +178,8 @@ int docker_daemon_named(const char *host, const char *context, struct docker_dae
 		return os_error_set(err, OS_EXIT_USAGE, "--docker-host needs a daemon's address, e.g. ssh://user@gpu-box");
 	if (context && !*context)
 		return os_error_set(err, OS_EXIT_USAGE, "--context needs a context's name (see 'docker context ls')");
-	return resolve(host, context ? context : "default", d, err);
+	/* The user's own TLS settings, not those of a gateway followed. */
+	return resolve(host, context ? context : "default", process_env, d, err);
 }
 
 #define SSH_CONFIG_TIMEOUT_MS 5000

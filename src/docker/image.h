@@ -33,7 +33,7 @@ const char *image_label(const struct docker_image *img, const char *key);
 /* Copy IMAGE from the gateway's daemon to a node's as `docker save IMAGE |
  * docker load`. FROM_ENV and TO_ENV point each docker at its daemon: a
  * run_spec env list such as { "DOCKER_HOST=ssh://gpu-2", "DOCKER_CONTEXT",
- * NULL }, or NULL for openshell's own environment. save and load run side
+ * NULL }, or NULL for the daemon every docker call talks to (docker/client.h's target). save and load run side
  * by side, each under timeout_ms (0: the per-call default), the bytes
  * streamed between them through a pipe, never held in memory or on disk;
  * the IDs are read before and after under the per-call deadline. Succeeds

@@ -268,6 +268,23 @@ static void test_two_daemons(void)
 	free(saw);
 	ok(strcmp(getenv("DOCKER_HOST"), "unix:///here.sock") == 0 && !getenv("DOCKER_TLS_VERIFY"),
 	   "the process's environment never changed");
+	/* A daemon recorded without TLS after one with it: none of the
+	 * first's TLS is left over. */
+	node.tls_recorded = 0;
+	docker_daemon_point(&node);
+	saw = docker_saw();
+	is_str(saw, "ssh://root@node-b unset unset\n", "then one recorded without TLS: nothing of the server's TLS left");
+	free(saw);
+	docker_daemon_point(&server);
+	{
+		struct docker_daemon d = { 0 };
+		os_error err = { 0 };
+
+		ok(docker_daemon_named("tcp://10.0.0.9:2376", NULL, &d, &err) == 0 && !d.tls_verify && !d.cert_path,
+		   "a node's --docker-host takes the user's TLS settings, not those of the gateway followed");
+		docker_daemon_free(&d);
+		os_error_clear(&err);
+	}
 	docker_daemon_unfollow();
 	saw = docker_saw();
 	is_str(saw, "unix:///here.sock unset unset\n", "unfollowed: the environment's daemon");
@@ -339,7 +356,8 @@ int main(void)
 	test_follow();
 	test_two_daemons();
 	test_reach();
-	for (const char *const *f = (const char *const[]){ "ssh", "docker", "ssh.args", "fake-ssh.out", NULL }; *f; f++) {
+	for (const char *const *f = (const char *const[]){ "ssh", "docker", "ssh.args", "fake-ssh.out", "docker.env",
+								"context.endpoint", NULL }; *f; f++) {
 		cleanup_free char *path = xasprintf("%s/%s", bin, *f);
 		unlink(path);
 	}

@@ -43,11 +43,11 @@ static void check_nvidia_runtime(struct doctor *d, const cJSON *info)
 		doctor_check(d, CHECK_PASS, "docker-runtimes", NULL, "docker runtimes: %s (nvidia registered)", names);
 	else if (has_cdi_gpus(info))
 		doctor_check(d, CHECK_PASS, "docker-runtimes", NULL, "docker runtimes: %s (no nvidia runtime; CDI names the GPUs)",
-		                    *names ? names : "none");
+		             *names ? names : "none");
 	else
 		doctor_check(d, CHECK_WARN, "docker-runtimes",
-		                    "no nvidia runtime and no CDI GPUs; if 'docker run --gpus all' fails, run 'nvidia-ctk runtime configure --runtime=docker' and restart docker, or generate a CDI spec with 'nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml'",
-		                    "docker runtimes: %s", *names ? names : "none");
+		             "no nvidia runtime and no CDI GPUs; if 'docker run --gpus all' fails, run 'nvidia-ctk runtime configure --runtime=docker' and restart docker, or generate a CDI spec with 'nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml'",
+		             "docker runtimes: %s", *names ? names : "none");
 }
 
 /* Docker's CDI view (Docker 28.2+): where it reads specs, and the devices
@@ -81,11 +81,11 @@ static void check_gpu_mode(struct doctor *d, const cJSON *info)
 	daemon_gpus_from_info(info, &g);
 	if (g.cdi.n && g.gpus_by_cdi)
 		doctor_check(d, CHECK_PASS, "gpu-mode", NULL,
-		                    "gateway start --gpu gives GPUs as CDI devices (%s, ...); --gpu-mode legacy uses --gpus, which this Docker (29.2 or later) sends through CDI as well while the NVIDIA spec has the GPUs (nvidia-cdi-hook on its PATH), the toolkit's hook only otherwise",
-		                    g.cdi.v[0]);
+		             "gateway start --gpu gives GPUs as CDI devices (%s, ...); --gpu-mode legacy uses --gpus, which this Docker (29.2 or later) sends through CDI as well while the NVIDIA spec has the GPUs (nvidia-cdi-hook on its PATH), the toolkit's hook only otherwise",
+		             g.cdi.v[0]);
 	else if (g.cdi.n)
 		doctor_check(d, CHECK_PASS, "gpu-mode", NULL, "gateway start --gpu gives GPUs as CDI devices (%s, ...); --gpu-mode legacy uses --gpus",
-		                    g.cdi.v[0]);
+		             g.cdi.v[0]);
 	else
 		doctor_check(d, CHECK_PASS, "gpu-mode", NULL, "gateway start --gpu gives GPUs through Docker's --gpus (the daemon lists no NVIDIA CDI devices)");
 	daemon_gpus_free(&g);
@@ -117,22 +117,20 @@ static int check_cluster_image(struct doctor *d, const struct deploy_opts *o)
 		doctor_check(d, CHECK_FAIL, "cluster-image", NULL, "cluster image %s: %s", o->image, err.msg);
 	} else if (!present) {
 		doctor_check(d, CHECK_WARN, "cluster-image",
-		                    o->image_named ? "it is pulled at the first start; pull it now with 'docker pull'"
-				                   : "the first 'gateway start' builds it; build it now with 'openshell image build'",
-		                    "cluster image %s: not here yet", o->image);
+		             o->image_named ? "it is pulled at the first start; pull it now with 'docker pull'"
+				            : "the first 'gateway start' builds it; build it now with 'openshell image build'",
+		             "cluster image %s: not here yet", o->image);
 	} else if (f.self_contained) {
 		doctor_check(d, CHECK_PASS, "cluster-image", NULL, "cluster image %s: self-contained (k3s %s, device plugin %s)",
-		                    o->image, f.k3s ? f.k3s : "?", f.chart ? f.chart : "?");
+		             o->image, f.k3s ? f.k3s : "?", f.chart ? f.chart : "?");
 	} else {
 		doctor_check(d, CHECK_WARN, "cluster-image", "rebuild it with 'openshell image build'",
-		                    "cluster image %s: not self-contained, a start may need network: %s", o->image, f.why);
+		             "cluster image %s: not self-contained, a start may need network: %s", o->image, f.why);
 	}
 	image_facts_free(&f);
 	os_error_clear(&err);
 	return present;
 }
-
-
 
 /* Docker first; then the daemon's host, read in a container of the image
  * a start would use, for the driver, the toolkit and the pitfalls. */
@@ -154,7 +152,7 @@ void doctor_run(struct doctor *d)
 			doctor_check(d, CHECK_FAIL, "docker-daemon", NULL, "docker daemon: %s", err.msg);
 		} else {
 			doctor_check(d, CHECK_PASS, "docker-daemon", NULL, "docker daemon: version %s",
-			                    json_str(info, "ServerVersion"));
+			             json_str(info, "ServerVersion"));
 			check_docker_info(d, info);
 			present = check_cluster_image(d, &o);
 		}

@@ -23,13 +23,13 @@ int doctor_host_read(struct doctor *d, const cJSON *info, const char *image, int
 
 	if (!info) {
 		doctor_check(d, CHECK_SKIP, "docker-host", "start the Docker daemon, then run doctor again",
-		                    "Docker host: not read, no daemon answered (%s)", read_fix);
+		             "Docker host: not read, no daemon answered (%s)", read_fix);
 		return -1;
 	}
 	if (!image_present) {
 		doctor_check(d, CHECK_SKIP, "docker-host",
-		                    "build the image with 'openshell image build' (a first 'gateway start' does too), then run doctor again",
-		                    "Docker host %s: not read, cluster image %s not here yet (%s)", name ? name : "?", image, read_fix);
+		             "build the image with 'openshell image build' (a first 'gateway start' does too), then run doctor again",
+		             "Docker host %s: not read, cluster image %s not here yet (%s)", name ? name : "?", image, read_fix);
 		return -1;
 	}
 	if (docker_daemon_resolve(&dd, &err) < 0 || host_probe(image, 0, f, &err) < 0) {
@@ -38,7 +38,7 @@ int doctor_host_read(struct doctor *d, const cJSON *info, const char *image, int
 		cleanup_free char *context = strcmp(dd.context, "default") ? xasprintf(", context %s", dd.context)
 									   : xstrdup("");
 		doctor_check(d, CHECK_PASS, "docker-host", NULL, "Docker host %s (%s%s): read in a container of %s",
-		                    name ? name : "?", dd.endpoint, context, image);
+		             name ? name : "?", dd.endpoint, context, image);
 		rc = 0;
 	}
 	docker_daemon_free(&dd);
@@ -53,17 +53,17 @@ static void check_driver(struct doctor *d, const struct host_facts *f)
 
 	if (!f->driver && host_facts_wsl2(f))
 		doctor_check(d, CHECK_SKIP, "nvidia-driver",
-		                    "install NVIDIA's driver for WSL on Windows (R495 or later); /usr/lib/wsl/lib/nvidia-smi in the distribution shows it",
-		                    "NVIDIA driver: not in the WSL2 kernel (no /proc/driver/nvidia), which passes the Windows host's GPUs through /dev/dxg");
+		             "install NVIDIA's driver for WSL on Windows (R495 or later); /usr/lib/wsl/lib/nvidia-smi in the distribution shows it",
+		             "NVIDIA driver: not in the WSL2 kernel (no /proc/driver/nvidia), which passes the Windows host's GPUs through /dev/dxg");
 	else if (!f->driver)
 		doctor_check(d, CHECK_WARN, "nvidia-driver", "install the NVIDIA driver on the Docker host to use --gpu",
-		                    "NVIDIA driver: none loaded on the Docker host (no /proc/driver/nvidia/version)");
+		             "NVIDIA driver: none loaded on the Docker host (no /proc/driver/nvidia/version)");
 	else if (!f->gpus.n)
 		doctor_check(d, CHECK_WARN, "nvidia-driver", "check the NVIDIA driver (nvidia-smi on the Docker host)",
-		                    "NVIDIA driver %s: loaded, but it lists no GPU", f->driver);
+		             "NVIDIA driver %s: loaded, but it lists no GPU", f->driver);
 	else
 		doctor_check(d, CHECK_PASS, "nvidia-driver", NULL, "NVIDIA driver %s: %zu GPU%s (%s)", f->driver, f->gpus.n,
-		                    f->gpus.n == 1 ? "" : "s", models);
+		             f->gpus.n == 1 ? "" : "s", models);
 }
 
 /* The toolkit's tools on the Docker host, where dockerd and the runtime
@@ -75,16 +75,16 @@ static void check_tool(struct doctor *d, const char *tool, const char *path)
 		doctor_check(d, CHECK_PASS, tool, NULL, "%s: %s on the Docker host", tool, path);
 	else
 		doctor_check(d, CHECK_WARN, tool,
-		                    "install the NVIDIA Container Toolkit on the Docker host, then 'nvidia-ctk runtime configure --runtime=docker'",
-		                    "%s: not on the Docker host (looked in /usr/bin, /usr/local/bin, /usr/sbin, /usr/local/sbin, /bin, /sbin)",
-		                    tool);
+		             "install the NVIDIA Container Toolkit on the Docker host, then 'nvidia-ctk runtime configure --runtime=docker'",
+		             "%s: not on the Docker host (looked in /usr/bin, /usr/local/bin, /usr/sbin, /usr/local/sbin, /bin, /sbin)",
+		             tool);
 }
 
 static void check_bpf_jit_harden(struct doctor *d, int v)
 {
 	if (v == 2)
 		doctor_check(d, CHECK_WARN, "bpf-jit-harden", "set it to 1 with sysctl on the Docker host",
-		                    "net.core.bpf_jit_harden=2: some CNI/eBPF programs in k3s may fail");
+		             "net.core.bpf_jit_harden=2: some CNI/eBPF programs in k3s may fail");
 	else if (v >= 0)
 		doctor_check(d, CHECK_PASS, "bpf-jit-harden", NULL, "net.core.bpf_jit_harden=%d", v);
 }

@@ -19,8 +19,8 @@ static void check_rootless(struct doctor *d, const cJSON *info)
 	cJSON_ArrayForEach(opt, json_get(info, "SecurityOptions", NULL))
 		if (cJSON_IsString(opt) && strstr(opt->valuestring, "name=rootless")) {
 			doctor_check(d, CHECK_FAIL, "rootless-docker",
-			                    "use the system's Docker daemon (DOCKER_HOST=unix:///var/run/docker.sock, or unset it)",
-			                    "Docker runs rootless: the gateway's k3s needs a privileged container with the host's cgroups and GPU devices, which a rootless daemon cannot give");
+			             "use the system's Docker daemon (DOCKER_HOST=unix:///var/run/docker.sock, or unset it)",
+			             "Docker runs rootless: the gateway's k3s needs a privileged container with the host's cgroups and GPU devices, which a rootless daemon cannot give");
 			return;
 		}
 }
@@ -36,9 +36,9 @@ static void check_systemd_cgroups(struct doctor *d, const cJSON *info, const str
 	if (!driver || strcmp(driver, "systemd") != 0 || !f->nvidia0 || f->nvidia0_char_link)
 		return;
 	doctor_check(d, CHECK_WARN, "systemd-cgroup-gpus",
-	                    "run 'nvidia-ctk system create-dev-char-symlinks --create-all' and install its udev rule, or use CDI (nvidia-ctk cdi generate)",
-	                    "Docker uses the systemd cgroup driver and /dev/char/%u:%u is missing: after 'systemctl daemon-reload' running containers lose their GPUs (\"Failed to initialize NVML: Unknown Error\", nvidia-container-toolkit#48)",
-	                    f->major, f->minor);
+	             "run 'nvidia-ctk system create-dev-char-symlinks --create-all' and install its udev rule, or use CDI (nvidia-ctk cdi generate)",
+	             "Docker uses the systemd cgroup driver and /dev/char/%u:%u is missing: after 'systemctl daemon-reload' running containers lose their GPUs (\"Failed to initialize NVML: Unknown Error\", nvidia-container-toolkit#48)",
+	             f->major, f->minor);
 }
 
 /* WSL2, by the daemon's kernel (docker info) or by /dev/dxg without
@@ -50,12 +50,12 @@ static void check_wsl2(struct doctor *d, const cJSON *info, const struct host_fa
 	if (host == WSL2_NO && !host_facts_wsl2(f))
 		return;
 	doctor_check(d, CHECK_WARN, "wsl2",
-	                    host == WSL2_DOCKER_DESKTOP
-	                            ? "use --gpu, not a count or a list; Docker Desktop gives its engine the GPUs with " WSL2_DESKTOP_SETTINGS
-	                            : "use --gpu, not a count or a list; expect allocatable nvidia.com/gpu 1 whatever the GPUs",
-	                    "%s: the GPUs come through /dev/dxg%s, so the device plugin advertises them as one device; --gpus cannot pick among them, and MIG and MPS sharing are refused there",
-	                    host == WSL2_DOCKER_DESKTOP ? "Docker Desktop on WSL2" : "WSL2",
-	                    host_facts_wsl2(f) ? ", with no /dev/nvidiaN" : "");
+	             host == WSL2_DOCKER_DESKTOP
+	                     ? "use --gpu, not a count or a list; Docker Desktop gives its engine the GPUs with " WSL2_DESKTOP_SETTINGS
+	                     : "use --gpu, not a count or a list; expect allocatable nvidia.com/gpu 1 whatever the GPUs",
+	             "%s: the GPUs come through /dev/dxg%s, so the device plugin advertises them as one device; --gpus cannot pick among them, and MIG and MPS sharing are refused there",
+	             host == WSL2_DOCKER_DESKTOP ? "Docker Desktop on WSL2" : "WSL2",
+	             host_facts_wsl2(f) ? ", with no /dev/nvidiaN" : "");
 }
 
 static void check_tegra(struct doctor *d, const struct host_facts *f)
@@ -63,8 +63,8 @@ static void check_tegra(struct doctor *d, const struct host_facts *f)
 	if (!f->tegra)
 		return;
 	doctor_check(d, CHECK_WARN, "tegra",
-	                    "use JetPack's NVIDIA Container Toolkit (its CSV mode) and the device plugin's tegra discovery (deviceDiscoveryStrategy=tegra)",
-	                    "Jetson/Tegra: there is no NVML, so nvidia-smi and the device plugin's NVML discovery do not work; its tegra discovery does");
+	             "use JetPack's NVIDIA Container Toolkit (its CSV mode) and the device plugin's tegra discovery (deviceDiscoveryStrategy=tegra)",
+	             "Jetson/Tegra: there is no NVML, so nvidia-smi and the device plugin's NVML discovery do not work; its tegra discovery does");
 }
 
 static void check_cdi_specs(struct doctor *d, const struct host_facts *f)
@@ -73,9 +73,9 @@ static void check_cdi_specs(struct doctor *d, const struct host_facts *f)
 		const struct host_cdi_spec *s = &f->specs[i];
 		if (s->driver && strcmp(s->driver, f->driver) != 0)
 			doctor_check(d, CHECK_WARN, "cdi-spec-stale",
-			                    "run 'nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml', or enable the toolkit's nvidia-cdi-refresh service",
-			                    "CDI spec %s was made for driver %s, but driver %s is loaded: GPU containers fail with \"unresolvable CDI devices\" or \"CDI device injection failed\"",
-			                    s->path, s->driver, f->driver);
+			             "run 'nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml', or enable the toolkit's nvidia-cdi-refresh service",
+			             "CDI spec %s was made for driver %s, but driver %s is loaded: GPU containers fail with \"unresolvable CDI devices\" or \"CDI device injection failed\"",
+			             s->path, s->driver, f->driver);
 	}
 }
 

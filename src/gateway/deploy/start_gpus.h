@@ -47,7 +47,6 @@ int start_gpus_check(struct deploy_opts *o, const struct daemon_gpus *d, int loo
  * for (none, all, N, or these), else the conflict error naming both. */
 int start_gpus_adopt(const struct deploy_opts *o, const struct gw_container *c, os_error *err);
 
-
 /* For a new gateway: the mode o->gpu_mode asks for on this daemon, in
  * o->cdi. Whether the daemon's host has the toolkit is the daemon's own
  * verdict when the container is made (gpu_errors.h), not a guess from

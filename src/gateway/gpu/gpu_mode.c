@@ -8,12 +8,9 @@
 
 #include "base/exitcode.h"
 #include "base/json.h"
-#include "base/log.h"
 #include "base/names.h"
 #include "base/parse.h"
 #include "base/xalloc.h"
-#include "docker/client.h"
-#include "docker/container.h"
 #include "gateway/gpu/gpu_mode.h"
 #include "gateway/gpu/gpus.h"
 #include "gateway/gpu/mig.h"

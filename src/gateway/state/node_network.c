@@ -3,9 +3,7 @@
 
 #include <string.h>
 
-#include "base/exitcode.h"
 #include "base/parse.h"
-#include "docker/container.h"
 #include "gateway/state/node_network.h"
 
 static const char *const network_names[] = { [NODE_NETWORK_VXLAN] = "vxlan", [NODE_NETWORK_WIREGUARD] = "wireguard" };
