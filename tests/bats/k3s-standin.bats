@@ -128,13 +128,16 @@ gpu_pod() { # NAME GPUS CMD-JSON
 	# have come from a build, which leaves none).
 	sim_host_extra --cluster-images --gpus 1
 	seed=$("$REPO/tests/testbed/sim-image" --seed)
-	images() { docker images --no-trunc --format '{{.Repository}}:{{.Tag}} {{.ID}}' | sort; }
-	loaded=$(DOCKER_HOST=$SIM_HOST_EXTRA_DOCKER_HOST images)
 	sim_host_stop_dir "$SIM_HOST_EXTRA_DIR"
 	sim_host_extra --cluster-images --gpus 1
-	run env DOCKER_HOST="$SIM_HOST_EXTRA_DOCKER_HOST" bash -c "$(declare -f images); images"
-	assert_output "$loaded"
-	[[ "$loaded" == *"openshell-cluster:sim-nobundle sha256:"* ]]
+	# Every image of the set as docker save wrote it: each tag, under its config's ID.
+	set_tar=${seed%/seed-*}/images-${seed##*/seed-}.tar
+	want=$(tar -xOf "$set_tar" manifest.json |
+		jq -r '.[] | (.Config | sub("^blobs/sha256/"; "") | sub("\\.json$"; "")) as $id | .RepoTags[] | "\(.) sha256:\($id)"' | sort)
+	[[ "$want" == *"openshell-cluster:sim-nobundle sha256:"* ]]
+	run env DOCKER_HOST="$SIM_HOST_EXTRA_DOCKER_HOST" docker images --no-trunc --format '{{.Repository}}:{{.Tag}} {{.ID}}'
+	assert_success
+	[ "$(sort <<<"$output")" = "$want" ]
 	# The k3s binary of the image: one file in the store and the daemon.
 	layer=$(cd "$seed" && find overlay2 -path '*/diff/usr/local/bin/k3s' | head -1)
 	[ -n "$layer" ]
@@ -228,6 +231,93 @@ gpu_pod() { # NAME GPUS CMD-JSON
 	kx gpu delete resourceclaim mine >/dev/null
 	kx gpu delete resourceclaimtemplate one-gpu >/dev/null
 	kx gpu delete deviceclass dra-test.example.com >/dev/null
+}
+
+# claim_pod NAME: a pod whose one claim comes from the template one-gpu.
+claim_pod() {
+	printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s"},"spec":{"restartPolicy":"Never","resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"one-gpu"}],"containers":[{"name":"c","image":"%s","command":["nvidia-smi","-L"],"resources":{"claims":[{"name":"gpu"}]}}]}}' \
+		"$1" "$SMOKE"
+}
+
+# claim_of POD: the name of the claim the claim controller made for POD.
+claim_of() {
+	kx gpu get pod "$1" -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}'
+}
+
+@test "DRA claims: a template's claim per pod, allocated from the node's slice and reserved; none left: Pending with the scheduler's reason" {
+	wait_for 60 kx gpu get --raw /readyz
+	node=$(kx gpu get nodes -o jsonpath='{.items[0].metadata.name}')
+	kx gpu apply -f - >/dev/null <<-EOF
+	apiVersion: resource.k8s.io/v1
+	kind: DeviceClass
+	metadata: {name: gpu-test.example.com}
+	spec:
+	  selectors:
+	  - cel: {expression: "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"}
+	---
+	apiVersion: resource.k8s.io/v1
+	kind: ResourceSlice
+	metadata: {name: $node-gpu.nvidia.com-test}
+	spec:
+	  driver: gpu.nvidia.com
+	  nodeName: $node
+	  pool: {name: $node, generation: 1, resourceSliceCount: 1}
+	  devices:
+	  - {name: gpu-0, attributes: {type: {string: gpu}, uuid: {string: GPU-a}}}
+	  - {name: gpu-1, attributes: {type: {string: gpu}, uuid: {string: GPU-b}}}
+	  - {name: gpu-0-mig-1g.10gb-0, attributes: {type: {string: mig}, uuid: {string: MIG-c}}}
+	---
+	apiVersion: resource.k8s.io/v1
+	kind: ResourceClaimTemplate
+	metadata: {name: one-gpu, namespace: default}
+	spec:
+	  metadata: {labels: {from: template}}
+	  spec:
+	    devices:
+	      requests:
+	      - name: gpu
+	        exactly: {deviceClassName: gpu-test.example.com}
+	EOF
+	for p in dra1 dra2 dra3; do
+		claim_pod "$p" | kx gpu apply -f - >/dev/null
+	done
+	wait_for 30 bash -c "[ -n \"\$(docker exec openshell-cluster-gpu kubectl get pod dra3 -o jsonpath='{.status.conditions[?(@.type==\"PodScheduled\")].message}')\" ]"
+	c1=$(claim_of dra1)
+	[[ $c1 == dra1-gpu-????? ]]
+	run kx gpu get resourceclaim "$c1" -o json
+	assert_success
+	claim=$output
+	[ "$(jq -r '.metadata.ownerReferences[0] | "\(.kind) \(.name) \(.controller) \(.blockOwnerDeletion)"' <<<"$claim")" = "Pod dra1 true true" ]
+	[ "$(jq -r '.metadata.annotations["resource.kubernetes.io/pod-claim-name"] + " " + .metadata.labels.from' <<<"$claim")" = "gpu template" ]
+	[ "$(jq -r '.metadata.finalizers[0]' <<<"$claim")" = resource.kubernetes.io/delete-protection ]
+	[ "$(jq -r '.status.allocation.devices.results[0] | "\(.request) \(.driver) \(.pool)"' <<<"$claim")" = "gpu gpu.nvidia.com $node" ]
+	[ "$(jq -r '.status.allocation.nodeSelector.nodeSelectorTerms[0].matchFields[0].values[0]' <<<"$claim")" = "$node" ]
+	[ "$(jq -r '.status.reservedFor[0] | "\(.resource) \(.name)"' <<<"$claim")" = "pods dra1" ]
+	# Two pods, the two GPUs (never the MIG device the class leaves out).
+	d1=$(jq -r '.status.allocation.devices.results[0].device' <<<"$claim")
+	d2=$(kx gpu get resourceclaim "$(claim_of dra2)" -o jsonpath='{.status.allocation.devices.results[0].device}')
+	[ "$(printf '%s\n' "$d1" "$d2" | sort | tr '\n' ' ')" = "gpu-0 gpu-1 " ]
+	[ "$(kx gpu get pod dra1 -o jsonpath='{.spec.nodeName}')" = "$node" ]
+	run kx gpu get resourceclaims --no-headers
+	assert_line --regexp "^dra1-gpu-[a-z0-9]{5} +allocated,reserved "
+	assert_line --regexp "^dra3-gpu-[a-z0-9]{5} +pending "
+	# The third waits, as kube-scheduler says.
+	run kx gpu get pod dra3 -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'
+	assert_output '0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.'
+	# No DRA driver's plugin runs on the node: the kubelet cannot prepare the claim.
+	wait_for 30 bash -c "docker exec openshell-cluster-gpu kubectl get events --field-selector involvedObject.name=dra1 -o json | jq -e '.items[] | select(.reason == \"FailedPrepareDynamicResources\")' >/dev/null"
+	run kx gpu get events --field-selector involvedObject.name=dra1,reason=FailedPrepareDynamicResources -o jsonpath='{.items[0].message}'
+	assert_output 'Failed to prepare dynamic resources: DRA driver gpu.nvidia.com is not registered'
+	[ "$(kx gpu get pod dra1 -o jsonpath='{.status.containerStatuses[0].state.waiting.reason}')" = ContainerCreating ]
+	# Deleting a pod releases its device, and its claim goes with it.
+	kx gpu delete pod dra1 --wait=false >/dev/null
+	wait_for 60 bash -c "! docker exec openshell-cluster-gpu kubectl get resourceclaim $c1 >/dev/null 2>&1"
+	wait_for 60 bash -c "[ -n \"\$(docker exec openshell-cluster-gpu kubectl get pod dra3 -o jsonpath='{.spec.nodeName}')\" ]"
+	[ "$(kx gpu get resourceclaim "$(claim_of dra3)" -o jsonpath='{.status.allocation.devices.results[0].device}')" = "$d1" ]
+	kx gpu delete pod dra1 dra2 dra3 --grace-period=0 --force --ignore-not-found >/dev/null 2>&1
+	kx gpu delete resourceclaimtemplate one-gpu >/dev/null
+	kx gpu delete resourceslice "$node-gpu.nvidia.com-test" >/dev/null
+	kx gpu delete deviceclass gpu-test.example.com >/dev/null
 }
 
 @test "never-ready switch: k3s's supervisor answers, its API server never does" {

@@ -167,3 +167,33 @@ def parse_fields(text, key):
             raise status.bad_request('field label not supported: %s' % field)
         reqs.append((field, "!=" if op == "!=" else "=", value))
     return FieldSelector(reqs)
+
+
+def node_term_matches(term, node):
+    """A NodeSelectorTerm (matchExpressions, matchFields on metadata.name)
+    against a node (k8s.io/component-helpers scheduling/corev1/nodeaffinity)."""
+    labels = node["metadata"].get("labels") or {}
+    for e in term.get("matchExpressions") or []:
+        key, op, vals = e.get("key"), e.get("operator"), e.get("values") or []
+        v = labels.get(key)
+        if op == "In" and v not in vals:
+            return False
+        if op == "NotIn" and v in vals:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+        if op in ("Gt", "Lt"):
+            try:
+                n, want = int(v), int(vals[0])
+            except (TypeError, ValueError, IndexError):
+                return False
+            if (op == "Gt" and not n > want) or (op == "Lt" and not n < want):
+                return False
+    for e in term.get("matchFields") or []:
+        if e.get("key") == "metadata.name":
+            name = node["metadata"]["name"]
+            if (e.get("operator") == "In") != (name in (e.get("values") or [])):
+                return False
+    return True

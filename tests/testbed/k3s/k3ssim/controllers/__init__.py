@@ -1,14 +1,14 @@
 """The controllers of k3s's single process and its agent's kubelet, run in
 one reconcile loop: k3s's own (CRD registration, deploy, Helm),
-kube-controller-manager's (Job, DaemonSet, garbage collector, namespace,
-service accounts, node lifecycle, pod GC), k3s's node controller, the
+kube-controller-manager's (Job, DaemonSet, resource claims, garbage collector,
+namespace, service accounts, node lifecycle, pod GC), k3s's node controller, the
 scheduler, and the kubelet of this node."""
 
 import traceback
 
 from .. import kubelet as kubeletmod
 from .. import logs
-from . import crds, daemonset, deploy, gc, helm, job, nodelifecycle, nodes, scheduler, system
+from . import crds, daemonset, deploy, gc, helm, job, nodelifecycle, nodes, resourceclaim, scheduler, system
 
 
 class Manager:
@@ -20,7 +20,9 @@ class Manager:
                                           label_flags=server.opts["node_labels"],
                                           network=dict(server.network(), external_ips=server.opts["node_external_ip"]))
         self.controllers = [types, deploy.Deploy(self.api, types), helm.HelmController(self.api, types),
-                            job.Jobs(self.api), daemonset.DaemonSets(self.api), scheduler.Scheduler(self.api),
+                            job.Jobs(self.api), daemonset.DaemonSets(self.api),
+                            # Before the scheduler: a template's claim is there when it looks.
+                            resourceclaim.ResourceClaims(self.api), scheduler.Scheduler(self.api),
                             gc.Housekeeping(self.api), nodes.Nodes(self.api), self.kubelet,
                             # After the kubelet: a pass that comes late (a paused container)
                             # sees this node's renewal before it judges the node silent.

@@ -14,10 +14,18 @@
   resources left, then the fewest pods (the scoring plugins' lean, not
   their arithmetic: SIMULATION);
 - binding sets spec.nodeName and PodScheduled True (the binding
-  subresource), with a Scheduled event.
+  subresource), with a Scheduled event;
+- DynamicResources (dynamicresources.go): a pod's ResourceClaims must be
+  allocatable on the node from its ResourceSlices ("cannot allocate all
+  claims"), or already allocated there ("resourceclaim not available on
+  the node"); before the binding each claim gets its allocation, the
+  delete-protection finalizer and the pod in reservedFor (PreBind). A pod
+  whose claim does not exist yet waits without a message (SIMULATION: the
+  real PreFilter says "ResourceClaim not created yet"). k3ssim/dra.py reads
+  the claims.
 """
 
-from .. import clock, status
+from .. import clock, dra, selectors, status
 
 PREEMPT_NONE = "No preemption victims found for incoming pod."
 PREEMPT_USELESS = "Preemption is not helpful for scheduling."
@@ -37,34 +45,6 @@ def _tolerates(tolerations, taint):
     return False
 
 
-def _term_matches(term, node):
-    labels = node["metadata"].get("labels") or {}
-    for e in term.get("matchExpressions") or []:
-        key, op, vals = e.get("key"), e.get("operator"), e.get("values") or []
-        v = labels.get(key)
-        if op == "In" and v not in vals:
-            return False
-        if op == "NotIn" and v in vals:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-        if op in ("Gt", "Lt"):
-            try:
-                n, want = int(v), int(vals[0])
-            except (TypeError, ValueError, IndexError):
-                return False
-            if (op == "Gt" and not n > want) or (op == "Lt" and not n < want):
-                return False
-    for e in term.get("matchFields") or []:
-        if e.get("key") == "metadata.name":
-            name = node["metadata"]["name"]
-            if (e.get("operator") == "In") != (name in (e.get("values") or [])):
-                return False
-    return True
-
-
 def node_affinity_ok(pod, node):
     spec = pod.get("spec", {})
     labels = node["metadata"].get("labels") or {}
@@ -75,7 +55,7 @@ def node_affinity_ok(pod, node):
            .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
     terms = req.get("nodeSelectorTerms")
     if terms:
-        return any(_term_matches(t, node) for t in terms)
+        return any(selectors.node_term_matches(t, node) for t in terms)
     return True
 
 
@@ -118,6 +98,7 @@ class Scheduler:
                    and p.get("status", {}).get("phase", "Pending") == "Pending"]
         if not pending:
             return
+        self.dra = self._dra_state()
         used = {}
         for p in all_pods:
             n = p["spec"].get("nodeName")
@@ -129,12 +110,75 @@ class Scheduler:
                                                   p["metadata"].get("creationTimestamp", ""))):
             self._schedule(pods, pod, nodes, used)
 
+    def _dra_state(self):
+        """The DeviceClasses by name, the ResourceSlices, the claims by
+        (namespace, name), and the devices they hold, read once a pass."""
+        r = self.api.registry.by_kind
+        classes, _ = self.api.list(r("resource.k8s.io/v1", "DeviceClass"))
+        slices, _ = self.api.list(r("resource.k8s.io/v1", "ResourceSlice"))
+        claims, _ = self.api.list(r("resource.k8s.io/v1", "ResourceClaim"))
+        return {"classes": {c["metadata"]["name"]: c for c in classes}, "slices": slices,
+                "claims": {(c["metadata"]["namespace"], c["metadata"]["name"]): c for c in claims},
+                "taken": dra.held(claims)}
+
+    def _claims_of(self, pod):
+        """The pod's claims, or None while one is not there yet."""
+        out = []
+        for _, name in dra.pod_claims(pod):
+            c = self.dra["claims"].get((pod["metadata"]["namespace"], name)) if name else None
+            if c is None or c["metadata"].get("deletionTimestamp"):
+                return None
+            out.append(c)
+        return out
+
+    def _claims_why_not(self, claims, node):
+        taken = set(self.dra["taken"])
+        for c in claims:
+            if (c.get("status") or {}).get("allocation"):
+                if not dra.allocated_on(c, node):
+                    return "resourceclaim not available on the node"
+                continue
+            alloc, why = dra.allocate(c, self.dra["classes"], self.dra["slices"], node, taken)
+            if alloc is None:
+                return why
+        return None
+
+    def _reserve(self, pod, claims, node):
+        """PreBind: each claim allocated on NODE (unless it is) and reserved
+        for the pod; False when a claim could not be written."""
+        res = self.api.registry.by_kind("resource.k8s.io/v1", "ResourceClaim")
+        ref = {"resource": "pods", "name": pod["metadata"]["name"], "uid": pod["metadata"]["uid"]}
+        for c in claims:
+            st = c.setdefault("status", {})
+            if not st.get("allocation"):
+                alloc, _ = dra.allocate(c, self.dra["classes"], self.dra["slices"], node, self.dra["taken"])
+                if alloc is None:
+                    return False
+                st["allocation"] = alloc
+            if not any(r.get("uid") == ref["uid"] for r in st.get("reservedFor") or []):
+                st["reservedFor"] = (st.get("reservedFor") or []) + [ref]
+            try:
+                if dra.FINALIZER not in (c["metadata"].get("finalizers") or []):
+                    c["metadata"]["finalizers"] = (c["metadata"].get("finalizers") or []) + [dra.FINALIZER]
+                    c = self.api.update(res, c, check_rv=False)[0]
+                    c.setdefault("status", {}).update(st)
+                self.api.update_status(res, c)
+            except status.ApiError:
+                return False
+        return True
+
     def _schedule(self, pods, pod, nodes, used):
         reasons = {}
         fits = []
         want = requests(pod)
+        claims = self._claims_of(pod)
+        if claims is None:
+            return
         for n in nodes:
             why = self._why_not(pod, n, want, used)
+            if why is None and claims:
+                c = self._claims_why_not(claims, n)
+                why = [c] if c else None
             if why is None:
                 fits.append(n)
                 continue
@@ -148,6 +192,8 @@ class Scheduler:
         fit = min(fits, key=lambda n: (-sum(self._free(n, k, used) for k in want),
                                        used.get((n["metadata"]["name"], "pods"), 0), n["metadata"]["name"]))
         name = fit["metadata"]["name"]
+        if claims and not self._reserve(pod, claims, fit):
+            return
         for k, v in want.items():
             used[(name, k)] = used.get((name, k), 0) + v
         used[(name, "pods")] = used.get((name, "pods"), 0) + 1
@@ -191,7 +237,8 @@ class Scheduler:
 
     def _unschedulable(self, pods, pod, n_nodes, reasons):
         parts = ", ".join("%d %s" % (n, r) for r, n in sorted(reasons.items()))
-        only_resources = reasons and all(r.startswith("Insufficient") for r in reasons)
+        only_resources = reasons and all(r.startswith("Insufficient") or r == "cannot allocate all claims"
+                                         for r in reasons)
         preempt = ("%d %s" % (n_nodes, PREEMPT_NONE)) if only_resources else "%d %s" % (n_nodes, PREEMPT_USELESS)
         if n_nodes == 0:
             msg = "no nodes available to schedule pods"

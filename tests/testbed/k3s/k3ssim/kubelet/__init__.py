@@ -26,6 +26,9 @@ class Kubelet:
         self.images = images.ImageStore()
         self.devices = devicemanager.DeviceManager()
         self.handlers = {}
+        # The DRA drivers whose kubelet plugins registered (plugins_registry): none
+        # yet (SIMULATION: no DRA driver's plugin runs in the stand-in so far).
+        self.dra_drivers = set()
         self.runtime_options = {}
         self.base_specs = {}
         self.cri_error = None      # containerd's CRI plugin did not load: why

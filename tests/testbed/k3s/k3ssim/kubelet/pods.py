@@ -4,6 +4,12 @@ status/status_manager.go, kubelet_pods.go).
 
 - Admission: the device manager allocates the containers' extended
   resources; failure ends the pod Failed, UnexpectedAdmissionError.
+- DRA (pkg/kubelet/cm/dra/manager.go PrepareResources, before the
+  sandbox): each of the pod's ResourceClaims must be reserved for it ("pod
+  P (UID) is not allowed to use ResourceClaim C (UID)"), and the driver of
+  each allocated device registered with this kubelet ("DRA driver D is not
+  registered"); else a FailedPrepareDynamicResources event
+  (kuberuntime_manager.go), no sandbox, and a retry after the back-off.
 - The sandbox: the RuntimeClass's handler must be one containerd has
   (FailedCreatePodSandBox "no runtime for \"nvidia\" is configured"
   otherwise, retried every back-off), and the pause image present.
@@ -24,7 +30,7 @@ status/status_manager.go, kubelet_pods.go).
 import hashlib
 import os
 
-from .. import clock, config, programs, status
+from .. import clock, config, dra, programs, status
 from . import images, mounts, nvidia_runtime, runtime
 
 BACKOFF_CAP = 30.0
@@ -129,7 +135,7 @@ class PodWorker:
         if self.admitted is not True:
             self._write_status(failed=("UnexpectedAdmissionError", self.admitted))
             return
-        if not self.sandbox and not self._make_sandbox():
+        if not self.sandbox and not (self._prepare_claims() and self._make_sandbox()):
             self._write_status()
             return
         self._run_containers()
@@ -147,6 +153,33 @@ class PodWorker:
                 return answers
             self.devices[cs.spec["name"]] = answers
         return True
+
+    def _claims_error(self):
+        md = self.pod["metadata"]
+        res = self.k.res("resource.k8s.io/v1", "ResourceClaim")
+        for _, name in dra.pod_claims(self.pod):
+            c = self.k.api.find(res, md["namespace"], name) if name else None
+            if c is None or not any(r.get("uid") == md["uid"] for r in (c.get("status") or {}).get("reservedFor") or []):
+                return "pod %s (%s) is not allowed to use ResourceClaim %s (%s)" % (
+                    md["name"], md["uid"], name, (c or {}).get("metadata", {}).get("uid", ""))
+            for r in c["status"]["allocation"]["devices"].get("results") or []:
+                if r.get("driver") not in self.k.dra_drivers:
+                    return "DRA driver %s is not registered" % r.get("driver")
+        return None
+
+    def _prepare_claims(self):
+        if not (self.pod.get("spec") or {}).get("resourceClaims"):
+            return True
+        if clock.now() < self.sandbox_retry:
+            return False
+        err = self._claims_error()
+        if err is None:
+            return True
+        self.k.event(self.pod, "Warning", "FailedPrepareDynamicResources", "Failed to prepare dynamic resources: " + err)
+        self.sandbox_retry = clock.now() + config.POD_BACKOFF
+        for cs in self.init + self.main:
+            cs.waiting = ("ContainerCreating", None) if not cs.init else ("PodInitializing", None)
+        return False
 
     def _make_sandbox(self):
         if clock.now() < self.sandbox_retry:
@@ -395,6 +428,10 @@ class PodWorker:
         old = pod.get("status", {})
         now = clock.rfc3339()
         st = {"qosClass": old.get("qosClass", "BestEffort")}
+        # The claim controller's, which the kubelet's status keeps
+        # (kubelet_pods.go generateAPIPodStatus copies them over).
+        if old.get("resourceClaimStatuses"):
+            st["resourceClaimStatuses"] = old["resourceClaimStatuses"]
         if failed:
             st.update(phase="Failed", reason=failed[0], message=failed[1], startTime=old.get("startTime", now))
             st["conditions"] = old.get("conditions", [])

@@ -1,0 +1,154 @@
+"""Dynamic Resource Allocation's claims, read as kube-scheduler's
+dynamicresources plugin and its structured allocator read them
+(pkg/scheduler/framework/plugins/dynamicresources, k8s.io/dynamic-resource-
+allocation structured/internal/stable/allocator_stable.go):
+
+- a pod's claims: spec.resourceClaims, each a resourceClaimName or, from a
+  template, the name status.resourceClaimStatuses gives once the claim
+  controller made it;
+- a request (exactly: a deviceClassName, a count, allocationMode ExactCount
+  or All) is met by devices of the ResourceSlices that reach the node
+  (nodeName, allNodes, or a nodeSelector matching it) which the class's and
+  the request's CEL selectors accept and no other claim holds;
+- an allocation: results {request, driver, pool, device}, the class's and
+  the claim's config, and a nodeSelector naming the node
+  (allocator_stable.go).
+
+SIMULATION: CEL is read as a conjunction (&&) of comparisons (== or !=) of
+device.driver or device.attributes['DOMAIN'].NAME with a quoted string, an
+integer or a boolean; a selector outside that subset matches no device. No
+firstAvailable, constraints, adminAccess, capacity or counters.
+"""
+
+import re
+
+from . import selectors
+
+DRIVER_ATTR = re.compile(r"^device\.driver$")
+ATTR = re.compile(r"""^device\.attributes\[["']([^"']+)["']\]\.([A-Za-z0-9_]+)$""")
+CMP = re.compile(r"""^(.+?)\s*(==|!=)\s*(".*"|'.*'|-?[0-9]+|true|false)$""")
+FINALIZER = "resource.kubernetes.io/delete-protection"
+
+
+def pod_claims(pod):
+    """[(podClaimName, claim name or None)] in spec order: None for a
+    template's claim not made yet."""
+    made = {s.get("name"): s.get("resourceClaimName")
+            for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []}
+    out = []
+    for c in (pod.get("spec") or {}).get("resourceClaims") or []:
+        out.append((c.get("name"), c.get("resourceClaimName") or made.get(c.get("name"))))
+    return out
+
+
+def _literal(text):
+    if text[0] in "\"'":
+        return text[1:-1]
+    if text in ("true", "false"):
+        return text == "true"
+    return int(text)
+
+
+def _attribute(device, driver, domain, name):
+    attrs = device.get("attributes") or {}
+    # The driver's own domain may be left out of a device's attribute names.
+    value = attrs.get("%s/%s" % (domain, name))
+    if value is None and domain == driver:
+        value = attrs.get(name)
+    if not isinstance(value, dict) or not value:
+        return None
+    return next(iter(value.values()))
+
+
+def cel_matches(expression, device, driver):
+    """Whether the selector accepts the device (the subset above)."""
+    for term in expression.split("&&"):
+        m = CMP.match(term.strip().strip("()").strip())
+        if not m:
+            return False
+        lhs, op, rhs = m.group(1).strip(), m.group(2), _literal(m.group(3))
+        if DRIVER_ATTR.match(lhs):
+            value = driver
+        else:
+            a = ATTR.match(lhs)
+            if not a:
+                return False
+            value = _attribute(device, driver, a.group(1), a.group(2))
+        if (value == rhs) != (op == "=="):
+            return False
+    return True
+
+
+def _selectors_match(selectors, device, driver):
+    return all(cel_matches(((s.get("cel") or {}).get("expression") or ""), device, driver)
+               for s in selectors or [])
+
+
+def slice_reaches(rs, node):
+    spec = rs.get("spec") or {}
+    if spec.get("nodeName"):
+        return spec["nodeName"] == node["metadata"]["name"]
+    if spec.get("allNodes"):
+        return True
+    sel = spec.get("nodeSelector")
+    return bool(sel) and any(selectors.node_term_matches(t, node) for t in sel.get("nodeSelectorTerms") or [])
+
+
+def held(claims):
+    """(driver, pool, device) of every allocated device."""
+    out = set()
+    for c in claims:
+        for r in (((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []:
+            out.add((r.get("driver"), r.get("pool"), r.get("device")))
+    return out
+
+
+def allocate(claim, classes, slices, node, taken):
+    """The claim's allocation on NODE, or None with the reason. TAKEN: the
+    devices held (held()), to which this allocation's are added."""
+    results, config = [], []
+    mine = set()
+    for req in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []:
+        ex = req.get("exactly") or {}
+        cls = classes.get(ex.get("deviceClassName"))
+        if cls is None:
+            return None, "request %s: device class %s does not exist" % (req.get("name"), ex.get("deviceClassName"))
+        want = None if ex.get("allocationMode") == "All" else int(ex.get("count") or 1)
+        found = []
+        for rs in slices:
+            if not slice_reaches(rs, node):
+                continue
+            spec = rs.get("spec") or {}
+            driver, pool = spec.get("driver"), (spec.get("pool") or {}).get("name")
+            for d in spec.get("devices") or []:
+                key = (driver, pool, d.get("name"))
+                if key in taken or key in mine:
+                    continue
+                if not _selectors_match((cls.get("spec") or {}).get("selectors"), d, driver):
+                    continue
+                if not _selectors_match(ex.get("selectors"), d, driver):
+                    continue
+                found.append(key)
+                if want is not None and len(found) == want:
+                    break
+            if want is not None and len(found) == want:
+                break
+        if not found or (want is not None and len(found) < want):
+            return None, "cannot allocate all claims"
+        mine.update(found)
+        results += [{"request": req.get("name"), "driver": k[0], "pool": k[1], "device": k[2]} for k in found]
+        for c in (cls.get("spec") or {}).get("config") or []:
+            config.append(dict(c, source="FromClass", requests=[req.get("name")]))
+    for c in ((claim.get("spec") or {}).get("devices") or {}).get("config") or []:
+        config.append(dict(c, source="FromClaim"))
+    taken.update(mine)
+    devices = {"results": results}
+    if config:
+        devices["config"] = config
+    return {"devices": devices, "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+        {"key": "metadata.name", "operator": "In", "values": [node["metadata"]["name"]]}]}]}}, None
+
+
+def allocated_on(claim, node):
+    sel = ((claim.get("status") or {}).get("allocation") or {}).get("nodeSelector")
+    return not sel or any(selectors.node_term_matches(t, node) for t in sel.get("nodeSelectorTerms") or [])
