@@ -293,6 +293,7 @@ claim_of() {
 	[ "$(jq -r '.status.allocation.devices.results[0] | "\(.request) \(.driver) \(.pool)"' <<<"$claim")" = "gpu gpu.nvidia.com $node" ]
 	[ "$(jq -r '.status.allocation.nodeSelector.nodeSelectorTerms[0].matchFields[0].values[0]' <<<"$claim")" = "$node" ]
 	[ "$(jq -r '.status.reservedFor[0] | "\(.resource) \(.name)"' <<<"$claim")" = "pods dra1" ]
+	jq -e '.status.allocation.allocationTimestamp' <<<"$claim" >/dev/null
 	# Two pods, the two GPUs (never the MIG device the class leaves out).
 	d1=$(jq -r '.status.allocation.devices.results[0].device' <<<"$claim")
 	d2=$(kx gpu get resourceclaim "$(claim_of dra2)" -o jsonpath='{.status.allocation.devices.results[0].device}')
@@ -303,11 +304,11 @@ claim_of() {
 	assert_line --regexp "^dra3-gpu-[a-z0-9]{5} +pending "
 	# The third waits, as kube-scheduler says.
 	run kx gpu get pod dra3 -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'
-	assert_output '0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.'
+	assert_output '0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.'
 	# No DRA driver's plugin runs on the node: the kubelet cannot prepare the claim.
 	wait_for 30 bash -c "docker exec openshell-cluster-gpu kubectl get events --field-selector involvedObject.name=dra1 -o json | jq -e '.items[] | select(.reason == \"FailedPrepareDynamicResources\")' >/dev/null"
 	run kx gpu get events --field-selector involvedObject.name=dra1,reason=FailedPrepareDynamicResources -o jsonpath='{.items[0].message}'
-	assert_output 'Failed to prepare dynamic resources: DRA driver gpu.nvidia.com is not registered'
+	assert_output 'Failed to prepare dynamic resources: prepare dynamic resources: DRA driver gpu.nvidia.com is not registered'
 	[ "$(kx gpu get pod dra1 -o jsonpath='{.status.containerStatuses[0].state.waiting.reason}')" = ContainerCreating ]
 	# Deleting a pod releases its device, and its claim goes with it.
 	kx gpu delete pod dra1 --wait=false >/dev/null

@@ -16,8 +16,12 @@ allocation structured/internal/stable/allocator_stable.go):
 
 SIMULATION: CEL is read as a conjunction (&&) of comparisons (== or !=) of
 device.driver or device.attributes['DOMAIN'].NAME with a quoted string, an
-integer or a boolean; a selector outside that subset matches no device. No
-firstAvailable, constraints, adminAccess, capacity or counters.
+integer or a boolean; a selector outside that subset, or an attribute a
+device lacks (a runtime error for the real scheduler), matches no device.
+No firstAvailable, constraints, adminAccess, capacity or counters; the
+allocation's nodeSelector always names the node (the real one is nil for
+an allNodes slice, the slice's own for a nodeSelector one); a class's
+config is listed once per request; pool generations are not compared.
 """
 
 import re
@@ -122,11 +126,14 @@ def allocate(claim, classes, slices, node, taken):
             driver, pool = spec.get("driver"), (spec.get("pool") or {}).get("name")
             for d in spec.get("devices") or []:
                 key = (driver, pool, d.get("name"))
-                if key in taken or key in mine:
-                    continue
                 if not _selectors_match((cls.get("spec") or {}).get("selectors"), d, driver):
                     continue
                 if not _selectors_match(ex.get("selectors"), d, driver):
+                    continue
+                if key in taken or key in mine:
+                    if want is None:
+                        # All: every matching device, or none.
+                        return None, "cannot allocate all claims"
                     continue
                 found.append(key)
                 if want is not None and len(found) == want:

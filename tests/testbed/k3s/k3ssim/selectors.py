@@ -171,7 +171,10 @@ def parse_fields(text, key):
 
 def node_term_matches(term, node):
     """A NodeSelectorTerm (matchExpressions, matchFields on metadata.name)
-    against a node (k8s.io/component-helpers scheduling/corev1/nodeaffinity)."""
+    against a node (k8s.io/component-helpers scheduling/corev1/nodeaffinity):
+    an empty term matches no node."""
+    if not term.get("matchExpressions") and not term.get("matchFields"):
+        return False
     labels = node["metadata"].get("labels") or {}
     for e in term.get("matchExpressions") or []:
         key, op, vals = e.get("key"), e.get("operator"), e.get("values") or []

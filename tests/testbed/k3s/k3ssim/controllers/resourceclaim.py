@@ -8,9 +8,11 @@
   annotations and its spec; its name goes to the pod's
   status.resourceClaimStatuses;
 - a claim's reservedFor loses the pods that are gone or done; with none
-  left its allocation is dropped, then the delete-protection finalizer;
-- a claim made for a pod that is done is deleted (a pod deleted takes its
-  claims along by their owner reference: the garbage collector, gc.py).
+  left its allocation is dropped (reservedFor left out), then the
+  delete-protection finalizer, a claim being deleted included;
+- a claim whose controller owner is a pod that is done is deleted (a pod
+  deleted takes its claims along by their owner reference: the garbage
+  collector, gc.py).
 
 SIMULATION: a template that does not exist makes no claim and no event.
 """
@@ -21,12 +23,12 @@ POD_CLAIM_NAME = "resource.kubernetes.io/pod-claim-name"
 
 
 def _generate_name(pod, claim):
-    # controller.go: both parts cut in proportion so that the name with
-    # its random suffix stays within 63 characters.
-    if len(pod) + len(claim) > 57:
-        keep = 57 * len(pod) // (len(pod) + len(claim))
-        pod, claim = pod[:keep], claim[:57 - keep]
-    return "%s-%s-" % (pod, claim)
+    # controller.go: past 57 characters (63 less "-" and a 5-character
+    # suffix) both names are cut in proportion to their lengths.
+    name = pod + "-" + claim + "-"
+    if len(name) > 57:
+        name = pod[:len(pod) * 57 // len(name)] + "-" + claim[:len(claim) * 57 // len(name)]
+    return name
 
 
 def _done(pod):
@@ -112,19 +114,22 @@ class ResourceClaims:
             st = c.get("status") or {}
             keep = [r for r in st.get("reservedFor") or [] if r.get("uid") in pods and not _gone(pods[r["uid"]])]
             try:
-                if keep != (st.get("reservedFor") or []):
-                    st["reservedFor"] = keep
-                    if not keep:
+                if keep != (st.get("reservedFor") or []) or (not keep and st.get("allocation")):
+                    # None left: the allocation goes too (an empty list is left out).
+                    if keep:
+                        st["reservedFor"] = keep
+                    else:
+                        st.pop("reservedFor", None)
                         st.pop("allocation", None)
                     c["status"] = st
                     c = self.api.update_status(res, c)
-                if not keep and not st.get("allocation") and dra.FINALIZER in (c["metadata"].get("finalizers") or []):
+                if not keep and dra.FINALIZER in (c["metadata"].get("finalizers") or []):
                     c["metadata"]["finalizers"] = [f for f in c["metadata"]["finalizers"] if f != dra.FINALIZER]
                     c = self.api.update(res, c, check_rv=False)[0]
+                # owningPod: the pod that is the claim's controller owner.
                 owner = next((r for r in c["metadata"].get("ownerReferences") or []
                               if r.get("kind") == "Pod" and r.get("controller")), None)
-                if (owner and POD_CLAIM_NAME in (c["metadata"].get("annotations") or {})
-                        and owner.get("uid") in pods and _done(pods[owner["uid"]])
+                if (owner and owner.get("uid") in pods and _gone(pods[owner["uid"]])
                         and not c["metadata"].get("deletionTimestamp")):
                     self.api.delete(res, c["metadata"]["namespace"], c["metadata"]["name"])
             except status.ApiError:

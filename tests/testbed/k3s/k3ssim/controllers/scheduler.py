@@ -18,10 +18,11 @@
 - DynamicResources (dynamicresources.go): a pod's ResourceClaims must be
   allocatable on the node from its ResourceSlices ("cannot allocate all
   claims"), or already allocated there ("resourceclaim not available on
-  the node"); before the binding each claim gets its allocation, the
-  delete-protection finalizer and the pod in reservedFor (PreBind). A pod
-  whose claim does not exist yet waits without a message (SIMULATION: the
-  real PreFilter says "ResourceClaim not created yet"). k3ssim/dra.py reads
+  the node", both UnschedulableAndUnresolvable: preemption is not helpful,
+  and the plugin's PostFilter says "still not schedulable"); before the
+  binding each claim gets its allocation, the delete-protection finalizer
+  and the pod in reservedFor (PreBind). A pod whose claim does not exist
+  yet waits without a message, as PreEnqueue holds it. k3ssim/dra.py reads
   the claims.
 """
 
@@ -154,6 +155,8 @@ class Scheduler:
                 alloc, _ = dra.allocate(c, self.dra["classes"], self.dra["slices"], node, self.dra["taken"])
                 if alloc is None:
                     return False
+                # DRADeviceBindingConditions (beta, on since 1.36): PreBind stamps it.
+                alloc["allocationTimestamp"] = clock.rfc3339()
                 st["allocation"] = alloc
             if not any(r.get("uid") == ref["uid"] for r in st.get("reservedFor") or []):
                 st["reservedFor"] = (st.get("reservedFor") or []) + [ref]
@@ -237,14 +240,15 @@ class Scheduler:
 
     def _unschedulable(self, pods, pod, n_nodes, reasons):
         parts = ", ".join("%d %s" % (n, r) for r, n in sorted(reasons.items()))
-        only_resources = reasons and all(r.startswith("Insufficient") or r == "cannot allocate all claims"
-                                         for r in reasons)
+        only_resources = reasons and all(r.startswith("Insufficient") for r in reasons)
         preempt = ("%d %s" % (n_nodes, PREEMPT_NONE)) if only_resources else "%d %s" % (n_nodes, PREEMPT_USELESS)
+        # DynamicResources' PostFilter speaks first for a pod with claims.
+        post = "still not schedulable, " if (pod.get("spec") or {}).get("resourceClaims") else ""
         if n_nodes == 0:
             msg = "no nodes available to schedule pods"
         else:
-            msg = "0/%d nodes are available: %s. preemption: 0/%d nodes are available: %s" % (
-                n_nodes, parts, n_nodes, preempt)
+            msg = "0/%d nodes are available: %s. %spreemption: 0/%d nodes are available: %s" % (
+                n_nodes, parts, post, n_nodes, preempt)
         uid = pod["metadata"]["uid"]
         if self.reported.get(uid) == msg:
             return

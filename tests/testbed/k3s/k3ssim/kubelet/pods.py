@@ -8,8 +8,9 @@ status/status_manager.go, kubelet_pods.go).
   sandbox): each of the pod's ResourceClaims must be reserved for it ("pod
   P (UID) is not allowed to use ResourceClaim C (UID)"), and the driver of
   each allocated device registered with this kubelet ("DRA driver D is not
-  registered"); else a FailedPrepareDynamicResources event
-  (kuberuntime_manager.go), no sandbox, and a retry after the back-off.
+  registered"), wrapped "prepare dynamic resources: …"; else a
+  FailedPrepareDynamicResources event (kuberuntime_manager.go), no sandbox,
+  and a retry after the back-off.
 - The sandbox: the RuntimeClass's handler must be one containerd has
   (FailedCreatePodSandBox "no runtime for \"nvidia\" is configured"
   otherwise, retried every back-off), and the pause image present.
@@ -159,10 +160,16 @@ class PodWorker:
         res = self.k.res("resource.k8s.io/v1", "ResourceClaim")
         for _, name in dra.pod_claims(self.pod):
             c = self.k.api.find(res, md["namespace"], name) if name else None
-            if c is None or not any(r.get("uid") == md["uid"] for r in (c.get("status") or {}).get("reservedFor") or []):
+            if c is None:
+                return 'fetch ResourceClaim %s: resourceclaims.resource.k8s.io "%s" not found' % (name, name)
+            st = c.get("status") or {}
+            if not any(r.get("uid") == md["uid"] for r in st.get("reservedFor") or []):
                 return "pod %s (%s) is not allowed to use ResourceClaim %s (%s)" % (
-                    md["name"], md["uid"], name, (c or {}).get("metadata", {}).get("uid", ""))
-            for r in c["status"]["allocation"]["devices"].get("results") or []:
+                    md["name"], md["uid"], name, c["metadata"].get("uid", ""))
+            alloc = st.get("allocation")
+            if not alloc:
+                return "ResourceClaim %s: not allocated" % name
+            for r in (alloc.get("devices") or {}).get("results") or []:
                 if r.get("driver") not in self.k.dra_drivers:
                     return "DRA driver %s is not registered" % r.get("driver")
         return None
@@ -175,7 +182,7 @@ class PodWorker:
         err = self._claims_error()
         if err is None:
             return True
-        self.k.event(self.pod, "Warning", "FailedPrepareDynamicResources", "Failed to prepare dynamic resources: " + err)
+        self.k.event(self.pod, "Warning", "FailedPrepareDynamicResources", "Failed to prepare dynamic resources: prepare dynamic resources: " + err)
         self.sandbox_retry = clock.now() + config.POD_BACKOFF
         for cs in self.init + self.main:
             cs.waiting = ("ContainerCreating", None) if not cs.init else ("PodInitializing", None)
