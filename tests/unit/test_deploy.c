@@ -871,22 +871,22 @@ static void test_node_network_adopt(void)
 	os_error err = { 0 };
 
 	deploy_opts_init(&o);
-	ok(node_network_adopt(&o, &c, &err) == 0 && o.node_network == NODE_NETWORK_VXLAN,
+	ok(deploy_adopt_node_network(&o, &c, &err) == 0 && o.node_network == NODE_NETWORK_VXLAN,
 	   "a gateway made before the label is vxlan, k3s's default");
 	c.node_network = "wireguard";
-	ok(node_network_adopt(&o, &c, &err) == 0 && o.node_network == NODE_NETWORK_WIREGUARD,
+	ok(deploy_adopt_node_network(&o, &c, &err) == 0 && o.node_network == NODE_NETWORK_WIREGUARD,
 	   "without --node-network, a resume takes the gateway's");
 	o.node_network_set = 1;
 	o.node_network = NODE_NETWORK_WIREGUARD;
-	ok(node_network_adopt(&o, &c, &err) == 0, "the same one asked for is no conflict");
+	ok(deploy_adopt_node_network(&o, &c, &err) == 0, "the same one asked for is no conflict");
 	o.node_network = NODE_NETWORK_VXLAN;
-	ok(node_network_adopt(&o, &c, &err) < 0 && err.code == OS_EXIT_CONFLICT &&
+	ok(deploy_adopt_node_network(&o, &c, &err) < 0 && err.code == OS_EXIT_CONFLICT &&
 	   strstr(err.msg, "gateway 'openshell' exists with --node-network wireguard but --node-network vxlan was asked for; rerun with --recreate"),
 	   "another one is refused, naming both and --recreate");
 	os_error_clear(&err);
 	c.node_network = NULL;
 	o.node_network = NODE_NETWORK_WIREGUARD;
-	ok(node_network_adopt(&o, &c, &err) < 0 && strstr(err.msg, "--node-network vxlan but --node-network wireguard"),
+	ok(deploy_adopt_node_network(&o, &c, &err) < 0 && strstr(err.msg, "--node-network vxlan but --node-network wireguard"),
 	   "wireguard for a gateway made before the label is refused too");
 	os_error_clear(&err);
 }

@@ -263,25 +263,25 @@ static void test_container(void)
 	o.gpu = 1;
 	gpus_parse("2", &o.gpus, &err);
 	ok(start_gpus_adopt(&o, &c, &err) == 0, "--gpus 2 matches it");
-	ok(gpu_mode_adopt(&o, &c, &err) == 0 && o.cdi && o.mig == MIG_MIXED, "auto adopts its CDI and its strategy");
+	ok(start_gpus_adopt_mode(&o, &c, &err) == 0 && o.cdi && o.mig == MIG_MIXED, "auto adopts its CDI and its strategy");
 	o.gpu_mode = GPU_MODE_LEGACY;
-	ok(gpu_mode_adopt(&o, &c, &err) < 0 && err.code == OS_EXIT_CONFLICT && strstr(err.msg, "--gpu-mode cdi but --gpu-mode legacy"),
+	ok(start_gpus_adopt_mode(&o, &c, &err) < 0 && err.code == OS_EXIT_CONFLICT && strstr(err.msg, "--gpu-mode cdi but --gpu-mode legacy"),
 	   "--gpu-mode legacy conflicts: %s", err.msg);
 	os_error_clear(&err);
 	o.gpu_mode = GPU_MODE_AUTO;
 	o.mig_set = 1;
 	o.mig = MIG_SINGLE;
-	ok(gpu_mode_adopt(&o, &c, &err) < 0 && err.code == OS_EXIT_CONFLICT && strstr(err.msg, "--mig-strategy mixed but --mig-strategy single"),
+	ok(start_gpus_adopt_mode(&o, &c, &err) < 0 && err.code == OS_EXIT_CONFLICT && strstr(err.msg, "--mig-strategy mixed but --mig-strategy single"),
 	   "another --mig-strategy conflicts: %s", err.msg);
 	os_error_clear(&err);
 	o.mig = MIG_NONE;
-	ok(gpu_mode_adopt(&o, &c, &err) < 0 && strstr(err.msg, "--mig-strategy mixed but --mig-strategy none"),
+	ok(start_gpus_adopt_mode(&o, &c, &err) < 0 && strstr(err.msg, "--mig-strategy mixed but --mig-strategy none"),
 	   "an explicit none conflicts too: %s", err.msg);
 	os_error_clear(&err);
 	o.mig_set = 0;
 	o.sharing_set = 1;
 	o.sharing = (struct sharing){ .replicas = 2, .mps = 1 };
-	ok(gpu_mode_adopt(&o, &c, &err) < 0 && strstr(err.msg, "does not share MIG devices by MPS: use --gpu-sharing time-slicing:N, or rebuild it with --recreate"),
+	ok(start_gpus_adopt_mode(&o, &c, &err) < 0 && strstr(err.msg, "does not share MIG devices by MPS: use --gpu-sharing time-slicing:N, or rebuild it with --recreate"),
 	   "MPS on a mixed gateway is refused: %s", err.msg);
 	os_error_clear(&err);
 	deploy_opts_free(&o);

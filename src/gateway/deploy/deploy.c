@@ -378,7 +378,7 @@ void deploy_run_argv(const struct deploy_opts *o, struct strv *argv)
 	}
 }
 
-int node_network_adopt(struct deploy_opts *o, const struct gw_container *c, os_error *err)
+int deploy_adopt_node_network(struct deploy_opts *o, const struct gw_container *c, os_error *err)
 {
 	enum node_network had = node_network_of_label(c->node_network);
 

@@ -123,6 +123,6 @@ int bind_is_loopback(const char *addr);
 struct gw_container;
 /* For a kept gateway: its choice stands; a --node-network that
  * contradicts it is a conflict. */
-int node_network_adopt(struct deploy_opts *o, const struct gw_container *c, os_error *err);
+int deploy_adopt_node_network(struct deploy_opts *o, const struct gw_container *c, os_error *err);
 
 #endif

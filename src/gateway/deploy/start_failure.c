@@ -70,7 +70,7 @@ int start_explain_failure(const struct deploy_opts *o, const char *container, co
 	} else if (strcmp(verb, "start") == 0 && strstr(res->err, "network ") && strstr(res->err, " not found")) {
 		/* Someone removed the network under a stopped gateway: Docker
 		 * cannot start a container whose network is gone. */
-		cleanup_free char *opt = gpus_option(o);
+		cleanup_free char *opt = start_gpus_option(o);
 		os_error_set(err, OS_EXIT_FAILURE,
 			     "gateway '%s' cannot start: its network %s is gone (removed while the gateway was stopped); rebuild it with 'openshell gateway start --name %s%s --recreate' (its cluster state is lost)",
 			     o->name, container, o->name, opt);
@@ -84,7 +84,7 @@ int start_explain_failure(const struct deploy_opts *o, const char *container, co
 int start_explain_interrupt(const struct deploy_opts *o, int kept, int removed_old, int rolled_back, os_error *err)
 {
 	int code = 128 + signals_pending();
-	cleanup_free char *opt = gpus_option(o);
+	cleanup_free char *opt = start_gpus_option(o);
 
 	if (kept)
 		return os_error_set(err, code,

@@ -52,7 +52,7 @@ static int check_host_gpus(struct deploy_opts *o, const struct daemon_gpus *d, c
 {
 	struct host_gpus h = { 0 };
 	int mps = mps_needs_gpus(o);
-	int rc = gpus_check_host(o, image, timeout_ms, &h, err);
+	int rc = start_gpus_look_host(o, image, timeout_ms, &h, err);
 
 	if (rc < 0 && d->wsl2)
 		wsl2_explain_probe(d, err);
@@ -95,7 +95,7 @@ int start_gpus_precheck(struct deploy_opts *o, const struct daemon_gpus *d, int 
 		return 0;
 	/* With CDI the daemon's device names are the GPUs a container gets:
 	 * a selection they refuse needs no container. */
-	if (o->cdi && (gpu_mode_check_cdi_gpus(&o->gpus, d, err) < 0 || gpu_mode_check_names(o, d, err) < 0))
+	if (o->cdi && (gpu_mode_check_cdi_gpus(&o->gpus, d, err) < 0 || start_gpus_cdi_names(o, d, err) < 0))
 		return -1;
 	/* MPS's limits are the GPUs' own facts, which only nvidia-smi tells. */
 	if (o->cdi && !mps_needs_gpus(o))
@@ -127,13 +127,13 @@ int start_gpus_check(struct deploy_opts *o, const struct daemon_gpus *d, int loo
 		return -1;
 	/* With CDI the selection's device names must be the daemon's; after the
 	 * host's GPUs, which name what the host lacks better. */
-	return gpu_mode_check_names(o, d, err);
+	return start_gpus_cdi_names(o, d, err);
 }
 
 static int refuse_mismatch(const struct deploy_opts *o, const struct gw_container *c, const struct gpus *kept,
 			   os_error *err)
 {
-	cleanup_free char *opt = gpus_option(o);
+	cleanup_free char *opt = start_gpus_option(o);
 	cleanup_free char *had = kept ? gpus_string(kept) : xstrdup("a selection that does not read");
 
 	if (c->gpu_request && o->gpu) {
@@ -162,7 +162,7 @@ int start_gpus_adopt(const struct deploy_opts *o, const struct gw_container *c, 
 	return rc;
 }
 
-int gpu_mode_choose(struct deploy_opts *o, const struct daemon_gpus *d, os_error *err)
+int start_gpus_mode(struct deploy_opts *o, const struct daemon_gpus *d, os_error *err)
 {
 	enum gpu_mode asked = o->gpu_mode, used = GPU_MODE_LEGACY;
 
@@ -180,7 +180,7 @@ int gpu_mode_choose(struct deploy_opts *o, const struct daemon_gpus *d, os_error
 	return 0;
 }
 
-int gpu_mode_check_names(const struct deploy_opts *o, const struct daemon_gpus *d, os_error *err)
+int start_gpus_cdi_names(const struct deploy_opts *o, const struct daemon_gpus *d, os_error *err)
 {
 	struct strv names = { 0 };
 	int rc;
@@ -193,7 +193,7 @@ int gpu_mode_check_names(const struct deploy_opts *o, const struct daemon_gpus *
 	return rc;
 }
 
-int gpu_mode_adopt(struct deploy_opts *o, const struct gw_container *c, os_error *err)
+int start_gpus_adopt_mode(struct deploy_opts *o, const struct gw_container *c, os_error *err)
 {
 	enum mig_strategy had;
 
@@ -217,7 +217,7 @@ int gpu_mode_adopt(struct deploy_opts *o, const struct gw_container *c, os_error
 	return 0;
 }
 
-char *gpus_option(const struct deploy_opts *o)
+char *start_gpus_option(const struct deploy_opts *o)
 {
 	cleanup_free char *sel = o->gpu ? gpus_string(&o->gpus) : NULL;
 
@@ -226,7 +226,7 @@ char *gpus_option(const struct deploy_opts *o)
 	return o->gpus.kind == GPUS_ALL ? xstrdup(" --gpu") : xasprintf(" --gpus %s", sel);
 }
 
-int gpus_check_host(struct deploy_opts *o, const char *image, int timeout_ms, struct host_gpus *h, os_error *err)
+int start_gpus_look_host(struct deploy_opts *o, const char *image, int timeout_ms, struct host_gpus *h, os_error *err)
 {
 	cleanup_free char *sel = gpus_string(&o->gpus);
 

@@ -6,7 +6,7 @@
  * the daemon has their device names: each refused with its fix while
  * nothing exists yet. The host's GPUs are looked at only when a choice
  * needs them, with a throwaway container of the cluster image (so after
- * gpu_mode_choose(), whose mode the look takes); on WSL2 also where Docker
+ * start_gpus_mode(), whose mode the look takes); on WSL2 also where Docker
  * gives --gpus through the CDI spec, whose NVML the look proves
  * (gateway/gpu/wsl2.h).
  *
@@ -51,25 +51,25 @@ int start_gpus_adopt(const struct deploy_opts *o, const struct gw_container *c, 
  * o->cdi. Whether the daemon's host has the toolkit is the daemon's own
  * verdict when the container is made (gpu_errors.h), not a guess from
  * this machine's PATH. */
-int gpu_mode_choose(struct deploy_opts *o, const struct daemon_gpus *d, os_error *err);
+int start_gpus_mode(struct deploy_opts *o, const struct daemon_gpus *d, os_error *err);
 
 /* With CDI, the selection's device names must be the daemon's (after the
  * host's GPUs were checked, which names what the host lacks better). */
-int gpu_mode_check_names(const struct deploy_opts *o, const struct daemon_gpus *d, os_error *err);
+int start_gpus_cdi_names(const struct deploy_opts *o, const struct daemon_gpus *d, os_error *err);
 
 /* For a kept gateway: its mode and MIG strategy stand; an --gpu-mode or
  * --mig-strategy that contradicts them is a conflict. */
-int gpu_mode_adopt(struct deploy_opts *o, const struct gw_container *c, os_error *err);
+int start_gpus_adopt_mode(struct deploy_opts *o, const struct gw_container *c, os_error *err);
 
 /* The option that asks for what o asks: "", " --gpu" or " --gpus SEL", for
  * the commands that messages suggest (owned). */
-char *gpus_option(const struct deploy_opts *o);
+char *start_gpus_option(const struct deploy_opts *o);
 
 /* The Docker host's GPUs (host_gpus_probe() with IMAGE, o->image or any
  * other image that can run it) into H, and a selection other than all
  * checked against them: its GPUs' UUIDs go to o->gpu_uuids, for the
  * entrypoint to keep. Before anything of the gateway is created. */
-int gpus_check_host(struct deploy_opts *o, const char *image, int timeout_ms, struct host_gpus *h, os_error *err);
+int start_gpus_look_host(struct deploy_opts *o, const char *image, int timeout_ms, struct host_gpus *h, os_error *err);
 
 /* wsl2_check() of o's GPUs (none without o->gpu), --gpu-mode and MIG
  * strategy, with SHARING (NULL: none) and JOINING as it takes them. */

@@ -60,7 +60,7 @@ int gpu_mode_cdi_check(const struct strv *names, const struct daemon_gpus *d, os
  * index, else by UUID) and the UUIDs they name, refused as gpus_resolve()
  * refuses what the host lacks. What the names cannot judge (a UUID where
  * the spec names GPUs by index alone) is left to the look at the host and
- * to gpu_mode_check_names(). */
+ * to gpu_mode_cdi_check() of its device names. */
 int gpu_mode_check_cdi_gpus(const struct gpus *g, const struct daemon_gpus *d, os_error *err);
 
 #endif

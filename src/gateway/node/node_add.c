@@ -311,7 +311,7 @@ static int make_agent(struct add *a, os_error *err)
 	log_step("preparing node '%s' on %s", a->o->node, a->host);
 	if (node_daemon(a, err) < 0 || check_host_free(a, err) < 0 ||
 	    start_gpus_wsl2(&a->d, &a->sharing, a->o->gateway, a->dg.wsl2, err) < 0 ||
-	    (a->d.gpu && gpu_mode_choose(&a->d, &a->dg, err) < 0))
+	    (a->d.gpu && start_gpus_mode(&a->d, &a->dg, err) < 0))
 		return -1;
 	log_step_done(1);
 	if (image_there(a, err) < 0 || start_gpus_check(&a->d, &a->dg, 0, deadline_call_ms(&a->by), err) < 0)

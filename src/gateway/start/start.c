@@ -98,7 +98,7 @@ static int prepare_new(struct start *st, os_error *err)
 
 	if (reach_check(&st->o, &st->daemon, err) < 0 ||
 	    start_gpus_wsl2(&st->o, st->o.sharing_set ? &st->o.sharing : NULL, NULL, st->dg.wsl2, err) < 0 ||
-	    gpu_mode_choose(&st->o, &st->dg, err) < 0)
+	    start_gpus_mode(&st->o, &st->dg, err) < 0)
 		return -1;
 	if ((present = start_look_image(&st->look, st->o.image)) == LOOK_NOT_KNOWN &&
 	    image_present(st->o.image, &st->w.by, &present, err) < 0)
@@ -164,8 +164,8 @@ static int adopt_existing(struct start *st, const struct gw_container *c, os_err
 {
 	const char *what = NULL;
 
-	if (start_gpus_adopt(&st->o, c, err) < 0 || gpu_mode_adopt(&st->o, c, err) < 0 ||
-	    node_network_adopt(&st->o, c, err) < 0)
+	if (start_gpus_adopt(&st->o, c, err) < 0 || start_gpus_adopt_mode(&st->o, c, err) < 0 ||
+	    deploy_adopt_node_network(&st->o, c, err) < 0)
 		return -1;
 	if (st->o.n_tls_san > 0 || st->o.advertise)
 		return os_error_set(err, OS_EXIT_CONFLICT,
