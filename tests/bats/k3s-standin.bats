@@ -556,7 +556,8 @@ ensure CRDs are installed first'
 	}
 	wait_for 60 cond
 	run kx gpu get pod greedy -o 'jsonpath={.status.conditions[0].message}'
-	assert_output --partial "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+	# As a 1.37 cluster words it: DynamicResources' PostFilter ahead of preemption's.
+	assert_output "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
 	kx gpu delete pod greedy --ignore-not-found
 }
 

@@ -8,7 +8,8 @@
   request; cpu and memory are not counted: SIMULATION);
 - a pod no node fits stays Pending with PodScheduled False, reason
   Unschedulable, and the scheduler's message ("0/1 nodes are available: 1
-  Insufficient nvidia.com/gpu. preemption: …"), and a FailedScheduling
+  Insufficient nvidia.com/gpu. no new claims to deallocate, preemption: …"),
+  and a FailedScheduling
   event; it is tried again when anything changes;
 - of the nodes that fit, the one with the most of the pod's extended
   resources left, then the fewest pods (the scoring plugins' lean, not
@@ -242,8 +243,9 @@ class Scheduler:
         parts = ", ".join("%d %s" % (n, r) for r, n in sorted(reasons.items()))
         only_resources = reasons and all(r.startswith("Insufficient") for r in reasons)
         preempt = ("%d %s" % (n_nodes, PREEMPT_NONE)) if only_resources else "%d %s" % (n_nodes, PREEMPT_USELESS)
-        # DynamicResources' PostFilter speaks first for a pod with claims.
-        post = "still not schedulable, " if (pod.get("spec") or {}).get("resourceClaims") else ""
+        # DynamicResources' PostFilter speaks first, with claims or without.
+        post = ("still not schedulable, " if (pod.get("spec") or {}).get("resourceClaims")
+                else "no new claims to deallocate, ")
         if n_nodes == 0:
             msg = "no nodes available to schedule pods"
         else:
