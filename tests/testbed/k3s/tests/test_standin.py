@@ -11,7 +11,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from k3ssim import charts, patch, selectors, status, store, tables  # noqa: E402
+from k3ssim import charts, dra, patch, selectors, status, store, tables  # noqa: E402
 
 
 class Cgroups(unittest.TestCase):
@@ -118,6 +118,82 @@ class JsonAndMergePatch(unittest.TestCase):
     def test_rfc7386(self):
         self.assertEqual(patch.merge_patch({"a": {"b": 1, "c": 2}, "d": [1]}, {"a": {"b": None}, "d": [2]}),
                          {"a": {"c": 2}, "d": [2]})
+
+
+class DraAllocator(unittest.TestCase):
+    """k3ssim/dra.py against the structured allocator's rules."""
+    NODE = {"metadata": {"name": "n1"}}
+    CLASS = {"gpu": {"spec": {"selectors": [{"cel": {"expression":
+                                                     "device.driver == 'gpu.nvidia.com' && "
+                                                     "device.attributes['gpu.nvidia.com'].type == 'gpu'"}}]}}}
+
+    def slice_(self, node="n1", **spec):
+        devs = [{"name": "gpu-0", "attributes": {"type": {"string": "gpu"}}},
+                {"name": "gpu-1", "attributes": {"type": {"string": "gpu"}}},
+                {"name": "gpu-0-mig", "attributes": {"type": {"string": "mig"}}},
+                {"name": "bare", "attributes": {}}]
+        return {"spec": dict({"driver": "gpu.nvidia.com", "nodeName": node, "pool": {"name": node},
+                              "devices": devs}, **spec)}
+
+    def claim(self, **exactly):
+        return {"spec": {"devices": {"requests": [{"name": "r", "exactly": dict(deviceClassName="gpu", **exactly)}]}}}
+
+    def devices(self, alloc):
+        return [r["device"] for r in alloc["devices"]["results"]]
+
+    def test_class_selectors_and_taken_devices(self):
+        taken = set()
+        a, _ = dra.allocate(self.claim(), self.CLASS, [self.slice_()], self.NODE, taken)
+        b, _ = dra.allocate(self.claim(), self.CLASS, [self.slice_()], self.NODE, taken)
+        c, why = dra.allocate(self.claim(), self.CLASS, [self.slice_()], self.NODE, taken)
+        self.assertEqual(self.devices(a) + self.devices(b), ["gpu-0", "gpu-1"])
+        self.assertEqual((c, why), (None, "cannot allocate all claims"))
+        self.assertEqual(a["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"], ["n1"])
+
+    def test_all_takes_every_match_or_none(self):
+        a, _ = dra.allocate(self.claim(allocationMode="All"), self.CLASS, [self.slice_()], self.NODE, set())
+        self.assertEqual(self.devices(a), ["gpu-0", "gpu-1"])
+        taken = {("gpu.nvidia.com", "n1", "gpu-1")}
+        self.assertEqual(dra.allocate(self.claim(allocationMode="All"), self.CLASS, [self.slice_()], self.NODE,
+                                      taken)[0], None)
+
+    def test_slices_of_other_nodes_and_missing_class(self):
+        self.assertEqual(dra.allocate(self.claim(), self.CLASS, [self.slice_("n2")], self.NODE, set())[1],
+                         "cannot allocate all claims")
+        self.assertEqual(dra.allocate(self.claim(), self.CLASS, [self.slice_(allNodes=True, nodeName=None)],
+                                      self.NODE, set())[1], None)
+        claim = {"spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "nope"}}]}}}
+        self.assertEqual(dra.allocate(claim, self.CLASS, [self.slice_()], self.NODE, set())[1],
+                         "request r: device class nope does not exist")
+
+    def test_cel_subset(self):
+        dev = {"attributes": {"type": {"string": "gpu"}, "gpu.nvidia.com/count": {"int": 2},
+                              "resource.kubernetes.io/pciBusID": {"string": "0000:65:00.0"}}}
+        self.assertTrue(dra.cel_matches("device.attributes['gpu.nvidia.com'].count == 2", dev, "gpu.nvidia.com"))
+        self.assertTrue(dra.cel_matches("device.attributes['resource.kubernetes.io'].pciBusID != 'x'", dev,
+                                        "gpu.nvidia.com"))
+        # Another driver's domain is not the device's own.
+        self.assertFalse(dra.cel_matches("device.attributes['other.io'].type == 'gpu'", dev, "gpu.nvidia.com"))
+        # Outside the subset: no device.
+        self.assertFalse(dra.cel_matches("device.attributes['gpu.nvidia.com'].type in ['gpu']", dev,
+                                         "gpu.nvidia.com"))
+
+    def test_generate_name_cut_as_controller_go(self):
+        from k3ssim.controllers.resourceclaim import _generate_name
+        self.assertEqual(_generate_name("web", "gpu"), "web-gpu-")
+        long = _generate_name("a" * 54, "gpu")
+        # Past 57: both cut in proportion, no trailing '-', room for the suffix.
+        self.assertEqual(long, "a" * 52 + "-gp")
+        self.assertLessEqual(len(long) + 5, 63)
+
+    def test_pod_claims_and_empty_node_term(self):
+        pod = {"spec": {"resourceClaims": [{"name": "a", "resourceClaimName": "x"},
+                                           {"name": "b", "resourceClaimTemplateName": "t"}]},
+               "status": {"resourceClaimStatuses": [{"name": "b", "resourceClaimName": "p-b-1"}]}}
+        self.assertEqual(dra.pod_claims(pod), [("a", "x"), ("b", "p-b-1")])
+        self.assertFalse(selectors.node_term_matches({}, self.NODE))
+        self.assertTrue(selectors.node_term_matches(
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}, self.NODE))
 
 
 class Selectors(unittest.TestCase):
