@@ -15,11 +15,13 @@ Layout, one responsibility a file:
   admission.py   defaulting, validation, admission plugins
   schema.py      the fields strict validation knows
   patch.py       JSON, merge and strategic-merge patches
-  selectors.py   label and field selectors
+  selectors.py   label, field and node selectors
+  dra.py         a pod's ResourceClaims and their allocation from ResourceSlices
   tables.py      server-side printing (kubectl get without -o)
   status.py      errors as the API's Status bodies
   pki.py         k3s's CAs and certificates (openssl)
-  controllers/   k3s's and kube-controller-manager's controllers, the scheduler
+  controllers/   k3s's and kube-controller-manager's controllers (the resource
+                 claim controller among them), the scheduler
   kubelet/       the node: status, device manager, pods, container runtime
   programs/      the simulated images' programs (helm job, device plugin, ...)
 """
