@@ -54,7 +54,8 @@ import os
 
 import yaml
 
-from .. import config, logs, procs
+from .. import config, logs
+from . import nvml
 
 MAIN_FATAL = ("error starting plugins: error getting plugins: unable to create plugins: failed to construct "
               "resource managers: error building device map: error building device map from config.resources: ")
@@ -105,47 +106,6 @@ def _sharing(doc):
             return kind, int(r["replicas"]), {kind: {"resources": [{"name": "nvidia.com/gpu",
                                                                     "replicas": int(r["replicas"])}]}}
     return None, 1, {"timeSlicing": {}}
-
-
-def _gpus(ctx):
-    """[(uuid, [(profile, mig uuid)], MIG enabled)] of the GPUs NVML finds
-    in the plugin's container: `nvidia-smi -L` and its MIG mode query (the
-    simulated NVML: the device nodes the gateway has, as the nvidia runtime
-    hands them to this pod)."""
-    env = {k: v for k, v in os.environ.items() if k != "SIM_RUNTIME_DEVICES"}
-    if "SIM_RUNTIME_DEVICES" in ctx.env:
-        env["SIM_RUNTIME_DEVICES"] = ctx.env["SIM_RUNTIME_DEVICES"]
-    if not _which("nvidia-smi"):
-        return []
-    code, text, _ = procs.run(["nvidia-smi", "-L"], env=env, timeout=10)
-    out = []
-    for line in text.decode("utf-8", "replace").splitlines() if code == 0 else []:
-        if line.startswith("GPU ") and "(UUID: " in line:
-            out.append([line.rsplit("(UUID: ", 1)[1].rstrip(")"), [], False])
-        elif line.startswith("  MIG ") and out and "(UUID: " in line:
-            out[-1][1].append((line.split()[1], line.rsplit("(UUID: ", 1)[1].rstrip(")")))
-    if out:
-        _, text, _ = procs.run(["nvidia-smi", "--query-gpu=uuid,mig.mode.current", "--format=csv,noheader"],
-                               env=env, timeout=10)
-        enabled = {u.strip() for u, _, m in (ln.partition(",") for ln in text.decode().splitlines())
-                   if m.strip() == "Enabled"}
-        for g in out:
-            g[2] = g[0] in enabled
-    return out
-
-
-# Where the dynamic loader finds libdxcore.so in the plugin's container:
-# the toolkit puts WSL's libraries in the library directory (libnvidia-
-# container's libs_dir), nvidia-ctk's CDI spec leaves them in /usr/lib/wsl/lib.
-DXCORE_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu", "/usr/lib/wsl/lib")
-
-
-def _wsl():
-    return any(os.path.exists(os.path.join(d, "libdxcore.so")) for d in DXCORE_DIRS)
-
-
-def _which(tool):
-    return any(os.access(os.path.join(d, tool), os.X_OK) for d in os.environ.get("PATH", "").split(":"))
 
 
 CDI_KIND = "k8s.device-plugin.nvidia.com/gpu"
@@ -253,14 +213,14 @@ def main(ctx):
                                                    "deviceIDStrategy": env.get("DEVICE_ID_STRATEGY", "uuid")}},
              "resources": {"gpus": [{"pattern": "*", "name": "nvidia.com/gpu"}]}, "sharing": shape}, indent=2))
         _klog(ctx, "I", "main.go:356", "Retrieving plugins.")
-        gpus = _gpus(ctx)
+        gpus = nvml.gpus(ctx)
         if env.get("DEVICE_ID_STRATEGY") == "index":
             gpus = [[str(i), migs, enabled] for i, (_, migs, enabled) in enumerate(gpus)]
         if not gpus:
             _klog(ctx, "I", "main.go:416", "No devices found. Waiting indefinitely.")
             ctx.stop.wait()
             return 0
-        wsl = _wsl()
+        wsl = nvml.wsl()
         res = {"nvidia.com/gpu": ["all"]} if wsl else _resources(ctx, gpus, mig)
         if any(x.startswith("cdi-") for x in strategy.split(",")):
             _cdi_spec(ctx, gpus)
