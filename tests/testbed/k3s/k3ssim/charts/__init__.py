@@ -26,5 +26,6 @@ def coalesce(defaults, user):
 
 
 def renderer(chart_name):
-    from . import nvidia_device_plugin
-    return {"nvidia-device-plugin": nvidia_device_plugin}.get(chart_name)
+    from . import dra_driver_nvidia_gpu, nvidia_device_plugin
+    return {"nvidia-device-plugin": nvidia_device_plugin,
+            "dra-driver-nvidia-gpu": dra_driver_nvidia_gpu}.get(chart_name)
