@@ -55,7 +55,7 @@ teardown_file() {
 # loaded machine one left running would slow every test after it.
 # One docker call for all of them: eight a test cost the file 300 calls.
 teardown() {
-	docker rm -f openshell-cluster-{crds,cdi,mps,multi,multi2,privdev,badspec} openshell-agent-{a1,bad} >/dev/null 2>&1 || true
+	docker rm -f openshell-cluster-{crds,cdi,mps,multi,multi2,privdev,badspec,dra} openshell-agent-{a1,bad} >/dev/null 2>&1 || true
 }
 
 kx() {
@@ -319,6 +319,122 @@ claim_of() {
 	kx gpu delete resourceclaimtemplate one-gpu >/dev/null
 	kx gpu delete resourceslice "$node-gpu.nvidia.com-test" >/dev/null
 	kx gpu delete deviceclass gpu-test.example.com >/dev/null
+}
+
+# stage_dra_driver NAME: the DRA driver's chart in k3s's static charts and its
+# image among the node's imports (SIMULATION: both named as the release,
+# as the offline bundle would hold them), and the node labelled as the
+# chart's affinity asks.
+stage_dra_driver() {
+	docker exec -i "openshell-cluster-$1" sh -eu <<-'EOF'
+	d=$(mktemp -d)
+	mkdir -p "$d/dra-driver-nvidia-gpu" /var/lib/rancher/k3s/server/static/charts /var/lib/rancher/k3s/agent/images
+	printf 'apiVersion: v2\nname: dra-driver-nvidia-gpu\nversion: 0.4.1\nappVersion: 0.4.1\n' >"$d/dra-driver-nvidia-gpu/Chart.yaml"
+	: >"$d/dra-driver-nvidia-gpu/values.yaml"
+	tar -C "$d" -czf /var/lib/rancher/k3s/server/static/charts/dra-driver-nvidia-gpu-0.4.1.tgz dra-driver-nvidia-gpu
+	printf '[{"Config":"c.json","RepoTags":["registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.1"],"Layers":[]}]' >"$d/manifest.json"
+	printf '{}' >"$d/c.json"
+	tar -C "$d" -cf /var/lib/rancher/k3s/agent/images/dra-driver-nvidia-gpu.tar manifest.json c.json
+	EOF
+	wait_for 60 kx "$1" get node "openshell-$1"
+	kx "$1" label node "openshell-$1" nvidia.com/gpu.present=true >/dev/null
+}
+
+@test "NVIDIA's DRA driver: its kubelet plugin publishes the gateway's GPUs; a claim's pod sees exactly its GPU through CDI, unprepared when done" {
+	# A privileged runc pod sees the GPUs only as containerd's host devices:
+	# k3s with the bundle alone, no drop-in (docs/dra-sources.md).
+	start dra --no-healthcheck --gpus all --entrypoint sh "$SIM_K3S_IMAGE" -c \
+		'mount --make-rshared / && mkdir -p /var/lib/rancher/k3s/agent/images && cp /opt/openshell/images/* /var/lib/rancher/k3s/agent/images/ && exec k3s "$@"' k3s
+	stage_dra_driver dra
+	switch dra SIM_DRA_WIPE_DELAY 1
+	wait_for 60 kx dra get crd helmcharts.helm.cattle.io
+	kx dra apply -f - >/dev/null <<-'EOF'
+	apiVersion: helm.cattle.io/v1
+	kind: HelmChart
+	metadata: {name: dra-driver, namespace: kube-system}
+	spec:
+	  chart: https://%{KUBERNETES_API}%/static/charts/dra-driver-nvidia-gpu-0.4.1.tgz
+	  targetNamespace: nvidia-dra-driver-gpu
+	  createNamespace: true
+	  valuesContent: |-
+	    gpuResourcesEnabledOverride: true
+	    resources: {computeDomains: {enabled: false}}
+	EOF
+	wait_for 90 bash -c "[ -n \"\$(docker exec openshell-cluster-dra kubectl get resourceslices -o jsonpath='{.items[0].spec.devices[1].name}')\" ]"
+	run kx dra get resourceslices -o json
+	slice=$(jq '.items[0]' <<<"$output")
+	[[ $(jq -r .metadata.name <<<"$slice") == 00000-gpu.nvidia.com-openshell-dra-????? ]]
+	[ "$(jq -r '.metadata.ownerReferences[0] | "\(.kind) \(.name) \(.controller)"' <<<"$slice")" = "Node openshell-dra true" ]
+	[ "$(jq -r '.spec | "\(.driver) \(.nodeName) \(.pool.name)"' <<<"$slice")" = "gpu.nvidia.com openshell-dra openshell-dra" ]
+	# Its devices are the gateway's GPUs, named for their minors, by UUID.
+	want=$(docker exec openshell-cluster-dra nvidia-smi --query-gpu=uuid --format=csv,noheader | sort)
+	[ "$(jq -r '.spec.devices[].attributes.uuid.string' <<<"$slice" | sort)" = "$want" ]
+	[ "$(jq -r '[.spec.devices[].name] | sort | join(" ")' <<<"$slice")" = "gpu-0 gpu-1" ]
+	[ "$(jq -r '.spec.devices[0].attributes.type.string' <<<"$slice")" = gpu ]
+	[ "$(kx dra get deviceclass gpu.nvidia.com -o jsonpath='{.spec.extendedResourceName}')" = nvidia.com/gpu ]
+	pod=$(kx dra get pods -n nvidia-dra-driver-gpu -o jsonpath='{.items[0].metadata.name}')
+	run kx dra logs -n nvidia-dra-driver-gpu "$pod" -c init-container
+	assert_line "nvidia-smi returned with code 0: success, leave"
+	kx dra apply -f - >/dev/null <<-EOF
+	apiVersion: resource.k8s.io/v1
+	kind: ResourceClaimTemplate
+	metadata: {name: one-gpu, namespace: default}
+	spec:
+	  spec:
+	    devices:
+	      requests:
+	      - name: gpu
+	        exactly: {deviceClassName: gpu.nvidia.com}
+	---
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: smi}
+	spec:
+	  restartPolicy: Never
+	  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+	  containers:
+	  - {name: c, image: $SMOKE, command: [nvidia-smi, -L], resources: {claims: [{name: gpu}]}}
+	---
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: holder}
+	spec:
+	  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+	  containers:
+	  - name: c
+	    image: $SMOKE
+	    command: [sleep, "600"]
+	    env: [{name: NVIDIA_VISIBLE_DEVICES, value: all}]
+	    resources: {claims: [{name: gpu}]}
+	EOF
+	# Under runc, nvidia-smi and exactly one GPU: the claim's CDI spec gave both.
+	wait_for 60 pod_phase_is dra smi Succeeded
+	run kx dra logs smi
+	assert_equal "$(grep -c '^GPU ' <<<"$output")" 1
+	wait_for 60 pod_phase_is dra holder Running
+	claim=$(kx dra get pod holder -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}')
+	uid=$(kx dra get resourceclaim "$claim" -o jsonpath='{.metadata.uid}')
+	dev=$(kx dra get resourceclaim "$claim" -o jsonpath='{.status.allocation.devices.results[0].device}')
+	# The kubelet's checkpoint holds the prepared claim, the spec its device;
+	# the spec's NVIDIA_VISIBLE_DEVICES=void wins over the pod's "all".
+	run docker exec openshell-cluster-dra cat /var/lib/kubelet/dra_manager_state
+	[ "$(jq -r '.Data | fromjson | .Entries[] | "\(.ClaimUID) \(.DriverState["gpu.nvidia.com"].Devices[0].CDIDeviceIDs[0])"' <<<"$output")" = \
+		"$uid k8s.gpu.nvidia.com/claim=$uid-$dev" ]
+	run docker exec openshell-cluster-dra ls /var/run/cdi
+	assert_output "k8s.gpu.nvidia.com-claim_$uid.yaml"
+	run kx dra exec holder -- nvidia-smi --query-gpu=uuid --format=csv,noheader
+	assert_output "$(jq -r --arg d "$dev" '.spec.devices[] | select(.name == $d) | .attributes.uuid.string' <<<"$slice")"
+	# Deleted: unprepared (the spec gone, the checkpoint empty), the claim deleted.
+	kx dra delete pod holder --grace-period=1 >/dev/null
+	run docker exec openshell-cluster-dra ls /var/run/cdi
+	assert_output ""
+	run docker exec openshell-cluster-dra cat /var/lib/kubelet/dra_manager_state
+	[ "$(jq -r '.Data | fromjson | .Entries | length' <<<"$output")" = 0 ]
+	wait_for 30 bash -c "[ -z \"\$(docker exec openshell-cluster-dra kubectl get resourceclaims -o name)\" ]"
+	# The driver uninstalled: the kubelet wipes the node's slices once the
+	# plugin is gone (30 s later; 1 s under the switch).
+	kx dra delete helmchart dra-driver -n kube-system >/dev/null
+	wait_for 60 bash -c "[ -z \"\$(docker exec openshell-cluster-dra kubectl get resourceslices -o name)\" ]"
 }
 
 @test "never-ready switch: k3s's supervisor answers, its API server never does" {

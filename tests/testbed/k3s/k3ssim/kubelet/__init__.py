@@ -10,7 +10,7 @@ import hashlib
 import os
 
 from .. import clock, config, logs, status
-from . import containerd, devicemanager, images, lease, node, podnet, pods
+from . import containerd, devicemanager, dramanager, images, lease, node, podnet, pods
 
 
 class Kubelet:
@@ -26,9 +26,7 @@ class Kubelet:
         self.images = images.ImageStore()
         self.devices = devicemanager.DeviceManager()
         self.handlers = {}
-        # The DRA drivers whose kubelet plugins registered (plugins_registry): none
-        # yet (SIMULATION: no DRA driver's plugin runs in the stand-in so far).
-        self.dra_drivers = set()
+        self.dra = dramanager.DRAManager(self)
         self.runtime_options = {}
         self.base_specs = {}
         self.cri_error = None      # containerd's CRI plugin did not load: why
@@ -75,6 +73,8 @@ class Kubelet:
             return
         self.images.import_dir()
         self.status.register()
+        # No DRA driver is usable until its plugin registers again.
+        self.dra.wipe()
         self.status.post(force=True)
         if self.net:
             self.net.start()
@@ -108,12 +108,14 @@ class Kubelet:
             w.sync(p)
         for uid in [u for u in self.workers if u not in seen]:
             self.workers.pop(uid).teardown()
+        self.dra.tick(self.live_pod_uids())
         if self.devices.changed.is_set():
             self.devices.changed.clear()
             self.status.post()
 
     def next_deadline(self):
-        return self.devices.next_grace_end()
+        ends = [t for t in (self.devices.next_grace_end(), self.dra.next_deadline()) if t is not None]
+        return min(ends) if ends else None
 
     def shutdown(self):
         for w in self.workers.values():

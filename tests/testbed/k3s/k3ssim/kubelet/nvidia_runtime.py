@@ -2,7 +2,8 @@
 Container Runtime's rules (SIMULATION; there is no containerd here, and a
 pod's processes run in the gateway container itself).
 
-- CDI devices from the CRI (the device plugin's cdi-cri strategy):
+- CDI devices from the CRI (the device plugin's cdi-cri strategy, a DRA
+  driver's prepared claims):
   containerd resolves each name against the specs in /etc/cdi and
   /var/run/cdi, whatever the runtime handler (containerd
   internal/cri/server/container_create.go, CDI on by default in 2.x); a
@@ -51,7 +52,7 @@ import tomllib
 
 import yaml
 
-from .. import config, procs
+from .. import config, driverprocfs, procs
 
 DEVICES_ROOT = "/var/run/nvidia-container-devices"
 
@@ -79,7 +80,13 @@ def privileged(spec):
 
 
 def _cdi_specs():
-    """{qualified device name: device name} of every CDI spec containerd reads."""
+    """{qualified device name: {gpu, mounts, env}} of every CDI spec
+    containerd reads. The GPU: the UUID of the one whose node
+    /dev/nvidia<minor> its edits add (a DRA driver's claim spec), else its
+    name (the device plugin's specs name devices by UUID or index,
+    SIMULATION: their edits left out). The mounts' container paths and the
+    env: the spec's common edits' then the device's."""
+    by_minor = {"/dev/nvidia%d" % g["minor"]: g["uuid"] for g in driverprocfs.gpus()}
     names = {}
     for d in config.CDI_DIRS:
         for path in sorted(glob.glob(os.path.join(d, "*.yaml")) + glob.glob(os.path.join(d, "*.json"))):
@@ -88,9 +95,33 @@ def _cdi_specs():
                     spec = yaml.safe_load(f) or {}
             except (OSError, yaml.YAMLError):
                 continue
+            common = spec.get("containerEdits") or {}
             for dev in spec.get("devices") or []:
-                names["%s=%s" % (spec.get("kind"), dev.get("name"))] = str(dev.get("name"))
+                edits = dev.get("containerEdits") or {}
+                nodes = [n.get("path") for n in edits.get("deviceNodes") or []]
+                gpu = next((by_minor[n] for n in nodes if n in by_minor), None)
+                names["%s=%s" % (spec.get("kind"), dev.get("name"))] = {
+                    "gpu": gpu or str(dev.get("name")),
+                    "mounts": [m.get("containerPath") for e in (common, edits) for m in e.get("mounts") or []],
+                    "env": [v for e in (common, edits) for v in e.get("env") or []]}
     return names
+
+
+class CdiEdits:
+    """What the CDI devices of a container's answers give it: GPUs, the
+    container paths of their mounts, and environment variables, which
+    override the container's own (container-device-interface
+    ContainerEdits.Apply)."""
+
+    def __init__(self, answers):
+        names = [n for a in answers for n in a.get("cdi_devices", [])]
+        known = _cdi_specs() if names else {}
+        missing = [n for n in names if n not in known]
+        if missing:
+            raise Unresolvable("unresolvable CDI devices " + ", ".join(missing))
+        self.gpus = [known[n]["gpu"] for n in names]
+        self.mounts = [p for n in names for p in known[n]["mounts"]]
+        self.env = dict(v.split("=", 1) for n in names for v in known[n]["env"] if "=" in v)
 
 
 def host_devices(spec, options):
@@ -165,19 +196,16 @@ def _ids(value):
     return ["all"] if value == "all" else [v.strip() for v in value.split(",") if v.strip()]
 
 
-def devices(handler, spec, env, answers, options=None, hooks=()):
+def devices(handler, spec, env, answers, options=None, hooks=(), cdi=None):
     """The devices the container gets, as SIM_RUNTIME_DEVICES says them;
     Unresolvable when a CDI device has no spec. OPTIONS: its handler's
     runtime table in containerd's config; HOOKS: its base spec's
-    createContainer hooks."""
-    got = []
-    cdi = [n for a in answers for n in a.get("cdi_devices", [])]
-    if cdi:
-        known = _cdi_specs()
-        missing = [n for n in cdi if n not in known]
-        if missing:
-            raise Unresolvable("unresolvable CDI devices " + ", ".join(missing))
-        got += [known[n] for n in cdi]
+    createContainer hooks; CDI: the answers' CdiEdits, when made already
+    (ENV then holds their variables)."""
+    if cdi is None:
+        cdi = CdiEdits(answers)
+        env = dict(env, **cdi.env)
+    got = list(cdi.gpus)
     if handler.startswith("nvidia"):
         accept_env, accept_mounts = runtime_config()
         mounts = [m["container_path"] for a in answers for m in a.get("mounts", [])

@@ -5,12 +5,11 @@ status/status_manager.go, kubelet_pods.go).
 - Admission: the device manager allocates the containers' extended
   resources; failure ends the pod Failed, UnexpectedAdmissionError.
 - DRA (pkg/kubelet/cm/dra/manager.go PrepareResources, before the
-  sandbox): each of the pod's ResourceClaims must be reserved for it ("pod
-  P (UID) is not allowed to use ResourceClaim C (UID)"), and the driver of
-  each allocated device registered with this kubelet ("DRA driver D is not
-  registered"), wrapped "prepare dynamic resources: …"; else a
+  sandbox): the DRA manager (dramanager.py) prepares the pod's claims; its
+  error, wrapped "prepare dynamic resources: …", is a
   FailedPrepareDynamicResources event (kuberuntime_manager.go), no sandbox,
-  and a retry after the back-off.
+  and a retry after the back-off. Each container gets the CDI devices of
+  the claims it names (GetResources), which containerd resolves.
 - The sandbox: the RuntimeClass's handler must be one containerd has
   (FailedCreatePodSandBox "no runtime for \"nvidia\" is configured"
   otherwise, retried every back-off), and the pause image present.
@@ -31,7 +30,7 @@ status/status_manager.go, kubelet_pods.go).
 import hashlib
 import os
 
-from .. import clock, config, dra, programs, status
+from .. import clock, config, programs, status
 from . import images, mounts, nvidia_runtime, runtime
 
 BACKOFF_CAP = 30.0
@@ -122,7 +121,10 @@ class PodWorker:
                     self.k.event(pod, "Normal", "Killing", "Stopping container %s" % cs.spec["name"])
                     cs.run.kill(grace)
         if self.deleting:
-            if all(not (cs.run and cs.run.running) for cs in self.init + self.main):
+            # Its claims are released once its containers stopped, before
+            # the pod goes (SyncTerminatingPod); a failure is tried again.
+            if all(not (cs.run and cs.run.running) for cs in self.init + self.main) and \
+                    self.k.dra.unprepare_pod(self.uid):
                 self.stopped = True
                 self.k.finish_delete(pod)
             return
@@ -155,31 +157,12 @@ class PodWorker:
             self.devices[cs.spec["name"]] = answers
         return True
 
-    def _claims_error(self):
-        md = self.pod["metadata"]
-        res = self.k.res("resource.k8s.io/v1", "ResourceClaim")
-        for _, name in dra.pod_claims(self.pod):
-            c = self.k.api.find(res, md["namespace"], name) if name else None
-            if c is None:
-                return 'fetch ResourceClaim %s: resourceclaims.resource.k8s.io "%s" not found' % (name, name)
-            st = c.get("status") or {}
-            if not any(r.get("uid") == md["uid"] for r in st.get("reservedFor") or []):
-                return "pod %s (%s) is not allowed to use ResourceClaim %s (%s)" % (
-                    md["name"], md["uid"], name, c["metadata"].get("uid", ""))
-            alloc = st.get("allocation")
-            if not alloc:
-                return "ResourceClaim %s: not allocated" % name
-            for r in (alloc.get("devices") or {}).get("results") or []:
-                if r.get("driver") not in self.k.dra_drivers:
-                    return "DRA driver %s is not registered" % r.get("driver")
-        return None
-
     def _prepare_claims(self):
         if not (self.pod.get("spec") or {}).get("resourceClaims"):
             return True
         if clock.now() < self.sandbox_retry:
             return False
-        err = self._claims_error()
+        err = self.k.dra.prepare(self.pod)
         if err is None:
             return True
         self.k.event(self.pod, "Warning", "FailedPrepareDynamicResources", "Failed to prepare dynamic resources: prepare dynamic resources: " + err)
@@ -294,14 +277,26 @@ class PodWorker:
                              "metadata.namespace": self.pod["metadata"]["namespace"],
                              "spec.nodeName": self.k.node, "status.hostIP": self.k.ip,
                              "status.podIP": self.k.pod_ip(self.pod)}.get(path, "")
-        answers = self.devices.get(cs.spec["name"], [])
+        answers = self._answers(cs)
         for answer in answers:
             env.update(answer.get("envs", {}))
+        cdi = nvidia_runtime.CdiEdits(answers)
+        env.update(cdi.env)
         # The GPUs containerd's CDI and the runtime give the container.
         env["SIM_RUNTIME_DEVICES"] = nvidia_runtime.devices(self.handler, cs.spec, env, answers,
                                                             self.k.runtime_options.get(self.handler),
-                                                            self.k.base_hooks(self.handler))
-        return env
+                                                            self.k.base_hooks(self.handler), cdi)
+        return env, cdi.mounts
+
+    def _answers(self, cs):
+        """What the device plugins' Allocate and the DRA manager's
+        GetResources give the container (envs, mounts, CDI devices), or
+        Unresolvable with GetResources' error."""
+        answers = self.devices.get(cs.spec["name"], [])
+        claimed, err = self.k.dra.cdi_devices(self.pod, cs.spec)
+        if err:
+            raise nvidia_runtime.Unresolvable(err)
+        return answers + [{"cdi_devices": claimed}] if claimed else answers
 
     def _create_error(self, cs, why):
         """containerd cannot make the container's spec: CreateContainerError,
@@ -315,7 +310,7 @@ class PodWorker:
     def _start(self, cs):
         argv = list(cs.spec.get("command") or []) + list(cs.spec.get("args") or [])
         try:
-            env = self._env(cs)
+            env, cdi_mounts = self._env(cs)
         except nvidia_runtime.Unresolvable as e:
             return self._create_error(cs, "CDI device injection failed: %s" % e)
         why = mounts.propagation_error(self.pod, cs.spec)
@@ -336,7 +331,8 @@ class PodWorker:
             ctx.handler = self.handler
             run = runtime.ProgramRun(name, path, self.k.container_exited, program, ctx)
         elif runtime.command_missing(argv[0], env) or (
-                not self.handler.startswith("nvidia") and os.path.basename(argv[0]) == "nvidia-smi"):
+                os.path.basename(argv[0]) == "nvidia-smi" and not self.handler.startswith("nvidia")
+                and "/usr/bin/nvidia-smi" not in cdi_mounts):
             run = runtime.FailedStart(name, path, self.k.container_exited, argv[0])
         elif hook_error:
             run = runtime.FailedStart(name, path, self.k.container_exited, argv[0], hook_error)
@@ -446,6 +442,10 @@ class PodWorker:
         cstat = sorted((self._cstatus(cs) for cs in self.main), key=lambda s: s["name"])
         istat = [self._cstatus(cs) for cs in self.init]
         phase = self._phase(cstat)
+        if phase in ("Succeeded", "Failed") and not self.k.dra.unprepare_pod(self.uid):
+            # SyncTerminatingPod: the claims are released before the
+            # terminal status is written; until then the pod runs.
+            phase = "Running"
         names_unready = [s["name"] for s in cstat if not s["ready"]]
         init_pending = [cs.spec["name"] for cs in self.init if not cs.done]
         done = phase in ("Succeeded", "Failed")
@@ -497,7 +497,7 @@ class PodWorker:
     def exec_env(self, cs):
         """The environment an exec into container CS gets: the container's."""
         try:
-            return self._env(cs)
+            return self._env(cs)[0]
         except nvidia_runtime.Unresolvable:
             return dict(os.environ)
 

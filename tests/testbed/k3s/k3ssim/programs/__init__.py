@@ -30,7 +30,7 @@ class Context:
 
 def lookup(image, argv):
     """The program for IMAGE running ARGV, or None (run ARGV as a process)."""
-    from . import config_manager, device_plugin, helm_job, mps_daemon
+    from . import config_manager, device_plugin, dra_kubelet_plugin, helm_job, mps_daemon
     repo = image.split("@")[0].rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image.split("@")[0]
     name = (argv[0] if argv else "").rsplit("/", 1)[-1]
     if repo.endswith("rancher/klipper-helm"):
@@ -38,4 +38,13 @@ def lookup(image, argv):
     if repo.endswith("nvidia/k8s-device-plugin"):
         return {"nvidia-device-plugin": device_plugin.main, "config-manager": config_manager.main,
                 "mps-control-daemon": mps_daemon.main}.get(name)
+    if repo.endswith("dra-driver-nvidia/dra-driver-nvidia-gpu"):
+        # The chart runs its plugins through bash: `bash -c SCRIPT` whose
+        # last line starts the plugin, and `bash prestart.sh`.
+        if name == "bash" and len(argv) > 2 and argv[1] == "-c":
+            name = (argv[2].strip().splitlines() or [""])[-1].split(" ")[0]
+        elif name == "bash" and len(argv) > 1:
+            name = argv[1].rsplit("/", 1)[-1]
+        return {"gpu-kubelet-plugin": dra_kubelet_plugin.main,
+                "kubelet-plugin-prestart.sh": dra_kubelet_plugin.prestart}.get(name)
     return None

@@ -1,0 +1,268 @@
+"""NVIDIA's DRA driver's kubelet plugin, gpu-kubelet-plugin
+(kubernetes-sigs/dra-driver-nvidia-gpu cmd/gpu-kubelet-plugin, the chart's
+`gpus` container), as the kubelet and the API see it.
+
+- The GPUs: those NVML finds in its container (programs/nvml.py), each a
+  device gpu-<minor> (deviceinfo.go CanonicalName) with the attributes of
+  GpuInfo.Attributes(): type, uuid, productName, brand, architecture
+  (from the compute capability, as go-nvml's GetArchitecture names it),
+  cudaComputeCapability, driverVersion and cudaDriverVersion as semantic
+  versions, resource.kubernetes.io/pciBusID; capacity memory.
+  SIMULATION: no pcieRoot (the sim host has no PCI topology in sysfs; the
+  real plugin leaves it out too when it cannot resolve it), no
+  addressingMode, no MIG devices, no VFIO; brand is always Nvidia.
+- Publishing (k8s.io/dynamic-resource-allocation resourceslice/
+  resourceslicecontroller.go): one pool named for the node, one slice,
+  generateName "<index, 5 hex digits>-gpu.nvidia.com-<node>-", owned by
+  the Node (controller: true); a slice of this driver and node already
+  there is updated in place, its generation kept, as the controller syncs
+  its pool; one deleted is made again (SIMULATION: the controller's watch
+  is a check every second).
+- Registration (kubeletplugin/draplugin.go): the plugin's socket in
+  plugins_registry, which the kubelet's plugin watcher registers
+  (kubelet/dramanager.py); gone when the container stops.
+- NodePrepareResources (driver.go nodePrepareResource, device_state.go
+  Prepare, cdi.go CreateClaimSpecFile): the claim's results for this driver
+  and pool; a transient CDI spec per claim, CDI_ROOT/k8s.gpu.nvidia.com-
+  claim_<claim uid>.yaml, kind k8s.gpu.nvidia.com/claim, a device
+  <claim uid>-gpu-<minor> per allocated GPU whose edits are its device
+  node /dev/nvidia<minor> (the common edits: the control devices, the
+  driver's files such as nvidia-smi, NVIDIA_VISIBLE_DEVICES=void so that
+  no runtime adds GPUs of its own); the answer names
+  k8s.gpu.nvidia.com/claim=<claim uid>-gpu-<minor> per device. A device
+  it does not publish fails the claim: "error preparing devices for claim
+  <ns>/<name>:<uid>: prepare devices failed: allocatable not found for
+  device …". SIMULATION: no
+  opaque GpuConfig (sharing) is read yet; the plugin's own checkpoint
+  (plugins/gpu.nvidia.com/checkpoint.json) is not written.
+- NodeUnprepareResources: the claim's CDI spec is removed.
+Startup takes SIM_PLUGIN_DELAY seconds (NVML's initialisation).
+
+The DaemonSet's init container runs hack/kubelet-plugin-prestart.sh
+(prestart() here): /driver-root is the driver root under the
+driver-root-parent volume; it must hold nvidia-smi (opt/bin, usr/bin,
+usr/sbin, bin, sbin) and libnvidia-ml.so.1 (the library directories) and
+`nvidia-smi --version` must succeed; else it says what it found and tries
+again every 10 s (SIM_PLUGIN_RETRY, 2 s by default), with the driver-root advice every
+sixth attempt.
+"""
+
+import glob
+import os
+
+import yaml
+
+from .. import clock, config, logs, procs, status
+from . import nvml
+
+DRIVER = "gpu.nvidia.com"
+CDI_VENDOR = "k8s." + DRIVER
+CDI_CLASS = "claim"
+CDI_KIND = CDI_VENDOR + "/" + CDI_CLASS
+INDEX_DIGITS = 5    # resourceslicecontroller.go resourceSliceIndexMinLength
+
+# The architecture NVML names (go-nvlib GetArchitectureAsString), from the
+# compute capability: by its major, where a minor splits one (7.5 Turing,
+# 8.9 Ada Lovelace) by both.
+ARCHITECTURES = {"3": "Kepler", "5": "Maxwell", "6": "Pascal", "7": "Volta", "7.5": "Turing", "8": "Ampere",
+                 "8.9": "Ada Lovelace", "9": "Hopper", "10": "Blackwell", "12": "Blackwell"}
+
+
+def architecture(cc):
+    return ARCHITECTURES.get(cc) or ARCHITECTURES.get(cc.split(".")[0], "Unknown")
+
+
+def _klog(ctx, sev, where, msg):
+    ctx.log.write(logs.klog(sev, where, msg).rstrip("\n"))
+
+
+def _semver(v):
+    """semver.MustParse(v).String() of a dotted version: three parts."""
+    parts = (v.split(".") + ["0", "0"])[:3]
+    return ".".join(str(int(p)) if p.isdigit() else p for p in parts)
+
+
+def _quantity(mib):
+    """resource.NewQuantity(bytes, BinarySI).String() of MIB mebibytes."""
+    return "%dGi" % (mib // 1024) if mib % 1024 == 0 else "%dMi" % mib
+
+
+def device(g):
+    """The slice's device for GPU G (nvml.info)."""
+    return {"name": "gpu-%d" % g["minor"],
+            "attributes": {"type": {"string": "gpu"}, "uuid": {"string": g["uuid"]},
+                           "productName": {"string": g["name"]}, "brand": {"string": "Nvidia"},
+                           "architecture": {"string": architecture(g["cc"])},
+                           "cudaComputeCapability": {"version": _semver(g["cc"])},
+                           "driverVersion": {"version": _semver(g["driver"])},
+                           "cudaDriverVersion": {"version": _semver(g["cuda"])},
+                           "resource.kubernetes.io/pciBusID": {"string": g["bus"]}},
+            "capacity": {"memory": {"value": _quantity(g["memory_mib"])}}}
+
+
+def publish(ctx, node, devices):
+    """Sync the node's pool: its one slice created, or brought up to date in
+    place (at most one update: the generation is kept, syncPool's "Kept
+    generation because at most one update API call is necessary")."""
+    res = ctx.kubelet.res("resource.k8s.io/v1", "ResourceSlice")
+    mine = [s for s in ctx.api.list(res)[0]
+            if s["spec"].get("driver") == DRIVER and s["spec"].get("nodeName") == node]
+    if mine:
+        s = mine[0]
+        if s["spec"].get("devices") != devices:
+            s["spec"]["devices"] = devices
+            ctx.api.update(res, s, check_rv=False)
+        return s["metadata"]["name"]
+    owner = ctx.api.find(ctx.kubelet.res("v1", "Node"), None, node) or {"metadata": {}}
+    obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+           "metadata": {"generateName": "%0*x-%s-%s-" % (INDEX_DIGITS, 0, DRIVER, node),
+                        "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": node,
+                                             "uid": owner["metadata"].get("uid", ""), "controller": True}]},
+           "spec": {"driver": DRIVER, "nodeName": node,
+                    "pool": {"name": node, "generation": 1, "resourceSliceCount": 1}, "devices": devices}}
+    created, _ = ctx.api.create(res, obj)
+    return created["metadata"]["name"]
+
+
+class Plugin:
+    """The plugin's DRA gRPC service, as the kubelet's DRA manager calls it."""
+
+    def __init__(self, ctx, node, gpus):
+        self.ctx = ctx
+        self.node = node
+        self.by_name = {"gpu-%d" % g["minor"]: g for g in gpus}
+        self.cdi_root = ctx.env.get("CDI_ROOT") or config.CDI_DIRS[-1]
+
+    def _spec_path(self, uid):
+        # container-device-interface GenerateTransientSpecName.
+        return os.path.join(self.cdi_root, "%s-%s_%s.yaml" % (CDI_VENDOR, CDI_CLASS, uid.replace("/", "_")))
+
+    def _common_edits(self):
+        """nvcdi's common edits (GetCommonEdits): the control device nodes,
+        the driver's user-space files from the driver root (SIMULATION: those
+        the runtime hook put in the gateway: nvidia-smi and the libraries),
+        and NVIDIA_VISIBLE_DEVICES=void so that no runtime adds GPUs."""
+        root = self.ctx.env.get("NVIDIA_DRIVER_ROOT") or "/"
+        files = ["usr/bin/nvidia-smi"] + sorted(
+            os.path.relpath(p, root) for p in glob.glob(os.path.join(root, "usr/lib/x86_64-linux-gnu", "lib*.so.*"))
+            if os.path.basename(p).startswith(("libcuda.so.", "libnvidia-ml.so.")))
+        mounts = [{"hostPath": os.path.join(root, f), "containerPath": "/" + f,
+                   "options": ["ro", "nosuid", "nodev", "rbind", "rprivate"]}
+                  for f in files if os.path.exists(os.path.join(root, f))]
+        return {"env": ["NVIDIA_VISIBLE_DEVICES=void"],
+                "deviceNodes": [{"path": "/dev/nvidiactl"}, {"path": "/dev/nvidia-uvm"}, {"path": "/dev/nvidia-uvm-tools"}],
+                "mounts": mounts}
+
+    def prepare(self, claim):
+        """NodePrepareResources for one claim: ([device], None) or (None, error)."""
+        md = claim["metadata"]
+        cs = "%s/%s:%s" % (md.get("namespace"), md.get("name"), md.get("uid"))
+        results = [r for r in ((claim.get("status") or {}).get("allocation") or {}).get("devices", {}).get(
+            "results") or [] if r.get("driver") == DRIVER]
+        out, specs = [], []
+        for r in results:
+            g = self.by_name.get(r.get("device"))
+            if g is None:
+                return None, ('error preparing devices for claim %s: prepare devices failed: allocatable not '
+                              'found for device "%s"' % (cs, r.get("device")))
+            name = "%s-%s" % (md["uid"], r["device"])
+            specs.append({"name": name, "containerEdits": {"deviceNodes": [{"path": "/dev/nvidia%d" % g["minor"]}]}})
+            out.append({"requestNames": [r.get("request")], "poolName": r.get("pool"), "deviceName": r["device"],
+                        "cdiDeviceIDs": ["%s=%s" % (CDI_KIND, name)]})
+        os.makedirs(self.cdi_root, exist_ok=True)
+        path = self._spec_path(md["uid"])
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            yaml.safe_dump({"cdiVersion": "0.5.0", "kind": CDI_KIND, "devices": specs,
+                            "containerEdits": self._common_edits()}, f)
+        os.replace(path + ".tmp", path)
+        _klog(self.ctx, "I", "driver.go:422", "Returning newly prepared devices for claim '%s': %s" % (cs, out))
+        return out, None
+
+    def unprepare(self, namespace, name, uid):
+        """NodeUnprepareResources: the claim's CDI spec goes."""
+        try:
+            os.unlink(self._spec_path(uid))
+        except FileNotFoundError:
+            pass
+        return None
+
+
+SMI_DIRS = ("opt/bin", "usr/bin", "usr/sbin", "bin", "sbin")
+NVML_DIRS = ("usr/lib64", "usr/lib/x86_64-linux-gnu", "usr/lib/aarch64-linux-gnu", "lib64", "lib/x86_64-linux-gnu",
+             "lib/aarch64-linux-gnu")
+
+
+def _driver_root(ctx):
+    """/driver-root in the gateway: the driver-root-parent volume's host
+    path joined with the driver root's last component."""
+    want = ctx.env.get("NVIDIA_DRIVER_ROOT") or "/"
+    vols = {v.get("name"): v for v in ctx.pod.get("spec", {}).get("volumes") or []}
+    parent = ((vols.get("driver-root-parent") or {}).get("hostPath") or {}).get("path", "/driver-root-parent")
+    return os.path.join(parent, os.path.basename(want.rstrip("/")))
+
+
+def _find(root, dirs, name):
+    return next((os.path.join("/driver-root", d, name) for d in dirs if os.path.isfile(os.path.join(root, d, name))),
+                None)
+
+
+def prestart(ctx):
+    root = _driver_root(ctx)
+    want = ctx.env.get("NVIDIA_DRIVER_ROOT") or "/"
+    ctx.log.write("create symlink: /driver-root -> /driver-root-parent/%s" % os.path.basename(want.rstrip("/")))
+    attempt = 0
+    while True:
+        smi, nvml_lib = _find(root, SMI_DIRS, "nvidia-smi"), _find(root, NVML_DIRS, "libnvidia-ml.so.1")
+        try:
+            contents = "  ".join(sorted(os.listdir(root)))
+        except OSError:
+            contents = ""
+        ctx.log.write("%s  /driver-root (%s on host): nvidia-smi: %s, libnvidia-ml.so.1: %s, current contents: [%s]."
+                      % (clock.rfc3339(), want, "'%s'" % smi if smi else "not found",
+                         "'%s'" % nvml_lib if nvml_lib else "not found", contents))
+        if smi and nvml_lib:
+            ctx.log.write("invoke: env -i LD_PRELOAD=%s %s --version" % (nvml_lib, smi))
+            code, out, _ = procs.run([os.path.join(root, smi[len("/driver-root/"):]), "--version"], timeout=10)
+            for line in out.decode("utf-8", "replace").splitlines():
+                ctx.log.write(line)
+            if code == 0:
+                ctx.log.write("nvidia-smi returned with code 0: success, leave")
+                return 0
+            ctx.log.write("exit code: %d" % code)
+        if attempt % 6 == 0:
+            ctx.log.write("")
+            ctx.log.write("Check failed. Has the NVIDIA GPU driver been set up? It is expected to be installed under "
+                          "NVIDIA_DRIVER_ROOT (currently set to '%s') in the host filesystem. If that path appears to "
+                          "be unexpected: review the DRA driver's 'nvidiaDriverRoot' Helm chart variable. Otherwise, "
+                          "review if the GPU driver has actually been installed under that path." % want)
+            ctx.log.write("")
+        if ctx.sleep(config.PLUGIN_RETRY):
+            return 0
+        attempt += 1
+
+
+def main(ctx):
+    """NewDriver: the plugin registers (kubeletplugin.Start), then publishes;
+    the ResourceSlice controller keeps the slice as published while the
+    plugin runs (a deleted or changed one is made again)."""
+    node = ctx.env.get("NODE_NAME") or ctx.kubelet.node
+    _klog(ctx, "I", "main.go:254", "Starting NVIDIA GPU kubelet plugin (SIMULATION) on node %s" % node)
+    if ctx.sleep(config.PLUGIN_DELAY):
+        return 0
+    gpus = nvml.info(ctx)
+    devices = [device(g) for g in gpus]
+    for d in devices:
+        _klog(ctx, "I", "driver.go:484", "About to announce device %s" % d["name"])
+    plugin = Plugin(ctx, node, gpus)
+    ctx.kubelet.dra.register(DRIVER, plugin)
+    try:
+        while True:
+            try:
+                publish(ctx, node, devices)
+            except status.ApiError as e:
+                _klog(ctx, "E", "resourceslicecontroller.go:389", "Syncing pool failed: %s" % e)
+            if ctx.sleep(1):
+                return 0
+    finally:
+        ctx.kubelet.dra.unregister(DRIVER, plugin)
+        _klog(ctx, "I", "main.go:272", "shutdown")
