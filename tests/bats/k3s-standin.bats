@@ -340,7 +340,7 @@ stage_dra_driver() {
 	kx "$1" label node "openshell-$1" nvidia.com/gpu.present=true >/dev/null
 }
 
-@test "NVIDIA's DRA driver: its kubelet plugin publishes the gateway's GPUs; a claim's pod sees exactly its GPU through CDI, unprepared when done" {
+@test "NVIDIA's DRA driver: its kubelet plugin publishes the gateway's GPUs; a claim's pod, or one asking nvidia.com/gpu, sees exactly its GPU through CDI, unprepared when done" {
 	# A privileged runc pod sees the GPUs only as containerd's host devices:
 	# k3s with the bundle alone, no drop-in (docs/dra-sources.md).
 	start dra --no-healthcheck --gpus all --entrypoint sh "$SIM_K3S_IMAGE" -c \
@@ -430,6 +430,30 @@ stage_dra_driver() {
 	assert_output ""
 	run docker exec openshell-cluster-dra cat /var/lib/kubelet/dra_manager_state
 	[ "$(jq -r '.Data | fromjson | .Entries | length' <<<"$output")" = 0 ]
+	wait_for 30 bash -c "[ -z \"\$(docker exec openshell-cluster-dra kubectl get resourceclaims -o name)\" ]"
+	# nvidia.com/gpu: 1 on a node without a device plugin: the class's
+	# extended resource, through the scheduler's special claim.
+	kx dra apply -f - >/dev/null <<-EOF
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: ext}
+	spec:
+	  containers:
+	  - {name: c, image: $SMOKE, command: [sleep, "600"], resources: {limits: {nvidia.com/gpu: 1}}}
+	EOF
+	wait_for 60 pod_phase_is dra ext Running
+	run kx dra get pod ext -o json
+	assert_equal "$(jq -c '.status.extendedResourceClaimStatus.requestMappings' <<<"$output")" \
+		'[{"containerName":"c","requestName":"container-0-request-0","resourceName":"nvidia.com/gpu"}]'
+	claim=$(jq -r .status.extendedResourceClaimStatus.resourceClaimName <<<"$output")
+	[[ $claim == ext-extended-resources-????? ]]
+	run kx dra get resourceclaim "$claim" -o json
+	[ "$(jq -r '.metadata.annotations["resource.kubernetes.io/extended-resource-claim"] + " " + .metadata.ownerReferences[0].name' <<<"$output")" = "true ext" ]
+	[ "$(jq -r '.spec.devices.requests[0] | "\(.name) \(.exactly.deviceClassName) \(.exactly.count)"' <<<"$output")" = "container-0-request-0 gpu.nvidia.com 1" ]
+	[ "$(jq -r '.status.reservedFor[0].name' <<<"$output")" = ext ]
+	run kx dra exec ext -- nvidia-smi -L
+	assert_equal "$(grep -c '^GPU ' <<<"$output")" 1
+	kx dra delete pod ext --grace-period=1 >/dev/null
 	wait_for 30 bash -c "[ -z \"\$(docker exec openshell-cluster-dra kubectl get resourceclaims -o name)\" ]"
 	# The driver uninstalled: the kubelet wipes the node's slices once the
 	# plugin is gone (30 s later; 1 s under the switch).

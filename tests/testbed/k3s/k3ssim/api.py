@@ -95,7 +95,8 @@ class Api:
         else:
             md.pop("namespace", None)
         if not md.get("name") and md.get("generateName"):
-            md["name"] = md["generateName"] + random_suffix()
+            # names.SimpleNameGenerator: the base cut to 58 characters, then 5 random ones.
+            md["name"] = md["generateName"][:58] + random_suffix()
         admission.check_name(res, md.get("name"))
         warnings = admission.strict_check(res, obj, validation)
         for k in ("resourceVersion", "uid", "creationTimestamp", "deletionTimestamp",

@@ -248,6 +248,21 @@ class Manager(Base):
         self.assertFalse(os.path.exists(spec))
         self.assertEqual(self.k.dra.claims, {})
 
+    def test_the_schedulers_special_claim_by_its_request_mappings(self):
+        self.k.api.create("ResourceClaim", claim("u-5", [("container-1-request-0", "gpu-2")], name="p-ext"))
+        self.k.dra.register(plugin.DRIVER, plugin.Plugin(self.ctx, NODE, GPUS))
+        pod = {"metadata": {"name": "p", "namespace": "default", "uid": "pod-1"},
+               "spec": {"containers": [{"name": "a"}, {"name": "b", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]},
+               "status": {"extendedResourceClaimStatus": {"resourceClaimName": "p-ext", "requestMappings": [
+                   {"containerName": "b", "resourceName": "nvidia.com/gpu", "requestName": "container-1-request-0"}]}}}
+        a, b = pod["spec"]["containers"]
+        self.assertEqual(self.k.dra.cdi_devices(pod, b), (None, "unable to get claim info for claim p-ext in "
+                                                                "namespace default"))
+        self.assertIsNone(self.k.dra.prepare(pod))
+        self.assertEqual(self.k.dra.cdi_devices(pod, b), (["k8s.gpu.nvidia.com/claim=u-5-gpu-2"], None))
+        self.assertEqual(self.k.dra.cdi_devices(pod, a), ([], None))
+        self.assertEqual(dramanager.mapped_resources(pod, b), {"nvidia.com/gpu"})
+
     def test_the_kubelets_own_checkpoints(self):
         """state/checkpoint_test.go's files: the checksum is CRC-32 (IEEE) of Data, a wrong one
         is a corrupted checkpoint, and a kubelet starts with an empty one written."""

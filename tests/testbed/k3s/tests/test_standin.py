@@ -196,6 +196,52 @@ class DraAllocator(unittest.TestCase):
             {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}, self.NODE))
 
 
+class DraExtendedResource(unittest.TestCase):
+    """extendeddynamicresources.go (1.35 and later): the special claim's requests and mappings;
+    extended/cache.go: which class serves a resource; PodRequests."""
+
+    def test_init_containers_reuse_the_later_containers_requests(self):
+        from k3ssim.controllers import scheduler
+        mapping = {"nvidia.com/gpu": "gpu.nvidia.com"}
+        pod = {"spec": {"initContainers": [{"name": "init", "resources": {"limits": {"nvidia.com/gpu": "1"}}}],
+                        "containers": [{"name": "a"},
+                                       {"name": "b", "resources": {"limits": {"nvidia.com/gpu": "2",
+                                                                              "example.com/x": "1"},
+                                                                   "requests": {"cpu": "1"}}}]}}
+        reqs, maps = scheduler.requests_and_mappings(pod, ["nvidia.com/gpu"], mapping)
+        # b's requests sort as cpu, example.com/x, nvidia.com/gpu: index 2; the init container,
+        # which runs before b, reuses b's two devices and asks none of its own.
+        self.assertEqual([(r["name"], r["exactly"]["count"]) for r in reqs], [("container-2-request-2", 2)])
+        self.assertEqual([(m["containerName"], m["requestName"]) for m in maps],
+                         [("b", "container-2-request-2"), ("init", "container-2-request-2")])
+        self.assertEqual(scheduler.requests(pod), {"nvidia.com/gpu": 2, "example.com/x": 1})
+
+    def test_of_the_init_containers_own_requests_only_the_largest(self):
+        from k3ssim.controllers import scheduler
+        gpu = lambda n: {"limits": {"nvidia.com/gpu": str(n)}}   # noqa: E731
+        pod = {"spec": {"initContainers": [{"name": "i1", "resources": gpu(1)}, {"name": "i2", "resources": gpu(3)},
+                                           {"name": "side", "restartPolicy": "Always", "resources": gpu(1)}],
+                        "containers": [{"name": "m"}]}}
+        reqs, maps = scheduler.requests_and_mappings(pod, ["nvidia.com/gpu"], {"nvidia.com/gpu": "gpu.nvidia.com"})
+        # i1 and i2 run before the sidecar: i1 reuses its device, i2 asks 2 more.
+        self.assertEqual([(r["name"], r["exactly"]["count"]) for r in reqs],
+                         [("container-1-request-0", 2), ("container-2-request-0", 1)])
+        self.assertEqual(sorted((m["containerName"], m["requestName"]) for m in maps),
+                         [("i1", "container-2-request-0"), ("i2", "container-1-request-0"),
+                          ("i2", "container-2-request-0"), ("side", "container-2-request-0")])
+        self.assertEqual(scheduler.requests(pod), {"nvidia.com/gpu": 3})
+
+    def test_the_newer_class_serves_a_shared_name(self):
+        from k3ssim.controllers import scheduler
+        cls = lambda t, ern=None: {"metadata": {"creationTimestamp": t},   # noqa: E731
+                                   "spec": dict(extendedResourceName=ern) if ern else {}}
+        classes = {"b": cls("2026-01-02T00:00:00Z", "nvidia.com/gpu"), "a": cls("2026-01-01T00:00:00Z", "nvidia.com/gpu"),
+                   "c": cls("2026-01-02T00:00:00Z", "nvidia.com/gpu"), "d": cls("2026-01-01T00:00:00Z")}
+        m = scheduler.class_mapping(classes)
+        self.assertEqual(m["nvidia.com/gpu"], "b")     # the newest; of b and c the lower name
+        self.assertEqual(m["deviceclass.resource.kubernetes.io/d"], "d")
+
+
 class Selectors(unittest.TestCase):
     def test_label_operators(self):
         s = selectors.parse_labels("app in (a,b),tier!=db,!legacy,env")

@@ -24,11 +24,31 @@
   binding each claim gets its allocation, the delete-protection finalizer
   and the pod in reservedFor (PreBind). A pod whose claim does not exist
   yet waits without a message, as PreEnqueue holds it. k3ssim/dra.py reads
-  the claims.
+  the claims;
+- DRAExtendedResource (extendeddynamicresources.go, GA and locked on in
+  1.37): an extended resource a DeviceClass maps (its extendedResourceName,
+  or deviceclass.resource.kubernetes.io/<class>) is served by DRA on a node
+  whose allocatable for it is 0 or absent (elsewhere the device plugin
+  serves it, NodeResourcesFit counts it): the pod's special claim asks,
+  per container and resource, container-<i>-request-<j> (i: the index
+  among init containers then containers, j: the resource's among the
+  container's sorted requests) for that count of the class's devices;
+  PreBind creates it (generateName <pod>-extended-resources-, the pod its
+  controller owner without blockOwnerDeletion, annotation resource.kubernetes.io/extended-resource-
+  claim: "true"), allocates and reserves it as any claim, and writes
+  status.extendedResourceClaimStatus {requestMappings [{containerName,
+  resourceName, requestName}], resourceClaimName} with the binding. The
+  requests follow createRequestsAndMappings (1.35 and later): an init
+  container that runs before the others reuses their requests, and of
+  the init containers' own only the largest is asked. A special claim
+  left from an earlier cycle is deleted (its finalizer first), and the
+  pod tried anew.
 """
 
 from .. import clock, dra, selectors, status
 
+EXT_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 PREEMPT_NONE = "No preemption victims found for incoming pod."
 PREEMPT_USELESS = "Preemption is not helpful for scheduling."
 
@@ -69,17 +89,126 @@ def untolerated(pod, node, effects=("NoSchedule", "NoExecute")):
 
 
 def requests(pod):
-    """Extended resources the pod asks for (requests, defaulted from limits)."""
-    out = {}
-    for c in pod.get("spec", {}).get("containers") or []:
-        r = (c.get("resources") or {})
+    """Extended resources the pod asks for (requests, defaulted from
+    limits), as PodRequests counts them: the containers' and the restartable
+    init containers' sum, or an init container's own if that is larger."""
+    def extended(c):
+        r = c.get("resources") or {}
+        out = {}
         for k, v in dict(r.get("limits") or {}, **(r.get("requests") or {})).items():
             if "/" in k and not k.startswith("kubernetes.io/"):
                 try:
-                    out[k] = out.get(k, 0) + int(v)
+                    out[k] = int(v)
                 except (TypeError, ValueError):
                     pass
+        return out
+    spec = pod.get("spec", {})
+    total = {}
+    for c in list(spec.get("containers") or []) + [c for c in spec.get("initContainers") or []
+                                                   if c.get("restartPolicy") == "Always"]:
+        for k, v in extended(c).items():
+            total[k] = total.get(k, 0) + v
+    for c in spec.get("initContainers") or []:
+        if c.get("restartPolicy") != "Always":
+            for k, v in extended(c).items():
+                total[k] = max(total.get(k, 0), v)
+    return total
+
+
+def class_mapping(classes):
+    """{extended resource: DeviceClass name} (extended/cache.go): each
+    class's implicit name and its extendedResourceName; of two classes
+    naming one resource the newer wins, on a tie the lower name
+    (betterDeviceClass)."""
+    out = {}
+    order = sorted(classes.items(), key=lambda kv: (kv[1]["metadata"].get("creationTimestamp", ""), _neg(kv[0])))
+    for name, c in order:
+        out[CLASS_PREFIX + name] = name
+        ern = (c.get("spec") or {}).get("extendedResourceName")
+        if ern:
+            out[ern] = name
     return out
+
+
+def _neg(name):
+    """A key that sorts names in reverse, so the lowest is applied last."""
+    return [-ord(ch) for ch in name]
+
+
+def _containers(pod):
+    spec = pod.get("spec") or {}
+    return list(spec.get("initContainers") or []) + list(spec.get("containers") or [])
+
+
+def _container_requests(c):
+    """A container's requests, defaulted from its limits as the API does."""
+    r = c.get("resources") or {}
+    return dict(r.get("limits") or {}, **(r.get("requests") or {}))
+
+
+def _count(reqs, resource):
+    try:
+        return int(reqs.get(resource, 0) or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _container_request(i, c, resource, class_name, reusable):
+    """createResourceRequestAndMappings: the request container I needs for
+    RESOURCE beyond what it may reuse of later containers' REUSABLE ones
+    (or None), and its mappings."""
+    reqs = _container_requests(c)
+    want = _count(reqs, resource)
+    if not want:
+        return None, []
+    got, maps = 0, []
+    for r in reusable:
+        if r is None:
+            continue
+        got += r["exactly"]["count"]
+        maps.append({"containerName": c.get("name"), "resourceName": resource, "requestName": r["name"]})
+        if got >= want:
+            return None, maps
+    name = "container-%d-request-%d" % (i, sorted(reqs).index(resource))
+    maps.append({"containerName": c.get("name"), "resourceName": resource, "requestName": name})
+    return {"name": name, "exactly": {"deviceClassName": class_name, "allocationMode": "ExactCount",
+                                      "count": want - got}}, maps
+
+
+def requests_and_mappings(pod, dra_resources, mapping):
+    """createRequestsAndMappings (Kubernetes 1.35 and later): per resource,
+    a request for each long-lived container (a regular one, or an init
+    container that restarts: a sidecar), and for the init containers that
+    run before them one request, the largest, after reusing the requests of
+    the long-lived containers that follow them; (requests by name,
+    mappings)."""
+    n_init = len((pod.get("spec") or {}).get("initContainers") or [])
+    containers = _containers(pod)
+    short = [i for i, c in enumerate(containers) if i < n_init and c.get("restartPolicy") != "Always"]
+    long_ = [i for i in range(len(containers)) if i not in short]
+    requests_, mappings = [], []
+    for resource in sorted(dra_resources):
+        class_name = mapping.get(resource)
+        if not class_name:
+            continue
+        long_reqs, long_maps = [None] * len(containers), []
+        for i in long_:
+            long_reqs[i], maps = _container_request(i, containers[i], resource, class_name, [])
+            long_maps += maps
+        best, short_names, short_maps = None, set(), []
+        for i in short:
+            req, maps = _container_request(i, containers[i], resource, class_name, long_reqs[i:])
+            if req is not None:
+                short_names.add(req["name"])
+                if best is None or best["exactly"]["count"] < req["exactly"]["count"]:
+                    best = req
+            short_maps += maps
+        for m in short_maps:
+            if best is not None and m["requestName"] in short_names:
+                m["requestName"] = best["name"]
+        requests_ += ([best] if best else []) + [r for r in long_reqs if r]
+        mappings += long_maps + short_maps
+    return sorted(requests_, key=lambda r: r["name"]), mappings
 
 
 class Scheduler:
@@ -171,6 +300,30 @@ class Scheduler:
                 return False
         return True
 
+    def _leftover(self, pod):
+        """findExtendedResourceClaim: a special claim of an earlier cycle."""
+        uid = pod["metadata"]["uid"]
+        return next((c for c in self.dra["claims"].values()
+                     if (c["metadata"].get("annotations") or {}).get(EXT_ANNOTATION) == "true"
+                     and any(o.get("uid") == uid and o.get("controller")
+                             for o in c["metadata"].get("ownerReferences") or [])), None)
+
+    def _extended_claim(self, pod, node, want, mapping):
+        """(the pod's special claim for NODE asking what DRA serves there,
+        its mappings), or (None, None) when the node's allocatable serves
+        it all."""
+        dra_served = [r for r in want if r in mapping and self._free(node, r, {}) <= 0]
+        if not dra_served:
+            return None, None
+        md = pod["metadata"]
+        reqs, maps = requests_and_mappings(pod, dra_served, mapping)
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                "metadata": {"namespace": md["namespace"], "generateName": md["name"] + "-extended-resources-",
+                             "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": md["name"],
+                                                  "uid": md["uid"], "controller": True}],
+                             "annotations": {EXT_ANNOTATION: "true"}},
+                "spec": {"devices": {"requests": reqs}}}, maps
+
     def _schedule(self, pods, pod, nodes, used):
         reasons = {}
         fits = []
@@ -178,31 +331,51 @@ class Scheduler:
         claims = self._claims_of(pod)
         if claims is None:
             return
+        mapping = class_mapping(self.dra["classes"])
+        leftover = self._leftover(pod)
+        if leftover is not None:
+            # Filter refuses every node ("cannot schedule extended resource
+            # claim") and PostFilter deletes the claim; the next pass tries
+            # anew. SIMULATION: no event for this pass.
+            return self._delete_claim(leftover)
+        extended = {}
         for n in nodes:
-            why = self._why_not(pod, n, want, used)
-            if why is None and claims:
-                c = self._claims_why_not(claims, n)
+            ext, maps = self._extended_claim(pod, n, want, mapping)
+            node_want = {r: q for r, q in want.items()
+                         if not ext or r not in mapping or self._free(n, r, {}) > 0}
+            why = self._why_not(pod, n, node_want, used)
+            node_claims = claims + ([ext] if ext else [])
+            if why is None and node_claims:
+                c = self._claims_why_not(node_claims, n)
                 why = [c] if c else None
             if why is None:
                 fits.append(n)
+                extended[n["metadata"]["name"]] = (ext, maps)
                 continue
             for w in why:
                 reasons[w] = reasons.get(w, 0) + 1
         if not fits:
-            return self._unschedulable(pods, pod, len(nodes), reasons)
+            return self._unschedulable(pods, pod, len(nodes), reasons, any(r in mapping for r in want))
         # Scoring, as NodeResourcesFit's LeastAllocated and the balance
         # plugins lean: the most of what the pod asks for left, then the
         # fewest pods; ties by name.
         fit = min(fits, key=lambda n: (-sum(self._free(n, k, used) for k in want),
                                        used.get((n["metadata"]["name"], "pods"), 0), n["metadata"]["name"]))
         name = fit["metadata"]["name"]
-        if claims and not self._reserve(pod, claims, fit):
+        st = pod.setdefault("status", {})
+        ext, maps = extended.get(name, (None, None))
+        if ext is not None:
+            ext = self._create_extended(ext)
+            if ext is None:
+                return
+            st["extendedResourceClaimStatus"] = {"requestMappings": maps,
+                                                 "resourceClaimName": ext["metadata"]["name"]}
+        if (claims or ext) and not self._reserve(pod, claims + ([ext] if ext else []), fit):
             return
         for k, v in want.items():
             used[(name, k)] = used.get((name, k), 0) + v
         used[(name, "pods")] = used.get((name, "pods"), 0) + 1
         pod["spec"]["nodeName"] = name
-        st = pod.setdefault("status", {})
         st["conditions"] = [c for c in st.get("conditions") or [] if c.get("type") != "PodScheduled"] + [
             {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": clock.rfc3339()}]
         try:
@@ -218,6 +391,26 @@ class Scheduler:
         self.reported.pop(pod["metadata"]["uid"], None)
         self.api.record_event(pod, "Normal", "Scheduled", "Successfully assigned %s/%s to %s"
                               % (pod["metadata"]["namespace"], pod["metadata"]["name"], name), "default-scheduler")
+
+    def _delete_claim(self, claim):
+        """deleteClaim: the finalizer off, then the claim deleted."""
+        res = self.api.registry.by_kind("resource.k8s.io/v1", "ResourceClaim")
+        try:
+            if dra.FINALIZER in (claim["metadata"].get("finalizers") or []):
+                claim["metadata"]["finalizers"] = [f for f in claim["metadata"]["finalizers"] if f != dra.FINALIZER]
+                self.api.update(res, claim, check_rv=False)
+            self.api.delete(res, claim["metadata"]["namespace"], claim["metadata"]["name"])
+        except status.ApiError:
+            pass
+
+    def _create_extended(self, claim):
+        """PreBind's create of the special claim, or None."""
+        try:
+            made, _ = self.api.create(self.api.registry.by_kind("resource.k8s.io/v1", "ResourceClaim"), claim,
+                                      claim["metadata"]["namespace"])
+        except status.ApiError:
+            return None
+        return made
 
     def _free(self, node, resource, used):
         alloc = node.get("status", {}).get("allocatable") or {}
@@ -239,12 +432,14 @@ class Scheduler:
                 why.append("Insufficient " + k)
         return why or None
 
-    def _unschedulable(self, pods, pod, n_nodes, reasons):
+    def _unschedulable(self, pods, pod, n_nodes, reasons, mapped=False):
         parts = ", ".join("%d %s" % (n, r) for r, n in sorted(reasons.items()))
         only_resources = reasons and all(r.startswith("Insufficient") for r in reasons)
         preempt = ("%d %s" % (n_nodes, PREEMPT_NONE)) if only_resources else "%d %s" % (n_nodes, PREEMPT_USELESS)
-        # DynamicResources' PostFilter speaks first, with claims or without.
-        post = ("still not schedulable, " if (pod.get("spec") or {}).get("resourceClaims")
+        # DynamicResources' PostFilter speaks first, with claims or without:
+        # a pod with claims, or asking a resource a DeviceClass maps (its
+        # special claim is in PreFilter's state), is "still not schedulable".
+        post = ("still not schedulable, " if (pod.get("spec") or {}).get("resourceClaims") or mapped
                 else "no new claims to deallocate, ")
         if n_nodes == 0:
             msg = "no nodes available to schedule pods"

@@ -32,7 +32,10 @@ calls on the plugin objects that kubelet plugins register.
   those of the claims its resources.claims name: every device of the
   claim, or with a request named, the devices of that request and those
   that name none; a claim not prepared is "internal error: unable to get
-  claim info for ResourceClaim <name>".
+  claim info for ResourceClaim <name>". The scheduler's special claim for
+  a pod's extended resources (status.extendedResourceClaimStatus) is
+  prepared with the pod's own, and each container gets the devices of the
+  requests mapped to it.
 - UnprepareResources, after a pod's containers stopped and before its
   terminal status is written (SyncTerminatingPod): the pod leaves each
   claim, and a claim no pod uses any more is unprepared by its drivers and
@@ -153,12 +156,14 @@ class DRAManager:
     # ---- the pods' side ---------------------------------------------------
 
     def _claims(self, pod):
-        """[claim] of POD that it needs, or an error string."""
+        """[claim] of POD that it needs (its own, then the scheduler's
+        special claim for its extended resources), or an error string."""
         md = pod["metadata"]
         res = self.k.res("resource.k8s.io/v1", "ResourceClaim")
         listed = {s.get("name") for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []}
         out = []
-        for pod_name, name in pod_claims(pod):
+        special = extended_claim(pod)
+        for pod_name, name in pod_claims(pod) + ([(None, special)] if special else []):
             if name is None:
                 if pod_name in listed:
                     continue            # the status says the claim is not needed
@@ -231,16 +236,25 @@ class DRAManager:
         or (None, the error)."""
         names = dict(pod_claims(pod))
         ns = pod["metadata"]["namespace"]
+        refs = [(names.get(ref.get("name")), ref.get("request"),
+                 "internal error: unable to get claim info for ResourceClaim %s" % names.get(ref.get("name")))
+                for ref in (container.get("resources") or {}).get("claims") or []]
+        # The special claim's requests mapped to this container, for the
+        # resources it asks for.
+        ext = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
+        asked = {r for r, v in _requests(container).items() if str(v) not in ("0", "")}
+        refs += [(ext.get("resourceClaimName"), m.get("requestName"),
+                  "unable to get claim info for claim %s in namespace %s" % (ext.get("resourceClaimName"), ns))
+                 for m in ext.get("requestMappings") or []
+                 if m.get("containerName") == container.get("name") and m.get("resourceName") in asked]
         out = []
         with self.lock:
-            for ref in (container.get("resources") or {}).get("claims") or []:
-                claim = names.get(ref.get("name"))
+            for claim, want, missing in refs:
                 if claim is None:
                     continue
                 info = self.claims.get((ns, claim))
                 if info is None:
-                    return None, "internal error: unable to get claim info for ResourceClaim %s" % claim
-                want = ref.get("request")
+                    return None, missing
                 for state in info["DriverState"].values():
                     for dev in state.get("Devices") or []:
                         if not want or not dev.get("RequestNames") or want in dev["RequestNames"]:
@@ -279,6 +293,25 @@ class DRAManager:
                           % (info["ClaimName"], err))
                 return False
         return True
+
+
+def _requests(container):
+    r = container.get("resources") or {}
+    return dict(r.get("limits") or {}, **(r.get("requests") or {}))
+
+
+def mapped_resources(pod, container):
+    """The resources of CONTAINER that the scheduler's special claim serves
+    (the device manager leaves them alone: isDRAExtendedResource)."""
+    ext = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
+    return {m.get("resourceName") for m in ext.get("requestMappings") or []
+            if m.get("containerName") == container.get("name")}
+
+
+def extended_claim(pod):
+    """The name of the scheduler's special claim for POD's extended
+    resources (status.extendedResourceClaimStatus), or None."""
+    return ((pod.get("status") or {}).get("extendedResourceClaimStatus") or {}).get("resourceClaimName")
 
 
 def parse_checkpoint(doc):

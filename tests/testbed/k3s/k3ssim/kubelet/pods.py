@@ -3,7 +3,9 @@ its end (pkg/kubelet/kubelet.go SyncPod, kuberuntime_manager.go,
 status/status_manager.go, kubelet_pods.go).
 
 - Admission: the device manager allocates the containers' extended
-  resources; failure ends the pod Failed, UnexpectedAdmissionError.
+  resources, but those the scheduler's special DRA claim serves
+  (isDRAExtendedResource); failure ends the pod Failed,
+  UnexpectedAdmissionError.
 - DRA (pkg/kubelet/cm/dra/manager.go PrepareResources, before the
   sandbox): the DRA manager (dramanager.py) prepares the pod's claims; its
   error, wrapped "prepare dynamic resources: …", is a
@@ -31,7 +33,7 @@ import hashlib
 import os
 
 from .. import clock, config, programs, status
-from . import images, mounts, nvidia_runtime, runtime
+from . import dramanager, images, mounts, nvidia_runtime, runtime
 
 BACKOFF_CAP = 30.0
 
@@ -148,7 +150,9 @@ class PodWorker:
         live = self.k.live_pod_uids()
         for cs in self.init + self.main:
             limits = (cs.spec.get("resources") or {}).get("limits") or {}
-            want = {r: int(v) for r, v in limits.items() if r in self.k.devices.resources() and int(v) > 0}
+            served = dramanager.mapped_resources(self.pod, cs.spec)
+            want = {r: int(v) for r, v in limits.items()
+                    if r in self.k.devices.resources() and r not in served and int(v) > 0}
             if not want:
                 continue
             got, answers = self.k.devices.allocate(self.uid, cs.spec["name"], want, live)
@@ -158,7 +162,8 @@ class PodWorker:
         return True
 
     def _prepare_claims(self):
-        if not (self.pod.get("spec") or {}).get("resourceClaims"):
+        if not ((self.pod.get("spec") or {}).get("resourceClaims")
+                or (self.pod.get("status") or {}).get("extendedResourceClaimStatus")):
             return True
         if clock.now() < self.sandbox_retry:
             return False
@@ -433,8 +438,9 @@ class PodWorker:
         st = {"qosClass": old.get("qosClass", "BestEffort")}
         # The claim controller's, which the kubelet's status keeps
         # (kubelet_pods.go generateAPIPodStatus copies them over).
-        if old.get("resourceClaimStatuses"):
-            st["resourceClaimStatuses"] = old["resourceClaimStatuses"]
+        for key in ("resourceClaimStatuses", "extendedResourceClaimStatus"):
+            if old.get(key):
+                st[key] = old[key]
         if failed:
             st.update(phase="Failed", reason=failed[0], message=failed[1], startTime=old.get("startTime", now))
             st["conditions"] = old.get("conditions", [])
