@@ -17,7 +17,7 @@ IMAGE = "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.1"
 
 
 def render(*user, release="nvidia-dra-driver-gpu", namespace="nvidia-dra-driver-gpu"):
-    return dra.render(release, namespace, dra.values({}, list(user)), META)
+    return dra.render(release, namespace, charts.values(dra.DEFAULTS, {}, list(user)), META)
 
 
 def by_kind(objs, kind):

@@ -25,6 +25,19 @@ def coalesce(defaults, user):
     return out
 
 
+class RenderError(Exception):
+    """A chart's template failed (its `fail` or `required`), in helm's words."""
+
+
+def values(defaults, chart_values, user_files):
+    """The values a chart renders with: its values.yaml (DEFAULTS, written
+    out in its module, then the archive's own), then each user file."""
+    v = coalesce(defaults, chart_values or {})
+    for u in user_files:
+        v = coalesce(v, u or {})
+    return v
+
+
 def renderer(chart_name):
     from . import dra_driver_nvidia_gpu, nvidia_device_plugin
     return {"nvidia-device-plugin": nvidia_device_plugin,

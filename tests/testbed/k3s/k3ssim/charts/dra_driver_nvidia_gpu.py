@@ -24,7 +24,7 @@ always; admissionregistration.k8s.io is not served here), networkpolicy-*.yaml a
 import copy
 import posixpath
 
-from . import coalesce
+from . import RenderError
 
 CHART = "dra-driver-nvidia-gpu"
 
@@ -121,17 +121,6 @@ if [ "${MASK_NVIDIA_DRIVER_PARAMS}" = "true" ]; then
   mount --bind /root/gpu-params /proc/driver/nvidia/params
 fi
 %s -v $(LOG_VERBOSITY)"""
-
-
-class RenderError(Exception):
-    pass
-
-
-def values(chart_values, user_files):
-    v = coalesce(DEFAULTS, chart_values or {})
-    for u in user_files:
-        v = coalesce(v, u or {})
-    return v
 
 
 def _name(v):

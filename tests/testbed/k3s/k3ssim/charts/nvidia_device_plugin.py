@@ -24,7 +24,7 @@ templates render.
 import hashlib
 import json
 
-from . import coalesce
+from . import RenderError
 
 CHART = "nvidia-device-plugin"
 
@@ -55,17 +55,6 @@ VALIDATION_ERROR = ("execution error at (nvidia-device-plugin/templates/validati
                     "Set 'allowDefaultNamespace=true' to bypass this error.\n"
                     "Otherwise, use --namespace (with --create-namespace as necessary) to run in a specific "
                     "namespace.\nSee: https://helm.sh/docs/helm/helm_install/#options")
-
-
-class RenderError(Exception):
-    pass
-
-
-def values(chart_values, user_files):
-    v = coalesce(DEFAULTS, chart_values or {})
-    for u in user_files:
-        v = coalesce(v, u or {})
-    return v
 
 
 def has_config_map(v):

@@ -213,10 +213,10 @@ def main(ctx):
         for u in user:
             vals = charts.coalesce(vals, u)
         if renderer is not None:
-            vals = renderer.values(chart_values, user)
+            vals = charts.values(renderer.DEFAULTS, chart_values, user)
             try:
                 objs = renderer.render(name, tns, vals, meta)
-            except renderer.RenderError as e:
+            except charts.RenderError as e:
                 raise HelmError("INSTALLATION FAILED: %s" % e)
         if last and last["info"]["status"] != "deployed" and env.get("FAILURE_POLICY", "reinstall") == "reinstall":
             _delete_refs(ctx.api, last.get("objects", []))
