@@ -968,7 +968,8 @@ no-nvidia-smi"
 			-o 'jsonpath={.items[*].status.containerStatuses[*].restartCount}') =~ ^[1-9] ]]
 	}
 	wait_for 60 restarted
-	run kx chartfail logs -n kube-system -l job-name=helm-install-nvidia-device-plugin --tail=1
+	# The run that ended: the current one may not have said anything yet.
+	run kx chartfail logs -n kube-system -l job-name=helm-install-nvidia-device-plugin --previous --tail=1
 	assert_output "Error: INSTALLATION FAILED: failed to fetch https://10.43.0.1:443/static/charts/nvidia-device-plugin-$(pin DEVICE_PLUGIN_CHART_VERSION).tgz : 500 Internal Server Error"
 	run kx chartfail get job helm-install-nvidia-device-plugin -n kube-system -o 'jsonpath={.status.active}'
 	assert_output "1"
