@@ -413,8 +413,7 @@ stage_dra_driver() {
 	assert_equal "$(grep -c '^GPU ' <<<"$output")" 1
 	wait_for 60 pod_phase_is dra holder Running
 	claim=$(kx dra get pod holder -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}')
-	uid=$(kx dra get resourceclaim "$claim" -o jsonpath='{.metadata.uid}')
-	dev=$(kx dra get resourceclaim "$claim" -o jsonpath='{.status.allocation.devices.results[0].device}')
+	read -r uid dev < <(kx dra get resourceclaim "$claim" -o json | jq -r '"\(.metadata.uid) \(.status.allocation.devices.results[0].device)"')
 	# The kubelet's checkpoint holds the prepared claim, the spec its device;
 	# the spec's NVIDIA_VISIBLE_DEVICES=void wins over the pod's "all".
 	run docker exec openshell-cluster-dra cat /var/lib/kubelet/dra_manager_state
@@ -432,28 +431,41 @@ stage_dra_driver() {
 	[ "$(jq -r '.Data | fromjson | .Entries | length' <<<"$output")" = 0 ]
 	wait_for 30 bash -c "[ -z \"\$(docker exec openshell-cluster-dra kubectl get resourceclaims -o name)\" ]"
 	# nvidia.com/gpu: 1 on a node without a device plugin: the class's
-	# extended resource, through the scheduler's special claim.
+	# extended resource, through the scheduler's special claim, whose
+	# generated name's base is cut to 58 characters.
+	ext=ext-pod-with-a-name-long-enough-to-cut-its-claim
 	kx dra apply -f - >/dev/null <<-EOF
 	apiVersion: v1
 	kind: Pod
-	metadata: {name: ext}
+	metadata: {name: $ext}
 	spec:
 	  containers:
 	  - {name: c, image: $SMOKE, command: [sleep, "600"], resources: {limits: {nvidia.com/gpu: 1}}}
+	---
+	apiVersion: v1
+	kind: Pod
+	metadata: {name: three}
+	spec:
+	  containers:
+	  - {name: c, image: $SMOKE, command: [sleep, "600"], resources: {limits: {nvidia.com/gpu: 3}}}
 	EOF
-	wait_for 60 pod_phase_is dra ext Running
-	run kx dra get pod ext -o json
+	wait_for 60 pod_phase_is dra "$ext" Running
+	run kx dra get pod "$ext" -o json
 	assert_equal "$(jq -c '.status.extendedResourceClaimStatus.requestMappings' <<<"$output")" \
 		'[{"containerName":"c","requestName":"container-0-request-0","resourceName":"nvidia.com/gpu"}]'
 	claim=$(jq -r .status.extendedResourceClaimStatus.resourceClaimName <<<"$output")
-	[[ $claim == ext-extended-resources-????? ]]
+	[[ $claim == ext-pod-with-a-name-long-enough-to-cut-its-claim-extended-????? ]]
 	run kx dra get resourceclaim "$claim" -o json
-	[ "$(jq -r '.metadata.annotations["resource.kubernetes.io/extended-resource-claim"] + " " + .metadata.ownerReferences[0].name' <<<"$output")" = "true ext" ]
+	[ "$(jq -r '.metadata.annotations["resource.kubernetes.io/extended-resource-claim"] + " " + .metadata.ownerReferences[0].name' <<<"$output")" = "true $ext" ]
 	[ "$(jq -r '.spec.devices.requests[0] | "\(.name) \(.exactly.deviceClassName) \(.exactly.count)"' <<<"$output")" = "container-0-request-0 gpu.nvidia.com 1" ]
-	[ "$(jq -r '.status.reservedFor[0].name' <<<"$output")" = ext ]
-	run kx dra exec ext -- nvidia-smi -L
+	[ "$(jq -r '.status.reservedFor[0].name' <<<"$output")" = "$ext" ]
+	run kx dra exec "$ext" -- nvidia-smi -L
 	assert_equal "$(grep -c '^GPU ' <<<"$output")" 1
-	kx dra delete pod ext --grace-period=1 >/dev/null
+	# Three of two GPUs: no claim is made, and PostFilter speaks as for claims.
+	wait_for 30 bash -c "[ -n \"\$(docker exec openshell-cluster-dra kubectl get pod three -o jsonpath='{.status.conditions[0].message}')\" ]"
+	run kx dra get pod three -o jsonpath='{.status.conditions[0].message}'
+	assert_output '0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.'
+	kx dra delete pod "$ext" three --grace-period=1 >/dev/null
 	wait_for 30 bash -c "[ -z \"\$(docker exec openshell-cluster-dra kubectl get resourceclaims -o name)\" ]"
 	# The driver uninstalled: the kubelet wipes the node's slices once the
 	# plugin is gone (30 s later; 1 s under the switch).

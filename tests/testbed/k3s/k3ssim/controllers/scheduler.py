@@ -308,11 +308,9 @@ class Scheduler:
                      and any(o.get("uid") == uid and o.get("controller")
                              for o in c["metadata"].get("ownerReferences") or [])), None)
 
-    def _extended_claim(self, pod, node, want, mapping):
-        """(the pod's special claim for NODE asking what DRA serves there,
-        its mappings), or (None, None) when the node's allocatable serves
-        it all."""
-        dra_served = [r for r in want if r in mapping and self._free(node, r, {}) <= 0]
+    def _extended_claim(self, pod, dra_served, mapping):
+        """(the pod's special claim asking for the resources DRA_SERVED, its
+        mappings), or (None, None) when there are none."""
         if not dra_served:
             return None, None
         md = pod["metadata"]
@@ -340,10 +338,10 @@ class Scheduler:
             return self._delete_claim(leftover)
         extended = {}
         for n in nodes:
-            ext, maps = self._extended_claim(pod, n, want, mapping)
-            node_want = {r: q for r, q in want.items()
-                         if not ext or r not in mapping or self._free(n, r, {}) > 0}
-            why = self._why_not(pod, n, node_want, used)
+            # What DRA serves here: a mapped resource the node's allocatable lacks.
+            dra_served = [r for r in want if r in mapping and self._free(n, r, {}) <= 0]
+            ext, maps = self._extended_claim(pod, dra_served, mapping)
+            why = self._why_not(pod, n, {r: q for r, q in want.items() if r not in dra_served}, used)
             node_claims = claims + ([ext] if ext else [])
             if why is None and node_claims:
                 c = self._claims_why_not(node_claims, n)
