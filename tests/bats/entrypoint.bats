@@ -90,7 +90,7 @@ entrypoint() {
 		entrypoint server
 		assert_equal "$status" 7
 		# As the runtime reads it: TOML, the keys top-level, the rest kept.
-		run python3 -c 'import sys, tomllib; d = tomllib.load(open(sys.argv[1], "rb"))
+		run /usr/bin/python3 -c 'import sys, tomllib; d = tomllib.load(open(sys.argv[1], "rb"))
 print(d["accept-nvidia-visible-devices-envvar-when-unprivileged"], d["accept-nvidia-visible-devices-as-volume-mounts"],
       d["nvidia-container-runtime"]["mode"], d["nvidia-container-cli"]["ldconfig"])' "$OPENSHELL_NVIDIA_RUNTIME_CONFIG"
 		assert_success
@@ -268,7 +268,7 @@ mine.tar"
 	chmod +x "$bin"/*
 	PATH=$bin:$PATH entrypoint server
 	f=$K3S_DATA_DIR/agent/etc/containerd/config-v3.toml.d/openshell.toml
-	run python3 -c 'import sys, tomllib, json; print(json.dumps(tomllib.load(open(sys.argv[1], "rb")), sort_keys=True))' "$f"
+	run /usr/bin/python3 -c 'import sys, tomllib, json; print(json.dumps(tomllib.load(open(sys.argv[1], "rb")), sort_keys=True))' "$f"
 	assert_success
 	assert_output '{"plugins": {"io.containerd.cri.v1.runtime": {"containerd": {"runtimes": {"nvidia": {"privileged_without_host_devices": true}, "nvidia-cdi": {"privileged_without_host_devices": true}, "runc": {"privileged_without_host_devices": true}}}}}, "version": 3}'
 	# Without the toolkit: runc alone (a table for a runtime k3s does not make would make one without a type).
@@ -287,7 +287,7 @@ mine.tar"
 	OPENSHELL_TOOLKIT_PATH=$bin entrypoint server
 	f=$K3S_DATA_DIR/agent/etc/containerd/config-v3.toml.d/openshell.toml
 	spec=$K3S_DATA_DIR/agent/etc/containerd/openshell-runc-spec.json
-	run python3 -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["plugins"]["io.containerd.cri.v1.runtime"]["containerd"]["runtimes"]["runc"]["base_runtime_spec"])' "$f"
+	run /usr/bin/python3 -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["plugins"]["io.containerd.cri.v1.runtime"]["containerd"]["runtimes"]["runc"]["base_runtime_spec"])' "$f"
 	assert_output "$spec"
 	# containerd's default spec less what CRI drops without a base spec, and the hook.
 	run jq -c '[.hooks.createContainer, .process.rlimits, .process.apparmorProfile, .linux.seccomp, [.mounts[].destination], .linux.resources.devices]' "$spec"

@@ -537,7 +537,7 @@ health_says() {
 	port=$(free_port)
 	openshell -q gateway start --name pt --image "$IMAGE" --port "$port" --no-wait
 	docker stop openshell-cluster-pt >/dev/null
-	python3 -c 'import socket, sys, time
+	/usr/bin/python3 -c 'import socket, sys, time
 s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1); time.sleep(60)' "$port" &
 	holder=$!
 	eventually sh -c "ss -Hltn 'sport = :$port' | grep -q ."

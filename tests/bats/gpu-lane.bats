@@ -11,7 +11,7 @@ setup() {
 
 # Print a field of the workflow, as Python's YAML reads it ("on" is YAML 1.1's true).
 wf() {
-	python3 -c 'import sys, yaml, json
+	/usr/bin/python3 -c 'import sys, yaml, json
 w = yaml.safe_load(open(sys.argv[1]))
 on = w.get("on", w.get(True))
 env = {"w": w, "on": on}
@@ -48,7 +48,7 @@ print(json.dumps(eval(sys.argv[2], {}, env)))' "$WF" "$1"
 @test "every shell step of the lane parses" {
 	n=$(wf 'len(w["jobs"]["gpu-e2e"]["steps"])')
 	for ((i = 0; i < n; i++)); do
-		script=$(python3 -c 'import sys, yaml
+		script=$(/usr/bin/python3 -c 'import sys, yaml
 print(yaml.safe_load(open(sys.argv[1]))["jobs"]["gpu-e2e"]["steps"][int(sys.argv[2])].get("run", ""))' "$WF" "$i" |
 			sed 's/\${{[^}]*}}/X/g')
 		run bash -n <<<"$script"
