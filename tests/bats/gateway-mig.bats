@@ -76,8 +76,8 @@ gpu_rows() {
 	others=$(awk '$1 ~ /^gpu[0-9]+\/gi[0-9]+\/(ci[0-9]+\/)?access$/ && $1 !~ /^gpu0\/gi2\// { print $2 }' <<<"$minors")
 	run docker exec openshell-cluster-onemig ls /dev/nvidia-caps
 	for m in $given; do assert_line "nvidia-cap$m"; done
-	left=0
-	for m in $others; do grep -qx "nvidia-cap$m" <<<"$output" && left=$((left + 1)); done
+	# The table has some 4300 other minors: one grep for all of them.
+	left=$(grep -cxFf <(sed 's/^/nvidia-cap/' <<<"$others") <<<"$output" || true)
 	assert_equal "$left" 0
 	# Its own GPU's other instances are among what the entrypoint says it removed.
 	siblings=$(docker exec openshell-cluster-onemig sh -c 'for f in /proc/driver/nvidia/capabilities/gpu0/mig/gi*/access \
