@@ -287,7 +287,7 @@ claim_of() {
 	run kx gpu get resourceclaim "$c1" -o json
 	assert_success
 	claim=$output
-	[ "$(jq -r '.metadata.ownerReferences[0] | "\(.kind) \(.name) \(.controller) \(.blockOwnerDeletion)"' <<<"$claim")" = "Pod dra1 true true" ]
+	[ "$(jq -r '.metadata.ownerReferences[0] | "\(.kind) \(.name) \(.controller) \(.blockOwnerDeletion)"' <<<"$claim")" = "Pod dra1 true null" ]
 	[ "$(jq -r '.metadata.annotations["resource.kubernetes.io/pod-claim-name"] + " " + .metadata.labels.from' <<<"$claim")" = "gpu template" ]
 	[ "$(jq -r '.metadata.finalizers[0]' <<<"$claim")" = resource.kubernetes.io/delete-protection ]
 	[ "$(jq -r '.status.allocation.devices.results[0] | "\(.request) \(.driver) \(.pool)"' <<<"$claim")" = "gpu gpu.nvidia.com $node" ]

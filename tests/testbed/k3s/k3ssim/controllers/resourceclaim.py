@@ -91,8 +91,8 @@ class ResourceClaims:
                                   "annotations": dict(tmeta.get("annotations") or {}, **{POD_CLAIM_NAME: pc["name"]}),
                                   "ownerReferences": [{"apiVersion": "v1", "kind": "Pod",
                                                        "name": pod["metadata"]["name"],
-                                                       "uid": pod["metadata"]["uid"], "controller": True,
-                                                       "blockOwnerDeletion": True}]},
+                                                       # No blockOwnerDeletion since 1.35 (#134956).
+                                                       "uid": pod["metadata"]["uid"], "controller": True}]},
                      "spec": (tmpl.get("spec") or {}).get("spec") or {}}
             try:
                 obj, _ = self.api.create(self._res("ResourceClaim"), claim)
