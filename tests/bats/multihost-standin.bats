@@ -209,7 +209,8 @@ ready_is() {
 @test "a stopped agent's node goes NotReady after the node controller's grace, and comes back" {
 	eventually ready_is node-b True
 	sim_docker node-b stop -t 10 openshell-agent >/dev/null
-	eventually ready_is node-b Unknown
+	# The grace is 40 s: a watch, where polls would run a kubectl every half second.
+	kx wait --for=condition=Ready=Unknown node/node-b --timeout=90s >/dev/null
 	run kx get node node-b -o json
 	assert_equal "$(jq -r '[.status.conditions[] | "\(.type)=\(.status):\(.reason)"] | sort | join(" ")' <<<"$output")" \
 		"DiskPressure=Unknown:NodeStatusUnknown MemoryPressure=Unknown:NodeStatusUnknown PIDPressure=Unknown:NodeStatusUnknown Ready=Unknown:NodeStatusUnknown"
