@@ -6,8 +6,9 @@
 #   install_packages [build]    apt-get what is missing (root; no-op when all there)
 #   build_tree DIR [ARGS...]    autoreconf, configure in DIR with ARGS, make
 
-# The toolchain, the libraries, bats, python3-jsonschema (the suites check
-# openshell's --json against doc/openshell.schema.json), and the test bed
+# The toolchain, the libraries, bats, Debian's python3 with python3-jsonschema
+# and PyYAML (the suites check openshell's --json against
+# doc/openshell.schema.json and read the GPU lane's workflow), and the test bed
 # (busybox-static for images, jq for the runtime shim and the suites, zstd
 # for the airgap tarball, python3 with PyYAML and openssl that the k3s
 # stand-in runs on, nsenter from util-linux, ss from iproute2, iptables for
@@ -20,12 +21,12 @@
 build_packages=(
 	autoconf automake make gcc pkg-config
 	libpipeline-dev libcjson-dev libyaml-dev
-	bats bats-support bats-assert jq iproute2 python3-jsonschema
+	bats bats-support bats-assert jq iproute2 python3 python3-jsonschema python3-yaml
 )
 packages=(
 	"${build_packages[@]}"
 	busybox-static zstd util-linux coreutils iptables ethtool
-	shellcheck valgrind unzip python3 python3-yaml openssl gnuplot-nox openssh-server openssh-client
+	shellcheck valgrind unzip openssl gnuplot-nox openssh-server openssh-client
 )
 
 # What tests/testbed/sim-host runs: a real dockerd, with containerd and runc,

@@ -651,6 +651,53 @@ class NodeLifecycle(unittest.TestCase):
                              [("node.kubernetes.io/unreachable", "NoSchedule")])
 
 
+class GarbageCollector(unittest.TestCase):
+    """The garbage collector's foreground deletion (controllers/gc.py)."""
+
+    def setUp(self):
+        from k3ssim import api, registry
+        from k3ssim.controllers import gc
+        self.api = api.Api(store.Store(os.path.join(tempfile.mkdtemp(), "state.json")), registry.Registry())
+        self.api.store.create(("", "namespaces"), {"metadata": {"name": "default"}})
+        # The owner a Secret: a pod that never ran is removed at once (grace 0).
+        self.owners, self.cms = (self.api.registry.by_kind("v1", k) for k in ("Secret", "ConfigMap"))
+        self.gc = gc.Housekeeping(self.api)
+        self.owner, _ = self.api.create(self.owners, {"metadata": {"name": "own"}}, "default")
+
+    def dependent(self, name, blocks):
+        ref = {"apiVersion": "v1", "kind": "Secret", "name": "own", "uid": self.owner["metadata"]["uid"],
+               "controller": True}
+        if blocks:
+            ref["blockOwnerDeletion"] = True
+        self.api.create(self.cms, {"metadata": {"name": name, "ownerReferences": [ref]}}, "default")
+
+    def there(self, res, name):
+        return self.api.find(res, "default", name) is not None
+
+    def test_an_owner_waits_for_the_dependents_that_block_it(self):
+        self.dependent("blocks", True)
+        self.dependent("free", False)
+        self.api.delete(self.owners, "default", "own", {"propagationPolicy": "Foreground"})
+        self.gc.tick()
+        self.assertTrue(self.there(self.owners, "own"))
+        for _ in range(5):
+            self.gc.tick()
+            # Never the owner gone while the blocking dependent is there.
+            self.assertFalse(self.there(self.cms, "blocks") and not self.there(self.owners, "own"))
+        self.assertFalse(self.there(self.owners, "own") or self.there(self.cms, "blocks") or
+                         self.there(self.cms, "free"))
+
+    def test_an_owner_does_not_wait_for_a_dependent_that_does_not_block(self):
+        # As a pod and its template's claim since 1.35 (kubernetes#134956):
+        # the owner goes while its dependent is still being deleted.
+        self.dependent("free", False)
+        self.api.delete(self.owners, "default", "own", {"propagationPolicy": "Foreground"})
+        self.gc.tick()
+        self.assertFalse(self.there(self.owners, "own"))
+        while self.there(self.cms, "free"):
+            self.gc.tick()
+
+
 class NodeRemoval(unittest.TestCase):
     """k3s's node controller's onRemove and the pod GC's orphans (controllers/nodes.py)."""
 

@@ -3,9 +3,11 @@ namespace controller and the service-account controller.
 
 - Garbage collector (pkg/controller/garbagecollector): a dependent whose
   owner (by UID) is gone is deleted in the background; an owner with the
-  foregroundDeletion finalizer has its dependents deleted first, then the
-  finalizer removed; with orphan, its dependents lose the owner
-  reference, then the finalizer goes.
+  foregroundDeletion finalizer has its dependents deleted, and the
+  finalizer removed once those that block it (blockOwnerDeletion, such as
+  a DaemonSet's or a Job's pods; not a template's claims since 1.35) are
+  gone (garbagecollector.go processDeletingDependentsItem); with orphan,
+  its dependents lose the owner reference, then the finalizer goes.
 - Namespace controller (pkg/controller/namespace): a Terminating
   namespace's objects are deleted, then its "kubernetes" finalizer is
   removed and the namespace goes.
@@ -66,12 +68,16 @@ class Housekeeping:
                                                     if r.get("uid") != owner["metadata"]["uid"]]
                 self._update(dkey, d)
             fins.remove("orphan")
-        elif deps:
+        else:
             for dkey, d in deps:
                 if not d["metadata"].get("deletionTimestamp"):
                     self._delete(dkey, d, {"propagationPolicy": "Foreground"})
-            return
-        else:
+            # processDeletingDependentsItem: the owner waits only for the
+            # dependents that block it (blockOwnerDeletion on their reference).
+            uid = owner["metadata"]["uid"]
+            if any(r.get("uid") == uid and r.get("blockOwnerDeletion")
+                   for _, d in deps for r in d["metadata"].get("ownerReferences") or []):
+                return
             fins.remove("foregroundDeletion")
         self._update(key, owner)
 

@@ -3,7 +3,7 @@
 
 - a pod's claim from a ResourceClaimTemplate: made with generateName
   "<pod>-<podClaimName>-" (each cut in proportion past 57 characters),
-  the pod as its controller owner (blockOwnerDeletion), the annotation
+  the pod as its controller owner (no blockOwnerDeletion since 1.35), the annotation
   resource.kubernetes.io/pod-claim-name, the template's labels and
   annotations and its spec; its name goes to the pod's
   status.resourceClaimStatuses;
