@@ -248,8 +248,8 @@ class Api:
                     return self.store.update(key, obj), False
                 if grace > 0:
                     return obj, False
-                if not md.get("finalizers"):
-                    return self.store.remove(key, ns, name), True
+                # Grace 0: gone at once, unless finalizers (its own, or the
+                # propagation policy's below) keep it (store.go Delete).
             if res.kind == "Namespace" and not res.group:
                 if not md.get("deletionTimestamp"):
                     md["deletionTimestamp"] = clock.rfc3339()

@@ -687,6 +687,20 @@ class GarbageCollector(unittest.TestCase):
         self.assertFalse(self.there(self.owners, "own") or self.there(self.cms, "blocks") or
                          self.there(self.cms, "free"))
 
+    def test_a_pod_that_never_ran_deleted_in_the_foreground_waits_for_the_collector(self):
+        # store.go Delete: grace 0, but the policy's finalizer keeps it.
+        pods = self.api.registry.by_kind("v1", "Pod")
+        self.api.create(pods, {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x"}]}},
+                        "default", validation="Ignore")
+        self.api.delete(pods, "default", "p", {"propagationPolicy": "Foreground"})
+        self.assertEqual(self.api.find(pods, "default", "p")["metadata"]["finalizers"], ["foregroundDeletion"])
+        self.gc.tick()
+        self.assertIsNone(self.api.find(pods, "default", "p"))
+        self.api.create(pods, {"metadata": {"name": "q"}, "spec": {"containers": [{"name": "c", "image": "x"}]}},
+                        "default", validation="Ignore")
+        self.api.delete(pods, "default", "q")
+        self.assertIsNone(self.api.find(pods, "default", "q"))
+
     def test_an_owner_does_not_wait_for_a_dependent_that_does_not_block(self):
         # As a pod and its template's claim since 1.35 (kubernetes#134956):
         # the owner goes while its dependent is still being deleted.
