@@ -34,6 +34,20 @@ CMP = re.compile(r"""^(.+?)\s*(==|!=)\s*(".*"|'.*'|-?[0-9]+|true|false)$""")
 FINALIZER = "resource.kubernetes.io/delete-protection"
 
 
+def container_requests(c):
+    """A container's requests, defaulted from its limits as the API's
+    defaulting does (core/v1 defaults.go SetDefaults_ResourceRequirements)."""
+    r = c.get("resources") or {}
+    return dict(r.get("limits") or {}, **(r.get("requests") or {}))
+
+
+def extended_status(pod):
+    """The pod's status.extendedResourceClaimStatus (the scheduler's special
+    claim for its extended resources, and which container's requests it
+    serves), or {}."""
+    return (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
+
+
 def pod_claims(pod):
     """[(podClaimName, claim name or None)] in spec order: None for a
     template's claim not made yet."""

@@ -93,9 +93,8 @@ def requests(pod):
     limits), as PodRequests counts them: the containers' and the restartable
     init containers' sum, or an init container's own if that is larger."""
     def extended(c):
-        r = c.get("resources") or {}
         out = {}
-        for k, v in dict(r.get("limits") or {}, **(r.get("requests") or {})).items():
+        for k, v in dra.container_requests(c).items():
             if "/" in k and not k.startswith("kubernetes.io/"):
                 try:
                     out[k] = int(v)
@@ -140,12 +139,6 @@ def _containers(pod):
     return list(spec.get("initContainers") or []) + list(spec.get("containers") or [])
 
 
-def _container_requests(c):
-    """A container's requests, defaulted from its limits as the API does."""
-    r = c.get("resources") or {}
-    return dict(r.get("limits") or {}, **(r.get("requests") or {}))
-
-
 def _count(reqs, resource):
     try:
         return int(reqs.get(resource, 0) or 0)
@@ -157,7 +150,7 @@ def _container_request(i, c, resource, class_name, reusable):
     """createResourceRequestAndMappings: the request container I needs for
     RESOURCE beyond what it may reuse of later containers' REUSABLE ones
     (or None), and its mappings."""
-    reqs = _container_requests(c)
+    reqs = dra.container_requests(c)
     want = _count(reqs, resource)
     if not want:
         return None, []
@@ -336,11 +329,13 @@ class Scheduler:
             # claim") and PostFilter deletes the claim; the next pass tries
             # anew. SIMULATION: no event for this pass.
             return self._delete_claim(leftover)
-        extended = {}
+        extended, made = {}, {}
         for n in nodes:
             # What DRA serves here: a mapped resource the node's allocatable lacks.
-            dra_served = [r for r in want if r in mapping and self._free(n, r, {}) <= 0]
-            ext, maps = self._extended_claim(pod, dra_served, mapping)
+            dra_served = tuple(r for r in want if r in mapping and self._free(n, r, {}) <= 0)
+            if dra_served not in made:
+                made[dra_served] = self._extended_claim(pod, dra_served, mapping)
+            ext, maps = made[dra_served]
             why = self._why_not(pod, n, {r: q for r, q in want.items() if r not in dra_served}, used)
             node_claims = claims + ([ext] if ext else [])
             if why is None and node_claims:

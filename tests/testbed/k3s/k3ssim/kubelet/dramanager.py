@@ -50,7 +50,7 @@ import time
 import zlib
 
 from .. import config, logs, status
-from ..dra import pod_claims
+from ..dra import container_requests, extended_status, pod_claims
 
 WIPING_DELAY = 30.0
 KIND = "DRACheckpoint"
@@ -241,8 +241,8 @@ class DRAManager:
                 for ref in (container.get("resources") or {}).get("claims") or []]
         # The special claim's requests mapped to this container, for the
         # resources it asks for.
-        ext = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
-        asked = {r for r, v in _requests(container).items() if str(v) not in ("0", "")}
+        ext = extended_status(pod)
+        asked = {r for r, v in container_requests(container).items() if str(v) not in ("0", "")}
         refs += [(ext.get("resourceClaimName"), m.get("requestName"),
                   "unable to get claim info for claim %s in namespace %s" % (ext.get("resourceClaimName"), ns))
                  for m in ext.get("requestMappings") or []
@@ -295,15 +295,10 @@ class DRAManager:
         return True
 
 
-def _requests(container):
-    r = container.get("resources") or {}
-    return dict(r.get("limits") or {}, **(r.get("requests") or {}))
-
-
 def mapped_resources(pod, container):
     """The resources of CONTAINER that the scheduler's special claim serves
     (the device manager leaves them alone: isDRAExtendedResource)."""
-    ext = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
+    ext = extended_status(pod)
     return {m.get("resourceName") for m in ext.get("requestMappings") or []
             if m.get("containerName") == container.get("name")}
 
@@ -311,7 +306,7 @@ def mapped_resources(pod, container):
 def extended_claim(pod):
     """The name of the scheduler's special claim for POD's extended
     resources (status.extendedResourceClaimStatus), or None."""
-    return ((pod.get("status") or {}).get("extendedResourceClaimStatus") or {}).get("resourceClaimName")
+    return extended_status(pod).get("resourceClaimName")
 
 
 def parse_checkpoint(doc):

@@ -162,8 +162,7 @@ class PodWorker:
         return True
 
     def _prepare_claims(self):
-        if not ((self.pod.get("spec") or {}).get("resourceClaims")
-                or (self.pod.get("status") or {}).get("extendedResourceClaimStatus")):
+        if not ((self.pod.get("spec") or {}).get("resourceClaims") or dramanager.extended_claim(self.pod)):
             return True
         if clock.now() < self.sandbox_retry:
             return False

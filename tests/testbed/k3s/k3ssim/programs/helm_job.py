@@ -209,11 +209,9 @@ def main(ctx):
                 raise HelmError("INSTALLATION FAILED: failed to parse /config/%s: %s" % (f, e))
         renderer = charts.renderer(meta.get("name"))
         objs = []
-        vals = charts.coalesce(chart_values, {})
-        for u in user:
-            vals = charts.coalesce(vals, u)
+        # A chart without a renderer: its archive's values alone under the user's.
+        vals = charts.values(getattr(renderer, "DEFAULTS", None), chart_values, user)
         if renderer is not None:
-            vals = charts.values(renderer.DEFAULTS, chart_values, user)
             try:
                 objs = renderer.render(name, tns, vals, meta)
             except charts.RenderError as e:
