@@ -132,6 +132,11 @@ gpu_pod() { # NAME GPUS CMD-JSON
 	sim_host_extra --cluster-images --gpus 1
 	# Every image of the set as docker save wrote it: each tag, under its config's ID.
 	set_tar=${seed%/seed-*}/images-${seed##*/seed-}.tar
+	# In use through its seed, the set's archive is kept fresh: another key's
+	# sim-image drops what is an hour old.
+	touch -d '2 hours ago' "$set_tar"
+	"$REPO/tests/testbed/sim-image" --seed >/dev/null
+	(($(date +%s) - $(stat -c %Y "$set_tar") < 600))
 	want=$(tar -xOf "$set_tar" manifest.json |
 		jq -r '.[] | (.Config | sub("^blobs/sha256/"; "") | sub("\\.json$"; "")) as $id | .RepoTags[] | "\(.) sha256:\($id)"' | sort)
 	[[ "$want" == *"openshell-cluster:sim-nobundle sha256:"* ]]
