@@ -258,12 +258,23 @@ int kube_get_finish(struct run_child *c, const char *resource, cJSON **out, char
 	return get_result(docker_await(c, &res, err), &res, resource, out, file, err);
 }
 
+/* Did kubectl fail saying TEXT (in the message or its detail)? */
+static int kubectl_said(const os_error *err, const char *text)
+{
+	return err->code == OS_EXIT_FAILURE &&
+	       ((err->msg && strstr(err->msg, text)) || (err->detail && strstr(err->detail, text)));
+}
+
 int kube_get_type_unknown(const os_error *err, const char *plural)
 {
 	cleanup_free char *said = xasprintf("the server doesn't have a resource type \"%s\"", plural);
 
-	return err->code == OS_EXIT_FAILURE && ((err->msg && strstr(err->msg, said)) ||
-						 (err->detail && strstr(err->detail, said)));
+	return kubectl_said(err, said);
+}
+
+int kube_api_starting(const os_error *err)
+{
+	return kubectl_said(err, "Error from server (ServiceUnavailable)");
 }
 
 /* kubectl logs of TARGET ("--selector=S", or a pod's name), of its

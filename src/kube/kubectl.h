@@ -56,6 +56,10 @@ int kube_get(const char *ctr, const char *resource, const char *name, const char
  * registered PLURAL, one of its own types (see kube_exec_k3s_type)? */
 int kube_get_type_unknown(const os_error *err, const char *plural);
 
+/* Did a kubectl call fail because k3s's API server was not running yet
+ * (503 ServiceUnavailable, k3s's "apiserver not ready")? */
+int kube_api_starting(const os_error *err);
+
 /* kube_get() of a list beside other calls: started here, answered by
  * kube_get_finish() (which waits for it) as kube_get() would. With FILE,
  * that file of the container is read in the same docker exec first

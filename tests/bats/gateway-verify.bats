@@ -209,6 +209,20 @@ runc_pod_running() {
 	openshell -q gateway destroy --name vr --yes
 }
 
+@test "a cluster get that meets k3s's API server still starting (503) is made again once /readyz answers" {
+	# The race of a verify right after start --no-wait: kubectl's get is
+	# answered 503, and the API runs by the time /readyz is asked.
+	fake_docker_on " get nodes,daemonsets,runtimeclasses,helmchartconfigs " '[ "$n" = 0 ] || exec docker "$@"
+		a=(); for x; do
+			[ "$x" = kubectl ] && a+=(sh -c "echo \"Error from server (ServiceUnavailable): the server is currently unable to handle the request\" >&2; exit 1")
+			a+=("$x"); done
+		exec docker "${a[@]}"'
+	OPENSHELL_DOCKER=$FAKE_DOCKER run --separate-stderr openshell gateway verify --name vg
+	assert_success
+	assert_line '7 passed, 0 failed'
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/calls")" 2
+}
+
 @test "verify of a stopped gateway says how to start it" {
 	openshell -q gateway start --name vs --image "$IMAGE" --port "$(free_port)" >/dev/null
 	docker stop openshell-cluster-vs >/dev/null

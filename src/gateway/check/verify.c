@@ -291,6 +291,26 @@ static int verify_run_start(struct verify_run *v, os_error *err)
 	return v->state_call ? 0 : -1;
 }
 
+/* The get failed and the API answers now: a get while k3s's API server
+ * was still starting (k3s answers 503 "apiserver not ready" until it runs,
+ * as after a start --no-wait) is tried once more, without the look, which
+ * the first exec has given. Any other failure stands (-1, in api_err). */
+static int get_again(struct verify_run *v)
+{
+	struct run_child *call;
+	char *config = NULL;
+	int found;
+
+	if (!kube_api_starting(&v->api_err))
+		return -1;
+	os_error_clear(&v->api_err);
+	if (!(call = state_start(v->gw, NULL, 0, &v->api_err)))
+		return -1;
+	found = get_state(v->gw, v->vo, NULL, call, &v->list, &config, &v->api_err);
+	free(config);
+	return found;
+}
+
 /* The looks' answers: the GPUs seen (from the pods' exec or the get's),
  * containerd's config and the cluster's objects. 1: the cluster answered,
  * 0: it did not, and the API says it is down (the checks say so). */
@@ -319,6 +339,8 @@ static int verify_run_collect(struct verify_run *v, os_error *err)
 	found = kube_readyz(v->gw->container, 0, err);
 	if (found <= 0)
 		return found;
+	if ((found = get_again(v)) >= 0)
+		return 1;
 api_error:
 	*err = v->api_err;
 	v->api_err = (os_error){ 0 };
