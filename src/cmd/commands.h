@@ -36,7 +36,7 @@ extern const struct cli_spec manpage_spec;    /* hidden: the build's man page fi
 /* The option parsing of `gateway start`, apart so that it can be tested:
  * fills o from argv; returns -1 to go on, or the exit status to end with
  * (0 after --help, OS_EXIT_USAGE after a bad option or value). */
-struct deploy_opts;
-int gateway_start_parse(int argc, char **argv, struct deploy_opts *o);
+struct gateway_request;
+int gateway_start_parse(int argc, char **argv, struct gateway_request *o);
 
 #endif

@@ -147,13 +147,13 @@ const struct cli_spec gateway_start_spec = {
 	.run = run,
 };
 
-int gateway_start_parse(int argc, char **argv, struct deploy_opts *o)
+int gateway_start_parse(int argc, char **argv, struct gateway_request *o)
 {
 	struct cli_parser p = { .spec = &gateway_start_spec };
 	os_error err = { 0 };
 	int c, rc = -1, gpu_flag = 0;
 
-	deploy_opts_init(o);
+	gateway_request_init(o);
 	while (rc < 0 && (c = cli_next_option(&p, argc, argv)) != -1) {
 		switch (c) {
 		case OPT_NAME: o->name = optarg; break;
@@ -244,7 +244,7 @@ static cJSON *self_usage_json(void)
 	return j;
 }
 
-static void print_summary(const struct deploy_opts *o, const struct start_result *r)
+static void print_summary(const struct gateway_request *o, const struct start_result *r)
 {
 	if (o->json) {
 		cJSON *j = json_document();
@@ -299,14 +299,14 @@ static void print_summary(const struct deploy_opts *o, const struct start_result
 
 static int run(int argc, char **argv)
 {
-	struct deploy_opts o;
+	struct gateway_request o;
 	struct start_result r;
 	os_error err = { 0 };
 	int rc = gateway_start_parse(argc, argv, &o);
 
 	if (rc >= 0)
 		goto done;
-	if (deploy_opts_check(&o, &err) < 0) {
+	if (gateway_request_check(&o, &err) < 0) {
 		rc = log_error_report(&err);
 		goto done;
 	}
@@ -323,6 +323,6 @@ static int run(int argc, char **argv)
 	start_result_free(&r);
 done:
 	os_error_clear(&err);
-	deploy_opts_free(&o);
+	gateway_request_free(&o);
 	return rc;
 }

@@ -45,7 +45,7 @@ const struct cli_spec image_info_spec = {
 static int run(int argc, char **argv)
 {
 	struct cli_parser p = { .spec = &image_info_spec };
-	struct deploy_opts defaults;
+	struct gateway_request defaults;
 	struct image_facts f = { 0 };
 	os_error err = { 0 };
 	const char *ref;
@@ -55,7 +55,7 @@ static int run(int argc, char **argv)
 		json = 1;   /* --json is the only option of its own */
 	if (p.done >= 0)
 		return p.done;
-	deploy_opts_init(&defaults);
+	gateway_request_init(&defaults);
 	ref = optind < argc ? argv[optind++] : defaults.image;
 	if ((rc = cli_no_operands("image info", argc, argv)) >= 0)
 		return rc;

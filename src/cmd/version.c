@@ -108,7 +108,7 @@ static int run(int argc, char **argv)
 {
 	struct cli_parser p = { .spec = &version_spec };
 	struct report r = { .present = -1 };
-	struct deploy_opts defaults;
+	struct gateway_request defaults;
 	os_error recipe_err = { 0 }, docker_err = { 0 };
 	int json = 0, present, rc = OS_EXIT_OK;
 
@@ -118,7 +118,7 @@ static int run(int argc, char **argv)
 		return p.done;
 	if ((rc = cli_no_operands("version", argc, argv)) >= 0)
 		return rc;
-	deploy_opts_init(&defaults);
+	gateway_request_init(&defaults);
 	r.ref = defaults.image;
 	r.recipe = image_context_dir();
 	image_versions(r.recipe, &r.pins, &recipe_err);

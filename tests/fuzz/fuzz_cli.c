@@ -2,7 +2,8 @@
  *
  * The input is up to five newline-separated fields, used as
  *     NAME \n BIND \n IMAGE \n PORT \n DURATION
- * by deploy_opts_check() and the argv deploy_run_argv() builds from them;
+ * by gateway_request_check() and the argv deploy_run_argv() builds from
+ * their plan;
  * every field also goes through every single-value parser, so each parser
  * sees all the shapes the mutator makes. Invariants are the promises the
  * headers make: an accepted name is a DNS label, an accepted port is
@@ -115,28 +116,32 @@ static void check_field(const char *s)
 
 /* An accepted request becomes argv elements, never a shell string: the
  * image is one element of its own and no element can be taken apart. */
-static void check_argv(const struct deploy_opts *o)
+static void check_argv(const struct gateway_request *rq)
 {
+	struct deploy_plan p;
 	struct strv argv = { 0 };
-	char *addr = deploy_api_address(o);
+	char *addr;
 	const char *const *v;
 	int images = 0;
 
-	deploy_run_argv(o, &argv);
+	deploy_plan_init(&p, rq);
+	addr = deploy_api_address(&p);
+	deploy_run_argv(&p, &argv);
 	for (v = strv_argv(&argv); *v; v++) {
 		FUZZ_ASSERT(fuzz_one_line(*v));
-		images += strcmp(*v, o->image) == 0;
+		images += strcmp(*v, rq->image) == 0;
 	}
 	FUZZ_ASSERT(images >= 1);
 	FUZZ_ASSERT(fuzz_one_line(addr));
 	free(addr);
 	strv_free(&argv);
+	deploy_plan_free(&p);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *field[FIELDS] = { 0 };
-	struct deploy_opts o;
+	struct gateway_request o;
 	os_error err = { 0 };
 	const uint8_t *p = data, *end = data + size;
 	size_t i, f;
@@ -152,14 +157,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < FIELDS; i++)
 		check_field(field[i]);
 
-	deploy_opts_init(&o);
+	gateway_request_init(&o);
 	o.name = field[0];
 	o.bind = field[1];
 	o.image = field[2];
 	if (parse_port(field[3], &port) == 0)
 		o.port = port;
 	o.gpu = size & 1;
-	if (deploy_opts_check(&o, &err) == 0) {
+	if (gateway_request_check(&o, &err) == 0) {
 		unsigned char a[sizeof(struct in6_addr)];
 		FUZZ_ASSERT(inet_pton(AF_INET, o.bind, a) == 1 || inet_pton(AF_INET6, o.bind, a) == 1);
 		check_argv(&o);

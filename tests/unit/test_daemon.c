@@ -297,13 +297,15 @@ static void test_reach(void)
 	struct docker_daemon here = { .context = "default", .endpoint = "unix:///var/run/docker.sock", .local = 1 };
 	struct docker_daemon box = { .context = "box", .endpoint = "ssh://root@gpu-box", .host = "gpu-box" };
 	struct docker_daemon lo = { .context = "default", .endpoint = "ssh://root@127.0.0.1:22", .host = "127.0.0.1" };
-	struct deploy_opts o;
+	struct gateway_request rq;
+	struct deploy_plan o;
 	struct strv sans = { 0 };
 	os_error err = { 0 };
 	char *addr;
 
-	deploy_opts_init(&o);
-	o.name = "r";
+	gateway_request_init(&rq);
+	rq.name = "r";
+	deploy_plan_init(&o, &rq);
 	ok(reach_check(&o, &here, &err) == 0, "a local daemon: the default loopback bind is fine");
 	ok(reach_check(&o, &lo, &err) == 0, "ssh to this machine's loopback: fine too");
 	write_text("fake-ssh.out", "hostname 10.9.8.7\n", 0644);
@@ -311,7 +313,7 @@ static void test_reach(void)
 	   strstr(err.msg, "(the kubeconfig then names 10.9.8.7)"),
 	   "another machine's daemon: its loopback is refused, naming --bind and the address ssh reaches");
 	os_error_clear(&err);
-	o.bind_set = 1;
+	rq.bind_set = 1;
 	ok(reach_check(&o, &box, &err) == 0, "asked for, its loopback is kept (the user's tunnel)");
 	o.bind = "0.0.0.0";
 	o.port = 16443;
@@ -329,7 +331,7 @@ static void test_reach(void)
 	   "a name that is no alias: certified and reached by it (%s)", addr);
 	free(addr);
 	strv_free(&sans);
-	o.tls_san[o.n_tls_san++] = "gw.example.test";
+	rq.tls_san[rq.n_tls_san++] = "gw.example.test";
 	reach_sans(&o, &box, &sans);
 	addr = deploy_api_address(&o);
 	ok(strcmp(addr, "gw.example.test:16443") == 0, "--tls-san's first name is the server before the host's");

@@ -64,10 +64,20 @@ static void argv_is(struct strv *sv, const char *const *want, const char *what)
 	ok(strv_argv(sv)[sv->n] == NULL, "%s: argv is NULL-terminated", what);
 }
 
-static void build(const struct deploy_opts *o, struct strv *sv)
+static void build(const struct deploy_plan *p, struct strv *sv)
 {
 	memset(sv, 0, sizeof(*sv));
-	deploy_run_argv(o, sv);
+	deploy_run_argv(p, sv);
+}
+
+/* The plan of request RQ as a new gateway's, before the flow's own
+ * decisions (which a test sets on it): a static, made again each call. */
+static struct deploy_plan *plan(const struct gateway_request *rq)
+{
+	static struct deploy_plan p;
+
+	deploy_plan_init(&p, rq);
+	return &p;
 }
 
 /* ---- deploy_run_argv --------------------------------------------------- */
@@ -91,20 +101,22 @@ static void test_argv_default(void)
 		"server", "--disable=traefik", "--tls-san=127.0.0.1", "--tls-san=localhost",
 		NULL,
 	};
-	struct deploy_opts o;
+	struct gateway_request o;
+	struct deploy_plan *pl;
 	struct strv sv;
 
 	unsetenv("OPENSHELL_CLUSTER_IMAGE");
-	deploy_opts_init(&o);
-	build(&o, &sv);
+	gateway_request_init(&o);
+	build(plan(&o), &sv);
 	argv_is(&sv, want, "default argv is exactly docker run … server …");
 	ok(!argv_has(&sv, "--env=GPU_ENABLED=true"), "no GPU_ENABLED without --gpu");
 	is_int(argv_count_prefix(&sv, "--gpus"), 0, "no --gpus without --gpu");
 	strv_free(&sv);
 
 	/* Docker >= 25 probes at this interval during the start period. */
-	o.health_start_interval = 1;
-	build(&o, &sv);
+	pl = plan(&o);
+	pl->health_start_interval = 1;
+	build(pl, &sv);
 	is_int(argv_count_prefix(&sv, "--health-start-interval=1s"), 1, "--health-start-interval=1s on Docker >= 25");
 	strv_free(&sv);
 }
@@ -130,14 +142,14 @@ static void test_argv_gpu(void)
 		"server", "--disable=traefik", "--tls-san=127.0.0.1", "--tls-san=localhost",
 		NULL,
 	};
-	struct deploy_opts o;
+	struct gateway_request o;
 	struct strv sv;
 
-	deploy_opts_init(&o);
+	gateway_request_init(&o);
 	o.name = "gpu1";
 	o.gpu = 1;
 	o.image = "registry.example/cluster:dev";
-	build(&o, &sv);
+	build(plan(&o), &sv);
 	argv_is(&sv, want, "--gpu argv is exactly docker run … --gpus … --env … server …");
 	strv_free(&sv);
 }
@@ -191,20 +203,20 @@ static void test_argv_matrix(void)
 	for (size_t b = 0; b < sizeof(bind_cases) / sizeof(bind_cases[0]); b++)
 	for (int nn = NODE_NETWORK_VXLAN; nn <= NODE_NETWORK_WIREGUARD; nn++) {
 		const struct bind_case *bc = &bind_cases[b];
-		struct deploy_opts o;
+		struct gateway_request o;
 		struct strv sv, sv2;
 		char *publish = xasprintf("--publish=%s:%d:6443", bc->publish_host, ports[p]);
 		const char *last;
 		int good;
 
-		deploy_opts_init(&o);
+		gateway_request_init(&o);
 		o.name = "m";
 		o.image = "img:1";
 		o.gpu = gpu;
 		o.port = ports[p];
 		o.bind = bc->bind;
 		o.node_network = (enum node_network)nn;
-		build(&o, &sv);
+		build(plan(&o), &sv);
 		last = sv.n ? sv.v[sv.n - 1] : "";
 
 		good = argv_has(&sv, publish);
@@ -251,7 +263,7 @@ static void test_argv_matrix(void)
 		o.no_wait = 1;
 		o.json = 1;
 		o.timeout_ms = 1234;
-		build(&o, &sv2);
+		build(plan(&o), &sv2);
 		good = sv.n == sv2.n;
 		for (size_t i = 0; good && i < sv.n; i++)
 			good = strcmp(sv.v[i], sv2.v[i]) == 0;
@@ -267,15 +279,15 @@ static void test_argv_matrix(void)
 		printf("# %d matrix checks failed\n", bad);
 }
 
-/* ---- deploy_opts_init -------------------------------------------------- */
+/* ---- gateway_request_init ---------------------------------------------- */
 
 static void test_opts_init(void)
 {
-	struct deploy_opts o;
+	struct gateway_request o;
 
 	unsetenv("OPENSHELL_CLUSTER_IMAGE");
 	memset(&o, 0x5a, sizeof(o));
-	deploy_opts_init(&o);
+	gateway_request_init(&o);
 	is_str(o.name, "openshell", "default name");
 	is_int(o.gpu, 0, "default gpu off");
 	is_int(o.port, 6443, "default port");
@@ -287,15 +299,15 @@ static void test_opts_init(void)
 	is_int(o.json, 0, "default json off");
 
 	setenv("OPENSHELL_CLUSTER_IMAGE", "localhost:5000/cluster:test", 1);
-	deploy_opts_init(&o);
+	gateway_request_init(&o);
 	is_str(o.image, "localhost:5000/cluster:test", "OPENSHELL_CLUSTER_IMAGE overrides the image");
 	setenv("OPENSHELL_CLUSTER_IMAGE", "", 1);
-	deploy_opts_init(&o);
+	gateway_request_init(&o);
 	is_str(o.image, IMAGE_DEFAULT_TAG, "empty OPENSHELL_CLUSTER_IMAGE is ignored");
 	unsetenv("OPENSHELL_CLUSTER_IMAGE");
 }
 
-/* ---- deploy_opts_check --------------------------------------------------- */
+/* ---- gateway_request_check ----------------------------------------------- */
 
 static int one_line_n(const char *s, size_t n)
 {
@@ -317,18 +329,18 @@ static int one_line(const char *s)
 static void check(const char *name, const char *bind, const char *image, int want_ok,
 		  const char *want_in, const char *what)
 {
-	struct deploy_opts o;
+	struct gateway_request o;
 	os_error err = { 0 };
 	int rc;
 
-	deploy_opts_init(&o);
+	gateway_request_init(&o);
 	if (name)
 		o.name = name;
 	if (bind)
 		o.bind = bind;
 	if (image)
 		o.image = image;
-	rc = deploy_opts_check(&o, &err);
+	rc = gateway_request_check(&o, &err);
 	if (want_ok) {
 		ok(rc == 0 && err.msg == NULL, "accepted: %s", what);
 		if (rc != 0)
@@ -410,28 +422,28 @@ static void test_opts_check(void)
 
 	/* the name is checked first, the image last */
 	{
-		struct deploy_opts o;
+		struct gateway_request o;
 		os_error err = { 0 };
 
-		deploy_opts_init(&o);
+		gateway_request_init(&o);
 		o.name = "BAD";
 		o.bind = "nope";
 		o.image = "-x";
-		ok(deploy_opts_check(&o, &err) < 0 && err.msg && strstr(err.msg, "gateway name"),
+		ok(gateway_request_check(&o, &err) < 0 && err.msg && strstr(err.msg, "gateway name"),
 		   "with everything wrong the name is reported");
 		os_error_clear(&err);
 	}
 	/* a long value is cut in the message */
 	{
 		char longname[300];
-		struct deploy_opts o;
+		struct gateway_request o;
 		os_error err = { 0 };
 
 		memset(longname, 'X', sizeof(longname) - 1);
 		longname[sizeof(longname) - 1] = '\0';
-		deploy_opts_init(&o);
+		gateway_request_init(&o);
 		o.name = longname;
-		ok(deploy_opts_check(&o, &err) < 0 && err.msg && strstr(err.msg, "...") &&
+		ok(gateway_request_check(&o, &err) < 0 && err.msg && strstr(err.msg, "...") &&
 		   strlen(err.msg) < 250, "a 299-character name is cut with '...' in the message");
 		os_error_clear(&err);
 	}
@@ -467,29 +479,29 @@ static void test_printable(void)
 
 static void test_image_default(void)
 {
-	struct deploy_opts o;
+	struct gateway_request o;
 
 	unsetenv("OPENSHELL_CLUSTER_IMAGE");
-	deploy_opts_init(&o);
+	gateway_request_init(&o);
 	ok(!o.image_named, "the default image is built when absent, not pulled");
 	setenv("OPENSHELL_CLUSTER_IMAGE", IMAGE_DEFAULT_TAG, 1);
-	deploy_opts_init(&o);
+	gateway_request_init(&o);
 	ok(!o.image_named, "OPENSHELL_CLUSTER_IMAGE naming the default tag is still the default");
 	setenv("OPENSHELL_CLUSTER_IMAGE", "org/cluster:1", 1);
-	deploy_opts_init(&o);
+	gateway_request_init(&o);
 	ok(o.image_named, "another OPENSHELL_CLUSTER_IMAGE is pulled when absent");
 	unsetenv("OPENSHELL_CLUSTER_IMAGE");
 }
 
 static void api_address(const char *bind, int port, const char *want)
 {
-	struct deploy_opts o;
+	struct gateway_request o;
 	char *s;
 
-	deploy_opts_init(&o);
+	gateway_request_init(&o);
 	o.bind = bind;
 	o.port = port;
-	s = deploy_api_address(&o);
+	s = deploy_api_address(plan(&o));
 	is_str(s, want, bind);
 	free(s);
 }
@@ -507,28 +519,30 @@ static void test_api_address(void)
 /* --tls-san and a wildcard bind's host addresses reach k3s's certificate. */
 static void test_tls_sans(void)
 {
-	struct deploy_opts o;
+	struct gateway_request o;
+	struct deploy_plan *pl;
 	struct strv argv = { 0 }, hosts = { 0 };
 	os_error err = { 0 };
 	char *s;
 
-	deploy_opts_init(&o);
+	gateway_request_init(&o);
 	o.bind = "0.0.0.0";
 	o.tls_san[o.n_tls_san++] = "gw.example.test";
 	o.tls_san[o.n_tls_san++] = "10.1.2.3";
 	strv_push(&hosts, "192.0.2.10");
-	o.host_sans = &hosts;
-	is_int(deploy_opts_check(&o, &err), 0, "DNS names and addresses are valid SANs");
-	deploy_run_argv(&o, &argv);
+	is_int(gateway_request_check(&o, &err), 0, "DNS names and addresses are valid SANs");
+	pl = plan(&o);
+	pl->host_sans = &hosts;
+	deploy_run_argv(pl, &argv);
 	s = command_string(strv_argv(&argv));
 	ok(strstr(s, " --tls-san=127.0.0.1 --tls-san=localhost --tls-san=gw.example.test --tls-san=10.1.2.3 --tls-san=192.0.2.10")
 	   != NULL, "loopback, then --tls-san in order, then the host's addresses");
 	free(s);
-	s = deploy_api_address(&o);
+	s = deploy_api_address(plan(&o));
 	is_str(s, "gw.example.test:6443", "a wildcard bind's kubeconfig names the first --tls-san");
 	free(s);
 	o.bind = "192.0.2.10";
-	s = deploy_api_address(&o);
+	s = deploy_api_address(plan(&o));
 	is_str(s, "192.0.2.10:6443", "a specific bind is the address asked for, whatever the SANs");
 	free(s);
 	strv_free(&argv);
@@ -536,17 +550,17 @@ static void test_tls_sans(void)
 
 	static const char *const bad[] = { "", "-x", "x-", "a..b", "a_b", "a b", "x.", "$(id)", NULL };
 	for (size_t i = 0; bad[i]; i++) {
-		deploy_opts_init(&o);
+		gateway_request_init(&o);
 		o.tls_san[o.n_tls_san++] = bad[i];
 		cleanup_free char *what = xasprintf("--tls-san '%s' is a usage error", bad[i]);
-		is_int(deploy_opts_check(&o, &err), -1, what);
+		is_int(gateway_request_check(&o, &err), -1, what);
 		ok(err.code == OS_EXIT_USAGE && strstr(err.msg, "invalid --tls-san"), "it names --tls-san");
 		os_error_clear(&err);
 	}
 	s = xasprintf("%0254d", 0);
-	deploy_opts_init(&o);
+	gateway_request_init(&o);
 	o.tls_san[o.n_tls_san++] = s;
-	is_int(deploy_opts_check(&o, &err), -1, "a name over 253 characters is refused");
+	is_int(gateway_request_check(&o, &err), -1, "a name over 253 characters is refused");
 	os_error_clear(&err);
 	free(s);
 }
@@ -567,7 +581,7 @@ static void test_loopback(void)
 #define MAXARGS 16
 
 /* argv is copied into writable strings, as a real argv is. */
-static int parse(struct deploy_opts *o, char *store[MAXARGS], const char *first, ...)
+static int parse(struct gateway_request *o, char *store[MAXARGS], const char *first, ...)
 {
 	va_list ap;
 	const char *a;
@@ -590,7 +604,7 @@ static void drop(char *store[MAXARGS])
 }
 
 /* A usage error: status 2 and one line on stderr naming what was wrong. */
-static void usage_error(struct deploy_opts *o, const char *what, const char *want_in, ...)
+static void usage_error(struct gateway_request *o, const char *what, const char *want_in, ...)
 {
 	char *st[MAXARGS];
 	char msg[1024];
@@ -641,7 +655,7 @@ static void usage_error(struct deploy_opts *o, const char *what, const char *wan
 
 static void test_parse(void)
 {
-	struct deploy_opts o;
+	struct gateway_request o;
 	char *st[MAXARGS];
 	int rc;
 
@@ -692,7 +706,7 @@ static void test_parse(void)
 	ok(o.sharing_set && o.sharing.mps && o.sharing.replicas == 4, "--gpu-sharing mps:4 is MPS with 4 replicas");
 	ok(o.gpu_mode == GPU_MODE_CDI && o.mig_set && o.mig == MIG_SINGLE, "--gpu-mode and --mig-strategy as enums");
 	ok(!o.node_network_set && o.node_network == NODE_NETWORK_VXLAN, "without --node-network: vxlan, not given");
-	deploy_opts_free(&o);
+	gateway_request_free(&o);
 	drop(st);
 	rc = parse(&o, st, "--node-network", "wireguard", NULL);
 	ok(rc == -1 && o.node_network_set && o.node_network == NODE_NETWORK_WIREGUARD, "--node-network wireguard as an enum");
@@ -714,7 +728,7 @@ static void test_parse(void)
 	usage_error(&o, "--mig-strategy both is a usage error", "give none, single or mixed", "--gpu", "--mig-strategy",
 		    "both", NULL);
 	usage_error(&o, "--gpu with --gpus 2 is a usage error", "--gpus 2 contradicts", "--gpu", "--gpus", "2", NULL);
-	deploy_opts_free(&o);
+	gateway_request_free(&o);
 	usage_error(&o, "--port 0 is a usage error", "'0'", "--port", "0", NULL);
 	usage_error(&o, "--port x is a usage error", "'x'", "--port", "x", NULL);
 	usage_error(&o, "--port 65536 is a usage error", "'65536'", "--port", "65536", NULL);
@@ -774,33 +788,33 @@ static void test_port_taken(void)
 /* flannel's port, which no other API port frees, told from the API's. */
 static void test_node_port_taken(void)
 {
-	struct deploy_opts o;
+	struct gateway_request o;
 
-	deploy_opts_init(&o);
+	gateway_request_init(&o);
 	o.bind = "0.0.0.0";
 	o.tls_san[o.n_tls_san++] = "192.0.2.10";
-	is_int(deploy_node_port(&o), 8472, "vxlan: 8472");
-	ok(start_node_port_taken(&o, "Bind for 0.0.0.0:8472 failed: port is already allocated"),
+	is_int(deploy_node_port(plan(&o)), 8472, "vxlan: 8472");
+	ok(start_node_port_taken(plan(&o), "Bind for 0.0.0.0:8472 failed: port is already allocated"),
 	   "another container's 8472/udp");
-	ok(start_node_port_taken(&o, "Error starting userland proxy: listen udp4 0.0.0.0:8472: bind: address already in use"),
+	ok(start_node_port_taken(plan(&o), "Error starting userland proxy: listen udp4 0.0.0.0:8472: bind: address already in use"),
 	   "a socket of the host's on 8472/udp");
-	ok(start_node_port_taken(&o, "failed to bind host port for 0.0.0.0:8472:172.18.0.2:8472/udp: address already in use"),
+	ok(start_node_port_taken(plan(&o), "failed to bind host port for 0.0.0.0:8472:172.18.0.2:8472/udp: address already in use"),
 	   "Docker 28's words");
-	ok(!start_node_port_taken(&o, "Bind for 0.0.0.0:6443 failed: port is already allocated"), "the API's port is not it");
-	ok(!start_node_port_taken(&o, "Bind for 0.0.0.0:84720 failed: port is already allocated"), "nor a port it begins");
-	ok(!start_node_port_taken(&o, "network 8472 not found: :8472"), "nor a failure that is no port in use");
+	ok(!start_node_port_taken(plan(&o), "Bind for 0.0.0.0:6443 failed: port is already allocated"), "the API's port is not it");
+	ok(!start_node_port_taken(plan(&o), "Bind for 0.0.0.0:84720 failed: port is already allocated"), "nor a port it begins");
+	ok(!start_node_port_taken(plan(&o), "network 8472 not found: :8472"), "nor a failure that is no port in use");
 	o.node_network = NODE_NETWORK_WIREGUARD;
-	is_int(deploy_node_port(&o), 51820, "wireguard: 51820");
-	ok(start_node_port_taken(&o, "Bind for 0.0.0.0:51820 failed: port is already allocated"), "wireguard's port");
-	ok(!start_node_port_taken(&o, "Bind for 0.0.0.0:8472 failed: port is already allocated"), "not vxlan's");
+	is_int(deploy_node_port(plan(&o)), 51820, "wireguard: 51820");
+	ok(start_node_port_taken(plan(&o), "Bind for 0.0.0.0:51820 failed: port is already allocated"), "wireguard's port");
+	ok(!start_node_port_taken(plan(&o), "Bind for 0.0.0.0:8472 failed: port is already allocated"), "not vxlan's");
 	o.bind = "::";
 	o.tls_san[0] = "2001:db8::1";
-	is_int(deploy_node_port(&o), 51821, "wireguard over IPv6: 51821");
+	is_int(deploy_node_port(plan(&o)), 51821, "wireguard over IPv6: 51821");
 	o.tls_san[0] = "10.0.0.5";
-	is_int(deploy_node_port(&o), 51820, "an IPv6 bind advertising an IPv4 address: flannel's IPv4 port");
+	is_int(deploy_node_port(plan(&o)), 51820, "an IPv6 bind advertising an IPv4 address: flannel's IPv4 port");
 	o.n_tls_san = 0;
-	is_int(deploy_node_port(&o), 0, "nothing to advertise: no port");
-	ok(!start_node_port_taken(&o, "Bind for [::]:51821 failed: port is already allocated"), "so never taken");
+	is_int(deploy_node_port(plan(&o)), 0, "nothing to advertise: no port");
+	ok(!start_node_port_taken(plan(&o), "Bind for [::]:51821 failed: port is already allocated"), "so never taken");
 }
 
 /* The server's argv with each node network, advertising and not. */
@@ -827,17 +841,17 @@ static void test_node_network_argv(void)
 		"--node-external-ip=2001:db8::1", "--flannel-external-ip",
 		NULL,
 	};
-	struct deploy_opts o;
+	struct gateway_request o;
 	struct strv sv;
 
-	deploy_opts_init(&o);
+	gateway_request_init(&o);
 	o.name = "wg";
 	o.image = "img:1";
 	o.port = 7443;
 	o.bind = "::";
 	o.tls_san[o.n_tls_san++] = "2001:db8::1";
 	o.node_network = NODE_NETWORK_WIREGUARD;
-	build(&o, &sv);
+	build(plan(&o), &sv);
 	argv_is(&sv, want, "wireguard on an IPv6 wildcard, advertising its first --tls-san: 51821/udp, the backend, the external IP");
 	strv_free(&sv);
 
@@ -846,7 +860,7 @@ static void test_node_network_argv(void)
 	o.bind = "192.0.2.10";
 	o.n_tls_san = 0;
 	o.advertise = "198.51.100.7";
-	build(&o, &sv);
+	build(plan(&o), &sv);
 	ok(argv_has(&sv, "--publish=192.0.2.10:7443:6443") && argv_has(&sv, "--publish=192.0.2.10:8472:8472/udp") &&
 	   argv_has(&sv, "--node-external-ip=198.51.100.7") && argv_count_prefix(&sv, "--flannel-backend") == 0,
 	   "vxlan with --advertise-address: 8472/udp on the bind, the advertised address as the external IP");
@@ -856,7 +870,7 @@ static void test_node_network_argv(void)
 	o.advertise = NULL;
 	o.bind = "127.0.0.1";
 	o.node_network = NODE_NETWORK_WIREGUARD;
-	build(&o, &sv);
+	build(plan(&o), &sv);
 	ok(argv_count_prefix(&sv, "--publish=") == 1 && argv_has(&sv, "--flannel-backend=wireguard-native") &&
 	   !argv_has(&sv, "--flannel-external-ip") && argv_count_prefix(&sv, "--node-external-ip") == 0,
 	   "wireguard on loopback: the backend, no flannel port, no external IP");
@@ -866,27 +880,31 @@ static void test_node_network_argv(void)
 /* A kept gateway keeps its node network: its label says which. */
 static void test_node_network_adopt(void)
 {
-	struct deploy_opts o;
+	struct gateway_request o;
+	struct deploy_plan *pl;
 	struct gw_container c = { .exists = 1 };
 	os_error err = { 0 };
 
-	deploy_opts_init(&o);
-	ok(deploy_adopt_node_network(&o, &c, &err) == 0 && o.node_network == NODE_NETWORK_VXLAN,
+	gateway_request_init(&o);
+	pl = plan(&o);
+	ok(deploy_adopt_node_network(pl, &c, &err) == 0 && pl->node_network == NODE_NETWORK_VXLAN,
 	   "a gateway made before the label is vxlan, k3s's default");
 	c.node_network = "wireguard";
-	ok(deploy_adopt_node_network(&o, &c, &err) == 0 && o.node_network == NODE_NETWORK_WIREGUARD,
-	   "without --node-network, a resume takes the gateway's");
+	pl = plan(&o);
+	ok(deploy_adopt_node_network(pl, &c, &err) == 0 && pl->node_network == NODE_NETWORK_WIREGUARD &&
+	   o.node_network == NODE_NETWORK_VXLAN,
+	   "without --node-network, a resume takes the gateway's (in the plan; the request stands)");
 	o.node_network_set = 1;
 	o.node_network = NODE_NETWORK_WIREGUARD;
-	ok(deploy_adopt_node_network(&o, &c, &err) == 0, "the same one asked for is no conflict");
+	ok(deploy_adopt_node_network(plan(&o), &c, &err) == 0, "the same one asked for is no conflict");
 	o.node_network = NODE_NETWORK_VXLAN;
-	ok(deploy_adopt_node_network(&o, &c, &err) < 0 && err.code == OS_EXIT_CONFLICT &&
+	ok(deploy_adopt_node_network(plan(&o), &c, &err) < 0 && err.code == OS_EXIT_CONFLICT &&
 	   strstr(err.msg, "gateway 'openshell' exists with --node-network wireguard but --node-network vxlan was asked for; rerun with --recreate"),
 	   "another one is refused, naming both and --recreate");
 	os_error_clear(&err);
 	c.node_network = NULL;
 	o.node_network = NODE_NETWORK_WIREGUARD;
-	ok(deploy_adopt_node_network(&o, &c, &err) < 0 && strstr(err.msg, "--node-network vxlan but --node-network wireguard"),
+	ok(deploy_adopt_node_network(plan(&o), &c, &err) < 0 && strstr(err.msg, "--node-network vxlan but --node-network wireguard"),
 	   "wireguard for a gateway made before the label is refused too");
 	os_error_clear(&err);
 }
@@ -906,22 +924,22 @@ static void test_advertise(void)
 		{ "::", "2001:db8::1", NULL, "2001:db8::1" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct deploy_opts o;
+		struct gateway_request o;
 		struct strv argv = { 0 };
 		os_error err = { 0 };
 		char *got, *s;
 
-		deploy_opts_init(&o);
+		gateway_request_init(&o);
 		o.bind = cases[i].bind;
 		o.port = 35000;
 		if (cases[i].san)
 			o.tls_san[o.n_tls_san++] = cases[i].san;
 		o.advertise = cases[i].advertise;
-		ok(deploy_opts_check(&o, &err) == 0, "advertise case %zu is valid", i);
-		got = deploy_advertise_address(&o);
+		ok(gateway_request_check(&o, &err) == 0, "advertise case %zu is valid", i);
+		got = deploy_advertise_address(plan(&o));
 		ok(strcmp(got ? got : "(none)", cases[i].want ? cases[i].want : "(none)") == 0,
 		   "advertise case %zu: %s (got %s)", i, cases[i].want ? cases[i].want : "none", got ? got : "none");
-		deploy_run_argv(&o, &argv);
+		deploy_run_argv(plan(&o), &argv);
 		s = command_string(strv_argv(&argv));
 		if (got) {
 			char *want = xasprintf(" --advertise-address=%s --advertise-port=35000 --node-external-ip=%s --flannel-external-ip",
@@ -940,27 +958,29 @@ static void test_advertise(void)
 	}
 	/* A reused gateway keeps the host it was made with, whatever its bind. */
 	{
-		struct deploy_opts o;
+		struct gateway_request o;
+		struct deploy_plan *pl;
 		char *a;
 
-		deploy_opts_init(&o);
+		gateway_request_init(&o);
 		o.bind = "0.0.0.0";
-		o.api_host = "10.1.2.3";
-		a = deploy_api_address(&o);
+		pl = plan(&o);
+		pl->api_host = "10.1.2.3";
+		a = deploy_api_address(pl);
 		is_str(a, "10.1.2.3:6443", "a resumed wildcard gateway is reached where it was made to be");
 		free(a);
-		a = deploy_advertise_address(&o);
+		a = deploy_advertise_address(pl);
 		is_str(a, "10.1.2.3", "and advertises it");
 		free(a);
 	}
 	static const char *const bad[] = { "127.0.0.1", "::1", "0.0.0.0", "::", "gw.example.test", "10.1.2", NULL };
 	for (size_t i = 0; bad[i]; i++) {
-		struct deploy_opts o;
+		struct gateway_request o;
 		os_error err = { 0 };
 
-		deploy_opts_init(&o);
+		gateway_request_init(&o);
 		o.advertise = bad[i];
-		ok(deploy_opts_check(&o, &err) == -1, "--advertise-address %s is refused", bad[i]);
+		ok(gateway_request_check(&o, &err) == -1, "--advertise-address %s is refused", bad[i]);
 		ok(err.msg && strstr(err.msg, "invalid --advertise-address") && err.code == OS_EXIT_USAGE,
 		   "with a usage error naming the option");
 		os_error_clear(&err);

@@ -241,7 +241,8 @@ static const char *const inspect_cdi =
 static void test_container(void)
 {
 	struct gw_container c;
-	struct deploy_opts o;
+	struct gateway_request rq;
+	struct deploy_plan o;
 	os_error err = { 0 };
 
 	ok(container_parse_inspect(inspect_cdi, strlen(inspect_cdi), &c, &err) == 0, "a CDI container parses");
@@ -258,46 +259,50 @@ static void test_container(void)
 		gpus_free(&had);
 	}
 
-	deploy_opts_init(&o);
-	o.name = "g";
-	o.gpu = 1;
-	gpus_parse("2", &o.gpus, &err);
+	gateway_request_init(&rq);
+	deploy_plan_init(&o, &rq);
+	rq.name = "g";
+	rq.gpu = 1;
+	gpus_parse("2", &rq.gpus, &err);
 	ok(start_gpus_adopt(&o, &c, &err) == 0, "--gpus 2 matches it");
 	ok(start_gpus_adopt_mode(&o, &c, &err) == 0 && o.cdi && o.mig == MIG_MIXED, "auto adopts its CDI and its strategy");
-	o.gpu_mode = GPU_MODE_LEGACY;
+	rq.gpu_mode = GPU_MODE_LEGACY;
 	ok(start_gpus_adopt_mode(&o, &c, &err) < 0 && err.code == OS_EXIT_CONFLICT && strstr(err.msg, "--gpu-mode cdi but --gpu-mode legacy"),
 	   "--gpu-mode legacy conflicts: %s", err.msg);
 	os_error_clear(&err);
-	o.gpu_mode = GPU_MODE_AUTO;
-	o.mig_set = 1;
-	o.mig = MIG_SINGLE;
+	rq.gpu_mode = GPU_MODE_AUTO;
+	rq.mig_set = 1;
+	rq.mig = MIG_SINGLE;
 	ok(start_gpus_adopt_mode(&o, &c, &err) < 0 && err.code == OS_EXIT_CONFLICT && strstr(err.msg, "--mig-strategy mixed but --mig-strategy single"),
 	   "another --mig-strategy conflicts: %s", err.msg);
 	os_error_clear(&err);
-	o.mig = MIG_NONE;
+	rq.mig = MIG_NONE;
 	ok(start_gpus_adopt_mode(&o, &c, &err) < 0 && strstr(err.msg, "--mig-strategy mixed but --mig-strategy none"),
 	   "an explicit none conflicts too: %s", err.msg);
 	os_error_clear(&err);
-	o.mig_set = 0;
-	o.sharing_set = 1;
-	o.sharing = (struct sharing){ .replicas = 2, .mps = 1 };
+	rq.mig_set = 0;
+	rq.sharing_set = 1;
+	rq.sharing = (struct sharing){ .replicas = 2, .mps = 1 };
 	ok(start_gpus_adopt_mode(&o, &c, &err) < 0 && strstr(err.msg, "does not share MIG devices by MPS: use --gpu-sharing time-slicing:N, or rebuild it with --recreate"),
 	   "MPS on a mixed gateway is refused: %s", err.msg);
 	os_error_clear(&err);
-	deploy_opts_free(&o);
+	deploy_plan_free(&o);
+	gateway_request_free(&rq);
 	container_free(&c);
 }
 
 static void test_argv(void)
 {
-	struct deploy_opts o;
+	struct gateway_request rq;
+	struct deploy_plan o;
 	struct strv argv = { 0 };
 	char *all;
 
-	deploy_opts_init(&o);
-	o.name = "g";
-	o.gpu = 1;
-	gpus_parse("0,2", &o.gpus, &(os_error){ 0 });
+	gateway_request_init(&rq);
+	deploy_plan_init(&o, &rq);
+	rq.name = "g";
+	rq.gpu = 1;
+	gpus_parse("0,2", &rq.gpus, &(os_error){ 0 });
 	o.cdi = 1;
 	o.mig = MIG_SINGLE;
 	o.image = "img";
@@ -335,7 +340,8 @@ static void test_argv(void)
 	   "with CDI, the MIG capabilities a container given the selection got go too: %s", all);
 	free(all);
 	strv_free(&argv);
-	deploy_opts_free(&o);
+	deploy_plan_free(&o);
+	gateway_request_free(&rq);
 }
 
 static void test_mig_resources(void)
@@ -375,7 +381,8 @@ static void test_wsl2(void)
 	static const char desktop[] = "{\"ServerVersion\":\"28.1.1\",\"KernelVersion\":\"6.6.87.2-microsoft-standard-WSL2\",\"OperatingSystem\":\"Docker Desktop\"}";
 	static const char linux_host[] = "{\"ServerVersion\":\"28.1.1\",\"KernelVersion\":\"6.1.0-27-amd64\",\"OperatingSystem\":\"Debian GNU/Linux 12 (bookworm)\"}";
 	struct daemon_gpus d;
-	struct deploy_opts o;
+	struct gateway_request rq;
+	struct deploy_plan o;
 	os_error err = { 0 };
 
 	daemon_gpus_parse(engine, strlen(engine), &d, &err);
@@ -388,25 +395,26 @@ static void test_wsl2(void)
 	is_int(d.wsl2, WSL2_NO, "a Linux host's is not");
 	daemon_gpus_free(&d);
 
-	deploy_opts_init(&o);
-	o.name = "g";
-	o.gpu = 1;
+	gateway_request_init(&rq);
+	deploy_plan_init(&o, &rq);
+	rq.name = "g";
+	rq.gpu = 1;
 	is_int(start_gpus_wsl2(&o, NULL, NULL, WSL2_ENGINE, &err), 0, "all the GPUs can be served");
-	sharing_parse("time-slicing:4", &o.sharing, &err);
-	is_int(start_gpus_wsl2(&o, &o.sharing, NULL, WSL2_ENGINE, &err), 0, "and time-sliced");
-	gpus_parse("2", &o.gpus, &err);
+	sharing_parse("time-slicing:4", &rq.sharing, &err);
+	is_int(start_gpus_wsl2(&o, &rq.sharing, NULL, WSL2_ENGINE, &err), 0, "and time-sliced");
+	gpus_parse("2", &rq.gpus, &err);
 	ok(start_gpus_wsl2(&o, NULL, NULL, WSL2_ENGINE, &err) < 0 && err.code == OS_EXIT_FAILURE &&
 	   strstr(err.msg, "--gpus 2 cannot be served on a WSL2 Docker host") && strstr(err.msg, "use --gpu"),
 	   "a count is refused with the fix: %s", err.msg);
 	os_error_clear(&err);
-	gpus_free(&o.gpus);
-	gpus_parse("0,1", &o.gpus, &err);
+	gpus_free(&rq.gpus);
+	gpus_parse("0,1", &rq.gpus, &err);
 	ok(start_gpus_wsl2(&o, NULL, NULL, WSL2_DOCKER_DESKTOP, &err) < 0 && strstr(err.msg, "--gpus 0,1 cannot be served on Docker Desktop on WSL2"),
 	   "a list too, on Docker Desktop: %s", err.msg);
 	os_error_clear(&err);
 	is_int(start_gpus_wsl2(&o, NULL, NULL, WSL2_NO, &err), 0, "a Linux host serves the list");
-	gpus_free(&o.gpus);
-	gpus_parse("all", &o.gpus, &err);
+	gpus_free(&rq.gpus);
+	gpus_parse("all", &rq.gpus, &err);
 	o.mig = MIG_MIXED;
 	ok(start_gpus_wsl2(&o, NULL, NULL, WSL2_ENGINE, &err) < 0 && strstr(err.msg, "--mig-strategy mixed cannot be served") &&
 	   strstr(err.msg, "no MIG") && strstr(err.msg, "leave --mig-strategy out"), "MIG is refused: %s", err.msg);
@@ -417,21 +425,21 @@ static void test_wsl2(void)
 	   "a node joining a MIG gateway is told the gateway's strategy, which it cannot leave out: %s", err.msg);
 	os_error_clear(&err);
 	o.mig = MIG_NONE;
-	sharing_parse("mps:2", &o.sharing, &err);
-	ok(start_gpus_wsl2(&o, &o.sharing, NULL, WSL2_ENGINE, &err) < 0 && strstr(err.msg, "--gpu-sharing mps cannot be served") &&
+	sharing_parse("mps:2", &rq.sharing, &err);
+	ok(start_gpus_wsl2(&o, &rq.sharing, NULL, WSL2_ENGINE, &err) < 0 && strstr(err.msg, "--gpu-sharing mps cannot be served") &&
 	   strstr(err.msg, "time-slicing"), "MPS is refused with the alternative: %s", err.msg);
 	os_error_clear(&err);
-	ok(start_gpus_wsl2(&o, &o.sharing, "lab", WSL2_ENGINE, &err) < 0 &&
+	ok(start_gpus_wsl2(&o, &rq.sharing, "lab", WSL2_ENGINE, &err) < 0 &&
 	   strstr(err.msg, "gateway 'lab' shares its GPUs with MPS, which a WSL2 Docker host cannot serve"),
 	   "a node joining a gateway that shares with MPS is refused: %s", err.msg);
 	os_error_clear(&err);
 	is_int(start_gpus_wsl2(&o, NULL, NULL, WSL2_ENGINE, &err), 0, "no sharing asked: nothing to refuse");
-	o.gpu_mode = GPU_MODE_CDI;
+	rq.gpu_mode = GPU_MODE_CDI;
 	ok(start_gpus_wsl2(&o, NULL, NULL, WSL2_ENGINE, &err) < 0 &&
 	   strstr(err.msg, "--gpu-mode cdi cannot be served on a WSL2 Docker host") && strstr(err.msg, "libdxcore.so") &&
 	   strstr(err.msg, "leave --gpu-mode out"), "CDI is refused, with why and what works: %s", err.msg);
 	os_error_clear(&err);
-	o.gpu_mode = GPU_MODE_LEGACY;
+	rq.gpu_mode = GPU_MODE_LEGACY;
 	is_int(start_gpus_wsl2(&o, NULL, NULL, WSL2_ENGINE, &err), 0, "legacy is what works there");
 	{
 		struct daemon_gpus d = { .wsl2 = WSL2_ENGINE, .gpus_by_cdi = 1 };
@@ -452,9 +460,10 @@ static void test_wsl2(void)
 		ok(err.code == OS_EXIT_FAILURE && !strstr(err.msg, "CDI"), "another failure: the error stands");
 		os_error_clear(&err);
 	}
-	o.gpu = 0;
-	is_int(start_gpus_wsl2(&o, &o.sharing, NULL, WSL2_ENGINE, &err), 0, "a gateway without GPUs asks nothing of it");
-	deploy_opts_free(&o);
+	rq.gpu = 0;
+	is_int(start_gpus_wsl2(&o, &rq.sharing, NULL, WSL2_ENGINE, &err), 0, "a gateway without GPUs asks nothing of it");
+	deploy_plan_free(&o);
+	gateway_request_free(&rq);
 }
 
 int main(void)

@@ -182,14 +182,16 @@ static int has(const struct strv *sv, const char *arg)
 
 static void test_agent_argv(void)
 {
-	struct deploy_opts o;
+	struct gateway_request rq;
+	struct deploy_plan o;
 	struct strv argv = { 0 };
 	cleanup_free char *joined = NULL;
 
-	deploy_opts_init(&o);
-	o.name = "mh";
-	o.image = "openshell-cluster:0.1.0";
-	o.gpu = 1;
+	gateway_request_init(&rq);
+	rq.name = "mh";
+	rq.gpu = 1;
+	deploy_plan_init(&o, &rq);
+	o.image = "openshell-cluster:0.1.0";   /* the gateway's, as node add sets it */
 	deploy_agent_argv(&o, "gpu-2", "https://10.0.0.5:6443", &argv);
 	joined = strv_join(&argv, " ");
 	ok(has(&argv, "--name=openshell-node-mh"), "the container is openshell-node-GATEWAY");
@@ -205,7 +207,8 @@ static void test_agent_argv(void)
 	ok(!strstr(joined, "K3S_TOKEN") && !strstr(joined, "--token="), "no token in its argv");
 	ok(!strstr(joined, "--publish"), "nothing published");
 	strv_free(&argv);
-	deploy_opts_free(&o);
+	deploy_plan_free(&o);
+	gateway_request_free(&rq);
 }
 
 static void test_where_env(void)

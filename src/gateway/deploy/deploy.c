@@ -22,25 +22,41 @@
 #include "gateway/state/node_network.h"
 #include "gateway/state/node_record.h"
 
-void deploy_opts_init(struct deploy_opts *o)
+void gateway_request_init(struct gateway_request *rq)
 {
 	const char *image = getenv("OPENSHELL_CLUSTER_IMAGE");
 
-	memset(o, 0, sizeof(*o));
-	o->name = GATEWAY_DEFAULT_NAME;
-	o->port = DEPLOY_DEFAULT_PORT;
-	o->bind = DEPLOY_DEFAULT_BIND;
-	o->image = image && *image ? image : IMAGE_DEFAULT_TAG;
-	o->image_named = strcmp(o->image, IMAGE_DEFAULT_TAG) != 0;
-	o->timeout_ms = DEPLOY_DEFAULT_TIMEOUT_MS;
-	o->sharing.replicas = 1;
+	memset(rq, 0, sizeof(*rq));
+	rq->name = GATEWAY_DEFAULT_NAME;
+	rq->port = DEPLOY_DEFAULT_PORT;
+	rq->bind = DEPLOY_DEFAULT_BIND;
+	rq->image = image && *image ? image : IMAGE_DEFAULT_TAG;
+	rq->image_named = strcmp(rq->image, IMAGE_DEFAULT_TAG) != 0;
+	rq->timeout_ms = DEPLOY_DEFAULT_TIMEOUT_MS;
+	rq->sharing.replicas = 1;
 }
 
-void deploy_opts_free(struct deploy_opts *o)
+void gateway_request_free(struct gateway_request *rq)
 {
-	gpus_free(&o->gpus);
-	strv_free(&o->gpu_uuids);
-	strv_free(&o->gpu_caps);
+	gpus_free(&rq->gpus);
+}
+
+void deploy_plan_init(struct deploy_plan *p, const struct gateway_request *rq)
+{
+	memset(p, 0, sizeof(*p));
+	p->req = rq;
+	p->port = rq->port;
+	p->bind = rq->bind;
+	p->image = rq->image;
+	p->advertise = rq->advertise;
+	p->mig = rq->mig;
+	p->node_network = rq->node_network;
+}
+
+void deploy_plan_free(struct deploy_plan *p)
+{
+	strv_free(&p->gpu_uuids);
+	strv_free(&p->gpu_caps);
 }
 
 static int is_ipv6(const char *addr)
@@ -107,41 +123,41 @@ static int san_ok(const char *s)
 	return 1;
 }
 
-int deploy_opts_check(const struct deploy_opts *o, os_error *err)
+int gateway_request_check(const struct gateway_request *rq, os_error *err)
 {
-	if (gateway_name_check(o->name, err) < 0)
+	if (gateway_name_check(rq->name, err) < 0)
 		return -1;
-	if (!ip_literal(o->bind)) {
-		cleanup_free char *shown = printable(o->bind, 64);
+	if (!ip_literal(rq->bind)) {
+		cleanup_free char *shown = printable(rq->bind, 64);
 		return os_error_set(err, OS_EXIT_USAGE,
 				    "invalid --bind address '%s': give an IPv4 or IPv6 address such as 127.0.0.1",
 				    shown);
 	}
-	if (o->sharing_set) {
-		if (!o->gpu)
+	if (rq->sharing_set) {
+		if (!rq->gpu)
 			return os_error_set(err, OS_EXIT_USAGE, "--gpu-sharing shares GPUs, and none were asked for: add --gpu or --gpus");
-		if (o->no_wait)
+		if (rq->no_wait)
 			return os_error_set(err, OS_EXIT_USAGE,
 					    "--gpu-sharing is set through the k3s API, which --no-wait does not wait for: leave out --no-wait");
 	}
-	if ((o->gpu_mode != GPU_MODE_AUTO || o->mig_set) && !o->gpu)
+	if ((rq->gpu_mode != GPU_MODE_AUTO || rq->mig_set) && !rq->gpu)
 		return os_error_set(err, OS_EXIT_USAGE, "--%s says how GPUs are given, and none were asked for: add --gpu or --gpus",
-				    o->gpu_mode != GPU_MODE_AUTO ? "gpu-mode" : "mig-strategy");
-	if (o->sharing_set && mps_with_mixed(&o->sharing, o->mig))
+				    rq->gpu_mode != GPU_MODE_AUTO ? "gpu-mode" : "mig-strategy");
+	if (rq->sharing_set && mps_with_mixed(&rq->sharing, rq->mig))
 		return os_error_set(err, OS_EXIT_USAGE, "%s", MPS_MIXED_REFUSED);
-	if (o->advertise && (!ip_literal(o->advertise) || bind_is_loopback(o->advertise) || bind_is_wildcard(o->advertise))) {
-		cleanup_free char *shown = printable(o->advertise, 64);
+	if (rq->advertise && (!ip_literal(rq->advertise) || bind_is_loopback(rq->advertise) || bind_is_wildcard(rq->advertise))) {
+		cleanup_free char *shown = printable(rq->advertise, 64);
 		return os_error_set(err, OS_EXIT_USAGE,
 				    "invalid --advertise-address '%s': give the IP address other hosts reach this one at (not loopback, not 0.0.0.0 or ::)",
 				    shown);
 	}
-	for (int i = 0; i < o->n_tls_san; i++)
-		if (!san_ok(o->tls_san[i])) {
-			cleanup_free char *shown = printable(o->tls_san[i], 64);
+	for (int i = 0; i < rq->n_tls_san; i++)
+		if (!san_ok(rq->tls_san[i])) {
+			cleanup_free char *shown = printable(rq->tls_san[i], 64);
 			return os_error_set(err, OS_EXIT_USAGE,
 					    "invalid --tls-san '%s': give a DNS name or an IP address", shown);
 		}
-	return image_ref_check(o->image, err);
+	return image_ref_check(rq->image, err);
 }
 
 int bind_is_wildcard(const char *addr)
@@ -191,39 +207,39 @@ void deploy_host_addresses(const char *bind, struct strv *out)
 /* Where clients reach the API. A wildcard bind is reached by the name
  * promised to remote clients, else at the Docker daemon's host when it is
  * another machine, else locally through loopback. */
-static const char *api_host(const struct deploy_opts *o)
+static const char *api_host(const struct deploy_plan *p)
 {
-	int wild = bind_is_wildcard(o->bind);
+	int wild = bind_is_wildcard(p->bind);
 
-	return o->api_host                     ? o->api_host
-	     : wild && o->n_tls_san > 0 ? o->tls_san[0]
-	     : wild && o->daemon_host          ? o->daemon_host
-	     : strcmp(o->bind, "0.0.0.0") == 0 ? "127.0.0.1"
-	     : strcmp(o->bind, "::") == 0      ? "::1"
-					       : o->bind;
+	return p->api_host                     ? p->api_host
+	     : wild && p->req->n_tls_san > 0 ? p->req->tls_san[0]
+	     : wild && p->daemon_host          ? p->daemon_host
+	     : strcmp(p->bind, "0.0.0.0") == 0 ? "127.0.0.1"
+	     : strcmp(p->bind, "::") == 0      ? "::1"
+					       : p->bind;
 }
 
-char *deploy_api_address(const struct deploy_opts *o)
+char *deploy_api_address(const struct deploy_plan *p)
 {
-	const char *host = api_host(o);
+	const char *host = api_host(p);
 
-	return is_ipv6(host) ? xasprintf("[%s]:%d", host, o->port)
-			     : xasprintf("%s:%d", host, o->port);
+	return is_ipv6(host) ? xasprintf("[%s]:%d", host, p->port)
+			     : xasprintf("%s:%d", host, p->port);
 }
 
-char *deploy_advertise_address(const struct deploy_opts *o)
+char *deploy_advertise_address(const struct deploy_plan *p)
 {
-	const char *host = o->advertise ? o->advertise : api_host(o);
+	const char *host = p->advertise ? p->advertise : api_host(p);
 
 	return ip_literal(host) && !bind_is_loopback(host) ? xstrdup(host) : NULL;
 }
 
-int deploy_node_port(const struct deploy_opts *o)
+int deploy_node_port(const struct deploy_plan *p)
 {
-	cleanup_free char *advertise = deploy_advertise_address(o);
+	cleanup_free char *advertise = deploy_advertise_address(p);
 
 	/* flannel listens by the family of its public IP, the advertised address. */
-	return advertise ? node_network_port(o->node_network, is_ipv6(advertise)) : 0;
+	return advertise ? node_network_port(p->node_network, is_ipv6(advertise)) : 0;
 }
 
 /* --publish=BIND:PORT:TO[/udp]; an IPv6 bind in brackets. */
@@ -237,34 +253,34 @@ static void publish_argv(const char *bind, int port, int to, const char *proto, 
 /* The GPU request: CDI device names or Docker's --gpus, and what the
  * entrypoint needs to know (cluster-entrypoint.sh: GPU_ENABLED, the mode
  * for the device plugin's deviceListStrategy, its MIG strategy). */
-static void gpu_argv(const struct deploy_opts *o, struct strv *argv)
+static void gpu_argv(const struct deploy_plan *p, struct strv *argv)
 {
-	if (o->cdi) {
+	if (p->cdi) {
 		struct strv devs = { 0 };
-		cleanup_free char *sel = gpus_string(&o->gpus);
+		cleanup_free char *sel = gpus_string(&p->req->gpus);
 
-		gpu_mode_cdi_devices(&o->gpus, &devs);
+		gpu_mode_cdi_devices(&p->req->gpus, &devs);
 		for (size_t i = 0; i < devs.n; i++)
 			strv_pushf(argv, "--device=%s", devs.v[i]);
 		strv_free(&devs);
 		strv_pushf(argv, "--label=%s=%s", LABEL_GPUS, sel);
 	} else {
-		cleanup_free char *req = gpus_docker_request(&o->gpus);
+		cleanup_free char *req = gpus_docker_request(&p->req->gpus);
 		strv_pushf(argv, "--gpus=%s", req);
 	}
 	strv_push(argv, "--env=GPU_ENABLED=true");
-	if (o->cdi)
+	if (p->cdi)
 		strv_push(argv, "--env=OPENSHELL_GPU_MODE=cdi");
-	if (o->mig != MIG_NONE)
-		strv_pushf(argv, "--env=OPENSHELL_MIG_STRATEGY=%s", mig_strategy_name(o->mig));
+	if (p->mig != MIG_NONE)
+		strv_pushf(argv, "--env=OPENSHELL_MIG_STRATEGY=%s", mig_strategy_name(p->mig));
 	/* A privileged container has every GPU of the host: the entrypoint
 	 * hides the others (deploy/docker/gpu-isolate.sh). */
-	if (o->gpu_caps.n) {
-		cleanup_free char *caps = strv_join(&o->gpu_caps, ",");
+	if (p->gpu_caps.n) {
+		cleanup_free char *caps = strv_join(&p->gpu_caps, ",");
 		strv_pushf(argv, "--env=OPENSHELL_GPU_CAPS=%s", caps);
 	}
-	if (o->gpu_uuids.n) {
-		cleanup_free char *uuids = strv_join(&o->gpu_uuids, ",");
+	if (p->gpu_uuids.n) {
+		cleanup_free char *uuids = strv_join(&p->gpu_uuids, ",");
 		strv_pushf(argv, "--env=OPENSHELL_GPU_UUIDS=%s", uuids);
 	}
 }
@@ -282,34 +298,34 @@ char *deploy_volume_mount(const char *volume, const char *gateway)
  * moves the processes of that root into init (k3s pkg/cli/cmds
  * EvacuateCgroup2), so with the host's namespace on cgroup v2 every
  * gateway's pods would share the host's /kubepods. */
-static void common_argv(const struct deploy_opts *o, const char *res, const char *host, struct strv *argv)
+static void common_argv(const struct deploy_plan *p, const char *res, const char *host, struct strv *argv)
 {
 	strv_push(argv, "run");
 	strv_push(argv, "--detach");
 	strv_pushf(argv, "--name=%s", res);
 	strv_pushf(argv, "--hostname=%s", host);
 	strv_pushf(argv, "--label=%s=%s", LABEL_MANAGED, LABEL_MANAGED_VALUE);
-	strv_pushf(argv, "--label=%s=%s", LABEL_GATEWAY, o->name);
-	strv_pushf(argv, "--label=%s=%s", LABEL_GPU, o->gpu ? "true" : "false");
+	strv_pushf(argv, "--label=%s=%s", LABEL_GATEWAY, p->req->name);
+	strv_pushf(argv, "--label=%s=%s", LABEL_GPU, p->req->gpu ? "true" : "false");
 	strv_push(argv, "--privileged");
 	strv_push(argv, "--cgroupns=private");
 	strv_push(argv, "--restart=unless-stopped");
 }
 
-void deploy_agent_argv(const struct deploy_opts *o, const char *node, const char *server, struct strv *argv)
+void deploy_agent_argv(const struct deploy_plan *p, const char *node, const char *server, struct strv *argv)
 {
-	cleanup_free char *res = node_resource_name(o->name);
-	cleanup_free char *mount = deploy_volume_mount(res, o->name);
+	cleanup_free char *res = node_resource_name(p->req->name);
+	cleanup_free char *mount = deploy_volume_mount(res, p->req->name);
 
-	common_argv(o, res, node, argv);
+	common_argv(p, res, node, argv);
 	strv_pushf(argv, "--label=%s=%s", LABEL_NODE, node);
 	/* As k3s agents run: the kubelet and flannel on the host's own
 	 * addresses, where the server reaches them. */
 	strv_push(argv, "--network=host");
 	strv_push(argv, mount);
-	if (o->gpu)
-		gpu_argv(o, argv);
-	strv_push(argv, o->image);
+	if (p->req->gpu)
+		gpu_argv(p, argv);
+	strv_push(argv, p->image);
 	strv_push(argv, "agent");
 	strv_pushf(argv, "--server=%s", server);
 	/* The token is a file in the volume, never an argument or a variable
@@ -318,35 +334,35 @@ void deploy_agent_argv(const struct deploy_opts *o, const char *node, const char
 	strv_pushf(argv, "--node-name=%s", node);
 }
 
-void deploy_run_argv(const struct deploy_opts *o, struct strv *argv)
+void deploy_run_argv(const struct deploy_plan *p, struct strv *argv)
 {
-	cleanup_free char *res = gateway_resource_name(o->name);
-	cleanup_free char *host = gateway_hostname(o->name);
-	cleanup_free char *mount = deploy_volume_mount(res, o->name);
-	cleanup_free char *advertise = deploy_advertise_address(o);
-	const char *backend = node_network_backend(o->node_network);
-	int node_port = deploy_node_port(o);
+	cleanup_free char *res = gateway_resource_name(p->req->name);
+	cleanup_free char *host = gateway_hostname(p->req->name);
+	cleanup_free char *mount = deploy_volume_mount(res, p->req->name);
+	cleanup_free char *advertise = deploy_advertise_address(p);
+	const char *backend = node_network_backend(p->node_network);
+	int node_port = deploy_node_port(p);
 
-	common_argv(o, res, host, argv);
+	common_argv(p, res, host, argv);
 	/* A resume must hand out the address it was made with, and keep the
 	 * network its nodes meet on. */
-	strv_pushf(argv, "--label=%s=%s", LABEL_API_HOST, api_host(o));
-	strv_pushf(argv, "--label=%s=%s", LABEL_NODE_NETWORK, node_network_name(o->node_network));
-	if (o->health_start_interval)
+	strv_pushf(argv, "--label=%s=%s", LABEL_API_HOST, api_host(p));
+	strv_pushf(argv, "--label=%s=%s", LABEL_NODE_NETWORK, node_network_name(p->node_network));
+	if (p->health_start_interval)
 		strv_pushf(argv, "--health-start-interval=%s", DEPLOY_HEALTH_START_INTERVAL);
 	strv_pushf(argv, "--network=%s", res);
 	/* The run makes the volume when it is not there, labelled as ours
 	 * (start has looked that a volume of the name is ours, or none). */
 	strv_push(argv, mount);
-	publish_argv(o->bind, o->port, K3S_API_PORT, "", argv);
+	publish_argv(p->bind, p->port, K3S_API_PORT, "", argv);
 	/* The nodes on other hosts send its pods' traffic to the advertised
 	 * address at flannel's own port, which is the same on every node:
 	 * published as it is. */
 	if (node_port)
-		publish_argv(o->bind, node_port, node_port, "/udp", argv);
-	if (o->gpu)
-		gpu_argv(o, argv);
-	strv_push(argv, o->image);
+		publish_argv(p->bind, node_port, node_port, "/udp", argv);
+	if (p->req->gpu)
+		gpu_argv(p, argv);
+	strv_push(argv, p->image);
 	strv_push(argv, "server");
 	strv_push(argv, "--disable=traefik");
 	/* The API certificate must name the address clients will use: the
@@ -354,12 +370,12 @@ void deploy_run_argv(const struct deploy_opts *o, struct strv *argv)
 	 * 127.0.0.1 (127.0.0.2, ::1) included. */
 	strv_push(argv, "--tls-san=127.0.0.1");
 	strv_push(argv, "--tls-san=localhost");
-	if (!bind_is_wildcard(o->bind) && strcmp(o->bind, "127.0.0.1") != 0)
-		strv_pushf(argv, "--tls-san=%s", o->bind);
-	for (int i = 0; i < o->n_tls_san; i++)
-		strv_pushf(argv, "--tls-san=%s", o->tls_san[i]);
-	for (size_t i = 0; o->host_sans && i < o->host_sans->n; i++)
-		strv_pushf(argv, "--tls-san=%s", o->host_sans->v[i]);
+	if (!bind_is_wildcard(p->bind) && strcmp(p->bind, "127.0.0.1") != 0)
+		strv_pushf(argv, "--tls-san=%s", p->bind);
+	for (int i = 0; i < p->req->n_tls_san; i++)
+		strv_pushf(argv, "--tls-san=%s", p->req->tls_san[i]);
+	for (size_t i = 0; p->host_sans && i < p->host_sans->n; i++)
+		strv_pushf(argv, "--tls-san=%s", p->host_sans->v[i]);
 	if (backend)
 		strv_pushf(argv, "--flannel-backend=%s", backend);
 	/* The agents' tunnels dial what the server advertises, at the port
@@ -372,20 +388,20 @@ void deploy_run_argv(const struct deploy_opts *o, struct strv *argv)
 	 * their host's. */
 	if (advertise) {
 		strv_pushf(argv, "--advertise-address=%s", advertise);
-		strv_pushf(argv, "--advertise-port=%d", o->port);
+		strv_pushf(argv, "--advertise-port=%d", p->port);
 		strv_pushf(argv, "--node-external-ip=%s", advertise);
 		strv_push(argv, "--flannel-external-ip");
 	}
 }
 
-int deploy_adopt_node_network(struct deploy_opts *o, const struct gw_container *c, os_error *err)
+int deploy_adopt_node_network(struct deploy_plan *p, const struct gw_container *c, os_error *err)
 {
 	enum node_network had = node_network_of_label(c->node_network);
 
-	if (o->node_network_set && o->node_network != had)
+	if (p->req->node_network_set && p->req->node_network != had)
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' exists with --node-network %s but --node-network %s was asked for; rerun with --recreate to rebuild it (its cluster state is lost)",
-				    o->name, node_network_name(had), node_network_name(o->node_network));
-	o->node_network = had;
+				    p->req->name, node_network_name(had), node_network_name(p->req->node_network));
+	p->node_network = had;
 	return 0;
 }

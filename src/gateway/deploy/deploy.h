@@ -1,11 +1,16 @@
 /* gateway/deploy/deploy.h - what a gateway is asked to be, and the docker run that makes it.
  *
- * struct deploy_opts carries the user's request from the command line to
- * the deploy flow (docs/design.md, "The call chain": CLI flag -> deploy
- * options -> container creation). deploy_opts_init() fills the defaults, the command line sets
- * fields, deploy_opts_check() refuses bad values before any docker call,
- * and deploy_run_argv() is the one place that turns options into the
- * `docker run` argv, so every combination is unit-tested.
+ * Two values carry a start from the command line to the container
+ * (docs/design.md, "The call chain": CLI flag -> request -> plan ->
+ * container creation). struct gateway_request is what the user asked:
+ * gateway_request_init() fills the defaults, cmd/ sets fields once,
+ * gateway_request_check() refuses bad values before any docker call, and
+ * nothing changes it after. struct deploy_plan is what the flow made of
+ * it: the request's values or a kept gateway's in their place, the GPU
+ * mode, UUIDs and capabilities the host's GPUs decided, where the daemon
+ * is. deploy_run_argv() is the one place that turns a plan into the
+ * `docker run` argv, so every combination is unit-tested; messages about
+ * what was asked quote the request.
  */
 #ifndef OPENSHELL_GATEWAY_DEPLOY_H
 #define OPENSHELL_GATEWAY_DEPLOY_H
@@ -27,40 +32,28 @@
 #define K3S_DATA_DIR "/var/lib/rancher/k3s"
 #define DEPLOY_HEALTH_START_INTERVAL "1s"   /* probes during the image's start period */
 
-struct deploy_opts {
+struct gateway_request {
 	const char *name;     /* gateway name (base/names.h rules) */
 	int gpu;              /* request GPUs, install the device plugin */
 	struct gpus gpus;     /* which: --gpus all|N|LIST (gateway/gpu/gpus.h); all for --gpu */
 	int sharing_set;      /* --gpu-sharing given: make it .sharing; else as it is */
 	struct sharing sharing;
 	enum gpu_mode gpu_mode; /* --gpu-mode; GPU_MODE_AUTO when not given */
-	int cdi;              /* the mode start chose: request CDI devices, not --gpus */
 	int mig_set;          /* --mig-strategy given (a kept gateway's must match) */
-	enum mig_strategy mig; /* --mig-strategy, or a kept gateway's */
-	struct strv gpu_uuids; /* a selection other than all on the Docker host, by UUID:
-	                        * what the entrypoint keeps (OPENSHELL_GPU_UUIDS) */
-	struct strv gpu_caps;  /* with CDI, of a selection naming MIG devices: the minors of
-	                        * the capabilities those devices get (gateway/gpu/mig_caps.h),
-	                        * the only ones the entrypoint keeps (OPENSHELL_GPU_CAPS) */
+	enum mig_strategy mig; /* --mig-strategy */
 	int port;             /* host port for the k3s API */
 	const char *bind;     /* host address the API port is published on */
 	const char *image;    /* cluster image reference */
 	int image_named;      /* not the default: pulled when absent, never built */
 	const char *advertise;  /* --advertise-address: where agents reach the server, or NULL */
-	const char *api_host;   /* a reused gateway's API host, as it was made (its label), or NULL */
 	int node_network_set;   /* --node-network given (a kept gateway's must match) */
-	enum node_network node_network; /* --node-network, or a kept gateway's */
+	enum node_network node_network; /* --node-network */
 	const char *tls_san[DEPLOY_MAX_TLS_SANS]; /* --tls-san: more names for the API certificate */
 	int n_tls_san;
-	const struct strv *host_sans; /* a wildcard --bind: this host's addresses, or NULL */
-	const char *daemon_host;   /* the Docker daemon's host when it is not this machine
-	                            * (ssh:// or tcp://), or NULL */
-	struct docker_where docker; /* where the gateway lives (metadata) */
 	int no_build;         /* refuse to build the default image when absent */
 	int recreate;         /* remove an existing gateway first */
 	int timeout_ms;       /* overall deadline of the start */
 	int no_wait;          /* return once the container runs and k3s wrote its kubeconfig */
-	int health_start_interval; /* the daemon takes --health-start-interval (Docker >= 25) */
 	int json;             /* print a JSON summary on stdout */
 	int update_kubeconfig; /* also merge into the user's kubeconfig */
 	/* Given on the command line, rather than defaults: a reused gateway
@@ -68,20 +61,48 @@ struct deploy_opts {
 	int port_set, bind_set, image_set;
 };
 
-void deploy_opts_init(struct deploy_opts *o);
-void deploy_opts_free(struct deploy_opts *o);
-int deploy_opts_check(const struct deploy_opts *o, os_error *err);
+void gateway_request_init(struct gateway_request *rq);
+void gateway_request_free(struct gateway_request *rq);
+int gateway_request_check(const struct gateway_request *rq, os_error *err);
+
+struct deploy_plan {
+	const struct gateway_request *req; /* what was asked, as it was asked */
+	/* The request's, or a kept gateway's own (deploy_plan_init() copies
+	 * the request's; the flow puts a kept gateway's in their place). */
+	int port;
+	const char *bind;
+	const char *image;
+	const char *advertise;
+	enum mig_strategy mig;
+	enum node_network node_network;
+	const char *api_host;   /* a reused gateway's API host, as it was made (its label), or NULL */
+	/* What the daemon and the host's GPUs decided. */
+	int cdi;              /* the mode start chose: request CDI devices, not --gpus */
+	struct strv gpu_uuids; /* a selection other than all on the Docker host, by UUID:
+	                        * what the entrypoint keeps (OPENSHELL_GPU_UUIDS) */
+	struct strv gpu_caps;  /* with CDI, of a selection naming MIG devices: the minors of
+	                        * the capabilities those devices get (gateway/gpu/mig_caps.h),
+	                        * the only ones the entrypoint keeps (OPENSHELL_GPU_CAPS) */
+	const struct strv *host_sans; /* a wildcard --bind: this host's addresses, or NULL */
+	const char *daemon_host;   /* the Docker daemon's host when it is not this machine
+	                            * (ssh:// or tcp://), or NULL */
+	struct docker_where docker; /* where the gateway lives (metadata) */
+	int health_start_interval; /* the daemon takes --health-start-interval (Docker >= 25) */
+};
+
+void deploy_plan_init(struct deploy_plan *p, const struct gateway_request *rq);
+void deploy_plan_free(struct deploy_plan *p);
 
 /* Append `run -d … IMAGE server …` (without the docker executable). */
-void deploy_run_argv(const struct deploy_opts *o, struct strv *argv);
+void deploy_run_argv(const struct deploy_plan *p, struct strv *argv);
 
 /* The token an agent joins with: a file of its volume, 0600. */
 #define DEPLOY_AGENT_TOKEN_FILE K3S_DATA_DIR "/openshell/token"
 
-/* Append `run -d … IMAGE agent …` for node NODE of gateway o->name,
+/* Append `run -d … IMAGE agent …` for node NODE of gateway p->req->name,
  * joining SERVER (https://ADDR:PORT) with DEPLOY_AGENT_TOKEN_FILE, with
- * o's GPU request: the agent's container on its own Docker host. */
-void deploy_agent_argv(const struct deploy_opts *o, const char *node, const char *server, struct strv *argv);
+ * p's GPU request: the agent's container on its own Docker host. */
+void deploy_agent_argv(const struct deploy_plan *p, const char *node, const char *server, struct strv *argv);
 
 /* The --mount of VOLUME at k3s's data dir, made labelled as gateway
  * GATEWAY's when the run creates it (owned). */
@@ -98,7 +119,7 @@ void deploy_host_addresses(const char *bind, struct strv *out);
 /* "127.0.0.1:6443", or "[::1]:6443" for IPv6: where the API is reached.
  * A wildcard bind is reached at the first --tls-san when one was given (the
  * name remote clients were promised), else through loopback. */
-char *deploy_api_address(const struct deploy_opts *o);
+char *deploy_api_address(const struct deploy_plan *p);
 
 /* The address the server advertises to its agents, which their tunnels
  * dial (k3s pkg/agent/tunnel: every address /v1-k3s/apiservers lists, the
@@ -106,13 +127,13 @@ char *deploy_api_address(const struct deploy_opts *o);
  * address (deploy_api_address) when it is an IP address other than
  * loopback, else NULL, and k3s advertises the container's own address,
  * which no other host reaches. Owned. */
-char *deploy_advertise_address(const struct deploy_opts *o);
+char *deploy_advertise_address(const struct deploy_plan *p);
 
 /* The UDP port the server's container publishes for flannel, on the API's
  * bind address: where the nodes on other hosts send its pods' traffic
  * (node_network_port()); 0 when it advertises no address, so that no
  * other host is meant to reach it. */
-int deploy_node_port(const struct deploy_opts *o);
+int deploy_node_port(const struct deploy_plan *p);
 
 /* Reject references Docker would refuse or misread as an option. */
 int image_ref_check(const char *ref, os_error *err);
@@ -123,6 +144,6 @@ int bind_is_loopback(const char *addr);
 struct gw_container;
 /* For a kept gateway: its choice stands; a --node-network that
  * contradicts it is a conflict. */
-int deploy_adopt_node_network(struct deploy_opts *o, const struct gw_container *c, os_error *err);
+int deploy_adopt_node_network(struct deploy_plan *p, const struct gw_container *c, os_error *err);
 
 #endif

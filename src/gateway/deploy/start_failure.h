@@ -20,17 +20,17 @@ int start_port_taken(const char *docker_stderr);
 /* Is the port taken the one published for flannel (deploy_node_port()),
  * which Docker names (":8472" of "Bind for 0.0.0.0:8472 failed", "listen
  * udp4 0.0.0.0:8472")? Another API port does not free it. */
-int start_node_port_taken(const struct deploy_opts *o, const char *docker_stderr);
+int start_node_port_taken(const struct deploy_plan *p, const char *docker_stderr);
 
 /* RES is docker VERB ("run" or "start") of CONTAINER for the request O,
  * which exited non-zero: sets *err; always -1. */
-int start_explain_failure(const struct deploy_opts *o, const char *container, const struct run_result *res,
+int start_explain_failure(const struct deploy_plan *p, const char *container, const struct run_result *res,
 			  const char *verb, os_error *err);
 
 /* After SIGINT/SIGTERM: what state the gateway of O was left in, as the
  * error (code 128 + the signal): KEPT, its container runs on; REMOVED_OLD,
  * --recreate removed the old one; ROLLED_BACK, what this run had made
  * before the container ran is gone. Always -1. */
-int start_explain_interrupt(const struct deploy_opts *o, int kept, int removed_old, int rolled_back, os_error *err);
+int start_explain_interrupt(const struct deploy_plan *p, int kept, int removed_old, int rolled_back, os_error *err);
 
 #endif

@@ -18,24 +18,24 @@
 
 /* MPS must be able to share the GPUs (no MIG device under the single
  * strategy, no more clients than a GPU's compute capability allows). */
-static int mps_needs_gpus(const struct deploy_opts *o)
+static int mps_needs_gpus(const struct deploy_plan *p)
 {
-	return o->sharing_set && sharing_needs_gpus(&o->sharing, o->mig);
+	return p->req->sharing_set && sharing_needs_gpus(&p->req->sharing, p->mig);
 }
 
 /* A CDI container has no tmpfs of the hook's to say which MIG instances
  * it was given: the entrypoint is told the capabilities a container given
  * the same devices gets. */
-static int cdi_mig_caps(struct deploy_opts *o, const char *image, int timeout_ms, os_error *err)
+static int cdi_mig_caps(struct deploy_plan *p, const char *image, int timeout_ms, os_error *err)
 {
-	struct run_child *c = mig_caps_probe_start(image, 1, &o->gpus, timeout_ms, err);
+	struct run_child *c = mig_caps_probe_start(image, 1, &p->req->gpus, timeout_ms, err);
 
-	strv_free(&o->gpu_caps);
-	if (!c || mig_caps_probe_finish(c, &o->gpus, &o->gpu_caps, err) < 0)
+	strv_free(&p->gpu_caps);
+	if (!c || mig_caps_probe_finish(c, &p->req->gpus, &p->gpu_caps, err) < 0)
 		return -1;
 	/* None would keep every instance of the GPU: refused, not silent. */
-	if (!o->gpu_caps.n) {
-		cleanup_free char *sel = gpus_string(&o->gpus);
+	if (!p->gpu_caps.n) {
+		cleanup_free char *sel = gpus_string(&p->req->gpus);
 		return os_error_set(err, OS_EXIT_NOGPU,
 				    "a container given --gpus %s through CDI gets no MIG capability node (/dev/nvidia-caps), so the gateway could not keep those instances alone; regenerate the CDI spec with '" CDI_SPEC_GENERATE "', or use --gpu-mode legacy",
 				    sel);
@@ -47,43 +47,43 @@ static int cdi_mig_caps(struct deploy_opts *o, const char *image, int timeout_ms
  * than all must be there (its UUIDs go to the entrypoint), MPS must be
  * able to share them, and on WSL2 NVML must work in a container that got
  * them as the gateway will. */
-static int check_host_gpus(struct deploy_opts *o, const struct daemon_gpus *d, const char *image, int timeout_ms,
+static int check_host_gpus(struct deploy_plan *p, const struct daemon_gpus *d, const char *image, int timeout_ms,
 			   os_error *err)
 {
 	struct host_gpus h = { 0 };
-	int mps = mps_needs_gpus(o);
-	int rc = start_gpus_look_host(o, image, timeout_ms, &h, err);
+	int mps = mps_needs_gpus(p);
+	int rc = start_gpus_look_host(p, image, timeout_ms, &h, err);
 
 	if (rc < 0 && d->wsl2)
 		wsl2_explain_probe(d, err);
-	if (rc == 0 && o->cdi && mig_caps_named(&o->gpus))
-		rc = cdi_mig_caps(o, image, timeout_ms, err);
+	if (rc == 0 && p->cdi && mig_caps_named(&p->req->gpus))
+		rc = cdi_mig_caps(p, image, timeout_ms, err);
 	if (rc == 0 && mps)
-		rc = sharing_check_gpus(&o->sharing, o->mig, &h, o->gpus.kind == GPUS_ALL ? NULL : &o->gpu_uuids, err);
+		rc = sharing_check_gpus(&p->req->sharing, p->mig, &h, p->req->gpus.kind == GPUS_ALL ? NULL : &p->gpu_uuids, err);
 	host_gpus_free(&h);
 	return rc;
 }
 
 /* Docker 29.2 and later give --gpus through the CDI spec where it has the
  * devices, which on WSL2 can leave NVML out (gateway/gpu/wsl2.h): proven first. */
-static int look_needed(const struct deploy_opts *o, const struct daemon_gpus *d)
+static int look_needed(const struct deploy_plan *p, const struct daemon_gpus *d)
 {
-	return o->gpu && (o->gpus.kind != GPUS_ALL || mps_needs_gpus(o) || (d->wsl2 && d->gpus_by_cdi));
+	return p->req->gpu && (p->req->gpus.kind != GPUS_ALL || mps_needs_gpus(p) || (d->wsl2 && d->gpus_by_cdi));
 }
 
 /* What a look checks: "--gpus 0,2", "--gpu-sharing mps:N", or else (WSL2,
  * Docker 29.2 and later) NVML through Docker's CDI route (owned). */
-static char *checked_option(const struct deploy_opts *o)
+static char *checked_option(const struct deploy_plan *p)
 {
-	cleanup_free char *sel = o->gpus.kind != GPUS_ALL ? gpus_string(&o->gpus) : NULL;
-	cleanup_free char *mps = sel || !mps_needs_gpus(o) ? NULL : sharing_string(&o->sharing);
+	cleanup_free char *sel = p->req->gpus.kind != GPUS_ALL ? gpus_string(&p->req->gpus) : NULL;
+	cleanup_free char *mps = sel || !mps_needs_gpus(p) ? NULL : sharing_string(&p->req->sharing);
 
 	return sel ? xasprintf("--gpus %s", sel)
 	       : mps ? xasprintf("--gpu-sharing %s", mps)
 		     : xstrdup("--gpus all (which this Docker gives through the CDI spec)");
 }
 
-int start_gpus_precheck(struct deploy_opts *o, const struct daemon_gpus *d, int timeout_ms, int *looked,
+int start_gpus_precheck(struct deploy_plan *p, const struct daemon_gpus *d, int timeout_ms, int *looked,
 			os_error *err)
 {
 	cleanup_free char *other = NULL;
@@ -91,14 +91,14 @@ int start_gpus_precheck(struct deploy_opts *o, const struct daemon_gpus *d, int 
 
 	*looked = 0;
 	/* --no-build refuses the absent default image at once. */
-	if (!look_needed(o, d) || (o->no_build && !o->image_named))
+	if (!look_needed(p, d) || (p->req->no_build && !p->req->image_named))
 		return 0;
 	/* With CDI the daemon's device names are the GPUs a container gets:
 	 * a selection they refuse needs no container. */
-	if (o->cdi && (gpu_mode_check_cdi_gpus(&o->gpus, d, err) < 0 || start_gpus_cdi_names(o, d, err) < 0))
+	if (p->cdi && (gpu_mode_check_cdi_gpus(&p->req->gpus, d, err) < 0 || start_gpus_cdi_names(p, d, err) < 0))
 		return -1;
 	/* MPS's limits are the GPUs' own facts, which only nvidia-smi tells. */
-	if (o->cdi && !mps_needs_gpus(o))
+	if (p->cdi && !mps_needs_gpus(p))
 		return 0;
 	/* The look needs sh and what the toolkit injects, which any cluster
 	 * image has: one that is here spares a build or pull that ends in a
@@ -106,141 +106,141 @@ int start_gpus_precheck(struct deploy_opts *o, const struct daemon_gpus *d, int 
 	if (image_find_cluster(timeout_ms, &other, err) < 0)
 		return -1;
 	if (other) {
-		log_verbose("image %s is not here yet: the Docker host's GPUs are looked at with image %s", o->image,
+		log_verbose("image %s is not here yet: the Docker host's GPUs are looked at with image %s", p->image,
 			    other);
-		if (check_host_gpus(o, d, other, timeout_ms, err) < 0)
+		if (check_host_gpus(p, d, other, timeout_ms, err) < 0)
 			return -1;
 		*looked = 1;
 		return 0;
 	}
-	what = checked_option(o);
+	what = checked_option(p);
 	log_info("%s is checked against the Docker host's GPUs once image %s is here (a container of it lists them)",
-		 what, o->image);
+		 what, p->image);
 	return 0;
 }
 
-int start_gpus_check(struct deploy_opts *o, const struct daemon_gpus *d, int looked, int timeout_ms, os_error *err)
+int start_gpus_check(struct deploy_plan *p, const struct daemon_gpus *d, int looked, int timeout_ms, os_error *err)
 {
-	if (!o->gpu)
+	if (!p->req->gpu)
 		return 0;
-	if (!looked && look_needed(o, d) && check_host_gpus(o, d, o->image, timeout_ms, err) < 0)
+	if (!looked && look_needed(p, d) && check_host_gpus(p, d, p->image, timeout_ms, err) < 0)
 		return -1;
 	/* With CDI the selection's device names must be the daemon's; after the
 	 * host's GPUs, which name what the host lacks better. */
-	return start_gpus_cdi_names(o, d, err);
+	return start_gpus_cdi_names(p, d, err);
 }
 
-static int refuse_mismatch(const struct deploy_opts *o, const struct gw_container *c, const struct gpus *kept,
+static int refuse_mismatch(const struct deploy_plan *p, const struct gw_container *c, const struct gpus *kept,
 			   os_error *err)
 {
-	cleanup_free char *opt = start_gpus_option(o);
+	cleanup_free char *opt = start_gpus_option(p);
 	cleanup_free char *had = kept ? gpus_string(kept) : xstrdup("a selection that does not read");
 
-	if (c->gpu_request && o->gpu) {
-		cleanup_free char *want = gpus_string(&o->gpus);
+	if (c->gpu_request && p->req->gpu) {
+		cleanup_free char *want = gpus_string(&p->req->gpus);
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' exists with --gpus %s but --gpus %s was asked for; rerun with --recreate to rebuild it with%s (its cluster state is lost)",
-				    o->name, had, want, opt);
+				    p->req->name, had, want, opt);
 	}
-	cleanup_free char *asked = o->gpu ? xasprintf("%s was", opt + 1) : xstrdup("no GPUs were");
+	cleanup_free char *asked = p->req->gpu ? xasprintf("%s was", opt + 1) : xstrdup("no GPUs were");
 
 	return os_error_set(err, OS_EXIT_CONFLICT,
 			    "gateway '%s' exists %s GPUs but %s asked for; rerun with --recreate to rebuild it%s%s (its cluster state is lost)",
-			    o->name, c->gpu_request ? "with" : "without", asked, o->gpu ? " with" : "", opt);
+			    p->req->name, c->gpu_request ? "with" : "without", asked, p->req->gpu ? " with" : "", opt);
 }
 
-int start_gpus_adopt(const struct deploy_opts *o, const struct gw_container *c, os_error *err)
+int start_gpus_adopt(const struct deploy_plan *p, const struct gw_container *c, os_error *err)
 {
 	struct gpus had = { 0 };
 	os_error e = { 0 };
 	int read = c->gpu_request && gpus_of_container(c, &had, &e) == 0;
-	int same = c->gpu_request == o->gpu && (!o->gpu || (read && gpus_equal(&had, &o->gpus)));
-	int rc = same ? 0 : refuse_mismatch(o, c, read ? &had : NULL, err);
+	int same = c->gpu_request == p->req->gpu && (!p->req->gpu || (read && gpus_equal(&had, &p->req->gpus)));
+	int rc = same ? 0 : refuse_mismatch(p, c, read ? &had : NULL, err);
 
 	gpus_free(&had);
 	os_error_clear(&e);
 	return rc;
 }
 
-int start_gpus_mode(struct deploy_opts *o, const struct daemon_gpus *d, os_error *err)
+int start_gpus_mode(struct deploy_plan *p, const struct daemon_gpus *d, os_error *err)
 {
-	enum gpu_mode asked = o->gpu_mode, used = GPU_MODE_LEGACY;
+	enum gpu_mode asked = p->req->gpu_mode, used = GPU_MODE_LEGACY;
 
-	if (!o->gpu)
+	if (!p->req->gpu)
 		return 0;
 	if (gpu_mode_resolve(asked, d, &used, err) < 0)
 		return -1;
-	o->cdi = used == GPU_MODE_CDI;
+	p->cdi = used == GPU_MODE_CDI;
 	log_verbose("GPU mode %s%s%s", gpu_mode_name(used),
 		    asked != GPU_MODE_AUTO ? " (--gpu-mode)"
-		    : o->cdi               ? " (the daemon lists NVIDIA CDI devices)"
+		    : p->cdi               ? " (the daemon lists NVIDIA CDI devices)"
 		    : d->wsl2 && d->cdi.n  ? " (WSL2: the toolkit's hook gives libdxcore.so, which CDI specs there can miss)"
 					   : " (the daemon lists no NVIDIA CDI devices)",
-		    !o->cdi && d->gpus_by_cdi ? "; Docker sends --gpus through CDI itself (29.2 and later)" : "");
+		    !p->cdi && d->gpus_by_cdi ? "; Docker sends --gpus through CDI itself (29.2 and later)" : "");
 	return 0;
 }
 
-int start_gpus_cdi_names(const struct deploy_opts *o, const struct daemon_gpus *d, os_error *err)
+int start_gpus_cdi_names(const struct deploy_plan *p, const struct daemon_gpus *d, os_error *err)
 {
 	struct strv names = { 0 };
 	int rc;
 
-	if (!o->gpu || !o->cdi)
+	if (!p->req->gpu || !p->cdi)
 		return 0;
-	gpu_mode_cdi_devices(&o->gpus, &names);
+	gpu_mode_cdi_devices(&p->req->gpus, &names);
 	rc = gpu_mode_cdi_check(&names, d, err);
 	strv_free(&names);
 	return rc;
 }
 
-int start_gpus_adopt_mode(struct deploy_opts *o, const struct gw_container *c, os_error *err)
+int start_gpus_adopt_mode(struct deploy_plan *p, const struct gw_container *c, os_error *err)
 {
 	enum mig_strategy had;
 
-	if (!o->gpu || !c->gpu_request)
+	if (!p->req->gpu || !c->gpu_request)
 		return 0;
-	o->cdi = c->gpu_cdi;
+	p->cdi = c->gpu_cdi;
 	had = mig_strategy_of_env(c->mig_strategy);
-	if (o->gpu_mode != GPU_MODE_AUTO && (o->gpu_mode == GPU_MODE_CDI) != c->gpu_cdi)
+	if (p->req->gpu_mode != GPU_MODE_AUTO && (p->req->gpu_mode == GPU_MODE_CDI) != c->gpu_cdi)
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' exists with --gpu-mode %s but --gpu-mode %s was asked for; rerun with --recreate to rebuild it (its cluster state is lost)",
-				    o->name, c->gpu_cdi ? "cdi" : "legacy", gpu_mode_name(o->gpu_mode));
-	if (o->mig_set && o->mig != had)
+				    p->req->name, c->gpu_cdi ? "cdi" : "legacy", gpu_mode_name(p->req->gpu_mode));
+	if (p->req->mig_set && p->req->mig != had)
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' exists with --mig-strategy %s but --mig-strategy %s was asked for; rerun with --recreate to rebuild it (its cluster state is lost)",
-				    o->name, mig_strategy_name(had), mig_strategy_name(o->mig));
-	o->mig = had;
-	if (o->sharing_set && mps_with_mixed(&o->sharing, had))
+				    p->req->name, mig_strategy_name(had), mig_strategy_name(p->req->mig));
+	p->mig = had;
+	if (p->req->sharing_set && mps_with_mixed(&p->req->sharing, had))
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' runs with --mig-strategy mixed, and the device plugin does not share MIG devices by MPS: use --gpu-sharing time-slicing:N, or rebuild it with --recreate and another --mig-strategy (its cluster state is lost)",
-				    o->name);
+				    p->req->name);
 	return 0;
 }
 
-char *start_gpus_option(const struct deploy_opts *o)
+char *start_gpus_option(const struct deploy_plan *p)
 {
-	cleanup_free char *sel = o->gpu ? gpus_string(&o->gpus) : NULL;
+	cleanup_free char *sel = p->req->gpu ? gpus_string(&p->req->gpus) : NULL;
 
-	if (!o->gpu)
+	if (!p->req->gpu)
 		return xstrdup("");
-	return o->gpus.kind == GPUS_ALL ? xstrdup(" --gpu") : xasprintf(" --gpus %s", sel);
+	return p->req->gpus.kind == GPUS_ALL ? xstrdup(" --gpu") : xasprintf(" --gpus %s", sel);
 }
 
-int start_gpus_look_host(struct deploy_opts *o, const char *image, int timeout_ms, struct host_gpus *h, os_error *err)
+int start_gpus_look_host(struct deploy_plan *p, const char *image, int timeout_ms, struct host_gpus *h, os_error *err)
 {
-	cleanup_free char *sel = gpus_string(&o->gpus);
+	cleanup_free char *sel = gpus_string(&p->req->gpus);
 
 	log_step("checking the Docker host's GPUs for --gpus %s", sel);
-	strv_free(&o->gpu_uuids);
-	if (host_gpus_probe(image, o->cdi, timeout_ms, h, err) < 0 ||
-	    (o->gpus.kind != GPUS_ALL && gpus_resolve(&o->gpus, h, &o->gpu_uuids, err) < 0))
+	strv_free(&p->gpu_uuids);
+	if (host_gpus_probe(image, p->cdi, timeout_ms, h, err) < 0 ||
+	    (p->req->gpus.kind != GPUS_ALL && gpus_resolve(&p->req->gpus, h, &p->gpu_uuids, err) < 0))
 		return -1;
 	log_step_done(1);
 	return 0;
 }
 
-int start_gpus_wsl2(const struct deploy_opts *o, const struct sharing *sharing, const char *joining, enum wsl2_host host,
+int start_gpus_wsl2(const struct deploy_plan *p, const struct sharing *sharing, const char *joining, enum wsl2_host host,
 		    os_error *err)
 {
-	return wsl2_check(o->gpu ? &o->gpus : NULL, o->gpu_mode == GPU_MODE_CDI, o->mig, sharing, joining, host, err);
+	return wsl2_check(p->req->gpu ? &p->req->gpus : NULL, p->req->gpu_mode == GPU_MODE_CDI, p->mig, sharing, joining, host, err);
 }

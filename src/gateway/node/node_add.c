@@ -42,7 +42,8 @@ struct add {
 	const struct node_add_opts *o;
 	struct node_add_result *r;
 	struct gateway gw;
-	struct deploy_opts d;          /* the agent's request: the gateway's name and image, the node's GPUs */
+	struct gateway_request rq;     /* the agent's request: the gateway's name, the node's GPUs */
+	struct deploy_plan d;          /* its plan: the gateway's image and MIG strategy, the GPUs' mode */
 	struct docker_daemon sd, nd;   /* the server's daemon, the node's */
 	struct docker_where server_w, node_w;
 	struct strv node_env;          /* run_spec env naming the node's daemon */
@@ -127,8 +128,8 @@ static int check_plugin_config(struct add *a, os_error *err)
 				    "gateway '%s' has --mig-strategy %s, and the device plugin has one for every node: add node '%s' without --mig-strategy, or remake the gateway with 'openshell gateway start --name %s --recreate --gpu --mig-strategy %s'",
 				    a->o->gateway, mig_strategy_name(a->gw.mig), a->o->node, a->o->gateway,
 				    mig_strategy_name(a->o->mig));
-	if (!a->d.gpu || sharing_read(a->gw.container, DEVICE_PLUGIN_RELEASE, deadline_call_ms(&a->by), &a->sharing, err) < 0)
-		return a->d.gpu ? -1 : 0;
+	if (!a->rq.gpu || sharing_read(a->gw.container, DEVICE_PLUGIN_RELEASE, deadline_call_ms(&a->by), &a->sharing, err) < 0)
+		return a->rq.gpu ? -1 : 0;
 	if (!a->o->sharing_set || (a->o->sharing.replicas == a->sharing.replicas &&
 				   (a->sharing.replicas == 1 || a->o->sharing.mps == a->sharing.mps)))
 		return 0;
@@ -211,7 +212,7 @@ static int node_daemon(struct add *a, os_error *err)
 			     a->nd.endpoint, a->o->gateway);
 		goto out;
 	}
-	if (a->d.gpu)
+	if (a->rq.gpu)
 		daemon_gpus_from_info(info, &a->dg);
 	rc = 0;
 out:
@@ -311,7 +312,7 @@ static int make_agent(struct add *a, os_error *err)
 	log_step("preparing node '%s' on %s", a->o->node, a->host);
 	if (node_daemon(a, err) < 0 || check_host_free(a, err) < 0 ||
 	    start_gpus_wsl2(&a->d, &a->sharing, a->o->gateway, a->dg.wsl2, err) < 0 ||
-	    (a->d.gpu && start_gpus_mode(&a->d, &a->dg, err) < 0))
+	    (a->rq.gpu && start_gpus_mode(&a->d, &a->dg, err) < 0))
 		return -1;
 	log_step_done(1);
 	if (image_there(a, err) < 0 || start_gpus_check(&a->d, &a->dg, 0, deadline_call_ms(&a->by), err) < 0)
@@ -329,18 +330,18 @@ static int join(struct add *a, os_error *err)
 {
 	struct node_join j = { .server_ctr = a->gw.container, .agent_ctr = a->res,
 			       .node_env = strv_argv(&a->node_env), .node = a->o->node, .server = a->gw.md.server,
-			       .gateway = a->o->gateway, .host = a->host, .gpu = a->d.gpu, .by = a->by,
+			       .gateway = a->o->gateway, .host = a->host, .gpu = a->rq.gpu, .by = a->by,
 			       .timeout_ms = a->o->timeout_ms };
 
 	/* A count or a list is that many GPUs, each as many times as they are
 	 * shared; MIG makes its own devices. */
 	if (a->d.mig == MIG_NONE)
-		j.want_gpus = (a->d.gpus.kind == GPUS_COUNT     ? a->d.gpus.count
-			       : a->d.gpus.kind == GPUS_DEVICES ? (long long)a->d.gpus.ids.n
+		j.want_gpus = (a->rq.gpus.kind == GPUS_COUNT     ? a->rq.gpus.count
+			       : a->rq.gpus.kind == GPUS_DEVICES ? (long long)a->rq.gpus.ids.n
 								: 0) *
 			      (a->sharing.replicas > 1 ? a->sharing.replicas : 1);
 	use_server(a);
-	log_step("waiting for node '%s' to be Ready%s", a->o->node, a->d.gpu ? " with its nvidia.com/gpu" : "");
+	log_step("waiting for node '%s' to be Ready%s", a->o->node, a->rq.gpu ? " with its nvidia.com/gpu" : "");
 	if (node_join_wait(&j, err) < 0)
 		return -1;
 	log_step_done(1);
@@ -354,7 +355,7 @@ static int record(struct add *a, os_error *err)
 	/* Borrowed for the write: r is not freed, only its daemon. */
 	struct node_record r = { .name = (char *)a->o->node, .gateway = (char *)a->o->gateway, .container = a->res,
 				 .image = a->gw.c.image, .image_id = a->image_id, .server = a->gw.md.server,
-				 .gpu = a->d.gpu, .gpus = a->d.gpus, .created = now };
+				 .gpu = a->rq.gpu, .gpus = a->rq.gpus, .created = now };
 
 	where_record_copy(&a->node_w, &r.docker);
 	int rc = node_record_write(a->gw.state_dir, &r, err);
@@ -436,18 +437,18 @@ int gateway_node_add(const struct node_add_opts *o, struct node_add_result *r, o
 	r->gpus = -1;
 	if (node_name_check(o->node, err) < 0 || gateway_name_check(o->gateway, err) < 0)
 		return -1;
-	deploy_opts_init(&a.d);
-	a.d.name = o->gateway;
-	a.d.gpu = o->gpu;
-	a.d.gpus = o->gpus;
+	gateway_request_init(&a.rq);
+	a.rq.name = o->gateway;
+	a.rq.gpu = o->gpu;
+	a.rq.gpus = o->gpus;   /* the caller's: a.rq is not freed */
+	deploy_plan_init(&a.d, &a.rq);
 	a.res = node_resource_name(o->gateway);
 	if ((lock = gateway_lock_for_change(o->gateway, err)) >= 0) {
 		rc = add_locked(&a, err);
 		gateway_unlock(lock);
 	}
 	docker_daemon_unfollow();
-	a.d.gpus = (struct gpus){ 0 };   /* the caller's */
-	deploy_opts_free(&a.d);
+	deploy_plan_free(&a.d);
 	gateway_free(&a.gw);
 	docker_daemon_free(&a.sd);
 	docker_daemon_free(&a.nd);

@@ -33,7 +33,7 @@ static char *earlier_merge(const char *path)
 	return found;
 }
 
-static int write_metadata(const struct deploy_opts *o, const char *container, const struct start_result *r,
+static int write_metadata(const struct deploy_plan *p, const char *container, const struct start_result *r,
 			  const char *dir, os_error *err)
 {
 	cleanup_free char *path = xasprintf("%s/metadata.json", dir);
@@ -41,20 +41,20 @@ static int write_metadata(const struct deploy_opts *o, const char *container, co
 	cleanup_free char *json = NULL;
 	cleanup_free char *merged_into = r->user_kubeconfig ? xstrdup(r->user_kubeconfig) : earlier_merge(path);
 	struct gw_metadata md = {
-		.name = (char *)o->name, .container = (char *)container, .image = (char *)o->image,
-		.bind = (char *)o->bind, .port = o->port, .gpu = o->gpu,
+		.name = (char *)p->req->name, .container = (char *)container, .image = (char *)p->image,
+		.bind = (char *)p->bind, .port = p->port, .gpu = p->req->gpu,
 		.server = r->server, .kubeconfig = r->kubeconfig, .created = created,
 		.user_kubeconfig = merged_into,
-		.docker_context = (char *)o->docker.context, .docker_endpoint = (char *)o->docker.endpoint,
-		.docker_tls_recorded = o->docker.tls_recorded, .docker_tls = o->docker.tls,
-		.docker_tls_verify = o->docker.tls_verify, .docker_cert_path = (char *)o->docker.cert_path,
+		.docker_context = (char *)p->docker.context, .docker_endpoint = (char *)p->docker.endpoint,
+		.docker_tls_recorded = p->docker.tls_recorded, .docker_tls = p->docker.tls,
+		.docker_tls_verify = p->docker.tls_verify, .docker_cert_path = (char *)p->docker.cert_path,
 	};
 
 	json = metadata_to_json(&md);
 	return write_file_atomic(path, json, strlen(json), 0600, err);
 }
 
-int gateway_write_files(const struct deploy_opts *o, const struct wait_ctx *w, struct start_result *r,
+int gateway_write_files(const struct deploy_plan *p, const struct wait_ctx *w, struct start_result *r,
 			os_error *err)
 {
 	const char *args[] = { "exec", w->container, "cat", K3S_KUBECONFIG_PATH, NULL };
@@ -67,19 +67,19 @@ int gateway_write_files(const struct deploy_opts *o, const struct wait_ctx *w, s
 		else
 			os_error_wrap(err, "cannot read %s from the gateway", K3S_KUBECONFIG_PATH);
 	} else {
-		rc = gateway_write_files_from(o, w->container, res.out, r, err);
+		rc = gateway_write_files_from(p, w->container, res.out, r, err);
 	}
 	run_result_free(&res);
 	return rc;
 }
 
-int gateway_write_files_from(const struct deploy_opts *o, const char *container, const char *k3s_yaml,
+int gateway_write_files_from(const struct deploy_plan *p, const char *container, const char *k3s_yaml,
 			     struct start_result *r, os_error *err)
 {
 	cleanup_free char *dir = NULL;
-	cleanup_free char *ctx = gateway_hostname(o->name);
+	cleanup_free char *ctx = gateway_hostname(p->req->name);
 	cleanup_free char *text = NULL;
-	cleanup_free char *addr = deploy_api_address(o);
+	cleanup_free char *addr = deploy_api_address(p);
 	size_t len;
 	int rc = -1;
 
@@ -87,18 +87,18 @@ int gateway_write_files_from(const struct deploy_opts *o, const char *container,
 	free(r->kubeconfig);
 	r->server = xasprintf("https://%s", addr);
 	r->kubeconfig = NULL;
-	if (gateway_state_dir(o->name, &dir, err) < 0 || mkdir_p(dir, 0700, err) < 0)
+	if (gateway_state_dir(p->req->name, &dir, err) < 0 || mkdir_p(dir, 0700, err) < 0)
 		goto out;
 	r->kubeconfig = xasprintf("%s/kubeconfig", dir);
 	if (kubeconfig_rewrite(k3s_yaml, strlen(k3s_yaml), r->server, ctx, &text, &len, err) < 0 ||
 	    write_file_atomic(r->kubeconfig, text, len, 0600, err) < 0)
 		goto out;
-	if (o->update_kubeconfig &&
+	if (p->req->update_kubeconfig &&
 	    kubeconfig_update_user(text, len, &r->user_kubeconfig, &r->user_backup, err) < 0) {
 		os_error_wrap(err, "cannot update your kubeconfig");
 		goto out;
 	}
-	rc = write_metadata(o, container, r, dir, err);
+	rc = write_metadata(p, container, r, dir, err);
 out:
 	return rc;
 }

@@ -17,11 +17,11 @@
 
 /* Fills r->server, r->kubeconfig (and r->user_kubeconfig, r->user_backup);
  * a read of k3s.yaml cut by the wait's deadline is its timeout. */
-int gateway_write_files(const struct deploy_opts *o, const struct wait_ctx *w, struct start_result *r,
+int gateway_write_files(const struct deploy_plan *p, const struct wait_ctx *w, struct start_result *r,
 			os_error *err);
 /* The same from K3S_YAML, the text of CONTAINER's k3s.yaml read
  * elsewhere (the GPU wait's watch: gateway/wait/wait.h, struct wait_file). */
-int gateway_write_files_from(const struct deploy_opts *o, const char *container, const char *k3s_yaml,
+int gateway_write_files_from(const struct deploy_plan *p, const char *container, const char *k3s_yaml,
 			     struct start_result *r, os_error *err);
 
 #endif

@@ -25,13 +25,13 @@ static char *reached_at(const struct docker_daemon *d)
 	return name ? name : xstrdup(d->host);
 }
 
-void reach_sans(struct deploy_opts *o, const struct docker_daemon *d, struct strv *sans)
+void reach_sans(struct deploy_plan *p, const struct docker_daemon *d, struct strv *sans)
 {
-	o->daemon_host = d->local ? NULL : d->host;
-	if (!bind_is_wildcard(o->bind))
+	p->daemon_host = d->local ? NULL : d->host;
+	if (!bind_is_wildcard(p->bind))
 		return;
 	if (d->local) {
-		deploy_host_addresses(o->bind, sans);
+		deploy_host_addresses(p->bind, sans);
 	} else {
 		cleanup_free char *at = reached_at(d);
 		size_t first = sans->n;
@@ -40,22 +40,22 @@ void reach_sans(struct deploy_opts *o, const struct docker_daemon *d, struct str
 		strv_push(sans, at);
 		if (strcmp(at, d->host) != 0)
 			strv_push(sans, d->host);
-		o->daemon_host = sans->v[first];
+		p->daemon_host = sans->v[first];
 	}
-	o->host_sans = sans;
+	p->host_sans = sans;
 }
 
-int reach_check(const struct deploy_opts *o, const struct docker_daemon *d, os_error *err)
+int reach_check(const struct deploy_plan *p, const struct docker_daemon *d, os_error *err)
 {
-	if (on_this_machine(d) || !bind_is_loopback(o->bind))
+	if (on_this_machine(d) || !bind_is_loopback(p->bind))
 		return 0;
-	if (!o->bind_set) {
+	if (!p->req->bind_set) {
 		cleanup_free char *at = reached_at(d);
 		return os_error_set(err, OS_EXIT_USAGE,
 				    "the Docker daemon is on %s (%s), whose loopback, where the API is published by default, this machine cannot reach: give --bind with an address of %s this machine reaches, or --bind 0.0.0.0 (the kubeconfig then names %s), or --bind 127.0.0.1 to reach it through an ssh tunnel of your own",
 				    d->host, d->endpoint, d->host, at);
 	}
 	log_warn("the API is published on the loopback of %s, the Docker daemon's host: reach it through a tunnel (ssh -L PORT:%s:PORT %s, PORT as the kubeconfig names it)",
-		 d->host, o->bind, d->host);
+		 d->host, p->bind, d->host);
 	return 0;
 }

@@ -17,12 +17,12 @@
 #include "docker/daemon.h"
 #include "gateway/deploy/deploy.h"
 
-/* Set o->daemon_host, and with a wildcard bind the certificate's extra
- * names in sans (o->host_sans then points at it). */
-void reach_sans(struct deploy_opts *o, const struct docker_daemon *d, struct strv *sans);
+/* Set p->daemon_host, and with a wildcard bind the certificate's extra
+ * names in sans (p->host_sans then points at it). */
+void reach_sans(struct deploy_plan *p, const struct docker_daemon *d, struct strv *sans);
 
 /* A new gateway on another machine's daemon: the default loopback bind is
  * refused (a usage error naming --bind); one asked for is warned about. */
-int reach_check(const struct deploy_opts *o, const struct docker_daemon *d, os_error *err);
+int reach_check(const struct deploy_plan *p, const struct docker_daemon *d, os_error *err);
 
 #endif

@@ -41,13 +41,14 @@
 #define PORT_TRIES 20
 
 struct start {
-	struct deploy_opts o;      /* the request; a reused gateway's own values replace defaults */
+	const struct gateway_request *rq; /* what was asked */
+	struct deploy_plan p;      /* its plan: a reused gateway's own values in place of defaults */
 	struct start_result *r;
 	char *res;                 /* openshell-cluster-NAME */
-	char *reused_image;        /* owned copy behind o.image when adopted */
-	char *reused_bind;         /* owned copy behind o.bind when adopted */
-	char *reused_api_host;     /* owned copy behind o.api_host when adopted */
-	char *reused_advertise;    /* and behind o.advertise */
+	char *reused_image;        /* owned copy behind p.image when adopted */
+	char *reused_bind;         /* owned copy behind p.bind when adopted */
+	char *reused_api_host;     /* owned copy behind p.api_host when adopted */
+	char *reused_advertise;    /* and behind p.advertise */
 	struct wait_ctx w;         /* deadline, restart count for the waits */
 	int created_network, created_volume, created_container;
 	int have_container;        /* a gateway container exists and is kept */
@@ -70,18 +71,18 @@ static int preflight(struct start *st, os_error *err)
 	log_step("checking Docker");
 	if (docker_daemon_resolve(&st->daemon, err) < 0 || docker_info(&info, err) < 0)
 		return -1;
-	docker_daemon_where(&st->daemon, &st->o.docker);
+	docker_daemon_where(&st->daemon, &st->p.docker);
 	version = json_str(info, "ServerVersion");
 	log_verbose("docker daemon %s", version);
 	/* Docker 25 probes at --health-start-interval during the start
 	 * period, so that its own verdict follows the facts within a second. */
-	st->o.health_start_interval = atoi(version) >= 25;
+	st->p.health_start_interval = atoi(version) >= 25;
 	/* What the daemon offers for GPUs decides --gpu-mode auto. */
-	if (st->o.gpu)
+	if (st->rq->gpu)
 		daemon_gpus_from_info(info, &st->dg);
 	cJSON_Delete(info);
 	log_step_done(1);
-	reach_sans(&st->o, &st->daemon, &st->host_sans);
+	reach_sans(&st->p, &st->daemon, &st->host_sans);
 	return 0;
 }
 
@@ -96,23 +97,23 @@ static int prepare_new(struct start *st, os_error *err)
 {
 	int present, looked = 0;
 
-	if (reach_check(&st->o, &st->daemon, err) < 0 ||
-	    start_gpus_wsl2(&st->o, st->o.sharing_set ? &st->o.sharing : NULL, NULL, st->dg.wsl2, err) < 0 ||
-	    start_gpus_mode(&st->o, &st->dg, err) < 0)
+	if (reach_check(&st->p, &st->daemon, err) < 0 ||
+	    start_gpus_wsl2(&st->p, st->rq->sharing_set ? &st->rq->sharing : NULL, NULL, st->dg.wsl2, err) < 0 ||
+	    start_gpus_mode(&st->p, &st->dg, err) < 0)
 		return -1;
-	if ((present = start_look_image(&st->look, st->o.image)) == LOOK_NOT_KNOWN &&
-	    image_present(st->o.image, &st->w.by, &present, err) < 0)
+	if ((present = start_look_image(&st->look, st->p.image)) == LOOK_NOT_KNOWN &&
+	    image_present(st->p.image, &st->w.by, &present, err) < 0)
 		return -1;
-	if (!present && (start_gpus_precheck(&st->o, &st->dg, deadline_call_ms(&st->w.by), &looked, err) < 0 ||
-			 image_fetch(st->o.image, st->o.image_named, st->o.no_build, &st->w.by, err) < 0))
+	if (!present && (start_gpus_precheck(&st->p, &st->dg, deadline_call_ms(&st->w.by), &looked, err) < 0 ||
+			 image_fetch(st->p.image, st->rq->image_named, st->rq->no_build, &st->w.by, err) < 0))
 		return -1;
-	if (!present && !st->o.image_named)
-		st->w.by = deadline_in(st->o.timeout_ms, docker_call_timeout_ms());
+	if (!present && !st->rq->image_named)
+		st->w.by = deadline_in(st->rq->timeout_ms, docker_call_timeout_ms());
 	/* A build or pull takes minutes: what the first look found is old. */
 	if (!present)
 		start_look_forget(&st->look);
 	phases_mark(&st->r->phases, PHASE_IMAGE);
-	st->prepared = start_gpus_check(&st->o, &st->dg, looked, deadline_call_ms(&st->w.by), err) == 0;
+	st->prepared = start_gpus_check(&st->p, &st->dg, looked, deadline_call_ms(&st->w.by), err) == 0;
 	return st->prepared ? 0 : -1;
 }
 
@@ -120,7 +121,7 @@ static int prepare_new(struct start *st, os_error *err)
 
 static int refuse_foreign(const char *type, const struct start *st, os_error *err)
 {
-	cleanup_free char *why = labels_foreign_reason(type, st->res, st->o.name);
+	cleanup_free char *why = labels_foreign_reason(type, st->res, st->rq->name);
 	return os_error_set(err, OS_EXIT_CONFLICT, "%s; remove or rename it first", why);
 }
 
@@ -143,7 +144,7 @@ static int remove_gateway(struct start *st, int container_exists, os_error *err)
 		return refuse_foreign("network", st, err);
 	if (!container_exists && vol == OWNER_ABSENT && net == OWNER_ABSENT)
 		return 0;
-	log_step("removing gateway '%s' (--recreate)", st->o.name);
+	log_step("removing gateway '%s' (--recreate)", st->rq->name);
 	if (container_exists && docker_ok(rm, deadline_call_ms(&st->w.by), err) < 0)
 		return os_error_wrap(err, "cannot remove the old container");
 	/* Only now that the container is gone can its volume go. */
@@ -162,36 +163,37 @@ static int remove_gateway(struct start *st, int container_exists, os_error *err)
  * kubeconfig and metadata describe the gateway as it runs. */
 static int adopt_existing(struct start *st, const struct gw_container *c, os_error *err)
 {
+	const struct gateway_request *rq = st->rq;
 	const char *what = NULL;
 
-	if (start_gpus_adopt(&st->o, c, err) < 0 || start_gpus_adopt_mode(&st->o, c, err) < 0 ||
-	    deploy_adopt_node_network(&st->o, c, err) < 0)
+	if (start_gpus_adopt(&st->p, c, err) < 0 || start_gpus_adopt_mode(&st->p, c, err) < 0 ||
+	    deploy_adopt_node_network(&st->p, c, err) < 0)
 		return -1;
-	if (st->o.n_tls_san > 0 || st->o.advertise)
+	if (rq->n_tls_san > 0 || rq->advertise)
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' exists, and its API certificate's names and advertised address were set when it was made; rerun with --recreate to give it %s (its cluster state is lost)",
-				    st->o.name, st->o.advertise ? "--advertise-address" : "--tls-san");
-	if (st->o.port_set && c->api_host_port && c->api_host_port != st->o.port)
+				    rq->name, rq->advertise ? "--advertise-address" : "--tls-san");
+	if (rq->port_set && c->api_host_port && c->api_host_port != rq->port)
 		what = "--port";
-	else if (st->o.bind_set && c->api_host_ip && strcmp(c->api_host_ip, st->o.bind) != 0)
+	else if (rq->bind_set && c->api_host_ip && strcmp(c->api_host_ip, rq->bind) != 0)
 		what = "--bind";
-	else if (st->o.image_set && c->image && strcmp(c->image, st->o.image) != 0)
+	else if (rq->image_set && c->image && strcmp(c->image, rq->image) != 0)
 		what = "--image";
 	if (what)
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' exists with another %s than asked for; rerun with --recreate to rebuild it (its cluster state is lost)",
-				    st->o.name, what);
+				    rq->name, what);
 	if (c->api_host_port)
-		st->o.port = c->api_host_port;
+		st->p.port = c->api_host_port;
 	if (c->api_host_ip && *c->api_host_ip)
-		st->o.bind = st->reused_bind = xstrdup(c->api_host_ip);
+		st->p.bind = st->reused_bind = xstrdup(c->api_host_ip);
 	if (c->image)
-		st->o.image = st->reused_image = xstrdup(c->image);
+		st->p.image = st->reused_image = xstrdup(c->image);
 	if (c->api_host)
-		st->o.api_host = st->reused_api_host = xstrdup(c->api_host);
+		st->p.api_host = st->reused_api_host = xstrdup(c->api_host);
 	/* What it advertises decides flannel's port, which a failure names. */
 	if (c->advertise)
-		st->o.advertise = st->reused_advertise = xstrdup(c->advertise);
+		st->p.advertise = st->reused_advertise = xstrdup(c->advertise);
 	return 0;
 }
 
@@ -201,10 +203,10 @@ static int resume(struct start *st, os_error *err)
 	struct run_result res = { 0 };
 	int rc;
 
-	log_step("resuming stopped gateway '%s'", st->o.name);
+	log_step("resuming stopped gateway '%s'", st->rq->name);
 	rc = docker_run(start, NULL, 0, deadline_call_ms(&st->w.by), &res, err);
 	if (rc == 0 && res.status != 0)
-		rc = start_explain_failure(&st->o, st->res, &res, "start", err);
+		rc = start_explain_failure(&st->p, st->res, &res, "start", err);
 	run_result_free(&res);
 	if (rc < 0)
 		return -1;
@@ -224,17 +226,17 @@ static int reconcile_existing(struct start *st, os_error *err)
 	struct gw_container c = { 0 };
 	int rc = -1;
 
-	if ((st->o.recreate && nodes_refuse_recreate(st->o.name, err) < 0) ||
-	    start_look(st->res, st->o.name, st->o.image, deadline_call_ms(&st->w.by), &st->look, &c, err) < 0) {
+	if ((st->rq->recreate && nodes_refuse_recreate(st->rq->name, err) < 0) ||
+	    start_look(st->res, st->rq->name, st->p.image, deadline_call_ms(&st->w.by), &st->look, &c, err) < 0) {
 		container_free(&c);
 		return -1;
 	}
 	if (!c.exists) {
 		/* A volume or network left without its container is old state too. */
-		rc = st->o.recreate && (prepare_new(st, err) < 0 || remove_gateway(st, 0, err) < 0) ? -1 : 0;
-	} else if (container_owner(&c, st->o.name) == OWNER_FOREIGN) {
+		rc = st->rq->recreate && (prepare_new(st, err) < 0 || remove_gateway(st, 0, err) < 0) ? -1 : 0;
+	} else if (container_owner(&c, st->rq->name) == OWNER_FOREIGN) {
 		refuse_foreign("container", st, err);
-	} else if (st->o.recreate) {
+	} else if (st->rq->recreate) {
 		/* The new image must be at hand, and the GPUs there, before the old gateway goes. */
 		rc = prepare_new(st, err) < 0 || remove_gateway(st, 1, err) < 0 ? -1 : 0;
 	} else if (adopt_existing(st, &c, err) == 0) {
@@ -244,11 +246,11 @@ static int reconcile_existing(struct start *st, os_error *err)
 			/* After a crash: Docker brings it back, this run waits. */
 			st->r->outcome = "running";
 			log_info("gateway '%s' is restarting (its container exited, and Docker's restart policy starts it again); waiting for it",
-				 st->o.name);
+				 st->rq->name);
 			rc = wait_pending_restart(&st->w, err) < 0 ? -1 : 1;
 		} else if (c.running) {
 			st->r->outcome = "running";
-			log_info("gateway '%s' is already running; checking that it is ready", st->o.name);
+			log_info("gateway '%s' is already running; checking that it is ready", st->rq->name);
 			rc = 1;
 		} else {
 			rc = resume(st, err) < 0 ? -1 : 1;
@@ -307,7 +309,7 @@ static int check_volume(struct start *st, os_error *err)
 static int ensure_network(struct start *st, os_error *err)
 {
 	cleanup_free char *l1 = xasprintf("--label=%s=%s", LABEL_MANAGED, LABEL_MANAGED_VALUE);
-	cleanup_free char *l2 = xasprintf("--label=%s=%s", LABEL_GATEWAY, st->o.name);
+	cleanup_free char *l2 = xasprintf("--label=%s=%s", LABEL_GATEWAY, st->rq->name);
 	const char *create[] = { "network", "create", l1, l2, st->res, NULL };
 	struct run_result res = { 0 };
 	enum owner owner;
@@ -316,7 +318,7 @@ static int ensure_network(struct start *st, os_error *err)
 	if (rc == 0 && res.status == 0) {
 		st->created_network = 1;
 	} else if (rc == 0 && strstr(res.err, "already exists")) {
-		rc = docker_object_owner("network", st->res, st->o.name, deadline_call_ms(&st->w.by), &owner, err);
+		rc = docker_object_owner("network", st->res, st->rq->name, deadline_call_ms(&st->w.by), &owner, err);
 		if (rc == 0 && owner == OWNER_FOREIGN)
 			rc = refuse_foreign("network", st, err);
 		else if (rc == 0 && owner == OWNER_ABSENT)
@@ -341,7 +343,7 @@ static int left_behind(const struct start *st)
 
 	signals_shield();   /* asked on the way out of an interrupt too */
 	if (container_inspect(st->res, &c, &err) == 0)
-		ours = container_owner(&c, st->o.name) == OWNER_OURS;
+		ours = container_owner(&c, st->rq->name) == OWNER_OURS;
 	signals_unshield();
 	container_free(&c);
 	os_error_clear(&err);
@@ -356,7 +358,7 @@ static int run_once(struct start *st, os_error *err)
 	struct run_result res = { 0 };
 	int rc = -1;
 
-	deploy_run_argv(&st->o, &argv);
+	deploy_run_argv(&st->p, &argv);
 	/* An interrupt lets the run finish: the daemon goes on creating a
 	 * container whose client is gone, after a rollback would have looked
 	 * for it (and taken its network from under it). */
@@ -367,13 +369,13 @@ static int run_once(struct start *st, os_error *err)
 	st->created_container = res.status == 0 || left_behind(st);
 	if (res.status == 0) {
 		rc = 0;
-	} else if (!st->o.port_set && start_port_taken(res.err) &&
-		   !start_node_port_taken(&st->o, res.err)) {   /* flannel's port is every node's: it stays */
+	} else if (!st->rq->port_set && start_port_taken(res.err) &&
+		   !start_node_port_taken(&st->p, res.err)) {   /* flannel's port is every node's: it stays */
 		const char *rm[] = { DOCKER_RM, st->res, NULL };
 		rc = docker_ok(rm, deadline_call_ms(&st->w.by), err) < 0 ? -1 : 1;
 		st->created_container = rc < 0;
 	} else {
-		start_explain_failure(&st->o, st->res, &res, "run", err);
+		start_explain_failure(&st->p, st->res, &res, "run", err);
 	}
 out:
 	run_result_free(&res);
@@ -385,21 +387,21 @@ static int create_container(struct start *st, os_error *err)
 {
 	int rc = -1;
 
-	cleanup_free char *which = st->o.gpu ? gpus_words(&st->o.gpus) : NULL;
+	cleanup_free char *which = st->rq->gpu ? gpus_words(&st->rq->gpus) : NULL;
 
-	log_step("creating gateway '%s'%s%s", st->o.name, which ? " with " : "", which ? which : "");
+	log_step("creating gateway '%s'%s%s", st->rq->name, which ? " with " : "", which ? which : "");
 	if (ensure_network(st, err) < 0 || check_volume(st, err) < 0)
 		goto out;
 	/* Without --port, a taken default moves to the next free port rather
 	 * than failing: two gateways can start side by side. */
 	for (int tries = 0; (rc = run_once(st, err)) == 1 && tries < PORT_TRIES; tries++)
-		st->o.port++;
+		st->p.port++;
 	if (rc == 1)
 		rc = os_error_set(err, OS_EXIT_FAILURE, "ports %d to %d on %s are all in use; choose one with --port",
-				  st->o.port - PORT_TRIES, st->o.port, st->o.bind);
+				  st->p.port - PORT_TRIES, st->p.port, st->p.bind);
 	/* An interrupt during the run: what it made is undone, as before it. */
 	if (rc == 0 && signals_pending())
-		rc = os_error_set(err, 128 + signals_pending(), "interrupted while creating gateway '%s'", st->o.name);
+		rc = os_error_set(err, 128 + signals_pending(), "interrupted while creating gateway '%s'", st->rq->name);
 	if (rc == 0) {
 		st->r->outcome = "created";
 		st->have_container = 1;
@@ -417,22 +419,23 @@ static int create_new(struct start *st, os_error *err)
 	return !st->prepared && prepare_new(st, err) < 0 ? -1 : create_container(st, err);
 }
 
-int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error *err)
+int gateway_start(const struct gateway_request *rq, struct start_result *r, os_error *err)
 {
-	struct start st = { .o = *o, .r = r };
+	struct start st = { .rq = rq, .r = r };
 	int existing, lock = -1, rc = -1;
 
 	memset(r, 0, sizeof(*r));
+	deploy_plan_init(&st.p, rq);
 	r->gpus = -1;
 	phases_begin(&r->phases);
-	st.res = gateway_resource_name(o->name);
-	st.w = (struct wait_ctx){ .container = st.res, .by = deadline_in(o->timeout_ms, docker_call_timeout_ms()),
-				  .timeout_ms = o->timeout_ms, .phases = &r->phases };
+	st.res = gateway_resource_name(rq->name);
+	st.w = (struct wait_ctx){ .container = st.res, .by = deadline_in(rq->timeout_ms, docker_call_timeout_ms()),
+				  .timeout_ms = rq->timeout_ms, .phases = &r->phases };
 	r->container = xstrdup(st.res);
 
 	/* One command at a time per gateway: a second start waits here, then
 	 * finds the gateway the first one made. */
-	if ((lock = gateway_lock(o->name, st.w.by.at_ms, err)) < 0 || gateway_follow_daemon(o->name, err) < 0)
+	if ((lock = gateway_lock(rq->name, st.w.by.at_ms, err)) < 0 || gateway_follow_daemon(rq->name, err) < 0)
 		goto out;
 	if (preflight(&st, err) < 0)
 		goto out;
@@ -443,18 +446,18 @@ int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error 
 	phases_mark(&r->phases, PHASE_CONTAINER);
 	st.w.fresh = st.created_container;
 	st.w.new_volume = st.created_container && st.created_volume;
-	if ((existing && nodes_start_gateway(o->name, err) < 0) ||
-	    start_ready(&st.o, &st.w, st.created_volume, r, err) < 0 ||
-	    (existing && !st.o.no_wait && nodes_wait_gateway(o->name, st.res, &st.w.by, o->timeout_ms, err) < 0))
+	if ((existing && nodes_start_gateway(rq->name, err) < 0) ||
+	    start_ready(&st.p, &st.w, st.created_volume, r, err) < 0 ||
+	    (existing && !rq->no_wait && nodes_wait_gateway(rq->name, st.res, &st.w.by, rq->timeout_ms, err) < 0))
 		goto out;
-	r->image = xstrdup(st.o.image);
-	r->gpu_mode = st.o.gpu ? (st.o.cdi ? "cdi" : "legacy") : NULL;
-	r->gpu_injection = st.o.gpu ? (st.o.cdi || st.dg.gpus_by_cdi ? "cdi" : "hook") : NULL;
-	r->mig_strategy = st.o.gpu ? mig_strategy_name(st.o.mig) : NULL;
+	r->image = xstrdup(st.p.image);
+	r->gpu_mode = rq->gpu ? (st.p.cdi ? "cdi" : "legacy") : NULL;
+	r->gpu_injection = rq->gpu ? (st.p.cdi || st.dg.gpus_by_cdi ? "cdi" : "hook") : NULL;
+	r->mig_strategy = rq->gpu ? mig_strategy_name(st.p.mig) : NULL;
 	rc = 0;
 out:
 	if (rc < 0 && signals_pending())
-		start_explain_interrupt(&st.o, st.have_container, st.removed_old, st.rolled_back, err);
+		start_explain_interrupt(&st.p, st.have_container, st.removed_old, st.rolled_back, err);
 	wait_release(&st.w);
 	gateway_unlock(lock);
 	free(st.res);
@@ -463,8 +466,7 @@ out:
 	free(st.reused_api_host);
 	free(st.reused_advertise);
 	strv_free(&st.host_sans);
-	strv_free(&st.o.gpu_uuids);
-	strv_free(&st.o.gpu_caps);
+	deploy_plan_free(&st.p);
 	daemon_gpus_free(&st.dg);
 	docker_daemon_free(&st.daemon);
 	return rc;

@@ -1,4 +1,4 @@
-/* gateway/start/start.h - the start flow: from deploy options to usable GPUs.
+/* gateway/start/start.h - the start flow: from a request to usable GPUs.
  *
  * gateway_start() runs design.md's call chain: preflight, reconcile an
  * existing gateway, make sure the image is there, create the network,
@@ -35,7 +35,7 @@ struct start_result {
 	struct phases phases;    /* how long each phase took */
 };
 
-int gateway_start(const struct deploy_opts *o, struct start_result *r, os_error *err);
+int gateway_start(const struct gateway_request *rq, struct start_result *r, os_error *err);
 void start_result_free(struct start_result *r);
 
 #endif

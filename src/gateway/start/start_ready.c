@@ -13,7 +13,7 @@
 #include "kube/objects.h"
 
 struct ready {
-	const struct deploy_opts *o;
+	const struct deploy_plan *p;
 	struct wait_ctx *w;
 	struct start_result *r;
 };
@@ -21,15 +21,15 @@ struct ready {
 /* K3S_YAML: its text as the GPU wait read it, or NULL to read it. */
 static int save_files(const struct ready *rd, const char *k3s_yaml, os_error *err)
 {
-	if ((k3s_yaml ? gateway_write_files_from(rd->o, rd->w->container, k3s_yaml, rd->r, err)
-		      : gateway_write_files(rd->o, rd->w, rd->r, err)) == 0)
+	if ((k3s_yaml ? gateway_write_files_from(rd->p, rd->w->container, k3s_yaml, rd->r, err)
+		      : gateway_write_files(rd->p, rd->w, rd->r, err)) == 0)
 		return 0;
 	/* A container that restarted as its kubeconfig was read ("is
 	 * restarting") is that news, not a failure to save. */
 	if (err->code == OS_EXIT_TIMEOUT || signals_pending() || wait_container_news(rd->w, err))
 		return -1;
 	return os_error_wrap(err, "gateway '%s' runs, but its files were not saved (fix that, then rerun 'openshell gateway start --name %s')",
-			     rd->o->name, rd->o->name);
+			     rd->p->req->name, rd->p->req->name);
 }
 
 static int kubeconfig_got(void *ctx, const char *text, os_error *err)
@@ -41,12 +41,12 @@ static int kubeconfig_got(void *ctx, const char *text, os_error *err)
  * count. Then the GPU wait, which hands over k3s.yaml. */
 static int wait_gpus_saving(const struct ready *rd, os_error *err)
 {
-	const struct deploy_opts *o = rd->o;
+	const struct deploy_plan *p = rd->p;
 	struct sharing_want want;   /* what a --gpu-sharing change makes */
-	cleanup_free char *node = gateway_hostname(o->name);
+	cleanup_free char *node = gateway_hostname(p->req->name);
 	struct wait_file kc = { .path = K3S_KUBECONFIG_PATH, .got = kubeconfig_got, .ctx = (void *)rd };
 	os_error e = { 0 };
-	int rc = sharing_configure(rd->w->container, o->sharing_set ? &o->sharing : NULL, o->mig, DEVICE_PLUGIN_RELEASE,
+	int rc = sharing_configure(rd->w->container, p->req->sharing_set ? &p->req->sharing : NULL, p->mig, DEVICE_PLUGIN_RELEASE,
 				   &rd->w->by, &want, err);
 
 	want.node = node;
@@ -62,17 +62,17 @@ static int wait_gpus_saving(const struct ready *rd, os_error *err)
 	return rc;
 }
 
-int start_ready(const struct deploy_opts *o, struct wait_ctx *w, int new_volume, struct start_result *r,
+int start_ready(const struct deploy_plan *p, struct wait_ctx *w, int new_volume, struct start_result *r,
 		os_error *err)
 {
-	const struct ready rd = { .o = o, .w = w, .r = r };
+	const struct ready rd = { .p = p, .w = w, .r = r };
 
-	if (o->no_wait)
+	if (p->req->no_wait)
 		return wait_kubeconfig_written(w, err) < 0 ? -1 : save_files(&rd, NULL, err);
 	if (wait_k3s_api(w, err) < 0)
 		return -1;
 	/* Without --gpu on a kept volume, a GPU run's device plugin must go. */
-	if (!o->gpu)
+	if (!p->req->gpu)
 		return save_files(&rd, NULL, err) < 0 ? -1 : new_volume ? 0 : wait_gpu_release_removed(w, err);
 	return wait_gpus_saving(&rd, err);
 }

@@ -22,7 +22,7 @@
 
 /* NEW_VOLUME: this run made the volume (no GPU run's device plugin of an
  * earlier start can be on it). */
-int start_ready(const struct deploy_opts *o, struct wait_ctx *w, int new_volume, struct start_result *r,
+int start_ready(const struct deploy_plan *p, struct wait_ctx *w, int new_volume, struct start_result *r,
 		os_error *err);
 
 #endif
