@@ -274,7 +274,10 @@ int kube_get_type_unknown(const os_error *err, const char *plural)
 
 int kube_api_starting(const os_error *err)
 {
-	return kubectl_said(err, "Error from server (ServiceUnavailable)");
+	/* apimachinery's text of a 503: in "Error from server
+	 * (ServiceUnavailable): …", or in discovery's "couldn't get current
+	 * server API group list: …", after which kubectl knows no types. */
+	return kubectl_said(err, "the server is currently unable to handle the request");
 }
 
 /* kubectl logs of TARGET ("--selector=S", or a pod's name), of its

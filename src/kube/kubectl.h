@@ -57,7 +57,8 @@ int kube_get(const char *ctr, const char *resource, const char *name, const char
 int kube_get_type_unknown(const os_error *err, const char *plural);
 
 /* Did a kubectl call fail because k3s's API server was not running yet
- * (503 ServiceUnavailable, k3s's "apiserver not ready")? */
+ * (503 ServiceUnavailable, k3s's "apiserver not ready"), in its get or
+ * in the discovery before it? */
 int kube_api_starting(const os_error *err);
 
 /* kube_get() of a list beside other calls: started here, answered by

@@ -210,11 +210,15 @@ runc_pod_running() {
 }
 
 @test "a cluster get that meets k3s's API server still starting (503) is made again once /readyz answers" {
-	# The race of a verify right after start --no-wait: kubectl's get is
-	# answered 503, and the API runs by the time /readyz is asked.
+	# The race of a verify right after start --no-wait: kubectl's discovery
+	# is answered 503, so that it knows no types, and the API runs by the
+	# time /readyz is asked (kubectl's own lines, as a clean-clone check
+	# saw them).
 	fake_docker_on " get nodes,daemonsets,runtimeclasses,helmchartconfigs " '[ "$n" = 0 ] || exec docker "$@"
+		said="E1207 02:05:22.907089     251 memcache.go:265] \"Unhandled Error\" err=\"couldn'"'"'t get current server API group list: the server is currently unable to handle the request\"
+error: the server doesn'"'"'t have a resource type \"nodes\""
 		a=(); for x; do
-			[ "$x" = kubectl ] && a+=(sh -c "echo \"Error from server (ServiceUnavailable): the server is currently unable to handle the request\" >&2; exit 1")
+			[ "$x" = kubectl ] && a+=(sh -c "echo \"\$0\" >&2; exit 1" "$said")
 			a+=("$x"); done
 		exec docker "${a[@]}"'
 	OPENSHELL_DOCKER=$FAKE_DOCKER run --separate-stderr openshell gateway verify --name vg
