@@ -272,12 +272,19 @@ int kube_get_type_unknown(const os_error *err, const char *plural)
 	return kubectl_said(err, said);
 }
 
+int kube_said_api_starting(const char *text)
+{
+	/* A get answered 503 (k3s's Status says "apiserver not ready"), or
+	 * discovery answered so, after which kubectl knows no types. Not any
+	 * 503: an aggregated API's (metrics.k8s.io while metrics-server
+	 * starts) is only a warning of discovery's. */
+	return text && (strstr(text, "Error from server (ServiceUnavailable)") ||
+			strstr(text, "couldn't get current server API group list: the server is currently unable to handle the request"));
+}
+
 int kube_api_starting(const os_error *err)
 {
-	/* apimachinery's text of a 503: in "Error from server
-	 * (ServiceUnavailable): …", or in discovery's "couldn't get current
-	 * server API group list: …", after which kubectl knows no types. */
-	return kubectl_said(err, "the server is currently unable to handle the request");
+	return err->code == OS_EXIT_FAILURE && (kube_said_api_starting(err->msg) || kube_said_api_starting(err->detail));
 }
 
 /* kubectl logs of TARGET ("--selector=S", or a pod's name), of its

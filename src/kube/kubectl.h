@@ -57,8 +57,10 @@ int kube_get(const char *ctr, const char *resource, const char *name, const char
 int kube_get_type_unknown(const os_error *err, const char *plural);
 
 /* Did a kubectl call fail because k3s's API server was not running yet
- * (503 ServiceUnavailable, k3s's "apiserver not ready"), in its get or
- * in the discovery before it? */
+ * (503 ServiceUnavailable, k3s's "apiserver not ready"), in its own
+ * request or in the discovery before it? By kubectl's stderr TEXT, or by
+ * the error a failed call made of it. */
+int kube_said_api_starting(const char *text);
 int kube_api_starting(const os_error *err);
 
 /* kube_get() of a list beside other calls: started here, answered by

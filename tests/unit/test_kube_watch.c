@@ -1,4 +1,5 @@
-/* test_kube_watch.c - a file read before kubectl, and a kubectl watch kept
+/* test_kube_watch.c - kubectl's words for an API server still starting, a file
+ * read before kubectl, and a kubectl watch kept
  * as a list, against a stand-in docker that prints what kubectl would. */
 #include "config.h"
 
@@ -34,6 +35,30 @@ static void test_file_split(void)
 	ok(!file && strcmp(rest, "{}") == 0, "nor is an empty one");
 	rest = kube_file_split("Error: No such container: c\n", &file);
 	ok(!file && strcmp(rest, "Error: No such container: c\n") == 0, "without the mark, nothing ran");
+}
+
+/* kubectl's lines for k3s's API server not running yet, in a request of
+ * its own and in discovery; not an aggregated API's warning. */
+static void test_api_starting(void)
+{
+	os_error err = { 0 };
+
+	ok(kube_said_api_starting("Error from server (ServiceUnavailable): apiserver not ready\n"),
+	   "a get k3s answered 503 \"apiserver not ready\"");
+	ok(kube_said_api_starting("E1207 02:05:22.907089     251 memcache.go:265] \"Unhandled Error\" err=\"couldn't get "
+				  "current server API group list: the server is currently unable to handle the request\"\n"
+				  "error: the server doesn't have a resource type \"nodes\"\n"),
+	   "discovery answered 503, after which kubectl knows no types");
+	ok(!kube_said_api_starting("E1207 memcache.go:287] couldn't get resource list for metrics.k8s.io/v1beta1: the server "
+				   "is currently unable to handle the request\nError from server (NotFound): pods \"x\" not found\n"),
+	   "metrics-server's API still starting is no such thing: the get's own error stands");
+	ok(!kube_said_api_starting(NULL), "no text, no answer");
+	os_error_set(&err, OS_EXIT_FAILURE, "kubectl get nodes failed (exit status 1): x");
+	os_error_set_detail(&err, "Error from server (ServiceUnavailable): apiserver not ready\n");
+	ok(kube_api_starting(&err), "an error says it in its detail");
+	err.code = OS_EXIT_TIMEOUT;
+	ok(!kube_api_starting(&err), "a call the deadline cut is not that, whatever it quotes");
+	os_error_clear(&err);
 }
 
 /* docker as kubectl answers a watch: the file, the mark, events, an end. */
@@ -189,6 +214,7 @@ int main(void)
 {
 	xalloc_init();
 	test_file_split();
+	test_api_starting();
 	char dir[] = "/tmp/test_kube_watch.XXXXXX";
 
 	if (!mkdtemp(dir)) {

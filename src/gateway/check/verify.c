@@ -46,19 +46,18 @@ static struct run_child *state_start(const struct gateway *gw, const char *befor
  * tried again until they do, within the smoke pod's --timeout. *FIRST is
  * what the exec printed before kubectl (the look, then containerd's
  * config), also when kubectl failed. */
-static int get_state(const struct gateway *gw, const struct verify_opts *vo, const char *before,
+static int get_state(const struct gateway *gw, const struct deadline *by, const char *before,
 		     struct run_child *call, cJSON **list, char **first, os_error *err)
 {
-	struct deadline by = deadline_in(vo->timeout_ms, 0);
 	struct backoff b = { 0 };
 	int found;
 
 	while ((found = kube_get_finish(call, VERIFY_STATE_TYPES, list, first, err)) < 0 &&
-	       kube_get_type_unknown(err, "helmchartconfigs") && backoff_wait(&b, by.at_ms)) {
+	       kube_get_type_unknown(err, "helmchartconfigs") && backoff_wait(&b, by->at_ms)) {
 		os_error_clear(err);
 		free(*first);
 		*first = NULL;
-		if (!(call = state_start(gw, before, deadline_call_ms(&by), err)))
+		if (!(call = state_start(gw, before, deadline_call_ms(by), err)))
 			return -1;
 	}
 	return found;
@@ -242,6 +241,8 @@ struct verify_run {
 	char *first;               /* the get exec's text before kubectl's */
 	struct runtime_fact rt;    /* containerd's nvidia runtime, in it */
 	cJSON *list;               /* the cluster's objects, or NULL */
+	int config_read;           /* containerd's config was there, and parsed */
+	struct deadline by;        /* the --timeout of the looks' tries again */
 	os_error api_err;          /* why the get found none */
 	int smoked;
 };
@@ -291,10 +292,22 @@ static int verify_run_start(struct verify_run *v, os_error *err)
 	return v->state_call ? 0 : -1;
 }
 
+/* containerd's config, when there is one to parse (CONFIG NULL or blank:
+ * not written yet, or being rewritten by k3s). */
+static void read_config(struct verify_run *v, const char *config)
+{
+	if (v->config_read || !config || !config[strspn(config, " \t\r\n")])
+		return;
+	containerd_parse_nvidia(config, &v->rt);
+	v->config_read = 1;
+}
+
 /* The get failed and the API answers now: a get while k3s's API server
  * was still starting (k3s answers 503 "apiserver not ready" until it runs,
- * as after a start --no-wait) is tried once more, without the look, which
- * the first exec has given. Any other failure stands (-1, in api_err). */
+ * as after a start --no-wait) is tried once more, within what is left of
+ * the --timeout, without the look, which the first exec has given (its
+ * config read again, if the first had none). Any other failure stands
+ * (-1, in api_err). */
 static int get_again(struct verify_run *v)
 {
 	struct run_child *call;
@@ -304,9 +317,10 @@ static int get_again(struct verify_run *v)
 	if (!kube_api_starting(&v->api_err))
 		return -1;
 	os_error_clear(&v->api_err);
-	if (!(call = state_start(v->gw, NULL, 0, &v->api_err)))
+	if (!(call = state_start(v->gw, NULL, deadline_call_ms(&v->by), &v->api_err)))
 		return -1;
-	found = get_state(v->gw, v->vo, NULL, call, &v->list, &config, &v->api_err);
+	found = get_state(v->gw, &v->by, NULL, call, &v->list, &config, &v->api_err);
+	read_config(v, config);
 	free(config);
 	return found;
 }
@@ -322,7 +336,7 @@ static int verify_run_collect(struct verify_run *v, os_error *err)
 	if (v->vp && v->look && (!(looked = verify_pods_look(v->vp, err)) ||
 				 verify_gpus_seen(v->gw, &v->looks, looked, &rest, &v->seen, &v->devices, err) < 0))
 		return -1;
-	found = get_state(v->gw, v->vo, v->state_look, v->state_call, &v->list, &v->first, &v->api_err);
+	found = get_state(v->gw, &v->by, v->state_look, v->state_call, &v->list, &v->first, &v->api_err);
 	v->state_call = NULL;
 	config = v->first;
 	if (v->state_look && !v->first && found < 0)
@@ -331,8 +345,7 @@ static int verify_run_collect(struct verify_run *v, os_error *err)
 		return -1;
 	/* WSL2: the plugin's one device is every GPU the gateway sees. */
 	v->plan.device_gpus = v->looks.mine.dxg ? v->looks.mine.n : 1;
-	if (config && config[strspn(config, " \t\r\n")])
-		containerd_parse_nvidia(config, &v->rt);
+	read_config(v, config);
 	if (found >= 0)
 		return 1;
 	/* No answer: an API that is down, or a failure of its own. */
@@ -385,7 +398,7 @@ static void verify_run_free(struct verify_run *v)
 int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		   struct check checks[VERIFY_NCHECKS], os_error *err)
 {
-	struct verify_run v = { .gw = gw, .vo = vo, .checks = checks };
+	struct verify_run v = { .gw = gw, .vo = vo, .checks = checks, .by = deadline_in(vo->timeout_ms, 0) };
 	int answered, rc = 0;
 
 	verify_run_init(&v);

@@ -71,6 +71,7 @@ struct verify_pods {
 	char *create;           /* the create's command line (the watch's THEN) */
 	struct kube_watch watch;
 	int created;            /* the create ran, or may have: the pods are to be deleted */
+	int created_again;      /* a create the starting API refused was made once more */
 	struct deadline by;     /* the plan's --timeout, each watch within POD_WATCH_MAX_MS */
 	const struct verify_pod_plan *plan;
 };
@@ -284,6 +285,39 @@ static void create_failed(struct verify_pods *vp)
 	}
 }
 
+/* The pods' create, the watch's THEN; with a LOOK, that runs beside it
+ * (the create in the background, with the exec's stdin; the look with
+ * none, so that nothing of the manifest goes to it), its status the
+ * create's. create, not apply: the names are new (no read of each
+ * first); the manifest is the code's own, so the API's field validation
+ * is skipped (kubectl fetches the server's OpenAPI for it). */
+static char *create_script(const struct verify_pods *vp, const char *look)
+{
+	cleanup_free char *create = xasprintf("kubectl --request-timeout=%ds create --validate=false -f -",
+					      kube_request_s(deadline_call_ms(&vp->by)));
+
+	if (!look)
+		return xasprintf("%s >/dev/null", create);
+	return xasprintf("exec 3<&0; %s <&3 >/dev/null & c=$!; { %s; } </dev/null; wait $c", create, look);
+}
+
+/* A create answered 503 while k3s's API server was still starting (a
+ * verify right after start --no-wait, whose cluster get has waited for
+ * /readyz since) is made once more, without the look, whose output is in.
+ * 1 when it is to be made again. */
+static int create_again(struct verify_pods *vp)
+{
+	if (vp->created_again || !kube_said_api_starting(vp->watch.then_error))
+		return 0;
+	vp->created_again = 1;
+	free(vp->create);
+	vp->create = create_script(vp, NULL);
+	vp->watch.then = vp->create;
+	free(vp->watch.then_error);
+	vp->watch.then_error = NULL;
+	return 1;
+}
+
 /* Each wanted pod whose container the watch says has ended is judged:
  * its terminated state, message included, comes with the phase. 1 once
  * every wanted pod is. */
@@ -313,6 +347,8 @@ static int watch_pods(const struct gateway *gw, struct verify_pods *vp, os_error
 	struct backoff b = { 0 };
 
 	while (!judge_ended(gw, vp)) {
+		if (vp->watch.then_error && create_again(vp))
+			continue;
 		if (vp->watch.then_error) {
 			create_failed(vp);
 			return 0;
@@ -341,22 +377,6 @@ static int watch_pods(const struct gateway *gw, struct verify_pods *vp, os_error
 		if (vp->probes[i].check && !vp->probes[i].judged)
 			judge_unfinished(gw, &vp->probes[i], vp->plan->timeout_ms);
 	return 0;
-}
-
-/* The pods' create, the watch's THEN; with a LOOK, that runs beside it
- * (the create in the background, with the exec's stdin; the look with
- * none, so that nothing of the manifest goes to it), its status the
- * create's. create, not apply: the names are new (no read of each
- * first); the manifest is the code's own, so the API's field validation
- * is skipped (kubectl fetches the server's OpenAPI for it). */
-static char *create_script(const struct verify_pods *vp, const char *look)
-{
-	cleanup_free char *create = xasprintf("kubectl --request-timeout=%ds create --validate=false -f -",
-					      kube_request_s(deadline_call_ms(&vp->by)));
-
-	if (!look)
-		return xasprintf("%s >/dev/null", create);
-	return xasprintf("exec 3<&0; %s <&3 >/dev/null & c=$!; { %s; } </dev/null; wait $c", create, look);
 }
 
 /* The check of the plan's that a pod of KIND on the gateway's own node answers. */
