@@ -147,72 +147,72 @@ const struct cli_spec gateway_start_spec = {
 	.run = run,
 };
 
-int gateway_start_parse(int argc, char **argv, struct gateway_request *o)
+int gateway_start_parse(int argc, char **argv, struct gateway_request *rq)
 {
 	struct cli_parser p = { .spec = &gateway_start_spec };
 	os_error err = { 0 };
 	int c, rc = -1, gpu_flag = 0;
 
-	gateway_request_init(o);
+	gateway_request_init(rq);
 	while (rc < 0 && (c = cli_next_option(&p, argc, argv)) != -1) {
 		switch (c) {
-		case OPT_NAME: o->name = optarg; break;
-		case OPT_GPU: gpu_flag = o->gpu = 1; break;
+		case OPT_NAME: rq->name = optarg; break;
+		case OPT_GPU: gpu_flag = rq->gpu = 1; break;
 		case OPT_GPUS:
-			o->gpu = 1;
-			gpus_free(&o->gpus);
-			if (gpus_parse(optarg, &o->gpus, &err) < 0)
+			rq->gpu = 1;
+			gpus_free(&rq->gpus);
+			if (gpus_parse(optarg, &rq->gpus, &err) < 0)
 				rc = log_error_report(&err);
 			break;
 		case OPT_GPU_SHARING:
-			o->sharing_set = 1;
-			if (sharing_parse(optarg, &o->sharing, &err) < 0)
+			rq->sharing_set = 1;
+			if (sharing_parse(optarg, &rq->sharing, &err) < 0)
 				rc = log_error_report(&err);
 			break;
 		case OPT_GPU_MODE:
-			if (gpu_mode_parse(optarg, &o->gpu_mode, &err) < 0)
+			if (gpu_mode_parse(optarg, &rq->gpu_mode, &err) < 0)
 				rc = log_error_report(&err);
 			break;
 		case OPT_MIG_STRATEGY:
-			o->mig_set = 1;
-			if (mig_strategy_parse(optarg, &o->mig, &err) < 0)
+			rq->mig_set = 1;
+			if (mig_strategy_parse(optarg, &rq->mig, &err) < 0)
 				rc = log_error_report(&err);
 			break;
 		case OPT_BIND:
-			o->bind = optarg;
-			o->bind_set = 1;
+			rq->bind = optarg;
+			rq->bind_set = 1;
 			break;
 		case OPT_IMAGE:
-			o->image = optarg;
-			o->image_set = 1;
-			o->image_named = strcmp(optarg, IMAGE_DEFAULT_TAG) != 0;
+			rq->image = optarg;
+			rq->image_set = 1;
+			rq->image_named = strcmp(optarg, IMAGE_DEFAULT_TAG) != 0;
 			break;
-		case OPT_NO_BUILD: o->no_build = 1; break;
+		case OPT_NO_BUILD: rq->no_build = 1; break;
 		case OPT_TLS_SAN:
-			if (o->n_tls_san == DEPLOY_MAX_TLS_SANS)
+			if (rq->n_tls_san == DEPLOY_MAX_TLS_SANS)
 				rc = log_usage_error("gateway start", "too many --tls-san (at most %d)", DEPLOY_MAX_TLS_SANS);
 			else
-				o->tls_san[o->n_tls_san++] = optarg;
+				rq->tls_san[rq->n_tls_san++] = optarg;
 			break;
-		case OPT_ADVERTISE: o->advertise = optarg; break;
+		case OPT_ADVERTISE: rq->advertise = optarg; break;
 		case OPT_NODE_NETWORK:
-			o->node_network_set = 1;
-			if (node_network_parse(optarg, &o->node_network, &err) < 0)
+			rq->node_network_set = 1;
+			if (node_network_parse(optarg, &rq->node_network, &err) < 0)
 				rc = log_error_report(&err);
 			break;
-		case OPT_RECREATE: o->recreate = 1; break;
-		case OPT_NO_WAIT: o->no_wait = 1; break;
-		case OPT_JSON: o->json = 1; break;
-		case OPT_UPDATE_KUBECONFIG: o->update_kubeconfig = 1; break;
+		case OPT_RECREATE: rq->recreate = 1; break;
+		case OPT_NO_WAIT: rq->no_wait = 1; break;
+		case OPT_JSON: rq->json = 1; break;
+		case OPT_UPDATE_KUBECONFIG: rq->update_kubeconfig = 1; break;
 		case OPT_PORT:
-			o->port_set = 1;
-			if (parse_port(optarg, &o->port) < 0) {
+			rq->port_set = 1;
+			if (parse_port(optarg, &rq->port) < 0) {
 				cleanup_free char *shown = printable(optarg, 32);
 				rc = log_usage_error("gateway start", "invalid --port '%s': give a number from 1 to 65535", shown);
 			}
 			break;
 		case OPT_TIMEOUT:
-			rc = cli_duration_option("gateway start", "--timeout", optarg, &o->timeout_ms);
+			rc = cli_duration_option("gateway start", "--timeout", optarg, &rq->timeout_ms);
 			break;
 		}
 	}
@@ -221,8 +221,8 @@ int gateway_start_parse(int argc, char **argv, struct gateway_request *o)
 		return rc;
 	if (p.done >= 0)
 		return p.done;
-	if (gpu_flag && o->gpus.kind != GPUS_ALL) {
-		cleanup_free char *sel = gpus_string(&o->gpus);
+	if (gpu_flag && rq->gpus.kind != GPUS_ALL) {
+		cleanup_free char *sel = gpus_string(&rq->gpus);
 		return log_usage_error("gateway start", "--gpu means --gpus all, which --gpus %s contradicts; give one of them", sel);
 	}
 	return cli_no_operands("gateway start", argc, argv);
@@ -244,19 +244,19 @@ static cJSON *self_usage_json(void)
 	return j;
 }
 
-static void print_summary(const struct gateway_request *o, const struct start_result *r)
+static void print_summary(const struct gateway_request *rq, const struct start_result *r)
 {
-	if (o->json) {
+	if (rq->json) {
 		cJSON *j = json_document();
 
-		cJSON_AddStringToObject(j, "name", o->name);
+		cJSON_AddStringToObject(j, "name", rq->name);
 		cJSON_AddStringToObject(j, "container", r->container);
 		cJSON_AddStringToObject(j, "outcome", r->outcome ? r->outcome : "running");
 		cJSON_AddStringToObject(j, "image", r->image);
 		cJSON_AddStringToObject(j, "server", r->server);
 		cJSON_AddStringToObject(j, "kubeconfig", r->kubeconfig);
-		cJSON_AddBoolToObject(j, "gpu", o->gpu);
-		cJSON_AddItemToObject(j, "gpus", o->gpu ? gpus_json(&o->gpus) : cJSON_CreateNull());
+		cJSON_AddBoolToObject(j, "gpu", rq->gpu);
+		cJSON_AddItemToObject(j, "gpus", rq->gpu ? gpus_json(&rq->gpus) : cJSON_CreateNull());
 		json_add_string_or_null(j, "gpu_mode", r->gpu_mode);
 		json_add_string_or_null(j, "gpu_injection", r->gpu_injection);
 		json_add_string_or_null(j, "mig_strategy", r->mig_strategy);
@@ -264,65 +264,65 @@ static void print_summary(const struct gateway_request *o, const struct start_re
 		json_add_count_or_null(j, "gpus_allocatable", r->gpus);
 		/* null, as gpus_allocatable, when the start did not wait for the GPUs */
 		cJSON_AddItemToObject(j, "mig_allocatable",
-				      o->gpu && !o->no_wait ? mig_resources_json(&r->mig) : cJSON_CreateNull());
+				      rq->gpu && !rq->no_wait ? mig_resources_json(&r->mig) : cJSON_CreateNull());
 		cJSON_AddItemToObject(j, "phases_ms", phases_json(&r->phases));
 		cJSON_AddItemToObject(j, "openshell_usage", self_usage_json());
 		json_print_stdout(j);
 		return;
 	}
-	printf("Gateway '%s' is ready (%s).\n", o->name, r->outcome ? r->outcome : "running");
+	printf("Gateway '%s' is ready (%s).\n", rq->name, r->outcome ? r->outcome : "running");
 	printf("  API:         %s\n", r->server);
 	printf("  Kubeconfig:  %s\n", r->kubeconfig);
 	long long migs = mig_count(&r->mig);
 	cleanup_free char *mig = migs > 0 ? xasprintf(" and %lld MIG devices (nvidia.com/mig-*)", migs) : xstrdup("");
 
-	if (o->gpu && (r->gpus >= 0 || migs > 0))
+	if (rq->gpu && (r->gpus >= 0 || migs > 0))
 		printf("  GPUs:        %lld allocatable (nvidia.com/gpu)%s, through %s\n", r->gpus < 0 ? 0 : r->gpus, mig,
 		       !strcmp(r->gpu_mode, "cdi")        ? "CDI"
 		       : !strcmp(r->gpu_injection, "cdi") ? "Docker's --gpus, which this Docker gives through CDI"
 							 : "Docker's --gpus");
-	else if (o->gpu)
+	else if (rq->gpu)
 		printf("  GPUs:        requested; not yet checked (--no-wait)\n");
 	else
 		printf("  GPUs:        none (start with --gpu --recreate to add them)\n");
 	if (r->user_kubeconfig) {
-		printf("  Merged into: %s (current context openshell-%s)\n", r->user_kubeconfig, o->name);
+		printf("  Merged into: %s (current context openshell-%s)\n", r->user_kubeconfig, rq->name);
 		if (r->user_backup)
 			printf("  Backup:      %s\n", r->user_backup);
 		printf("\nNext:\n  kubectl get nodes\n");
 	} else {
 		printf("\nNext:\n  export KUBECONFIG=%s\n  kubectl get nodes\n", r->kubeconfig);
 	}
-	if (o->gpu)
-		printf("  openshell gateway verify --name %s\n", o->name);
+	if (rq->gpu)
+		printf("  openshell gateway verify --name %s\n", rq->name);
 }
 
 static int run(int argc, char **argv)
 {
-	struct gateway_request o;
+	struct gateway_request rq;
 	struct start_result r;
 	os_error err = { 0 };
-	int rc = gateway_start_parse(argc, argv, &o);
+	int rc = gateway_start_parse(argc, argv, &rq);
 
 	if (rc >= 0)
 		goto done;
-	if (gateway_request_check(&o, &err) < 0) {
+	if (gateway_request_check(&rq, &err) < 0) {
 		rc = log_error_report(&err);
 		goto done;
 	}
-	if (!bind_is_loopback(o.bind))
+	if (!bind_is_loopback(rq.bind))
 		log_warn("the k3s API will be published on %s: reachable from other machines, not just this one",
-			 o.bind);
-	if (gateway_start(&o, &r, &err) < 0) {
+			 rq.bind);
+	if (gateway_start(&rq, &r, &err) < 0) {
 		rc = log_error_report(&err);
 	} else {
 		phases_log(&r.phases);
-		print_summary(&o, &r);
+		print_summary(&rq, &r);
 		rc = OS_EXIT_OK;
 	}
 	start_result_free(&r);
 done:
 	os_error_clear(&err);
-	gateway_request_free(&o);
+	gateway_request_free(&rq);
 	return rc;
 }

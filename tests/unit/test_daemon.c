@@ -337,6 +337,8 @@ static void test_reach(void)
 	ok(strcmp(addr, "gw.example.test:16443") == 0, "--tls-san's first name is the server before the host's");
 	free(addr);
 	strv_free(&sans);
+	deploy_plan_free(&o);
+	gateway_request_free(&rq);
 }
 
 /* A flow sets its deadline's per-call cap before its first docker call:

@@ -1,5 +1,6 @@
-/* test_deploy.c - deploy options: defaults, validation, the docker run argv,
- * and the option parsing of `gateway start` that fills them. */
+/* test_deploy.c - a start's request (defaults, validation), the docker run
+ * argv of its plan, and the option parsing of `gateway start` that fills
+ * the request. */
 #include "config.h"
 
 #include <fcntl.h>
@@ -71,7 +72,8 @@ static void build(const struct deploy_plan *p, struct strv *sv)
 }
 
 /* The plan of request RQ as a new gateway's, before the flow's own
- * decisions (which a test sets on it): a static, made again each call. */
+ * decisions (which a test sets on it): a static, made again each call
+ * (no test here gives it UUIDs or capabilities, which would leak). */
 static struct deploy_plan *plan(const struct gateway_request *rq)
 {
 	static struct deploy_plan p;

@@ -266,6 +266,7 @@ static void test_container(void)
 	gpus_parse("2", &rq.gpus, &err);
 	ok(start_gpus_adopt(&o, &c, &err) == 0, "--gpus 2 matches it");
 	ok(start_gpus_adopt_mode(&o, &c, &err) == 0 && o.cdi && o.mig == MIG_MIXED, "auto adopts its CDI and its strategy");
+	ok(rq.mig == MIG_NONE && rq.gpu_mode == GPU_MODE_AUTO, "in the plan: the request stands as asked");
 	rq.gpu_mode = GPU_MODE_LEGACY;
 	ok(start_gpus_adopt_mode(&o, &c, &err) < 0 && err.code == OS_EXIT_CONFLICT && strstr(err.msg, "--gpu-mode cdi but --gpu-mode legacy"),
 	   "--gpu-mode legacy conflicts: %s", err.msg);

@@ -1,4 +1,4 @@
-/* gateway/deploy/deploy.c - deploy options: defaults, validation, the docker run argv. */
+/* gateway/deploy/deploy.c - a start's request (defaults, validation) and plan, and the docker run argv. */
 #include "config.h"
 
 #include <arpa/inet.h>

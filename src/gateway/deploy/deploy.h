@@ -3,7 +3,8 @@
  * Two values carry a start from the command line to the container
  * (docs/design.md, "The call chain": CLI flag -> request -> plan ->
  * container creation). struct gateway_request is what the user asked:
- * gateway_request_init() fills the defaults, cmd/ sets fields once,
+ * gateway_request_init() fills the defaults, cmd/ sets fields once (node
+ * add, its agent's: the gateway's name, the node's GPUs),
  * gateway_request_check() refuses bad values before any docker call, and
  * nothing changes it after. struct deploy_plan is what the flow made of
  * it: the request's values or a kept gateway's in their place, the GPU
