@@ -20,6 +20,7 @@
 #include "gateway/deploy/deploy.h"
 #include "gateway/deploy/image.h"
 #include "gateway/deploy/start_failure.h"
+#include "gateway/gpu/gpus.h"
 #include "gateway/state/node_network.h"
 #include "tap.h"
 
@@ -989,6 +990,52 @@ static void test_advertise(void)
 	}
 }
 
+/* ---- deploy_plan_describe --------------------------------------------- */
+
+static void test_plan_describe(void)
+{
+	struct gateway_request o;
+	struct deploy_plan *pl;
+	os_error err = { 0 };
+	char *s;
+
+	unsetenv("OPENSHELL_CLUSTER_IMAGE");
+	gateway_request_init(&o);
+	o.image = "img:1";
+	s = deploy_plan_describe(plan(&o));
+	is_str(s, "image img:1, API on 127.0.0.1:6443 reached at 127.0.0.1:6443, node network vxlan, no GPUs",
+	       "a plan without GPUs in one line");
+	free(s);
+	o.gpu = 1;
+	gpus_parse("0,2", &o.gpus, &err);
+	pl = plan(&o);
+	pl->cdi = 1;
+	pl->mig = MIG_SINGLE;
+	strv_push(&pl->gpu_uuids, "GPU-a");
+	strv_push(&pl->gpu_uuids, "GPU-c");
+	strv_push(&pl->gpu_caps, "156");
+	s = deploy_plan_describe(pl);
+	is_str(s, "image img:1, API on 127.0.0.1:6443 reached at 127.0.0.1:6443, node network vxlan, GPUs 0,2 by CDI "
+		  "devices, MIG strategy single, kept GPU-a,GPU-c, MIG capabilities 156",
+	       "with GPUs: the selection as asked, the mode, strategy, UUIDs and capabilities as decided");
+	free(s);
+	deploy_plan_free(pl);
+	gpus_free(&o.gpus);
+	o.gpu = 0;
+	o.bind = "0.0.0.0";
+	o.port = 7443;
+	o.tls_san[o.n_tls_san++] = "10.1.2.3";
+	o.node_network = NODE_NETWORK_WIREGUARD;
+	pl = plan(&o);
+	pl->port = 7444;   /* a kept gateway's, or the next free one */
+	s = deploy_plan_describe(pl);
+	is_str(s, "image img:1, API on 0.0.0.0:7444 reached at 10.1.2.3:7444, node network wireguard, advertised at "
+		  "10.1.2.3, no GPUs",
+	       "the plan's port, not the request's; the address clients and agents reach");
+	free(s);
+	os_error_clear(&err);
+}
+
 int main(void)
 {
 	test_port_taken();
@@ -1007,5 +1054,6 @@ int main(void)
 	test_advertise();
 	test_loopback();
 	test_parse();
+	test_plan_describe();
 	return tap_done();
 }

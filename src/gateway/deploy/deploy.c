@@ -242,6 +242,43 @@ int deploy_node_port(const struct deploy_plan *p)
 	return advertise ? node_network_port(p->node_network, is_ipv6(advertise)) : 0;
 }
 
+/* What the plan gives of the GPUs: which, how, and what the entrypoint keeps. */
+static void describe_gpus(const struct deploy_plan *p, struct strv *parts)
+{
+	cleanup_free char *sel = gpus_string(&p->req->gpus);
+
+	strv_pushf(parts, "GPUs %s by %s", sel, p->cdi ? "CDI devices" : "--gpus");
+	strv_pushf(parts, "MIG strategy %s", mig_strategy_name(p->mig));
+	if (p->gpu_uuids.n) {
+		cleanup_free char *uuids = strv_join(&p->gpu_uuids, ",");
+		strv_pushf(parts, "kept %s", uuids);
+	}
+	if (p->gpu_caps.n) {
+		cleanup_free char *caps = strv_join(&p->gpu_caps, ",");
+		strv_pushf(parts, "MIG capabilities %s", caps);
+	}
+}
+
+char *deploy_plan_describe(const struct deploy_plan *p)
+{
+	cleanup_free char *addr = deploy_api_address(p);
+	cleanup_free char *advertise = deploy_advertise_address(p);
+	struct strv parts = { 0 };
+	char *line;
+
+	strv_pushf(&parts, "image %s", p->image);
+	strv_pushf(&parts, "API on %s:%d reached at %s", p->bind, p->port, addr);
+	strv_pushf(&parts, "node network %s%s%s", node_network_name(p->node_network), advertise ? ", advertised at " : "",
+		   advertise ? advertise : "");
+	if (p->req->gpu)
+		describe_gpus(p, &parts);
+	else
+		strv_push(&parts, "no GPUs");
+	line = strv_join(&parts, ", ");
+	strv_free(&parts);
+	return line;
+}
+
 /* --publish=BIND:PORT:TO[/udp]; an IPv6 bind in brackets. */
 static void publish_argv(const char *bind, int port, int to, const char *proto, struct strv *argv)
 {

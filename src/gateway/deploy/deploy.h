@@ -94,6 +94,11 @@ struct deploy_plan {
 void deploy_plan_init(struct deploy_plan *p, const struct gateway_request *rq);
 void deploy_plan_free(struct deploy_plan *p);
 
+/* The plan in one line, for -v before the container is made (owned):
+ * "image IMG, API on BIND:PORT reached at ADDR, node network NET, GPUs
+ * all by --gpus, MIG strategy none, …". */
+char *deploy_plan_describe(const struct deploy_plan *p);
+
 /* Append `run -d … IMAGE server …` (without the docker executable). */
 void deploy_run_argv(const struct deploy_plan *p, struct strv *argv);
 

@@ -390,6 +390,10 @@ static int create_container(struct start *st, os_error *err)
 	cleanup_free char *which = st->rq->gpu ? gpus_words(&st->rq->gpus) : NULL;
 
 	log_step("creating gateway '%s'%s%s", st->rq->name, which ? " with " : "", which ? which : "");
+	if (log_verbosity() > 0) {
+		cleanup_free char *plan = deploy_plan_describe(&st->p);
+		log_verbose("plan: %s", plan);
+	}
 	if (ensure_network(st, err) < 0 || check_volume(st, err) < 0)
 		goto out;
 	/* Without --port, a taken default moves to the next free port rather
