@@ -242,6 +242,15 @@ int deploy_node_port(const struct deploy_plan *p)
 	return advertise ? node_network_port(p->node_network, is_ipv6(advertise)) : 0;
 }
 
+/* PREFIX and LIST joined by commas, when LIST has any. */
+static void push_joined(struct strv *out, const char *prefix, const struct strv *list)
+{
+	cleanup_free char *joined = list->n ? strv_join(list, ",") : NULL;
+
+	if (joined)
+		strv_pushf(out, "%s%s", prefix, joined);
+}
+
 /* What the plan gives of the GPUs: which, how, and what the entrypoint keeps. */
 static void describe_gpus(const struct deploy_plan *p, struct strv *parts)
 {
@@ -249,14 +258,8 @@ static void describe_gpus(const struct deploy_plan *p, struct strv *parts)
 
 	strv_pushf(parts, "GPUs %s by %s", sel, p->cdi ? "CDI devices" : "--gpus");
 	strv_pushf(parts, "MIG strategy %s", mig_strategy_name(p->mig));
-	if (p->gpu_uuids.n) {
-		cleanup_free char *uuids = strv_join(&p->gpu_uuids, ",");
-		strv_pushf(parts, "kept %s", uuids);
-	}
-	if (p->gpu_caps.n) {
-		cleanup_free char *caps = strv_join(&p->gpu_caps, ",");
-		strv_pushf(parts, "MIG capabilities %s", caps);
-	}
+	push_joined(parts, "kept ", &p->gpu_uuids);
+	push_joined(parts, "MIG capabilities ", &p->gpu_caps);
 }
 
 char *deploy_plan_describe(const struct deploy_plan *p)
@@ -312,14 +315,8 @@ static void gpu_argv(const struct deploy_plan *p, struct strv *argv)
 		strv_pushf(argv, "--env=OPENSHELL_MIG_STRATEGY=%s", mig_strategy_name(p->mig));
 	/* A privileged container has every GPU of the host: the entrypoint
 	 * hides the others (deploy/docker/gpu-isolate.sh). */
-	if (p->gpu_caps.n) {
-		cleanup_free char *caps = strv_join(&p->gpu_caps, ",");
-		strv_pushf(argv, "--env=OPENSHELL_GPU_CAPS=%s", caps);
-	}
-	if (p->gpu_uuids.n) {
-		cleanup_free char *uuids = strv_join(&p->gpu_uuids, ",");
-		strv_pushf(argv, "--env=OPENSHELL_GPU_UUIDS=%s", uuids);
-	}
+	push_joined(argv, "--env=OPENSHELL_GPU_CAPS=", &p->gpu_caps);
+	push_joined(argv, "--env=OPENSHELL_GPU_UUIDS=", &p->gpu_uuids);
 }
 
 char *deploy_volume_mount(const char *volume, const char *gateway)
