@@ -74,7 +74,7 @@ static void build(const struct deploy_plan *p, struct strv *sv)
 
 /* The plan of request RQ as a new gateway's, before the flow's own
  * decisions (which a test sets on it): a static, made again each call
- * (no test here gives it UUIDs or capabilities, which would leak). */
+ * (a test that gives it UUIDs or capabilities frees the plan after). */
 static struct deploy_plan *plan(const struct gateway_request *rq)
 {
 	static struct deploy_plan p;
@@ -1032,6 +1032,12 @@ static void test_plan_describe(void)
 	is_str(s, "image img:1, API on 0.0.0.0:7444 reached at 10.1.2.3:7444, node network wireguard, advertised at "
 		  "10.1.2.3, no GPUs",
 	       "the plan's port, not the request's; the address clients and agents reach");
+	free(s);
+	o.bind = "::1";
+	o.n_tls_san = 0;
+	s = deploy_plan_describe(plan(&o));
+	is_str(s, "image img:1, API on [::1]:7443 reached at [::1]:7443, node network wireguard, no GPUs",
+	       "an IPv6 address in brackets, as the argv publishes it");
 	free(s);
 	os_error_clear(&err);
 }

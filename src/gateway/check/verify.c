@@ -314,7 +314,7 @@ static int get_again(struct verify_run *v)
 	char *config = NULL;
 	int found;
 
-	if (!kube_api_starting(&v->api_err))
+	if (!kube_api_starting(&v->api_err) || deadline_passed(&v->by))
 		return -1;
 	os_error_clear(&v->api_err);
 	if (!(call = state_start(v->gw, NULL, deadline_call_ms(&v->by), &v->api_err)))

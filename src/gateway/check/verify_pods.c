@@ -291,10 +291,15 @@ static void create_failed(struct verify_pods *vp)
  * create's. create, not apply: the names are new (no read of each
  * first); the manifest is the code's own, so the API's field validation
  * is skipped (kubectl fetches the server's OpenAPI for it). */
+static char *create_command(const struct verify_pods *vp)
+{
+	return xasprintf("kubectl --request-timeout=%ds create --validate=false -f -",
+			 kube_request_s(deadline_call_ms(&vp->by)));
+}
+
 static char *create_script(const struct verify_pods *vp, const char *look)
 {
-	cleanup_free char *create = xasprintf("kubectl --request-timeout=%ds create --validate=false -f -",
-					      kube_request_s(deadline_call_ms(&vp->by)));
+	cleanup_free char *create = create_command(vp);
 
 	if (!look)
 		return xasprintf("%s >/dev/null", create);
@@ -303,15 +308,23 @@ static char *create_script(const struct verify_pods *vp, const char *look)
 
 /* A create answered 503 while k3s's API server was still starting (a
  * verify right after start --no-wait, whose cluster get has waited for
- * /readyz since) is made once more, without the look, whose output is in.
- * 1 when it is to be made again. */
+ * /readyz since) is made once more, without the look, whose output is in,
+ * while the --timeout lasts. The API may have come up between its items:
+ * a pod of this run that already exists is no failure then, nor are
+ * klog's lines (discovery's warnings); anything else is the create's
+ * error. 1 when it is to be made again. */
 static int create_again(struct verify_pods *vp)
 {
-	if (vp->created_again || !kube_said_api_starting(vp->watch.then_error))
+	cleanup_free char *create = NULL;
+
+	if (vp->created_again || deadline_passed(&vp->by) || !kube_said_api_starting(vp->watch.then_error))
 		return 0;
 	vp->created_again = 1;
+	create = create_command(vp);
 	free(vp->create);
-	vp->create = create_script(vp, NULL);
+	vp->create = xasprintf("e=$(%s 2>&1 >/dev/null) && exit 0; printf '%%s\\n' \"$e\" | "
+			       "grep -v -e '(AlreadyExists)' -e '^[EWI][0-9]\\{4\\} ' >&2 && exit 1; exit 0",
+			       create);
 	vp->watch.then = vp->create;
 	free(vp->watch.then_error);
 	vp->watch.then_error = NULL;

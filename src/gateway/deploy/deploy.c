@@ -270,7 +270,8 @@ char *deploy_plan_describe(const struct deploy_plan *p)
 	char *line;
 
 	strv_pushf(&parts, "image %s", p->image);
-	strv_pushf(&parts, "API on %s:%d reached at %s", p->bind, p->port, addr);
+	strv_pushf(&parts, "API on %s%s%s:%d reached at %s", is_ipv6(p->bind) ? "[" : "", p->bind,
+		   is_ipv6(p->bind) ? "]" : "", p->port, addr);
 	strv_pushf(&parts, "node network %s%s%s", node_network_name(p->node_network), advertise ? ", advertised at " : "",
 		   advertise ? advertise : "");
 	if (p->req->gpu)

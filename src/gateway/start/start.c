@@ -398,8 +398,10 @@ static int create_container(struct start *st, os_error *err)
 		goto out;
 	/* Without --port, a taken default moves to the next free port rather
 	 * than failing: two gateways can start side by side. */
-	for (int tries = 0; (rc = run_once(st, err)) == 1 && tries < PORT_TRIES; tries++)
+	for (int tries = 0; (rc = run_once(st, err)) == 1 && tries < PORT_TRIES; tries++) {
+		log_verbose("port %d on %s is taken: the plan takes %d", st->p.port, st->p.bind, st->p.port + 1);
 		st->p.port++;
+	}
 	if (rc == 1)
 		rc = os_error_set(err, OS_EXIT_FAILURE, "ports %d to %d on %s are all in use; choose one with --port",
 				  st->p.port - PORT_TRIES, st->p.port, st->p.bind);
