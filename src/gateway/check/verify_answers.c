@@ -2,7 +2,9 @@
  *
  * Each pod's answer is its nvidia-smi -L (from its termination message,
  * or its log): the smoke pod must name one GPU, and with a MIG resource
- * the MIG device of that profile; the isolation pod must name none.
+ * the MIG device of that profile; the isolation pod must name none. Also
+ * what a pod says of itself, read for those verdicts: why it is Pending,
+ * the kubelet's warning, its output.
  */
 #include "config.h"
 
@@ -10,9 +12,14 @@
 #include <string.h>
 
 #include "base/child_output.h"
+#include "base/json.h"
+#include "base/runner.h"
 #include "base/xalloc.h"
 #include "gateway/check/verify_checks.h"
 #include "gateway/gpu/mig.h"
+#include "gateway/wait/wait.h"
+#include "kube/kubectl.h"
+#include "kube/objects.h"
 
 /* Is LINE ("MIG 1g.10gb     Device  0: (UUID: MIG-…)") a device of the
  * profile whose resource is RESOURCE (nvidia.com/mig-1g.10gb; the plugin
@@ -115,4 +122,45 @@ void verify_judge_isolation(const char *pod, const char *resource, int device_gp
 	else
 		check_set(c, CHECK_PASS, xasprintf("pod %s, no GPU asked, NVIDIA_VISIBLE_DEVICES=all: sees none (%s)", pod,
 						   *line ? line : "nvidia-smi said nothing"));
+}
+
+const char *verify_pod_unschedulable(const cJSON *pod)
+{
+	const cJSON *cond;
+
+	cJSON_ArrayForEach(cond, json_get(pod, "status", "conditions", NULL)) {
+		const char *type = json_str(cond, "type"), *status = json_str(cond, "status");
+		if (type && status && strcmp(type, "PodScheduled") == 0 && strcmp(status, "False") == 0)
+			return json_str(cond, "message");
+	}
+	return NULL;
+}
+
+char *verify_pod_warning(const char *ctr, const char *pod)
+{
+	os_error err = { 0 };
+	cJSON *events = NULL;
+	char *w = kube_get(ctr, "events", NULL, SMOKE_NAMESPACE, 0, cleanup_budget_ms(), &events, &err) > 0
+			  ? kube_pod_warning(events, pod) : NULL;
+
+	cJSON_Delete(events);
+	os_error_clear(&err);
+	return w;
+}
+
+char *verify_pod_output(const char *ctr, const char *pod, const cJSON *cs)
+{
+	const char *msg = json_str(json_get(cs, "state", "terminated", NULL), "message");
+	const char *args[] = { "logs", "--namespace", SMOKE_NAMESPACE, pod, "--tail=20", NULL };
+	struct run_result res = { 0 };
+	os_error err = { 0 };
+	char *out;
+
+	if (msg && *msg)
+		return xstrdup(msg);
+	out = kube_exec(ctr, args, NULL, cleanup_budget_ms(), &res, &err) == 0 && res.status == 0 ? xstrdup(res.out)
+												     : xstrdup("");
+	run_result_free(&res);
+	os_error_clear(&err);
+	return out;
 }

@@ -6,6 +6,8 @@
 #ifndef OPENSHELL_GATEWAY_VERIFY_CHECKS_H
 #define OPENSHELL_GATEWAY_VERIFY_CHECKS_H
 
+#include <cjson/cJSON.h>
+
 #include "base/error.h"
 #include "base/strv.h"
 #include "gateway/check/check.h"
@@ -148,6 +150,19 @@ struct verify_nodes {
 int verify_nodes_start(const struct gateway *gw, struct verify_nodes *vn, os_error *err);
 void verify_nodes_judge(struct verify_nodes *vn, struct check *c);
 void verify_nodes_free(struct verify_nodes *vn);
+
+/* verify's pods live in this namespace. */
+#define SMOKE_NAMESPACE "default"
+
+/* What a pod of gateway container CTR says of itself: the scheduler's
+ * reason it is Pending (NULL when none; POD its object); the kubelet's
+ * last warning about it (a sandbox it cannot make; owned, or NULL); what
+ * its container said (owned): the termination message the finished pod
+ * carries (its container status CS), or, from a cluster that gave none (a
+ * kubelet without the file, an image whose shell never ran), its log. */
+const char *verify_pod_unschedulable(const cJSON *pod);
+char *verify_pod_warning(const char *ctr, const char *pod);
+char *verify_pod_output(const char *ctr, const char *pod, const cJSON *cs);
 
 /* The smoke pod's GPU must be one of those seen. */
 void verify_smoke_gpu(const struct strv *seen, struct check *c);

@@ -31,7 +31,6 @@
 #include "kube/objects.h"
 #include "kube/watch.h"
 
-#define SMOKE_NAMESPACE "default"
 
 /* nvidia-smi -L, its answer both printed (for `kubectl logs`) and written
  * to the termination message, which the kubelet puts into the pod's status
@@ -135,59 +134,12 @@ static char *print_manifest(cJSON *m)
 	return s;
 }
 
-/* The scheduler's reason a pod is Pending, or NULL. */
-static const char *unschedulable_reason(const cJSON *pod)
-{
-	const cJSON *cond;
-
-	cJSON_ArrayForEach(cond, json_get(pod, "status", "conditions", NULL)) {
-		const char *type = json_str(cond, "type"), *status = json_str(cond, "status");
-		if (type && status && strcmp(type, "PodScheduled") == 0 && strcmp(status, "False") == 0)
-			return json_str(cond, "message");
-	}
-	return NULL;
-}
-
-/* The kubelet's last warning about the pod (a sandbox it cannot make). */
-static char *pod_warning(const char *ctr, const char *pod)
-{
-	os_error err = { 0 };
-	cJSON *events = NULL;
-	char *w = kube_get(ctr, "events", NULL, SMOKE_NAMESPACE, 0, cleanup_budget_ms(), &events, &err) > 0
-			  ? kube_pod_warning(events, pod) : NULL;
-
-	cJSON_Delete(events);
-	os_error_clear(&err);
-	return w;
-}
-
-/* What the smoke container said: its termination message, which the
- * finished pod carries; a cluster that gave none (a kubelet without the
- * file, an image whose shell never ran) is asked for the log instead. */
-static char *smoke_output(const char *ctr, const char *pod, const cJSON *cs)
-{
-	const char *msg = json_str(json_get(cs, "state", "terminated", NULL), "message");
-	const char *args[] = { "logs", "--namespace", SMOKE_NAMESPACE, pod, "--tail=20", NULL };
-	struct run_result res = { 0 };
-	os_error err = { 0 };
-	char *out;
-
-	if (msg && *msg)
-		return xstrdup(msg);
-	out = kube_exec(ctr, args, NULL, cleanup_budget_ms(), &res, &err) == 0 && res.status == 0 ? xstrdup(res.out)
-												     : xstrdup("");
-	run_result_free(&res);
-	os_error_clear(&err);
-	return out;
-}
-
-
 /* Judge a finished pod by its phase, exit code and answer. */
 static void judge_finished(const char *ctr, struct probe *p, const cJSON *obj)
 {
 	const char *phase = json_str(json_get(obj, "status", NULL), "phase");
 	const cJSON *cs = cJSON_GetArrayItem(json_get(obj, "status", "containerStatuses", NULL), 0);
-	cleanup_free char *out = smoke_output(ctr, p->name, cs);
+	cleanup_free char *out = verify_pod_output(ctr, p->name, cs);
 	long long code = -1;
 
 	json_int(json_get(cs, "state", "terminated", "exitCode", NULL), -1000, 1000, &code);
@@ -218,9 +170,9 @@ static void judge_unfinished(const struct gateway *gw, struct probe *p, int time
 		judge_finished(gw->container, p, obj);
 	} else {
 		cleanup_free char *dur = clock_format_ms(timeout_ms);
-		pending = unschedulable_reason(obj) ? xstrdup(unschedulable_reason(obj)) : kube_pod_stuck(obj);
+		pending = verify_pod_unschedulable(obj) ? xstrdup(verify_pod_unschedulable(obj)) : kube_pod_stuck(obj);
 		if (!pending)
-			pending = pod_warning(gw->container, p->name);
+			pending = verify_pod_warning(gw->container, p->name);
 		check_set(p->check, CHECK_FAIL, pending ? xasprintf("pod %s Pending: %s", p->name, pending)
 						  : xasprintf("pod %s did not finish within %s", p->name, dur));
 		p->judged = 1;
