@@ -313,6 +313,23 @@ int main(void)
 	refused("GPU-xyz", "each item must be");
 	refused("\"\"", "empty");
 	refused("\"device=0,2", "each item must be");
+	{
+		struct gpus a = { 0 }, b = { 0 };
+		os_error e = { 0 };
+
+		gpus_parse("0,GPU-3f2a00aa-1", &a, &e);
+		gpus_copy(&b, &a);
+		gpus_free(&a);
+		s = gpus_string(&b);
+		is_str(s, "0,GPU-3f2a00aa-1", "a copy is a selection of its own: the original freed, it stands");
+		free(s);
+		gpus_free(&b);
+		gpus_parse("3", &a, &e);
+		gpus_copy(&b, &a);
+		ok(gpus_equal(&a, &b) && b.ids.n == 0, "a count copied is that count");
+		gpus_free(&a);
+		gpus_free(&b);
+	}
 
 	host_gpus_parse(smi, &h);
 	is_int(h.n, 3, "nvidia-smi -L: three GPUs, the MIG line is not one");

@@ -98,6 +98,13 @@ void gpus_free(struct gpus *g)
 	memset(g, 0, sizeof(*g));
 }
 
+void gpus_copy(struct gpus *to, const struct gpus *from)
+{
+	*to = (struct gpus){ .kind = from->kind, .count = from->count };
+	for (size_t i = 0; i < from->ids.n; i++)
+		strv_push(&to->ids, from->ids.v[i]);
+}
+
 char *gpus_string(const struct gpus *g)
 {
 	cleanup_free char *ids = NULL;

@@ -36,6 +36,9 @@ struct gpus {
 int gpus_parse(const char *text, struct gpus *g, os_error *err);
 void gpus_free(struct gpus *g);
 
+/* *TO becomes a selection of its own equal to FROM (freed with gpus_free()). */
+void gpus_copy(struct gpus *to, const struct gpus *from);
+
 /* The selection as --gpus takes it: "all", "2", "0,2", "device=1" (owned). */
 char *gpus_string(const struct gpus *g);
 

@@ -440,7 +440,7 @@ int gateway_node_add(const struct node_add_opts *o, struct node_add_result *r, o
 	gateway_request_init(&a.rq);
 	a.rq.name = o->gateway;
 	a.rq.gpu = o->gpu;
-	a.rq.gpus = o->gpus;   /* the caller's: a.rq is not freed */
+	gpus_copy(&a.rq.gpus, &o->gpus);
 	deploy_plan_init(&a.d, &a.rq);
 	a.res = node_resource_name(o->gateway);
 	if ((lock = gateway_lock_for_change(o->gateway, err)) >= 0) {
@@ -449,6 +449,7 @@ int gateway_node_add(const struct node_add_opts *o, struct node_add_result *r, o
 	}
 	docker_daemon_unfollow();
 	deploy_plan_free(&a.d);
+	gateway_request_free(&a.rq);
 	gateway_free(&a.gw);
 	docker_daemon_free(&a.sd);
 	docker_daemon_free(&a.nd);
