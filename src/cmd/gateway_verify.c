@@ -32,7 +32,7 @@ static const struct cli_opt verify_opts[] = {
 	  .value = CLI_VALUE_TEXT },
 	{ .name = "timeout", .key = OPT_TIMEOUT,
 	  .arg = "DUR",
-	  .help = "how long the smoke pod may take (default: 2m)",
+	  .help = "how long the pods, and an API server still starting, may take (default: 2m)",
 	  .value = CLI_VALUE_TEXT },
 	{ .name = "keep", .key = OPT_KEEP,
 	  .help = "leave the pods in place for inspection" },

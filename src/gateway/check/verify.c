@@ -39,13 +39,15 @@ static struct run_child *state_start(const struct gateway *gw, const char *befor
 			      err);
 }
 
-/* In a cluster's first seconds k3s has not registered HelmChartConfig
- * yet, and kubectl refuses the whole get; nor has its deploy controller,
- * which waits for those types, made the RuntimeClasses. Both come
- * together (pkg/server/server.go: startOnAPIServerReady), so the get is
- * tried again until they do, within the smoke pod's --timeout. *FIRST is
- * what the exec printed before kubectl (the look, then containerd's
- * config), also when kubectl failed. */
+/* In a cluster's first seconds (as after start --no-wait) k3s answers 503
+ * "apiserver not ready" until its API server runs; then it has not
+ * registered HelmChartConfig yet, and kubectl refuses the whole get; nor
+ * has its deploy controller, which waits for those types, made the
+ * RuntimeClasses. Both come together (pkg/server/server.go:
+ * startOnAPIServerReady), so the get is tried again, after a growing
+ * step, until they do, within the --timeout. *FIRST is what the last exec
+ * printed before kubectl (the look, then containerd's config), also when
+ * kubectl failed. */
 static int get_state(const struct gateway *gw, const struct deadline *by, const char *before,
 		     struct run_child *call, cJSON **list, char **first, os_error *err)
 {
@@ -53,7 +55,8 @@ static int get_state(const struct gateway *gw, const struct deadline *by, const 
 	int found;
 
 	while ((found = kube_get_finish(call, VERIFY_STATE_TYPES, list, first, err)) < 0 &&
-	       kube_get_type_unknown(err, "helmchartconfigs") && backoff_wait(&b, by->at_ms)) {
+	       (kube_api_starting(err) || kube_get_type_unknown(err, "helmchartconfigs")) &&
+	       backoff_wait(&b, by->at_ms)) {
 		os_error_clear(err);
 		free(*first);
 		*first = NULL;
@@ -241,8 +244,7 @@ struct verify_run {
 	char *first;               /* the get exec's text before kubectl's */
 	struct runtime_fact rt;    /* containerd's nvidia runtime, in it */
 	cJSON *list;               /* the cluster's objects, or NULL */
-	int config_read;           /* containerd's config was there, and parsed */
-	struct deadline by;        /* the --timeout of the looks' tries again */
+	struct deadline by;        /* the --timeout, for the get's tries again */
 	os_error api_err;          /* why the get found none */
 	int smoked;
 };
@@ -292,39 +294,6 @@ static int verify_run_start(struct verify_run *v, os_error *err)
 	return v->state_call ? 0 : -1;
 }
 
-/* containerd's config, when there is one to parse (CONFIG NULL or blank:
- * not written yet, or being rewritten by k3s). */
-static void read_config(struct verify_run *v, const char *config)
-{
-	if (v->config_read || !config || !config[strspn(config, " \t\r\n")])
-		return;
-	containerd_parse_nvidia(config, &v->rt);
-	v->config_read = 1;
-}
-
-/* The get failed and the API answers now: a get while k3s's API server
- * was still starting (k3s answers 503 "apiserver not ready" until it runs,
- * as after a start --no-wait) is tried once more, within what is left of
- * the --timeout, without the look, which the first exec has given (its
- * config read again, if the first had none). Any other failure stands
- * (-1, in api_err). */
-static int get_again(struct verify_run *v)
-{
-	struct run_child *call;
-	char *config = NULL;
-	int found;
-
-	if (!kube_api_starting(&v->api_err) || deadline_passed(&v->by))
-		return -1;
-	os_error_clear(&v->api_err);
-	if (!(call = state_start(v->gw, NULL, deadline_call_ms(&v->by), &v->api_err)))
-		return -1;
-	found = get_state(v->gw, &v->by, NULL, call, &v->list, &config, &v->api_err);
-	read_config(v, config);
-	free(config);
-	return found;
-}
-
 /* The looks' answers: the GPUs seen (from the pods' exec or the get's),
  * containerd's config and the cluster's objects. 1: the cluster answered,
  * 0: it did not, and the API says it is down (the checks say so). */
@@ -345,15 +314,14 @@ static int verify_run_collect(struct verify_run *v, os_error *err)
 		return -1;
 	/* WSL2: the plugin's one device is every GPU the gateway sees. */
 	v->plan.device_gpus = v->looks.mine.dxg ? v->looks.mine.n : 1;
-	read_config(v, config);
+	if (config && config[strspn(config, " \t\r\n")])
+		containerd_parse_nvidia(config, &v->rt);
 	if (found >= 0)
 		return 1;
 	/* No answer: an API that is down, or a failure of its own. */
 	found = kube_readyz(v->gw->container, 0, err);
 	if (found <= 0)
 		return found;
-	if ((found = get_again(v)) >= 0)
-		return 1;
 api_error:
 	*err = v->api_err;
 	v->api_err = (os_error){ 0 };

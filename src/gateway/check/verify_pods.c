@@ -260,7 +260,7 @@ static char *create_script(const struct verify_pods *vp, const char *look)
 
 /* A create answered 503 while k3s's API server was still starting (a
  * verify right after start --no-wait, whose cluster get has waited for
- * /readyz since) is made once more, without the look, whose output is in,
+ * the API since) is made once more, without the look, whose output is in,
  * while the --timeout lasts. The API may have come up between its items:
  * a pod of this run that already exists is no failure then, nor are
  * klog's lines (discovery's warnings); anything else is the create's
