@@ -79,6 +79,42 @@ static char *list_value(const cJSON *list, const char *name)
 	return NULL;
 }
 
+/* Is COMPONENT one of LIST's, comma-separated, spaces around each
+ * trimmed (as k3s trims them)? */
+static int list_names(const char *list, const char *component)
+{
+	size_t n = strlen(component), len;
+
+	for (const char *p = list; *p; p += len + (p[len] == ',')) {
+		p += strspn(p, " ");
+		len = strcspn(p, ",");
+		if (len >= n && !strncmp(p, component, n) && n + strspn(p + n, " ") == len)
+			return 1;
+	}
+	return 0;
+}
+
+/* Does k3s's --disable, in ARGS, name COMPONENT? urfave/cli takes the
+ * flag as --disable=a,b or --disable a,b, once or more, with one dash or
+ * two. */
+static int args_disable(const cJSON *args, const char *component)
+{
+	const cJSON *e;
+	int value_next = 0;
+
+	cJSON_ArrayForEach(e, args) {
+		const char *a = cJSON_IsString(e) ? e->valuestring : "";
+		const char *flag = a[0] == '-' ? a + 1 + (a[1] == '-') : "";
+
+		if (value_next && list_names(a, component))
+			return 1;
+		value_next = !strcmp(flag, "disable");
+		if (!strncmp(flag, "disable=", 8) && list_names(flag + 8, component))
+			return 1;
+	}
+	return 0;
+}
+
 static char *env_value(const cJSON *config, const char *name)
 {
 	return list_value(json_get(config, "Env", NULL), name);
@@ -214,6 +250,7 @@ int container_parse_object(const cJSON *obj, struct gw_container *c, os_error *e
 	c->api_host = dup_or_null(json_str(labels, LABEL_API_HOST));
 	c->node_network = dup_or_null(json_str(labels, LABEL_NODE_NETWORK));
 	c->advertise = list_value(json_get(obj, "Args", NULL), "--advertise-address");
+	c->runtimes_disabled = args_disable(json_get(obj, "Args", NULL), "runtimes");
 	c->mig_strategy = env_value(json_get(obj, "Config", NULL), "OPENSHELL_MIG_STRATEGY");
 	c->started_at = dup_or_null(json_str(state, "StartedAt"));
 	parse_health_test(json_get(obj, "Config", NULL), c);

@@ -45,6 +45,7 @@ struct gw_container {
 	char *gpus_label;     /* label org.openshell.gpus: a CDI gateway's --gpus */
 	char *api_host;       /* label org.openshell.api-host, or NULL (made before it) */
 	char *advertise;      /* its k3s's --advertise-address, or NULL */
+	int runtimes_disabled; /* its k3s's --disable names runtimes: no RuntimeClasses */
 	char *node_network;   /* label org.openshell.node-network, or NULL (made before it) */
 	char *mig_strategy;   /* Config.Env OPENSHELL_MIG_STRATEGY, or NULL: none */
 	char *gpu_caps;       /* every capability named, comma-joined */

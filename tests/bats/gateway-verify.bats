@@ -69,7 +69,7 @@ setup() {
 	gw_kubectl vg delete runtimeclass nvidia >/dev/null
 	run --separate-stderr openshell gateway verify --name vg
 	assert_failure 8
-	assert_line '  FAIL  runtime-class   RuntimeClass nvidia not found (was k3s started with --disable=runtimes?)'
+	assert_line '  FAIL  runtime-class   RuntimeClass nvidia not found, though k3s applied its runtimes.yaml: it was deleted since (restart the gateway to apply it again)'
 	refused='is forbidden: pod rejected: RuntimeClass "nvidia" not found$'
 	assert_line --regexp "^  FAIL  smoke-pod       kubectl create of verify's pods failed: Error from server \(Forbidden\): error when creating \"STDIN\": pods \"openshell-verify-[0-9a-f]+\" $refused"
 	assert_line --regexp "^  FAIL  pod-isolation   kubectl create of verify's pods failed: Error from server \(Forbidden\): error when creating \"STDIN\": pods \"openshell-verify-[0-9a-f]+-nogpu\" $refused"
@@ -219,7 +219,7 @@ runc_pod_running() {
 	run --separate-stderr openshell -v gateway verify --name vg
 	assert_success
 	assert_line '7 passed, 0 failed'
-	[ "$(grep -c ' get nodes,daemonsets,runtimeclasses,helmchartconfigs ' <<<"$stderr")" -ge 2 ]
+	[ "$(grep -c ' get nodes,daemonsets,runtimeclasses,helmchartconfigs,addons.k3s.cattle.io ' <<<"$stderr")" -ge 2 ]
 }
 
 @test "verify's first looks meeting k3s's API server still starting (503) are made again" {
@@ -236,7 +236,7 @@ runc_pod_running() {
 	for x; do
 		if [[ $x == *" create --validate=false "* ]] && mkdir "$FAKE_DIR/create" 2>/dev/null; then
 			x="made=$FAKE_MADE; refused() { if [ -n \"\$made\" ]; then kubectl \"\$@\"; else cat; fi >/dev/null; printf '${said}error: unable to recognize \"STDIN\": the server is currently unable to handle the request\n' >&2; return 1; }; ${x/kubectl --request-timeout/refused --request-timeout}"
-		elif [[ $x == kubectl && " $* " == *" get nodes,daemonsets,runtimeclasses,helmchartconfigs "* ]] &&
+		elif [[ $x == kubectl && " $* " == *" get nodes,daemonsets,runtimeclasses,helmchartconfigs,addons.k3s.cattle.io "* ]] &&
 			mkdir "$FAKE_DIR/get" 2>/dev/null; then
 			a+=(sh -c "printf '${said}error: the server doesn\047t have a resource type \"nodes\"\n' >&2; exit 1")
 		fi
@@ -291,11 +291,31 @@ runc_pod_running() {
 	sim_only "needs the stand-in image built without the toolkit"
 	run --separate-stderr openshell gateway start --gpu --name nt --image openshell-cluster:sim-notoolkit --port "$(free_port)"
 	assert_failure 1
-	run --separate-stderr openshell gateway verify --name nt --timeout 5s
+	# The start fails before k3s's deploy controller has made the
+	# RuntimeClasses: verify waits for them, and ends when they come.
+	run --separate-stderr openshell gateway verify --name nt --timeout 120s
 	assert_failure 8
 	assert_line '  FAIL  runtime-class   RuntimeClass nvidia exists (k3s always makes it), but containerd has no nvidia runtime: the image lacks nvidia-container-runtime (/var/lib/rancher/k3s/agent/etc/containerd/config.toml)'
 	assert_line '  SKIP  pod-isolation   not run: containerd has no nvidia runtime'
+	# Once applied, a RuntimeClass deleted does not come back by itself.
+	docker exec openshell-cluster-nt kubectl delete runtimeclass nvidia >/dev/null
+	run --separate-stderr openshell gateway verify --name nt --timeout 120s
+	assert_failure 8
+	assert_line '  FAIL  runtime-class   RuntimeClass nvidia not found, though k3s applied its runtimes.yaml: it was deleted since (restart the gateway to apply it again)'
 	openshell -q gateway destroy --name nt --yes
+}
+
+@test "k3s run with --disable=runtimes fails the runtime check at once, naming the flag" {
+	# By hand, as openshell never would; k3s then neither stages nor keeps
+	# its RuntimeClasses, so waiting for them would wait out the --timeout.
+	docker run -d --privileged --cgroupns private --network none --name openshell-cluster-dn --hostname openshell-dn \
+		--label org.openshell.managed-by=openshell --label org.openshell.gateway=dn \
+		--gpus all --env GPU_ENABLED=true "$IMAGE" server --disable=traefik --disable runtimes >/dev/null
+	eventually gw_kubectl dn get --raw /readyz
+	run --separate-stderr openshell gateway verify --name dn --timeout 60s
+	assert_failure 8
+	assert_line '  FAIL  runtime-class   RuntimeClass nvidia not found: k3s runs with --disable=runtimes, which deletes them'
+	docker rm -f openshell-cluster-dn >/dev/null
 }
 
 @test "a runtime that takes NVIDIA_VISIBLE_DEVICES from any pod fails pod-isolation" {

@@ -443,21 +443,21 @@ static void test_wsl2(void)
 	rq.gpu_mode = GPU_MODE_LEGACY;
 	is_int(start_gpus_wsl2(&o, NULL, NULL, WSL2_ENGINE, &err), 0, "legacy is what works there");
 	{
-		struct daemon_gpus d = { .wsl2 = WSL2_ENGINE, .gpus_by_cdi = 1 };
+		struct daemon_gpus wd = { .wsl2 = WSL2_ENGINE, .gpus_by_cdi = 1 };
 		os_error_set(&err, OS_EXIT_FAILURE, "cannot list the Docker host's GPUs (nvidia-smi -L in a container of i): Failed to initialize NVML: N/A");
 		os_error_set_detail(&err, "Failed to initialize NVML: N/A\nmore\n");
-		wsl2_explain_probe(&d, &err);
+		wsl2_explain_probe(&wd, &err);
 		ok(err.code == OS_EXIT_NOGPU && strstr(err.msg, "gives --gpus through the NVIDIA CDI spec") &&
 		   strstr(err.msg, "libdxcore.so") && strstr(err.msg, "remove /etc/cdi/nvidia.yaml"),
 		   "Docker 29.2 on WSL2, NVML failing: the spec's cause and fix: %s", err.msg);
 		ok(err.detail && strcmp(err.detail, "Failed to initialize NVML: N/A\nmore\n") == 0, "the probe's output is kept");
-		d.gpus_by_cdi = 0;
+		wd.gpus_by_cdi = 0;
 		os_error_set(&err, OS_EXIT_FAILURE, "cannot list the Docker host's GPUs: Failed to initialize NVML: N/A");
-		wsl2_explain_probe(&d, &err);
+		wsl2_explain_probe(&wd, &err);
 		ok(err.code == OS_EXIT_FAILURE && !strstr(err.msg, "CDI"), "--gpus through the hook: the error stands");
-		d.gpus_by_cdi = 1;
+		wd.gpus_by_cdi = 1;
 		os_error_set(&err, OS_EXIT_FAILURE, "cannot list the Docker host's GPUs: exit 9");
-		wsl2_explain_probe(&d, &err);
+		wsl2_explain_probe(&wd, &err);
 		ok(err.code == OS_EXIT_FAILURE && !strstr(err.msg, "CDI"), "another failure: the error stands");
 		os_error_clear(&err);
 	}

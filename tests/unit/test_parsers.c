@@ -108,6 +108,7 @@ static void test_inspect_full(void)
 	is_str(c.image, "ghcr.io/openshell/cluster:0.1.0", "Config.Image, not the image id");
 	is_str(c.started_at, "2026-11-29T14:31:44.5Z", "State.StartedAt, as the daemon wrote it");
 	is_int((int)c.health_test.n, 1, "the healthcheck's CMD form is its argv");
+	is_int(c.runtimes_disabled, 0, "--disable=traefik leaves k3s's RuntimeClasses");
 	is_str(c.health_test.n ? c.health_test.v[0] : NULL, "/usr/local/bin/cluster-healthcheck.sh", "argv[0]");
 	container_free(&c);
 	ok(c.id == NULL && c.status == NULL && c.exists == 0, "container_free clears the struct");
@@ -117,6 +118,35 @@ static void test_inspect_full(void)
 	       "docker inspect output cut short is refused");
 	os_error_clear(&err);
 	container_free(&c);
+}
+
+/* k3s's --disable, in each form urfave/cli takes, disables runtimes only
+ * where it names them whole. */
+static void test_inspect_disable(void)
+{
+	static const struct {
+		const char *args;
+		int disabled;
+	} cases[] = {
+		{ "\"server\",\"--disable=traefik,runtimes\"", 1 },
+		{ "\"server\",\"--disable=traefik\",\"--disable\",\"metrics-server,runtimes\"", 1 },
+		{ "\"server\",\"-disable=runtimes\"", 1 },
+		{ "\"server\",\"--disable=traefik, runtimes \"", 1 },
+		{ "\"server\",\"--disable=runtimes-extra,traefik\"", 0 },
+		{ "\"server\",\"--disable\",\"traefik\",\"runtimes\"", 0 },
+		{ "\"server\",\"--disabled=runtimes\"", 0 },
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct gw_container c;
+		os_error err = { 0 };
+		char *json = xasprintf("[{\"State\":{\"Status\":\"running\"},\"Args\":[%s]}]", cases[i].args);
+
+		ok(parse_inspect(json, &c, &err) == 0 && c.runtimes_disabled == cases[i].disabled,
+		   "args [%s]: runtimes disabled %d", cases[i].args, cases[i].disabled);
+		container_free(&c);
+		free(json);
+	}
 }
 
 /* An exited container without GPUs, healthcheck or labels, and a failed one. */
@@ -857,6 +887,7 @@ int main(void)
 	xalloc_init();
 	test_inspect_full();
 	test_inspect_variants();
+	test_inspect_disable();
 	test_inspect_malformed();
 	test_says_missing();
 	test_inspect_any();

@@ -28,8 +28,13 @@
 #include "kube/objects.h"
 
 /* One call for what the cluster checks read: the node, the DaemonSets,
- * the RuntimeClasses and the HelmChartConfigs, in one List. */
-#define VERIFY_STATE_TYPES "nodes,daemonsets,runtimeclasses,helmchartconfigs"
+ * the RuntimeClasses, the HelmChartConfigs and k3s's Addons, in one
+ * List. */
+#define VERIFY_STATE_TYPES "nodes,daemonsets,runtimeclasses,helmchartconfigs,addons.k3s.cattle.io"
+
+/* The Addon by which k3s's deploy controller records its runtimes.yaml,
+ * the file of RuntimeClasses it stages (pkg/deploy/stage.go). */
+#define K3S_RUNTIMES_ADDON "runtimes"
 
 /* The get of the cluster's objects, with the GPU look (BEFORE) when
  * there is one, and containerd's config read in the same exec. */
@@ -39,42 +44,68 @@ static struct run_child *state_start(const struct gateway *gw, const char *befor
 			      err);
 }
 
+/* Is the RuntimeClass still to come? k3s's deploy controller applies
+ * runtimes.yaml once it starts: it makes the Addon, then the objects,
+ * then writes the Addon's checksum (pkg/deploy/controller.go: deploy).
+ * With --disable=runtimes it deletes them instead, and they never come. */
+static int runtimes_pending(const struct gateway *gw, const cJSON *list)
+{
+	const cJSON *addon = kube_find(list, "Addon", K3S_RUNTIMES_ADDON);
+	const char *sum = json_str(json_get(addon, "spec", NULL), "checksum");
+
+	return !gw->c.runtimes_disabled && !kube_find(list, "RuntimeClass", NVIDIA_RUNTIME_CLASS) && !(sum && *sum);
+}
+
+/* Is the cluster too young for the get's answer (FOUND, LIST or ERR)? */
+static int state_pending(const struct gateway *gw, int found, const cJSON *list, const os_error *err)
+{
+	if (found >= 0)
+		return runtimes_pending(gw, list);
+	return kube_api_starting(err) || kube_get_type_unknown(err, "helmchartconfigs") ||
+	       kube_get_type_unknown(err, "addons");
+}
+
 /* In a cluster's first seconds (as after start --no-wait) k3s answers 503
  * "apiserver not ready" until its API server runs; then it has not
- * registered HelmChartConfig yet, and kubectl refuses the whole get; nor
+ * registered its own types yet, and kubectl refuses the whole get; nor
  * has its deploy controller, which waits for those types, made the
- * RuntimeClasses. Both come together (pkg/server/server.go:
- * startOnAPIServerReady), so the get is tried again, after a growing
- * step, until they do, within the --timeout. *FIRST is what the last exec
- * printed before kubectl (the look, then containerd's config), also when
- * kubectl failed. */
+ * RuntimeClasses (pkg/server/server.go: startOnAPIServerReady). So the
+ * get is tried again, after a growing step, until they come, within the
+ * --timeout. *FIRST is what the last exec printed before kubectl (the
+ * look, then containerd's config), also when kubectl failed. */
 static int get_state(const struct gateway *gw, const struct deadline *by, const char *before,
 		     struct run_child *call, cJSON **list, char **first, os_error *err)
 {
 	struct backoff b = { 0 };
 	int found;
 
-	while ((found = kube_get_finish(call, VERIFY_STATE_TYPES, list, first, err)) < 0 &&
-	       (kube_api_starting(err) || kube_get_type_unknown(err, "helmchartconfigs")) &&
-	       backoff_wait(&b, by->at_ms)) {
+	for (;;) {
+		found = kube_get_finish(call, VERIFY_STATE_TYPES, list, first, err);
+		if (!state_pending(gw, found, *list, err) || !backoff_wait(&b, by->at_ms))
+			return found;
 		os_error_clear(err);
+		cJSON_Delete(*list);
+		*list = NULL;
 		free(*first);
 		*first = NULL;
 		if (!(call = state_start(gw, before, deadline_call_ms(by), err)))
 			return -1;
 	}
-	return found;
 }
 
 /* k3s makes RuntimeClass nvidia whatever is installed: the proof is the
  * runtime in its containerd config (kube/containerd.h). */
-static void check_runtime_class(const cJSON *list, const struct runtime_fact *rt, struct check *c)
+static void check_runtime_class(const struct gateway *gw, const cJSON *list, const struct runtime_fact *rt, struct check *c)
 {
 	const cJSON *rc = kube_find(list, "RuntimeClass", NVIDIA_RUNTIME_CLASS);
 	const char *handler = json_str(rc, "handler");
 
-	if (!rc)
-		check_set(c, CHECK_FAIL, xstrdup("RuntimeClass nvidia not found (was k3s started with --disable=runtimes?)"));
+	if (!rc && gw->c.runtimes_disabled)
+		check_set(c, CHECK_FAIL, xstrdup("RuntimeClass nvidia not found: k3s runs with --disable=runtimes, which deletes them"));
+	else if (!rc && runtimes_pending(gw, list))
+		check_set(c, CHECK_FAIL, xstrdup("RuntimeClass nvidia not found: k3s's deploy controller has not applied its runtimes.yaml yet (kubectl get addon -n kube-system " K3S_RUNTIMES_ADDON ")"));
+	else if (!rc)
+		check_set(c, CHECK_FAIL, xstrdup("RuntimeClass nvidia not found, though k3s applied its runtimes.yaml: it was deleted since (restart the gateway to apply it again)"));
 	else if (!handler || strcmp(handler, "nvidia") != 0)
 		check_set(c, CHECK_FAIL, xasprintf("RuntimeClass nvidia has handler '%s', not 'nvidia'", handler ? handler : ""));
 	else if (!rt->nvidia)
@@ -182,7 +213,7 @@ static int check_cluster(const struct gateway *gw, const cJSON *list, const stru
 {
 	int schedulable = 0;
 
-	check_runtime_class(list, rt, &checks[VC_RUNTIME_CLASS]);
+	check_runtime_class(gw, list, rt, &checks[VC_RUNTIME_CLASS]);
 	check_device_plugin(gw, list, &checks[VC_DEVICE_PLUGIN]);
 	check_allocatable(gw, devices, plan->device_gpus, list, &checks[VC_ALLOCATABLE], (char **)&plan->resource, &schedulable);
 	/* Without a schedulable GPU the smoke pod could only wait for nothing;

@@ -712,6 +712,74 @@ class GarbageCollector(unittest.TestCase):
             self.gc.tick()
 
 
+class DeployController(unittest.TestCase):
+    """k3s's deploy controller (controllers/deploy.py, after
+    pkg/deploy/controller.go and stage.go)."""
+
+    def setUp(self):
+        from k3ssim import api, config, registry
+        from k3ssim.controllers import crds
+        self.dir = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.dir)
+        self.saved = (config.MANIFESTS_DIR, config.CRD_DELAY)
+        config.MANIFESTS_DIR, config.CRD_DELAY = self.dir, 0
+        self.addCleanup(self.restore)
+        self.api = api.Api(store.Store(os.path.join(self.dir, ".state.json")), registry.Registry())
+        self.api.store.create(("", "namespaces"), {"metadata": {"name": "kube-system"}})
+        self.types = crds.K3sTypes(self.api)
+        self.types.start()
+        self.types.tick()
+        # As the server does on every change of the CRDs.
+        self.api.registry.set_crds(self.api.store.list(("apiextensions.k8s.io", "customresourcedefinitions"))[0])
+        self.addons = self.api.registry.by_kind("k3s.cattle.io/v1", "Addon")
+        self.rcs = self.api.registry.by_kind("node.k8s.io/v1", "RuntimeClass")
+
+    def restore(self):
+        from k3ssim import config
+        config.MANIFESTS_DIR, config.CRD_DELAY = self.saved
+
+    def deploy(self, disables=()):
+        from k3ssim.controllers import deploy
+        d = deploy.Deploy(self.api, self.types, disables)
+        d.start()
+        return d
+
+    def addon(self, name):
+        return self.api.find(self.addons, "kube-system", name)
+
+    def test_runtimes_are_applied_and_recorded_by_their_addon(self):
+        from k3ssim.controllers import deploy
+        deploy.stage_packaged(["traefik"])
+        self.deploy().tick()
+        self.assertEqual(self.api.find(self.rcs, None, "nvidia")["handler"], "nvidia")
+        addon = self.addon("runtimes")
+        self.assertEqual(len(addon["spec"]["checksum"]), 64)
+        self.assertEqual(addon["metadata"]["annotations"][deploy.GVK_ANNOTATION], "node.k8s.io/v1, Kind=RuntimeClass")
+
+    def test_a_manifest_that_fails_leaves_its_addon_without_a_checksum(self):
+        # The Addon comes first, for the events; the checksum only once applied.
+        with open(os.path.join(self.dir, "bad.yaml"), "w", encoding="utf-8") as f:
+            f.write("apiVersion: example.com/v1\nkind: Nothing\nmetadata:\n  name: x\n")
+        self.deploy().tick()
+        addon = self.addon("bad")
+        self.assertEqual(addon["spec"], {"source": os.path.join(self.dir, "bad.yaml")})
+
+    def test_disabled_runtimes_are_not_staged_and_a_staged_file_is_deleted_in_two_passes(self):
+        from k3ssim.controllers import deploy
+        deploy.stage_packaged(["runtimes"])
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "runtimes.yaml")))
+        deploy.stage_packaged()
+        self.deploy().tick()
+        d = self.deploy(["runtimes"])
+        d.tick()
+        self.assertIsNone(self.addon("runtimes"))
+        self.assertIsNotNone(self.api.find(self.rcs, None, "nvidia"), "the Addon goes alone first")
+        d.next = 0
+        d.tick()
+        self.assertIsNone(self.api.find(self.rcs, None, "nvidia"))
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "runtimes.yaml")))
+
+
 class NodeRemoval(unittest.TestCase):
     """k3s's node controller's onRemove and the pod GC's orphans (controllers/nodes.py)."""
 

@@ -19,7 +19,7 @@ class Manager:
         self.kubelet = kubeletmod.Kubelet(self.api, server.node, server.ip, server.wake,
                                           label_flags=server.opts["node_labels"],
                                           network=dict(server.network(), external_ips=server.opts["node_external_ip"]))
-        self.controllers = [types, deploy.Deploy(self.api, types), helm.HelmController(self.api, types),
+        self.controllers = [types, deploy.Deploy(self.api, types, server.opts["disable"]), helm.HelmController(self.api, types),
                             job.Jobs(self.api), daemonset.DaemonSets(self.api),
                             # Before the scheduler: a template's claim is there when it looks.
                             resourceclaim.ResourceClaims(self.api), scheduler.Scheduler(self.api),
@@ -33,7 +33,7 @@ class Manager:
         the image import, the packaged manifests."""
         self.kubelet.start_containerd()
         self.kubelet.images.import_dir()
-        deploy.stage_packaged()
+        deploy.stage_packaged(self.server.opts["disable"])
 
     def api_ready(self):
         system.bootstrap(self.api, self.server.advertise)

@@ -4,16 +4,22 @@ server/manifests become objects.
 - Every *.yaml, *.yml and *.json file (dot-files skipped) is read as a
   stream of YAML documents and each object applied (created, or updated
   in place), once k3s's CRDs are registered (the controller starts after
-  them); an Addon named after the file (up to its first period) records
-  its path and checksum. The first pass applies every file; later passes,
-  every 15 s (the knob SIM_K3S_DEPLOY_PERIOD), apply a file whose
+  them). An Addon named after the file (up to its first period) is made
+  first, with the file's path; once every object applied, it gets the
+  file's checksum and the kinds applied (annotation
+  addon.k3s.cattle.io/gvks). The first pass applies every file; later
+  passes, every 15 s (the knob SIM_K3S_DEPLOY_PERIOD), apply a file whose
   modification time changed and whose checksum is not its Addon's.
 - A file that goes away uninstalls nothing: the controller has no path
   for a vanished file, so its objects and their Addon stay.
-- k3s stages its packaged manifests there at start (pkg/deploy/stage.go);
-  the stand-in stages runtimes.yaml, the RuntimeClasses k3s always
-  creates (issue k3s#8700: whatever runtimes exist). Its other packaged
-  components (CoreDNS, local-path, metrics-server) are not simulated.
+- A file the server's --disable names (its name less its extension) is
+  deleted on every pass: first its Addon; on a pass that finds no Addon,
+  the objects the Addon owned, then the file.
+- k3s stages its packaged manifests there at start (pkg/deploy/stage.go),
+  less those --disable names; the stand-in stages runtimes.yaml, the
+  RuntimeClasses k3s always creates (issue k3s#8700: whatever runtimes
+  exist). Its other packaged components (CoreDNS, local-path,
+  metrics-server) are not simulated.
 """
 
 import hashlib
@@ -27,7 +33,13 @@ RUNTIMES = ["nvidia", "nvidia-experimental", "crun", "lunatic", "slight", "spin"
             "wasmtime"]
 
 
-def stage_packaged():
+GVK_ANNOTATION = "addon.k3s.cattle.io/gvks"
+OWNER_GVK = "k3s.cattle.io/v1, Kind=Addon"
+
+
+def stage_packaged(skips=()):
+    if "runtimes" in skips or "runtimes.yaml" in skips:
+        return
     docs = ["apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata:\n  name: %s\nhandler: %s\n" % (h, h)
             for h in RUNTIMES]
     path = os.path.join(config.MANIFESTS_DIR, "runtimes.yaml")
@@ -42,10 +54,23 @@ def _basename(name):
     return name.split(".", 1)[0]
 
 
+def _gvk(obj):
+    """wrangler's GroupVersionKind.String(): "group/version, Kind=kind"."""
+    api_version = obj.get("apiVersion", "")
+    return "%s, Kind=%s" % (api_version if "/" in api_version else "/" + api_version, obj.get("kind", ""))
+
+
+def _objects(data):
+    docs = [d for d in yaml.safe_load_all(data) if d]
+    return [o for d in docs for o in (d.get("items", []) if d.get("kind", "").endswith("List") else [d])
+            if isinstance(o, dict) and o.get("kind")]
+
+
 class Deploy:
-    def __init__(self, api, k3s_types):
+    def __init__(self, api, k3s_types, disables=()):
         self.api = api
         self.types = k3s_types
+        self.disables = set(disables)
         self.mtimes = {}      # path -> modification time applied
         self.next = None      # when to list the directory again; None: not started
 
@@ -67,6 +92,9 @@ class Deploy:
             if name.startswith(".") or not name.endswith((".yaml", ".yml", ".json")):
                 continue
             path = os.path.join(config.MANIFESTS_DIR, name)
+            if os.path.splitext(name)[0] in self.disables:
+                self._delete(path, _basename(name))
+                continue
             try:
                 mtime = os.stat(path).st_mtime
                 with open(path, "rb") as f:
@@ -80,31 +108,71 @@ class Deploy:
 
     def _deploy(self, path, addon_name, data, compare):
         res = self.api.registry.by_kind("k3s.cattle.io/v1", "Addon")
-        checksum = hashlib.sha256(data).hexdigest()
         addon = self.api.find(res, "kube-system", addon_name)
-        if compare and addon and addon.get("spec", {}).get("checksum") == checksum:
+        try:
+            if addon is None:  # first, for the events of what follows
+                addon, _ = self.api.create(res, {"metadata": {"name": addon_name, "namespace": "kube-system"},
+                                              "spec": {"source": path}}, "kube-system")
+        except status.ApiError as e:
+            logs.error("Failed to process config: failed to process %s: %s" % (path, e.message))
+            return False
+        checksum = hashlib.sha256(data).hexdigest()
+        if compare and addon.get("spec", {}).get("checksum") == checksum:
             return True
         try:
-            docs = [d for d in yaml.safe_load_all(data) if d]
+            objs = _objects(data)
         except yaml.YAMLError as e:
             logs.error("Failed to process config: failed to process %s: %s" % (path, e))
             return False
         ok = True
-        for doc in docs:
-            for obj in (doc.get("items", []) if doc.get("kind", "").endswith("List") else [doc]):
-                ok = self._apply(path, addon_name, obj) and ok
+        for obj in objs:
+            ok = self._apply(path, addon_name, obj) and ok
         if not ok:
             return False
+        addon = dict(addon, spec={"source": path, "checksum": checksum})
+        addon["metadata"] = dict(addon["metadata"], annotations=dict(
+            addon["metadata"].get("annotations") or {}, **{GVK_ANNOTATION: ";".join(sorted({_gvk(o) for o in objs}))}))
         try:
-            if addon is None:
-                self.api.create(res, {"metadata": {"name": addon_name, "namespace": "kube-system"},
-                                      "spec": {"source": path, "checksum": checksum}}, "kube-system")
-            else:
-                addon["spec"] = {"source": path, "checksum": checksum}
-                self.api.update(res, addon, "kube-system", check_rv=False)
+            self.api.update(res, addon, "kube-system", check_rv=False)
         except status.ApiError as e:
-            logs.error("Failed to record Addon %s: %s" % (addon_name, e.message))
+            logs.error("Failed to process config: failed to process %s: %s" % (path, e.message))
         return True
+
+    def _delete(self, path, addon_name):
+        """A disabled file: its Addon goes first, and alone (so that its
+        pods do not hang terminating); the next pass, finding none,
+        deletes what it owned, then the file."""
+        res = self.api.registry.by_kind("k3s.cattle.io/v1", "Addon")
+        addon = self.api.find(res, "kube-system", addon_name)
+        if addon is not None:
+            try:
+                self.api.delete(res, "kube-system", addon_name)
+            except status.ApiError as e:
+                logs.error("Failed to process config: failed to delete %s: %s" % (path, e.message))
+            return
+        try:
+            with open(path, "rb") as f:
+                gvks = {_gvk(o) for o in _objects(f.read())}
+        except (OSError, yaml.YAMLError):
+            gvks = set()
+        for gvk in sorted(gvks):
+            group_version, _, kind = gvk.partition(", Kind=")
+            kres = self.api.registry.by_kind(group_version.lstrip("/"), kind)
+            if kres is None:
+                continue
+            items, _ = self.api.list(kres)
+            for o in items:
+                ann = o.get("metadata", {}).get("annotations") or {}
+                if ann.get("objectset.rio.cattle.io/owner-name") == addon_name and \
+                        ann.get("objectset.rio.cattle.io/owner-gvk") == OWNER_GVK:
+                    try:
+                        self.api.delete(kres, o["metadata"].get("namespace"), o["metadata"]["name"])
+                    except status.ApiError:
+                        pass
+        try:
+            os.remove(path)
+        except OSError:
+            pass
 
     def _apply(self, path, addon_name, obj):
         if not isinstance(obj, dict) or not obj.get("kind"):
@@ -121,7 +189,7 @@ class Deploy:
         md.setdefault("labels", {})["objectset.rio.cattle.io/hash"] = hashlib.sha1(
             ("deploy/" + addon_name).encode()).hexdigest()
         md.setdefault("annotations", {}).update({
-            "objectset.rio.cattle.io/id": "", "objectset.rio.cattle.io/owner-gvk": "k3s.cattle.io/v1, Kind=Addon",
+            "objectset.rio.cattle.io/id": "", "objectset.rio.cattle.io/owner-gvk": OWNER_GVK,
             "objectset.rio.cattle.io/owner-name": addon_name, "objectset.rio.cattle.io/owner-namespace": "kube-system"})
         try:
             cur = self.api.find(res, ns, md.get("name"))
