@@ -250,7 +250,10 @@ int container_parse_object(const cJSON *obj, struct gw_container *c, os_error *e
 	c->api_host = dup_or_null(json_str(labels, LABEL_API_HOST));
 	c->node_network = dup_or_null(json_str(labels, LABEL_NODE_NETWORK));
 	c->advertise = list_value(json_get(obj, "Args", NULL), "--advertise-address");
-	c->runtimes_disabled = args_disable(json_get(obj, "Args", NULL), "runtimes");
+	/* k3s skips a packaged file its --disable names with or without the
+	 * extension (pkg/deploy/stage.go). */
+	c->runtimes_disabled = args_disable(json_get(obj, "Args", NULL), "runtimes") ||
+			       args_disable(json_get(obj, "Args", NULL), "runtimes.yaml");
 	c->mig_strategy = env_value(json_get(obj, "Config", NULL), "OPENSHELL_MIG_STRATEGY");
 	c->started_at = dup_or_null(json_str(state, "StartedAt"));
 	parse_health_test(json_get(obj, "Config", NULL), c);

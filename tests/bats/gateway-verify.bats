@@ -305,6 +305,22 @@ runc_pod_running() {
 	openshell -q gateway destroy --name nt --yes
 }
 
+@test "pods refused before k3s made RuntimeClass nvidia are made again once the get finds it" {
+	sim_only "needs the stand-in's CRD delay"
+	# By hand, as a start --no-wait leaves it, with k3s's own types (and so
+	# its deploy controller) late: the pods' create, made before the get,
+	# meets the RuntimeClass admission plugin's refusal.
+	docker run -d --privileged --cgroupns private --network none --name openshell-cluster-rl --hostname openshell-rl \
+		--label org.openshell.managed-by=openshell --label org.openshell.gateway=rl \
+		--gpus 'driver=nvidia,count=all,"capabilities=utility,compute"' --env GPU_ENABLED=true \
+		--env SIM_K3S_CRD_DELAY=6 "$IMAGE" server --disable=traefik >/dev/null
+	eventually gw_kubectl rl get --raw /readyz
+	run --separate-stderr openshell gateway verify --name rl --timeout 120s
+	assert_line '  PASS  runtime-class   RuntimeClass nvidia, handler nvidia; containerd runs it with /usr/bin/nvidia-container-runtime'
+	assert_line --regexp '^  PASS  pod-isolation   pod openshell-verify-[0-9a-f]+-nogpu, no GPU asked, NVIDIA_VISIBLE_DEVICES=all: sees none \('
+	docker rm -f openshell-cluster-rl >/dev/null
+}
+
 @test "k3s run with --disable=runtimes fails the runtime check at once, naming the flag" {
 	# By hand, as openshell never would; k3s then neither stages nor keeps
 	# its RuntimeClasses, so waiting for them would wait out the --timeout.

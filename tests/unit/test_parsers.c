@@ -132,6 +132,7 @@ static void test_inspect_disable(void)
 		{ "\"server\",\"--disable=traefik\",\"--disable\",\"metrics-server,runtimes\"", 1 },
 		{ "\"server\",\"-disable=runtimes\"", 1 },
 		{ "\"server\",\"--disable=traefik, runtimes \"", 1 },
+		{ "\"server\",\"--disable=runtimes.yaml\"", 1 },
 		{ "\"server\",\"--disable=runtimes-extra,traefik\"", 0 },
 		{ "\"server\",\"--disable\",\"traefik\",\"runtimes\"", 0 },
 		{ "\"server\",\"--disabled=runtimes\"", 0 },

@@ -71,25 +71,44 @@ static int state_pending(const struct gateway *gw, int found, const cJSON *list,
  * has its deploy controller, which waits for those types, made the
  * RuntimeClasses (pkg/server/server.go: startOnAPIServerReady). So the
  * get is tried again, after a growing step, until they come, within the
- * --timeout. *FIRST is what the last exec printed before kubectl (the
+ * --timeout; a try that the deadline cuts short leaves the last answer
+ * standing. *FIRST is what the last exec printed before kubectl (the
  * look, then containerd's config), also when kubectl failed. */
 static int get_state(const struct gateway *gw, const struct deadline *by, const char *before,
 		     struct run_child *call, cJSON **list, char **first, os_error *err)
 {
 	struct backoff b = { 0 };
+	cJSON *kept = NULL;     /* the last answer, while a later one is asked for */
+	char *kept_first = NULL;
 	int found;
 
 	for (;;) {
-		found = kube_get_finish(call, VERIFY_STATE_TYPES, list, first, err);
+		found = call ? kube_get_finish(call, VERIFY_STATE_TYPES, list, first, err) : -1;
+		if (found < 0 && kept) {
+			os_error_clear(err);
+			free(*first);
+			*list = kept;
+			*first = kept_first;
+			return 1;
+		}
+		cJSON_Delete(kept);
+		free(kept_first);
+		kept = NULL;
+		kept_first = NULL;
+		if (found < 0 && !call)
+			return -1;
 		if (!state_pending(gw, found, *list, err) || !backoff_wait(&b, by->at_ms))
 			return found;
-		os_error_clear(err);
-		cJSON_Delete(*list);
+		if (found >= 0) {
+			kept = *list;
+			kept_first = *first;
+		} else {
+			os_error_clear(err);
+			free(*first);
+		}
 		*list = NULL;
-		free(*first);
 		*first = NULL;
-		if (!(call = state_start(gw, before, deadline_call_ms(by), err)))
-			return -1;
+		call = state_start(gw, before, deadline_call_ms(by), err);
 	}
 }
 
@@ -213,6 +232,7 @@ static int check_cluster(const struct gateway *gw, const cJSON *list, const stru
 {
 	int schedulable = 0;
 
+	plan->runtime_class = kube_find(list, "RuntimeClass", NVIDIA_RUNTIME_CLASS) != NULL;
 	check_runtime_class(gw, list, rt, &checks[VC_RUNTIME_CLASS]);
 	check_device_plugin(gw, list, &checks[VC_DEVICE_PLUGIN]);
 	check_allocatable(gw, devices, plan->device_gpus, list, &checks[VC_ALLOCATABLE], (char **)&plan->resource, &schedulable);

@@ -91,6 +91,9 @@ struct verify_pod_plan {
 	const char *image;
 	int timeout_ms;
 	int keep;
+	/* The cluster get found RuntimeClass nvidia: one it waited for k3s to
+	 * make, which the pods' create, made before it, may have lacked. */
+	int runtime_class;
 	/* A fixed script (GPUS_LOOK_BEFORE) run in the pods' exec, beside
 	 * their create, or NULL: verify_pods_look() gives its output. */
 	const char *look;

@@ -260,16 +260,22 @@ static char *create_script(const struct verify_pods *vp, const char *look)
 
 /* A create answered 503 while k3s's API server was still starting (a
  * verify right after start --no-wait, whose cluster get has waited for
- * the API since) is made once more, without the look, whose output is in,
- * while the --timeout lasts. The API may have come up between its items:
+ * the API since), or refused by the RuntimeClass admission plugin before
+ * k3s made RuntimeClass nvidia (which the get has waited for since), is
+ * made once more, without the look, whose output is in, while the
+ * --timeout lasts. The API may have come up between its items:
  * a pod of this run that already exists is no failure then, nor are
  * klog's lines (discovery's warnings); anything else is the create's
  * error. 1 when it is to be made again. */
 static int create_again(struct verify_pods *vp)
 {
 	cleanup_free char *create = NULL;
+	const char *said = vp->watch.then_error;
+	int early = kube_said_api_starting(said) ||
+		    (vp->plan->runtime_class &&
+		     strstr(said, "pod rejected: RuntimeClass \"" NVIDIA_RUNTIME_CLASS "\" not found"));
 
-	if (vp->created_again || deadline_passed(&vp->by) || !kube_said_api_starting(vp->watch.then_error))
+	if (vp->created_again || deadline_passed(&vp->by) || !early)
 		return 0;
 	vp->created_again = 1;
 	create = create_command(vp);

@@ -41,6 +41,8 @@ def parse_args(argv):
     i = 0
     while i < len(argv):
         a = argv[i]
+        if a.startswith("-") and not a.startswith("--") and len(a) > 2:
+            a = "-" + a   # urfave/cli takes a long flag with one dash too
         name, eq, value = a.partition("=")
         takes = name in ("--tls-san", "--disable", "--node-name", "--https-listen-port", "--bind-address",
                          "--node-label", "--token", "--write-kubeconfig-mode", "--data-dir", "--node-ip",
@@ -53,7 +55,7 @@ def parse_args(argv):
         if name == "--tls-san":
             opts["tls_san"] += [v for v in value.split(",") if v]
         elif name == "--disable":
-            opts["disable"] += [v for v in value.split(",") if v]
+            opts["disable"] += [v.strip() for v in value.split(",") if v.strip()]   # k3s trims each
         elif name == "--node-name":
             opts["node_name"] = value
         elif name == "--https-listen-port":

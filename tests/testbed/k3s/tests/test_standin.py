@@ -764,20 +764,23 @@ class DeployController(unittest.TestCase):
         addon = self.addon("bad")
         self.assertEqual(addon["spec"], {"source": os.path.join(self.dir, "bad.yaml")})
 
-    def test_disabled_runtimes_are_not_staged_and_a_staged_file_is_deleted_in_two_passes(self):
+    def test_disabled_runtimes_are_not_staged_and_a_staged_file_is_deleted_with_its_objects(self):
         from k3ssim.controllers import deploy
         deploy.stage_packaged(["runtimes"])
         self.assertFalse(os.path.exists(os.path.join(self.dir, "runtimes.yaml")))
+        deploy.stage_packaged(["runtimes.yaml"])
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "runtimes.yaml")), "the name with its extension too")
         deploy.stage_packaged()
         self.deploy().tick()
-        d = self.deploy(["runtimes"])
-        d.tick()
+        other = self.api.registry.by_kind("v1", "ConfigMap")
+        self.api.store.create(("", "namespaces"), {"metadata": {"name": "default"}})
+        self.api.create(other, {"metadata": {"name": "mine"}}, "default")
+        self.deploy(["runtimes"]).tick()
         self.assertIsNone(self.addon("runtimes"))
-        self.assertIsNotNone(self.api.find(self.rcs, None, "nvidia"), "the Addon goes alone first")
-        d.next = 0
-        d.tick()
         self.assertIsNone(self.api.find(self.rcs, None, "nvidia"))
+        self.assertIsNone(self.api.find(self.rcs, None, "wasmtime"))
         self.assertFalse(os.path.exists(os.path.join(self.dir, "runtimes.yaml")))
+        self.assertIsNotNone(self.api.find(other, "default", "mine"), "what the Addon did not own stays")
 
 
 class NodeRemoval(unittest.TestCase):

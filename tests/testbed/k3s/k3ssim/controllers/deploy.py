@@ -13,8 +13,8 @@ server/manifests become objects.
 - A file that goes away uninstalls nothing: the controller has no path
   for a vanished file, so its objects and their Addon stay.
 - A file the server's --disable names (its name less its extension) is
-  deleted on every pass: first its Addon; on a pass that finds no Addon,
-  the objects the Addon owned, then the file.
+  deleted on every pass: the objects its Addon owned, then the file, then
+  the Addon.
 - k3s stages its packaged manifests there at start (pkg/deploy/stage.go),
   less those --disable names; the stand-in stages runtimes.yaml, the
   RuntimeClasses k3s always creates (issue k3s#8700: whatever runtimes
@@ -136,32 +136,25 @@ class Deploy:
             self.api.update(res, addon, "kube-system", check_rv=False)
         except status.ApiError as e:
             logs.error("Failed to process config: failed to process %s: %s" % (path, e.message))
+            return False
         return True
 
     def _delete(self, path, addon_name):
-        """A disabled file: its Addon goes first, and alone (so that its
-        pods do not hang terminating); the next pass, finding none,
-        deletes what it owned, then the file."""
+        """A disabled file: the objects its Addon owned (the kinds the
+        Addon recorded and the file's) go, then the file, then the Addon."""
         res = self.api.registry.by_kind("k3s.cattle.io/v1", "Addon")
-        addon = self.api.find(res, "kube-system", addon_name)
-        if addon is not None:
-            try:
-                self.api.delete(res, "kube-system", addon_name)
-            except status.ApiError as e:
-                logs.error("Failed to process config: failed to delete %s: %s" % (path, e.message))
-            return
+        addon = self.api.find(res, "kube-system", addon_name) or {}
+        recorded = ((addon.get("metadata") or {}).get("annotations") or {}).get(GVK_ANNOTATION, "")
+        gvks = {g for g in recorded.split(";") if ", Kind=" in g}
         try:
             with open(path, "rb") as f:
-                gvks = {_gvk(o) for o in _objects(f.read())}
+                gvks |= {_gvk(o) for o in _objects(f.read())}
         except (OSError, yaml.YAMLError):
-            gvks = set()
+            pass
         for gvk in sorted(gvks):
             group_version, _, kind = gvk.partition(", Kind=")
             kres = self.api.registry.by_kind(group_version.lstrip("/"), kind)
-            if kres is None:
-                continue
-            items, _ = self.api.list(kres)
-            for o in items:
+            for o in self.api.list(kres)[0] if kres else []:
                 ann = o.get("metadata", {}).get("annotations") or {}
                 if ann.get("objectset.rio.cattle.io/owner-name") == addon_name and \
                         ann.get("objectset.rio.cattle.io/owner-gvk") == OWNER_GVK:
@@ -173,6 +166,11 @@ class Deploy:
             os.remove(path)
         except OSError:
             pass
+        if addon:
+            try:
+                self.api.delete(res, "kube-system", addon_name)
+            except status.ApiError:
+                pass
 
     def _apply(self, path, addon_name, obj):
         if not isinstance(obj, dict) or not obj.get("kind"):
