@@ -103,15 +103,19 @@ static int plugin_broken(const struct wait_ctx *w, const struct gpu_state *g, os
 }
 
 /* A kubectl that failed (the API restarting, a 5xx, a request timeout) is
- * tried again until the deadline; only a lost daemon or an interrupt ends
- * the wait. Keeps the message for the timeout's report. */
-static int transient(struct gpu_state *g, os_error *err)
+ * tried again until the deadline BY; only a lost daemon or an interrupt
+ * ends the wait. Keeps the message for the timeout's report: the API's
+ * own, not that of a last call the deadline cut short, which says
+ * nothing of the API. */
+static int transient(const struct deadline *by, struct gpu_state *g, os_error *err)
 {
 	if (err->code != OS_EXIT_FAILURE && err->code != OS_EXIT_TIMEOUT)
 		return 0;
-	free(g->api_error);
-	g->api_error = xstrdup(err->msg ? err->msg : "?");
-	log_verbose("will retry: %s", g->api_error);
+	log_verbose("will retry: %s", err->msg ? err->msg : "?");
+	if (!g->api_error || !deadline_cut(by, err)) {
+		free(g->api_error);
+		g->api_error = xstrdup(err->msg ? err->msg : "?");
+	}
 	os_error_clear(err);
 	return 1;
 }
@@ -125,7 +129,7 @@ static int gpu_tick(struct gpu_wait *gw, os_error *err)
 	if (!g->rt.config_read && !gw->rt_call) {
 		runtime_fact_free(&g->rt);
 		if (containerd_nvidia_runtime(gw->w->container, deadline_call_ms(&gw->w->by), &g->rt, &e) < 0)
-			transient(g, &e);
+			transient(&gw->w->by, g, &e);
 	}
 	os_error_clear(&e);
 	if (runtime_missing(gw->w, g, err) < 0 || plugin_broken(gw->w, g, err) < 0)
@@ -164,7 +168,7 @@ static int watch_ended(struct gpu_wait *gw, struct kube_watch *kw, os_error *err
 	} else if (deadline_cut(&by, err)) {
 		os_error_clear(err);   /* the wait's timeout, reported with its diagnostics */
 		return -1;
-	} else if (!transient(gw->g, err)) {
+	} else if (!transient(&by, gw->g, err)) {
 		return -1;
 	} else if (!wait_follower(gw->w) && wait_container_news(gw->w, err)) {
 		return -1;   /* with no log followed, a look says whether the container stopped */
@@ -185,7 +189,7 @@ static void ask_runtime(struct gpu_wait *gw)
 		return;
 	gw->rt_asked = 1;
 	if (!(gw->rt_call = containerd_nvidia_runtime_start(gw->w->container, deadline_call_ms(&gw->w->by), &e)))
-		transient(gw->g, &e);
+		transient(&gw->w->by, gw->g, &e);
 	os_error_clear(&e);
 }
 
@@ -195,7 +199,7 @@ static void runtime_read(struct gpu_wait *gw)
 
 	runtime_fact_free(&gw->g->rt);
 	if (containerd_nvidia_runtime_finish(gw->rt_call, &gw->g->rt, &e) < 0)
-		transient(gw->g, &e);
+		transient(&gw->w->by, gw->g, &e);
 	gw->rt_call = NULL;
 	os_error_clear(&e);
 }
