@@ -34,9 +34,9 @@ extern const struct cli_spec complete_spec;   /* hidden: what completion scripts
 extern const struct cli_spec manpage_spec;    /* hidden: the build's man page filler */
 
 /* The option parsing of `gateway start`, apart so that it can be tested:
- * fills RQ from argv; returns -1 to go on, or the exit status to end with
+ * fills RQ (and *JSON, for --json) from argv; returns -1 to go on, or the exit status to end with
  * (0 after --help, OS_EXIT_USAGE after a bad option or value). */
 struct gateway_request;
-int gateway_start_parse(int argc, char **argv, struct gateway_request *rq);
+int gateway_start_parse(int argc, char **argv, struct gateway_request *rq, int *json);
 
 #endif

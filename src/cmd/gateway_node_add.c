@@ -86,10 +86,8 @@ static int option(struct args *a, int c, os_error *err)
 		gpus_free(&a->o.gpus);
 		return gpus_parse(optarg, &a->o.gpus, err) < 0 ? log_error_report(err) : -1;
 	case OPT_GPU_SHARING:
-		a->o.sharing_set = 1;
 		return sharing_parse(optarg, &a->o.sharing, err) < 0 ? log_error_report(err) : -1;
 	case OPT_MIG_STRATEGY:
-		a->o.mig_set = 1;
 		return mig_strategy_parse(optarg, &a->o.mig, err) < 0 ? log_error_report(err) : -1;
 	case OPT_TIMEOUT: return cli_duration_option("gateway node add", "--timeout", optarg, &a->o.timeout_ms);
 	case OPT_JSON: a->json = 1; break;
@@ -104,7 +102,8 @@ static int parse(int argc, char **argv, struct args *a)
 	os_error err = { 0 };
 	int c, rc = -1;
 
-	a->o = (struct node_add_opts){ .gateway = GATEWAY_DEFAULT_NAME, .timeout_ms = DEPLOY_DEFAULT_TIMEOUT_MS };
+	a->o = (struct node_add_opts){ .gateway = GATEWAY_DEFAULT_NAME, .sharing.replicas = SHARING_UNSET,
+				       .mig = MIG_UNSET, .timeout_ms = DEPLOY_DEFAULT_TIMEOUT_MS };
 	while (rc < 0 && (c = cli_next_arg(&p, argc, argv, &operand)) != -1) {
 		if (c != 0)
 			rc = option(a, c, &err);
@@ -121,9 +120,9 @@ static int parse(int argc, char **argv, struct args *a)
 	if (!a->o.docker_host == !a->o.context)
 		return log_usage_error("gateway node add",
 				       "say where the node runs with one of --docker-host URL or --context NAME");
-	if ((a->o.sharing_set || a->o.mig_set) && !a->o.gpu)
+	if ((sharing_asked(&a->o.sharing) || a->o.mig != MIG_UNSET) && !a->o.gpu)
 		return log_usage_error("gateway node add", "--%s says how the node's GPUs are given, and none were asked for: add --gpu or --gpus",
-				       a->o.sharing_set ? "gpu-sharing" : "mig-strategy");
+				       sharing_asked(&a->o.sharing) ? "gpu-sharing" : "mig-strategy");
 	if (a->gpu_flag && a->o.gpus.kind != GPUS_ALL)
 		return log_usage_error("gateway node add", "--gpu means --gpus all, which --gpus contradicts; give one of them");
 	return -1;

@@ -147,7 +147,7 @@ const struct cli_spec gateway_start_spec = {
 	.run = run,
 };
 
-int gateway_start_parse(int argc, char **argv, struct gateway_request *rq)
+int gateway_start_parse(int argc, char **argv, struct gateway_request *rq, int *json)
 {
 	struct cli_parser p = { .spec = &gateway_start_spec };
 	os_error err = { 0 };
@@ -165,7 +165,6 @@ int gateway_start_parse(int argc, char **argv, struct gateway_request *rq)
 				rc = log_error_report(&err);
 			break;
 		case OPT_GPU_SHARING:
-			rq->sharing_set = 1;
 			if (sharing_parse(optarg, &rq->sharing, &err) < 0)
 				rc = log_error_report(&err);
 			break;
@@ -174,18 +173,14 @@ int gateway_start_parse(int argc, char **argv, struct gateway_request *rq)
 				rc = log_error_report(&err);
 			break;
 		case OPT_MIG_STRATEGY:
-			rq->mig_set = 1;
 			if (mig_strategy_parse(optarg, &rq->mig, &err) < 0)
 				rc = log_error_report(&err);
 			break;
 		case OPT_BIND:
 			rq->bind = optarg;
-			rq->bind_set = 1;
 			break;
 		case OPT_IMAGE:
 			rq->image = optarg;
-			rq->image_set = 1;
-			rq->image_named = strcmp(optarg, IMAGE_DEFAULT_TAG) != 0;
 			break;
 		case OPT_NO_BUILD: rq->no_build = 1; break;
 		case OPT_TLS_SAN:
@@ -196,16 +191,14 @@ int gateway_start_parse(int argc, char **argv, struct gateway_request *rq)
 			break;
 		case OPT_ADVERTISE: rq->advertise = optarg; break;
 		case OPT_NODE_NETWORK:
-			rq->node_network_set = 1;
 			if (node_network_parse(optarg, &rq->node_network, &err) < 0)
 				rc = log_error_report(&err);
 			break;
 		case OPT_RECREATE: rq->recreate = 1; break;
 		case OPT_NO_WAIT: rq->no_wait = 1; break;
-		case OPT_JSON: rq->json = 1; break;
+		case OPT_JSON: *json = 1; break;
 		case OPT_UPDATE_KUBECONFIG: rq->update_kubeconfig = 1; break;
 		case OPT_PORT:
-			rq->port_set = 1;
 			if (parse_port(optarg, &rq->port) < 0) {
 				cleanup_free char *shown = printable(optarg, 32);
 				rc = log_usage_error("gateway start", "invalid --port '%s': give a number from 1 to 65535", shown);
@@ -244,9 +237,9 @@ static cJSON *self_usage_json(void)
 	return j;
 }
 
-static void print_summary(const struct gateway_request *rq, const struct start_result *r)
+static void print_summary(const struct gateway_request *rq, int json, const struct start_result *r)
 {
-	if (rq->json) {
+	if (json) {
 		cJSON *j = json_document();
 
 		cJSON_AddStringToObject(j, "name", rq->name);
@@ -302,7 +295,7 @@ static int run(int argc, char **argv)
 	struct gateway_request rq;
 	struct start_result r;
 	os_error err = { 0 };
-	int rc = gateway_start_parse(argc, argv, &rq);
+	int json = 0, rc = gateway_start_parse(argc, argv, &rq, &json);
 
 	if (rc >= 0)
 		goto done;
@@ -310,14 +303,14 @@ static int run(int argc, char **argv)
 		rc = log_error_report(&err);
 		goto done;
 	}
-	if (!bind_is_loopback(rq.bind))
+	if (rq.bind && !bind_is_loopback(rq.bind))
 		log_warn("the k3s API will be published on %s: reachable from other machines, not just this one",
 			 rq.bind);
 	if (gateway_start(&rq, &r, &err) < 0) {
 		rc = log_error_report(&err);
 	} else {
 		phases_log(&r.phases);
-		print_summary(&rq, &r);
+		print_summary(&rq, json, &r);
 		rc = OS_EXIT_OK;
 	}
 	start_result_free(&r);

@@ -45,7 +45,6 @@ const struct cli_spec image_info_spec = {
 static int run(int argc, char **argv)
 {
 	struct cli_parser p = { .spec = &image_info_spec };
-	struct gateway_request defaults;
 	struct image_facts f = { 0 };
 	os_error err = { 0 };
 	const char *ref;
@@ -55,8 +54,7 @@ static int run(int argc, char **argv)
 		json = 1;   /* --json is the only option of its own */
 	if (p.done >= 0)
 		return p.done;
-	gateway_request_init(&defaults);
-	ref = optind < argc ? argv[optind++] : defaults.image;
+	ref = optind < argc ? argv[optind++] : gateway_default_image();
 	if ((rc = cli_no_operands("image info", argc, argv)) >= 0)
 		return rc;
 	if (image_ref_check(ref, &err) < 0 || image_read(ref, &f, &err) < 0) {

@@ -108,7 +108,6 @@ static int run(int argc, char **argv)
 {
 	struct cli_parser p = { .spec = &version_spec };
 	struct report r = { .present = -1 };
-	struct gateway_request defaults;
 	os_error recipe_err = { 0 }, docker_err = { 0 };
 	int json = 0, present, rc = OS_EXIT_OK;
 
@@ -118,8 +117,7 @@ static int run(int argc, char **argv)
 		return p.done;
 	if ((rc = cli_no_operands("version", argc, argv)) >= 0)
 		return rc;
-	gateway_request_init(&defaults);
-	r.ref = defaults.image;
+	r.ref = gateway_default_image();
 	r.recipe = image_context_dir();
 	image_versions(r.recipe, &r.pins, &recipe_err);
 	if (image_present(r.ref, NULL, &present, &docker_err) == 0)

@@ -265,26 +265,32 @@ int docker_run_ok(const char *const *args, const char *input, size_t input_len, 
 	return docker_spawn(spec, args, 1, res, err);
 }
 
-int docker_run_there(const char *const *args, const char *const *env, int timeout_ms, struct run_result *res,
-		     os_error *err)
+int docker_run_on(const char *const *on, const char *const *args, const char *input, size_t input_len,
+		  int timeout_ms, struct run_result *res, os_error *err)
 {
-	struct run_spec spec = { .env = env, .timeout_ms = timeout_ms };
+	struct run_spec spec = { .env = on, .input = input, .input_len = input_len, .timeout_ms = timeout_ms };
 
 	return docker_spawn(spec, args, 1, res, err);
 }
 
-int docker_ok(const char *const *args, int timeout_ms, os_error *err)
+int docker_ok_on(const char *const *on, const char *const *args, int timeout_ms, os_error *err)
 {
 	struct run_result res = { 0 };
-	int rc = docker_run_ok(args, NULL, 0, timeout_ms, &res, err);
+	int rc = docker_run_on(on, args, NULL, 0, timeout_ms, &res, err);
 
 	run_result_free(&res);
 	return rc;
 }
 
-int docker_run_finishing(const char *const *args, int timeout_ms, struct run_result *res, os_error *err)
+int docker_ok(const char *const *args, int timeout_ms, os_error *err)
 {
-	struct run_spec spec = { .timeout_ms = timeout_ms, .interrupt_grace_ms = DOCKER_INTERRUPT_GRACE_MS };
+	return docker_ok_on(NULL, args, timeout_ms, err);
+}
+
+int docker_run_finishing(const char *const *on, const char *const *args, int timeout_ms, struct run_result *res,
+			 os_error *err)
+{
+	struct run_spec spec = { .env = on, .timeout_ms = timeout_ms, .interrupt_grace_ms = DOCKER_INTERRUPT_GRACE_MS };
 
 	return docker_spawn(spec, args, 0, res, err);
 }
@@ -308,10 +314,12 @@ int docker_says_missing(const char *text)
 	       (strstr(text, "network ") && strstr(text, " not found"));
 }
 
-int docker_inspect(const char *const *args, const char *what, int timeout_ms, struct run_result *res,
-		   os_error *err)
+int docker_inspect(const char *const *on, const char *const *args, const char *what, int timeout_ms,
+		   struct run_result *res, os_error *err)
 {
-	if (docker_run(args, NULL, 0, timeout_ms, res, err) < 0)
+	struct run_spec spec = { .env = on, .timeout_ms = timeout_ms };
+
+	if (docker_spawn(spec, args, 0, res, err) < 0)
 		return -1;
 	if (res->status == 0)
 		return 1;
@@ -320,10 +328,10 @@ int docker_inspect(const char *const *args, const char *what, int timeout_ms, st
 	return run_failure(err, OS_EXIT_FAILURE, res, "%s failed", what);
 }
 
-/* A daemon that does not answer, in the words that name the fix. */
-static int unreachable(const char *said, os_error *err)
+/* A daemon (ON's) that does not answer, in the words that name the fix. */
+static int unreachable(const char *const *on, const char *said, os_error *err)
 {
-	cleanup_free char *which = daemon_named(NULL);
+	cleanup_free char *which = daemon_named(on);
 
 	return os_error_set(err, OS_EXIT_DOCKER,
 			    "cannot reach the Docker daemon (%s): %s; check that the daemon runs and 'docker info' works",
@@ -332,37 +340,44 @@ static int unreachable(const char *said, os_error *err)
 
 /* docker ARGS as the first contact with the daemon (OS_EXIT_DOCKER when
  * it does not answer). */
-static int first_contact(const char *const *args, struct run_result *res, os_error *err)
+static int first_contact(const char *const *on, const char *const *args, struct run_result *res, os_error *err)
 {
-	if (docker_run(args, NULL, 0, 0, res, err) < 0) {
+	struct run_spec spec = { .env = on };
+
+	if (docker_spawn(spec, args, 0, res, err) < 0) {
 		if (err->code != OS_EXIT_DOCKER || !res->err)
 			return os_error_wrap(err, "cannot reach the Docker daemon");
 		os_error_clear(err);   /* no daemon: said below */
 	}
 	if (res->status != 0 || res->out_len == 0 || res->out[0] == '\n') {
 		cleanup_free char *line = run_first_line(res->err);
-		return unreachable(line, err);
+		return unreachable(on, line, err);
 	}
 	return 0;
 }
 
-int docker_info(cJSON **info, os_error *err)
+int docker_info_on(const char *const *on, cJSON **info, os_error *err)
 {
 	static const char *const args[] = { "info", "--format", "{{json .}}", NULL };
 	struct run_result res = { 0 };
 	const char *version;
-	int rc = first_contact(args, &res, err);
+	int rc = first_contact(on, args, &res, err);
 
 	*info = NULL;
 	if (rc == 0 && !(*info = json_parse(res.out, res.out_len, "docker info output", err)))
 		rc = -1;
 	if (rc == 0 && (!(version = json_str(*info, "ServerVersion")) || !*version)) {
 		/* A CLI that exits 0 with the daemon's errors in its answer. */
-		rc = unreachable(cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(*info, "ServerErrors"), 0)),
+		rc = unreachable(on, cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(*info, "ServerErrors"), 0)),
 				 err);
 		cJSON_Delete(*info);
 		*info = NULL;
 	}
 	run_result_free(&res);
 	return rc;
+}
+
+int docker_info(cJSON **info, os_error *err)
+{
+	return docker_info_on(NULL, info, err);
 }

@@ -17,11 +17,12 @@
 
 #define DOCKER_DEFAULT_CALL_TIMEOUT_MS 60000
 
-/* The daemon every docker call talks to, unless the call's own run_spec
- * env names another: entries as run_spec's env takes them ("NAME=VALUE",
- * a bare "NAME" unset), over the process's environment, which openshell
- * never changes. docker/daemon.h sets them (--context, a gateway's
- * recorded daemon); NULL or empty: the environment's. */
+/* The process's target: the daemon every docker call talks to, unless the
+ * call names another (ON, below): entries as run_spec's env takes them
+ * ("NAME=VALUE", a bare "NAME" unset), over the process's environment,
+ * which openshell never changes. docker/daemon.h sets them once a command
+ * knows its daemon (--context, the gateway's recorded daemon); NULL or
+ * empty: the environment's. */
 void docker_target_set(const char *const *env);
 const char *const *docker_target_env(void);
 
@@ -51,22 +52,28 @@ int docker_run(const char *const *args, const char *input, size_t input_len, int
 int docker_run_ok(const char *const *args, const char *input, size_t input_len, int timeout_ms,
 		  struct run_result *res, os_error *err);
 
-/* As docker_run_ok() without input, on the daemon ENV names (run_spec
- * env entries, docker/daemon.h's docker_where_env()), whichever the
- * environment names: for a command on two daemons at once. */
-int docker_run_there(const char *const *args, const char *const *env, int timeout_ms, struct run_result *res,
-		     os_error *err);
+/* A call's daemon, ON: run_spec env entries that name it (docker/daemon.h's
+ * docker_where_env()) over the process's target, whichever that names;
+ * NULL is the process's target. A command on two daemons (node add: the
+ * server's and the node's) names the other one in each call to it, and
+ * never switches the process's target. */
+
+/* As docker_run_ok(), on ON. */
+int docker_run_on(const char *const *on, const char *const *args, const char *input, size_t input_len,
+		  int timeout_ms, struct run_result *res, os_error *err);
 
 /* As docker_run_ok(), where success alone matters: the output is dropped
  * (a failure's stderr is the error's detail all the same). */
 int docker_ok(const char *const *args, int timeout_ms, os_error *err);
+int docker_ok_on(const char *const *on, const char *const *args, int timeout_ms, os_error *err);
 
 /* As docker_run(), for a call whose work the daemon completes even once
  * its client is gone (docker run goes on creating the container): an
  * interrupt lets the call finish, for up to DOCKER_INTERRUPT_GRACE_MS, so
  * that the caller knows what was made and can undo it. */
 #define DOCKER_INTERRUPT_GRACE_MS 5000
-int docker_run_finishing(const char *const *args, int timeout_ms, struct run_result *res, os_error *err);
+int docker_run_finishing(const char *const *on, const char *const *args, int timeout_ms, struct run_result *res,
+			 os_error *err);
 
 /* A long command read as it comes: stderr merged into stdout, each line
  * handed to on_line (the fields of struct run_spec). */
@@ -110,12 +117,13 @@ int docker_says_missing(const char *stderr_text);
 /* `docker ARGS` that inspects one object: 1 with res->out holding its
  * JSON, 0 when docker says there is no such object, -1 on failure, the
  * message "WHAT failed: …". res must be released either way. */
-int docker_inspect(const char *const *args, const char *what, int timeout_ms, struct run_result *res,
-		   os_error *err);
+int docker_inspect(const char *const *on, const char *const *args, const char *what, int timeout_ms,
+		   struct run_result *res, os_error *err);
 
 /* Check that the daemon answers (`docker info`), explaining how to fix it
  * when it does not; its answer (parsed into *info, owned by the caller)
  * holds the daemon's ServerVersion and what it offers for GPUs. */
 int docker_info(cJSON **info, os_error *err);
+int docker_info_on(const char *const *on, cJSON **info, os_error *err);
 
 #endif

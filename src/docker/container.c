@@ -277,6 +277,12 @@ enum owner docker_labels_owner(const cJSON *labels, const char *gateway)
 int docker_object_owner(const char *type, const char *object, const char *gateway, int timeout_ms,
 			enum owner *out, os_error *err)
 {
+	return docker_object_owner_on(NULL, type, object, gateway, timeout_ms, out, err);
+}
+
+int docker_object_owner_on(const char *const *on, const char *type, const char *object, const char *gateway,
+			   int timeout_ms, enum owner *out, os_error *err)
+{
 	const char *args[] = { type, "inspect", "--format", "{{json .Labels}}", object, NULL };
 	struct run_result res = { 0 };
 	cleanup_free char *what = xasprintf("docker %s inspect %s", type, object);
@@ -284,7 +290,7 @@ int docker_object_owner(const char *type, const char *object, const char *gatewa
 	int rc;
 
 	*out = OWNER_ABSENT;
-	if ((rc = docker_inspect(args, what, timeout_ms, &res, err)) <= 0)
+	if ((rc = docker_inspect(on, args, what, timeout_ms, &res, err)) <= 0)
 		goto out;
 	rc = -1;
 	/* An object without labels prints null: simply not ours. */
@@ -300,13 +306,18 @@ out:
 
 int container_inspect(const char *name, struct gw_container *c, os_error *err)
 {
+	return container_inspect_on(NULL, name, c, err);
+}
+
+int container_inspect_on(const char *const *on, const char *name, struct gw_container *c, os_error *err)
+{
 	const char *args[] = { "inspect", "--type=container", name, NULL };
 	struct run_result res = { 0 };
 	cleanup_free char *what = xasprintf("docker inspect %s", name);
 	int rc;
 
 	memset(c, 0, sizeof(*c));
-	rc = docker_inspect(args, what, 0, &res, err);
+	rc = docker_inspect(on, args, what, 0, &res, err);
 	if (rc > 0)   /* rc 0: exists = 0 */
 		rc = container_parse_inspect(res.out, res.out_len, c, err);
 	run_result_free(&res);

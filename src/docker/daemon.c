@@ -309,7 +309,9 @@ void docker_where_env(const struct docker_where *w, struct strv *env)
 	}
 }
 
-void docker_daemon_point(const struct docker_where *w)
+/* Every docker call after on W's daemon (the target: --context's
+ * entries, then W's); docker_daemon_unfollow() undoes it. */
+static void point(const struct docker_where *w)
 {
 	struct strv env = { 0 };
 
@@ -328,7 +330,7 @@ int docker_daemon_follow(const char *gateway, const struct docker_where *w, os_e
 				    "gateway '%s' was made in Docker context '%s' (%s), not '%s'; drop --context to reach it there",
 				    gateway, w->context, w->endpoint, chosen);
 	if (!chosen)
-		docker_daemon_point(w);
+		point(w);
 	return strcmp(w->context, "default") != 0 ? context_still_there(gateway, w, err) : 0;
 }
 

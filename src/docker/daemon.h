@@ -94,14 +94,9 @@ int docker_daemon_follow(const char *gateway, const struct docker_where *w, os_e
  * gateways. */
 void docker_daemon_unfollow(void);
 
-/* Point every docker call after at W's daemon (the target: --context's
- * entries, then W's), whatever --context chose: for a command that works
- * on two daemons, one after the other (a node's and its gateway's);
- * docker_daemon_unfollow() undoes it. */
-void docker_daemon_point(const struct docker_where *w);
-
-/* The same for one call alone: the entries of struct run_spec's env that
- * name W's daemon (one without '=' unsets the variable). */
+/* For one call on W's daemon (docker/client.h's ON): the entries of
+ * struct run_spec's env that name it (one without '=' unsets the
+ * variable). */
 struct strv;
 void docker_where_env(const struct docker_where *w, struct strv *env);
 

@@ -43,13 +43,18 @@ int image_parse_inspect(const char *json, size_t len, struct docker_image *img, 
 
 int image_inspect(const char *ref, int timeout_ms, struct docker_image *img, os_error *err)
 {
+	return image_inspect_on(NULL, ref, timeout_ms, img, err);
+}
+
+int image_inspect_on(const char *const *on, const char *ref, int timeout_ms, struct docker_image *img, os_error *err)
+{
 	const char *args[] = { "image", "inspect", "--", ref, NULL };
 	struct run_result res = { 0 };
 	int rc;
 	cleanup_free char *what = xasprintf("docker image inspect %s", ref);
 
 	memset(img, 0, sizeof(*img));
-	rc = docker_inspect(args, what, timeout_ms, &res, err);
+	rc = docker_inspect(on, args, what, timeout_ms, &res, err);
 	if (rc > 0)   /* rc 0: exists = 0 */
 		rc = image_parse_inspect(res.out, res.out_len, img, err);
 	run_result_free(&res);

@@ -25,6 +25,8 @@ struct docker_image {
 
 int image_parse_inspect(const char *json, size_t len, struct docker_image *img, os_error *err);
 int image_inspect(const char *ref, int timeout_ms, struct docker_image *img, os_error *err);
+/* On the daemon ON names (docker/client.h). */
+int image_inspect_on(const char *const *on, const char *ref, int timeout_ms, struct docker_image *img, os_error *err);
 void docker_image_free(struct docker_image *img);
 
 /* A label's value, or NULL when it is absent or empty. */

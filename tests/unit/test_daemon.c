@@ -229,8 +229,8 @@ static void test_follow(void)
 	unsetenv("DOCKER_TLS");
 }
 
-/* The daemon each docker call was given. */
-static char *docker_saw(void)
+/* The daemon a docker call was given: ON's (NULL: the process's). */
+static char *docker_saw(const char *const *on)
 {
 	const char *args[] = { "context", "inspect", "--", "any", NULL };
 	cleanup_free char *path = xasprintf("%s/docker.env", bin);
@@ -239,56 +239,71 @@ static char *docker_saw(void)
 	os_error err = { 0 };
 
 	unlink(path);
-	docker_ok(args, 0, &err);
+	docker_ok_on(on, args, 0, &err);
 	if (read_file(path, 4096, &text, &len, &err) < 0)
 		text = xstrdup("none");
 	os_error_clear(&err);
 	return text;
 }
 
-/* Two daemons in one process, one after the other (a node's and its
- * gateway's), each docker call on the one pointed at; the environment the
- * process started with unchanged, and the calls on it again after. */
+/* Two daemons in one process, side by side (a node's and its gateway's):
+ * each call names its own, in any order, and the process's target and
+ * environment never change. */
 static void test_two_daemons(void)
 {
 	struct docker_where node = { .context = "default", .endpoint = "ssh://root@node-b", .tls_recorded = 1 };
 	struct docker_where server = { .context = "default", .endpoint = "tcp://10.0.0.5:2376", .tls_recorded = 1,
 				       .tls_verify = 1, .cert_path = "/certs/box" };
+	struct strv on_node = { 0 }, on_server = { 0 }, on_bare = { 0 };
 	char *saw;
 
 	write_text("context.endpoint", "ssh://root@gpu-box", 0644);
 	setenv("DOCKER_HOST", "unix:///here.sock", 1);
-	docker_daemon_point(&node);
-	saw = docker_saw();
-	is_str(saw, "ssh://root@node-b unset unset\n", "pointed at the node: docker talks to its daemon");
+	docker_where_env(&node, &on_node);
+	docker_where_env(&server, &on_server);
+	saw = docker_saw(strv_argv(&on_node));
+	is_str(saw, "ssh://root@node-b unset unset\n", "a call on the node: docker talks to its daemon");
 	free(saw);
-	docker_daemon_point(&server);
-	saw = docker_saw();
-	is_str(saw, "tcp://10.0.0.5:2376 unset 1\n", "then at the server: its daemon, with its TLS");
+	saw = docker_saw(strv_argv(&on_server));
+	is_str(saw, "tcp://10.0.0.5:2376 unset 1\n", "the next on the server: its daemon, with its TLS");
+	free(saw);
+	saw = docker_saw(NULL);
+	is_str(saw, "unix:///here.sock unset unset\n", "one that names none: the process's, as it started");
 	free(saw);
 	ok(strcmp(getenv("DOCKER_HOST"), "unix:///here.sock") == 0 && !getenv("DOCKER_TLS_VERIFY"),
 	   "the process's environment never changed");
-	/* A daemon recorded without TLS after one with it: none of the
-	 * first's TLS is left over. */
+	/* A daemon recorded without TLS: the environment's TLS settings, as
+	 * docker itself would take them. */
 	node.tls_recorded = 0;
-	docker_daemon_point(&node);
-	saw = docker_saw();
-	is_str(saw, "ssh://root@node-b unset unset\n", "then one recorded without TLS: nothing of the server's TLS left");
+	setenv("DOCKER_TLS_VERIFY", "1", 1);
+	docker_where_env(&node, &on_bare);
+	saw = docker_saw(strv_argv(&on_bare));
+	is_str(saw, "ssh://root@node-b unset 1\n", "recorded without TLS: the environment's TLS settings, as docker takes them");
 	free(saw);
-	docker_daemon_point(&server);
+	unsetenv("DOCKER_TLS_VERIFY");
 	{
 		struct docker_daemon d = { 0 };
 		os_error err = { 0 };
 
+		/* node add: the process follows the server; the node's calls name
+		 * the node, whose entries win over the server's TLS. */
+		ok(docker_daemon_follow("g", &server, &err) == 0, "the server followed");
+		node.tls_recorded = 1;
+		saw = docker_saw(strv_argv(&on_node));
+		is_str(saw, "ssh://root@node-b unset unset\n", "a call on the node names it, over the server followed");
+		free(saw);
+		saw = docker_saw(NULL);
+		is_str(saw, "tcp://10.0.0.5:2376 unset 1\n", "the next that names none: the server followed");
+		free(saw);
 		ok(docker_daemon_named("tcp://10.0.0.9:2376", NULL, &d, &err) == 0 && !d.tls_verify && !d.cert_path,
 		   "a node's --docker-host takes the user's TLS settings, not those of the gateway followed");
 		docker_daemon_free(&d);
 		os_error_clear(&err);
+		docker_daemon_unfollow();
 	}
-	docker_daemon_unfollow();
-	saw = docker_saw();
-	is_str(saw, "unix:///here.sock unset unset\n", "unfollowed: the environment's daemon");
-	free(saw);
+	strv_free(&on_node);
+	strv_free(&on_server);
+	strv_free(&on_bare);
 	unsetenv("DOCKER_HOST");
 }
 
@@ -313,7 +328,7 @@ static void test_reach(void)
 	   strstr(err.msg, "(the kubeconfig then names 10.9.8.7)"),
 	   "another machine's daemon: its loopback is refused, naming --bind and the address ssh reaches");
 	os_error_clear(&err);
-	rq.bind_set = 1;
+	rq.bind = "127.0.0.1";
 	ok(reach_check(&o, &box, &err) == 0, "asked for, its loopback is kept (the user's tunnel)");
 	o.bind = "0.0.0.0";
 	o.port = 16443;

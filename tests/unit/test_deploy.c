@@ -261,16 +261,15 @@ static void test_argv_matrix(void)
 			}
 		ok(good, "gpu=%d port=%d bind=%s: image then server", gpu, ports[p], bc->bind);
 
-		/* recreate, no-wait, json and timeout are not docker's business. */
+		/* recreate, no-wait and timeout are not docker's business. */
 		o.recreate = 1;
 		o.no_wait = 1;
-		o.json = 1;
 		o.timeout_ms = 1234;
 		build(plan(&o), &sv2);
 		good = sv.n == sv2.n;
 		for (size_t i = 0; good && i < sv.n; i++)
 			good = strcmp(sv.v[i], sv2.v[i]) == 0;
-		ok(good, "gpu=%d port=%d bind=%s: recreate/no-wait/json/timeout leave argv alone", gpu,
+		ok(good, "gpu=%d port=%d bind=%s: recreate/no-wait/timeout leave argv alone", gpu,
 		   ports[p], bc->bind);
 		strv_free(&sv);
 		strv_free(&sv2);
@@ -287,26 +286,30 @@ static void test_argv_matrix(void)
 static void test_opts_init(void)
 {
 	struct gateway_request o;
+	struct deploy_plan pl;
 
 	unsetenv("OPENSHELL_CLUSTER_IMAGE");
 	memset(&o, 0x5a, sizeof(o));
 	gateway_request_init(&o);
 	is_str(o.name, "openshell", "default name");
 	is_int(o.gpu, 0, "default gpu off");
-	is_int(o.port, 6443, "default port");
-	is_str(o.bind, "127.0.0.1", "default bind");
-	is_str(o.image, IMAGE_DEFAULT_TAG, "default image");
+	/* What was not asked is unset, not a default that looks asked. */
+	ok(o.port == 0 && !o.bind && !o.image, "port, bind and image: not given");
+	ok(o.mig == MIG_UNSET && o.node_network == NODE_NETWORK_UNSET && !sharing_asked(&o.sharing),
+	   "MIG strategy, node network and sharing: not given");
 	is_int(o.recreate, 0, "default recreate off");
 	is_int(o.timeout_ms, 600000, "default timeout 10m");
 	is_int(o.no_wait, 0, "default no-wait off");
-	is_int(o.json, 0, "default json off");
+	deploy_plan_init(&pl, &o);
+	ok(pl.port == 6443 && !strcmp(pl.bind, "127.0.0.1") && !strcmp(pl.image, IMAGE_DEFAULT_TAG),
+	   "the plan fills the defaults: 6443, 127.0.0.1, the default image");
+	ok(pl.mig == MIG_NONE && pl.node_network == NODE_NETWORK_VXLAN, "no MIG strategy, vxlan");
+	deploy_plan_free(&pl);
 
 	setenv("OPENSHELL_CLUSTER_IMAGE", "localhost:5000/cluster:test", 1);
-	gateway_request_init(&o);
-	is_str(o.image, "localhost:5000/cluster:test", "OPENSHELL_CLUSTER_IMAGE overrides the image");
+	is_str(gateway_default_image(), "localhost:5000/cluster:test", "OPENSHELL_CLUSTER_IMAGE overrides the image");
 	setenv("OPENSHELL_CLUSTER_IMAGE", "", 1);
-	gateway_request_init(&o);
-	is_str(o.image, IMAGE_DEFAULT_TAG, "empty OPENSHELL_CLUSTER_IMAGE is ignored");
+	is_str(gateway_default_image(), IMAGE_DEFAULT_TAG, "empty OPENSHELL_CLUSTER_IMAGE is ignored");
 	unsetenv("OPENSHELL_CLUSTER_IMAGE");
 }
 
@@ -486,14 +489,14 @@ static void test_image_default(void)
 
 	unsetenv("OPENSHELL_CLUSTER_IMAGE");
 	gateway_request_init(&o);
-	ok(!o.image_named, "the default image is built when absent, not pulled");
+	ok(!plan(&o)->image_named, "the default image is built when absent, not pulled");
 	setenv("OPENSHELL_CLUSTER_IMAGE", IMAGE_DEFAULT_TAG, 1);
-	gateway_request_init(&o);
-	ok(!o.image_named, "OPENSHELL_CLUSTER_IMAGE naming the default tag is still the default");
+	ok(!plan(&o)->image_named, "OPENSHELL_CLUSTER_IMAGE naming the default tag is still the default");
 	setenv("OPENSHELL_CLUSTER_IMAGE", "org/cluster:1", 1);
-	gateway_request_init(&o);
-	ok(o.image_named, "another OPENSHELL_CLUSTER_IMAGE is pulled when absent");
+	ok(plan(&o)->image_named, "another OPENSHELL_CLUSTER_IMAGE is pulled when absent");
 	unsetenv("OPENSHELL_CLUSTER_IMAGE");
+	o.image = "org/cluster:2";
+	ok(plan(&o)->image_named, "so is another --image");
 }
 
 static void api_address(const char *bind, int port, const char *want)
@@ -583,6 +586,9 @@ static void test_loopback(void)
 
 #define MAXARGS 16
 
+/* What --json set: cmd/'s own, not the request's. */
+static int parsed_json;
+
 /* argv is copied into writable strings, as a real argv is. */
 static int parse(struct gateway_request *o, char *store[MAXARGS], const char *first, ...)
 {
@@ -597,7 +603,8 @@ static int parse(struct gateway_request *o, char *store[MAXARGS], const char *fi
 	va_end(ap);
 	store[argc] = NULL;
 	optind = 0;   /* GNU getopt: full reinitialisation */
-	return gateway_start_parse(argc, store, o);
+	parsed_json = 0;
+	return gateway_start_parse(argc, store, o, &parsed_json);
 }
 
 static void drop(char *store[MAXARGS])
@@ -628,7 +635,7 @@ static void usage_error(struct gateway_request *o, const char *what, const char 
 	saved = dup(STDERR_FILENO);
 	dup2(fileno(cap), STDERR_FILENO);
 	optind = 0;
-	rc = gateway_start_parse(argc, st, o);
+	rc = gateway_start_parse(argc, st, o, &parsed_json);
 	fflush(stderr);
 	dup2(saved, STDERR_FILENO);
 	close(saved);
@@ -666,7 +673,7 @@ static void test_parse(void)
 	rc = parse(&o, st, NULL);
 	is_int(rc, -1, "no options: go on");
 	is_str(o.name, "openshell", "no options: default name");
-	is_int(o.port, 6443, "no options: default port");
+	ok(o.port == 0 && plan(&o)->port == 6443, "no options: no port asked; the plan's is 6443");
 	drop(st);
 
 	rc = parse(&o, st, "--name", "dev", "--gpu", "--port", "16443", "--bind", "::1", "--image",
@@ -680,20 +687,20 @@ static void test_parse(void)
 	is_int(o.recreate, 1, "--recreate sets recreate");
 	is_int(o.timeout_ms, 90000, "--timeout sets timeout_ms");
 	is_int(o.no_wait, 1, "--no-wait sets no_wait");
-	is_int(o.json, 1, "--json sets json");
+	is_int(parsed_json, 1, "--json is cmd/'s, not the request's");
 	drop(st);
 
 	rc = parse(&o, st, "--name=eq", "--port=7000", "--timeout=2m", NULL);
 	is_int(rc, -1, "--opt=value forms: go on");
 	ok(strcmp(o.name, "eq") == 0 && o.port == 7000 && o.timeout_ms == 120000,
 	   "--opt=value forms set name, port and timeout");
-	ok(o.gpu == 0 && o.recreate == 0 && o.no_wait == 0 && o.json == 0,
+	ok(o.gpu == 0 && o.recreate == 0 && o.no_wait == 0,
 	   "flags not given stay off after an earlier parse");
 	drop(st);
 
 	setenv("OPENSHELL_CLUSTER_IMAGE", "env/img:3", 1);
 	rc = parse(&o, st, NULL);
-	is_str(o.image, "env/img:3", "parse starts from OPENSHELL_CLUSTER_IMAGE");
+	ok(!o.image && !strcmp(plan(&o)->image, "env/img:3"), "without --image, the plan takes OPENSHELL_CLUSTER_IMAGE");
 	drop(st);
 	rc = parse(&o, st, "--image", "flag/img:4", NULL);
 	is_str(o.image, "flag/img:4", "--image beats OPENSHELL_CLUSTER_IMAGE");
@@ -706,22 +713,24 @@ static void test_parse(void)
 	is_int(rc, -1, "the GPU options: go on");
 	ok(o.gpu && o.gpus.kind == GPUS_DEVICES && o.gpus.ids.n == 2 && strcmp(o.gpus.ids.v[1], "2") == 0,
 	   "--gpus '\"device=0,2\"' (Docker's own form) is GPUs 0 and 2");
-	ok(o.sharing_set && o.sharing.mps && o.sharing.replicas == 4, "--gpu-sharing mps:4 is MPS with 4 replicas");
-	ok(o.gpu_mode == GPU_MODE_CDI && o.mig_set && o.mig == MIG_SINGLE, "--gpu-mode and --mig-strategy as enums");
-	ok(!o.node_network_set && o.node_network == NODE_NETWORK_VXLAN, "without --node-network: vxlan, not given");
+	ok(sharing_asked(&o.sharing) && o.sharing.mps && o.sharing.replicas == 4, "--gpu-sharing mps:4 is MPS with 4 replicas");
+	ok(o.gpu_mode == GPU_MODE_CDI && o.mig == MIG_SINGLE, "--gpu-mode and --mig-strategy as enums");
+	ok(o.node_network == NODE_NETWORK_UNSET && plan(&o)->node_network == NODE_NETWORK_VXLAN,
+	   "without --node-network: not given; the plan's is vxlan");
 	gateway_request_free(&o);
 	drop(st);
 	rc = parse(&o, st, "--node-network", "wireguard", NULL);
-	ok(rc == -1 && o.node_network_set && o.node_network == NODE_NETWORK_WIREGUARD, "--node-network wireguard as an enum");
+	ok(rc == -1 && o.node_network == NODE_NETWORK_WIREGUARD, "--node-network wireguard as an enum");
 	drop(st);
 	rc = parse(&o, st, "--node-network=vxlan", NULL);
-	ok(rc == -1 && o.node_network_set && o.node_network == NODE_NETWORK_VXLAN, "--node-network=vxlan, given");
+	ok(rc == -1 && o.node_network == NODE_NETWORK_VXLAN, "--node-network=vxlan, given");
 	drop(st);
 	usage_error(&o, "--node-network VXLAN is a usage error", "invalid --node-network 'VXLAN': give vxlan or wireguard",
 		    "--node-network", "VXLAN", NULL);
 	usage_error(&o, "--node-network without a value is a usage error", "'--node-network'", "--node-network", NULL);
 	rc = parse(&o, st, "--gpu", NULL);
-	ok(rc == -1 && o.gpu && o.gpus.kind == GPUS_ALL && !o.sharing_set && o.gpu_mode == GPU_MODE_AUTO && !o.mig_set,
+	ok(rc == -1 && o.gpu && o.gpus.kind == GPUS_ALL && !sharing_asked(&o.sharing) && o.gpu_mode == GPU_MODE_AUTO &&
+		   o.mig == MIG_UNSET,
 	   "--gpu alone: all GPUs, nothing else set");
 	drop(st);
 	usage_error(&o, "--gpus x is a usage error", "invalid --gpus 'x'", "--gpus", "x", NULL);
@@ -895,9 +904,8 @@ static void test_node_network_adopt(void)
 	c.node_network = "wireguard";
 	pl = plan(&o);
 	ok(deploy_adopt_node_network(pl, &c, &err) == 0 && pl->node_network == NODE_NETWORK_WIREGUARD &&
-	   o.node_network == NODE_NETWORK_VXLAN,
+	   o.node_network == NODE_NETWORK_UNSET,
 	   "without --node-network, a resume takes the gateway's (in the plan; the request stands)");
-	o.node_network_set = 1;
 	o.node_network = NODE_NETWORK_WIREGUARD;
 	ok(deploy_adopt_node_network(plan(&o), &c, &err) == 0, "the same one asked for is no conflict");
 	o.node_network = NODE_NETWORK_VXLAN;

@@ -266,13 +266,12 @@ static void test_container(void)
 	gpus_parse("2", &rq.gpus, &err);
 	ok(start_gpus_adopt(&o, &c, &err) == 0, "--gpus 2 matches it");
 	ok(start_gpus_adopt_mode(&o, &c, &err) == 0 && o.cdi && o.mig == MIG_MIXED, "auto adopts its CDI and its strategy");
-	ok(rq.mig == MIG_NONE && rq.gpu_mode == GPU_MODE_AUTO, "in the plan: the request stands as asked");
+	ok(rq.mig == MIG_UNSET && rq.gpu_mode == GPU_MODE_AUTO, "in the plan: the request stands as asked");
 	rq.gpu_mode = GPU_MODE_LEGACY;
 	ok(start_gpus_adopt_mode(&o, &c, &err) < 0 && err.code == OS_EXIT_CONFLICT && strstr(err.msg, "--gpu-mode cdi but --gpu-mode legacy"),
 	   "--gpu-mode legacy conflicts: %s", err.msg);
 	os_error_clear(&err);
 	rq.gpu_mode = GPU_MODE_AUTO;
-	rq.mig_set = 1;
 	rq.mig = MIG_SINGLE;
 	ok(start_gpus_adopt_mode(&o, &c, &err) < 0 && err.code == OS_EXIT_CONFLICT && strstr(err.msg, "--mig-strategy mixed but --mig-strategy single"),
 	   "another --mig-strategy conflicts: %s", err.msg);
@@ -281,8 +280,7 @@ static void test_container(void)
 	ok(start_gpus_adopt_mode(&o, &c, &err) < 0 && strstr(err.msg, "--mig-strategy mixed but --mig-strategy none"),
 	   "an explicit none conflicts too: %s", err.msg);
 	os_error_clear(&err);
-	rq.mig_set = 0;
-	rq.sharing_set = 1;
+	rq.mig = MIG_UNSET;
 	rq.sharing = (struct sharing){ .replicas = 2, .mps = 1 };
 	ok(start_gpus_adopt_mode(&o, &c, &err) < 0 && strstr(err.msg, "does not share MIG devices by MPS: use --gpu-sharing time-slicing:N, or rebuild it with --recreate"),
 	   "MPS on a mixed gateway is refused: %s", err.msg);

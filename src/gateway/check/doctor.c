@@ -106,26 +106,26 @@ static void check_docker_info(struct doctor *d, const cJSON *info)
 /* The image a start would use: built yet? self-contained (a start needs no
  * network)? An absent default image is only a warning: start builds it.
  * 1 when Docker has it, else 0. */
-static int check_cluster_image(struct doctor *d, const struct gateway_request *rq)
+static int check_cluster_image(struct doctor *d, const char *image)
 {
 	struct image_facts f;
 	os_error err = { 0 };
-	int rc = image_read(rq->image, &f, &err);
+	int rc = image_read(image, &f, &err);
 	int present = f.img.exists;   /* also when its bundle could not be judged */
 
 	if (rc < 0) {
-		doctor_check(d, CHECK_FAIL, "cluster-image", NULL, "cluster image %s: %s", rq->image, err.msg);
+		doctor_check(d, CHECK_FAIL, "cluster-image", NULL, "cluster image %s: %s", image, err.msg);
 	} else if (!present) {
 		doctor_check(d, CHECK_WARN, "cluster-image",
-		             rq->image_named ? "it is pulled at the first start; pull it now with 'docker pull'"
+		             strcmp(image, IMAGE_DEFAULT_TAG) != 0 ? "it is pulled at the first start; pull it now with 'docker pull'"
 				            : "the first 'gateway start' builds it; build it now with 'openshell image build'",
-		             "cluster image %s: not here yet", rq->image);
+		             "cluster image %s: not here yet", image);
 	} else if (f.self_contained) {
 		doctor_check(d, CHECK_PASS, "cluster-image", NULL, "cluster image %s: self-contained (k3s %s, device plugin %s)",
-		             rq->image, f.k3s ? f.k3s : "?", f.chart ? f.chart : "?");
+		             image, f.k3s ? f.k3s : "?", f.chart ? f.chart : "?");
 	} else {
 		doctor_check(d, CHECK_WARN, "cluster-image", "rebuild it with 'openshell image build'",
-		             "cluster image %s: not self-contained, a start may need network: %s", rq->image, f.why);
+		             "cluster image %s: not self-contained, a start may need network: %s", image, f.why);
 	}
 	image_facts_free(&f);
 	os_error_clear(&err);
@@ -136,13 +136,12 @@ static int check_cluster_image(struct doctor *d, const struct gateway_request *r
  * a start would use, for the driver, the toolkit and the pitfalls. */
 void doctor_run(struct doctor *d)
 {
-	struct gateway_request rq;
+	const char *image = gateway_default_image();
 	struct host_facts facts;
 	os_error err = { 0 };
 	cJSON *info = NULL;
 	int present = 0, have_facts;
 
-	gateway_request_init(&rq);
 	if (docker_init(&err) < 0) {
 		doctor_check(d, CHECK_FAIL, "docker-client", NULL, "docker client: %s", err.msg);
 	} else {
@@ -154,10 +153,10 @@ void doctor_run(struct doctor *d)
 			doctor_check(d, CHECK_PASS, "docker-daemon", NULL, "docker daemon: version %s",
 			             json_str(info, "ServerVersion"));
 			check_docker_info(d, info);
-			present = check_cluster_image(d, &rq);
+			present = check_cluster_image(d, image);
 		}
 	}
-	have_facts = doctor_host_read(d, info, rq.image, present, &facts) == 0;
+	have_facts = doctor_host_read(d, info, image, present, &facts) == 0;
 	if (have_facts)
 		doctor_host_checks(d, &facts);
 	doctor_pitfalls(d, info, have_facts ? &facts : NULL);

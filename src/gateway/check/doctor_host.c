@@ -32,7 +32,7 @@ int doctor_host_read(struct doctor *d, const cJSON *info, const char *image, int
 		             "Docker host %s: not read, cluster image %s not here yet (%s)", name ? name : "?", image, read_fix);
 		return -1;
 	}
-	if (docker_daemon_resolve(&dd, &err) < 0 || host_probe(image, 0, f, &err) < 0) {
+	if (docker_daemon_resolve(&dd, &err) < 0 || host_probe(NULL, image, 0, f, &err) < 0) {
 		doctor_check(d, CHECK_FAIL, "docker-host", NULL, "Docker host %s: %s", name ? name : "?", err.msg);
 	} else {
 		cleanup_free char *context = strcmp(dd.context, "default") ? xasprintf(", context %s", dd.context)

@@ -67,7 +67,7 @@ static int host_of_look(const struct gateway *gw, struct gpu_looks *l, os_error 
 	selection(gw, l);
 	if (l->want && gpus_host_of_driver(&l->mine, l->want, &l->host))
 		return 0;
-	return (l->host_call = host_gpus_probe_start(gw->c.image, gw->c.gpu_cdi, 0, err)) ? 0 : -1;
+	return (l->host_call = host_gpus_probe_start(NULL, gw->c.image, gw->c.gpu_cdi, 0, err)) ? 0 : -1;
 }
 
 int verify_gpus_seen(const struct gateway *gw, struct gpu_looks *l, const char *text, const char **rest,

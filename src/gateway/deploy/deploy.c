@@ -22,18 +22,21 @@
 #include "gateway/state/node_network.h"
 #include "gateway/state/node_record.h"
 
-void gateway_request_init(struct gateway_request *rq)
+const char *gateway_default_image(void)
 {
 	const char *image = getenv("OPENSHELL_CLUSTER_IMAGE");
 
+	return image && *image ? image : IMAGE_DEFAULT_TAG;
+}
+
+void gateway_request_init(struct gateway_request *rq)
+{
 	memset(rq, 0, sizeof(*rq));
 	rq->name = GATEWAY_DEFAULT_NAME;
-	rq->port = DEPLOY_DEFAULT_PORT;
-	rq->bind = DEPLOY_DEFAULT_BIND;
-	rq->image = image && *image ? image : IMAGE_DEFAULT_TAG;
-	rq->image_named = strcmp(rq->image, IMAGE_DEFAULT_TAG) != 0;
 	rq->timeout_ms = DEPLOY_DEFAULT_TIMEOUT_MS;
-	rq->sharing.replicas = 1;
+	rq->sharing.replicas = SHARING_UNSET;
+	rq->mig = MIG_UNSET;
+	rq->node_network = NODE_NETWORK_UNSET;
 }
 
 void gateway_request_free(struct gateway_request *rq)
@@ -45,12 +48,13 @@ void deploy_plan_init(struct deploy_plan *p, const struct gateway_request *rq)
 {
 	memset(p, 0, sizeof(*p));
 	p->req = rq;
-	p->port = rq->port;
-	p->bind = rq->bind;
-	p->image = rq->image;
+	p->port = rq->port ? rq->port : DEPLOY_DEFAULT_PORT;
+	p->bind = rq->bind ? rq->bind : DEPLOY_DEFAULT_BIND;
+	p->image = rq->image ? rq->image : gateway_default_image();
+	p->image_named = strcmp(p->image, IMAGE_DEFAULT_TAG) != 0;
 	p->advertise = rq->advertise;
-	p->mig = rq->mig;
-	p->node_network = rq->node_network;
+	p->mig = rq->mig == MIG_UNSET ? MIG_NONE : rq->mig;
+	p->node_network = rq->node_network == NODE_NETWORK_UNSET ? NODE_NETWORK_VXLAN : rq->node_network;
 }
 
 void deploy_plan_free(struct deploy_plan *p)
@@ -127,23 +131,23 @@ int gateway_request_check(const struct gateway_request *rq, os_error *err)
 {
 	if (gateway_name_check(rq->name, err) < 0)
 		return -1;
-	if (!ip_literal(rq->bind)) {
+	if (rq->bind && !ip_literal(rq->bind)) {
 		cleanup_free char *shown = printable(rq->bind, 64);
 		return os_error_set(err, OS_EXIT_USAGE,
 				    "invalid --bind address '%s': give an IPv4 or IPv6 address such as 127.0.0.1",
 				    shown);
 	}
-	if (rq->sharing_set) {
+	if (rq->sharing.replicas != SHARING_UNSET) {
 		if (!rq->gpu)
 			return os_error_set(err, OS_EXIT_USAGE, "--gpu-sharing shares GPUs, and none were asked for: add --gpu or --gpus");
 		if (rq->no_wait)
 			return os_error_set(err, OS_EXIT_USAGE,
 					    "--gpu-sharing is set through the k3s API, which --no-wait does not wait for: leave out --no-wait");
 	}
-	if ((rq->gpu_mode != GPU_MODE_AUTO || rq->mig_set) && !rq->gpu)
+	if ((rq->gpu_mode != GPU_MODE_AUTO || rq->mig != MIG_UNSET) && !rq->gpu)
 		return os_error_set(err, OS_EXIT_USAGE, "--%s says how GPUs are given, and none were asked for: add --gpu or --gpus",
 				    rq->gpu_mode != GPU_MODE_AUTO ? "gpu-mode" : "mig-strategy");
-	if (rq->sharing_set && mps_with_mixed(&rq->sharing, rq->mig))
+	if (mps_with_mixed(&rq->sharing, rq->mig))
 		return os_error_set(err, OS_EXIT_USAGE, "%s", MPS_MIXED_REFUSED);
 	if (rq->advertise && (!ip_literal(rq->advertise) || bind_is_loopback(rq->advertise) || bind_is_wildcard(rq->advertise))) {
 		cleanup_free char *shown = printable(rq->advertise, 64);
@@ -157,7 +161,7 @@ int gateway_request_check(const struct gateway_request *rq, os_error *err)
 			return os_error_set(err, OS_EXIT_USAGE,
 					    "invalid --tls-san '%s': give a DNS name or an IP address", shown);
 		}
-	return image_ref_check(rq->image, err);
+	return image_ref_check(rq->image ? rq->image : gateway_default_image(), err);
 }
 
 int bind_is_wildcard(const char *addr)
@@ -433,7 +437,7 @@ int deploy_adopt_node_network(struct deploy_plan *p, const struct gw_container *
 {
 	enum node_network had = node_network_of_label(c->node_network);
 
-	if (p->req->node_network_set && p->req->node_network != had)
+	if (p->req->node_network != NODE_NETWORK_UNSET && p->req->node_network != had)
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' exists with --node-network %s but --node-network %s was asked for; rerun with --recreate to rebuild it (its cluster state is lost)",
 				    p->req->name, node_network_name(had), node_network_name(p->req->node_network));

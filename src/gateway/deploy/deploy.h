@@ -2,12 +2,14 @@
  *
  * Two values carry a start from the command line to the container
  * (docs/design.md, "The call chain": CLI flag -> request -> plan ->
- * container creation). struct gateway_request is what the user asked:
- * gateway_request_init() fills the defaults, cmd/ sets fields once (node
- * add, its agent's: the gateway's name, the node's GPUs),
+ * container creation). struct gateway_request is what the user asked,
+ * and only that: what was not given is unset (0, NULL, an UNSET value),
+ * never a default that looks given. cmd/ sets fields once (node add, its
+ * agent's: the gateway's name, the node's GPUs),
  * gateway_request_check() refuses bad values before any docker call, and
  * nothing changes it after. struct deploy_plan is what the flow made of
- * it: the request's values or a kept gateway's in their place, the GPU
+ * it: the request's values, the defaults where it gave none, or a kept
+ * gateway's in their place, the GPU
  * mode, UUIDs and capabilities the host's GPUs decided, where the daemon
  * is. deploy_run_argv() is the one place that turns a plan into the
  * `docker run` argv, so every combination is unit-tested; messages about
@@ -37,30 +39,27 @@ struct gateway_request {
 	const char *name;     /* gateway name (base/names.h rules) */
 	int gpu;              /* request GPUs, install the device plugin */
 	struct gpus gpus;     /* which: --gpus all|N|LIST (gateway/gpu/gpus.h); all for --gpu */
-	int sharing_set;      /* --gpu-sharing given: make it .sharing; else as it is */
-	struct sharing sharing;
+	struct sharing sharing; /* --gpu-sharing; replicas 0 (SHARING_UNSET): not given,
+	                         * the plugin's config stays as it is */
 	enum gpu_mode gpu_mode; /* --gpu-mode; GPU_MODE_AUTO when not given */
-	int mig_set;          /* --mig-strategy given (a kept gateway's must match) */
-	enum mig_strategy mig; /* --mig-strategy */
-	int port;             /* host port for the k3s API */
-	const char *bind;     /* host address the API port is published on */
-	const char *image;    /* cluster image reference */
-	int image_named;      /* not the default: pulled when absent, never built */
+	enum mig_strategy mig; /* --mig-strategy; MIG_UNSET: not given (a kept gateway's stands) */
+	int port;             /* --port, the API's host port; 0: not given */
+	const char *bind;     /* --bind, the address it is published on; NULL: not given */
+	const char *image;    /* --image; NULL: not given (gateway_default_image()) */
 	const char *advertise;  /* --advertise-address: where agents reach the server, or NULL */
-	int node_network_set;   /* --node-network given (a kept gateway's must match) */
-	enum node_network node_network; /* --node-network */
+	enum node_network node_network; /* --node-network; NODE_NETWORK_UNSET: not given */
 	const char *tls_san[DEPLOY_MAX_TLS_SANS]; /* --tls-san: more names for the API certificate */
 	int n_tls_san;
 	int no_build;         /* refuse to build the default image when absent */
 	int recreate;         /* remove an existing gateway first */
 	int timeout_ms;       /* overall deadline of the start */
 	int no_wait;          /* return once the container runs and k3s wrote its kubeconfig */
-	int json;             /* print a JSON summary on stdout */
 	int update_kubeconfig; /* also merge into the user's kubeconfig */
-	/* Given on the command line, rather than defaults: a reused gateway
-	 * keeps its own values unless these contradict them. */
-	int port_set, bind_set, image_set;
 };
+
+/* The image a start uses when --image is not given: $OPENSHELL_CLUSTER_IMAGE,
+ * else IMAGE_DEFAULT_TAG. */
+const char *gateway_default_image(void);
 
 void gateway_request_init(struct gateway_request *rq);
 void gateway_request_free(struct gateway_request *rq);
@@ -73,6 +72,7 @@ struct deploy_plan {
 	int port;
 	const char *bind;
 	const char *image;
+	int image_named;      /* not the default tag: pulled when absent, never built */
 	const char *advertise;
 	enum mig_strategy mig;
 	enum node_network node_network;
@@ -88,6 +88,8 @@ struct deploy_plan {
 	const char *daemon_host;   /* the Docker daemon's host when it is not this machine
 	                            * (ssh:// or tcp://), or NULL */
 	struct docker_where docker; /* where the gateway lives (metadata) */
+	const char *const *docker_on; /* the daemon its probes ask (docker/client.h): node add's
+	                               * the node's; NULL: the process's */
 	int health_start_interval; /* the daemon takes --health-start-interval (Docker >= 25) */
 };
 

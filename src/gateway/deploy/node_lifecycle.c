@@ -25,7 +25,7 @@ static int on_agent_host(const struct node_record *r, const char *const *args, i
 	int rc;
 
 	node_record_env(r, &env);
-	rc = docker_run_there(args, strv_argv(&env), timeout_ms, &res, err);
+	rc = docker_run_on(strv_argv(&env), args, NULL, 0, timeout_ms, &res, err);
 	run_result_free(&res);
 	strv_free(&env);
 	return rc;
@@ -82,7 +82,7 @@ static int wait_node(const struct node_record *r, const char *server_ctr, const 
 	node_record_env(r, &env);
 	j.node_env = strv_argv(&env);
 	/* Its node's Ready from before the stop is no news. */
-	rc = docker_run_there(started, j.node_env, 0, &res, err);
+	rc = docker_run_on(j.node_env, started, NULL, 0, 0, &res, err);
 	res.out[strcspn(res.out, "\n")] = '\0';
 	j.since = res.out;
 	if (rc == 0)

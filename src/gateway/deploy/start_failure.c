@@ -56,7 +56,7 @@ int start_explain_failure(const struct deploy_plan *p, const char *container, co
 	if (gpu_errors_explain(res->err, strcmp(verb, "start") == 0, err)) {
 		/* the CDI path's own failures, with their fix */
 	} else if (strstr(res->err, "could not select device driver")) {
-		gpu_errors_no_toolkit(p->image, err);
+		gpu_errors_no_toolkit(p->docker_on, p->image, err);
 	} else if (start_node_port_taken(p, res->err)) {
 		node_port_taken(p, verb, err);
 	} else if (start_port_taken(res->err) && strcmp(verb, "start") == 0) {

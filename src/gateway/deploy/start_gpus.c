@@ -20,7 +20,7 @@
  * strategy, no more clients than a GPU's compute capability allows). */
 static int mps_needs_gpus(const struct deploy_plan *p)
 {
-	return p->req->sharing_set && sharing_needs_gpus(&p->req->sharing, p->mig);
+	return sharing_needs_gpus(&p->req->sharing, p->mig);
 }
 
 /* A CDI container has no tmpfs of the hook's to say which MIG instances
@@ -28,7 +28,7 @@ static int mps_needs_gpus(const struct deploy_plan *p)
  * the same devices gets. */
 static int cdi_mig_caps(struct deploy_plan *p, const char *image, int timeout_ms, os_error *err)
 {
-	struct run_child *c = mig_caps_probe_start(image, 1, &p->req->gpus, timeout_ms, err);
+	struct run_child *c = mig_caps_probe_start(p->docker_on, image, 1, &p->req->gpus, timeout_ms, err);
 
 	strv_free(&p->gpu_caps);
 	if (!c || mig_caps_probe_finish(c, &p->req->gpus, &p->gpu_caps, err) < 0)
@@ -91,7 +91,7 @@ int start_gpus_precheck(struct deploy_plan *p, const struct daemon_gpus *d, int 
 
 	*looked = 0;
 	/* --no-build refuses the absent default image at once. */
-	if (!look_needed(p, d) || (p->req->no_build && !p->req->image_named))
+	if (!look_needed(p, d) || (p->req->no_build && !p->image_named))
 		return 0;
 	/* With CDI the daemon's device names are the GPUs a container gets:
 	 * a selection they refuse needs no container. */
@@ -205,12 +205,12 @@ int start_gpus_adopt_mode(struct deploy_plan *p, const struct gw_container *c, o
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' exists with --gpu-mode %s but --gpu-mode %s was asked for; rerun with --recreate to rebuild it (its cluster state is lost)",
 				    p->req->name, c->gpu_cdi ? "cdi" : "legacy", gpu_mode_name(p->req->gpu_mode));
-	if (p->req->mig_set && p->req->mig != had)
+	if (p->req->mig != MIG_UNSET && p->req->mig != had)
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' exists with --mig-strategy %s but --mig-strategy %s was asked for; rerun with --recreate to rebuild it (its cluster state is lost)",
 				    p->req->name, mig_strategy_name(had), mig_strategy_name(p->req->mig));
 	p->mig = had;
-	if (p->req->sharing_set && mps_with_mixed(&p->req->sharing, had))
+	if (mps_with_mixed(&p->req->sharing, had))
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' runs with --mig-strategy mixed, and the device plugin does not share MIG devices by MPS: use --gpu-sharing time-slicing:N, or rebuild it with --recreate and another --mig-strategy (its cluster state is lost)",
 				    p->req->name);
@@ -232,7 +232,7 @@ int start_gpus_look_host(struct deploy_plan *p, const char *image, int timeout_m
 
 	log_step("checking the Docker host's GPUs for --gpus %s", sel);
 	strv_free(&p->gpu_uuids);
-	if (host_gpus_probe(image, p->cdi, timeout_ms, h, err) < 0 ||
+	if (host_gpus_probe(p->docker_on, image, p->cdi, timeout_ms, h, err) < 0 ||
 	    (p->req->gpus.kind != GPUS_ALL && gpus_resolve(&p->req->gpus, h, &p->gpu_uuids, err) < 0))
 		return -1;
 	log_step_done(1);

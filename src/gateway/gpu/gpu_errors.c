@@ -34,12 +34,12 @@ int gpu_errors_explain(const char *text, int kept, os_error *err)
 	return 1;
 }
 
-int gpu_errors_no_toolkit(const char *image, os_error *err)
+int gpu_errors_no_toolkit(const char *const *on, const char *image, os_error *err)
 {
 	static const char fix[] = "run 'nvidia-ctk runtime configure --runtime=docker' and restart docker";
 	struct host_facts f;
 	os_error e = { 0 };
-	int read = host_probe(image, docker_call_timeout_ms(), &f, &e) == 0;
+	int read = host_probe(on, image, docker_call_timeout_ms(), &f, &e) == 0;
 
 	os_error_clear(&e);
 	if (read && f.hook)

@@ -15,11 +15,12 @@
  * --recreate): 1 when recognised, 0 otherwise. */
 int gpu_errors_explain(const char *docker_stderr, int kept, os_error *err);
 
-/* The error for a Docker that cannot select its nvidia driver (exit 7),
- * told apart by the Docker host's own files (gateway/gpu/host_probe.h, in a
- * container of IMAGE): the toolkit not installed there, or installed after
+/* The error for a Docker (the one ON names, docker/client.h) that cannot
+ * select its nvidia driver (exit 7), told apart by the Docker host's own
+ * files (gateway/gpu/host_probe.h, in a container of IMAGE there): the
+ * toolkit not installed there, or installed after
  * dockerd started, which registers the driver only when it finds the hook
  * on its PATH at start. Returns -1. */
-int gpu_errors_no_toolkit(const char *image, os_error *err);
+int gpu_errors_no_toolkit(const char *const *on, const char *image, os_error *err);
 
 #endif

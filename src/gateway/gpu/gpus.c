@@ -411,13 +411,14 @@ int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_erro
 	return container_gpus_finish(c, ctr, h, err);
 }
 
-struct run_child *host_gpus_probe_start(const char *image, int cdi, int timeout_ms, os_error *err)
+struct run_child *host_gpus_probe_start(const char *const *on, const char *image, int cdi, int timeout_ms,
+					os_error *err)
 {
 	const char *args[] = { "run", "--rm", "--network=none",
 			       cdi ? "--device=" CDI_GPU_PREFIX "all" : "--gpus=driver=nvidia,count=all,capabilities=utility",
 			       "--entrypoint=sh", "--label=org.openshell.managed-by=openshell-gpu-probe",
 			       image, "-c", GPUS_LOOK_SCRIPT, NULL };
-	struct run_spec spec = { .timeout_ms = timeout_ms };
+	struct run_spec spec = { .timeout_ms = timeout_ms, .env = on };
 
 	return docker_start(args, &spec, err);
 }
@@ -425,6 +426,7 @@ struct run_child *host_gpus_probe_start(const char *image, int cdi, int timeout_
 int host_gpus_probe_finish(struct run_child *c, const char *image, struct host_gpus *h, os_error *err)
 {
 	struct run_result res = { 0 };
+	const char *const *on = run_env(c);   /* its daemon, which the await forgets with C */
 	int rc = docker_await(c, &res, err);
 
 	memset(h, 0, sizeof(*h));
@@ -434,7 +436,7 @@ int host_gpus_probe_finish(struct run_child *c, const char *image, struct host_g
 		rc = -1;
 		os_error_set_detail(err, res.err);
 	} else if (rc == 0 && res.status != 0 && strstr(res.err, "could not select device driver")) {
-		rc = gpu_errors_no_toolkit(image, err);
+		rc = gpu_errors_no_toolkit(on, image, err);
 		os_error_set_detail(err, res.err);
 	} else if (rc == 0 && res.status != 0) {
 		/* Where the container ran (docker's own failures are 125 to 127),
@@ -452,9 +454,10 @@ int host_gpus_probe_finish(struct run_child *c, const char *image, struct host_g
 	return rc;
 }
 
-int host_gpus_probe(const char *image, int cdi, int timeout_ms, struct host_gpus *h, os_error *err)
+int host_gpus_probe(const char *const *on, const char *image, int cdi, int timeout_ms, struct host_gpus *h,
+		    os_error *err)
 {
-	struct run_child *c = host_gpus_probe_start(image, cdi, timeout_ms, err);
+	struct run_child *c = host_gpus_probe_start(on, image, cdi, timeout_ms, err);
 
 	if (!c) {
 		memset(h, 0, sizeof(*h));

@@ -166,10 +166,13 @@ int container_gpus_finish(struct run_child *c, const char *ctr, struct host_gpus
 int container_gpus_read(const char *ctr, const char *text, struct host_gpus *h, const char **rest, os_error *err);
 
 /* List the Docker host's GPUs with a throwaway container of IMAGE, given
- * all of them the way the gateway gets its own: CDI or --gpus. */
-int host_gpus_probe(const char *image, int cdi, int timeout_ms, struct host_gpus *h, os_error *err);
+ * all of them the way the gateway gets its own: CDI or --gpus; on the
+ * daemon ON names (docker/client.h; NULL: the process's). */
+int host_gpus_probe(const char *const *on, const char *image, int cdi, int timeout_ms, struct host_gpus *h,
+		    os_error *err);
 /* The same beside other calls: started, then awaited and read. */
-struct run_child *host_gpus_probe_start(const char *image, int cdi, int timeout_ms, os_error *err);
+struct run_child *host_gpus_probe_start(const char *const *on, const char *image, int cdi, int timeout_ms,
+					os_error *err);
 int host_gpus_probe_finish(struct run_child *c, const char *image, struct host_gpus *h, os_error *err);
 
 #endif

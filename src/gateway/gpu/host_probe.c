@@ -56,7 +56,7 @@ static const char probe_script[] =
 	"done\n"
 	"echo end\n";
 
-int host_probe(const char *image, int timeout_ms, struct host_facts *f, os_error *err)
+int host_probe(const char *const *on, const char *image, int timeout_ms, struct host_facts *f, os_error *err)
 {
 	const char *args[] = { "run", "--rm", "--pull=never", "--network=host", "--read-only", "--cap-drop=ALL",
 			       "--security-opt=no-new-privileges", "--log-driver=none",
@@ -66,7 +66,7 @@ int host_probe(const char *image, int timeout_ms, struct host_facts *f, os_error
 	struct run_result res = { 0 };
 	int rc = -1;
 
-	if (docker_run_ok(args, NULL, 0, timeout_ms, &res, err) == 0)
+	if (docker_run_on(on, args, NULL, 0, timeout_ms, &res, err) == 0)
 		rc = host_facts_parse(res.out, f, err);
 	run_result_free(&res);
 	if (rc < 0)

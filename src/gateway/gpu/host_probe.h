@@ -41,9 +41,10 @@ struct host_facts {
 	size_t n_specs;
 };
 
-/* Run the probe in IMAGE (present on the daemon) and read its facts;
- * timeout_ms 0 is the per-call default. */
-int host_probe(const char *image, int timeout_ms, struct host_facts *f, os_error *err);
+/* Run the probe in IMAGE (present on the daemon ON names, docker/client.h;
+ * NULL: the process's) and read its facts; timeout_ms 0 is the per-call
+ * default. */
+int host_probe(const char *const *on, const char *image, int timeout_ms, struct host_facts *f, os_error *err);
 
 /* The probe's output, one fact a line, into F (zeroed first). Output
  * without the closing "end" line is an error: the probe did not finish. */

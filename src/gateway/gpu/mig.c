@@ -13,7 +13,7 @@ static const char *const strategy_names[] = { [MIG_NONE] = "none", [MIG_SINGLE] 
 
 const char *mig_strategy_name(enum mig_strategy m)
 {
-	return strategy_names[m];
+	return m == MIG_UNSET ? "unset" : strategy_names[m];
 }
 
 int mig_strategy_parse(const char *text, enum mig_strategy *m, os_error *err)

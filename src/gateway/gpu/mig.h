@@ -18,7 +18,9 @@
 
 #define MIG_RESOURCE_PREFIX "nvidia.com/mig-"
 
-enum mig_strategy { MIG_NONE, MIG_SINGLE, MIG_MIXED };
+/* MIG_UNSET: a request that names none (gateway/deploy/deploy.h); no
+ * container or plugin ever has it. */
+enum mig_strategy { MIG_UNSET = -1, MIG_NONE, MIG_SINGLE, MIG_MIXED };
 
 /* "none", "single" or "mixed"; a usage error otherwise. */
 int mig_strategy_parse(const char *text, enum mig_strategy *m, os_error *err);

@@ -19,11 +19,11 @@ int mig_caps_named(const struct gpus *sel)
 	return 0;
 }
 
-struct run_child *mig_caps_probe_start(const char *image, int cdi, const struct gpus *sel, int timeout_ms,
-				       os_error *err)
+struct run_child *mig_caps_probe_start(const char *const *on, const char *image, int cdi, const struct gpus *sel,
+				       int timeout_ms, os_error *err)
 {
 	struct strv args = { 0 };
-	struct run_spec spec = { .timeout_ms = timeout_ms };
+	struct run_spec spec = { .timeout_ms = timeout_ms, .env = on };
 	struct run_child *c;
 
 	strv_pushv(&args, (const char *const[]){ "run", "--rm", "--network=none", "--entrypoint=sh",

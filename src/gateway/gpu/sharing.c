@@ -46,6 +46,11 @@ int sharing_parse(const char *text, struct sharing *s, os_error *err)
 	return 0;
 }
 
+const struct sharing *sharing_asked(const struct sharing *s)
+{
+	return s->replicas != SHARING_UNSET ? s : NULL;
+}
+
 int sharing_needs_gpus(const struct sharing *s, enum mig_strategy m)
 {
 	return s->mps && s->replicas > 1 && (m == MIG_SINGLE || s->replicas > MPS_MAX_REPLICAS_OLD);

@@ -34,10 +34,16 @@
 #define SHARING_CONFIG_NAME "openshell"   /* the config.map entry */
 #define MPS_NODE_LABEL "nvidia.com/mps.capable"
 
+/* The replicas of a request that names no sharing (gateway/deploy/deploy.h). */
+#define SHARING_UNSET 0
+
 struct sharing {
-	int replicas;   /* 1: none */
+	int replicas;   /* 1: none; SHARING_UNSET: not asked */
 	int mps;        /* with replicas > 1: MPS, not time-slicing */
 };
+
+/* S when it was asked for, NULL when its replicas are SHARING_UNSET. */
+const struct sharing *sharing_asked(const struct sharing *s);
 
 /* "none", "time-slicing" or "mps" (static). */
 const char *sharing_mode_name(const struct sharing *s);

@@ -46,7 +46,8 @@ struct add {
 	struct deploy_plan d;          /* its plan: the gateway's image and MIG strategy, the GPUs' mode */
 	struct docker_daemon sd, nd;   /* the server's daemon, the node's */
 	struct docker_where server_w, node_w;
-	struct strv node_env;          /* run_spec env naming the node's daemon */
+	struct strv node_env;          /* the node's daemon, named in each call to it (docker/client.h):
+	                                * the process's target stays the server's */
 	struct daemon_gpus dg;         /* what the node's daemon offers for GPUs */
 	char *res;                     /* openshell-node-GATEWAY */
 	char *host;                    /* the node's Docker host, for messages */
@@ -123,14 +124,14 @@ static int check_plugin_config(struct add *a, os_error *err)
 {
 	cleanup_free char *has = NULL, *asked = NULL;
 
-	if (a->o->mig_set && a->o->mig != a->gw.mig)
+	if (a->o->mig != MIG_UNSET && a->o->mig != a->gw.mig)
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' has --mig-strategy %s, and the device plugin has one for every node: add node '%s' without --mig-strategy, or remake the gateway with 'openshell gateway start --name %s --recreate --gpu --mig-strategy %s'",
 				    a->o->gateway, mig_strategy_name(a->gw.mig), a->o->node, a->o->gateway,
 				    mig_strategy_name(a->o->mig));
 	if (!a->rq.gpu || sharing_read(a->gw.container, DEVICE_PLUGIN_RELEASE, deadline_call_ms(&a->by), &a->sharing, err) < 0)
 		return a->rq.gpu ? -1 : 0;
-	if (!a->o->sharing_set || (a->o->sharing.replicas == a->sharing.replicas &&
+	if (!sharing_asked(&a->o->sharing) || (a->o->sharing.replicas == a->sharing.replicas &&
 				   (a->sharing.replicas == 1 || a->o->sharing.mps == a->sharing.mps)))
 		return 0;
 	has = sharing_string(&a->sharing);
@@ -179,14 +180,10 @@ out:
 
 /* --- on the node's daemon -------------------------------------------------- */
 
-static void use_node(struct add *a)
+/* The node's daemon, as the calls to it name it. */
+static const char *const *on_node(struct add *a)
 {
-	docker_daemon_point(&a->node_w);
-}
-
-static void use_server(struct add *a)
-{
-	docker_daemon_point(&a->server_w);
+	return strv_argv(&a->node_env);
 }
 
 static int node_daemon(struct add *a, os_error *err)
@@ -195,8 +192,7 @@ static int node_daemon(struct add *a, os_error *err)
 	const char *id, *name;
 	int rc = -1;
 
-	use_node(a);
-	if (docker_info(&info, err) < 0) {
+	if (docker_info_on(on_node(a), &info, err) < 0) {
 		os_error_wrap(err, "cannot reach node '%s''s Docker daemon at %s", a->o->node, a->nd.endpoint);
 		goto out;
 	}
@@ -227,8 +223,8 @@ static int check_host_free(struct add *a, os_error *err)
 	enum owner vol;
 	int rc = 0;
 
-	if (container_inspect(a->res, &c, err) < 0 ||
-	    docker_object_owner("volume", a->res, a->o->gateway, deadline_call_ms(&a->by), &vol, err) < 0)
+	if (container_inspect_on(on_node(a), a->res, &c, err) < 0 ||
+	    docker_object_owner_on(on_node(a), "volume", a->res, a->o->gateway, deadline_call_ms(&a->by), &vol, err) < 0)
 		return -1;
 	if (c.exists && container_owner(&c, a->o->gateway) == OWNER_OURS)
 		rc = os_error_set(err, OS_EXIT_CONFLICT,
@@ -255,7 +251,7 @@ static int image_there(struct add *a, os_error *err)
 	cleanup_free char *id = NULL;
 	int rc;
 
-	if (image_inspect(a->gw.c.image, deadline_call_ms(&a->by), &img, err) < 0)
+	if (image_inspect_on(on_node(a), a->gw.c.image, deadline_call_ms(&a->by), &img, err) < 0)
 		return -1;
 	rc = img.exists && strcmp(img.id, a->image_id) == 0;
 	docker_image_free(&img);
@@ -265,7 +261,7 @@ static int image_there(struct add *a, os_error *err)
 	docker_where_env(&a->server_w, &from);
 	/* A send takes long: it may last until the deadline. */
 	whole = deadline_capped(&a->by, 0);
-	rc = docker_image_send(a->gw.c.image, strv_argv(&from), NULL, deadline_call_ms(&whole), &id, err);
+	rc = docker_image_send(a->gw.c.image, strv_argv(&from), on_node(a), deadline_call_ms(&whole), &id, err);
 	strv_free(&from);
 	if (rc < 0)
 		return os_error_wrap(err, "cannot send image %s to %s", a->gw.c.image, a->host);
@@ -285,7 +281,7 @@ static int put_token(struct add *a, os_error *err)
 	int rc;
 
 	a->made_volume = 1;
-	rc = docker_run_ok(args, a->token, strlen(a->token), deadline_call_ms(&a->by), &res, err);
+	rc = docker_run_on(on_node(a), args, a->token, strlen(a->token), deadline_call_ms(&a->by), &res, err);
 	run_result_free(&res);
 	return rc < 0 ? os_error_wrap(err, "cannot give the agent its token on %s", a->host) : 0;
 }
@@ -298,7 +294,7 @@ static int run_agent(struct add *a, os_error *err)
 
 	deploy_agent_argv(&a->d, a->o->node, a->gw.md.server, &argv);
 	a->made_container = 1;
-	rc = docker_run_finishing(strv_argv(&argv), deadline_call_ms(&a->by), &res, err);
+	rc = docker_run_finishing(on_node(a), strv_argv(&argv), deadline_call_ms(&a->by), &res, err);
 	if (rc == 0 && res.status != 0)
 		rc = start_explain_failure(&a->d, a->res, &res, "run", err);
 	run_result_free(&res);
@@ -340,7 +336,6 @@ static int join(struct add *a, os_error *err)
 			       : a->rq.gpus.kind == GPUS_DEVICES ? (long long)a->rq.gpus.ids.n
 								: 0) *
 			      (a->sharing.replicas > 1 ? a->sharing.replicas : 1);
-	use_server(a);
 	log_step("waiting for node '%s' to be Ready%s", a->o->node, a->rq.gpu ? " with its nvidia.com/gpu" : "");
 	if (node_join_wait(&j, err) < 0)
 		return -1;
@@ -376,14 +371,12 @@ static void rollback(struct add *a)
 	if (!a->made_volume && !a->made_container)
 		return;
 	signals_shield();   /* a second ^C must not cut the rollback short */
-	use_node(a);
-	if (a->made_container && docker_ok(rm, t, &e) < 0 && !docker_says_missing(e.msg))
+	if (a->made_container && docker_ok_on(on_node(a), rm, t, &e) < 0 && !docker_says_missing(e.msg))
 		log_warn("could not remove container %s on %s: %s", a->res, a->host, e.msg);
 	os_error_clear(&e);
-	if (docker_ok(rmvol, t, &e) < 0)
+	if (docker_ok_on(on_node(a), rmvol, t, &e) < 0)
 		log_warn("could not remove volume %s on %s: %s", a->res, a->host, e.msg);
 	os_error_clear(&e);
-	use_server(a);
 	if (a->made_container && kube_exec(a->gw.container, del, NULL, t, &res, &e) < 0)
 		log_warn("could not delete node '%s' from the cluster: %s", a->o->node, e.msg);
 	os_error_clear(&e);
@@ -399,6 +392,7 @@ static int name_node_daemon(struct add *a, os_error *err)
 		return -1;
 	docker_daemon_where(&a->nd, &a->node_w);
 	docker_where_env(&a->node_w, &a->node_env);
+	a->d.docker_on = on_node(a);
 	a->host = xstrdup(a->nd.host ? a->nd.host : a->nd.endpoint);
 	return 0;
 }

@@ -29,10 +29,8 @@ struct node_add_opts {
 	struct gpus gpus;
 	/* The device plugin is one DaemonSet with one configuration for the
 	 * cluster: these must be the gateway's own, or are refused. */
-	int sharing_set;           /* --gpu-sharing */
-	struct sharing sharing;
-	int mig_set;               /* --mig-strategy */
-	enum mig_strategy mig;
+	struct sharing sharing;    /* --gpu-sharing; replicas SHARING_UNSET: not given */
+	enum mig_strategy mig;     /* --mig-strategy; MIG_UNSET: not given */
 	int timeout_ms;
 };
 

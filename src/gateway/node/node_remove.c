@@ -44,7 +44,7 @@ static int find_ours(const char *type, const struct node_record *r, const char *
 			     "--filter", name, NULL };
 	const char *ls[] = { "volume", "ls", "--quiet", "--filter", gw, "--filter", managed, "--filter", name, NULL };
 	struct run_result res = { 0 };
-	int rc = docker_run_there(strcmp(type, "container") == 0 ? ps : ls, env, 0, &res, err);
+	int rc = docker_run_on(env, strcmp(type, "container") == 0 ? ps : ls, NULL, 0, 0, &res, err);
 
 	*ids = rc == 0 ? xstrdup(res.out) : NULL;
 	run_result_free(&res);
@@ -60,7 +60,7 @@ static int remove_each(const char *const *rm, char *ids, const char *const *env,
 		struct strv argv = { 0 };
 		strv_pushv(&argv, rm);
 		strv_push(&argv, id);
-		rc = docker_run_there(strv_argv(&argv), env, 0, &res, err);
+		rc = docker_run_on(env, strv_argv(&argv), NULL, 0, 0, &res, err);
 		*removed += rc == 0;
 		run_result_free(&res);
 		strv_free(&argv);

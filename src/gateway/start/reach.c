@@ -49,7 +49,7 @@ int reach_check(const struct deploy_plan *p, const struct docker_daemon *d, os_e
 {
 	if (on_this_machine(d) || !bind_is_loopback(p->bind))
 		return 0;
-	if (!p->req->bind_set) {
+	if (!p->req->bind) {
 		cleanup_free char *at = reached_at(d);
 		return os_error_set(err, OS_EXIT_USAGE,
 				    "the Docker daemon is on %s (%s), whose loopback, where the API is published by default, this machine cannot reach: give --bind with an address of %s this machine reaches, or --bind 0.0.0.0 (the kubeconfig then names %s), or --bind 127.0.0.1 to reach it through an ssh tunnel of your own",

@@ -41,8 +41,8 @@
 #define PORT_TRIES 20
 
 struct start {
-	const struct gateway_request *rq; /* what was asked */
-	struct deploy_plan p;      /* its plan: a reused gateway's own values in place of defaults */
+	struct deploy_plan p;      /* the plan of p.req, what was asked: a reused gateway's own
+	                            * values in place of defaults */
 	struct start_result *r;
 	char *res;                 /* openshell-cluster-NAME */
 	char *reused_image;        /* owned copy behind p.image when adopted */
@@ -78,7 +78,7 @@ static int preflight(struct start *st, os_error *err)
 	 * period, so that its own verdict follows the facts within a second. */
 	st->p.health_start_interval = atoi(version) >= 25;
 	/* What the daemon offers for GPUs decides --gpu-mode auto. */
-	if (st->rq->gpu)
+	if (st->p.req->gpu)
 		daemon_gpus_from_info(info, &st->dg);
 	cJSON_Delete(info);
 	log_step_done(1);
@@ -98,17 +98,17 @@ static int prepare_new(struct start *st, os_error *err)
 	int present, looked = 0;
 
 	if (reach_check(&st->p, &st->daemon, err) < 0 ||
-	    start_gpus_wsl2(&st->p, st->rq->sharing_set ? &st->rq->sharing : NULL, NULL, st->dg.wsl2, err) < 0 ||
+	    start_gpus_wsl2(&st->p, sharing_asked(&st->p.req->sharing), NULL, st->dg.wsl2, err) < 0 ||
 	    start_gpus_mode(&st->p, &st->dg, err) < 0)
 		return -1;
 	if ((present = start_look_image(&st->look, st->p.image)) == LOOK_NOT_KNOWN &&
 	    image_present(st->p.image, &st->w.by, &present, err) < 0)
 		return -1;
 	if (!present && (start_gpus_precheck(&st->p, &st->dg, deadline_call_ms(&st->w.by), &looked, err) < 0 ||
-			 image_fetch(st->p.image, st->rq->image_named, st->rq->no_build, &st->w.by, err) < 0))
+			 image_fetch(st->p.image, st->p.image_named, st->p.req->no_build, &st->w.by, err) < 0))
 		return -1;
-	if (!present && !st->rq->image_named)
-		st->w.by = deadline_in(st->rq->timeout_ms, docker_call_timeout_ms());
+	if (!present && !st->p.image_named)
+		st->w.by = deadline_in(st->p.req->timeout_ms, docker_call_timeout_ms());
 	/* A build or pull takes minutes: what the first look found is old. */
 	if (!present)
 		start_look_forget(&st->look);
@@ -121,7 +121,7 @@ static int prepare_new(struct start *st, os_error *err)
 
 static int refuse_foreign(const char *type, const struct start *st, os_error *err)
 {
-	cleanup_free char *why = labels_foreign_reason(type, st->res, st->rq->name);
+	cleanup_free char *why = labels_foreign_reason(type, st->res, st->p.req->name);
 	return os_error_set(err, OS_EXIT_CONFLICT, "%s; remove or rename it first", why);
 }
 
@@ -144,7 +144,7 @@ static int remove_gateway(struct start *st, int container_exists, os_error *err)
 		return refuse_foreign("network", st, err);
 	if (!container_exists && vol == OWNER_ABSENT && net == OWNER_ABSENT)
 		return 0;
-	log_step("removing gateway '%s' (--recreate)", st->rq->name);
+	log_step("removing gateway '%s' (--recreate)", st->p.req->name);
 	if (container_exists && docker_ok(rm, deadline_call_ms(&st->w.by), err) < 0)
 		return os_error_wrap(err, "cannot remove the old container");
 	/* Only now that the container is gone can its volume go. */
@@ -163,7 +163,7 @@ static int remove_gateway(struct start *st, int container_exists, os_error *err)
  * kubeconfig and metadata describe the gateway as it runs. */
 static int adopt_existing(struct start *st, const struct gw_container *c, os_error *err)
 {
-	const struct gateway_request *rq = st->rq;
+	const struct gateway_request *rq = st->p.req;
 	const char *what = NULL;
 
 	if (start_gpus_adopt(&st->p, c, err) < 0 || start_gpus_adopt_mode(&st->p, c, err) < 0 ||
@@ -173,11 +173,11 @@ static int adopt_existing(struct start *st, const struct gw_container *c, os_err
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' exists, and its API certificate's names and advertised address were set when it was made; rerun with --recreate to give it %s (its cluster state is lost)",
 				    rq->name, rq->advertise ? "--advertise-address" : "--tls-san");
-	if (rq->port_set && c->api_host_port && c->api_host_port != rq->port)
+	if (rq->port && c->api_host_port && c->api_host_port != rq->port)
 		what = "--port";
-	else if (rq->bind_set && c->api_host_ip && strcmp(c->api_host_ip, rq->bind) != 0)
+	else if (rq->bind && c->api_host_ip && strcmp(c->api_host_ip, rq->bind) != 0)
 		what = "--bind";
-	else if (rq->image_set && c->image && strcmp(c->image, rq->image) != 0)
+	else if (rq->image && c->image && strcmp(c->image, rq->image) != 0)
 		what = "--image";
 	if (what)
 		return os_error_set(err, OS_EXIT_CONFLICT,
@@ -203,7 +203,7 @@ static int resume(struct start *st, os_error *err)
 	struct run_result res = { 0 };
 	int rc;
 
-	log_step("resuming stopped gateway '%s'", st->rq->name);
+	log_step("resuming stopped gateway '%s'", st->p.req->name);
 	rc = docker_run(start, NULL, 0, deadline_call_ms(&st->w.by), &res, err);
 	if (rc == 0 && res.status != 0)
 		rc = start_explain_failure(&st->p, st->res, &res, "start", err);
@@ -226,17 +226,17 @@ static int reconcile_existing(struct start *st, os_error *err)
 	struct gw_container c = { 0 };
 	int rc = -1;
 
-	if ((st->rq->recreate && nodes_refuse_recreate(st->rq->name, err) < 0) ||
-	    start_look(st->res, st->rq->name, st->p.image, deadline_call_ms(&st->w.by), &st->look, &c, err) < 0) {
+	if ((st->p.req->recreate && nodes_refuse_recreate(st->p.req->name, err) < 0) ||
+	    start_look(st->res, st->p.req->name, st->p.image, deadline_call_ms(&st->w.by), &st->look, &c, err) < 0) {
 		container_free(&c);
 		return -1;
 	}
 	if (!c.exists) {
 		/* A volume or network left without its container is old state too. */
-		rc = st->rq->recreate && (prepare_new(st, err) < 0 || remove_gateway(st, 0, err) < 0) ? -1 : 0;
-	} else if (container_owner(&c, st->rq->name) == OWNER_FOREIGN) {
+		rc = st->p.req->recreate && (prepare_new(st, err) < 0 || remove_gateway(st, 0, err) < 0) ? -1 : 0;
+	} else if (container_owner(&c, st->p.req->name) == OWNER_FOREIGN) {
 		refuse_foreign("container", st, err);
-	} else if (st->rq->recreate) {
+	} else if (st->p.req->recreate) {
 		/* The new image must be at hand, and the GPUs there, before the old gateway goes. */
 		rc = prepare_new(st, err) < 0 || remove_gateway(st, 1, err) < 0 ? -1 : 0;
 	} else if (adopt_existing(st, &c, err) == 0) {
@@ -246,11 +246,11 @@ static int reconcile_existing(struct start *st, os_error *err)
 			/* After a crash: Docker brings it back, this run waits. */
 			st->r->outcome = "running";
 			log_info("gateway '%s' is restarting (its container exited, and Docker's restart policy starts it again); waiting for it",
-				 st->rq->name);
+				 st->p.req->name);
 			rc = wait_pending_restart(&st->w, err) < 0 ? -1 : 1;
 		} else if (c.running) {
 			st->r->outcome = "running";
-			log_info("gateway '%s' is already running; checking that it is ready", st->rq->name);
+			log_info("gateway '%s' is already running; checking that it is ready", st->p.req->name);
 			rc = 1;
 		} else {
 			rc = resume(st, err) < 0 ? -1 : 1;
@@ -309,7 +309,7 @@ static int check_volume(struct start *st, os_error *err)
 static int ensure_network(struct start *st, os_error *err)
 {
 	cleanup_free char *l1 = xasprintf("--label=%s=%s", LABEL_MANAGED, LABEL_MANAGED_VALUE);
-	cleanup_free char *l2 = xasprintf("--label=%s=%s", LABEL_GATEWAY, st->rq->name);
+	cleanup_free char *l2 = xasprintf("--label=%s=%s", LABEL_GATEWAY, st->p.req->name);
 	const char *create[] = { "network", "create", l1, l2, st->res, NULL };
 	struct run_result res = { 0 };
 	enum owner owner;
@@ -318,7 +318,7 @@ static int ensure_network(struct start *st, os_error *err)
 	if (rc == 0 && res.status == 0) {
 		st->created_network = 1;
 	} else if (rc == 0 && strstr(res.err, "already exists")) {
-		rc = docker_object_owner("network", st->res, st->rq->name, deadline_call_ms(&st->w.by), &owner, err);
+		rc = docker_object_owner("network", st->res, st->p.req->name, deadline_call_ms(&st->w.by), &owner, err);
 		if (rc == 0 && owner == OWNER_FOREIGN)
 			rc = refuse_foreign("network", st, err);
 		else if (rc == 0 && owner == OWNER_ABSENT)
@@ -343,7 +343,7 @@ static int left_behind(const struct start *st)
 
 	signals_shield();   /* asked on the way out of an interrupt too */
 	if (container_inspect(st->res, &c, &err) == 0)
-		ours = container_owner(&c, st->rq->name) == OWNER_OURS;
+		ours = container_owner(&c, st->p.req->name) == OWNER_OURS;
 	signals_unshield();
 	container_free(&c);
 	os_error_clear(&err);
@@ -362,14 +362,14 @@ static int run_once(struct start *st, os_error *err)
 	/* An interrupt lets the run finish: the daemon goes on creating a
 	 * container whose client is gone, after a rollback would have looked
 	 * for it (and taken its network from under it). */
-	if (docker_run_finishing(strv_argv(&argv), deadline_call_ms(&st->w.by), &res, err) < 0) {
+	if (docker_run_finishing(NULL, strv_argv(&argv), deadline_call_ms(&st->w.by), &res, err) < 0) {
 		st->created_container = left_behind(st);   /* cut short all the same */
 		goto out;
 	}
 	st->created_container = res.status == 0 || left_behind(st);
 	if (res.status == 0) {
 		rc = 0;
-	} else if (!st->rq->port_set && start_port_taken(res.err) &&
+	} else if (!st->p.req->port && start_port_taken(res.err) &&
 		   !start_node_port_taken(&st->p, res.err)) {   /* flannel's port is every node's: it stays */
 		const char *rm[] = { DOCKER_RM, st->res, NULL };
 		rc = docker_ok(rm, deadline_call_ms(&st->w.by), err) < 0 ? -1 : 1;
@@ -387,9 +387,9 @@ static int create_container(struct start *st, os_error *err)
 {
 	int rc = -1;
 
-	cleanup_free char *which = st->rq->gpu ? gpus_words(&st->rq->gpus) : NULL;
+	cleanup_free char *which = st->p.req->gpu ? gpus_words(&st->p.req->gpus) : NULL;
 
-	log_step("creating gateway '%s'%s%s", st->rq->name, which ? " with " : "", which ? which : "");
+	log_step("creating gateway '%s'%s%s", st->p.req->name, which ? " with " : "", which ? which : "");
 	if (log_verbosity() > 0) {
 		cleanup_free char *plan = deploy_plan_describe(&st->p);
 		log_verbose("plan: %s", plan);
@@ -407,7 +407,7 @@ static int create_container(struct start *st, os_error *err)
 				  st->p.port - PORT_TRIES, st->p.port, st->p.bind);
 	/* An interrupt during the run: what it made is undone, as before it. */
 	if (rc == 0 && signals_pending())
-		rc = os_error_set(err, 128 + signals_pending(), "interrupted while creating gateway '%s'", st->rq->name);
+		rc = os_error_set(err, 128 + signals_pending(), "interrupted while creating gateway '%s'", st->p.req->name);
 	if (rc == 0) {
 		st->r->outcome = "created";
 		st->have_container = 1;
@@ -427,7 +427,7 @@ static int create_new(struct start *st, os_error *err)
 
 int gateway_start(const struct gateway_request *rq, struct start_result *r, os_error *err)
 {
-	struct start st = { .rq = rq, .r = r };
+	struct start st = { .r = r };
 	int existing, lock = -1, rc = -1;
 
 	memset(r, 0, sizeof(*r));

@@ -46,7 +46,7 @@ static int wait_gpus_saving(const struct ready *rd, os_error *err)
 	cleanup_free char *node = gateway_hostname(p->req->name);
 	struct wait_file kc = { .path = K3S_KUBECONFIG_PATH, .got = kubeconfig_got, .ctx = (void *)rd };
 	os_error e = { 0 };
-	int rc = sharing_configure(rd->w->container, p->req->sharing_set ? &p->req->sharing : NULL, p->mig, DEVICE_PLUGIN_RELEASE,
+	int rc = sharing_configure(rd->w->container, sharing_asked(&p->req->sharing), p->mig, DEVICE_PLUGIN_RELEASE,
 				   &rd->w->by, &want, err);
 
 	want.node = node;

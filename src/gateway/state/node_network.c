@@ -21,7 +21,7 @@ int node_network_parse(const char *text, enum node_network *n, os_error *err)
 
 const char *node_network_name(enum node_network n)
 {
-	return network_names[n];
+	return n == NODE_NETWORK_UNSET ? "unset" : network_names[n];
 }
 
 enum node_network node_network_of_label(const char *value)

@@ -15,7 +15,8 @@
 
 #include "base/error.h"
 
-enum node_network { NODE_NETWORK_VXLAN, NODE_NETWORK_WIREGUARD };
+/* NODE_NETWORK_UNSET: a request that names none (gateway/deploy/deploy.h). */
+enum node_network { NODE_NETWORK_UNSET = -1, NODE_NETWORK_VXLAN, NODE_NETWORK_WIREGUARD };
 
 /* "vxlan" or "wireguard"; a usage error otherwise. */
 int node_network_parse(const char *text, enum node_network *n, os_error *err);
