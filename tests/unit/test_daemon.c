@@ -246,6 +246,15 @@ static char *docker_saw(const char *const *on)
 	return text;
 }
 
+/* The call on ON went to the daemon WANT says (docker_saw's line). */
+static void saw_is(const char *const *on, const char *want, const char *name)
+{
+	char *saw = docker_saw(on);
+
+	is_str(saw, want, name);
+	free(saw);
+}
+
 /* Two daemons in one process, side by side (a node's and its gateway's):
  * each call names its own, in any order, and the process's target and
  * environment never change. */
@@ -255,21 +264,14 @@ static void test_two_daemons(void)
 	struct docker_where server = { .context = "default", .endpoint = "tcp://10.0.0.5:2376", .tls_recorded = 1,
 				       .tls_verify = 1, .cert_path = "/certs/box" };
 	struct strv on_node = { 0 }, on_server = { 0 }, on_bare = { 0 };
-	char *saw;
 
 	write_text("context.endpoint", "ssh://root@gpu-box", 0644);
 	setenv("DOCKER_HOST", "unix:///here.sock", 1);
 	docker_where_env(&node, &on_node);
 	docker_where_env(&server, &on_server);
-	saw = docker_saw(strv_argv(&on_node));
-	is_str(saw, "ssh://root@node-b unset unset\n", "a call on the node: docker talks to its daemon");
-	free(saw);
-	saw = docker_saw(strv_argv(&on_server));
-	is_str(saw, "tcp://10.0.0.5:2376 unset 1\n", "the next on the server: its daemon, with its TLS");
-	free(saw);
-	saw = docker_saw(NULL);
-	is_str(saw, "unix:///here.sock unset unset\n", "one that names none: the process's, as it started");
-	free(saw);
+	saw_is(strv_argv(&on_node), "ssh://root@node-b unset unset\n", "a call on the node: docker talks to its daemon");
+	saw_is(strv_argv(&on_server), "tcp://10.0.0.5:2376 unset 1\n", "the next on the server: its daemon, with its TLS");
+	saw_is(NULL, "unix:///here.sock unset unset\n", "one that names none: the process's, as it started");
 	ok(strcmp(getenv("DOCKER_HOST"), "unix:///here.sock") == 0 && !getenv("DOCKER_TLS_VERIFY"),
 	   "the process's environment never changed");
 	/* A daemon recorded without TLS: the environment's TLS settings, as
@@ -277,9 +279,7 @@ static void test_two_daemons(void)
 	node.tls_recorded = 0;
 	setenv("DOCKER_TLS_VERIFY", "1", 1);
 	docker_where_env(&node, &on_bare);
-	saw = docker_saw(strv_argv(&on_bare));
-	is_str(saw, "ssh://root@node-b unset 1\n", "recorded without TLS: the environment's TLS settings, as docker takes them");
-	free(saw);
+	saw_is(strv_argv(&on_bare), "ssh://root@node-b unset 1\n", "recorded without TLS: the environment's TLS settings, as docker takes them");
 	unsetenv("DOCKER_TLS_VERIFY");
 	{
 		struct docker_daemon d = { 0 };
@@ -289,12 +289,8 @@ static void test_two_daemons(void)
 		 * the node, whose entries win over the server's TLS. */
 		ok(docker_daemon_follow("g", &server, &err) == 0, "the server followed");
 		node.tls_recorded = 1;
-		saw = docker_saw(strv_argv(&on_node));
-		is_str(saw, "ssh://root@node-b unset unset\n", "a call on the node names it, over the server followed");
-		free(saw);
-		saw = docker_saw(NULL);
-		is_str(saw, "tcp://10.0.0.5:2376 unset 1\n", "the next that names none: the server followed");
-		free(saw);
+		saw_is(strv_argv(&on_node), "ssh://root@node-b unset unset\n", "a call on the node names it, over the server followed");
+		saw_is(NULL, "tcp://10.0.0.5:2376 unset 1\n", "the next that names none: the server followed");
 		ok(docker_daemon_named("tcp://10.0.0.9:2376", NULL, &d, &err) == 0 && !d.tls_verify && !d.cert_path,
 		   "a node's --docker-host takes the user's TLS settings, not those of the gateway followed");
 		docker_daemon_free(&d);
