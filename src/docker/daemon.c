@@ -321,7 +321,8 @@ static void point(const struct docker_where *w)
 	strv_free(&env);
 }
 
-int docker_daemon_follow(const char *gateway, const struct docker_where *w, os_error *err)
+/* Follow W: the process's target (ON NULL), or the calls that name ON. */
+static int follow(const char *gateway, const struct docker_where *w, struct strv *on, os_error *err)
 {
 	if (!w->context || !w->endpoint)
 		return 0;
@@ -329,9 +330,21 @@ int docker_daemon_follow(const char *gateway, const struct docker_where *w, os_e
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' was made in Docker context '%s' (%s), not '%s'; drop --context to reach it there",
 				    gateway, w->context, w->endpoint, chosen);
-	if (!chosen)
+	if (!chosen && on)
+		docker_where_env(w, on);
+	else if (!chosen)
 		point(w);
 	return strcmp(w->context, "default") != 0 ? context_still_there(gateway, w, err) : 0;
+}
+
+int docker_daemon_follow(const char *gateway, const struct docker_where *w, os_error *err)
+{
+	return follow(gateway, w, NULL, err);
+}
+
+int docker_daemon_follow_on(const char *gateway, const struct docker_where *w, struct strv *on, os_error *err)
+{
+	return follow(gateway, w, on, err);
 }
 
 void docker_daemon_unfollow(void)

@@ -89,6 +89,13 @@ int docker_daemon_chosen_fits(const struct docker_where *w);
  * context (metadata older than the record): nothing changes. */
 int docker_daemon_follow(const char *gateway, const struct docker_where *w, os_error *err);
 
+/* The same checks, but for the calls that name the daemon (docker/client.h's
+ * ON): its entries into *ON (none where --context chose it or W records
+ * none), the process's target unchanged. For a command that asks several
+ * gateways' daemons side by side. */
+struct strv;
+int docker_daemon_follow_on(const char *gateway, const struct docker_where *w, struct strv *on, os_error *err);
+
 /* Undo docker_daemon_follow(): the daemon of the environment openshell
  * started with (after --context). For a command that looks at several
  * gateways. */

@@ -282,6 +282,16 @@ static void test_two_daemons(void)
 	saw_is(strv_argv(&on_bare), "ssh://root@node-b unset 1\n", "recorded without TLS: the environment's TLS settings, as docker takes them");
 	unsetenv("DOCKER_TLS_VERIFY");
 	{
+		struct strv followed = { 0 };
+		os_error err = { 0 };
+
+		/* list: a gateway's daemon followed for its calls alone. */
+		ok(docker_daemon_follow_on("g", &server, &followed, &err) == 0 && followed.n, "the server followed for its calls");
+		saw_is(strv_argv(&followed), "tcp://10.0.0.5:2376 unset 1\n", "a call that names it: the server, with its TLS");
+		saw_is(NULL, "unix:///here.sock unset unset\n", "the process's target did not move");
+		strv_free(&followed);
+	}
+	{
 		struct docker_daemon d = { 0 };
 		os_error err = { 0 };
 

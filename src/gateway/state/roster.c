@@ -28,6 +28,7 @@ struct group {
 	struct run_child *child;
 	os_error err;             /* why it could not be asked */
 	int refused;              /* by the follow: err names the daemon and the fix */
+	struct strv on;           /* its calls' daemon (docker/client.h), while they run */
 };
 
 struct entry {
@@ -111,8 +112,8 @@ static int load_recorded(struct gather *G, int current_known, os_error *err)
 	return 0;
 }
 
-/* Start the group's next docker call: for a recorded daemon, docker
- * pointed there for the start alone. */
+/* Start the group's next docker call: for a recorded daemon, one that
+ * names it, the process's target unchanged. */
 static void launch(struct gather *G, size_t gi)
 {
 	struct group *g = &G->g[gi];
@@ -130,13 +131,14 @@ static void launch(struct gather *G, size_t gi)
 	}
 	if (g->stage == INSPECT && members == 0) {
 		g->stage = DONE;
-	} else if (!g->current && docker_daemon_follow(g->first, &g->w, &g->err) < 0) {
+	} else if (!g->current && !g->on.n && docker_daemon_follow_on(g->first, &g->w, &g->on, &g->err) < 0) {
 		g->stage = DONE;
 		g->refused = 1;
-	} else if (!(g->child = docker_start(strv_argv(&args), &spec, &g->err))) {
-		g->stage = DONE;
+	} else {
+		spec.env = g->on.n ? strv_argv(&g->on) : NULL;
+		if (!(g->child = docker_start(strv_argv(&args), &spec, &g->err)))
+			g->stage = DONE;
 	}
-	docker_daemon_unfollow();
 	strv_free(&args);
 }
 
@@ -344,8 +346,10 @@ out:
 	if (rc < 0)
 		for (size_t i = 0; i < G.n; i++)
 			gateway_free(&G.e[i].gw);
-	for (size_t i = 0; i < G.ng; i++)
+	for (size_t i = 0; i < G.ng; i++) {
 		os_error_clear(&G.g[i].err);
+		strv_free(&G.g[i].on);
+	}
 	os_error_clear(&cur_err);
 	free(G.e);
 	free(G.g);
