@@ -274,6 +274,7 @@ runc_pod_running() {
 		--label org.openshell.managed-by=openshell --label org.openshell.gateway=dr \
 		--gpus 'driver=nvidia,count=all,"capabilities=utility"' --env GPU_ENABLED=true \
 		"$IMAGE" server --disable=traefik >/dev/null
+	eventually gw_kubectl dr get --raw /readyz
 	run --separate-stderr openshell gateway verify --name dr --timeout 5s
 	assert_failure 8
 	assert_line '  FAIL  device-request  driver=nvidia count=all capabilities=utility,gpu: capabilities compute missing'
@@ -319,6 +320,20 @@ runc_pod_running() {
 	assert_line '  PASS  runtime-class   RuntimeClass nvidia, handler nvidia; containerd runs it with /usr/bin/nvidia-container-runtime'
 	assert_line --regexp '^  PASS  pod-isolation   pod openshell-verify-[0-9a-f]+-nogpu, no GPU asked, NVIDIA_VISIBLE_DEVICES=all: sees none \('
 	docker rm -f openshell-cluster-rl >/dev/null
+}
+
+@test "a cluster still starting when the --timeout runs out is reported, not an error" {
+	sim_only "needs the stand-in's CRD delay"
+	docker run -d --privileged --cgroupns private --network none --name openshell-cluster-sl --hostname openshell-sl \
+		--label org.openshell.managed-by=openshell --label org.openshell.gateway=sl \
+		--gpus 'driver=nvidia,count=all,"capabilities=utility,compute"' --env GPU_ENABLED=true \
+		--env SIM_K3S_CRD_DELAY=600 "$IMAGE" server --disable=traefik >/dev/null
+	eventually gw_kubectl sl get --raw /readyz
+	run --separate-stderr openshell gateway verify --name sl --timeout 6s
+	assert_failure 8
+	assert_line --regexp '^  FAIL  runtime-class   k3s was still starting when the --timeout ran out: .*the server doesn.t have a resource type "(helmchartconfigs|addons)"'
+	assert_line '  SKIP  smoke-pod       not run: k3s was still starting'
+	docker rm -f openshell-cluster-sl >/dev/null
 }
 
 @test "k3s run with --disable=runtimes fails the runtime check at once, naming the flag" {

@@ -71,43 +71,50 @@ static int state_pending(const struct gateway *gw, int found, const cJSON *list,
  * has its deploy controller, which waits for those types, made the
  * RuntimeClasses (pkg/server/server.go: startOnAPIServerReady). So the
  * get is tried again, after a growing step, until they come, within the
- * --timeout; a try that the deadline cuts short leaves the last answer
- * standing. *FIRST is what the last exec printed before kubectl (the
- * look, then containerd's config), also when kubectl failed. */
+ * --timeout. A try the deadline cuts short says nothing new: the try
+ * before stands, its answer or its error. *FIRST is what the exec printed
+ * before kubectl (the look, then containerd's config), also when kubectl
+ * failed. */
+struct state_try {
+	int found;
+	cJSON *list;
+	char *first;
+	os_error err;
+};
+
+static void state_try_free(struct state_try *t)
+{
+	cJSON_Delete(t->list);
+	free(t->first);
+	os_error_clear(&t->err);
+	*t = (struct state_try){ 0 };
+}
+
 static int get_state(const struct gateway *gw, const struct deadline *by, const char *before,
 		     struct run_child *call, cJSON **list, char **first, os_error *err)
 {
 	struct backoff b = { 0 };
-	cJSON *kept = NULL;     /* the last answer, while a later one is asked for */
-	char *kept_first = NULL;
-	int found;
+	struct state_try prev = { 0 };
+	int tried = 0, found;
 
 	for (;;) {
 		found = call ? kube_get_finish(call, VERIFY_STATE_TYPES, list, first, err) : -1;
-		if (found < 0 && kept) {
+		if (found < 0 && tried && deadline_cut(by, err)) {
 			os_error_clear(err);
 			free(*first);
-			*list = kept;
-			*first = kept_first;
-			return 1;
+			*list = prev.list;
+			*first = prev.first;
+			*err = prev.err;
+			return prev.found;
 		}
-		cJSON_Delete(kept);
-		free(kept_first);
-		kept = NULL;
-		kept_first = NULL;
-		if (found < 0 && !call)
-			return -1;
+		state_try_free(&prev);
 		if (!state_pending(gw, found, *list, err) || !backoff_wait(&b, by->at_ms))
 			return found;
-		if (found >= 0) {
-			kept = *list;
-			kept_first = *first;
-		} else {
-			os_error_clear(err);
-			free(*first);
-		}
+		prev = (struct state_try){ .found = found, .list = *list, .first = *first, .err = *err };
 		*list = NULL;
 		*first = NULL;
+		*err = (os_error){ 0 };
+		tried = 1;
 		call = state_start(gw, before, deadline_call_ms(by), err);
 	}
 }
@@ -253,15 +260,17 @@ static int check_cluster(const struct gateway *gw, const cJSON *list, const stru
 	return verify_pods(gw, vp, plan, err);
 }
 
-/* A cluster that does not answer fails the cluster checks, with that as
- * their evidence, rather than ending verify without a report; its pods
+/* A cluster that does not answer, or was still starting when the
+ * --timeout ran out (WHY, or NULL), fails the cluster checks, with that
+ * as their evidence, rather than ending verify without a report; its pods
  * are not run. */
-static void api_silent(struct check checks[VERIFY_NCHECKS])
+static void api_silent(struct check checks[VERIFY_NCHECKS], const char *why)
 {
 	for (int i = VC_RUNTIME_CLASS; i <= VC_ALLOCATABLE; i++)
-		check_set(&checks[i], CHECK_FAIL, xstrdup("the k3s API does not answer (kubectl get --raw /readyz)"));
+		check_set(&checks[i], CHECK_FAIL, why ? xstrdup(why) : xstrdup("the k3s API does not answer (kubectl get --raw /readyz)"));
 	for (int i = VC_SMOKE_POD; i < VERIFY_NCHECKS; i++)
-		check_set(&checks[i], CHECK_SKIP, xstrdup("not run: the k3s API does not answer"));
+		check_set(&checks[i], CHECK_SKIP, why ? xstrdup("not run: k3s was still starting")
+						  : xstrdup("not run: the k3s API does not answer"));
 }
 
 static const char *const check_names[VERIFY_NCHECKS] = {
@@ -297,6 +306,7 @@ struct verify_run {
 	cJSON *list;               /* the cluster's objects, or NULL */
 	struct deadline by;        /* the --timeout, for the get's tries again */
 	os_error api_err;          /* why the get found none */
+	char *silent;              /* the cluster was still starting at the --timeout: why */
 	int smoked;
 };
 
@@ -369,6 +379,10 @@ static int verify_run_collect(struct verify_run *v, os_error *err)
 		containerd_parse_nvidia(config, &v->rt);
 	if (found >= 0)
 		return 1;
+	if (state_pending(v->gw, found, NULL, &v->api_err)) {
+		v->silent = xasprintf("k3s was still starting when the --timeout ran out: %s", v->api_err.msg);
+		return 0;
+	}
 	/* No answer: an API that is down, or a failure of its own. */
 	found = kube_readyz(v->gw->container, 0, err);
 	if (found <= 0)
@@ -383,7 +397,7 @@ api_error:
 static int verify_run_judge(struct verify_run *v, int answered, os_error *err)
 {
 	if (!answered) {
-		api_silent(v->checks);
+		api_silent(v->checks, v->silent);
 	} else {
 		kube_keep_node(v->list, v->own);
 		int rc = check_cluster(v->gw, v->list, &v->rt, v->devices, v->checks, &v->plan, v->vp, &v->smoked, err);
@@ -412,6 +426,7 @@ static void verify_run_free(struct verify_run *v)
 	free(v->own);
 	strv_free(&v->seen);
 	os_error_clear(&v->api_err);
+	free(v->silent);
 }
 
 int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
