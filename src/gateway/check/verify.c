@@ -71,8 +71,10 @@ static int state_pending(const struct gateway *gw, int found, const cJSON *list,
  * has its deploy controller, which waits for those types, made the
  * RuntimeClasses (pkg/server/server.go: startOnAPIServerReady). So the
  * get is tried again, after a growing step, until they come, within the
- * --timeout. A try the deadline cuts short says nothing new: the try
- * before stands, its answer or its error. *FIRST is what the exec printed
+ * --timeout. A try the deadline cuts short says nothing new, nor does
+ * one that fails after an answer (kubectl's own request timeout, a
+ * moment before the deadline): the try before stands, its answer or its
+ * error (an interrupt is no such failure). *FIRST is what the exec printed
  * before kubectl (the look, then containerd's config), also when kubectl
  * failed. */
 struct state_try {
@@ -99,7 +101,7 @@ static int get_state(const struct gateway *gw, const struct deadline *by, const 
 
 	for (;;) {
 		found = call ? kube_get_finish(call, VERIFY_STATE_TYPES, list, first, err) : -1;
-		if (found < 0 && tried && deadline_cut(by, err)) {
+		if (found < 0 && tried && (deadline_cut(by, err) || (prev.found >= 0 && !signals_pending()))) {
 			os_error_clear(err);
 			free(*first);
 			*list = prev.list;
@@ -357,7 +359,8 @@ static int verify_run_start(struct verify_run *v, os_error *err)
 
 /* The looks' answers: the GPUs seen (from the pods' exec or the get's),
  * containerd's config and the cluster's objects. 1: the cluster answered,
- * 0: it did not, and the API says it is down (the checks say so). */
+ * 0: it did not, and the API says it is down, or k3s was still starting
+ * when the --timeout ran out (the checks say so). */
 static int verify_run_collect(struct verify_run *v, os_error *err)
 {
 	const char *config, *looked, *rest;
