@@ -382,14 +382,15 @@ static int verify_run_collect(struct verify_run *v, os_error *err)
 		containerd_parse_nvidia(config, &v->rt);
 	if (found >= 0)
 		return 1;
-	if (state_pending(v->gw, found, NULL, &v->api_err)) {
-		v->silent = xasprintf("k3s was still starting when the --timeout ran out: %s", v->api_err.msg);
-		return 0;
-	}
-	/* No answer: an API that is down, or a failure of its own. */
+	/* No answer: an API that is down (/readyz says so), one up but k3s
+	 * still starting its own parts, or a failure of its own. */
 	found = kube_readyz(v->gw->container, 0, err);
 	if (found <= 0)
 		return found;
+	if (state_pending(v->gw, -1, NULL, &v->api_err)) {
+		v->silent = xasprintf("k3s was still starting when the --timeout ran out: %s", v->api_err.msg);
+		return 0;
+	}
 api_error:
 	*err = v->api_err;
 	v->api_err = (os_error){ 0 };
