@@ -18,6 +18,23 @@ setup() {
 	load helpers/gateway
 }
 
+# A gateway container made by hand, as openshell never would, once its
+# API answers: NAME, docker run's options up to --, then k3s's arguments.
+hand_made() {
+	local name=$1 opts=()
+	shift
+	while [ "$1" != -- ]; do
+		opts+=("$1")
+		shift
+	done
+	shift
+	docker run -d --privileged --cgroupns private --network none --name "openshell-cluster-$name" \
+		--hostname "openshell-$name" --label org.openshell.managed-by=openshell \
+		--label "org.openshell.gateway=$name" --env GPU_ENABLED=true "${opts[@]}" \
+		"$IMAGE" server --disable=traefik "$@" >/dev/null
+	eventually gw_kubectl "$name" get --raw /readyz
+}
+
 # bats test_tags=lane
 @test "verify passes all seven checks on a GPU gateway" {
 	run --separate-stderr openshell -v gateway verify --name vg
@@ -270,11 +287,7 @@ runc_pod_running() {
 @test "a GPU request without the compute capability fails the device-request check" {
 	# Made by hand, as openshell never would: the check must judge the
 	# request itself, not only that there is one.
-	docker run -d --privileged --cgroupns private --network none --name openshell-cluster-dr --hostname openshell-dr \
-		--label org.openshell.managed-by=openshell --label org.openshell.gateway=dr \
-		--gpus 'driver=nvidia,count=all,"capabilities=utility"' --env GPU_ENABLED=true \
-		"$IMAGE" server --disable=traefik >/dev/null
-	eventually gw_kubectl dr get --raw /readyz
+	hand_made dr --gpus 'driver=nvidia,count=all,"capabilities=utility"' --
 	run --separate-stderr openshell gateway verify --name dr --timeout 5s
 	assert_failure 8
 	assert_line '  FAIL  device-request  driver=nvidia count=all capabilities=utility,gpu: capabilities compute missing'
@@ -311,11 +324,7 @@ runc_pod_running() {
 	# By hand, as a start --no-wait leaves it, with k3s's own types (and so
 	# its deploy controller) late: the pods' create, made before the get,
 	# meets the RuntimeClass admission plugin's refusal.
-	docker run -d --privileged --cgroupns private --network none --name openshell-cluster-rl --hostname openshell-rl \
-		--label org.openshell.managed-by=openshell --label org.openshell.gateway=rl \
-		--gpus 'driver=nvidia,count=all,"capabilities=utility,compute"' --env GPU_ENABLED=true \
-		--env SIM_K3S_CRD_DELAY=6 "$IMAGE" server --disable=traefik >/dev/null
-	eventually gw_kubectl rl get --raw /readyz
+	hand_made rl --gpus 'driver=nvidia,count=all,"capabilities=utility,compute"' --env SIM_K3S_CRD_DELAY=6 --
 	run --separate-stderr openshell gateway verify --name rl --timeout 120s
 	assert_line '  PASS  runtime-class   RuntimeClass nvidia, handler nvidia; containerd runs it with /usr/bin/nvidia-container-runtime'
 	assert_line --regexp '^  PASS  pod-isolation   pod openshell-verify-[0-9a-f]+-nogpu, no GPU asked, NVIDIA_VISIBLE_DEVICES=all: sees none \('
@@ -324,11 +333,7 @@ runc_pod_running() {
 
 @test "a cluster still starting when the --timeout runs out is reported, not an error" {
 	sim_only "needs the stand-in's CRD delay"
-	docker run -d --privileged --cgroupns private --network none --name openshell-cluster-sl --hostname openshell-sl \
-		--label org.openshell.managed-by=openshell --label org.openshell.gateway=sl \
-		--gpus 'driver=nvidia,count=all,"capabilities=utility,compute"' --env GPU_ENABLED=true \
-		--env SIM_K3S_CRD_DELAY=600 "$IMAGE" server --disable=traefik >/dev/null
-	eventually gw_kubectl sl get --raw /readyz
+	hand_made sl --gpus 'driver=nvidia,count=all,"capabilities=utility,compute"' --env SIM_K3S_CRD_DELAY=600 --
 	run --separate-stderr openshell gateway verify --name sl --timeout 6s
 	assert_failure 8
 	assert_line --regexp '^  FAIL  runtime-class   k3s was still starting when the --timeout ran out: .*the server doesn.t have a resource type "(helmchartconfigs|addons)"'
@@ -339,10 +344,7 @@ runc_pod_running() {
 @test "k3s run with --disable=runtimes fails the runtime check at once, naming the flag" {
 	# By hand, as openshell never would; k3s then neither stages nor keeps
 	# its RuntimeClasses, so waiting for them would wait out the --timeout.
-	docker run -d --privileged --cgroupns private --network none --name openshell-cluster-dn --hostname openshell-dn \
-		--label org.openshell.managed-by=openshell --label org.openshell.gateway=dn \
-		--gpus all --env GPU_ENABLED=true "$IMAGE" server --disable=traefik --disable runtimes >/dev/null
-	eventually gw_kubectl dn get --raw /readyz
+	hand_made dn --gpus all -- --disable runtimes
 	run --separate-stderr openshell gateway verify --name dn --timeout 60s
 	assert_failure 8
 	assert_line '  FAIL  runtime-class   RuntimeClass nvidia not found: k3s runs with --disable=runtimes, which deletes them'
