@@ -60,7 +60,7 @@ static int run(int argc, char **argv)
 	if (image_ref_check(ref, &err) < 0 || image_read(ref, &f, &err) < 0) {
 		rc = log_error_report(&err);
 	} else if (!f.img.exists) {
-		int dflt = strcmp(ref, IMAGE_DEFAULT_TAG) == 0;
+		int dflt = !image_named(ref);
 		os_error_set(&err, OS_EXIT_NOTFOUND, "no image %s here; build it with 'openshell image build%s%s'",
 			     ref, dflt ? "" : " --tag ", dflt ? "" : ref);
 		rc = log_error_report(&err);

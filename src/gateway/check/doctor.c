@@ -117,7 +117,7 @@ static int check_cluster_image(struct doctor *d, const char *image)
 		doctor_check(d, CHECK_FAIL, "cluster-image", NULL, "cluster image %s: %s", image, err.msg);
 	} else if (!present) {
 		doctor_check(d, CHECK_WARN, "cluster-image",
-		             strcmp(image, IMAGE_DEFAULT_TAG) != 0 ? "it is pulled at the first start; pull it now with 'docker pull'"
+		             image_named(image) ? "it is pulled at the first start; pull it now with 'docker pull'"
 				            : "the first 'gateway start' builds it; build it now with 'openshell image build'",
 		             "cluster image %s: not here yet", image);
 	} else if (f.self_contained) {

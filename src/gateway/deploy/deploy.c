@@ -51,7 +51,7 @@ void deploy_plan_init(struct deploy_plan *p, const struct gateway_request *rq)
 	p->port = rq->port ? rq->port : DEPLOY_DEFAULT_PORT;
 	p->bind = rq->bind ? rq->bind : DEPLOY_DEFAULT_BIND;
 	p->image = rq->image ? rq->image : gateway_default_image();
-	p->image_named = strcmp(p->image, IMAGE_DEFAULT_TAG) != 0;
+	p->image_named = image_named(p->image);
 	p->advertise = rq->advertise;
 	p->mig = rq->mig == MIG_UNSET ? MIG_NONE : rq->mig;
 	p->node_network = rq->node_network == NODE_NETWORK_UNSET ? NODE_NETWORK_VXLAN : rq->node_network;

@@ -395,3 +395,8 @@ cJSON *image_describe_json(cJSON *o, const char *ref, const struct image_facts *
 	json_add_string_or_null(o, "not_self_contained_because", f->why);
 	return o;
 }
+
+int image_named(const char *ref)
+{
+	return strcmp(ref, IMAGE_DEFAULT_TAG) != 0;
+}

@@ -26,6 +26,10 @@
 #include "docker/image.h"
 
 #define IMAGE_DEFAULT_TAG "openshell-cluster:" PACKAGE_VERSION
+
+/* Is REF another image than the default, so pulled when absent, never
+ * built? */
+int image_named(const char *ref);
 #define IMAGE_DOCKERFILE "docker/Dockerfile.cluster"
 #define IMAGE_VERSIONS_FILE "versions.env"
 #define IMAGE_BUILD_TIMEOUT_MS (30 * 60 * 1000)
