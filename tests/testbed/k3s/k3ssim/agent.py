@@ -42,17 +42,18 @@ RETRY = 2.0
 def parse_args(argv):
     opts = {"server": os.environ.get("K3S_URL", ""), "token": os.environ.get("K3S_TOKEN", ""),
             "token_file": os.environ.get("K3S_TOKEN_FILE", ""), "node_name": os.environ.get("K3S_NODE_NAME"),
-            "node_labels": [], "node_ip": None, "bind_address": None, "node_external_ip": []}
+            "node_labels": [], "node_ip": None, "bind_address": None, "node_external_ip": [],
+            "default_runtime": None}
     i = 0
     while i < len(argv):
         name, eq, value = argv[i].partition("=")
         if name in ("--server", "-s", "--token", "-t", "--token-file", "--node-name", "--node-label",
-                    "--node-ip", "--bind-address", "--node-external-ip") and not eq:
+                    "--node-ip", "--bind-address", "--node-external-ip", "--default-runtime") and not eq:
             i += 1
             value = argv[i] if i < len(argv) else ""
         key = {"-s": "server", "--server": "server", "-t": "token", "--token": "token",
                "--token-file": "token_file", "--node-name": "node_name", "--node-ip": "node_ip",
-               "--bind-address": "bind_address"}.get(name)
+               "--bind-address": "bind_address", "--default-runtime": "default_runtime"}.get(name)
         if key:
             opts[key] = value
         elif name == "--node-label":
@@ -155,6 +156,7 @@ class Agent:
                    "external_ips": self.opts["node_external_ip"]}
         self.kubelet = kubelet.Kubelet(api, self.node, self.ip, self.wake, server=False,
                                        label_flags=self.opts["node_labels"], network=network,
+                                       default_runtime=self.opts["default_runtime"],
                                        pod_cidr="10.42.%d.0/24" % (1 + int(hashlib.sha256(self.node.encode())
                                                                          .hexdigest(), 16) % 250))
         self.kubelet.start()

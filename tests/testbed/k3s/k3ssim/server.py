@@ -37,7 +37,7 @@ def parse_args(argv):
     opts = {"tls_san": [], "disable": [], "node_name": None, "port": 6443, "bind": "0.0.0.0",
             "node_labels": [], "token": None, "kcm_args": [], "advertise_address": None,
             "advertise_port": None, "node_ip": [], "node_external_ip": [], "flannel_backend": "vxlan",
-            "flannel_external_ip": False}
+            "flannel_external_ip": False, "default_runtime": None}
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -48,7 +48,7 @@ def parse_args(argv):
                          "--node-label", "--token", "--write-kubeconfig-mode", "--data-dir", "--node-ip",
                          "--cluster-cidr", "--service-cidr", "--kubelet-arg", "--kube-apiserver-arg",
                          "--advertise-address", "--advertise-port", "--node-external-ip",
-                         "--flannel-backend", "--kube-controller-manager-arg")
+                         "--flannel-backend", "--kube-controller-manager-arg", "--default-runtime")
         if takes and not eq:
             i += 1
             value = argv[i] if i < len(argv) else ""
@@ -72,6 +72,8 @@ def parse_args(argv):
             opts["advertise_address"] = value
         elif name == "--advertise-port":
             opts["advertise_port"] = int(value)
+        elif name == "--default-runtime":
+            opts["default_runtime"] = value
         elif name == "--flannel-backend":
             opts["flannel_backend"] = value
         elif name == "--flannel-external-ip":

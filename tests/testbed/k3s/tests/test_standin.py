@@ -367,14 +367,39 @@ class NvidiaRuntime(unittest.TestCase):
         containerd.DROPIN_DIR = os.path.join(self.dir, "containerd", "config-v3.toml.d")
         os.makedirs(containerd.DROPIN_DIR)
         containerd.write()
-        self.assertEqual(containerd.runtime_options()["runc"],
+        self.assertEqual(containerd.runtime_options(containerd.cri_containerd())["runc"],
                          {"runtime_type": "io.containerd.runc.v2", "options": {"SystemdCgroup": False}})
         with open(os.path.join(containerd.DROPIN_DIR, "x.toml"), "w", encoding="utf-8") as f:
             f.write("version = 3\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]\n"
                     "privileged_without_host_devices = true\n")
-        self.assertEqual(containerd.runtime_options()["runc"],
+        self.assertEqual(containerd.runtime_options(containerd.cri_containerd())["runc"],
                          {"runtime_type": "io.containerd.runc.v2", "options": {"SystemdCgroup": False},
                           "privileged_without_host_devices": True})
+
+    def test_default_runtime_names_the_handler_of_a_pod_without_a_class(self):
+        # k3s --default-runtime (templates: default_runtime_name); containerd's own default is runc,
+        # and a name no runtime table answers stops the CRI plugin (config.go ValidateRuntimeConfig).
+        from k3ssim import config
+        from k3ssim.kubelet import containerd
+        saved = (config.CONTAINERD_CONFIG, containerd.DROPIN_DIR, containerd.find_runtimes)
+        self.addCleanup(lambda: (setattr(config, "CONTAINERD_CONFIG", saved[0]),
+                                 setattr(containerd, "DROPIN_DIR", saved[1]),
+                                 setattr(containerd, "find_runtimes", saved[2])))
+        config.CONTAINERD_CONFIG = os.path.join(self.dir, "containerd", "config.toml")
+        containerd.DROPIN_DIR = os.path.join(self.dir, "containerd", "config-v3.toml.d")
+        containerd.find_runtimes = lambda: {"nvidia": "/usr/bin/nvidia-container-runtime"}
+        containerd.write()
+        self.assertEqual(containerd.default_handler(containerd.cri_containerd()), "runc")
+        containerd.write("nvidia")
+        with open(config.CONTAINERD_CONFIG, encoding="utf-8") as f:
+            self.assertIn("[plugins.'io.containerd.cri.v1.runtime'.containerd]\n  default_runtime_name = \"nvidia\"\n",
+                          f.read())
+        self.assertEqual(containerd.default_handler(containerd.cri_containerd()), "nvidia")
+        containerd.find_runtimes = lambda: {}
+        containerd.write("nvidia")
+        with self.assertRaisesRegex(containerd.CRIError, 'no corresponding runtime configured in '
+                                    '`containerd.runtimes` for `containerd` `default_runtime_name = "nvidia"`'):
+            containerd.default_handler(containerd.cri_containerd())
 
     def test_a_base_spec_is_read_once_and_a_bad_one_stops_the_cri_plugin(self):
         # plugins/cri/runtime/plugin.go loadBaseOCISpecs: os.Open, a JSON decode.

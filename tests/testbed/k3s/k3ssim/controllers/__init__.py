@@ -18,6 +18,7 @@ class Manager:
         types = crds.K3sTypes(self.api)
         self.kubelet = kubeletmod.Kubelet(self.api, server.node, server.ip, server.wake,
                                           label_flags=server.opts["node_labels"],
+                                          default_runtime=server.opts["default_runtime"],
                                           network=dict(server.network(), external_ips=server.opts["node_external_ip"]))
         self.controllers = [types, deploy.Deploy(self.api, types, server.opts["disable"]), helm.HelmController(self.api, types),
                             job.Jobs(self.api), daemonset.DaemonSets(self.api),

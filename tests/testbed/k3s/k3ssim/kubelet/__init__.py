@@ -15,7 +15,7 @@ from . import containerd, devicemanager, dramanager, images, lease, node, podnet
 
 class Kubelet:
     def __init__(self, client, node_name, ip, wake, server=True, label_flags=(), pod_cidr="10.42.0.0/24",
-                 network=None):
+                 network=None, default_runtime=None):
         self.api = client
         self.node = node_name
         self.ip = ip
@@ -26,6 +26,8 @@ class Kubelet:
         self.images = images.ImageStore()
         self.devices = devicemanager.DeviceManager()
         self.handlers = {}
+        self.default_runtime = default_runtime   # --default-runtime
+        self.default_handler = "runc"            # as containerd loaded it
         self.dra = dramanager.DRAManager(self)
         self.runtime_options = {}
         self.base_specs = {}
@@ -44,9 +46,11 @@ class Kubelet:
     def start_containerd(self):
         """k3s writes containerd's config; containerd starts and reads it,
         with the files it imports, once."""
-        self.handlers = containerd.write()
-        self.runtime_options = containerd.runtime_options()
+        self.handlers = containerd.write(self.default_runtime)
+        table = containerd.cri_containerd()
+        self.runtime_options = containerd.runtime_options(table)
         try:
+            self.default_handler = containerd.default_handler(table)
             self.base_specs = containerd.base_specs(self.runtime_options)
         except containerd.CRIError as e:
             self.cri_error = str(e)

@@ -178,7 +178,7 @@ class PodWorker:
     def _make_sandbox(self):
         if clock.now() < self.sandbox_retry:
             return False
-        handler = "runc"
+        handler = self.k.default_handler
         rcn = self.pod["spec"].get("runtimeClassName")
         if rcn:
             rc = self.k.api.find(self.k.res("node.k8s.io/v1", "RuntimeClass"), None, rcn)
