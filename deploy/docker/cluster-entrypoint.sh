@@ -17,8 +17,10 @@
 # --gpu` together with Docker's --gpus request):
 #   - on:  with a selection of GPUs (OPENSHELL_GPU_UUIDS), hide the host's
 #          others, which a privileged container gets too (gpu-isolate.sh);
-#          copy $GPU_MANIFESTS_DIR/*.yaml into the k3s manifests dir, where the
-#          k3s deploy/Helm controllers install the NVIDIA device plugin;
+#          copy $GPU_MANIFESTS_DIR/$OPENSHELL_GPU_ALLOCATION/*.yaml into the
+#          k3s manifests dir, where the k3s deploy/Helm controllers install
+#          the NVIDIA device plugin (device-plugin) or DRA driver (dra), and
+#          remove the other allocation's, which an earlier run may have left;
 #   - off: hide the host's GPUs (gpu-isolate.sh, keeping none); remove
 #          copies of those manifests that an earlier GPU run left on
 #          the volume, so a gateway recreated without GPU does not keep
@@ -49,6 +51,9 @@ GPU_ENABLED="${GPU_ENABLED:-}"
 # its MIG strategy, for the device plugin's values.
 OPENSHELL_GPU_MODE="${OPENSHELL_GPU_MODE:-legacy}"
 OPENSHELL_MIG_STRATEGY="${OPENSHELL_MIG_STRATEGY:-none}"
+# Who hands pods their GPUs (openshell's --gpu-allocation): the subdirectory
+# of $GPU_MANIFESTS_DIR installed.
+OPENSHELL_GPU_ALLOCATION="${OPENSHELL_GPU_ALLOCATION:-device-plugin}"
 
 # Names of the GPU manifests this script installed, so that a later run
 # without GPU also removes files whose names changed between image versions.
@@ -257,6 +262,32 @@ runc_base_spec() {
 # (containerd's "is mounted on \"/\" but it is not a shared mount"), and a
 # Docker container's / is private (k3s-io/k3s#1846, k3d-io/k3d#1063): make
 # it shared, as k3d's entrypoint does. Without it only MPS breaks.
+# remove_gpu_manifests KEEP WHY: remove from k3s's manifests dir every GPU
+# manifest of the image (each allocation's) and of the install record that
+# KEEP (names, one a line) does not name, saying WHY.
+remove_gpu_manifests() {
+	keep=$1 why=$2 names=""
+	for f in "$GPU_MANIFESTS_DIR"/*/*.yaml; do
+		[ -f "$f" ] || continue
+		names="$names$(basename "$f")
+"
+	done
+	if [ -f "$GPU_RECORD" ]; then
+		names="$names$(cat "$GPU_RECORD")
+"
+	fi
+	# Names come from our own image and record file; one per line.
+	printf '%s' "$names" | while IFS= read -r name; do
+		[ -n "$name" ] || continue
+		case $name in */*) continue ;; esac
+		printf '%s' "$keep" | grep -qxF "$name" && continue
+		if [ -e "$K3S_MANIFESTS_DIR/$name" ]; then
+			rm -f "$K3S_MANIFESTS_DIR/$name" || die "cannot remove $K3S_MANIFESTS_DIR/$name"
+			log "$why: removed stale GPU manifest $K3S_MANIFESTS_DIR/$name"
+		fi
+	done
+}
+
 share_root() {
 	[ -n "$SHARED_MOUNT" ] || return 0
 	mount --make-rshared "$SHARED_MOUNT" ||
@@ -280,19 +311,24 @@ if [ -d "$OPENSHELL_MANIFESTS_DIR" ]; then
 fi
 
 if [ "$GPU_ENABLED" = "true" ]; then
-	log "GPU_ENABLED=true: enabling NVIDIA GPU support (GPUs through $OPENSHELL_GPU_MODE, MIG strategy $OPENSHELL_MIG_STRATEGY)"
+	case $OPENSHELL_GPU_ALLOCATION in
+	device-plugin | dra) ;;
+	*) die "OPENSHELL_GPU_ALLOCATION=$OPENSHELL_GPU_ALLOCATION: give device-plugin or dra" ;;
+	esac
+	log "GPU_ENABLED=true: enabling NVIDIA GPU support (GPUs through $OPENSHELL_GPU_MODE, allocated by $OPENSHELL_GPU_ALLOCATION, MIG strategy $OPENSHELL_MIG_STRATEGY)"
 	# Before k3s, so that nothing in the gateway ever sees the other GPUs.
 	"$GPU_ISOLATE"
 	installed=""
-	for f in "$GPU_MANIFESTS_DIR"/*.yaml; do
+	for f in "$GPU_MANIFESTS_DIR/$OPENSHELL_GPU_ALLOCATION"/*.yaml; do
 		[ -f "$f" ] || continue
 		install_manifest "$f"
 		installed="$installed$(basename "$f")
 "
 	done
-	# A GPU gateway without the device plugin manifest can never advertise
+	# A GPU gateway without its allocator's manifest can never serve
 	# nvidia.com/gpu: stop here, loudly, instead of looking healthy-but-empty.
-	[ -n "$installed" ] || die "GPU_ENABLED=true but no *.yaml in $GPU_MANIFESTS_DIR"
+	[ -n "$installed" ] || die "GPU_ENABLED=true but no *.yaml in $GPU_MANIFESTS_DIR/$OPENSHELL_GPU_ALLOCATION"
+	remove_gpu_manifests "$installed" "GPU allocation $OPENSHELL_GPU_ALLOCATION"
 	printf '%s' "$installed" >"$GPU_RECORD.tmp.$$"
 	mv -f "$GPU_RECORD.tmp.$$" "$GPU_RECORD"
 
@@ -315,25 +351,7 @@ else
 	fi
 	# Privileged, the container has the host's GPUs' nodes all the same.
 	OPENSHELL_GPU_UUIDS=none "$GPU_ISOLATE"
-	stale=""
-	for f in "$GPU_MANIFESTS_DIR"/*.yaml; do
-		[ -f "$f" ] || continue
-		stale="$stale$(basename "$f")
-"
-	done
-	if [ -f "$GPU_RECORD" ]; then
-		stale="$stale$(cat "$GPU_RECORD")
-"
-	fi
-	# Names come from our own image and record file; one per line.
-	printf '%s' "$stale" | while IFS= read -r name; do
-		[ -n "$name" ] || continue
-		case $name in */*) continue ;; esac
-		if [ -e "$K3S_MANIFESTS_DIR/$name" ]; then
-			rm -f "$K3S_MANIFESTS_DIR/$name" || die "cannot remove $K3S_MANIFESTS_DIR/$name"
-			log "GPU disabled: removed stale GPU manifest $K3S_MANIFESTS_DIR/$name"
-		fi
-	done
+	remove_gpu_manifests "" "GPU disabled"
 	rm -f "$GPU_RECORD"
 fi
 

@@ -100,14 +100,33 @@ archive_name() {
 	printf '%s.tar' "$(printf '%s' "${1%@*}" | tr '/:' '__')"
 }
 
+# The DRA driver's chart, an OCI artifact: skopeo copies it by its
+# manifest's digest (checking every blob against the manifest, as for an
+# image) into a dir: layout, where each blob is a file named by its digest;
+# the one layer is the chart archive.
+stage_dra_chart() {
+	repo=registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu
+	chart=dra-driver-nvidia-gpu-$DRA_DRIVER_CHART_VERSION.tgz
+	rm -rf /tmp/dra-chart
+	skopeo --insecure-policy copy --retry-times 3 "docker://$repo@$DRA_DRIVER_CHART_MANIFEST" dir:/tmp/dra-chart ||
+		die "cannot fetch chart $repo@$DRA_DRIVER_CHART_MANIFEST"
+	[ -f "/tmp/dra-chart/$DRA_DRIVER_CHART_SHA256" ] ||
+		die "chart $repo@$DRA_DRIVER_CHART_MANIFEST has no layer sha256:$DRA_DRIVER_CHART_SHA256"
+	check_sha256 "/tmp/dra-chart/$DRA_DRIVER_CHART_SHA256" "$DRA_DRIVER_CHART_SHA256"
+	install -m 0644 "/tmp/dra-chart/$DRA_DRIVER_CHART_SHA256" "/out/opt/openshell/charts/$chart"
+	rm -rf /tmp/dra-chart
+}
+
 stage_bundle() {
-	need DEVICE_PLUGIN_CHART_VERSION DEVICE_PLUGIN_CHART_SHA256 DEVICE_PLUGIN_IMAGE SMOKE_IMAGE TARGETARCH
+	need DEVICE_PLUGIN_CHART_VERSION DEVICE_PLUGIN_CHART_SHA256 DEVICE_PLUGIN_IMAGE SMOKE_IMAGE TARGETARCH \
+		DRA_DRIVER_CHART_VERSION DRA_DRIVER_CHART_MANIFEST DRA_DRIVER_CHART_SHA256 DRA_DRIVER_IMAGE
 	apt_install ca-certificates curl skopeo
 	chart=nvidia-device-plugin-$DEVICE_PLUGIN_CHART_VERSION.tgz
 	mkdir -p /out/opt/openshell/charts /out/opt/openshell/images
 	fetch "https://nvidia.github.io/k8s-device-plugin/stable/$chart" "/out/opt/openshell/charts/$chart"
 	check_sha256 "/out/opt/openshell/charts/$chart" "$DEVICE_PLUGIN_CHART_SHA256"
-	for ref in "$DEVICE_PLUGIN_IMAGE" "$SMOKE_IMAGE"; do
+	stage_dra_chart
+	for ref in "$DEVICE_PLUGIN_IMAGE" "$DRA_DRIVER_IMAGE" "$SMOKE_IMAGE"; do
 		# skopeo checks every blob against the manifest's digests; a
 		# reference pinned with @sha256:... also pins the manifest. The
 		# archive is tagged with the reference less any digest, which is

@@ -33,6 +33,8 @@ static const struct {
 	{ "NVIDIA_CONTAINER_TOOLKIT_VERSION", "NVIDIA Container Toolkit", "nvidia_container_toolkit_version" },
 	{ "DEVICE_PLUGIN_CHART_VERSION", "device plugin chart", "device_plugin_chart_version" },
 	{ "DEVICE_PLUGIN_IMAGE", "device plugin image", "device_plugin_image" },
+	{ "DRA_DRIVER_CHART_VERSION", "DRA driver chart", "dra_driver_chart_version" },
+	{ "DRA_DRIVER_IMAGE", "DRA driver image", "dra_driver_image" },
 	{ "SMOKE_IMAGE", "smoke image", "smoke_image" },
 };
 

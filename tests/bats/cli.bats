@@ -415,13 +415,15 @@ pin() { sed -n "s/^$1=//p" "$OPENSHELL_SRCDIR/deploy/versions.env"; }
 	assert_line "  k3s                        $(pin K3S_VERSION)"
 	assert_line "  NVIDIA Container Toolkit   $(pin NVIDIA_CONTAINER_TOOLKIT_VERSION)"
 	assert_line "  device plugin chart        $(pin DEVICE_PLUGIN_CHART_VERSION)"
+	assert_line "  DRA driver image           $(pin DRA_DRIVER_IMAGE)"
 	fake_image_docker present
 	OPENSHELL_CLUSTER_IMAGE=mine:1 run --separate-stderr openshell version --json
 	assert_success
 	doc=$output
 	run jq -r '[.schema, .openshell_version, .cluster_image.image, .cluster_image.present, .cluster_image.pins.k3s_version,
-		.cluster_image.pins.device_plugin_chart_version, .cluster_image.pins.smoke_image] | map(tostring) | join(" ")' <<<"$doc"
-	assert_output "1 $(openshell --version | cut -d' ' -f2) mine:1 true $(pin K3S_VERSION) $(pin DEVICE_PLUGIN_CHART_VERSION) $(pin SMOKE_IMAGE)"
+		.cluster_image.pins.device_plugin_chart_version, .cluster_image.pins.dra_driver_chart_version,
+		.cluster_image.pins.smoke_image] | map(tostring) | join(" ")' <<<"$doc"
+	assert_output "1 $(openshell --version | cut -d' ' -f2) mine:1 true $(pin K3S_VERSION) $(pin DEVICE_PLUGIN_CHART_VERSION) $(pin DRA_DRIVER_CHART_VERSION) $(pin SMOKE_IMAGE)"
 	assert_schema version "$doc"
 }
 

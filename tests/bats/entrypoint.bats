@@ -28,7 +28,7 @@ setup() {
 	cp "$REAL_VERSIONS" "$OPENSHELL_VERSIONS_FILE"
 	export K3S_BIN=$root/fake-k3s
 	mkdir -p "$GPU_MANIFESTS_DIR" "$OPENSHELL_MANIFESTS_DIR" "$OPENSHELL_DEV_DIR"
-	cp "$REAL_GPU_MANIFESTS"/*.yaml "$GPU_MANIFESTS_DIR/"
+	cp -R "$REAL_GPU_MANIFESTS"/. "$GPU_MANIFESTS_DIR/"
 	# The exec target records how it was called and what k3s would find.
 	cat >"$K3S_BIN" <<-'FAKE'
 	#!/bin/sh
@@ -50,12 +50,12 @@ entrypoint() {
 	assert_equal "$status" 7 # k3s' status: exec'd, not run as a child
 	assert_line "fake-k3s args: server --disable=traefik --tls-san=127.0.0.1"
 	assert_line "fake-k3s sees: nvidia-device-plugin-helmchart.yaml"
-	assert_line "openshell-entrypoint: GPU_ENABLED=true: enabling NVIDIA GPU support (GPUs through legacy, MIG strategy none)"
+	assert_line "openshell-entrypoint: GPU_ENABLED=true: enabling NVIDIA GPU support (GPUs through legacy, allocated by device-plugin, MIG strategy none)"
 	assert_line "openshell-entrypoint: found 2 GPU device(s) in $OPENSHELL_DEV_DIR"
 	# Installed as shipped, but for the pins filled in.
 	chart=$(sed -n 's/^DEVICE_PLUGIN_CHART_VERSION=//p' "$REAL_VERSIONS")
 	run diff <(sed -e "s/@DEVICE_PLUGIN_CHART_VERSION@/$chart/" -e 's/@DEVICE_LIST_STRATEGY@/volume-mounts/' \
-		-e 's/@MIG_STRATEGY@/none/' "$REAL_GPU_MANIFESTS/nvidia-device-plugin-helmchart.yaml") \
+		-e 's/@MIG_STRATEGY@/none/' "$REAL_GPU_MANIFESTS/device-plugin/nvidia-device-plugin-helmchart.yaml") \
 		"$K3S_MANIFESTS_DIR/nvidia-device-plugin-helmchart.yaml"
 	assert_success
 	grep -q '^    deviceListStrategy: volume-mounts$' "$K3S_MANIFESTS_DIR/nvidia-device-plugin-helmchart.yaml"
@@ -67,7 +67,7 @@ entrypoint() {
 @test "a CDI gateway's plugin hands out CDI devices; the MIG strategy reaches the chart" {
 	OPENSHELL_GPU_MODE=cdi OPENSHELL_MIG_STRATEGY=mixed GPU_ENABLED=true entrypoint server
 	assert_equal "$status" 7
-	assert_line "openshell-entrypoint: GPU_ENABLED=true: enabling NVIDIA GPU support (GPUs through cdi, MIG strategy mixed)"
+	assert_line "openshell-entrypoint: GPU_ENABLED=true: enabling NVIDIA GPU support (GPUs through cdi, allocated by device-plugin, MIG strategy mixed)"
 	grep -q '^    deviceListStrategy: cdi-cri$' "$K3S_MANIFESTS_DIR/nvidia-device-plugin-helmchart.yaml"
 	grep -q '^    migStrategy: mixed$' "$K3S_MANIFESTS_DIR/nvidia-device-plugin-helmchart.yaml"
 }
@@ -147,10 +147,10 @@ print(d["accept-nvidia-visible-devices-envvar-when-unprivileged"], d["accept-nvi
 }
 
 @test "GPU_ENABLED=true with no GPU manifest fails loudly before k3s starts" {
-	rm -f "$GPU_MANIFESTS_DIR"/*.yaml
+	rm -f "$GPU_MANIFESTS_DIR"/device-plugin/*.yaml
 	GPU_ENABLED=true entrypoint server
 	assert_failure 1
-	assert_output --partial "error: GPU_ENABLED=true but no *.yaml in $GPU_MANIFESTS_DIR"
+	assert_output --partial "error: GPU_ENABLED=true but no *.yaml in $GPU_MANIFESTS_DIR/device-plugin"
 	refute_output --partial "fake-k3s"
 }
 
@@ -166,9 +166,40 @@ print(d["accept-nvidia-visible-devices-envvar-when-unprivileged"], d["accept-nvi
 
 @test "a GPU manifest renamed by a newer image is still removed (install record)" {
 	GPU_ENABLED=true entrypoint server
-	mv "$GPU_MANIFESTS_DIR/nvidia-device-plugin-helmchart.yaml" "$GPU_MANIFESTS_DIR/renamed.yaml"
+	mv "$GPU_MANIFESTS_DIR/device-plugin/nvidia-device-plugin-helmchart.yaml" "$GPU_MANIFESTS_DIR/device-plugin/renamed.yaml"
 	entrypoint server
 	refute_line --partial "fake-k3s sees: nvidia-device-plugin"
+	# With GPU too: the record's old name goes, the new one stays.
+	GPU_ENABLED=true entrypoint server
+	assert_line "fake-k3s sees: renamed.yaml"
+	refute_line --partial "fake-k3s sees: nvidia-device-plugin"
+}
+
+@test "OPENSHELL_GPU_ALLOCATION=dra installs the DRA driver's chart in place of the device plugin's, and back" {
+	GPU_ENABLED=true entrypoint server
+	assert_line "fake-k3s sees: nvidia-device-plugin-helmchart.yaml"
+	GPU_ENABLED=true OPENSHELL_GPU_ALLOCATION=dra entrypoint server
+	assert_equal "$status" 7
+	assert_line "openshell-entrypoint: GPU allocation dra: removed stale GPU manifest $K3S_MANIFESTS_DIR/nvidia-device-plugin-helmchart.yaml"
+	assert_line "fake-k3s sees: dra-driver-nvidia-gpu-helmchart.yaml"
+	refute_line "fake-k3s sees: nvidia-device-plugin-helmchart.yaml"
+	# Rendered with the pin: the chart k3s serves from the bundle.
+	run grep -F "chart: https://%{KUBERNETES_API}%/static/charts/dra-driver-nvidia-gpu-$(sed -n 's/^DRA_DRIVER_CHART_VERSION=//p' "$REAL_VERSIONS").tgz" \
+		"$K3S_MANIFESTS_DIR/dra-driver-nvidia-gpu-helmchart.yaml"
+	assert_success
+	GPU_ENABLED=true entrypoint server
+	assert_line "openshell-entrypoint: GPU allocation device-plugin: removed stale GPU manifest $K3S_MANIFESTS_DIR/dra-driver-nvidia-gpu-helmchart.yaml"
+	assert_line "fake-k3s sees: nvidia-device-plugin-helmchart.yaml"
+	entrypoint server
+	refute_line --partial "fake-k3s sees: nvidia"
+	refute_line --partial "fake-k3s sees: dra"
+}
+
+@test "an allocation the image has no manifests for stops the start before k3s" {
+	GPU_ENABLED=true OPENSHELL_GPU_ALLOCATION=devices entrypoint server
+	assert_failure 1
+	assert_output --partial "error: OPENSHELL_GPU_ALLOCATION=devices: give device-plugin or dra"
+	refute_output --partial "fake-k3s"
 }
 
 @test "GPU_ENABLED other than true keeps GPU support off and says so" {

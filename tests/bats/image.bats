@@ -45,12 +45,13 @@ pin() { sed -n "s/^$1=//p" "$OPENSHELL_SRCDIR/deploy/versions.env"; }
 	run --separate-stderr openshell image info --json "$IMAGE"
 	assert_success
 	run jq -r '[.k3s_version, .nvidia_container_toolkit_version, .nvidia_runtime_mode,
-		.device_plugin_chart_version, .smoke_image, (.bundled_images | join(" ")),
+		.device_plugin_chart_version, .dra_driver_chart_version, .smoke_image, (.bundled_images | join(" ")),
 		(.bundled_charts | join(" ")), .self_contained, .openshell_version] | @tsv' <<<"$output"
 	assert_output "$(printf '%s\t' "$(pin K3S_VERSION)" "$(pin NVIDIA_CONTAINER_TOOLKIT_VERSION)" \
-		"$(pin NVIDIA_RUNTIME_MODE)" "$(pin DEVICE_PLUGIN_CHART_VERSION)" "$(pin SMOKE_IMAGE)" \
-		"$(pin DEVICE_PLUGIN_IMAGE) $(pin SMOKE_IMAGE)" \
-		"nvidia-device-plugin-$(pin DEVICE_PLUGIN_CHART_VERSION).tgz" true)$("$OPENSHELL_BIN" --version | cut -d' ' -f2)"
+		"$(pin NVIDIA_RUNTIME_MODE)" "$(pin DEVICE_PLUGIN_CHART_VERSION)" "$(pin DRA_DRIVER_CHART_VERSION)" \
+		"$(pin SMOKE_IMAGE)" "$(pin DEVICE_PLUGIN_IMAGE) $(pin DRA_DRIVER_IMAGE) $(pin SMOKE_IMAGE)" \
+		"nvidia-device-plugin-$(pin DEVICE_PLUGIN_CHART_VERSION).tgz dra-driver-nvidia-gpu-$(pin DRA_DRIVER_CHART_VERSION).tgz" \
+		true)$("$OPENSHELL_BIN" --version | cut -d' ' -f2)"
 	run --separate-stderr openshell image info "$IMAGE"
 	assert_success
 	assert_line "self-contained   yes"

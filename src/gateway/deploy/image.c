@@ -316,6 +316,7 @@ static const struct {
 	{ "org.openshell.nvidia-container-toolkit-version", "toolkit", "nvidia_container_toolkit_version" },
 	{ "org.openshell.nvidia-runtime-mode", "runtime mode", "nvidia_runtime_mode" },
 	{ "org.openshell.device-plugin-chart-version", "device plugin", "device_plugin_chart_version" },
+	{ "org.openshell.dra-driver-chart-version", "DRA driver", "dra_driver_chart_version" },
 	{ IMAGE_LABEL_SMOKE, "smoke image", "smoke_image" },
 	{ "org.openshell.bundle.charts", "bundled charts", "bundled_charts" },
 	{ "org.openshell.bundle.images", "bundled images", "bundled_images" },
