@@ -24,11 +24,12 @@
 #include "gateway/gpu/mig.h"
 #include "gateway/start/start.h"
 
-enum { OPT_NAME = 256, OPT_GPU, OPT_GPUS, OPT_GPU_SHARING, OPT_GPU_MODE, OPT_MIG_STRATEGY, OPT_PORT, OPT_BIND, OPT_IMAGE, OPT_RECREATE, OPT_TIMEOUT,
+enum { OPT_NAME = 256, OPT_GPU, OPT_GPUS, OPT_GPU_SHARING, OPT_GPU_MODE, OPT_MIG_STRATEGY, OPT_GPU_ALLOCATION, OPT_PORT, OPT_BIND, OPT_IMAGE, OPT_RECREATE, OPT_TIMEOUT,
        OPT_NO_WAIT, OPT_JSON, OPT_UPDATE_KUBECONFIG, OPT_NO_BUILD, OPT_TLS_SAN, OPT_ADVERTISE, OPT_NODE_NETWORK };
 
 static const char *const gpu_mode_words[] = { "auto", "cdi", "legacy", NULL };
 static const char *const mig_words[] = { "none", "single", "mixed", NULL };
+static const char *const allocation_words[] = { "device-plugin", "dra", NULL };
 static const char *const sharing_words[] = { "time-slicing:", "mps:", "none", NULL };
 static const char *const gpus_all[] = { "all", NULL };
 static const char *const node_network_words[] = { "vxlan", "wireguard", NULL };
@@ -75,6 +76,15 @@ static const struct cli_opt start_opts[] = {
 	  "nvidia.com/gpu) or mixed (nvidia.com/mig-<profile>)",
 	  .value = CLI_VALUE_WORDS,
 	  .words = mig_words },
+	{ .name = "gpu-allocation", .key = OPT_GPU_ALLOCATION,
+	  .arg = "MODE",
+	  .help = "who hands pods their GPUs: device-plugin (default; NVIDIA's device plugin, pods ask for "
+	  "nvidia.com/gpu) or dra (Dynamic Resource Allocation through NVIDIA's DRA driver: each GPU a device of "
+	  "the node's ResourceSlice, which a pod's ResourceClaim of DeviceClass gpu.nvidia.com asks for; "
+	  "nvidia.com/gpu is still served, through that class). dra needs Kubernetes 1.34 or later, as the image's "
+	  "k3s is, and takes neither --gpu-sharing nor --mig-strategy",
+	  .value = CLI_VALUE_WORDS,
+	  .words = allocation_words },
 	{ .name = "port", .key = OPT_PORT,
 	  .arg = "PORT",
 	  .help = "host port for the k3s API (default: " CLI_STR(DEPLOY_DEFAULT_PORT) ", or the next free port when "
@@ -176,6 +186,10 @@ int gateway_start_parse(int argc, char **argv, struct gateway_request *rq, int *
 			if (mig_strategy_parse(optarg, &rq->mig, &err) < 0)
 				rc = log_error_report(&err);
 			break;
+		case OPT_GPU_ALLOCATION:
+			if (gpu_allocation_parse(optarg, &rq->allocation, &err) < 0)
+				rc = log_error_report(&err);
+			break;
 		case OPT_BIND:
 			rq->bind = optarg;
 			break;
@@ -253,6 +267,7 @@ static void print_summary(const struct gateway_request *rq, int json, const stru
 		json_add_string_or_null(j, "gpu_mode", r->gpu_mode);
 		json_add_string_or_null(j, "gpu_injection", r->gpu_injection);
 		json_add_string_or_null(j, "mig_strategy", r->mig_strategy);
+		json_add_string_or_null(j, "gpu_allocation", r->gpu_allocation);
 		json_add_string_or_null(j, "user_kubeconfig", r->user_kubeconfig);
 		json_add_count_or_null(j, "gpus_allocatable", r->gpus);
 		/* null, as gpus_allocatable, when the start did not wait for the GPUs */
@@ -269,7 +284,10 @@ static void print_summary(const struct gateway_request *rq, int json, const stru
 	long long migs = mig_count(&r->mig);
 	cleanup_free char *mig = migs > 0 ? xasprintf(" and %lld MIG devices (nvidia.com/mig-*)", migs) : xstrdup("");
 
-	if (rq->gpu && (r->gpus >= 0 || migs > 0))
+	if (rq->gpu && r->gpu_allocation && !strcmp(r->gpu_allocation, "dra") && r->gpus >= 0)
+		printf("  GPUs:        %lld, devices of ResourceSlices (DRA driver gpu.nvidia.com; claim them with DeviceClass gpu.nvidia.com, or ask for nvidia.com/gpu)\n",
+		       r->gpus);
+	else if (rq->gpu && (r->gpus >= 0 || migs > 0))
 		printf("  GPUs:        %lld allocatable (nvidia.com/gpu)%s, through %s\n", r->gpus < 0 ? 0 : r->gpus, mig,
 		       !strcmp(r->gpu_mode, "cdi")        ? "CDI"
 		       : !strcmp(r->gpu_injection, "cdi") ? "Docker's --gpus, which this Docker gives through CDI"

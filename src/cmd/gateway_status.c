@@ -115,6 +115,11 @@ static void print_text(const struct gateway *gw, const struct gateway_status *s)
 	printf("  API ready:   %s\n", s->api_ready ? "yes" : gw->c.running ? "no" : "no (not running)");
 	if (!gateway_wants_gpu(gw))
 		printf("  GPUs:        none requested\n");
+	else if (gw->allocation == GPU_ALLOCATION_DRA && s->gpus >= 0)
+		printf("  GPUs:        requested%s; %lld published in ResourceSlices (DRA driver gpu.nvidia.com)\n", which,
+		       s->gpus);
+	else if (gw->allocation == GPU_ALLOCATION_DRA)
+		printf("  GPUs:        requested%s; ResourceSlices not read\n", which);
 	else if (s->gpus >= 0 && s->capacity > s->gpus)
 		printf("  GPUs:        requested%s; %lld allocatable (nvidia.com/gpu), %lld unhealthy\n", which, s->gpus,
 		       s->capacity - s->gpus);

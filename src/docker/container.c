@@ -255,6 +255,7 @@ int container_parse_object(const cJSON *obj, struct gw_container *c, os_error *e
 	c->runtimes_disabled = args_disable(json_get(obj, "Args", NULL), "runtimes") ||
 			       args_disable(json_get(obj, "Args", NULL), "runtimes.yaml");
 	c->mig_strategy = env_value(json_get(obj, "Config", NULL), "OPENSHELL_MIG_STRATEGY");
+	c->gpu_allocation = env_value(json_get(obj, "Config", NULL), "OPENSHELL_GPU_ALLOCATION");
 	c->started_at = dup_or_null(json_str(state, "StartedAt"));
 	parse_health_test(json_get(obj, "Config", NULL), c);
 	if (!c->status) {
@@ -340,6 +341,7 @@ void container_free(struct gw_container *c)
 	free(c->node_network);
 	free(c->advertise);
 	free(c->mig_strategy);
+	free(c->gpu_allocation);
 	free(c->api_host_ip);
 	free(c->managed_by);
 	free(c->gateway);

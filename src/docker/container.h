@@ -48,6 +48,7 @@ struct gw_container {
 	int runtimes_disabled; /* its k3s's --disable names runtimes: no RuntimeClasses */
 	char *node_network;   /* label org.openshell.node-network, or NULL (made before it) */
 	char *mig_strategy;   /* Config.Env OPENSHELL_MIG_STRATEGY, or NULL: none */
+	char *gpu_allocation; /* Config.Env OPENSHELL_GPU_ALLOCATION, or NULL: the device plugin */
 	char *gpu_caps;       /* every capability named, comma-joined */
 	char *api_host_ip;    /* where 6443/tcp is published: HostIp, HostPort */
 	int api_host_port;    /* 0 when not published */

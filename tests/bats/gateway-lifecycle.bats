@@ -65,7 +65,7 @@ hold_gateway_lock() {
 	run --separate-stderr openshell gateway status --name lc --json
 	assert_success
 	run jq -r 'keys_unsorted | sort | join(",")' <<<"$output"
-	assert_output 'api_ready,container,gpu,gpu_mode,gpu_use,gpus,gpus_allocatable,gpus_capacity,health,kubeconfig,metadata_error,mig_allocatable,mig_strategy,name,node_network,nodes,nvidia_runtime,schema,server,state'
+	assert_output 'api_ready,container,gpu,gpu_allocation,gpu_mode,gpu_use,gpus,gpus_allocatable,gpus_capacity,health,kubeconfig,metadata_error,mig_allocatable,mig_strategy,name,node_network,nodes,nvidia_runtime,schema,server,state'
 	# A gateway of one host has no nodes on others.
 	run jq -c .nodes <<<"$(openshell gateway status --name lc --json)"
 	assert_output '[]'
@@ -120,7 +120,7 @@ hold_gateway_lock() {
 	run --separate-stderr openshell gateway list --json
 	run jq -r '(keys | join(",")), (.gateways[0] | keys | join(","))' <<<"$output"
 	assert_output 'gateways,schema
-container,daemon_error,docker_context,docker_endpoint,gpu,gpu_mode,gpus,kubeconfig,metadata_error,mig_strategy,name,node_network,server,state'
+container,daemon_error,docker_context,docker_endpoint,gpu,gpu_allocation,gpu_mode,gpus,kubeconfig,metadata_error,mig_strategy,name,node_network,server,state'
 }
 
 # bats test_tags=lane

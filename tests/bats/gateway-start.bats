@@ -30,7 +30,7 @@ setup() {
 	# The toolkit is there: nothing said of it.
 	[[ "$stderr" != *"NVIDIA Container Toolkit"* ]]
 	# -v says the plan before the container is made: the request's GPUs, as decided.
-	[[ "$stderr" =~ "openshell: plan: image $IMAGE, API on "[^\ ]+":$port reached at $API_ADDR:$port, node network vxlan, GPUs all by "(--gpus|CDI devices)", MIG strategy none"$'\n' ]]
+	[[ "$stderr" =~ "openshell: plan: image $IMAGE, API on "[^\ ]+":$port reached at $API_ADDR:$port, node network vxlan, GPUs all by "(--gpus|CDI devices)", allocated by device-plugin, MIG strategy none"$'\n' ]]
 	assert_output --partial "API:         https://$API_ADDR:$port"
 	# Readiness came from state: the node really advertises them.
 	run gw_kubectl t1 get nodes -o jsonpath='{.items[0].status.allocatable.nvidia\.com/gpu}'

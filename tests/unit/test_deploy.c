@@ -363,6 +363,92 @@ static void check(const char *name, const char *bind, const char *image, int wan
 	os_error_clear(&err);
 }
 
+/* The GPU allocation's place among the other GPU options. */
+static void check_allocation(int gpu, enum gpu_allocation a, int mps, enum mig_strategy m, const char *want_in,
+			     const char *what)
+{
+	struct gateway_request o;
+	os_error err = { 0 };
+	int rc;
+
+	gateway_request_init(&o);
+	o.gpu = gpu;
+	o.allocation = a;
+	o.mig = m;
+	if (mps) {
+		o.sharing.replicas = 2;
+		o.sharing.mps = 1;
+	}
+	rc = gateway_request_check(&o, &err);
+	if (!want_in)
+		ok(rc == 0, "accepted: %s", what);
+	else
+		ok(rc == -1 && err.code == OS_EXIT_USAGE && one_line(err.msg) && strstr(err.msg, want_in),
+		   "refused: %s", what);
+	if (err.msg && (!want_in || !strstr(err.msg, want_in)))
+		printf("#   message: %s\n", err.msg);
+	os_error_clear(&err);
+}
+
+static void test_allocation_check(void)
+{
+	check_allocation(1, GPU_ALLOCATION_DRA, 0, MIG_UNSET, NULL, "--gpu --gpu-allocation dra");
+	check_allocation(1, GPU_ALLOCATION_DEVICE_PLUGIN, 1, MIG_SINGLE, NULL,
+			 "--gpu-allocation device-plugin with sharing and a MIG strategy");
+	check_allocation(0, GPU_ALLOCATION_DRA, 0, MIG_UNSET,
+			 "--gpu-allocation says how GPUs are given, and none were asked for: add --gpu or --gpus",
+			 "--gpu-allocation without GPUs");
+	check_allocation(1, GPU_ALLOCATION_DRA, 1, MIG_UNSET, "leave out --gpu-sharing, or use --gpu-allocation device-plugin",
+			 "dra with --gpu-sharing");
+	check_allocation(1, GPU_ALLOCATION_DRA, 0, MIG_NONE, "leave out --mig-strategy, or use --gpu-allocation device-plugin",
+			 "dra with --mig-strategy, even none");
+}
+
+/* Under DRA the entrypoint is told the allocation, and k3s runs pods
+ * under the nvidia runtime and labels its node; the device plugin's
+ * gateway has none of it, an agent of a DRA gateway all of it. */
+static void test_argv_dra(void)
+{
+	struct gateway_request o;
+	struct deploy_plan *p;
+	struct strv sv;
+	size_t server = 0;
+
+	gateway_request_init(&o);
+	o.name = "d";
+	o.gpu = 1;
+	build(plan(&o), &sv);
+	ok(!argv_count_prefix(&sv, "--env=OPENSHELL_GPU_ALLOCATION=") && !argv_count_prefix(&sv, "--default-runtime") &&
+		   !argv_count_prefix(&sv, "--node-label"),
+	   "the device plugin's gateway: no allocation, default runtime or node label");
+	strv_free(&sv);
+	o.allocation = GPU_ALLOCATION_DRA;
+	build(plan(&o), &sv);
+	for (size_t i = 0; i < sv.n && !server; i++)
+		if (strcmp(sv.v[i], "server") == 0)
+			server = i;
+	ok(argv_has(&sv, "--env=OPENSHELL_GPU_ALLOCATION=dra") && argv_has(&sv, "--default-runtime=nvidia") &&
+		   argv_has(&sv, "--node-label=nvidia.com/gpu.present=true"),
+	   "dra: the entrypoint's allocation, k3s's default runtime and node label");
+	ok(server && strcmp(sv.v[sv.n - 2], "--default-runtime=nvidia") == 0 &&
+		   strcmp(sv.v[sv.n - 1], "--node-label=nvidia.com/gpu.present=true") == 0,
+	   "k3s's flags come after the image's command, not as docker's");
+	strv_free(&sv);
+	p = plan(&o);
+	memset(&sv, 0, sizeof(sv));
+	deploy_agent_argv(p, "n1", "https://10.0.0.1:6443", &sv);
+	ok(argv_has(&sv, "--env=OPENSHELL_GPU_ALLOCATION=dra") && argv_has(&sv, "--default-runtime=nvidia") &&
+		   argv_has(&sv, "--node-label=nvidia.com/gpu.present=true"),
+	   "an agent of a DRA gateway: the same");
+	strv_free(&sv);
+	o.gpu = 0;
+	build(plan(&o), &sv);
+	ok(!argv_count_prefix(&sv, "--default-runtime") && !argv_count_prefix(&sv, "--env=OPENSHELL_GPU_ALLOCATION"),
+	   "without GPUs the allocation gives nothing");
+	strv_free(&sv);
+	gateway_request_free(&o);
+}
+
 static void test_opts_check(void)
 {
 	char img255[256], img256[257];
@@ -740,6 +826,18 @@ static void test_parse(void)
 	usage_error(&o, "--mig-strategy both is a usage error", "give none, single or mixed", "--gpu", "--mig-strategy",
 		    "both", NULL);
 	usage_error(&o, "--gpu with --gpus 2 is a usage error", "--gpus 2 contradicts", "--gpu", "--gpus", "2", NULL);
+	usage_error(&o, "--gpu-allocation plugin is a usage error", "invalid --gpu-allocation 'plugin': give device-plugin or dra",
+		    "--gpu", "--gpu-allocation", "plugin", NULL);
+	gateway_request_free(&o);
+	rc = parse(&o, st, "--gpu", "--gpu-allocation", "dra", NULL);
+	ok(rc == -1 && o.allocation == GPU_ALLOCATION_DRA, "--gpu-allocation dra as an enum");
+	gateway_request_free(&o);
+	drop(st);
+	rc = parse(&o, st, "--gpu", NULL);
+	ok(rc == -1 && o.allocation == GPU_ALLOCATION_UNSET && plan(&o)->allocation == GPU_ALLOCATION_DEVICE_PLUGIN,
+	   "without --gpu-allocation: not given; the plan's is the device plugin");
+	gateway_request_free(&o);
+	drop(st);
 	gateway_request_free(&o);
 	usage_error(&o, "--port 0 is a usage error", "'0'", "--port", "0", NULL);
 	usage_error(&o, "--port x is a usage error", "'x'", "--port", "x", NULL);
@@ -1024,8 +1122,8 @@ static void test_plan_describe(void)
 	strv_push(&pl->gpu_caps, "156");
 	s = deploy_plan_describe(pl);
 	is_str(s, "image img:1, API on 127.0.0.1:6443 reached at 127.0.0.1:6443, node network vxlan, GPUs 0,2 by CDI "
-		  "devices, MIG strategy single, kept GPU-a,GPU-c, MIG capabilities 156",
-	       "with GPUs: the selection as asked, the mode, strategy, UUIDs and capabilities as decided");
+		  "devices, allocated by device-plugin, MIG strategy single, kept GPU-a,GPU-c, MIG capabilities 156",
+	       "with GPUs: the selection as asked, the mode, allocation, strategy, UUIDs and capabilities as decided");
 	free(s);
 	deploy_plan_free(pl);
 	gpus_free(&o.gpus);
@@ -1058,6 +1156,8 @@ int main(void)
 	test_node_network_adopt();
 	test_argv_default();
 	test_argv_gpu();
+	test_argv_dra();
+	test_allocation_check();
 	test_argv_matrix();
 	test_opts_init();
 	test_opts_check();

@@ -103,7 +103,8 @@ static void test_json(void)
 	is_str(json_str(o, "gpu_mode"), "legacy", "json gpu_mode: Docker's --gpus");
 	is_str(json_str(o, "mig_strategy"), "none", "json mig_strategy: none without the entrypoint's variable");
 	is_str(json_str(o, "node_network"), "vxlan", "json node_network: vxlan, k3s's own, without the label");
-	is_int(cJSON_GetArraySize(o), 11, "exactly the eleven shared keys");
+	is_str(json_str(o, "gpu_allocation"), "device-plugin", "json gpu_allocation: the device plugin without the entrypoint's variable");
+	is_int(cJSON_GetArraySize(o), 12, "exactly the twelve shared keys");
 	cJSON_Delete(o);
 
 	o = cJSON_CreateObject();

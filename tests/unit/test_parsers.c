@@ -520,6 +520,70 @@ static void test_facts_of_list(void)
 #undef PLUGIN_DS
 }
 
+/* Under DRA the same List read with the slices: the driver's kubelet
+ * plugin ready and the node's ResourceSlices publishing exactly the
+ * gateway's GPUs, by the attribute uuid (GpuInfo.Attributes()). */
+static void test_dra_facts(void)
+{
+#define DRA_DS(ready)                                                                                 \
+	"{\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"dra-driver-nvidia-gpu-kubelet-plugin\","     \
+	"\"namespace\":\"nvidia-dra-driver-gpu\"},"                                                        \
+	"\"status\":{\"desiredNumberScheduled\":1,\"numberReady\":" ready "}}"
+#define DEV(uuid) "{\"name\":\"gpu-0\",\"attributes\":{\"type\":{\"string\":\"gpu\"},\"uuid\":{\"string\":\"" uuid "\"}}}"
+#define SLICE(driver, node, devs)                                                                      \
+	"{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"" driver "\",\"nodeName\":\"" node "\","        \
+	"\"pool\":{\"name\":\"" node "\"},\"devices\":[" devs "]}}"
+	static const char *const lists[] = {
+		NODELIST(DRA_DS("1") "," SLICE("gpu.nvidia.com", "n1", DEV("GPU-a") "," DEV("GPU-b"))),
+		NODELIST(DRA_DS("0") "," SLICE("gpu.nvidia.com", "n1", DEV("GPU-a") "," DEV("GPU-b"))),
+		NODELIST(DRA_DS("1") "," SLICE("gpu.nvidia.com", "n1", DEV("GPU-a"))),
+		NODELIST(DRA_DS("1") "," SLICE("gpu.nvidia.com", "n1", DEV("GPU-a") "," DEV("GPU-c"))),
+		NODELIST(DRA_DS("1") "," SLICE("gpu.nvidia.com", "n1", DEV("GPU-a")) "," SLICE("gpu.nvidia.com", "n1", DEV("GPU-b"))),
+		NODELIST(DRA_DS("1") "," SLICE("gpu.nvidia.com", "n2", DEV("GPU-a") "," DEV("GPU-b"))),
+		NODELIST(DRA_DS("1") "," SLICE("other.example.com", "n1", DEV("GPU-a") "," DEV("GPU-b"))),
+		NODELIST(SLICE("gpu.nvidia.com", "n1", DEV("GPU-a") "," DEV("GPU-b"))),
+	};
+	static const int ready[] = { 1, 0, 0, 0, 1, 0, 0, 0 };
+	static const char *const what[] = {
+		"ready: the plugin's pods ready, the node publishes both GPUs",
+		"not ready: the kubelet plugin's pod is not",
+		"not ready: one of the two GPUs published",
+		"not ready: another GPU than the gateway's published",
+		"ready: the node's devices over two slices of its pool",
+		"not ready: another node publishes them",
+		"not ready: another driver's slice",
+		"not ready: no kubelet plugin DaemonSet",
+	};
+	struct strv want = { 0 };
+
+	strv_push(&want, "GPU-b");
+	strv_push(&want, "GPU-a");
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		cJSON *j = J(lists[i]);
+		struct gpu_state g = { .by = gpu_allocator(GPU_ALLOCATION_DRA), .allocatable = -1, .runtime_class = 0,
+				       .want_node = "n1", .want_uuids = &want };
+
+		g.rt.config_read = g.rt.nvidia = 1;
+		gpu_state_read_nodes(&g, j);
+		gpu_state_read_sets(&g, j);
+		gpu_state_read_slices(&g, j);
+		is_int(gpu_state_ready(&g), ready[i], what[i]);
+		if (i == 0) {
+			is_int((long long)g.published.n, 2, "two GPUs published, though no RuntimeClass was seen");
+			g.want_uuids = NULL;
+			is_int(gpu_state_ready(&g), 1, "no UUIDs wanted: any GPU will do");
+			g.rt.nvidia = 0;
+			is_int(gpu_state_ready(&g), 0, "not ready: containerd has no nvidia runtime");
+		}
+		gpu_state_free(&g);
+		cJSON_Delete(j);
+	}
+	strv_free(&want);
+#undef DRA_DS
+#undef DEV
+#undef SLICE
+}
+
 /* The kubelet's device checkpoint, as checkpoint.go's Data marshals it. */
 static void test_device_checkpoint(void)
 {
@@ -896,6 +960,7 @@ int main(void)
 	test_nodes_capacity();
 	test_mixed_list();
 	test_facts_of_list();
+	test_dra_facts();
 	test_device_checkpoint();
 	test_gpu_use();
 	test_pod_cgroup();

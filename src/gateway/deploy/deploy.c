@@ -14,6 +14,7 @@
 #include "base/xalloc.h"
 #include "gateway/deploy/deploy.h"
 #include "gateway/deploy/image.h"
+#include "gateway/gpu/allocation.h"
 #include "gateway/gpu/gpu_mode.h"
 #include "gateway/gpu/gpus.h"
 #include "gateway/gpu/mig.h"
@@ -21,6 +22,7 @@
 #include "gateway/state/lookup.h"
 #include "gateway/state/node_network.h"
 #include "gateway/state/node_record.h"
+#include "kube/objects.h"
 
 const char *gateway_default_image(void)
 {
@@ -36,6 +38,7 @@ void gateway_request_init(struct gateway_request *rq)
 	rq->timeout_ms = DEPLOY_DEFAULT_TIMEOUT_MS;
 	rq->sharing.replicas = SHARING_UNSET;
 	rq->mig = MIG_UNSET;
+	rq->allocation = GPU_ALLOCATION_UNSET;
 	rq->node_network = NODE_NETWORK_UNSET;
 }
 
@@ -54,6 +57,7 @@ void deploy_plan_init(struct deploy_plan *p, const struct gateway_request *rq)
 	p->image_named = image_named(p->image);
 	p->advertise = rq->advertise;
 	p->mig = rq->mig == MIG_UNSET ? MIG_NONE : rq->mig;
+	p->allocation = rq->allocation == GPU_ALLOCATION_UNSET ? GPU_ALLOCATION_DEVICE_PLUGIN : rq->allocation;
 	p->node_network = rq->node_network == NODE_NETWORK_UNSET ? NODE_NETWORK_VXLAN : rq->node_network;
 }
 
@@ -144,9 +148,13 @@ int gateway_request_check(const struct gateway_request *rq, os_error *err)
 			return os_error_set(err, OS_EXIT_USAGE,
 					    "--gpu-sharing is set through the k3s API, which --no-wait does not wait for: leave out --no-wait");
 	}
-	if ((rq->gpu_mode != GPU_MODE_AUTO || rq->mig != MIG_UNSET) && !rq->gpu)
+	if ((rq->gpu_mode != GPU_MODE_AUTO || rq->mig != MIG_UNSET || rq->allocation != GPU_ALLOCATION_UNSET) && !rq->gpu)
 		return os_error_set(err, OS_EXIT_USAGE, "--%s says how GPUs are given, and none were asked for: add --gpu or --gpus",
-				    rq->gpu_mode != GPU_MODE_AUTO ? "gpu-mode" : "mig-strategy");
+				    rq->gpu_mode != GPU_MODE_AUTO ? "gpu-mode"
+				    : rq->mig != MIG_UNSET      ? "mig-strategy"
+								: "gpu-allocation");
+	if (gpu_allocation_check(rq->allocation, &rq->sharing, rq->mig, err) < 0)
+		return -1;
 	if (mps_with_mixed(&rq->sharing, rq->mig))
 		return os_error_set(err, OS_EXIT_USAGE, "%s", MPS_MIXED_REFUSED);
 	if (rq->advertise && (!ip_literal(rq->advertise) || bind_is_loopback(rq->advertise) || bind_is_wildcard(rq->advertise))) {
@@ -261,6 +269,7 @@ static void describe_gpus(const struct deploy_plan *p, struct strv *parts)
 	cleanup_free char *sel = gpus_string(&p->req->gpus);
 
 	strv_pushf(parts, "GPUs %s by %s", sel, p->cdi ? "CDI devices" : "--gpus");
+	strv_pushf(parts, "allocated by %s", gpu_allocation_name(p->allocation));
 	strv_pushf(parts, "MIG strategy %s", mig_strategy_name(p->mig));
 	push_joined(parts, "kept ", &p->gpu_uuids);
 	push_joined(parts, "MIG capabilities ", &p->gpu_caps);
@@ -318,10 +327,24 @@ static void gpu_argv(const struct deploy_plan *p, struct strv *argv)
 		strv_push(argv, "--env=OPENSHELL_GPU_MODE=cdi");
 	if (p->mig != MIG_NONE)
 		strv_pushf(argv, "--env=OPENSHELL_MIG_STRATEGY=%s", mig_strategy_name(p->mig));
+	if (p->allocation != GPU_ALLOCATION_DEVICE_PLUGIN)
+		strv_pushf(argv, "--env=OPENSHELL_GPU_ALLOCATION=%s", gpu_allocation_name(p->allocation));
 	/* A privileged container has every GPU of the host: the entrypoint
 	 * hides the others (deploy/docker/gpu-isolate.sh). */
 	push_joined(argv, "--env=OPENSHELL_GPU_CAPS=", &p->gpu_caps);
 	push_joined(argv, "--env=OPENSHELL_GPU_UUIDS=", &p->gpu_uuids);
+}
+
+/* k3s's own flags for the GPU allocation: with DRA, pods that name no
+ * RuntimeClass run under the nvidia runtime (the DRA chart's kubelet plugin
+ * names none, and must see the GPUs: its manifest says how), and the node
+ * carries the label the plugin's affinity requires. */
+static void allocation_k3s_argv(const struct deploy_plan *p, struct strv *argv)
+{
+	if (!p->req->gpu || p->allocation != GPU_ALLOCATION_DRA)
+		return;
+	strv_push(argv, "--default-runtime=" NVIDIA_RUNTIME_CLASS);
+	strv_push(argv, "--node-label=" DRA_NODE_LABEL);
 }
 
 char *deploy_volume_mount(const char *volume, const char *gateway)
@@ -371,6 +394,7 @@ void deploy_agent_argv(const struct deploy_plan *p, const char *node, const char
 	 * that ps or docker inspect would show. */
 	strv_push(argv, "--token-file=" DEPLOY_AGENT_TOKEN_FILE);
 	strv_pushf(argv, "--node-name=%s", node);
+	allocation_k3s_argv(p, argv);
 }
 
 void deploy_run_argv(const struct deploy_plan *p, struct strv *argv)
@@ -417,6 +441,7 @@ void deploy_run_argv(const struct deploy_plan *p, struct strv *argv)
 		strv_pushf(argv, "--tls-san=%s", p->host_sans->v[i]);
 	if (backend)
 		strv_pushf(argv, "--flannel-backend=%s", backend);
+	allocation_k3s_argv(p, argv);
 	/* The agents' tunnels dial what the server advertises, at the port
 	 * published for it (k3s puts the address in the certificate too).
 	 * Flannel would give the other nodes the container's bridge address,

@@ -21,6 +21,7 @@
 #include "base/error.h"
 #include "base/strv.h"
 #include "docker/daemon.h"
+#include "gateway/gpu/allocation.h"
 #include "gateway/gpu/gpu_mode.h"
 #include "gateway/gpu/gpus.h"
 #include "gateway/gpu/mig.h"
@@ -43,6 +44,7 @@ struct gateway_request {
 	                         * the plugin's config stays as it is */
 	enum gpu_mode gpu_mode; /* --gpu-mode; GPU_MODE_AUTO when not given */
 	enum mig_strategy mig; /* --mig-strategy; MIG_UNSET: not given (a kept gateway's stands) */
+	enum gpu_allocation allocation; /* --gpu-allocation; GPU_ALLOCATION_UNSET: not given */
 	int port;             /* --port, the API's host port; 0: not given */
 	const char *bind;     /* --bind, the address it is published on; NULL: not given */
 	const char *image;    /* --image; NULL: not given (gateway_default_image()) */
@@ -75,6 +77,7 @@ struct deploy_plan {
 	int image_named;      /* not the default tag: pulled when absent, never built */
 	const char *advertise;
 	enum mig_strategy mig;
+	enum gpu_allocation allocation;
 	enum node_network node_network;
 	const char *api_host;   /* a reused gateway's API host, as it was made (its label), or NULL */
 	/* What the daemon and the host's GPUs decided. */

@@ -11,6 +11,7 @@
 #include "docker/container.h"
 #include "gateway/deploy/image.h"
 #include "gateway/deploy/start_gpus.h"
+#include "gateway/gpu/allocation.h"
 #include "gateway/gpu/gpus.h"
 #include "gateway/gpu/mig_caps.h"
 #include "gateway/gpu/sharing.h"
@@ -210,6 +211,14 @@ int start_gpus_adopt_mode(struct deploy_plan *p, const struct gw_container *c, o
 				    "gateway '%s' exists with --mig-strategy %s but --mig-strategy %s was asked for; rerun with --recreate to rebuild it (its cluster state is lost)",
 				    p->req->name, mig_strategy_name(had), mig_strategy_name(p->req->mig));
 	p->mig = had;
+	if (p->req->allocation != GPU_ALLOCATION_UNSET && p->req->allocation != gpu_allocation_of_env(c->gpu_allocation))
+		return os_error_set(err, OS_EXIT_CONFLICT,
+				    "gateway '%s' exists with --gpu-allocation %s but --gpu-allocation %s was asked for; rerun with --recreate to rebuild it (its cluster state is lost)",
+				    p->req->name, gpu_allocation_name(gpu_allocation_of_env(c->gpu_allocation)),
+				    gpu_allocation_name(p->req->allocation));
+	p->allocation = gpu_allocation_of_env(c->gpu_allocation);
+	if (gpu_allocation_check(p->allocation, &p->req->sharing, p->req->mig, err) < 0)
+		return -1;
 	if (mps_with_mixed(&p->req->sharing, had))
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' runs with --mig-strategy mixed, and the device plugin does not share MIG devices by MPS: use --gpu-sharing time-slicing:N, or rebuild it with --recreate and another --mig-strategy (its cluster state is lost)",

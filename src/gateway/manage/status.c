@@ -16,8 +16,15 @@
 #include "kube/objects.h"
 
 /* With GPUs, the objects start's facts are read from, and the pods that
- * hold GPUs, in one kubectl. */
+ * hold GPUs, in one kubectl; under DRA the ResourceSlices too (a type
+ * older clusters lack, so asked of DRA gateways alone). */
 #define GPU_FACT_TYPES "runtimeclasses,daemonsets,nodes,pods"
+#define DRA_FACT_TYPES GPU_FACT_TYPES ",resourceslices"
+
+static const char *fact_types(int gpu, int dra)
+{
+	return !gpu ? "nodes" : dra ? DRA_FACT_TYPES : GPU_FACT_TYPES;
+}
 
 static void say_verbose(os_error *err)
 {
@@ -28,11 +35,11 @@ static void say_verbose(os_error *err)
 
 /* The one exec: with GPUs, the kubelet's device checkpoint and
  * containerd's config read ahead of kubectl. */
-static struct run_child *get_start(const char *ctr, int gpu)
+static struct run_child *get_start(const char *ctr, int gpu, int dra)
 {
 	os_error err = { 0 };
 	struct run_child *c = kube_get_start(ctr, gpu ? GPU_USE_SCRIPT : NULL, gpu ? K3S_CONTAINERD_CONFIG : NULL,
-					     gpu ? GPU_FACT_TYPES : "nodes", NULL, gpu, 0, &err);
+					     fact_types(gpu, dra), NULL, gpu, 0, &err);
 
 	say_verbose(&err);
 	return c;
@@ -61,7 +68,8 @@ static void probe_health(const struct gateway *gw, struct gateway_status *s)
  * those are the request's, which status does not have. */
 static int start_facts_hold(const struct gateway *gw, const struct gateway_status *s, const cJSON *list)
 {
-	struct gpu_state g = { .allocatable = -1 };
+	cleanup_free char *own = gateway_hostname(gw->name);
+	struct gpu_state g = { .by = gpu_allocator(gw->allocation), .allocatable = -1, .want_node = own };
 	int ok;
 
 	if (!gateway_wants_gpu(gw))
@@ -70,6 +78,8 @@ static int start_facts_hold(const struct gateway *gw, const struct gateway_statu
 	g.rt = s->rt;   /* borrowed: read once, for the status too */
 	gpu_state_read_nodes(&g, list);
 	gpu_state_read_sets(&g, list);
+	if (gpu_state_dra(&g))
+		gpu_state_read_slices(&g, list);
 	ok = gpu_state_ready(&g);
 	g.rt = (struct runtime_fact){ 0 };
 	gpu_state_free(&g);
@@ -105,7 +115,7 @@ static cJSON *read_answer(const struct gateway *gw, struct run_child *get, struc
 	cJSON *list = NULL;
 	int gpu = gateway_wants_gpu(gw);
 
-	if (kube_get_finish(get, gpu ? GPU_FACT_TYPES : "nodes", &list, gpu ? &text : NULL, &err) <= 0) {
+	if (kube_get_finish(get, fact_types(gpu, gw->allocation == GPU_ALLOCATION_DRA), &list, gpu ? &text : NULL, &err) <= 0) {
 		say_verbose(&err);
 		cJSON_Delete(list);
 		list = NULL;
@@ -127,9 +137,18 @@ static void read_nodes(const struct gateway *gw, struct gateway_status *s, cJSON
 	/* The agents' as the cluster says them (the nodes alone are kept: the
 	 * list has every pod too); the gateway's GPUs are its own node's. */
 	s->nodes = kube_list_of_kind(list, "Node");
+	if (gw->allocation == GPU_ALLOCATION_DRA) {
+		struct gpu_state g = { .by = gpu_allocator(GPU_ALLOCATION_DRA), .want_node = own };
+
+		gpu_state_read_slices(&g, list);
+		s->gpus = s->capacity = (long long)g.published.n;
+		gpu_state_free(&g);
+	}
 	kube_keep_node(list, own);
-	s->gpus = kube_nodes_allocatable_gpus(list);
-	s->capacity = kube_nodes_capacity_gpus(list);
+	if (gw->allocation != GPU_ALLOCATION_DRA) {
+		s->gpus = kube_nodes_allocatable_gpus(list);
+		s->capacity = kube_nodes_capacity_gpus(list);
+	}
 	mig_resources(list, &s->mig);
 }
 
@@ -149,14 +168,16 @@ int gateway_status_look(const char *name, struct gateway *gw, struct gateway_sta
 		goto out;
 	if (gw->has_metadata) {
 		early_gpu = gw->md.gpu;
-		get = get_start(gw->container, early_gpu);
+		get = get_start(gw->container, early_gpu, 0);
 	}
 	if (gateway_lookup_container(gw, err) < 0)
 		goto out;
-	if (get && (!gw->c.running || early_gpu != gateway_wants_gpu(gw)))
+	/* A DRA gateway's get asks for its slices too: another get. */
+	if (get && (!gw->c.running || early_gpu != gateway_wants_gpu(gw) ||
+		    (early_gpu && gw->allocation == GPU_ALLOCATION_DRA)))
 		docker_drop(&get);
 	if (!get && gw->c.running)
-		get = get_start(gw->container, gateway_wants_gpu(gw));
+		get = get_start(gw->container, gateway_wants_gpu(gw), gw->allocation == GPU_ALLOCATION_DRA);
 	if (get)
 		list = read_answer(gw, get, s);
 	get = NULL;   /* reaped */

@@ -406,6 +406,10 @@ static int add_locked(struct add *a, os_error *err)
 	if (!a->gw.has_metadata)
 		return os_error_set(err, OS_EXIT_FAILURE, "gateway '%s' has no metadata.json: %s", a->o->gateway,
 				    a->gw.metadata_error ? a->gw.metadata_error : "start it again to write it");
+	if (a->gw.allocation == GPU_ALLOCATION_DRA && gateway_wants_gpu(&a->gw))
+		return os_error_set(err, OS_EXIT_FAILURE,
+				    "gateway '%s' allocates its GPUs by DRA (--gpu-allocation dra), and 'gateway node add' does not join nodes to such a gateway yet: nothing was made; remake it with 'openshell gateway start --name %s --recreate --gpu' to add nodes",
+				    a->o->gateway, a->o->gateway);
 	a->d.image = a->gw.c.image;
 	a->d.mig = a->gw.mig;
 	if (check_server_address(a, err) < 0 || check_name_free(a, err) < 0 || check_plugin_config(a, err) < 0 ||

@@ -460,6 +460,7 @@ int gateway_start(const struct gateway_request *rq, struct start_result *r, os_e
 	r->gpu_mode = rq->gpu ? (st.p.cdi ? "cdi" : "legacy") : NULL;
 	r->gpu_injection = rq->gpu ? (st.p.cdi || st.dg.gpus_by_cdi ? "cdi" : "hook") : NULL;
 	r->mig_strategy = rq->gpu ? mig_strategy_name(st.p.mig) : NULL;
+	r->gpu_allocation = rq->gpu ? gpu_allocation_name(st.p.allocation) : NULL;
 	rc = 0;
 out:
 	if (rc < 0 && signals_pending())

@@ -25,13 +25,15 @@ struct start_result {
 	char *kubeconfig;        /* path of the written kubeconfig */
 	char *user_kubeconfig;   /* --update-kubeconfig: the file merged into */
 	char *user_backup;       /* and the copy of what it held before */
-	long long gpus;          /* allocatable nvidia.com/gpu; -1 unknown or absent */
+	long long gpus;          /* allocatable nvidia.com/gpu (DRA: the GPUs the node's
+	                          * ResourceSlices publish); -1 unknown or absent */
 	struct strv mig;         /* allocatable MIG resources, as mig_resources() gives them */
 	const char *gpu_mode;    /* "cdi" or "legacy" with GPUs, else NULL (static) */
 	const char *gpu_injection; /* how Docker gives them: "cdi" (CDI mode, or --gpus on a
 	                            * Docker that sends it through CDI, 29.2 and later) or
 	                            * "hook" (the toolkit's); NULL without GPUs (static) */
 	const char *mig_strategy; /* with GPUs: none, single or mixed (static) */
+	const char *gpu_allocation; /* with GPUs: device-plugin or dra (static) */
 	struct phases phases;    /* how long each phase took */
 };
 

@@ -6,6 +6,8 @@
 #include "base/names.h"
 #include "base/signals.h"
 #include "base/xalloc.h"
+#include "gateway/gpu/allocation.h"
+#include "gateway/gpu/gpus.h"
 #include "gateway/gpu/sharing.h"
 #include "gateway/start/files.h"
 #include "gateway/start/start_ready.h"
@@ -62,10 +64,41 @@ static int wait_gpus_saving(const struct ready *rd, os_error *err)
 	return rc;
 }
 
+/* Under DRA: the GPUs the gateway's container sees are those its node's
+ * kubelet plugin is to publish. Then the wait, which hands over k3s.yaml. */
+static int wait_dra_saving(const struct ready *rd, os_error *err)
+{
+	cleanup_free char *node = gateway_hostname(rd->p->req->name);
+	struct wait_file kc = { .path = K3S_KUBECONFIG_PATH, .got = kubeconfig_got, .ctx = (void *)rd };
+	struct host_gpus h = { 0 };
+	struct strv uuids = { 0 };
+	os_error e = { 0 };
+	int rc = container_gpus(rd->w->container, deadline_call_ms(&rd->w->by), &h, err);
+
+	for (int i = 0; rc == 0 && i < h.n; i++)
+		strv_push(&uuids, h.v[i].uuid);
+	if (rc == 0)
+		rc = wait_dra_gpus(rd->w, node, &uuids, &kc, &rd->r->gpus, err);
+	if (rc < 0 && !kc.done) {
+		signals_shield();
+		if (save_files(rd, NULL, &e) < 0)
+			log_warn("%s", e.msg);
+		signals_unshield();
+	}
+	os_error_clear(&e);
+	strv_free(&uuids);
+	host_gpus_free(&h);
+	return rc;
+}
+
 int start_ready(const struct deploy_plan *p, struct wait_ctx *w, int new_volume, struct start_result *r,
 		os_error *err)
 {
 	const struct ready rd = { .p = p, .w = w, .r = r };
+	const struct gpu_allocator *const every[] = { gpu_allocator(GPU_ALLOCATION_DEVICE_PLUGIN),
+						      gpu_allocator(GPU_ALLOCATION_DRA) };
+	const struct gpu_allocator *other = gpu_allocator(p->allocation == GPU_ALLOCATION_DRA ? GPU_ALLOCATION_DEVICE_PLUGIN
+												 : GPU_ALLOCATION_DRA);
 
 	if (p->req->no_wait)
 		return wait_kubeconfig_written(w, err) < 0 ? -1 : save_files(&rd, NULL, err);
@@ -73,6 +106,10 @@ int start_ready(const struct deploy_plan *p, struct wait_ctx *w, int new_volume,
 		return -1;
 	/* Without --gpu on a kept volume, a GPU run's device plugin must go. */
 	if (!p->req->gpu)
-		return save_files(&rd, NULL, err) < 0 ? -1 : new_volume ? 0 : wait_gpu_release_removed(w, err);
-	return wait_gpus_saving(&rd, err);
+		return save_files(&rd, NULL, err) < 0 ? -1 : new_volume ? 0 : wait_gpu_release_removed(w, every, 2, err);
+	/* A container made on a kept volume may follow one of the other
+	 * allocation (an existing one has this one: start_gpus_adopt_mode). */
+	if (w->fresh && !new_volume && wait_gpu_release_removed(w, &other, 1, err) < 0)
+		return -1;
+	return p->allocation == GPU_ALLOCATION_DRA ? wait_dra_saving(&rd, err) : wait_gpus_saving(&rd, err);
 }

@@ -155,6 +155,7 @@ void gateway_json_common(cJSON *obj, const struct gateway *gw)
 	cJSON_AddItemToObject(obj, "gpus", gpus ? gpus_json(gpus) : cJSON_CreateNull());
 	json_add_string_or_null(obj, "gpu_mode", asks ? (gw->c.gpu_cdi ? "cdi" : "legacy") : NULL);
 	json_add_string_or_null(obj, "mig_strategy", asks ? mig_strategy_name(gw->mig) : NULL);
+	json_add_string_or_null(obj, "gpu_allocation", asks ? gpu_allocation_name(gw->allocation) : NULL);
 	json_add_string_or_null(obj, "node_network",
 				gw->c.exists ? node_network_name(node_network_of_label(gw->c.node_network)) : NULL);
 	json_add_string_or_null(obj, "server", gw->has_metadata ? gw->md.server : NULL);

@@ -150,6 +150,7 @@ void gateway_read_container(struct gateway *gw)
 	os_error e = { 0 };
 
 	gw->mig = mig_strategy_of_env(gw->c.mig_strategy);
+	gw->allocation = gpu_allocation_of_env(gw->c.gpu_allocation);
 	gpus_free(&gw->gpus);
 	free(gw->gpus_error);
 	gw->gpus_error = NULL;

@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "docker/container.h"
 #include "gateway/gpu/gpus.h"
+#include "gateway/gpu/allocation.h"
 #include "gateway/gpu/mig.h"
 #include "gateway/state/metadata.h"
 
@@ -23,6 +24,7 @@ struct gateway {
 	char *state_dir;          /* $XDG_CONFIG_HOME/openshell/gateways/NAME */
 	struct gw_container c;    /* c.exists == 0 when there is no container */
 	enum mig_strategy mig;    /* the container's MIG strategy (none without one) */
+	enum gpu_allocation allocation; /* and its GPU allocation (the device plugin without one) */
 	int has_gpus;             /* a container that asks for GPUs, whose selection reads: */
 	struct gpus gpus;         /* that selection, read once (gateway_read_container) */
 	char *gpus_error;         /* or why it does not read */

@@ -15,6 +15,30 @@
 #include "kube/kubectl.h"
 #include "kube/objects.h"
 
+/* Under DRA: which fact of the driver's is missing (the runtime's and
+ * the API's are gpu_missing's). */
+static char *dra_missing(const struct gpu_state *g)
+{
+	const struct gpu_allocator *by = gpu_state_by(g);
+	cleanup_free char *got = g->published.n ? strv_join(&g->published, ", ") : xstrdup("none");
+	cleanup_free char *want = g->want_uuids && g->want_uuids->n ? strv_join(g->want_uuids, ", ") : NULL;
+
+	if (!g->plugin_found)
+		return xasprintf("the DaemonSet %s/%s of %s does not exist", by->ns, by->daemonset, by->title);
+	if (g->ds.desired == 0)
+		return xasprintf("the DaemonSet %s/%s schedules no pod (desired 0: the node lacks the label " DRA_NODE_LABEL ", which the gateway's k3s gives it)",
+				 by->ns, by->daemonset);
+	if (g->ds.ready < g->ds.desired)
+		return xasprintf("the DaemonSet %s/%s has %lld of %lld pods ready", by->ns, by->daemonset, g->ds.ready,
+				 g->ds.desired);
+	if (!g->published.n)
+		return xasprintf("node %s publishes no GPU in a ResourceSlice of driver " DRA_DRIVER_NAME
+				 " (the kubelet plugin's log says what NVML found)",
+				 g->want_node ? g->want_node : "?");
+	return xasprintf("node %s publishes GPUs %s in its ResourceSlices of driver " DRA_DRIVER_NAME ", not the gateway's %s",
+			 g->want_node ? g->want_node : "?", got, want ? want : "?");
+}
+
 static char *gpu_missing(const struct gpu_state *g)
 {
 	char count[32];
@@ -27,10 +51,12 @@ static char *gpu_missing(const struct gpu_state *g)
 	if (!g->seen)
 		return xasprintf("no read of the cluster's objects succeeded%s%s", g->api_error ? ": " : "",
 				 g->api_error ? g->api_error : "");
-	if (g->runtime_class == 0)
+	if (g->runtime_class == 0 && !gpu_state_dra(g))
 		return xstrdup("RuntimeClass 'nvidia' does not exist (was k3s started with --disable=runtimes?)");
 	if (!g->rt.config_read)
 		return xstrdup("k3s has not written its containerd config yet");
+	if (gpu_state_dra(g))
+		return dra_missing(g);
 	if (!g->plugin_found)
 		return xstrdup("the nvidia-device-plugin DaemonSet does not exist");
 	if (g->ds.desired == 0)
@@ -71,8 +97,9 @@ static char *gpu_missing(const struct gpu_state *g)
  * than gpu_missing(). */
 static char *gpu_cause(const struct wait_ctx *w, const struct gpu_state *g, const char *helm_logs, int t)
 {
+	const struct gpu_allocator *by = gpu_state_by(g);
 	cleanup_free char *line = g->plugin_found ? NULL : kube_last_error_line(helm_logs);
-	const char *ns = g->plugin_found ? DEVICE_PLUGIN_NAMESPACE : "kube-system";
+	const char *ns = g->plugin_found ? by->ns : "kube-system";
 	os_error err = { 0 };
 	cJSON *pods = NULL;
 	char *cause = NULL;
@@ -81,11 +108,11 @@ static char *gpu_cause(const struct wait_ctx *w, const struct gpu_state *g, cons
 	if (line)
 		return xasprintf("its Helm install fails: %s", line);
 	if (kube_get(w->container, "pods", NULL, ns, 0, t, &pods, &err) > 0)
-		cause = g->plugin_found ? kube_pods_stuck(pods, DEVICE_PLUGIN_LABEL, DEVICE_PLUGIN_NAME)
-					: kube_pods_stuck(pods, "job-name", DEVICE_PLUGIN_HELM_JOB);
+		cause = g->plugin_found ? kube_pods_stuck(pods, by->pod_label, by->pod_value)
+					: kube_pods_stuck(pods, "job-name", by->helm_job);
 	/* A pod still ContainerCreating: the kubelet's warning (a sandbox). */
 	if (!cause && g->plugin_found && pods)
-		cause = plugin_pod_warning(w, pods, t);
+		cause = plugin_pod_warning(w, by, pods, t);
 	cJSON_Delete(pods);
 	os_error_clear(&err);
 	if (!cause && !g->plugin_found)
@@ -101,22 +128,24 @@ int gpu_timeout(const struct wait_ctx *w, const struct gpu_state *g, os_error *e
 	/* The deadline has passed; the diagnostics get a budget of their own. */
 	int t = cleanup_budget_ms();
 
+	const struct gpu_allocator *by = gpu_state_by(g);
+	cleanup_free char *job = xasprintf("job-name=%s", by->helm_job);
 	cJSON *pods = NULL;   /* read once for the plugin's and the MPS daemon's logs */
 	os_error e = { 0 };
 
-	kube_get(w->container, "pods", NULL, DEVICE_PLUGIN_NAMESPACE, 0, t, &pods, &e);
+	kube_get(w->container, "pods", NULL, by->ns, 0, t, &pods, &e);
 	os_error_clear(&e);
-	plugin = kube_container_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE, pods, DEVICE_PLUGIN_CONTAINER,
-					  WAIT_LOG_TAIL_LINES, t);
-	mps = g->mps.desired > 0 ? kube_container_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE, pods, MPS_DAEMON_CONTAINER,
+	plugin = kube_container_logs_tail(w->container, by->ns, pods, by->container, WAIT_LOG_TAIL_LINES, t);
+	mps = g->mps.desired > 0 ? kube_container_logs_tail(w->container, by->ns, pods, MPS_DAEMON_CONTAINER,
 							    WAIT_LOG_TAIL_LINES, t)
 				 : xstrdup("");
 	cJSON_Delete(pods);
-	helm = kube_logs_tail(w->container, "kube-system", "job-name=" DEVICE_PLUGIN_HELM_JOB, WAIT_LOG_TAIL_LINES, t);
+	helm = kube_logs_tail(w->container, "kube-system", job, WAIT_LOG_TAIL_LINES, t);
 	cause = gpu_cause(w, g, helm, t);
-	detail = xasprintf("device plugin logs:\n%s\n%s%s%s%s logs:\n%s%s%s", *plugin ? plugin : "(none)\n",
+	detail = xasprintf("%s logs:\n%s\n%s%s%s%s logs:\n%s%s%s", by->mode == GPU_ALLOCATION_DRA ? "DRA kubelet plugin" : "device plugin",
+			   *plugin ? plugin : "(none)\n",
 			   *mps ? "MPS control daemon logs:\n" : "", mps, *mps ? "\n" : "",
-			   DEVICE_PLUGIN_HELM_JOB, *helm ? helm : "(none)\n",
+			   by->helm_job, *helm ? helm : "(none)\n",
 			   g->api_error ? "\nlast error from the API:\n" : "", g->api_error ? g->api_error : "");
 	os_error_set(err, OS_EXIT_TIMEOUT,
 		     "timed out after %s waiting for GPUs: %s%s%s; the gateway was kept for inspection", dur, what,

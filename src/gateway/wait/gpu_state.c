@@ -35,8 +35,9 @@ static int plugin_proves_class(const struct gpu_state *g, const cJSON *ds)
 
 void gpu_state_read_sets(struct gpu_state *g, const cJSON *list)
 {
-	const cJSON *ds = kube_find_device_plugin(list);
-	const cJSON *mps = kube_find(list, "DaemonSet", DEVICE_PLUGIN_RELEASE "-mps-control-daemon");
+	const cJSON *ds = gpu_state_dra(g) ? kube_find(list, "DaemonSet", gpu_state_by(g)->daemonset)
+					   : kube_find_device_plugin(list);
+	const cJSON *mps = gpu_state_dra(g) ? NULL : kube_find(list, "DaemonSet", DEVICE_PLUGIN_RELEASE "-mps-control-daemon");
 
 	g->plugin_found = ds != NULL;
 	kube_daemonset_status(ds, &g->ds);
@@ -46,8 +47,52 @@ void gpu_state_read_sets(struct gpu_state *g, const cJSON *list)
 		g->runtime_class = 1;
 }
 
+/* The UUIDs of the devices NODE's slices of the DRA driver publish (the
+ * attribute "uuid" of GpuInfo.Attributes(), docs/dra-sources.md). */
+static void published_uuids(const cJSON *list, const char *node, struct strv *out)
+{
+	const cJSON *slice, *dev;
+
+	cJSON_ArrayForEach(slice, json_get(list, "items", NULL)) {
+		const cJSON *spec = json_get(slice, "spec", NULL);
+		const char *driver = json_str(spec, "driver"), *on = json_str(spec, "nodeName");
+		const char *kind = json_str(slice, "kind");
+
+		if ((kind && strcmp(kind, "ResourceSlice") != 0) || !driver || strcmp(driver, DRA_DRIVER_NAME) != 0 || !on ||
+		    (node && strcmp(on, node) != 0))
+			continue;
+		cJSON_ArrayForEach(dev, json_get(spec, "devices", NULL)) {
+			const char *uuid = json_str(json_get(dev, "attributes", "uuid", NULL), "string");
+			if (uuid)
+				strv_push(out, uuid);
+		}
+	}
+}
+
+void gpu_state_read_slices(struct gpu_state *g, const cJSON *list)
+{
+	strv_free(&g->published);
+	published_uuids(list, g->want_node, &g->published);
+	g->slices_seen = 1;
+}
+
+int gpu_state_slices_met(const struct gpu_state *g)
+{
+	if (!g->want_uuids || !g->want_uuids->n)
+		return g->published.n > 0;
+	if (g->published.n != g->want_uuids->n)
+		return 0;
+	for (size_t i = 0; i < g->want_uuids->n; i++)
+		if (!strv_has(&g->published, g->want_uuids->v[i]))
+			return 0;
+	return 1;
+}
+
 int gpu_state_ready(const struct gpu_state *g)
 {
+	if (gpu_state_dra(g))
+		return g->rt.nvidia && g->plugin_found && g->ds.desired > 0 && g->ds.ready == g->ds.desired &&
+		       gpu_state_slices_met(g);
 	return g->runtime_class > 0 && g->rt.nvidia && g->plugin_found && g->ds.desired > 0 &&
 	       g->ds.ready == g->ds.desired && (g->allocatable > 0 || g->mig > 0) && gpu_sharing_met(g) &&
 	       g->mig_capacity >= g->want_mig;
@@ -59,4 +104,5 @@ void gpu_state_free(struct gpu_state *g)
 	runtime_fact_free(&g->rt);
 	free(g->api_error);
 	strv_free(&g->migs);
+	strv_free(&g->published);
 }

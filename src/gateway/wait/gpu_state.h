@@ -10,11 +10,13 @@
 
 #include "base/error.h"
 #include "base/strv.h"
+#include "gateway/gpu/allocation.h"
 #include "gateway/wait/wait.h"
 #include "kube/containerd.h"
 #include "kube/objects.h"
 
 struct gpu_state {
+	const struct gpu_allocator *by; /* who serves the GPUs; NULL: the device plugin */
 	int seen;                 /* a watch has listed the cluster's objects: the facts below are its */
 	int runtime_class;        /* RuntimeClass nvidia exists: 1, or 0 not; -1 unknown */
 	struct runtime_fact rt;   /* containerd's nvidia runtime, once k3s wrote its config */
@@ -36,7 +38,22 @@ struct gpu_state {
 	char *heartbeat;          /* the oldest node's Ready heartbeat (RFC 3339), or NULL */
 	int stale;                /* the facts predate the container's last start */
 	char *api_error;          /* the last transient kubectl error, or NULL */
+	/* DRA: the devices of WANT_NODE's ResourceSlices of driver gpu.nvidia.com. */
+	const struct strv *want_uuids; /* the GPUs it is to publish (NULL: any) */
+	struct strv published;    /* the UUIDs it publishes */
+	int slices_seen;          /* a list of the slices has been read */
 };
+
+/* Its allocator: the device plugin unless G says otherwise. */
+static inline const struct gpu_allocator *gpu_state_by(const struct gpu_state *g)
+{
+	return g->by ? g->by : gpu_allocator(GPU_ALLOCATION_DEVICE_PLUGIN);
+}
+
+static inline int gpu_state_dra(const struct gpu_state *g)
+{
+	return gpu_state_by(g)->mode == GPU_ALLOCATION_DRA;
+}
 
 /* Has the node the allocatable a sharing change makes (any, without one)? */
 static inline int gpu_sharing_met(const struct gpu_state *g)
@@ -50,8 +67,15 @@ static inline int gpu_sharing_met(const struct gpu_state *g)
 void gpu_state_read_nodes(struct gpu_state *g, const cJSON *list);
 void gpu_state_read_sets(struct gpu_state *g, const cJSON *list);
 
+/* DRA: the facts of a List holding the ResourceSlices (other kinds are
+ * passed over); and whether WANT_NODE publishes exactly WANT_UUIDS (any
+ * device, without them). */
+void gpu_state_read_slices(struct gpu_state *g, const cJSON *list);
+int gpu_state_slices_met(const struct gpu_state *g);
+
 /* Every fact holds: the runtime, its RuntimeClass, the plugin's pods all
- * ready, allocatable GPUs (or MIG devices) as WANT asks. */
+ * ready, allocatable GPUs (or MIG devices) as WANT asks; under DRA the
+ * runtime, the kubelet plugin's pods all ready and the node's slices. */
 int gpu_state_ready(const struct gpu_state *g);
 
 void gpu_state_free(struct gpu_state *g);

@@ -15,19 +15,19 @@
 
 #define PLUGIN_FATAL_RESTARTS 2   /* failed restarts with its own fatal error: a verdict */
 
-char *plugin_pod_warning(const struct wait_ctx *w, const cJSON *pods, int t)
+char *plugin_pod_warning(const struct wait_ctx *w, const struct gpu_allocator *by, const cJSON *pods, int t)
 {
 	os_error err = { 0 };
 	cJSON *events = NULL;
 	const cJSON *pod;
 	char *why = NULL;
 
-	if (kube_get(w->container, "events", NULL, DEVICE_PLUGIN_NAMESPACE, 0, t, &events, &err) > 0)
+	if (kube_get(w->container, "events", NULL, by->ns, 0, t, &events, &err) > 0)
 		cJSON_ArrayForEach(pod, json_get(pods, "items", NULL)) {
 			const char *name = json_str(json_get(pod, "metadata", NULL), "name");
 			cleanup_free char *warn = name ? kube_pod_warning(events, name) : NULL;
 			if (warn && !why)
-				why = xasprintf("pod %s/%s: %s", DEVICE_PLUGIN_NAMESPACE, name, warn);
+				why = xasprintf("pod %s/%s: %s", by->ns, name, warn);
 		}
 	cJSON_Delete(events);
 	os_error_clear(&err);
@@ -36,9 +36,9 @@ char *plugin_pod_warning(const struct wait_ctx *w, const cJSON *pods, int t)
 
 /* The nvidia runtime is there but fails: the kubelet cannot make the
  * plugin pod's sandbox, and says so in a Warning event naming the runtime. */
-static int runtime_broken(const struct wait_ctx *w, const cJSON *pods, os_error *err)
+static int runtime_broken(const struct wait_ctx *w, const struct gpu_allocator *by, const cJSON *pods, os_error *err)
 {
-	cleanup_free char *why = plugin_pod_warning(w, pods, deadline_call_ms(&w->by));
+	cleanup_free char *why = plugin_pod_warning(w, by, pods, deadline_call_ms(&w->by));
 
 	if (!why || !strstr(why, "FailedCreatePodSandBox") || !strstr(why, "nvidia-container-runtime"))
 		return 0;
@@ -95,11 +95,12 @@ static const char *plugin_fix(const char *line)
  * layout its strategy cannot take, MPS on MIG devices, no NVML) never
  * comes up without another configuration: after its second failed restart
  * that is the verdict, not a wait until the deadline. */
-static int plugin_exits(const struct wait_ctx *w, const cJSON *pods, os_error *err)
+static int plugin_exits(const struct wait_ctx *w, const struct gpu_allocator *by, const cJSON *pods, os_error *err)
 {
-	long long restarts = plugin_failed_restarts(pods);
+	long long restarts = by->mode == GPU_ALLOCATION_DEVICE_PLUGIN ? plugin_failed_restarts(pods) : 0;
 	cleanup_free char *logs = NULL, *line = NULL;
 
+	/* The DRA driver's fatal errors are not read yet: its pods wait out the deadline. */
 	if (restarts < PLUGIN_FATAL_RESTARTS)
 		return 0;
 	logs = kube_container_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE, pods, DEVICE_PLUGIN_CONTAINER,
@@ -114,7 +115,7 @@ static int plugin_exits(const struct wait_ctx *w, const cJSON *pods, os_error *e
 	return -1;
 }
 
-int plugin_faults_judge(const struct wait_ctx *w, const cJSON *pods, os_error *err)
+int plugin_faults_judge(const struct wait_ctx *w, const struct gpu_allocator *by, const cJSON *pods, os_error *err)
 {
-	return runtime_broken(w, pods, err) < 0 || plugin_exits(w, pods, err) < 0 ? -1 : 0;
+	return runtime_broken(w, by, pods, err) < 0 || plugin_exits(w, by, pods, err) < 0 ? -1 : 0;
 }

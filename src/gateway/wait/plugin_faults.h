@@ -14,14 +14,16 @@
 #include <cjson/cJSON.h>
 
 #include "base/error.h"
+#include "gateway/gpu/allocation.h"
 #include "gateway/wait/wait.h"
 
-/* PODS: the plugin's namespace's PodList. -1 with *err set when one of
- * those faults holds; 0 when none does (yet). */
-int plugin_faults_judge(const struct wait_ctx *w, const cJSON *pods, os_error *err);
+/* PODS: the PodList of BY's namespace. -1 with *err set when one of
+ * those faults holds; 0 when none does (yet). The plugin's own fatal
+ * error is read of the device plugin only. */
+int plugin_faults_judge(const struct wait_ctx *w, const struct gpu_allocator *by, const cJSON *pods, os_error *err);
 
 /* The kubelet's last Warning for a pod of PODS, "pod NS/NAME: REASON:
- * MESSAGE" (an events read within T ms), or NULL (owned). */
-char *plugin_pod_warning(const struct wait_ctx *w, const cJSON *pods, int t);
+ * MESSAGE" (an events read of BY's namespace within T ms), or NULL (owned). */
+char *plugin_pod_warning(const struct wait_ctx *w, const struct gpu_allocator *by, const cJSON *pods, int t);
 
 #endif

@@ -15,6 +15,7 @@
 #include "base/xalloc.h"
 #include "docker/client.h"
 #include "docker/container.h"
+#include "gateway/gpu/allocation.h"
 #include "gateway/wait/wait.h"
 #include "kube/containerd.h"
 #include "kube/kubeconfig.h"
@@ -346,19 +347,48 @@ int wait_kubeconfig_written(const struct wait_ctx *w, os_error *err)
 	return 0;
 }
 
-static int delete_device_plugin_chart(const struct wait_ctx *w, int *deleted, os_error *err)
+/* Delete the HelmCharts of BY[0..N-1] in one kubectl; *deleted says
+ * which were there (a bit each). */
+static int delete_charts(const struct wait_ctx *w, const struct gpu_allocator *const *by, int n, unsigned *deleted,
+			 os_error *err)
 {
-	const char *del[] = { "delete", "helmchart", DEVICE_PLUGIN_HELMCHART, "--namespace", "kube-system",
-			      "--ignore-not-found", NULL };
+	struct strv del = { 0 };
 	struct run_result res = { 0 };
-	int rc = kube_exec_k3s_type(w->container, "HelmChart", del, NULL, &w->by, &res, err);
+	int rc;
 
+	strv_pushv(&del, (const char *const[]){ "delete", "helmchart", NULL });
+	for (int i = 0; i < n; i++)
+		strv_push(&del, by[i]->helmchart);
+	strv_pushv(&del, (const char *const[]){ "--namespace", "kube-system", "--ignore-not-found", NULL });
+	rc = kube_exec_k3s_type(w->container, "HelmChart", strv_argv(&del), NULL, &w->by, &res, err);
 	if (rc == 0 && res.status != 0)
-		rc = run_failure(err, OS_EXIT_FAILURE, &res, "kubectl delete helmchart %s failed",
-				 DEVICE_PLUGIN_HELMCHART);
-	*deleted = rc == 0 && strstr(res.out, "deleted") != NULL;
+		rc = run_failure(err, OS_EXIT_FAILURE, &res, "kubectl delete helmchart %s failed", by[0]->helmchart);
+	*deleted = 0;
+	for (int i = 0; rc == 0 && i < n; i++) {
+		/* kubectl: helmchart.helm.cattle.io "NAME" deleted */
+		cleanup_free char *said = xasprintf("\"%s\" deleted", by[i]->helmchart);
+		if (strstr(res.out, said))
+			*deleted |= 1u << i;
+	}
 	run_result_free(&res);
+	strv_free(&del);
 	return rc;
+}
+
+/* Is BY's DaemonSet in LIST (every namespace's)? */
+static int release_left(const cJSON *list, const struct gpu_allocator *by)
+{
+	const cJSON *ds;
+
+	if (by->mode == GPU_ALLOCATION_DEVICE_PLUGIN)
+		return kube_find_device_plugin(list) != NULL;
+	cJSON_ArrayForEach(ds, json_get(list, "items", NULL)) {
+		const char *name = json_str(json_get(ds, "metadata", NULL), "name");
+		const char *ns = json_str(json_get(ds, "metadata", NULL), "namespace");
+		if (name && ns && strcmp(name, by->daemonset) == 0 && strcmp(ns, by->ns) == 0)
+			return 1;
+	}
+	return 0;
 }
 
 int wait_container_news(const struct wait_ctx *w, os_error *err)
@@ -399,19 +429,20 @@ int wait_retry_api(const struct wait_ctx *w, struct backoff *b, os_error *err)
 	return 0;
 }
 
-int wait_gpu_release_removed(const struct wait_ctx *w, os_error *err)
+int wait_gpu_release_removed(const struct wait_ctx *w, const struct gpu_allocator *const *by, int n, os_error *err)
 {
 	struct backoff b = { 0 };
-	int deleted, gone = 0;
+	unsigned deleted;
+	int gone = 0;
 
 	/* kube_exec_k3s_type's timeouts already say what ran out; its other
 	 * failures may be an API that comes back. */
-	while (delete_device_plugin_chart(w, &deleted, err) < 0)
+	while (delete_charts(w, by, n, &deleted, err) < 0)
 		if (err->code == OS_EXIT_TIMEOUT || !wait_retry_api(w, &b, err))
 			return -1;
 	if (!deleted)
 		return 0;   /* there was none: the usual case */
-	log_step("removing the device plugin a GPU run left on the volume");
+	log_step("removing what an earlier GPU run installed on the volume");
 	while (!gone) {
 		cJSON *list = NULL;
 
@@ -420,10 +451,13 @@ int wait_gpu_release_removed(const struct wait_ctx *w, os_error *err)
 				continue;
 			return -1;
 		}
-		gone = kube_find_device_plugin(list) == NULL;
+		gone = 1;
+		for (int i = 0; i < n; i++)
+			if ((deleted & (1u << i)) && release_left(list, by[i]))
+				gone = 0;
 		cJSON_Delete(list);
 		if (!gone && !backoff_wait(&b, w->by.at_ms))
-			return wait_timeout_error(w, "the device plugin's release to be uninstalled", NULL, err);
+			return wait_timeout_error(w, "the release of an earlier GPU run to be uninstalled", NULL, err);
 	}
 	log_step_done(1);
 	return 0;

@@ -89,6 +89,13 @@ struct sharing_want;
 int wait_gpus(struct wait_ctx *w, const struct sharing_want *want, struct wait_file *file, long long *gpus,
 	      struct strv *mig, os_error *err);
 
+/* Under --gpu-allocation dra: the nvidia runtime, the DRA driver's kubelet
+ * plugin's pods all ready, and ResourceSlices of driver gpu.nvidia.com
+ * in which NODE publishes exactly the GPUs UUIDS names (any, when it names
+ * none); *gpus receives how many it publishes. FILE: see above, or NULL. */
+int wait_dra_gpus(struct wait_ctx *w, const char *node, const struct strv *uuids, struct wait_file *file,
+		  long long *gpus, os_error *err);
+
 /* Inspect the container into *c (to be freed either way); fail, quoting
  * its last log lines, if it stopped or restarted since the waits began. */
 int wait_check_alive(const struct wait_ctx *w, struct gw_container *c, os_error *err);
@@ -110,11 +117,13 @@ int wait_container_news(const struct wait_ctx *w, os_error *err);
 struct backoff;
 int wait_retry_api(const struct wait_ctx *w, struct backoff *b, os_error *err);
 
-/* GPUs off on a volume that had them: deleting the manifest file (as the
- * entrypoint does) uninstalls nothing on k3s, so delete the device
- * plugin's HelmChart through the API (the Helm controller then uninstalls
- * the release) and wait until its DaemonSet is gone. */
-int wait_gpu_release_removed(const struct wait_ctx *w, os_error *err);
+/* GPUs off, or another allocation, on a volume that had them: deleting
+ * the manifest file (as the entrypoint does) uninstalls nothing on k3s, so
+ * delete the HelmCharts of BY[0..N-1] (at most 8) through the API in one
+ * call (the Helm controller then uninstalls each release) and wait until
+ * the DaemonSets of those that were there are gone. */
+struct gpu_allocator;
+int wait_gpu_release_removed(const struct wait_ctx *w, const struct gpu_allocator *const *by, int n, os_error *err);
 
 /* For docker calls after the deadline (rollback, diagnostics): a budget of
  * their own, so that cleaning up is never cut to nothing. */

@@ -4,7 +4,9 @@
  * plugin's DaemonSet and pod, the node's nvidia.com/gpu), and are seen as
  * they come: two kubectl watches carry them (kubectl watches one type a
  * call), the nodes, whose exec reads containerd's config first, and the
- * plugin's DaemonSets; the container's log, followed since the API wait,
+ * plugin's DaemonSets; under DRA the DRA driver's DaemonSets and, a third
+ * watch, the ResourceSlices that publish the node's GPUs in place of its
+ * nvidia.com/gpu; the container's log, followed since the API wait,
  * ends if the container stops. The change that makes the last fact hold
  * is the answer, with no call after it. A slow tick beside them looks at
  * what no watch shows (the plugin's pods while they are not ready, a
@@ -45,6 +47,7 @@ struct gpu_wait {
 	struct wait_ctx *w;
 	struct gpu_state *g;
 	struct kube_watch nodes, sets;   /* sets: with FILE, read first */
+	struct kube_watch slices;        /* DRA's ResourceSlices (resource NULL: not watched) */
 	struct wait_file *file;
 	struct run_child *rt_call;   /* a read of containerd's config the watch could not make */
 	int rt_asked;                /* made once the plugin's DaemonSet is there */
@@ -62,15 +65,18 @@ static void read_facts(struct gpu_wait *gw)
 		containerd_parse_nvidia(gw->nodes.file_text, &g->rt);
 	gpu_state_read_nodes(g, gw->nodes.list);
 	gpu_state_read_sets(g, gw->sets.list);
+	if (gw->slices.resource && gw->slices.list)
+		gpu_state_read_slices(g, gw->slices.list);
 	/* In their order, so that the phases' times add up: two watches may
-	 * tell of two facts in either order. */
-	if (!g->rt.nvidia || g->runtime_class == 0)
+	 * tell of two facts in either order. DRA's pods need no RuntimeClass. */
+	if (!g->rt.nvidia || (g->runtime_class == 0 && !gpu_state_dra(g)))
 		return;
 	phases_mark(gw->w->phases, PHASE_RUNTIME);
 	if (!g->plugin_found || g->ds.desired == 0 || g->ds.ready < g->ds.desired)
 		return;
 	phases_mark(gw->w->phases, PHASE_PLUGIN);
-	if ((g->allocatable > 0 || g->mig > 0) && g->mig_capacity >= g->want_mig)
+	if (gpu_state_dra(g) ? gpu_state_slices_met(g)
+			     : (g->allocatable > 0 || g->mig > 0) && g->mig_capacity >= g->want_mig)
 		phases_mark(gw->w->phases, PHASE_GPUS);
 }
 
@@ -95,8 +101,8 @@ static int plugin_broken(const struct wait_ctx *w, const struct gpu_state *g, os
 
 	if (!g->plugin_found || g->ds.desired == 0 || g->ds.ready == g->ds.desired)
 		return 0;
-	if (kube_get(w->container, "pods", NULL, DEVICE_PLUGIN_NAMESPACE, 0, deadline_call_ms(&w->by), &pods, &e) > 0)
-		rc = plugin_faults_judge(w, pods, err);
+	if (kube_get(w->container, "pods", NULL, gpu_state_by(g)->ns, 0, deadline_call_ms(&w->by), &pods, &e) > 0)
+		rc = plugin_faults_judge(w, gpu_state_by(g), pods, err);
 	cJSON_Delete(pods);
 	os_error_clear(&e);
 	return rc;
@@ -152,7 +158,7 @@ static int start_watch(struct gpu_wait *gw, struct kube_watch *kw, os_error *err
 	 * file with the DaemonSets. */
 	if (kw == &gw->nodes)
 		kw->file = gw->g->rt.config_read ? NULL : K3S_CONTAINERD_CONFIG;
-	else
+	else if (kw == &gw->sets)
 		kw->file = gw->file && !gw->file->done ? gw->file->path : NULL;
 	return kube_watch_start(kw, gw->w->container, deadline_call_ms(&by), err);
 }
@@ -244,7 +250,7 @@ static int hand_file(struct gpu_wait *gw, os_error *err)
 static int serve(struct gpu_wait *gw, os_error *err)
 {
 	for (;;) {
-		struct run_child *kids[] = { wait_follower(gw->w), gw->nodes.c, gw->sets.c, gw->rt_call };
+		struct run_child *kids[] = { wait_follower(gw->w), gw->nodes.c, gw->sets.c, gw->rt_call, gw->slices.c };
 		int i, ok;
 
 		if (hand_file(gw, err) < 0)
@@ -256,7 +262,7 @@ static int serve(struct gpu_wait *gw, os_error *err)
 			return ok < 0 ? -1 : 0;
 		ask_runtime(gw);
 		kids[3] = gw->rt_call;
-		i = run_wait_until(kids, 4, gw->next_tick);
+		i = run_wait_until(kids, 5, gw->next_tick);
 		if (i == RUN_WAIT_DUE) {
 			if (gpu_tick(gw, err) < 0)
 				return -1;
@@ -271,6 +277,9 @@ static int serve(struct gpu_wait *gw, os_error *err)
 				return -1;
 		} else if (i == 3) {
 			runtime_read(gw);
+		} else if (i == 4 && run_ended(kids[4])) {
+			if (watch_ended(gw, &gw->slices, err) < 0)
+				return -1;
 		} else if (i < 0) {   /* the watches always run: a bug, not a wait */
 			return os_error_set(err, OS_EXIT_FAILURE, "the GPU wait has nothing left to wait on");
 		} else if (i > 0) {
@@ -287,13 +296,45 @@ static void look_runtime_class(const struct wait_ctx *w, struct gpu_state *g)
 	os_error e = { 0 };
 	int found;
 
-	if (g->runtime_class >= 0)
+	if (g->runtime_class >= 0 || gpu_state_dra(g))
 		return;
 	found = kube_get(w->container, "runtimeclass", NVIDIA_RUNTIME_CLASS, NULL, 0, cleanup_budget_ms(), &rc, &e);
 	if (found >= 0)
 		g->runtime_class = found;
 	cJSON_Delete(rc);
 	os_error_clear(&e);
+}
+
+static void drop_watches(struct gpu_wait *gw)
+{
+	kube_watch_free(&gw->nodes);
+	kube_watch_free(&gw->sets);
+	kube_watch_free(&gw->slices);
+	docker_drop(&gw->rt_call);
+}
+
+/* Start the watches and serve them until every fact of GW's state holds;
+ * a timeout says which does not. */
+static int run_wait(struct gpu_wait *gw, os_error *err)
+{
+	if (start_watch(gw, &gw->nodes, err) < 0 || start_watch(gw, &gw->sets, err) < 0 ||
+	    (gw->slices.resource && start_watch(gw, &gw->slices, err) < 0) || serve(gw, err) < 0) {
+		drop_watches(gw);
+		if (!err->msg || wait_cut(gw->w, err)) {
+			look_runtime_class(gw->w, gw->g);
+			gpu_timeout(gw->w, gw->g, err);
+		}
+		return -1;
+	}
+	/* Done: every stream is told at once, then reaped. */
+	docker_stop(gw->nodes.c);
+	docker_stop(gw->sets.c);
+	docker_stop(gw->slices.c);
+	docker_stop(gw->rt_call);
+	docker_stop(wait_follower(gw->w));
+	drop_watches(gw);
+	log_step_done(1);
+	return 0;
 }
 
 int wait_gpus(struct wait_ctx *w, const struct sharing_want *want, struct wait_file *file, long long *gpus,
@@ -305,38 +346,36 @@ int wait_gpus(struct wait_ctx *w, const struct sharing_want *want, struct wait_f
 	struct gpu_wait gw = { .w = w, .g = &g, .file = file, .nodes = { .resource = "nodes" },
 			       .sets = { .resource = "daemonsets", .ns = DEVICE_PLUGIN_NAMESPACE },
 			       .next_tick = clock_ms() + GPU_TICK_FIRST_MS, .delay_ms = GPU_TICK_FIRST_MS };
-	int rc = -1;
+	int rc;
 
 	log_step("waiting for allocatable nvidia.com/gpu");
-	if (start_watch(&gw, &gw.nodes, err) < 0 || start_watch(&gw, &gw.sets, err) < 0 || serve(&gw, err) < 0) {
-		kube_watch_free(&gw.nodes);
-		kube_watch_free(&gw.sets);
-		docker_drop(&gw.rt_call);
-		if (!err->msg || wait_cut(w, err)) {
-			look_runtime_class(w, &g);
-			gpu_timeout(w, &g, err);
-		}
-		goto out;
-	}
-	/* Done: every stream is told at once, then reaped. */
-	docker_stop(gw.nodes.c);
-	docker_stop(gw.sets.c);
-	docker_stop(gw.rt_call);
-	docker_stop(wait_follower(w));
-	kube_watch_free(&gw.nodes);
-	kube_watch_free(&gw.sets);
-	docker_drop(&gw.rt_call);
-	*gpus = g.allocatable;
-	*mig = g.migs;   /* moved out */
-	g.migs = (struct strv){ 0 };
-	log_step_done(1);
-	{
+	if ((rc = run_wait(&gw, err)) == 0) {
 		cleanup_free char *sick = kube_gpus_unhealthy(g.allocatable, g.capacity);
+
+		*gpus = g.allocatable;
+		*mig = g.migs;   /* moved out */
+		g.migs = (struct strv){ 0 };
 		if (sick)   /* ready on the healthy ones, but the user must know */
 			log_warn("%s; 'openshell gateway verify' fails while any is", sick);
 	}
-	rc = 0;
-out:
+	gpu_state_free(&g);
+	return rc;
+}
+
+int wait_dra_gpus(struct wait_ctx *w, const char *node, const struct strv *uuids, struct wait_file *file,
+		  long long *gpus, os_error *err)
+{
+	const struct gpu_allocator *by = gpu_allocator(GPU_ALLOCATION_DRA);
+	struct gpu_state g = { .by = by, .allocatable = -1, .runtime_class = -1, .want_node = node, .want_uuids = uuids };
+	struct gpu_wait gw = { .w = w, .g = &g, .file = file, .nodes = { .resource = "nodes" },
+			       .sets = { .resource = "daemonsets", .ns = by->ns },
+			       .slices = { .resource = "resourceslices" },
+			       .next_tick = clock_ms() + GPU_TICK_FIRST_MS, .delay_ms = GPU_TICK_FIRST_MS };
+	int rc;
+
+	log_step("waiting for the node's GPUs in ResourceSlices of " DRA_DRIVER_NAME);
+	if ((rc = run_wait(&gw, err)) == 0)
+		*gpus = (long long)g.published.n;
 	gpu_state_free(&g);
 	return rc;
 }

@@ -1,0 +1,60 @@
+/* gateway/gpu/allocation.h - who hands pods their GPUs: `--gpu-allocation
+ * device-plugin|dra`.
+ *
+ * device-plugin (the default): NVIDIA's device plugin registers
+ * nvidia.com/gpu with the kubelet, and a pod asks for a count. dra:
+ * NVIDIA's DRA driver (kubernetes-sigs/dra-driver-nvidia-gpu) publishes
+ * each GPU as a device of a ResourceSlice, a pod asks for one through a
+ * ResourceClaim, and the driver's DeviceClass serves nvidia.com/gpu too
+ * (docs/dra-sources.md). The mode reaches the entrypoint as
+ * OPENSHELL_GPU_ALLOCATION, which picks the chart it installs.
+ */
+#ifndef OPENSHELL_GATEWAY_GPU_ALLOCATION_H
+#define OPENSHELL_GATEWAY_GPU_ALLOCATION_H
+
+#include "base/error.h"
+#include "gateway/gpu/mig.h"
+#include "gateway/gpu/sharing.h"
+
+/* GPU_ALLOCATION_UNSET: a request that names none; no container has it. */
+enum gpu_allocation { GPU_ALLOCATION_UNSET = -1, GPU_ALLOCATION_DEVICE_PLUGIN, GPU_ALLOCATION_DRA };
+
+/* What the DRA chart deploys (deploy/kube/gpu-manifests/dra/): its
+ * HelmChart's name (the release), its namespace, the kubelet plugin's
+ * DaemonSet and the driver its ResourceSlices name. */
+#define DRA_DRIVER_RELEASE "dra-driver-nvidia-gpu"
+#define DRA_DRIVER_NAMESPACE "nvidia-dra-driver-gpu"
+#define DRA_KUBELET_PLUGIN DRA_DRIVER_RELEASE "-kubelet-plugin"
+#define DRA_DRIVER_NAME "gpu.nvidia.com"
+/* The label the chart's kubelet plugin requires of a node (without NFD). */
+#define DRA_NODE_LABEL "nvidia.com/gpu.present=true"
+
+/* What an allocation deploys in the cluster, as the waits, their reports
+ * and status look for it: one table row per mode. */
+struct gpu_allocator {
+	enum gpu_allocation mode;
+	const char *title;        /* "the NVIDIA device plugin" */
+	const char *daemonset;    /* the DaemonSet that serves a node's GPUs */
+	const char *ns;           /* its namespace */
+	const char *pod_label, *pod_value; /* a label of its pods, and its value */
+	const char *container;    /* its container whose log tells */
+	const char *helmchart;    /* the HelmChart that installs it, in kube-system */
+	const char *helm_job;     /* and the Helm job that runs the install */
+};
+
+const struct gpu_allocator *gpu_allocator(enum gpu_allocation a);
+
+/* "device-plugin" or "dra"; a usage error naming --gpu-allocation otherwise. */
+int gpu_allocation_parse(const char *text, enum gpu_allocation *a, os_error *err);
+const char *gpu_allocation_name(enum gpu_allocation a);
+
+/* The allocation a container's OPENSHELL_GPU_ALLOCATION (NULL: unset) gave
+ * the entrypoint; unset is the device plugin, as the entrypoint takes it. */
+enum gpu_allocation gpu_allocation_of_env(const char *value);
+
+/* The options that configure the device plugin have no place beside dra:
+ * --gpu-sharing (a claim asks for sharing) and --mig-strategy (the driver
+ * publishes what it finds). A usage error naming the option. */
+int gpu_allocation_check(enum gpu_allocation a, const struct sharing *s, enum mig_strategy m, os_error *err);
+
+#endif

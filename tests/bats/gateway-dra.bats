@@ -1,0 +1,105 @@
+#!/usr/bin/env bats
+# `gateway start --gpu-allocation dra`: NVIDIA's DRA driver in place of the
+# device plugin. The image's entrypoint installs the driver's chart, k3s
+# runs pods under the nvidia runtime and labels the node, and the start
+# waits until the node's ResourceSlices publish the gateway's GPUs by UUID.
+# On the SIMULATED toolkit and stand-in (docs/k3s-standin.md): three GPUs.
+
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	load helpers/gateway
+	gateway_suite_start --gpus 3
+}
+
+teardown_file() {
+	load helpers/gateway
+	gateway_suite_stop
+}
+
+setup() {
+	load helpers/gateway
+}
+
+# The UUIDs gateway $1's node publishes in slices of driver gpu.nvidia.com, sorted, one a line.
+published() {
+	docker exec "openshell-cluster-$1" kubectl get resourceslices -o json |
+		jq -r --arg node "openshell-$1" '.items[] | select(.spec.driver == "gpu.nvidia.com" and .spec.nodeName == $node)
+			| .spec.devices[].attributes.uuid.string' | sort
+}
+
+@test "--gpus 2 --gpu-allocation dra: the DRA driver publishes the two GPUs by UUID; no device plugin runs" {
+	run --separate-stderr openshell gateway start --gpus 2 --gpu-allocation dra --name d --image "$IMAGE" \
+		--port "$(free_port)" --json
+	assert_success
+	doc=$output
+	assert_schema start "$doc"
+	run jq -r '[.gpu_allocation, .gpus_allocatable, .mig_strategy] | map(tostring) | join(" ")' <<<"$doc"
+	assert_output "dra 2 none"
+	run published d
+	assert_output "$(sim_gpu_uuids | head -2 | sort)"
+	# The driver's chart in place of the device plugin's, its class serving nvidia.com/gpu too.
+	run docker exec openshell-cluster-d kubectl get helmcharts -n kube-system -o jsonpath='{.items[*].metadata.name}'
+	assert_output "dra-driver-nvidia-gpu"
+	run docker exec openshell-cluster-d kubectl get daemonsets -A -o jsonpath='{.items[*].metadata.name}'
+	assert_output "dra-driver-nvidia-gpu-kubelet-plugin"
+	run docker exec openshell-cluster-d kubectl get deviceclass gpu.nvidia.com -o jsonpath='{.spec.extendedResourceName}'
+	assert_output "nvidia.com/gpu"
+	run docker exec openshell-cluster-d kubectl get node openshell-d -o jsonpath='{.metadata.labels.nvidia\.com/gpu\.present}'
+	assert_output "true"
+	# k3s runs a pod without a RuntimeClass under the nvidia runtime.
+	run docker exec openshell-cluster-d sh -c 'grep -A1 "containerd\]$" /var/lib/rancher/k3s/agent/etc/containerd/config.toml'
+	assert_line '  default_runtime_name = "nvidia"'
+	run --separate-stderr openshell gateway status --name d
+	assert_success
+	assert_line "  GPUs:        requested (--gpus 2); 2 published in ResourceSlices (DRA driver gpu.nvidia.com)"
+	assert_line --partial "  Health:      healthy"
+	run --separate-stderr openshell gateway status --name d --json
+	assert_success
+	doc=$output
+	assert_schema status "$doc"
+	assert_equal "$(jq -r '[.gpu_allocation, .gpus_allocatable] | map(tostring) | join(" ")' <<<"$doc")" "dra 2"
+}
+
+@test "--gpu-allocation is refused where it has no place, before anything is made" {
+	run --separate-stderr openshell gateway start --gpu-allocation dra --name x --image "$IMAGE"
+	assert_failure 2
+	[[ "$stderr" == "openshell: error: --gpu-allocation says how GPUs are given, and none were asked for: add --gpu or --gpus"$'\n'* ]]
+	run --separate-stderr openshell gateway start --gpu --gpu-allocation plugins --name x --image "$IMAGE"
+	assert_failure 2
+	[[ "$stderr" == *"invalid --gpu-allocation 'plugins': give device-plugin or dra"* ]]
+	run --separate-stderr openshell gateway start --gpu --gpu-allocation dra --gpu-sharing time-slicing:2 --name x --image "$IMAGE"
+	assert_failure 2
+	[[ "$stderr" == *"leave out --gpu-sharing, or use --gpu-allocation device-plugin"* ]]
+	run --separate-stderr openshell gateway start --gpu --gpu-allocation dra --mig-strategy single --name x --image "$IMAGE"
+	assert_failure 2
+	[[ "$stderr" == *"leave out --mig-strategy, or use --gpu-allocation device-plugin"* ]]
+	run docker ps -aq --filter name=openshell-cluster-x
+	assert_output ""
+	# A DRA gateway keeps its allocation, and joins no node yet.
+	run --separate-stderr openshell gateway start --gpus 2 --gpu-allocation device-plugin --name d --image "$IMAGE"
+	assert_failure 6
+	[[ "$stderr" == *"gateway 'd' exists with --gpu-allocation dra but --gpu-allocation device-plugin was asked for; rerun with --recreate"* ]]
+	run --separate-stderr openshell gateway node add n1 --name d --docker-host "$DOCKER_HOST"
+	assert_failure 1
+	[[ "$stderr" == *"gateway 'd' allocates its GPUs by DRA (--gpu-allocation dra), and 'gateway node add' does not join nodes to such a gateway yet: nothing was made"* ]]
+	run docker ps -aq --filter name=n1
+	assert_output ""
+}
+
+@test "a device-plugin gateway on a DRA gateway's kept volume removes the DRA driver first" {
+	run --separate-stderr openshell gateway destroy --name d --keep-volume --yes
+	assert_success
+	run --separate-stderr openshell gateway start --gpu --name d --image "$IMAGE" --port "$(free_port)" --json
+	assert_success
+	[[ "$stderr" == *"removing what an earlier GPU run installed on the volume"* ]]
+	run jq -r '[.gpu_allocation, .gpus_allocatable] | map(tostring) | join(" ")' <<<"$output"
+	assert_output "device-plugin 3"
+	run docker exec openshell-cluster-d kubectl get helmcharts -n kube-system -o jsonpath='{.items[*].metadata.name}'
+	assert_output "nvidia-device-plugin"
+	run docker exec openshell-cluster-d kubectl get daemonsets -n nvidia-dra-driver-gpu -o name
+	assert_output ""
+	run published d
+	assert_output ""
+	openshell gateway destroy --name d --yes >/dev/null 2>&1
+}
