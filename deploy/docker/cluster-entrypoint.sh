@@ -257,11 +257,6 @@ runc_base_spec() {
 	printf '%s\n' "$spec"
 }
 
-# A pod's Bidirectional mount (the chart's MPS control daemon mounts
-# /run/nvidia/mps so) is refused unless its source is on a shared mount
-# (containerd's "is mounted on \"/\" but it is not a shared mount"), and a
-# Docker container's / is private (k3s-io/k3s#1846, k3d-io/k3d#1063): make
-# it shared, as k3d's entrypoint does. Without it only MPS breaks.
 # remove_gpu_manifests KEEP WHY: remove from k3s's manifests dir every GPU
 # manifest of the image (each allocation's) and of the install record that
 # KEEP (names, one a line) does not name, saying WHY.
@@ -288,6 +283,11 @@ remove_gpu_manifests() {
 	done
 }
 
+# A pod's Bidirectional mount (the chart's MPS control daemon mounts
+# /run/nvidia/mps so) is refused unless its source is on a shared mount
+# (containerd's "is mounted on \"/\" but it is not a shared mount"), and a
+# Docker container's / is private (k3s-io/k3s#1846, k3d-io/k3d#1063): make
+# it shared, as k3d's entrypoint does. Without it only MPS breaks.
 share_root() {
 	[ -n "$SHARED_MOUNT" ] || return 0
 	mount --make-rshared "$SHARED_MOUNT" ||

@@ -29,6 +29,11 @@
 #                                       their own (--mig-strategy mixed), which
 #                                       serve GPU pods where no whole GPU is left
 # The GPU checks run only when GPU_ENABLED=true, as in cluster-entrypoint.sh.
+# With OPENSHELL_GPU_ALLOCATION=dra they look at NVIDIA's DRA driver
+# instead: its kubelet plugin's DaemonSet and chart (the markers above name
+# them), no RuntimeClass (its pods need none), and for the GPUs the
+# ResourceSlices of driver gpu.nvidia.com, whose devices of type gpu are N:
+#   gpu-not-published driver=gpu.nvidia.com   no slice publishes a GPU
 #
 # A healthy cluster costs two kubectl runs, /readyz and one list of the
 # RuntimeClasses, DaemonSets and Nodes, side by side: Docker runs this every 30 s for
@@ -39,9 +44,23 @@ set -u
 KUBECTL="${KUBECTL:-kubectl}"
 KUBECTL_TIMEOUT="${KUBECTL_TIMEOUT:-5s}"
 GPU_ENABLED="${GPU_ENABLED:-}"
-DP_NAMESPACE="${GPU_DEVICE_PLUGIN_NAMESPACE:-nvidia-device-plugin}"
-DP_DAEMONSET="${GPU_DEVICE_PLUGIN_DAEMONSET:-nvidia-device-plugin}"
-DP_CHART="${GPU_DEVICE_PLUGIN_CHART:-nvidia-device-plugin}"
+# What serves the GPUs (deploy/kube/gpu-manifests/ALLOCATION/): the
+# DaemonSet, its chart and its pods' label; the types listed, and for DRA
+# each slice's driver and its devices' types after the map.
+case ${OPENSHELL_GPU_ALLOCATION:-device-plugin} in
+dra)
+	dra=1 dp_ns=nvidia-dra-driver-gpu dp_ds=dra-driver-nvidia-gpu-kubelet-plugin dp_chart=dra-driver-nvidia-gpu
+	pod_label='dra-driver-nvidia-gpu-component=kubelet-plugin'
+	types=runtimeclasses,daemonsets,nodes,resourceslices extra='|{.spec.driver}|{.spec.devices[*].attributes.type.string}'
+	;;
+*)
+	dra=0 dp_ns=nvidia-device-plugin dp_ds=nvidia-device-plugin dp_chart=nvidia-device-plugin
+	pod_label='app.kubernetes.io/name=nvidia-device-plugin' types=runtimeclasses,daemonsets,nodes extra=
+	;;
+esac
+DP_NAMESPACE="${GPU_DEVICE_PLUGIN_NAMESPACE:-$dp_ns}"
+DP_DAEMONSET="${GPU_DEVICE_PLUGIN_DAEMONSET:-$dp_ds}"
+DP_CHART="${GPU_DEVICE_PLUGIN_CHART:-$dp_chart}"
 CONTAINERD_CONFIG="${K3S_CONTAINERD_CONFIG:-/var/lib/rancher/k3s/agent/etc/containerd/config.toml}"
 
 fail() {
@@ -67,7 +86,7 @@ is_uint() {
 # which runs it while Docker still says "starting") waits for one kubectl
 # start, not two in turn; its answer counts only once /readyz said ok.
 list_objects() {
-	kc get runtimeclasses,daemonsets,nodes -A -o 'jsonpath={range .items[*]}{.kind}|{.metadata.namespace}|{.metadata.name}|{.handler}|{.status.desiredNumberScheduled}|{.status.numberReady}|{.status.allocatable.nvidia\.com/gpu}|{.status.allocatable}{"\n"}{end}'
+	kc get "$types" -A -o 'jsonpath={range .items[*]}{.kind}|{.metadata.namespace}|{.metadata.name}|{.handler}|{.status.desiredNumberScheduled}|{.status.numberReady}|{.status.allocatable.nvidia\.com/gpu}|{.status.allocatable}'"$extra"'{"\n"}{end}'
 }
 
 # Add the MIG devices of an allocatable map ('{"cpu":"2","nvidia.com/mig-1g.10gb":"4"}')
@@ -110,9 +129,15 @@ if [ -f "$CONTAINERD_CONFIG" ] && ! grep -q "runtimes\.['\"]nvidia['\"]\]" "$CON
 	fail "gpu-runtime-missing config=$CONTAINERD_CONFIG"
 fi
 
-handler="" ds="" alloc=""
-while IFS='|' read -r kind ns name h desired ready gpu map; do
+handler="" ds="" alloc="" published=0
+while IFS='|' read -r kind ns name h desired ready gpu map driver devices; do
 	case $kind in
+	ResourceSlice)
+		[ "$driver" = gpu.nvidia.com ] || continue
+		for t in $devices; do
+			[ "$t" = gpu ] && published=$((published + 1))
+		done
+		;;
 	RuntimeClass) [ "$name" = nvidia ] && handler=$h ;;
 	DaemonSet) [ "$ns/$name" = "$DP_NAMESPACE/$DP_DAEMONSET" ] && ds="${desired:-0} ${ready:-0}" ;;
 	Node)
@@ -124,7 +149,7 @@ done <<EOF
 $objects
 EOF
 
-[ -n "$handler" ] || fail "gpu-runtimeclass-missing"
+[ -n "$handler" ] || [ "$dra" = 1 ] || fail "gpu-runtimeclass-missing"
 
 if [ -z "$ds" ]; then
 	# Tell a chart that cannot install apart from one still installing. The
@@ -149,12 +174,12 @@ ready=$2
 is_uint "$desired" || desired=0
 is_uint "$ready" || ready=0
 if [ "$desired" -eq 0 ] || [ "$ready" -ne "$desired" ]; then
-	reasons=$(kc get pods -n "$DP_NAMESPACE" -l app.kubernetes.io/name=nvidia-device-plugin \
+	reasons=$(kc get pods -n "$DP_NAMESPACE" -l "$pod_label" \
 		-o 'jsonpath={.items[*].status.containerStatuses[*].state.waiting.reason}')
 	for r in $reasons; do
 		case $r in
 		ErrImagePull | ImagePullBackOff | ErrImageNeverPull)
-			image=$(kc get pods -n "$DP_NAMESPACE" -l app.kubernetes.io/name=nvidia-device-plugin \
+			image=$(kc get pods -n "$DP_NAMESPACE" -l "$pod_label" \
 				-o 'jsonpath={.items[0].spec.containers[0].image}')
 			fail "gpu-device-plugin-image-pull reason=$r image=${image:-unknown}"
 			;;
@@ -163,6 +188,11 @@ if [ "$desired" -eq 0 ] || [ "$ready" -ne "$desired" ]; then
 	fail "gpu-device-plugin-not-ready desired=$desired ready=$ready"
 fi
 
+if [ "$dra" = 1 ]; then
+	[ "$published" -gt 0 ] || fail "gpu-not-published driver=gpu.nvidia.com"
+	echo "HEALTHCHECK_OK gpus=$published"
+	exit 0
+fi
 gpus=0
 for v in $alloc; do
 	is_uint "$v" || fail "gpu-not-allocatable allocatable=$v"

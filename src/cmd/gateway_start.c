@@ -81,8 +81,8 @@ static const struct cli_opt start_opts[] = {
 	  .help = "who hands pods their GPUs: device-plugin (default; NVIDIA's device plugin, pods ask for "
 	  "nvidia.com/gpu) or dra (Dynamic Resource Allocation through NVIDIA's DRA driver: each GPU a device of "
 	  "the node's ResourceSlice, which a pod's ResourceClaim of DeviceClass gpu.nvidia.com asks for; "
-	  "nvidia.com/gpu is still served, through that class). dra needs Kubernetes 1.34 or later, as the image's "
-	  "k3s is, and takes neither --gpu-sharing nor --mig-strategy",
+	  "nvidia.com/gpu is still served through that class from Kubernetes 1.37, the image's k3s; DRA itself needs "
+	  "1.34). dra takes neither --gpu-sharing nor --mig-strategy",
 	  .value = CLI_VALUE_WORDS,
 	  .words = allocation_words },
 	{ .name = "port", .key = OPT_PORT,
@@ -304,7 +304,7 @@ static void print_summary(const struct gateway_request *rq, int json, const stru
 	} else {
 		printf("\nNext:\n  export KUBECONFIG=%s\n  kubectl get nodes\n", r->kubeconfig);
 	}
-	if (rq->gpu)
+	if (rq->gpu && !(r->gpu_allocation && !strcmp(r->gpu_allocation, "dra")))
 		printf("  openshell gateway verify --name %s\n", rq->name);
 }
 

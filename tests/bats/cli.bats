@@ -223,7 +223,7 @@ gateway name (default: openshell).'
 	assert_success
 	[ -z "$stderr" ] || { echo "$stderr" >&2; return 1; }
 	assert_output --partial "openshell gateway start [--name NAME] [--gpu] [--gpus WHICH]"
-	for o in --gpus --gpu-sharing --gpu-mode --mig-strategy; do
+	for o in --gpus --gpu-sharing --gpu-mode --mig-strategy --gpu-allocation; do
 		grep -q -- "$o" "$OPENSHELL_SRCDIR/README.md" || { echo "the README lacks $o" >&2; return 1; }
 	done
 }

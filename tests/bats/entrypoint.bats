@@ -169,8 +169,14 @@ print(d["accept-nvidia-visible-devices-envvar-when-unprivileged"], d["accept-nvi
 	mv "$GPU_MANIFESTS_DIR/device-plugin/nvidia-device-plugin-helmchart.yaml" "$GPU_MANIFESTS_DIR/device-plugin/renamed.yaml"
 	entrypoint server
 	refute_line --partial "fake-k3s sees: nvidia-device-plugin"
-	# With GPU too: the record's old name goes, the new one stays.
+}
+
+@test "with GPU too, a manifest renamed by a newer image goes by the install record; the new name stays" {
 	GPU_ENABLED=true entrypoint server
+	assert_line "fake-k3s sees: nvidia-device-plugin-helmchart.yaml"
+	mv "$GPU_MANIFESTS_DIR/device-plugin/nvidia-device-plugin-helmchart.yaml" "$GPU_MANIFESTS_DIR/device-plugin/renamed.yaml"
+	GPU_ENABLED=true entrypoint server
+	assert_line "openshell-entrypoint: GPU allocation device-plugin: removed stale GPU manifest $K3S_MANIFESTS_DIR/nvidia-device-plugin-helmchart.yaml"
 	assert_line "fake-k3s sees: renamed.yaml"
 	refute_line --partial "fake-k3s sees: nvidia-device-plugin"
 }

@@ -50,6 +50,10 @@ published() {
 	# k3s runs a pod without a RuntimeClass under the nvidia runtime.
 	run docker exec openshell-cluster-d sh -c 'grep -A1 "containerd\]$" /var/lib/rancher/k3s/agent/etc/containerd/config.toml'
 	assert_line '  default_runtime_name = "nvidia"'
+	# The image's own probe, as Docker runs it: the driver and its slices, no device plugin.
+	run docker exec openshell-cluster-d /usr/local/bin/cluster-healthcheck.sh
+	assert_success
+	assert_output "HEALTHCHECK_OK gpus=2"
 	run --separate-stderr openshell gateway status --name d
 	assert_success
 	assert_line "  GPUs:        requested (--gpus 2); 2 published in ResourceSlices (DRA driver gpu.nvidia.com)"
@@ -59,6 +63,66 @@ published() {
 	doc=$output
 	assert_schema status "$doc"
 	assert_equal "$(jq -r '[.gpu_allocation, .gpus_allocatable] | map(tostring) | join(" ")' <<<"$doc")" "dra 2"
+}
+
+# The README's sample claim pod, exactly as written there: the yaml block
+# after its <!-- sample-dra-pod --> marker.
+readme_dra_sample() {
+	awk '/<!-- sample-dra-pod -->/ { marked = 1; next }
+	     marked && /^```yaml$/ { on = 1; next }
+	     on && /^```$/ { exit }
+	     on' "$OPENSHELL_SRCDIR/README.md"
+}
+
+kd() { openshell gateway kubectl --name d -- "$@"; }
+
+claim_gone() { # CLAIM: the API answers, and has no such claim
+	local out
+	out=$(docker exec openshell-cluster-d kubectl get resourceclaim "$1" --ignore-not-found -o name) && [ -z "$out" ]
+}
+
+@test "the README's sample claim pod runs as written: one published GPU seen through its claim, deleted once the pod is done" {
+	readme_dra_sample >"$BATS_TEST_TMPDIR/dra-pod.yaml"
+	run kd apply -f - <"$BATS_TEST_TMPDIR/dra-pod.yaml"
+	assert_success
+	assert_line "resourceclaimtemplate.resource.k8s.io/one-gpu created"
+	assert_line "pod/dra-gpu-test created"
+	run kd wait --for=jsonpath='{.status.phase}'=Succeeded pod/dra-gpu-test --timeout=60s
+	assert_success
+	run kd logs dra-gpu-test
+	assert_success
+	assert_equal "${#lines[@]}" 1
+	uuid=$(sed -n 's/^GPU 0: .* (UUID: \(GPU-[^)]*\))$/\1/p' <<<"$output")
+	run grep -cxF "$uuid" <(published d)
+	assert_output 1
+	# The claim the template made for it; the claim controller deletes it
+	# once the pod is done (pkg/controller/resourceclaim/controller.go).
+	claim=$(kd get pod dra-gpu-test -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}')
+	[[ "$claim" == dra-gpu-test-gpu-* ]]
+	eventually claim_gone "$claim"
+	run kd delete pod dra-gpu-test
+	assert_success
+	kd delete resourceclaimtemplate one-gpu >/dev/null
+}
+
+@test "a pod asking for nvidia.com/gpu: 1 is served through the DRA driver's class" {
+	readme_dra_sample | awk '/^---$/ { on = 1; next } on' |
+		sed 's/^  name: dra-gpu-test$/  name: extended/; /^  resourceClaims:$/,/^    resourceClaimTemplateName:/d;
+			s/^      claims:$/      limits:/; s/^      - name: gpu$/        nvidia.com\/gpu: 1/' >"$BATS_TEST_TMPDIR/pod.yaml"
+	run grep -c "resourceClaim\|claims" "$BATS_TEST_TMPDIR/pod.yaml"
+	assert_output 0
+	run kd apply -f - <"$BATS_TEST_TMPDIR/pod.yaml"
+	assert_success
+	run kd wait --for=jsonpath='{.status.phase}'=Succeeded pod/extended --timeout=60s
+	assert_success
+	run kd logs extended
+	assert_equal "${#lines[@]}" 1
+	uuid=$(sed -n 's/^GPU 0: .* (UUID: \(GPU-[^)]*\))$/\1/p' <<<"$output")
+	run grep -cxF "$uuid" <(published d)
+	assert_output 1
+	run kd get pod extended -o jsonpath='{.status.extendedResourceClaimStatus.resourceClaimName}'
+	assert_output --regexp '^extended-extended-resources-'
+	kd delete pod extended >/dev/null
 }
 
 @test "--gpu-allocation is refused where it has no place, before anything is made" {
@@ -80,6 +144,12 @@ published() {
 	run --separate-stderr openshell gateway start --gpus 2 --gpu-allocation device-plugin --name d --image "$IMAGE"
 	assert_failure 6
 	[[ "$stderr" == *"gateway 'd' exists with --gpu-allocation dra but --gpu-allocation device-plugin was asked for; rerun with --recreate"* ]]
+	run --separate-stderr openshell gateway start --gpus 2 --gpu-sharing time-slicing:2 --name d --image "$IMAGE"
+	assert_failure 6
+	[[ "$stderr" == *"gateway 'd' allocates its GPUs by DRA (--gpu-allocation dra), where --gpu-sharing has no place (it configures the device plugin): leave it out, or rebuild the gateway with --recreate --gpu-allocation device-plugin"* ]]
+	run --separate-stderr openshell gateway verify --name d
+	assert_failure 1
+	[[ "$stderr" == *"gateway 'd' allocates its GPUs by DRA (--gpu-allocation dra), which verify does not check yet"* ]]
 	run --separate-stderr openshell gateway node add n1 --name d --docker-host "$DOCKER_HOST"
 	assert_failure 1
 	[[ "$stderr" == *"gateway 'd' allocates its GPUs by DRA (--gpu-allocation dra), and 'gateway node add' does not join nodes to such a gateway yet: nothing was made"* ]]

@@ -382,7 +382,7 @@ container,daemon_error,docker_context,docker_endpoint,gpu,gpu_allocation,gpu_mod
 	openshell -q gateway destroy --name kg --yes --keep-volume
 	run --separate-stderr openshell gateway start --name kg --image "$IMAGE" --port "$(free_port)"
 	assert_success
-	[[ "$stderr" == *"removing the device plugin a GPU run left on the volume"* ]]
+	[[ "$stderr" == *"removing what an earlier GPU run installed on the volume"* ]]
 	run gw_kubectl kg get helmchart nvidia-device-plugin -n kube-system -o json
 	assert_failure
 	run gw_kubectl kg get ds -A -o json

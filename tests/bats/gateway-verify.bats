@@ -225,6 +225,11 @@ runc_pod_running() {
 	assert_line '  FAIL  runtime-class   the k3s API does not answer (kubectl get --raw /readyz)'
 	assert_line '  SKIP  smoke-pod       not run: the k3s API does not answer'
 	assert_line '  SKIP  pod-isolation   not run: the k3s API does not answer'
+	# Its looks cut short by the --timeout, as on a slow host: still no
+	# answer, which /readyz explains, not a timeout of its own.
+	run --separate-stderr openshell gateway verify --name vr --timeout 10ms
+	assert_failure 8
+	assert_line '  FAIL  runtime-class   the k3s API does not answer (kubectl get --raw /readyz)'
 	openshell -q gateway destroy --name vr --yes
 }
 

@@ -12,7 +12,7 @@ setup() {
 	export FK_LOG=$BATS_TEST_TMPDIR/kubectl.calls
 	export KUBECTL=$BATS_TEST_TMPDIR/kubectl
 	# Healthy GPU cluster by default; each test breaks one thing.
-	export FK_READY=ok FK_RC=nvidia FK_DS="1 1" FK_ALLOC=2 FK_MIG="" FK_LIST_FAIL="" FK_JOB_FAILED="" FK_RESTARTS="" FK_WAITING="" FK_IMAGE=""
+	export FK_READY=ok FK_RC=nvidia FK_DS="1 1" FK_ALLOC=2 FK_MIG="" FK_LIST_FAIL="" FK_JOB_FAILED="" FK_RESTARTS="" FK_WAITING="" FK_IMAGE="" FK_SLICES=""
 	# k3s's containerd config with the nvidia runtime (the v3 template's table).
 	export K3S_CONTAINERD_CONFIG=$BATS_TEST_TMPDIR/config.toml
 	printf '%s\n' "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]" \
@@ -37,6 +37,19 @@ setup() {
 		echo "DaemonSet|nvidia-device-plugin|nvidia-device-plugin-mps-control-daemon||0|0||"
 		[ -n "$FK_ALLOC" ] || echo "Node||server|||||{\"cpu\":\"2\",${FK_MIG:+$FK_MIG,}\"pods\":\"110\"}"
 		for a in $FK_ALLOC; do echo "Node||node-$a||||$a|{\"cpu\":\"2\",\"nvidia.com/gpu\":\"$a\",\"pods\":\"110\"}"; done ;;
+	'get runtimeclasses,daemonsets,nodes,resourceslices -A -o jsonpath={range .items[*]}{.kind}|{.metadata.namespace}|{.metadata.name}|{.handler}|{.status.desiredNumberScheduled}|{.status.numberReady}|{.status.allocatable.nvidia\.com/gpu}|{.status.allocatable}|{.spec.driver}|{.spec.devices[*].attributes.type.string}{"\n"}{end}')
+		# Under DRA: no RuntimeClass needed, the driver's DaemonSet, and
+		# slices (FK_SLICES: "DRIVER:TYPE,TYPE ..." each) with their devices' types.
+		echo "RuntimeClass||crun|crun||||{}||"
+		[ -z "$FK_DS" ] || echo "DaemonSet|nvidia-dra-driver-gpu|dra-driver-nvidia-gpu-kubelet-plugin||${FK_DS% *}|${FK_DS#* }||||"
+		echo "Node||server|||||{\"cpu\":\"2\",\"pods\":\"110\"}||"
+		for sl in $FK_SLICES; do t=${sl#*:}; echo "ResourceSlice||s-$sl||||||${sl%%:*}|$(echo "$t" | tr , ' ')"; done ;;
+	"get job helm-install-dra-driver-nvidia-gpu -n kube-system -o jsonpath={.status.failed}")
+		printf '%s' "$FK_JOB_FAILED" ;;
+	"get pods -n kube-system -l job-name=helm-install-dra-driver-nvidia-gpu -o jsonpath={.items[*].status.containerStatuses[*].restartCount}")
+		printf '%s' "$FK_RESTARTS" ;;
+	"get pods -n nvidia-dra-driver-gpu -l dra-driver-nvidia-gpu-component=kubelet-plugin -o jsonpath={.items[*].status.containerStatuses[*].state.waiting.reason}")
+		printf '%s' "$FK_WAITING" ;;
 	"get job helm-install-nvidia-device-plugin -n kube-system -o jsonpath={.status.failed}")
 		printf '%s' "$FK_JOB_FAILED" ;;
 	"get pods -n kube-system -l job-name=helm-install-nvidia-device-plugin -o jsonpath={.items[*].status.containerStatuses[*].restartCount}")
@@ -198,6 +211,26 @@ healthcheck() {
 	GPU_DEVICE_PLUGIN_DAEMONSET=nvidia-device-plugin-mps-control-daemon GPU_ENABLED=true healthcheck
 	assert_failure 1
 	assert_output "HEALTHCHECK_FAIL gpu-device-plugin-not-ready desired=0 ready=0"
+}
+
+@test "DRA: the slices' GPUs of driver gpu.nvidia.com are the count; no RuntimeClass asked" {
+	FK_RC="" FK_SLICES="gpu.nvidia.com:gpu,gpu gpu.nvidia.com:mig,gpu other.example.com:gpu" OPENSHELL_GPU_ALLOCATION=dra \
+		GPU_ENABLED=true healthcheck
+	assert_success
+	assert_output "HEALTHCHECK_OK gpus=3"
+}
+
+@test "DRA: the driver's DaemonSet missing, not ready, or no GPU published: each named" {
+	FK_DS="" FK_RESTARTS="0" OPENSHELL_GPU_ALLOCATION=dra GPU_ENABLED=true healthcheck
+	assert_failure 1
+	assert_output "HEALTHCHECK_FAIL gpu-device-plugin-missing namespace=nvidia-dra-driver-gpu daemonset=dra-driver-nvidia-gpu-kubelet-plugin"
+	FK_DS="" FK_RESTARTS="3" OPENSHELL_GPU_ALLOCATION=dra GPU_ENABLED=true healthcheck
+	assert_output "HEALTHCHECK_FAIL gpu-chart-install-failed job=helm-install-dra-driver-nvidia-gpu failures=3"
+	FK_DS="1 0" OPENSHELL_GPU_ALLOCATION=dra GPU_ENABLED=true healthcheck
+	assert_output "HEALTHCHECK_FAIL gpu-device-plugin-not-ready desired=1 ready=0"
+	FK_SLICES="gpu.nvidia.com: other.example.com:gpu" OPENSHELL_GPU_ALLOCATION=dra GPU_ENABLED=true healthcheck
+	assert_failure 1
+	assert_output "HEALTHCHECK_FAIL gpu-not-published driver=gpu.nvidia.com"
 }
 
 @test "the healthcheck is POSIX sh and shellcheck-clean" {

@@ -529,7 +529,8 @@ static void test_dra_facts(void)
 	"{\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"dra-driver-nvidia-gpu-kubelet-plugin\","     \
 	"\"namespace\":\"nvidia-dra-driver-gpu\"},"                                                        \
 	"\"status\":{\"desiredNumberScheduled\":1,\"numberReady\":" ready "}}"
-#define DEV(uuid) "{\"name\":\"gpu-0\",\"attributes\":{\"type\":{\"string\":\"gpu\"},\"uuid\":{\"string\":\"" uuid "\"}}}"
+#define DEVT(type, uuid) "{\"name\":\"d\",\"attributes\":{\"type\":{\"string\":\"" type "\"},\"uuid\":{\"string\":\"" uuid "\"}}}"
+#define DEV(uuid) DEVT("gpu", uuid)
 #define SLICE(driver, node, devs)                                                                      \
 	"{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"" driver "\",\"nodeName\":\"" node "\","        \
 	"\"pool\":{\"name\":\"" node "\"},\"devices\":[" devs "]}}"
@@ -542,8 +543,11 @@ static void test_dra_facts(void)
 		NODELIST(DRA_DS("1") "," SLICE("gpu.nvidia.com", "n2", DEV("GPU-a") "," DEV("GPU-b"))),
 		NODELIST(DRA_DS("1") "," SLICE("other.example.com", "n1", DEV("GPU-a") "," DEV("GPU-b"))),
 		NODELIST(SLICE("gpu.nvidia.com", "n1", DEV("GPU-a") "," DEV("GPU-b"))),
+		NODELIST(DRA_DS("1") "," SLICE("gpu.nvidia.com", "n1", DEV("GPU-a") "," DEVT("mig", "MIG-x") "," DEV("GPU-b"))),
+		NODELIST(DRA_DS("1") "," SLICE("gpu.nvidia.com", "n1", DEV("GPU-a") "," DEV("GPU-b")) ","
+			 SLICE("gpu.nvidia.com", "n1", DEV("GPU-b"))),
 	};
-	static const int ready[] = { 1, 0, 0, 0, 1, 0, 0, 0 };
+	static const int ready[] = { 1, 0, 0, 0, 1, 0, 0, 0, 1, 1 };
 	static const char *const what[] = {
 		"ready: the plugin's pods ready, the node publishes both GPUs",
 		"not ready: the kubelet plugin's pod is not",
@@ -553,6 +557,8 @@ static void test_dra_facts(void)
 		"not ready: another node publishes them",
 		"not ready: another driver's slice",
 		"not ready: no kubelet plugin DaemonSet",
+		"ready: a GPU's MIG device (type mig) is not a GPU of its own",
+		"ready: a GPU two slices list counts once",
 	};
 	struct strv want = { 0 };
 
@@ -579,8 +585,26 @@ static void test_dra_facts(void)
 		cJSON_Delete(j);
 	}
 	strv_free(&want);
+	{
+		/* A slice made before the container's start is the last run's. */
+		cJSON *j = J(NODELIST("{\"kind\":\"ResourceSlice\",\"metadata\":{\"creationTimestamp\":\"2026-12-01T10:00:09Z\"},"
+				      "\"spec\":{\"driver\":\"gpu.nvidia.com\",\"nodeName\":\"n1\",\"devices\":[" DEV("GPU-a") "]}},"
+				      "{\"kind\":\"ResourceSlice\",\"metadata\":{\"creationTimestamp\":\"2026-12-01T10:00:03Z\"},"
+				      "\"spec\":{\"driver\":\"gpu.nvidia.com\",\"nodeName\":\"n1\",\"devices\":[" DEV("GPU-b") "]}}"));
+		struct gpu_state g = { .by = gpu_allocator(GPU_ALLOCATION_DRA), .want_node = "n1" };
+
+		gpu_state_read_slices(&g, j);
+		is_str(g.slices_created, "2026-12-01T10:00:03Z", "the oldest slice's creationTimestamp");
+		ok(gpu_state_predates(&g, "2026-12-01T10:00:05Z"), "a slice older than the start: stale");
+		ok(!gpu_state_predates(&g, "2026-12-01T10:00:01Z"), "all made since the start: not stale");
+		g.by = gpu_allocator(GPU_ALLOCATION_DEVICE_PLUGIN);
+		ok(!gpu_state_predates(&g, "2026-12-01T10:00:05Z"), "the device plugin's facts are the node's alone");
+		gpu_state_free(&g);
+		cJSON_Delete(j);
+	}
 #undef DRA_DS
 #undef DEV
+#undef DEVT
 #undef SLICE
 }
 

@@ -366,14 +366,27 @@ static int verify_run_collect(struct verify_run *v, os_error *err)
 	const char *config, *looked, *rest;
 	int found;
 
-	if (v->vp && v->look && (!(looked = verify_pods_look(v->vp, err)) ||
-				 verify_gpus_seen(v->gw, &v->looks, looked, &rest, &v->seen, &v->devices, err) < 0))
+	if (v->vp && v->look && !(looked = verify_pods_look(v->vp, err))) {
+		/* Cut by the deadline, as on a slow host: no answer (below). */
+		if (!deadline_cut(&v->by, err))
+			return -1;
+		v->api_err = *err;
+		*err = (os_error){ 0 };
+		goto no_answer;
+	}
+	if (v->vp && v->look && verify_gpus_seen(v->gw, &v->looks, looked, &rest, &v->seen, &v->devices, err) < 0)
 		return -1;
 	found = get_state(v->gw, &v->by, v->state_look, v->state_call, &v->list, &v->first, &v->api_err);
 	v->state_call = NULL;
 	config = v->first;
-	if (v->state_look && !v->first && found < 0)
-		goto api_error;   /* the exec itself failed: neither the look nor the get ran */
+	/* The exec itself failed: neither the look nor the get ran. Cut by
+	 * the deadline (a slow host), that is no answer, which /readyz then
+	 * explains; any other failure is the error. */
+	if (v->state_look && !v->first && found < 0) {
+		if (!deadline_cut(&v->by, &v->api_err))
+			goto api_error;
+		goto no_answer;
+	}
 	if (v->state_look && verify_gpus_seen(v->gw, &v->looks, v->first, &config, &v->seen, &v->devices, err) < 0)
 		return -1;
 	/* WSL2: the plugin's one device is every GPU the gateway sees. */
@@ -382,6 +395,7 @@ static int verify_run_collect(struct verify_run *v, os_error *err)
 		containerd_parse_nvidia(config, &v->rt);
 	if (found >= 0)
 		return 1;
+no_answer:
 	/* No answer: an API that is down (/readyz says so), one up but k3s
 	 * still starting its own parts, or a failure of its own. */
 	found = kube_readyz(v->gw->container, 0, err);
@@ -442,6 +456,11 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 	verify_run_init(&v);
 	if (!gw->c.gpu_request)
 		return 0;
+	/* Its checks are the device plugin's: under DRA they would fail what holds. */
+	if (gw->allocation == GPU_ALLOCATION_DRA)
+		return os_error_set(err, OS_EXIT_FAILURE,
+				    "gateway '%s' allocates its GPUs by DRA (--gpu-allocation dra), which verify does not check yet; 'openshell gateway status --name %s' says whether its node publishes them",
+				    gw->name, gw->name);
 	v.own = gateway_hostname(gw->name);
 	if (verify_run_start(&v, err) < 0 || (answered = verify_run_collect(&v, err)) < 0 ||
 	    verify_run_judge(&v, answered, err) < 0)

@@ -217,8 +217,10 @@ int start_gpus_adopt_mode(struct deploy_plan *p, const struct gw_container *c, o
 				    p->req->name, gpu_allocation_name(gpu_allocation_of_env(c->gpu_allocation)),
 				    gpu_allocation_name(p->req->allocation));
 	p->allocation = gpu_allocation_of_env(c->gpu_allocation);
-	if (gpu_allocation_check(p->allocation, &p->req->sharing, p->req->mig, err) < 0)
-		return -1;
+	if (p->allocation == GPU_ALLOCATION_DRA && (sharing_asked(&p->req->sharing) || p->req->mig != MIG_UNSET))
+		return os_error_set(err, OS_EXIT_CONFLICT,
+				    "gateway '%s' allocates its GPUs by DRA (--gpu-allocation dra), where --%s has no place (it configures the device plugin): leave it out, or rebuild the gateway with --recreate --gpu-allocation device-plugin (its cluster state is lost)",
+				    p->req->name, sharing_asked(&p->req->sharing) ? "gpu-sharing" : "mig-strategy");
 	if (mps_with_mixed(&p->req->sharing, had))
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' runs with --mig-strategy mixed, and the device plugin does not share MIG devices by MPS: use --gpu-sharing time-slicing:N, or rebuild it with --recreate and another --mig-strategy (its cluster state is lost)",

@@ -122,7 +122,9 @@ static cJSON *read_answer(const struct gateway *gw, struct run_child *get, struc
 	}
 	if (text) {
 		const char *toml;
-		s->use_read = gpu_use_read(text, list, &s->use, &toml);
+		/* Under DRA the kubelet's device checkpoint holds no GPU: who
+		 * holds one is a claim's, which status does not read yet. */
+		s->use_read = gpu_use_read(text, list, &s->use, &toml) && gw->allocation != GPU_ALLOCATION_DRA;
 		if (strspn(toml, " \t\r\n") < strlen(toml))
 			containerd_parse_nvidia(toml, &s->rt);
 	}

@@ -34,6 +34,20 @@ static int save_files(const struct ready *rd, const char *k3s_yaml, os_error *er
 			     rd->p->req->name, rd->p->req->name);
 }
 
+/* A wait failed: the gateway is kept for inspection, so its files are
+ * saved all the same, a failure to only a warning. Returns -1. */
+static int save_anyway(const struct ready *rd)
+{
+	os_error e = { 0 };
+
+	signals_shield();
+	if (save_files(rd, NULL, &e) < 0)
+		log_warn("%s", e.msg);
+	signals_unshield();
+	os_error_clear(&e);
+	return -1;
+}
+
 static int kubeconfig_got(void *ctx, const char *text, os_error *err)
 {
 	return save_files(ctx, text, err);
@@ -47,20 +61,14 @@ static int wait_gpus_saving(const struct ready *rd, os_error *err)
 	struct sharing_want want;   /* what a --gpu-sharing change makes */
 	cleanup_free char *node = gateway_hostname(p->req->name);
 	struct wait_file kc = { .path = K3S_KUBECONFIG_PATH, .got = kubeconfig_got, .ctx = (void *)rd };
-	os_error e = { 0 };
 	int rc = sharing_configure(rd->w->container, sharing_asked(&p->req->sharing), p->mig, DEVICE_PLUGIN_RELEASE,
 				   &rd->w->by, &want, err);
 
 	want.node = node;
 	if (rc == 0)
 		rc = wait_gpus(rd->w, &want, &kc, &rd->r->gpus, &rd->r->mig, err);
-	if (rc < 0 && !kc.done) {
-		signals_shield();
-		if (save_files(rd, NULL, &e) < 0)
-			log_warn("%s", e.msg);
-		signals_unshield();
-	}
-	os_error_clear(&e);
+	if (rc < 0 && !kc.done)
+		save_anyway(rd);
 	return rc;
 }
 
@@ -72,20 +80,14 @@ static int wait_dra_saving(const struct ready *rd, os_error *err)
 	struct wait_file kc = { .path = K3S_KUBECONFIG_PATH, .got = kubeconfig_got, .ctx = (void *)rd };
 	struct host_gpus h = { 0 };
 	struct strv uuids = { 0 };
-	os_error e = { 0 };
 	int rc = container_gpus(rd->w->container, deadline_call_ms(&rd->w->by), &h, err);
 
 	for (int i = 0; rc == 0 && i < h.n; i++)
 		strv_push(&uuids, h.v[i].uuid);
 	if (rc == 0)
 		rc = wait_dra_gpus(rd->w, node, &uuids, &kc, &rd->r->gpus, err);
-	if (rc < 0 && !kc.done) {
-		signals_shield();
-		if (save_files(rd, NULL, &e) < 0)
-			log_warn("%s", e.msg);
-		signals_unshield();
-	}
-	os_error_clear(&e);
+	if (rc < 0 && !kc.done)
+		save_anyway(rd);
 	strv_free(&uuids);
 	host_gpus_free(&h);
 	return rc;
@@ -99,17 +101,20 @@ int start_ready(const struct deploy_plan *p, struct wait_ctx *w, int new_volume,
 						      gpu_allocator(GPU_ALLOCATION_DRA) };
 	const struct gpu_allocator *other = gpu_allocator(p->allocation == GPU_ALLOCATION_DRA ? GPU_ALLOCATION_DEVICE_PLUGIN
 												 : GPU_ALLOCATION_DRA);
+	/* What an earlier run left on a kept volume must go, through the API:
+	 * without --gpu every GPU chart; with it, in a container made on that
+	 * volume, the other allocation's (an existing container has this one:
+	 * start_gpus_adopt_mode). A container made there waits for the API
+	 * even with --no-wait: nothing else would ever remove them. */
+	int clean = !new_volume && (p->req->gpu ? w->fresh : 1);
 
-	if (p->req->no_wait)
+	if (p->req->no_wait && !(clean && w->fresh))
 		return wait_kubeconfig_written(w, err) < 0 ? -1 : save_files(&rd, NULL, err);
 	if (wait_k3s_api(w, err) < 0)
 		return -1;
-	/* Without --gpu on a kept volume, a GPU run's device plugin must go. */
-	if (!p->req->gpu)
-		return save_files(&rd, NULL, err) < 0 ? -1 : new_volume ? 0 : wait_gpu_release_removed(w, every, 2, err);
-	/* A container made on a kept volume may follow one of the other
-	 * allocation (an existing one has this one: start_gpus_adopt_mode). */
-	if (w->fresh && !new_volume && wait_gpu_release_removed(w, &other, 1, err) < 0)
-		return -1;
+	if (clean && wait_gpu_release_removed(w, p->req->gpu ? &other : every, p->req->gpu ? 1 : 2, err) < 0)
+		return save_anyway(&rd);
+	if (!p->req->gpu || p->req->no_wait)
+		return save_files(&rd, NULL, err);
 	return p->allocation == GPU_ALLOCATION_DRA ? wait_dra_saving(&rd, err) : wait_gpus_saving(&rd, err);
 }

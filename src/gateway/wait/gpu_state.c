@@ -47,9 +47,11 @@ void gpu_state_read_sets(struct gpu_state *g, const cJSON *list)
 		g->runtime_class = 1;
 }
 
-/* The UUIDs of the devices NODE's slices of the DRA driver publish (the
- * attribute "uuid" of GpuInfo.Attributes(), docs/dra-sources.md). */
-static void published_uuids(const cJSON *list, const char *node, struct strv *out)
+/* The UUIDs of the GPUs NODE's slices of the DRA driver publish (the
+ * attributes "type" gpu and "uuid" of GpuInfo.Attributes(),
+ * docs/dra-sources.md), each once: a GPU's MIG devices have their own
+ * (type mig), and a pool's slices of two generations may both list one. */
+static void published_uuids(const cJSON *list, const char *node, struct strv *out, char **oldest)
 {
 	const cJSON *slice, *dev;
 
@@ -61,9 +63,15 @@ static void published_uuids(const cJSON *list, const char *node, struct strv *ou
 		if ((kind && strcmp(kind, "ResourceSlice") != 0) || !driver || strcmp(driver, DRA_DRIVER_NAME) != 0 || !on ||
 		    (node && strcmp(on, node) != 0))
 			continue;
+		const char *made = json_str(json_get(slice, "metadata", NULL), "creationTimestamp");
+		if (made && (!*oldest || strcmp(made, *oldest) < 0)) {
+			free(*oldest);
+			*oldest = xstrdup(made);
+		}
 		cJSON_ArrayForEach(dev, json_get(spec, "devices", NULL)) {
 			const char *uuid = json_str(json_get(dev, "attributes", "uuid", NULL), "string");
-			if (uuid)
+			const char *type = json_str(json_get(dev, "attributes", "type", NULL), "string");
+			if (uuid && type && strcmp(type, "gpu") == 0 && !strv_has(out, uuid))
 				strv_push(out, uuid);
 		}
 	}
@@ -72,7 +80,9 @@ static void published_uuids(const cJSON *list, const char *node, struct strv *ou
 void gpu_state_read_slices(struct gpu_state *g, const cJSON *list)
 {
 	strv_free(&g->published);
-	published_uuids(list, g->want_node, &g->published);
+	free(g->slices_created);
+	g->slices_created = NULL;
+	published_uuids(list, g->want_node, &g->published, &g->slices_created);
 	g->slices_seen = 1;
 }
 
@@ -86,6 +96,12 @@ int gpu_state_slices_met(const struct gpu_state *g)
 		if (!strv_has(&g->published, g->want_uuids->v[i]))
 			return 0;
 	return 1;
+}
+
+int gpu_state_predates(const struct gpu_state *g, const char *started)
+{
+	return kube_status_predates(g->heartbeat, started) ||
+	       (gpu_state_dra(g) && kube_status_predates(g->slices_created, started));
 }
 
 int gpu_state_ready(const struct gpu_state *g)
@@ -105,4 +121,5 @@ void gpu_state_free(struct gpu_state *g)
 	free(g->api_error);
 	strv_free(&g->migs);
 	strv_free(&g->published);
+	free(g->slices_created);
 }

@@ -41,6 +41,7 @@ struct gpu_state {
 	/* DRA: the devices of WANT_NODE's ResourceSlices of driver gpu.nvidia.com. */
 	const struct strv *want_uuids; /* the GPUs it is to publish (NULL: any) */
 	struct strv published;    /* the UUIDs it publishes */
+	char *slices_created;     /* the oldest of those slices' creationTimestamp, or NULL */
 	int slices_seen;          /* a list of the slices has been read */
 };
 
@@ -72,6 +73,11 @@ void gpu_state_read_sets(struct gpu_state *g, const cJSON *list);
  * device, without them). */
 void gpu_state_read_slices(struct gpu_state *g, const cJSON *list);
 int gpu_state_slices_met(const struct gpu_state *g);
+
+/* Do G's facts predate a container's start at STARTED (RFC 3339): the
+ * node's status, and under DRA its slices (the kubelet deletes a node's
+ * slices as it starts, kubelet/cm/dra, so that a plugin publishes anew)? */
+int gpu_state_predates(const struct gpu_state *g, const char *started);
 
 /* Every fact holds: the runtime, its RuntimeClass, the plugin's pods all
  * ready, allocatable GPUs (or MIG devices) as WANT asks; under DRA the

@@ -103,13 +103,13 @@ static int plugin_exits(const struct wait_ctx *w, const struct gpu_allocator *by
 	/* The DRA driver's fatal errors are not read yet: its pods wait out the deadline. */
 	if (restarts < PLUGIN_FATAL_RESTARTS)
 		return 0;
-	logs = kube_container_logs_tail(w->container, DEVICE_PLUGIN_NAMESPACE, pods, DEVICE_PLUGIN_CONTAINER,
-					WAIT_LOG_TAIL_LINES, deadline_call_ms(&w->by));
+	logs = kube_container_logs_tail(w->container, by->ns, pods, by->container, WAIT_LOG_TAIL_LINES,
+					deadline_call_ms(&w->by));
 	if (!(line = plugin_fatal_line(logs)))
 		return 0;
 	os_error_set(err, OS_EXIT_FAILURE,
-		     "the NVIDIA device plugin in gateway container %s exits at every start (%lld restarts): %s; %s, then rerun with --recreate",
-		     w->container, restarts, line,
+		     "%s in gateway container %s exits at every start (%lld restarts): %s; %s, then rerun with --recreate",
+		     by->title, w->container, restarts, line,
 		     plugin_fix(line));
 	os_error_set_detail(err, logs);
 	return -1;

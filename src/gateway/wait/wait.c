@@ -347,8 +347,9 @@ int wait_kubeconfig_written(const struct wait_ctx *w, os_error *err)
 	return 0;
 }
 
-/* Delete the HelmCharts of BY[0..N-1] in one kubectl; *deleted says
- * which were there (a bit each). */
+/* Delete the HelmCharts of BY[0..N-1] in one kubectl; each that kubectl
+ * says it deleted sets its bit in *DELETED, even when it then failed on
+ * another (a try again finds that one gone, --ignore-not-found). */
 static int delete_charts(const struct wait_ctx *w, const struct gpu_allocator *const *by, int n, unsigned *deleted,
 			 os_error *err)
 {
@@ -361,14 +362,15 @@ static int delete_charts(const struct wait_ctx *w, const struct gpu_allocator *c
 		strv_push(&del, by[i]->helmchart);
 	strv_pushv(&del, (const char *const[]){ "--namespace", "kube-system", "--ignore-not-found", NULL });
 	rc = kube_exec_k3s_type(w->container, "HelmChart", strv_argv(&del), NULL, &w->by, &res, err);
-	if (rc == 0 && res.status != 0)
-		rc = run_failure(err, OS_EXIT_FAILURE, &res, "kubectl delete helmchart %s failed", by[0]->helmchart);
-	*deleted = 0;
-	for (int i = 0; rc == 0 && i < n; i++) {
+	for (int i = 0; rc == 0 && res.out && i < n; i++) {
 		/* kubectl: helmchart.helm.cattle.io "NAME" deleted */
 		cleanup_free char *said = xasprintf("\"%s\" deleted", by[i]->helmchart);
 		if (strstr(res.out, said))
 			*deleted |= 1u << i;
+	}
+	if (rc == 0 && res.status != 0) {
+		cleanup_free char *names = strv_join(&del, " ");
+		rc = run_failure(err, OS_EXIT_FAILURE, &res, "kubectl %s failed", names);
 	}
 	run_result_free(&res);
 	strv_free(&del);
@@ -432,7 +434,7 @@ int wait_retry_api(const struct wait_ctx *w, struct backoff *b, os_error *err)
 int wait_gpu_release_removed(const struct wait_ctx *w, const struct gpu_allocator *const *by, int n, os_error *err)
 {
 	struct backoff b = { 0 };
-	unsigned deleted;
+	unsigned deleted = 0;
 	int gone = 0;
 
 	/* kube_exec_k3s_type's timeouts already say what ran out; its other
