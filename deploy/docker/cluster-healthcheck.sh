@@ -32,11 +32,12 @@
 # With OPENSHELL_GPU_ALLOCATION=dra they look at NVIDIA's DRA driver
 # instead: its kubelet plugin's DaemonSet and chart (the markers above name
 # them), no RuntimeClass (its pods need none), and for the GPUs the
-# ResourceSlices of driver gpu.nvidia.com, whose devices of type gpu are N:
+# ResourceSlices of driver gpu.nvidia.com, whose GPUs (devices of type gpu,
+# each UUID once: two generations of a pool may list one) are N:
 #   gpu-not-published driver=gpu.nvidia.com   no slice publishes a GPU
 #
 # A healthy cluster costs two kubectl runs, /readyz and one list of the
-# RuntimeClasses, DaemonSets and Nodes, side by side: Docker runs this every 30 s for
+# RuntimeClasses, DaemonSets and Nodes (and under DRA the ResourceSlices), side by side: Docker runs this every 30 s for
 # as long as the gateway lives, and each kubectl is a process start. Only a
 # failing check asks more (the helm job, the plugin's pods), to name why.
 set -u
@@ -51,11 +52,15 @@ case ${OPENSHELL_GPU_ALLOCATION:-device-plugin} in
 dra)
 	dra=1 dp_ns=nvidia-dra-driver-gpu dp_ds=dra-driver-nvidia-gpu-kubelet-plugin dp_chart=dra-driver-nvidia-gpu
 	pod_label='dra-driver-nvidia-gpu-component=kubelet-plugin'
-	types=runtimeclasses,daemonsets,nodes,resourceslices extra='|{.spec.driver}|{.spec.devices[*].attributes.type.string}'
+	types=runtimeclasses,daemonsets,nodes,resourceslices
+	extra='|{.spec.driver}|{range .spec.devices[*]}{.attributes.type.string}={.attributes.uuid.string} {end}'
+	# Its pods' init container runs the same image: a pull fails there first.
+	waiting='{.items[*].status.initContainerStatuses[*].state.waiting.reason} {.items[*].status.containerStatuses[*].state.waiting.reason}'
 	;;
 *)
 	dra=0 dp_ns=nvidia-device-plugin dp_ds=nvidia-device-plugin dp_chart=nvidia-device-plugin
 	pod_label='app.kubernetes.io/name=nvidia-device-plugin' types=runtimeclasses,daemonsets,nodes extra=
+	waiting='{.items[*].status.containerStatuses[*].state.waiting.reason}'
 	;;
 esac
 DP_NAMESPACE="${GPU_DEVICE_PLUGIN_NAMESPACE:-$dp_ns}"
@@ -79,7 +84,8 @@ is_uint() {
 }
 
 # One list: "kind|namespace|name|handler|desired|ready|gpus|allocatable" a
-# line, the last the node's whole allocatable map, as kubectl prints a map
+# line (under DRA then "|driver|TYPE=UUID TYPE=UUID ..." of a slice's
+# devices), allocatable the node's whole allocatable map, as kubectl prints a map
 # (JSON); a field an object lacks is empty (kubectl's
 # --allow-missing-template-keys). With
 # GPUs it runs beside /readyz, so that the probe (and `gateway status`,
@@ -129,13 +135,16 @@ if [ -f "$CONTAINERD_CONFIG" ] && ! grep -q "runtimes\.['\"]nvidia['\"]\]" "$CON
 	fail "gpu-runtime-missing config=$CONTAINERD_CONFIG"
 fi
 
-handler="" ds="" alloc="" published=0
+handler="" ds="" alloc="" published=0 seen=" "
 while IFS='|' read -r kind ns name h desired ready gpu map driver devices; do
 	case $kind in
 	ResourceSlice)
 		[ "$driver" = gpu.nvidia.com ] || continue
-		for t in $devices; do
-			[ "$t" = gpu ] && published=$((published + 1))
+		for d in $devices; do   # TYPE=UUID
+			[ "${d%%=*}" = gpu ] || continue
+			case $seen in *" ${d#*=} "*) continue ;; esac
+			seen="$seen${d#*=} "
+			published=$((published + 1))
 		done
 		;;
 	RuntimeClass) [ "$name" = nvidia ] && handler=$h ;;
@@ -174,8 +183,7 @@ ready=$2
 is_uint "$desired" || desired=0
 is_uint "$ready" || ready=0
 if [ "$desired" -eq 0 ] || [ "$ready" -ne "$desired" ]; then
-	reasons=$(kc get pods -n "$DP_NAMESPACE" -l "$pod_label" \
-		-o 'jsonpath={.items[*].status.containerStatuses[*].state.waiting.reason}')
+	reasons=$(kc get pods -n "$DP_NAMESPACE" -l "$pod_label" -o "jsonpath=$waiting")
 	for r in $reasons; do
 		case $r in
 		ErrImagePull | ImagePullBackOff | ErrImageNeverPull)

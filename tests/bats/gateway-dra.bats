@@ -147,6 +147,9 @@ claim_gone() { # CLAIM: the API answers, and has no such claim
 	run --separate-stderr openshell gateway start --gpus 2 --gpu-sharing time-slicing:2 --name d --image "$IMAGE"
 	assert_failure 6
 	[[ "$stderr" == *"gateway 'd' allocates its GPUs by DRA (--gpu-allocation dra), where --gpu-sharing has no place (it configures the device plugin): leave it out, or rebuild the gateway with --recreate --gpu-allocation device-plugin"* ]]
+	run --separate-stderr openshell gateway start --gpus 2 --mig-strategy single --name d --image "$IMAGE"
+	assert_failure 6
+	[[ "$stderr" == *"gateway 'd' allocates its GPUs by DRA (--gpu-allocation dra), where --mig-strategy has no place"* ]]
 	run --separate-stderr openshell gateway verify --name d
 	assert_failure 1
 	[[ "$stderr" == *"gateway 'd' allocates its GPUs by DRA (--gpu-allocation dra), which verify does not check yet"* ]]

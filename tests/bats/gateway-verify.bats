@@ -230,6 +230,8 @@ runc_pod_running() {
 	run --separate-stderr openshell gateway verify --name vr --timeout 10ms
 	assert_failure 8
 	assert_line '  FAIL  runtime-class   the k3s API does not answer (kubectl get --raw /readyz)'
+	refute_line --partial 'PASS  device-request'
+	assert_line --regexp '^  SKIP  device-request .*not looked at: the --timeout ran out before the gateway.s GPUs were read$'
 	openshell -q gateway destroy --name vr --yes
 }
 

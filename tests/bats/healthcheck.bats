@@ -37,9 +37,9 @@ setup() {
 		echo "DaemonSet|nvidia-device-plugin|nvidia-device-plugin-mps-control-daemon||0|0||"
 		[ -n "$FK_ALLOC" ] || echo "Node||server|||||{\"cpu\":\"2\",${FK_MIG:+$FK_MIG,}\"pods\":\"110\"}"
 		for a in $FK_ALLOC; do echo "Node||node-$a||||$a|{\"cpu\":\"2\",\"nvidia.com/gpu\":\"$a\",\"pods\":\"110\"}"; done ;;
-	'get runtimeclasses,daemonsets,nodes,resourceslices -A -o jsonpath={range .items[*]}{.kind}|{.metadata.namespace}|{.metadata.name}|{.handler}|{.status.desiredNumberScheduled}|{.status.numberReady}|{.status.allocatable.nvidia\.com/gpu}|{.status.allocatable}|{.spec.driver}|{.spec.devices[*].attributes.type.string}{"\n"}{end}')
+	'get runtimeclasses,daemonsets,nodes,resourceslices -A -o jsonpath={range .items[*]}{.kind}|{.metadata.namespace}|{.metadata.name}|{.handler}|{.status.desiredNumberScheduled}|{.status.numberReady}|{.status.allocatable.nvidia\.com/gpu}|{.status.allocatable}|{.spec.driver}|{range .spec.devices[*]}{.attributes.type.string}={.attributes.uuid.string} {end}{"\n"}{end}')
 		# Under DRA: no RuntimeClass needed, the driver's DaemonSet, and
-		# slices (FK_SLICES: "DRIVER:TYPE,TYPE ..." each) with their devices' types.
+		# slices (FK_SLICES: "DRIVER:TYPE=UUID,TYPE=UUID ..." each) with their devices.
 		echo "RuntimeClass||crun|crun||||{}||"
 		[ -z "$FK_DS" ] || echo "DaemonSet|nvidia-dra-driver-gpu|dra-driver-nvidia-gpu-kubelet-plugin||${FK_DS% *}|${FK_DS#* }||||"
 		echo "Node||server|||||{\"cpu\":\"2\",\"pods\":\"110\"}||"
@@ -48,8 +48,10 @@ setup() {
 		printf '%s' "$FK_JOB_FAILED" ;;
 	"get pods -n kube-system -l job-name=helm-install-dra-driver-nvidia-gpu -o jsonpath={.items[*].status.containerStatuses[*].restartCount}")
 		printf '%s' "$FK_RESTARTS" ;;
-	"get pods -n nvidia-dra-driver-gpu -l dra-driver-nvidia-gpu-component=kubelet-plugin -o jsonpath={.items[*].status.containerStatuses[*].state.waiting.reason}")
+	"get pods -n nvidia-dra-driver-gpu -l dra-driver-nvidia-gpu-component=kubelet-plugin -o jsonpath={.items[*].status.initContainerStatuses[*].state.waiting.reason} {.items[*].status.containerStatuses[*].state.waiting.reason}")
 		printf '%s' "$FK_WAITING" ;;
+	"get pods -n nvidia-dra-driver-gpu -l dra-driver-nvidia-gpu-component=kubelet-plugin -o jsonpath={.items[0].spec.containers[0].image}")
+		printf '%s' "$FK_IMAGE" ;;
 	"get job helm-install-nvidia-device-plugin -n kube-system -o jsonpath={.status.failed}")
 		printf '%s' "$FK_JOB_FAILED" ;;
 	"get pods -n kube-system -l job-name=helm-install-nvidia-device-plugin -o jsonpath={.items[*].status.containerStatuses[*].restartCount}")
@@ -214,10 +216,13 @@ healthcheck() {
 }
 
 @test "DRA: the slices' GPUs of driver gpu.nvidia.com are the count; no RuntimeClass asked" {
-	FK_RC="" FK_SLICES="gpu.nvidia.com:gpu,gpu gpu.nvidia.com:mig,gpu other.example.com:gpu" OPENSHELL_GPU_ALLOCATION=dra \
-		GPU_ENABLED=true healthcheck
+	FK_RC="" FK_SLICES="gpu.nvidia.com:gpu=GPU-a,gpu=GPU-b gpu.nvidia.com:mig=MIG-x,gpu=GPU-c other.example.com:gpu=GPU-d" \
+		OPENSHELL_GPU_ALLOCATION=dra GPU_ENABLED=true healthcheck
 	assert_success
 	assert_output "HEALTHCHECK_OK gpus=3"
+	# A pool's two generations listing one GPU: it counts once.
+	FK_SLICES="gpu.nvidia.com:gpu=GPU-a,gpu=GPU-b gpu.nvidia.com:gpu=GPU-b" OPENSHELL_GPU_ALLOCATION=dra GPU_ENABLED=true healthcheck
+	assert_output "HEALTHCHECK_OK gpus=2"
 }
 
 @test "DRA: the driver's DaemonSet missing, not ready, or no GPU published: each named" {
@@ -228,7 +233,10 @@ healthcheck() {
 	assert_output "HEALTHCHECK_FAIL gpu-chart-install-failed job=helm-install-dra-driver-nvidia-gpu failures=3"
 	FK_DS="1 0" OPENSHELL_GPU_ALLOCATION=dra GPU_ENABLED=true healthcheck
 	assert_output "HEALTHCHECK_FAIL gpu-device-plugin-not-ready desired=1 ready=0"
-	FK_SLICES="gpu.nvidia.com: other.example.com:gpu" OPENSHELL_GPU_ALLOCATION=dra GPU_ENABLED=true healthcheck
+	FK_DS="1 0" FK_WAITING="ImagePullBackOff" FK_IMAGE="registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.1" \
+		OPENSHELL_GPU_ALLOCATION=dra GPU_ENABLED=true healthcheck
+	assert_output "HEALTHCHECK_FAIL gpu-device-plugin-image-pull reason=ImagePullBackOff image=registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.1"
+	FK_SLICES="gpu.nvidia.com: other.example.com:gpu=GPU-a" OPENSHELL_GPU_ALLOCATION=dra GPU_ENABLED=true healthcheck
 	assert_failure 1
 	assert_output "HEALTHCHECK_FAIL gpu-not-published driver=gpu.nvidia.com"
 }

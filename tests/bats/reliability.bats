@@ -150,7 +150,7 @@ interrupt_when() {
 	OPENSHELL_DOCKER=$FAKE_DOCKER run --separate-stderr openshell -v gateway start --name ar
 	assert_success
 	[ "$(cat "$BATS_TEST_TMPDIR/calls")" -ge 3 ]
-	[[ "$stderr" == *"will retry: kubectl delete helmchart nvidia-device-plugin failed: The connection to the server 127.0.0.1:6443 was refused"* ]]
+	[[ "$stderr" == *"will retry: kubectl delete helmchart nvidia-device-plugin dra-driver-nvidia-gpu failed: The connection to the server 127.0.0.1:6443 was refused"* ]]
 	openshell -q gateway destroy --name ar --yes
 }
 

@@ -595,10 +595,15 @@ static void test_dra_facts(void)
 
 		gpu_state_read_slices(&g, j);
 		is_str(g.slices_created, "2026-12-01T10:00:03Z", "the oldest slice's creationTimestamp");
-		ok(gpu_state_predates(&g, "2026-12-01T10:00:05Z"), "a slice older than the start: stale");
-		ok(!gpu_state_predates(&g, "2026-12-01T10:00:01Z"), "all made since the start: not stale");
+		gpu_state_mark_stale(&g, "2026-12-01T10:00:05Z");
+		ok(g.stale && g.stale_slices, "a slice older than the start: stale");
+		gpu_state_mark_stale(&g, "2026-12-01T10:00:01Z");
+		ok(!g.stale && !g.stale_slices, "all made since the start: not stale");
+		gpu_state_mark_stale(&g, NULL);
+		ok(!g.stale, "the start unknown: not stale");
 		g.by = gpu_allocator(GPU_ALLOCATION_DEVICE_PLUGIN);
-		ok(!gpu_state_predates(&g, "2026-12-01T10:00:05Z"), "the device plugin's facts are the node's alone");
+		gpu_state_mark_stale(&g, "2026-12-01T10:00:05Z");
+		ok(!g.stale && !g.stale_slices, "the device plugin's facts are the node's alone");
 		gpu_state_free(&g);
 		cJSON_Delete(j);
 	}

@@ -309,6 +309,7 @@ struct verify_run {
 	struct deadline by;        /* the --timeout, for the get's tries again */
 	os_error api_err;          /* why the get found none */
 	char *silent;              /* the cluster was still starting at the --timeout: why */
+	int looked;                /* the GPU look was read (the --timeout may cut it short) */
 	int smoked;
 };
 
@@ -363,7 +364,7 @@ static int verify_run_start(struct verify_run *v, os_error *err)
  * when the --timeout ran out (the checks say so). */
 static int verify_run_collect(struct verify_run *v, os_error *err)
 {
-	const char *config, *looked, *rest;
+	const char *config, *looked = NULL, *rest;
 	int found;
 
 	if (v->vp && v->look && !(looked = verify_pods_look(v->vp, err))) {
@@ -374,8 +375,11 @@ static int verify_run_collect(struct verify_run *v, os_error *err)
 		*err = (os_error){ 0 };
 		goto no_answer;
 	}
-	if (v->vp && v->look && verify_gpus_seen(v->gw, &v->looks, looked, &rest, &v->seen, &v->devices, err) < 0)
-		return -1;
+	if (v->vp && v->look) {
+		if (verify_gpus_seen(v->gw, &v->looks, looked, &rest, &v->seen, &v->devices, err) < 0)
+			return -1;
+		v->looked = 1;
+	}
 	found = get_state(v->gw, &v->by, v->state_look, v->state_call, &v->list, &v->first, &v->api_err);
 	v->state_call = NULL;
 	config = v->first;
@@ -387,8 +391,11 @@ static int verify_run_collect(struct verify_run *v, os_error *err)
 			goto api_error;
 		goto no_answer;
 	}
-	if (v->state_look && verify_gpus_seen(v->gw, &v->looks, v->first, &config, &v->seen, &v->devices, err) < 0)
-		return -1;
+	if (v->state_look) {
+		if (verify_gpus_seen(v->gw, &v->looks, v->first, &config, &v->seen, &v->devices, err) < 0)
+			return -1;
+		v->looked = 1;
+	}
 	/* WSL2: the plugin's one device is every GPU the gateway sees. */
 	v->plan.device_gpus = v->looks.mine.dxg ? v->looks.mine.n : 1;
 	if (config && config[strspn(config, " \t\r\n")])
@@ -424,7 +431,12 @@ static int verify_run_judge(struct verify_run *v, int answered, os_error *err)
 			return -1;
 		verify_nodes_judge(&v->vn, &v->checks[VC_NODE_GPUS]);
 	}
-	if (v->look && verify_gpus_judge(v->gw, &v->looks, &v->seen, &v->checks[VC_DEVICE_REQUEST], err) < 0)
+	/* A look the --timeout cut short saw nothing: no evidence either way. */
+	if (v->look && !v->looked)
+		check_set(&v->checks[VC_DEVICE_REQUEST], CHECK_SKIP,
+			  xasprintf("%s; not looked at: the --timeout ran out before the gateway's GPUs were read",
+				    v->checks[VC_DEVICE_REQUEST].evidence ? v->checks[VC_DEVICE_REQUEST].evidence : "?"));
+	else if (v->look && verify_gpus_judge(v->gw, &v->looks, &v->seen, &v->checks[VC_DEVICE_REQUEST], err) < 0)
 		return -1;
 	if (v->smoked)
 		verify_smoke_gpu(&v->seen, &v->checks[VC_SMOKE_POD]);

@@ -206,11 +206,7 @@ int start_gpus_adopt_mode(struct deploy_plan *p, const struct gw_container *c, o
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' exists with --gpu-mode %s but --gpu-mode %s was asked for; rerun with --recreate to rebuild it (its cluster state is lost)",
 				    p->req->name, c->gpu_cdi ? "cdi" : "legacy", gpu_mode_name(p->req->gpu_mode));
-	if (p->req->mig != MIG_UNSET && p->req->mig != had)
-		return os_error_set(err, OS_EXIT_CONFLICT,
-				    "gateway '%s' exists with --mig-strategy %s but --mig-strategy %s was asked for; rerun with --recreate to rebuild it (its cluster state is lost)",
-				    p->req->name, mig_strategy_name(had), mig_strategy_name(p->req->mig));
-	p->mig = had;
+	/* The allocation first: under DRA the device plugin's options have no place. */
 	if (p->req->allocation != GPU_ALLOCATION_UNSET && p->req->allocation != gpu_allocation_of_env(c->gpu_allocation))
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' exists with --gpu-allocation %s but --gpu-allocation %s was asked for; rerun with --recreate to rebuild it (its cluster state is lost)",
@@ -221,6 +217,11 @@ int start_gpus_adopt_mode(struct deploy_plan *p, const struct gw_container *c, o
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' allocates its GPUs by DRA (--gpu-allocation dra), where --%s has no place (it configures the device plugin): leave it out, or rebuild the gateway with --recreate --gpu-allocation device-plugin (its cluster state is lost)",
 				    p->req->name, sharing_asked(&p->req->sharing) ? "gpu-sharing" : "mig-strategy");
+	if (p->req->mig != MIG_UNSET && p->req->mig != had)
+		return os_error_set(err, OS_EXIT_CONFLICT,
+				    "gateway '%s' exists with --mig-strategy %s but --mig-strategy %s was asked for; rerun with --recreate to rebuild it (its cluster state is lost)",
+				    p->req->name, mig_strategy_name(had), mig_strategy_name(p->req->mig));
+	p->mig = had;
 	if (mps_with_mixed(&p->req->sharing, had))
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' runs with --mig-strategy mixed, and the device plugin does not share MIG devices by MPS: use --gpu-sharing time-slicing:N, or rebuild it with --recreate and another --mig-strategy (its cluster state is lost)",

@@ -104,14 +104,16 @@ int start_ready(const struct deploy_plan *p, struct wait_ctx *w, int new_volume,
 	/* What an earlier run left on a kept volume must go, through the API:
 	 * without --gpu every GPU chart; with it, in a container made on that
 	 * volume, the other allocation's (an existing container has this one:
-	 * start_gpus_adopt_mode). A container made there waits for the API
-	 * even with --no-wait: nothing else would ever remove them. */
+	 * start_gpus_adopt_mode). A GPU container made there waits for the
+	 * API even with --no-wait: no later start of it would remove them (a
+	 * start without --gpu removes them whenever it waits). */
 	int clean = !new_volume && (p->req->gpu ? w->fresh : 1);
+	int forced = p->req->no_wait && clean && p->req->gpu;
 
-	if (p->req->no_wait && !(clean && w->fresh))
+	if (p->req->no_wait && !forced)
 		return wait_kubeconfig_written(w, err) < 0 ? -1 : save_files(&rd, NULL, err);
 	if (wait_k3s_api(w, err) < 0)
-		return -1;
+		return forced ? save_anyway(&rd) : -1;
 	if (clean && wait_gpu_release_removed(w, p->req->gpu ? &other : every, p->req->gpu ? 1 : 2, err) < 0)
 		return save_anyway(&rd);
 	if (!p->req->gpu || p->req->no_wait)

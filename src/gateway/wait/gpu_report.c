@@ -35,7 +35,10 @@ static char *dra_missing(const struct gpu_state *g)
 		return xasprintf("node %s publishes no GPU in a ResourceSlice of driver " DRA_DRIVER_NAME
 				 " (the kubelet plugin's log says what NVML found)",
 				 g->want_node ? g->want_node : "?");
-	if (gpu_state_slices_met(g) && g->stale)
+	if (g->stale && !g->stale_slices)
+		return xasprintf("the node's status (posted %s) predates the container's last start: its kubelet has not posted it since",
+				 g->heartbeat ? g->heartbeat : "?");
+	if (gpu_state_slices_met(g) && g->stale_slices)
 		return xasprintf("node %s's ResourceSlices (made %s) predate the container's last start: its kubelet has not deleted them, nor the DRA driver's plugin published anew, since",
 				 g->want_node ? g->want_node : "?", g->slices_created ? g->slices_created : "?");
 	return xasprintf("node %s publishes GPUs %s in its ResourceSlices of driver " DRA_DRIVER_NAME ", not the gateway's %s",

@@ -98,10 +98,10 @@ int gpu_state_slices_met(const struct gpu_state *g)
 	return 1;
 }
 
-int gpu_state_predates(const struct gpu_state *g, const char *started)
+void gpu_state_mark_stale(struct gpu_state *g, const char *started)
 {
-	return kube_status_predates(g->heartbeat, started) ||
-	       (gpu_state_dra(g) && kube_status_predates(g->slices_created, started));
+	g->stale_slices = gpu_state_dra(g) && kube_status_predates(g->slices_created, started);
+	g->stale = g->stale_slices || kube_status_predates(g->heartbeat, started);
 }
 
 int gpu_state_ready(const struct gpu_state *g)

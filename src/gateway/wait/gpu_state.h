@@ -36,7 +36,8 @@ struct gpu_state {
 	long long want;           /* this one (0: none left, or absent) */
 	int mps_sharing;          /* that sharing is MPS: its control daemon comes first */
 	char *heartbeat;          /* the oldest node's Ready heartbeat (RFC 3339), or NULL */
-	int stale;                /* the facts predate the container's last start */
+	int stale;                /* the facts predate the container's last start: */
+	int stale_slices;         /* under DRA, its slices do (else the node's status) */
 	char *api_error;          /* the last transient kubectl error, or NULL */
 	/* DRA: the devices of WANT_NODE's ResourceSlices of driver gpu.nvidia.com. */
 	const struct strv *want_uuids; /* the GPUs it is to publish (NULL: any) */
@@ -74,10 +75,11 @@ void gpu_state_read_sets(struct gpu_state *g, const cJSON *list);
 void gpu_state_read_slices(struct gpu_state *g, const cJSON *list);
 int gpu_state_slices_met(const struct gpu_state *g);
 
-/* Do G's facts predate a container's start at STARTED (RFC 3339): the
- * node's status, and under DRA its slices (the kubelet deletes a node's
- * slices as it starts, kubelet/cm/dra, so that a plugin publishes anew)? */
-int gpu_state_predates(const struct gpu_state *g, const char *started);
+/* Set G's stale and stale_slices: do its facts predate a container's
+ * start at STARTED (RFC 3339; NULL: unknown, not stale)? The node's status,
+ * and under DRA its slices (the kubelet deletes a node's slices as it
+ * starts, kubelet/cm/dra, so that a plugin publishes anew). */
+void gpu_state_mark_stale(struct gpu_state *g, const char *started);
 
 /* Every fact holds: the runtime, its RuntimeClass, the plugin's pods all
  * ready, allocatable GPUs (or MIG devices) as WANT asks; under DRA the

@@ -369,8 +369,14 @@ static int delete_charts(const struct wait_ctx *w, const struct gpu_allocator *c
 			*deleted |= 1u << i;
 	}
 	if (rc == 0 && res.status != 0) {
-		cleanup_free char *names = strv_join(&del, " ");
-		rc = run_failure(err, OS_EXIT_FAILURE, &res, "kubectl %s failed", names);
+		struct strv names = { 0 };
+		cleanup_free char *said = NULL;
+
+		for (int i = 0; i < n; i++)
+			strv_push(&names, by[i]->helmchart);
+		said = strv_join(&names, " ");
+		strv_free(&names);
+		rc = run_failure(err, OS_EXIT_FAILURE, &res, "kubectl delete helmchart %s failed", said);
 	}
 	run_result_free(&res);
 	strv_free(&del);

@@ -221,13 +221,13 @@ static int confirm(struct gpu_wait *gw, os_error *err)
 	int alive;
 
 	if (wait_follower(gw->w) && (gw->w->new_volume || gw->w->started_at)) {
-		g->stale = !gw->w->new_volume && gpu_state_predates(g, gw->w->started_at);
+		gpu_state_mark_stale(g, gw->w->new_volume ? NULL : gw->w->started_at);
 		return !g->stale;
 	}
 	alive = wait_check_alive(gw->w, &c, err);
 	if (alive == 0 && c.started_at && !gw->w->started_at)
 		gw->w->started_at = xstrdup(c.started_at);
-	g->stale = alive == 0 && gpu_state_predates(g, c.started_at);
+	gpu_state_mark_stale(g, alive == 0 ? c.started_at : NULL);
 	container_free(&c);
 	if (alive < 0)
 		return -1;
