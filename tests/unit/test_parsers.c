@@ -574,6 +574,10 @@ static void test_dra_facts(void)
 		gpu_state_read_sets(&g, j);
 		gpu_state_read_slices(&g, j);
 		is_int(gpu_state_ready(&g), ready[i], what[i]);
+		if (i == 0)
+			ok(gpu_allocator_daemonset(gpu_allocator(GPU_ALLOCATION_DRA), j) &&
+				   !gpu_allocator_daemonset(gpu_allocator(GPU_ALLOCATION_DEVICE_PLUGIN), j),
+			   "the DRA driver's DaemonSet is found by its name, and is not the device plugin's");
 		if (i == 0) {
 			is_int((long long)g.published.n, 2, "two GPUs published, though no RuntimeClass was seen");
 			g.want_uuids = NULL;

@@ -43,6 +43,14 @@ const struct gpu_allocator *gpu_allocator(enum gpu_allocation a)
 	return &allocators[a == GPU_ALLOCATION_DRA ? GPU_ALLOCATION_DRA : GPU_ALLOCATION_DEVICE_PLUGIN];
 }
 
+const cJSON *gpu_allocator_daemonset(const struct gpu_allocator *by, const cJSON *list)
+{
+	/* The device plugin's chart renders its MPS daemon with its labels:
+	 * kube_find_device_plugin tells them apart. */
+	return by->mode == GPU_ALLOCATION_DEVICE_PLUGIN ? kube_find_device_plugin(list)
+							: kube_find(list, "DaemonSet", by->daemonset);
+}
+
 int gpu_allocation_parse(const char *text, enum gpu_allocation *a, os_error *err)
 {
 	int i;

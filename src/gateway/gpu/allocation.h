@@ -12,6 +12,8 @@
 #ifndef OPENSHELL_GATEWAY_GPU_ALLOCATION_H
 #define OPENSHELL_GATEWAY_GPU_ALLOCATION_H
 
+#include <cjson/cJSON.h>
+
 #include "base/error.h"
 #include "gateway/gpu/mig.h"
 #include "gateway/gpu/sharing.h"
@@ -43,6 +45,9 @@ struct gpu_allocator {
 };
 
 const struct gpu_allocator *gpu_allocator(enum gpu_allocation a);
+
+/* BY's DaemonSet in a List of DaemonSets (any namespaces), or NULL. */
+const cJSON *gpu_allocator_daemonset(const struct gpu_allocator *by, const cJSON *list);
 
 /* "device-plugin" or "dra"; a usage error naming --gpu-allocation otherwise. */
 int gpu_allocation_parse(const char *text, enum gpu_allocation *a, os_error *err);

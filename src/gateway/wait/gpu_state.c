@@ -35,8 +35,7 @@ static int plugin_proves_class(const struct gpu_state *g, const cJSON *ds)
 
 void gpu_state_read_sets(struct gpu_state *g, const cJSON *list)
 {
-	const cJSON *ds = gpu_state_dra(g) ? kube_find(list, "DaemonSet", gpu_state_by(g)->daemonset)
-					   : kube_find_device_plugin(list);
+	const cJSON *ds = gpu_allocator_daemonset(gpu_state_by(g), list);
 	const cJSON *mps = gpu_state_dra(g) ? NULL : kube_find(list, "DaemonSet", DEVICE_PLUGIN_RELEASE "-mps-control-daemon");
 
 	g->plugin_found = ds != NULL;

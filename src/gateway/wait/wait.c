@@ -383,22 +383,6 @@ static int delete_charts(const struct wait_ctx *w, const struct gpu_allocator *c
 	return rc;
 }
 
-/* Is BY's DaemonSet in LIST (every namespace's)? */
-static int release_left(const cJSON *list, const struct gpu_allocator *by)
-{
-	const cJSON *ds;
-
-	if (by->mode == GPU_ALLOCATION_DEVICE_PLUGIN)
-		return kube_find_device_plugin(list) != NULL;
-	cJSON_ArrayForEach(ds, json_get(list, "items", NULL)) {
-		const char *name = json_str(json_get(ds, "metadata", NULL), "name");
-		const char *ns = json_str(json_get(ds, "metadata", NULL), "namespace");
-		if (name && ns && strcmp(name, by->daemonset) == 0 && strcmp(ns, by->ns) == 0)
-			return 1;
-	}
-	return 0;
-}
-
 int wait_container_news(const struct wait_ctx *w, os_error *err)
 {
 	struct gw_container c;
@@ -461,7 +445,7 @@ int wait_gpu_release_removed(const struct wait_ctx *w, const struct gpu_allocato
 		}
 		gone = 1;
 		for (int i = 0; i < n; i++)
-			if ((deleted & (1u << i)) && release_left(list, by[i]))
+			if ((deleted & (1u << i)) && gpu_allocator_daemonset(by[i], list))
 				gone = 0;
 		cJSON_Delete(list);
 		if (!gone && !backoff_wait(&b, w->by.at_ms))
