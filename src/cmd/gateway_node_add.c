@@ -147,7 +147,10 @@ static void print_summary(const struct args *a, const struct node_add_result *r)
 	printf("Node '%s' joined gateway '%s'.\n", a->o.node, a->o.gateway);
 	printf("  Docker host: %s\n", r->endpoint);
 	printf("  Server:      %s\n", r->server);
-	if (a->o.gpu)
+	if (a->o.gpu && r->dra)
+		printf("  GPUs:        %lld published in ResourceSlices (DRA driver " DRA_DRIVER_NAME ")\n",
+		       r->gpus < 0 ? 0 : r->gpus);
+	else if (a->o.gpu)
 		printf("  GPUs:        %lld allocatable (nvidia.com/gpu)\n", r->gpus < 0 ? 0 : r->gpus);
 	else
 		printf("  GPUs:        none\n");

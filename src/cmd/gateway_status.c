@@ -142,7 +142,9 @@ static void print_text(const struct gateway *gw, const struct gateway_status *s)
 	for (size_t i = 0; i < s->agents.n; i++) {
 		long long n;
 		const char *st = gateway_status_node(s, s->agents.v[i].name, &n);
-		cleanup_free char *g = n >= 0 ? xasprintf(", %lld allocatable (nvidia.com/gpu)", n) : xstrdup("");
+		cleanup_free char *g = n < 0 ? xstrdup("")
+				       : s->slices ? xasprintf(", %lld published in ResourceSlices", n)
+						   : xasprintf(", %lld allocatable (nvidia.com/gpu)", n);
 		printf("  Node:        %s on %s: %s%s\n", s->agents.v[i].name, s->agents.v[i].docker.endpoint, st, g);
 	}
 	if (problem)

@@ -55,7 +55,13 @@ const struct cli_spec gateway_verify_spec = {
 		 "                  (as every CUDA image does) sees none\n"
 		 "  privileged-pod  the smoke pod, privileged: it too names exactly one GPU\n"
 		 "  node-gpus       on each GPU node of another host (gateway node add), a pod\n"
-		 "                  limited to one GPU names one that node's agent sees\n",
+		 "                  limited to one GPU names one that node's agent sees\n"
+		 "Under --gpu-allocation dra:\n"
+		 "  dra-driver      the DRA driver's kubelet plugin has all its pods ready\n"
+		 "  resource-slices the node's ResourceSlices publish the container's GPUs\n"
+		 "  smoke-pod       (and privileged-pod) asks through a ResourceClaim and\n"
+		 "                  sees the very GPU its claim was allocated\n"
+		 "  extended-pod    a pod asking nvidia.com/gpu: 1 is served through DRA\n",
 	.opts = verify_opts,
 	.after = "Exit status: 0 when every check passes, 8 when one fails, 9 when the\n"
 		 "gateway was started without --gpu (the checks do not apply).\n",

@@ -13,11 +13,6 @@
 #include "kube/kubectl.h"
 #include "kube/watch.h"
 
-/* kubectl's --request-timeout ends a long watch this much before the
- * docker call's deadline: on a loaded host an exec takes a second or
- * more to start and end, and an end of kubectl's own is no failure. A
- * short one (the end of a wait's deadline) lasts to that deadline. */
-#define WATCH_GRACE_MS 5000
 
 static int same_object(const cJSON *a, const cJSON *b)
 {
@@ -44,6 +39,8 @@ static int apply_event(struct kube_watch *kw, cJSON *ev)
 	put = strcmp(type, "ADDED") == 0 || strcmp(type, "MODIFIED") == 0;
 	if (!put && strcmp(type, "DELETED") != 0)
 		return 0;
+	if (put && kw->seen)
+		kw->seen(kw->ctx, obj);
 	cJSON_ArrayForEach(old, items) {
 		if (same_object(old, obj))
 			break;
@@ -124,7 +121,7 @@ int kube_watch_start(struct kube_watch *kw, const char *ctr, int timeout_ms, os_
 		kw->file_text = NULL;
 	}
 	kube_exec_argv(ctr, then, kw->file,
-		       timeout_ms > 2 * WATCH_GRACE_MS ? (timeout_ms - WATCH_GRACE_MS) / 1000 : (timeout_ms + 999) / 1000, &argv);
+		       timeout_ms > 2 * KUBE_WATCH_GRACE_MS ? (timeout_ms - KUBE_WATCH_GRACE_MS) / 1000 : (timeout_ms + 999) / 1000, &argv);
 	strv_pushv(&argv, (const char *const[]){ "get", kw->resource, NULL });
 	if (kw->ns)
 		strv_pushv(&argv, (const char *const[]){ "--namespace", kw->ns, NULL });

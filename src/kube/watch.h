@@ -23,6 +23,12 @@
 #include "base/error.h"
 #include "base/runner.h"
 
+/* kubectl's --request-timeout ends a long watch this much before the
+ * docker call's deadline: on a loaded host an exec takes a second or
+ * more to start and end, and an end of kubectl's own is no failure. A
+ * short one (the end of a wait's deadline) lasts to that deadline. */
+#define KUBE_WATCH_GRACE_MS 5000
+
 struct kube_watch {
 	/* Set by the caller before kube_watch_start(): */
 	const char *resource;     /* "nodes", "daemonsets" */
@@ -35,6 +41,11 @@ struct kube_watch {
 	 * then_text. NULL: none. */
 	const char *then;
 	const char *input;
+	/* Called with each object an ADDED or MODIFIED event brings, before
+	 * the list has it: for a caller that must see each state an object
+	 * passes through, where the list keeps only the last. NULL: none. */
+	void (*seen)(void *ctx, const cJSON *obj);
+	void *ctx;
 	/* Kept by the watch: */
 	cJSON *list;              /* {"items": [...]}: the objects as the watch last said */
 	char *file_text;          /* the file (NULL: missing, empty, or not read yet) */

@@ -3,13 +3,14 @@
 # device plugin. The image's entrypoint installs the driver's chart, k3s
 # runs pods under the nvidia runtime and labels the node, and the start
 # waits until the node's ResourceSlices publish the gateway's GPUs by UUID.
-# On the SIMULATED toolkit and stand-in (docs/k3s-standin.md): three GPUs.
+# On the SIMULATED toolkit and stand-in (docs/k3s-standin.md): three GPUs,
+# and a driver new enough for NVIDIA's DRA driver (565 or later).
 
 bats_require_minimum_version 1.5.0
 
 setup_file() {
 	load helpers/gateway
-	gateway_suite_start --gpus 3
+	gateway_suite_start --gpus 3 --driver 570.172.08
 }
 
 teardown_file() {
@@ -125,6 +126,106 @@ claim_gone() { # CLAIM: the API answers, and has no such claim
 	kd delete pod extended >/dev/null
 }
 
+# What verify's check NAME of document $1 saw.
+evidence() { jq -r --arg n "$2" '.checks[] | select(.name == $n) | .evidence' <<<"$1"; }
+
+# verify's claims and templates, by its label, in the default namespace.
+verify_claims_left() {
+	docker exec openshell-cluster-d kubectl get resourceclaims,resourceclaimtemplates \
+		-l app.kubernetes.io/managed-by=openshell -o name
+}
+no_verify_claims() { local out; out=$(verify_claims_left) && [ -z "$out" ]; }
+
+@test "verify of a DRA gateway: the driver, the node's slices, a claim pod on its claim's GPU, nvidia.com/gpu through the class, none without" {
+	run --separate-stderr openshell gateway verify --name d --json
+	assert_success
+	doc=$output
+	assert_schema verify "$doc"
+	run jq -r '[.checks[] | .name + "=" + .status] | join(" ")' <<<"$doc"
+	assert_output "device-request=pass runtime-class=pass dra-driver=pass resource-slices=pass smoke-pod=pass pod-isolation=pass privileged-pod=pass extended-pod=pass"
+	run evidence "$doc" dra-driver
+	assert_output "DaemonSet nvidia-dra-driver-gpu/dra-driver-nvidia-gpu-kubelet-plugin: 1/1 pods ready"
+	run evidence "$doc" resource-slices
+	assert_output --regexp "^node openshell-d's ResourceSlices \(driver gpu.nvidia.com\) publish 2 GPUs, the gateway's own by UUID: GPU-"
+	assert_equal "$(sed 's/.*by UUID: //; s/, /\n/g' <<<"$output" | sort)" "$(published d)"
+	# The smoke pod's GPU is the device its claim, made from verify's template, was allocated.
+	run evidence "$doc" smoke-pod
+	assert_output --regexp '^pod openshell-verify-[0-9a-f]+ Succeeded: GPU 0: .* \(UUID: GPU-[^)]*\), the device gpu-[0-9]+ its claim openshell-verify-[0-9a-f]+-gpu-[a-z0-9]+ was allocated and reserved for it$'
+	uuid=$(sed -n 's/.*(UUID: \(GPU-[^)]*\)).*/\1/p' <<<"$output")
+	run grep -cxF "$uuid" <(published d)
+	assert_output 1
+	run evidence "$doc" privileged-pod
+	assert_output --partial "its claim openshell-verify-"
+	run evidence "$doc" extended-pod
+	assert_output --regexp '^pod openshell-verify-[0-9a-f]+-extended Succeeded: GPU 0: .*; nvidia.com/gpu: 1 served through DeviceClass gpu.nvidia.com, by claim openshell-verify-[0-9a-f]+-extended-extended-resources-'
+	run evidence "$doc" pod-isolation
+	assert_output --partial "sees none"
+	# Its template goes with its pods, and their claims with them.
+	eventually no_verify_claims
+}
+
+@test "verify of a DRA gateway whose GPU class is gone: the claim pods pend with the scheduler's reason" {
+	docker exec openshell-cluster-d kubectl get deviceclass gpu.nvidia.com -o json |
+		jq 'del(.metadata.resourceVersion, .metadata.uid, .metadata.creationTimestamp, .metadata.generation, .metadata.managedFields)' \
+			>"$BATS_TEST_TMPDIR/class.json"
+	docker exec openshell-cluster-d kubectl delete deviceclass gpu.nvidia.com >/dev/null
+	run --separate-stderr openshell gateway verify --name d --json --timeout 15s
+	docker exec -i openshell-cluster-d kubectl create -f - <"$BATS_TEST_TMPDIR/class.json" >/dev/null
+	assert_failure 8
+	doc=$output
+	run jq -r '[.checks[] | .name + "=" + .status] | join(" ")' <<<"$doc"
+	assert_output "device-request=pass runtime-class=pass dra-driver=pass resource-slices=pass smoke-pod=fail pod-isolation=pass privileged-pod=fail extended-pod=fail"
+	run evidence "$doc" smoke-pod
+	assert_output --regexp '^pod openshell-verify-[0-9a-f]+ Pending: 0/1 nodes are available: 1 request gpu: device class gpu.nvidia.com does not exist'
+	run evidence "$doc" extended-pod
+	assert_output --regexp '^pod openshell-verify-[0-9a-f]+-extended Pending: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu'
+	eventually no_verify_claims
+}
+
+@test "a host driver older than 565 is refused under dra, as a container reads it, before anything is made" {
+	sim_only "the driver's version is the sim host's"
+	# The kernel module's version, as its procfs says it (and NVML).
+	local v=$SIM_HOST_DIR/proc/driver/nvidia/version
+	sed -i.bak 's/Kernel Module  [0-9.]*/Kernel Module  550.54.15/' "$v"
+	sed -i.bak 's/^driver .*/driver 550.54.15/' "$SIM_HOST_DIR/gpus"
+	run --separate-stderr openshell gateway start --gpu --gpu-allocation dra --name x --image "$IMAGE"
+	mv "$v.bak" "$v"
+	mv "$SIM_HOST_DIR/gpus.bak" "$SIM_HOST_DIR/gpus"
+	assert_failure 7
+	[[ "$stderr" == *"openshell: error: --gpu-allocation dra needs NVIDIA driver 565 or later on the Docker host (NVIDIA's DRA driver does), and it has 550.54.15: upgrade the driver, or use --gpu-allocation device-plugin" ]]
+	run docker ps -aq --filter name=openshell-cluster-x
+	assert_output ""
+	run docker volume ls -q --filter name=openshell-x
+	assert_output ""
+}
+
+# IMAGE with LABEL $2=$3, tagged $1.
+relabelled() {
+	printf 'FROM %s\nLABEL %s="%s"\n' "$IMAGE" "$2" "$3" | DOCKER_BUILDKIT=0 docker build -q -t "$1" - >/dev/null
+}
+
+@test "an image of a k3s older than 1.34, or whose bundle lacks the DRA driver's chart or image, is refused under dra before anything is made" {
+	relabelled openshell-cluster:k3s133 org.openshell.k3s-version v1.33.5+k3s1
+	run --separate-stderr openshell gateway start --gpu --gpu-allocation dra --name x --image openshell-cluster:k3s133
+	assert_failure 1
+	[[ "$stderr" == *"openshell: error: --gpu-allocation dra needs Kubernetes 1.34 or later (DRA's resource.k8s.io/v1), and image openshell-cluster:k3s133 runs k3s v1.33.5+k3s1: use an image of a newer k3s ('openshell image build' makes one), or --gpu-allocation device-plugin" ]]
+	relabelled openshell-cluster:nodrachart org.openshell.bundle.charts nvidia-device-plugin-0.17.1.tgz
+	run --separate-stderr openshell gateway start --gpu --gpu-allocation dra --name x --image openshell-cluster:nodrachart
+	assert_failure 1
+	[[ "$stderr" == *"openshell: error: image openshell-cluster:nodrachart bundles no chart of NVIDIA's DRA driver (an older openshell built it; its charts: nvidia-device-plugin-0.17.1.tgz): rebuild it with 'openshell image build', or use --gpu-allocation device-plugin" ]]
+	relabelled openshell-cluster:nodraimage org.openshell.bundle.images "nvcr.io/nvidia/k8s-device-plugin:v0.17.1 nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04"
+	run --separate-stderr openshell gateway start --gpu --gpu-allocation dra --name x --image openshell-cluster:nodraimage
+	assert_failure 1
+	[[ "$stderr" == *"openshell: error: image openshell-cluster:nodraimage bundles no image of NVIDIA's DRA driver (its images: nvcr.io/nvidia/k8s-device-plugin:v0.17.1 nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04), which an offline gateway could not pull: rebuild it with 'openshell image build', or use --gpu-allocation device-plugin" ]]
+	run docker ps -aq --filter name=openshell-cluster-x
+	assert_output ""
+	# The device plugin needs none of it.
+	run --separate-stderr openshell gateway start --gpu --name x --image openshell-cluster:nodraimage --no-wait
+	assert_success
+	openshell gateway destroy --name x --yes >/dev/null 2>&1
+	docker rmi openshell-cluster:k3s133 openshell-cluster:nodrachart openshell-cluster:nodraimage >/dev/null
+}
+
 @test "--gpu-allocation is refused where it has no place, before anything is made" {
 	run --separate-stderr openshell gateway start --gpu-allocation dra --name x --image "$IMAGE"
 	assert_failure 2
@@ -140,7 +241,7 @@ claim_gone() { # CLAIM: the API answers, and has no such claim
 	[[ "$stderr" == *"leave out --mig-strategy, or use --gpu-allocation device-plugin"* ]]
 	run docker ps -aq --filter name=openshell-cluster-x
 	assert_output ""
-	# A DRA gateway keeps its allocation, and joins no node yet.
+	# A DRA gateway keeps its allocation.
 	run --separate-stderr openshell gateway start --gpus 2 --gpu-allocation device-plugin --name d --image "$IMAGE"
 	assert_failure 6
 	[[ "$stderr" == *"gateway 'd' exists with --gpu-allocation dra but --gpu-allocation device-plugin was asked for; rerun with --recreate"* ]]
@@ -150,14 +251,6 @@ claim_gone() { # CLAIM: the API answers, and has no such claim
 	run --separate-stderr openshell gateway start --gpus 2 --mig-strategy single --name d --image "$IMAGE"
 	assert_failure 6
 	[[ "$stderr" == *"gateway 'd' allocates its GPUs by DRA (--gpu-allocation dra), where --mig-strategy has no place"* ]]
-	run --separate-stderr openshell gateway verify --name d
-	assert_failure 1
-	[[ "$stderr" == *"gateway 'd' allocates its GPUs by DRA (--gpu-allocation dra), which verify does not check yet"* ]]
-	run --separate-stderr openshell gateway node add n1 --name d --docker-host "$DOCKER_HOST"
-	assert_failure 1
-	[[ "$stderr" == *"gateway 'd' allocates its GPUs by DRA (--gpu-allocation dra), and 'gateway node add' does not join nodes to such a gateway yet: nothing was made"* ]]
-	run docker ps -aq --filter name=n1
-	assert_output ""
 }
 
 @test "a device-plugin gateway on a DRA gateway's kept volume removes the DRA driver first" {

@@ -14,14 +14,15 @@ setup_file() {
 	load helpers/gateway
 	sim_only "other machines exist only as sim hosts"
 	flannel_ports_lock
-	gateway_suite_start --gpus 2
+	# A driver new enough for NVIDIA's DRA driver where a DRA gateway and its node run.
+	gateway_suite_start --gpus 2 --driver 570.172.08
 	# The image whose stand-in makes a real pod network (flannel's VXLAN, the
 	# bridge plugin, kube-proxy's DNAT; sim-image's REF-podnet): the nodes
 	# on other hosts each have a network namespace of their own.
 	IMAGE=$IMAGE-podnet
 	export IMAGE OPENSHELL_CLUSTER_IMAGE=$IMAGE
 	sim_host_machine node-b --gpus 1
-	sim_host_machine node-c --gpus 3
+	sim_host_machine node-c --gpus 3 --driver 570.172.08
 	sim_host_machine node-d --gpus 1 --no-toolkit
 	PORT=$(free_port)
 	UPLINK=$(sim_host_of node-b uplink)
@@ -448,4 +449,44 @@ assert_nothing_on_for() {
 	run sim_docker node-b volume ls -q --filter label=org.openshell.gateway=mh
 	assert_output ""
 	[[ ! -e $XDG_CONFIG_HOME/openshell/gateways/mh ]]
+}
+
+# Last, once mh and its VXLAN port are gone: a DRA gateway's server and a node.
+@test "a DRA gateway joins node-c with 2 of its GPUs, published in its ResourceSlices; verify's pod on it is served through DRA" {
+	port=$(free_port)
+	run --separate-stderr openshell gateway start --name md --gpu --gpu-allocation dra --bind 0.0.0.0 --tls-san "$UPLINK" \
+		--port "$port"
+	assert_success
+	run --separate-stderr openshell gateway node add node-c --name md --docker-host "$(sim_host_of node-c docker-host)" --gpus 2 \
+		--gpu-sharing time-slicing:2
+	shared_err=$stderr shared_status=$status
+	run --separate-stderr openshell gateway node add node-c --name md --docker-host "$(sim_host_of node-c docker-host)" --gpus 2
+	add=$output add_err=$stderr add_status=$status
+	# The agent's k3s serves DRA as the server's does: its node labelled for
+	# the driver's kubelet plugin, which publishes the two GPUs it was given.
+	label=$(docker exec openshell-cluster-md kubectl get node node-c -o jsonpath='{.metadata.labels.nvidia\.com/gpu\.present}')
+	published=$(docker exec openshell-cluster-md kubectl get resourceslices -o json |
+		jq -r '.items[] | select(.spec.nodeName == "node-c") | .spec.devices[].attributes.uuid.string' | sort)
+	list=$(openshell gateway node list --name md --json)
+	run --separate-stderr openshell gateway verify --name md
+	verify=$output verify_status=$status
+	openshell gateway destroy --name md --yes >/dev/null 2>&1
+	assert_equal "$shared_status" 6
+	[[ $shared_err == *"gateway 'md' allocates its GPUs by DRA (--gpu-allocation dra), where --gpu-sharing and --mig-strategy have no place (they configure the device plugin): add node 'node-c' without them" ]]
+	assert_equal "$add_status" 0
+	grep -qxF "  GPUs:        2 published in ResourceSlices (DRA driver gpu.nvidia.com)" <<<"$add"
+	[[ $add_err == *"waiting for node 'node-c' to be Ready with its GPUs in ResourceSlices"* ]]
+	assert_equal "$label" true
+	assert_equal "$published" "$(sim_gpu_uuids node-c | head -2 | sort)"
+	assert_equal "$(jq -r '[.nodes[] | "\(.name):\(.gpus_allocatable)"] | join(" ")' <<<"$list")" "openshell-md:2 node-c:2"
+	assert_equal "$verify_status" 0
+	line=$(grep '^  PASS  node-gpus ' <<<"$verify")
+	re="node-c: pod openshell-verify-[0-9a-f]+-node-c Succeeded: GPU 0: [^;]*\\(UUID: ($(sim_gpu_uuids node-c | head -2 | paste -sd'|'))\\)"
+	[[ $line =~ $re ]]
+	# The destroy took the agent and its volumes from node-c's host.
+	run sim_docker node-c ps -aq --filter label=org.openshell.gateway=md
+	assert_output ""
+	run sim_docker node-c volume ls -q
+	assert_output ""
+	[[ ! -e $XDG_CONFIG_HOME/openshell/gateways/md ]]
 }

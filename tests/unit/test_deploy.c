@@ -402,6 +402,32 @@ static void test_allocation_check(void)
 			 "dra with --gpu-sharing");
 	check_allocation(1, GPU_ALLOCATION_DRA, 0, MIG_NONE, "leave out --mig-strategy, or use --gpu-allocation device-plugin",
 			 "dra with --mig-strategy, even none");
+	/* The host's driver: 565 or later under dra, whatever under the device plugin. */
+	static const struct {
+		enum gpu_allocation a;
+		const char *driver;
+		int rc;
+	} drivers[] = {
+		{ GPU_ALLOCATION_DRA, "565.57.01", 0 },     { GPU_ALLOCATION_DRA, "570.172.08", 0 },
+		{ GPU_ALLOCATION_DRA, "550.54.15", -1 },    { GPU_ALLOCATION_DRA, NULL, 0 },
+		{ GPU_ALLOCATION_DRA, "[N/A]", 0 },         { GPU_ALLOCATION_DEVICE_PLUGIN, "535.104.05", 0 },
+	};
+	for (size_t i = 0; i < sizeof(drivers) / sizeof(drivers[0]); i++) {
+		os_error err = { 0 };
+		int rc = gpu_allocation_check_driver(drivers[i].a, drivers[i].driver, NULL, &err);
+		ok(rc == drivers[i].rc && (rc == 0 || (err.code == OS_EXIT_NOGPU && strstr(err.msg, "and it has 550.54.15: upgrade the driver"))),
+		   "driver %s under %s: %s", drivers[i].driver ? drivers[i].driver : "unknown",
+		   gpu_allocation_name(drivers[i].a), rc ? err.msg : "let be");
+		os_error_clear(&err);
+	}
+	{
+		os_error err = { 0 };
+		ok(gpu_allocation_check_driver(GPU_ALLOCATION_DRA, "550.54.15", "n2", &err) < 0 &&
+			   strstr(err.msg, "node 'n2''s host has NVIDIA driver 550.54.15") &&
+			   strstr(err.msg, "remake the gateway with --gpu-allocation device-plugin"),
+		   "a node's host: named, and the fix is the gateway's: %s", err.msg ? err.msg : "");
+		os_error_clear(&err);
+	}
 }
 
 /* Under DRA the entrypoint is told the allocation, and k3s runs pods

@@ -396,6 +396,21 @@ int main(void)
 	host_gpus_parse("GPU 0: Tesla V100 (UUID: GPU-aaaa)\n" GPUS_QUERY_MARK "\n", &h);
 	ok(h.n == 1 && h.v[0].compute_cap == 0 && !h.v[0].mig_enabled, "an old driver's refused query: facts unknown");
 	host_gpus_free(&h);
+	/* The driver's version, from its procfs, ahead of the query. */
+	host_gpus_parse("GPU 0: NVIDIA H100 (UUID: GPU-aaaa)\n" GPUS_VERSION_MARK
+			" NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.172.08  Tue Jul  8 18:02:41 UTC 2025\n"
+			GPUS_QUERY_MARK "\nGPU-aaaa, Disabled, 9.0\n", &h);
+	ok(h.n == 1 && h.driver_version && strcmp(h.driver_version, "570.172.08") == 0 && h.v[0].compute_cap == 90,
+	   "the kernel module's version, beside the query's facts");
+	host_gpus_free(&h);
+	host_gpus_parse("GPU 0: NVIDIA H100 (UUID: GPU-aaaa)\n" GPUS_VERSION_MARK
+			" NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build  "
+			"(dvs-builder@U16-I3-B03-4-3)  Tue Feb 20 21:21:10 UTC 2024\n", &h);
+	ok(h.driver_version && strcmp(h.driver_version, "550.54.15") == 0, "the open modules' line too");
+	host_gpus_free(&h);
+	host_gpus_parse("GPU 0: NVIDIA H100 (UUID: GPU-aaaa)\n" GPUS_VERSION_MARK " \n" GPUS_QUERY_MARK "\n", &h);
+	ok(h.n == 1 && !h.driver_version, "no version file (WSL2's /dev/dxg): unknown");
+	host_gpus_free(&h);
 	resolves("MIG-cccc", "b");   /* a MIG device means its GPU */
 	resolves("1,MIG-cccc", "b"); /* once, however often it is named */
 	resolves("all", "a,b,c");

@@ -19,6 +19,7 @@
 #include "docker/build.h"
 #include "docker/image.h"
 #include "gateway/deploy/image.h"
+#include "gateway/deploy/image_fit.h"
 #include "kube/containerd.h"
 #include "kube/kubectl.h"
 #include "kube/objects.h"
@@ -416,6 +417,39 @@ static void test_send(void)
 	ok(rmdir(gw) == 0 && rmdir(node) == 0 && rmdir(send_dir) == 0, "cleaned up");
 }
 
+/* Under dra, an image of the recipe must run k3s 1.34 or later and bundle
+ * the driver's chart and image; one without those labels is let be. */
+static void fits(const char *labels, int want, const char *what)
+{
+	struct docker_image img = { .exists = 1, .labels = cJSON_Parse(labels) };
+	os_error err = { 0 };
+	int rc = image_fit_allocation("i:1", &img, GPU_ALLOCATION_DRA, &err);
+
+	ok(rc == want, "%s: %s", what, rc ? err.msg : "fits");
+	is_int(image_fit_allocation("i:1", &img, GPU_ALLOCATION_DEVICE_PLUGIN, &err), 0, "the device plugin needs none of it");
+	cJSON_Delete(img.labels);
+	os_error_clear(&err);
+}
+
+static void test_image_fit(void)
+{
+#define DRA_CHARTS "\"org.openshell.bundle.charts\":\"nvidia-device-plugin-0.17.1.tgz dra-driver-nvidia-gpu-0.4.1.tgz\""
+#define DRA_IMAGES "\"org.openshell.bundle.images\":\"nvcr.io/nvidia/k8s-device-plugin:v0.17.1 " \
+		   "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.1@sha256:eefe nvcr.io/nvidia/cuda:12.9.1\""
+	fits("{\"org.openshell.k3s-version\":\"v1.37.1+k3s1\"," DRA_CHARTS "," DRA_IMAGES "}", 0, "the recipe's image");
+	fits("{\"org.openshell.k3s-version\":\"v1.34.2+k3s1\"}", 0, "k3s 1.34, no bundle labels");
+	fits("{}", 0, "no labels: not the recipe's, let be");
+	fits("{\"org.openshell.k3s-version\":\"v1.33.5+k3s1\"," DRA_CHARTS "," DRA_IMAGES "}", -1, "k3s 1.33");
+	fits("{\"org.openshell.k3s-version\":\"v1.37.1+k3s1\",\"org.openshell.bundle.charts\":\"nvidia-device-plugin-0.17.1.tgz\"}",
+	     -1, "no DRA chart in the bundle");
+	fits("{\"org.openshell.bundle.charts\":\"dra-driver-nvidia-gpu.tgz\"}", -1, "a chart of that name but no version");
+	fits("{\"org.openshell.bundle.images\":\"example.com/dra-driver-nvidia-gpu-fork:v1\"}", -1,
+	     "an image whose name only begins as the driver's");
+	fits("{\"org.openshell.bundle.images\":\"dra-driver-nvidia-gpu:v0.4.1\"}", 0, "the driver's image without a registry");
+#undef DRA_CHARTS
+#undef DRA_IMAGES
+}
+
 int main(void)
 {
 	xalloc_init();
@@ -426,5 +460,6 @@ int main(void)
 	test_containerd();
 	test_pod_reasons();
 	test_send();
+	test_image_fit();
 	return tap_done();
 }

@@ -87,10 +87,21 @@ static char *fake_docker(const char *dir)
 	return path;
 }
 
+/* Each state the watch says, as "name:fields" in a line of CTX's text. */
+static void note_state(void *ctx, const cJSON *obj)
+{
+	char **states = ctx;
+	char *was = *states;
+
+	*states = xasprintf("%s%s:%d ", was ? was : "", json_str(json_get(obj, "metadata", NULL), "name"),
+			    cJSON_GetArraySize(obj));
+	free(was);
+}
+
 static void test_watch(const char *dir)
 {
-	cleanup_free char *docker = NULL, *argv_file = NULL, *argv = NULL;
-	struct kube_watch kw = { .resource = "nodes", .file = "/etc/f.toml" };
+	cleanup_free char *docker = NULL, *argv_file = NULL, *argv = NULL, *states = NULL;
+	struct kube_watch kw = { .resource = "nodes", .file = "/etc/f.toml", .seen = note_state, .ctx = &states };
 	const cJSON *items, *a;
 	os_error err = { 0 };
 	size_t len = 0;
@@ -114,6 +125,7 @@ static void test_watch(const char *dir)
 	is_int(cJSON_GetArraySize(items), 1, "ADDED puts in, DELETED takes out");
 	is_str(json_str(json_get(a, "metadata", NULL), "name"), "a", "the one left");
 	ok(json_get(a, "spec", "n", NULL) != NULL, "as MODIFIED left it");
+	is_str(states, "a:2 b:2 a:3 ", "seen: each state ADDED and MODIFIED brought, in order, the list keeping only the last");
 	argv_file = xasprintf("%s/argv", dir);
 	read_file(argv_file, 1 << 16, &argv, &len, &err);
 	ok(argv && strstr(argv, "\nsh\n-c\n") && strstr(argv, "\n/etc/f.toml\nkubectl\n--request-timeout=") &&

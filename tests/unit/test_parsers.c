@@ -12,6 +12,7 @@
 #include "docker/client.h"
 #include "docker/container.h"
 #include "docker/inspect_any.h"
+#include "gateway/check/verify_checks.h"
 #include "gateway/state/gpu_ids.h"
 #include "gateway/state/gpu_procs.h"
 #include "gateway/state/gpu_use.h"
@@ -617,6 +618,85 @@ static void test_dra_facts(void)
 #undef SLICE
 }
 
+/* ---- verify under DRA --------------------------------------------------- */
+
+#define CLAIM(reserved, driver, device)                                                                    \
+	"{\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"p-gpu-x1\"},\"status\":{"                       \
+	"\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\",\"driver\":\"" driver "\","           \
+	"\"pool\":\"n1\",\"device\":\"" device "\"}]}},"                                                      \
+	"\"reservedFor\":[{\"resource\":\"pods\",\"name\":\"" reserved "\",\"uid\":\"u\"}]}}"
+#define VSLICE(driver, node, devs)                                                                         \
+	"{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"" driver "\",\"nodeName\":\"" node "\","          \
+	"\"pool\":{\"name\":\"" node "\"},\"devices\":[" devs "]}}"
+#define NAMED_DEV(name, uuid)                                                                              \
+	"{\"name\":\"" name "\",\"attributes\":{\"type\":{\"string\":\"gpu\"},\"uuid\":{\"string\":\"" uuid "\"}}}"
+
+static void verify_claim_case(const char *claim_text, int want_read, const char *sees, enum check_status want,
+			      const char *what)
+{
+	cJSON *claim = cJSON_Parse(claim_text);
+	cJSON *slices = cJSON_Parse(NODELIST(VSLICE("gpu.nvidia.com", "n1", NAMED_DEV("gpu-0", "GPU-a") ","
+							  NAMED_DEV("gpu-1", "GPU-b"))));
+	struct verify_claim got = { 0 };
+	struct check c = { .name = "smoke-pod" };
+
+	is_int(verify_dra_claim_read(claim, "p", &got), want_read, what);
+	check_set(&c, CHECK_PASS, xasprintf("pod p Succeeded: GPU 0: NVIDIA H100 (UUID: %s)", sees));
+	verify_dra_judge_claim("p", &got, NULL, slices, &c);
+	is_int(c.status, want, what);
+	verify_claim_free(&got);
+	free(c.evidence);
+	cJSON_Delete(claim);
+	cJSON_Delete(slices);
+}
+
+static void test_verify_dra(void)
+{
+	struct strv seen = { 0 };
+	struct check c = { .name = "resource-slices" };
+	int schedulable;
+	cJSON *list = cJSON_Parse(NODELIST(VSLICE("gpu.nvidia.com", "n1", NAMED_DEV("gpu-0", "GPU-a") ","
+							 NAMED_DEV("gpu-1", "GPU-b"))));
+	cJSON *pod;
+
+	verify_claim_case(CLAIM("p", "gpu.nvidia.com", "gpu-1"), 1, "GPU-b", CHECK_PASS,
+			  "claim: reserved for the pod, its device the GPU the pod sees");
+	verify_claim_case(CLAIM("p", "gpu.nvidia.com", "gpu-0"), 1, "GPU-b", CHECK_FAIL,
+			  "claim: its device another GPU than the pod sees");
+	verify_claim_case(CLAIM("p", "gpu.nvidia.com", "gpu-7"), 1, "GPU-b", CHECK_FAIL,
+			  "claim: a device no slice publishes");
+	verify_claim_case(CLAIM("q", "gpu.nvidia.com", "gpu-1"), 0, "GPU-b", CHECK_FAIL,
+			  "claim: reserved for another pod, none seen for this one");
+	verify_claim_case(CLAIM("p", "other.example.com", "gpu-1"), 0, "GPU-b", CHECK_FAIL,
+			  "claim: allocated by another driver");
+
+	strv_push(&seen, "GPU-b");
+	strv_push(&seen, "GPU-a");
+	verify_dra_slices(list, "n1", &seen, &c, &schedulable);
+	ok(c.status == CHECK_PASS && schedulable, "slices: the node publishes the GPUs the gateway sees");
+	strv_push(&seen, "GPU-c");
+	verify_dra_slices(list, "n1", &seen, &c, &schedulable);
+	ok(c.status == CHECK_FAIL && schedulable, "slices: one the gateway sees is not published");
+	verify_dra_slices(list, "n2", &seen, &c, &schedulable);
+	ok(c.status == CHECK_FAIL && !schedulable, "slices: another node's are not this one's");
+	free(c.evidence);
+
+	pod = cJSON_Parse("{\"status\":{\"extendedResourceClaimStatus\":{\"resourceClaimName\":\"e-extended-resources-x\"}}}");
+	c = (struct check){ .name = "extended-pod" };
+	check_set(&c, CHECK_PASS, xstrdup("pod e Succeeded: GPU 0: …"));
+	verify_dra_judge_extended(pod, &c);
+	ok(c.status == CHECK_PASS && strstr(c.evidence, "by claim e-extended-resources-x"),
+	   "extended: served by DRA's special claim");
+	cJSON_DeleteItemFromObject(pod, "status");
+	check_set(&c, CHECK_PASS, xstrdup("pod e Succeeded: GPU 0: …"));
+	verify_dra_judge_extended(pod, &c);
+	is_int(c.status, CHECK_FAIL, "extended: a GPU without DRA's claim is something else's");
+	free(c.evidence);
+	cJSON_Delete(pod);
+	cJSON_Delete(list);
+	strv_free(&seen);
+}
+
 /* The kubelet's device checkpoint, as checkpoint.go's Data marshals it. */
 static void test_device_checkpoint(void)
 {
@@ -994,6 +1074,7 @@ int main(void)
 	test_mixed_list();
 	test_facts_of_list();
 	test_dra_facts();
+	test_verify_dra();
 	test_device_checkpoint();
 	test_gpu_use();
 	test_pod_cgroup();

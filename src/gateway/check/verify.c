@@ -19,6 +19,7 @@
 #include "docker/client.h"
 #include "gateway/check/verify.h"
 #include "gateway/check/verify_checks.h"
+#include "gateway/gpu/allocation.h"
 #include "gateway/gpu/gpus.h"
 #include "gateway/gpu/mig.h"
 #include "gateway/gpu/sharing.h"
@@ -31,6 +32,13 @@
  * the RuntimeClasses, the HelmChartConfigs and k3s's Addons, in one
  * List. */
 #define VERIFY_STATE_TYPES "nodes,daemonsets,runtimeclasses,helmchartconfigs,addons.k3s.cattle.io"
+/* Under DRA, the ResourceSlices too. */
+#define VERIFY_DRA_STATE_TYPES VERIFY_STATE_TYPES ",resourceslices.resource.k8s.io"
+
+static const char *state_types(const struct gateway *gw)
+{
+	return gw->allocation == GPU_ALLOCATION_DRA ? VERIFY_DRA_STATE_TYPES : VERIFY_STATE_TYPES;
+}
 
 /* The Addon by which k3s's deploy controller records its runtimes.yaml,
  * the file of RuntimeClasses it stages (pkg/deploy/stage.go). */
@@ -40,7 +48,7 @@
  * there is one, and containerd's config read in the same exec. */
 static struct run_child *state_start(const struct gateway *gw, const char *before, int timeout_ms, os_error *err)
 {
-	return kube_get_start(gw->container, before, K3S_CONTAINERD_CONFIG, VERIFY_STATE_TYPES, NULL, 1, timeout_ms,
+	return kube_get_start(gw->container, before, K3S_CONTAINERD_CONFIG, state_types(gw), NULL, 1, timeout_ms,
 			      err);
 }
 
@@ -100,7 +108,7 @@ static int get_state(const struct gateway *gw, const struct deadline *by, const 
 	int tried = 0, found;
 
 	for (;;) {
-		found = call ? kube_get_finish(call, VERIFY_STATE_TYPES, list, first, err) : -1;
+		found = call ? kube_get_finish(call, state_types(gw), list, first, err) : -1;
 		if (found < 0 && tried && (deadline_cut(by, err) || (prev.found >= 0 && !signals_pending()))) {
 			os_error_clear(err);
 			free(*first);
@@ -143,15 +151,25 @@ static void check_runtime_class(const struct gateway *gw, const cJSON *list, con
 					     rt->binary ? rt->binary : "nvidia-container-runtime"));
 }
 
-static void check_device_plugin(const struct gateway *gw, const cJSON *list, struct check *c)
+/* The DaemonSet that serves the node's GPUs: the device plugin's, or
+ * under DRA the driver's kubelet plugin. */
+static void check_allocator(const struct gateway *gw, const cJSON *list, struct check *c)
 {
-	const cJSON *ds = kube_find_device_plugin(list);
+	const struct gpu_allocator *by = gpu_allocator(gw->allocation);
+	const cJSON *ds = gpu_allocator_daemonset(by, list);
 	struct ds_status st;
 
 	kube_daemonset_status(ds, &st);
+	/* The device plugin's is looked for by the chart's label, the DRA
+	 * driver's by its name (gpu_allocator_daemonset()). */
+	if (!ds && by->mode == GPU_ALLOCATION_DEVICE_PLUGIN) {
+		check_set(c, CHECK_FAIL, xasprintf("no DaemonSet labelled %s=%s (was the Helm chart installed? see job %s)",
+						   by->pod_label, by->pod_value, by->helm_job));
+		return;
+	}
 	if (!ds) {
-		check_set(c, CHECK_FAIL, xstrdup("no DaemonSet labelled " DEVICE_PLUGIN_LABEL "=" DEVICE_PLUGIN_NAME
-					   " (was the Helm chart installed? see job " DEVICE_PLUGIN_HELM_JOB ")"));
+		check_set(c, CHECK_FAIL, xasprintf("no DaemonSet %s of %s (was its Helm chart installed? see job %s in kube-system)",
+						   by->daemonset, by->title, by->helm_job));
 		return;
 	}
 	const char *ns = json_str(json_get(ds, "metadata", NULL), "namespace");
@@ -164,8 +182,7 @@ static void check_device_plugin(const struct gateway *gw, const cJSON *list, str
 			  xasprintf("DaemonSet %s/%s: %lld/%lld pods ready", ns ? ns : "?", name ? name : "?", st.ready,
 				    st.desired));
 	if (c->status == CHECK_FAIL)
-		c->detail = kube_container_logs_tail(gw->container, ns ? ns : DEVICE_PLUGIN_NAMESPACE, NULL,
-						     DEVICE_PLUGIN_CONTAINER, 20, 0);
+		c->detail = kube_container_logs_tail(gw->container, ns ? ns : by->ns, NULL, by->container, 20, 0);
 }
 
 /* With --mig-strategy mixed the smoke pod asks for a MIG device: the
@@ -236,24 +253,32 @@ static void check_allocatable(const struct gateway *gw, int gpus, int per_device
  * containerd has the nvidia runtime that pods of both run under (VP: the
  * pods applied before the looks, or NULL). */
 static int check_cluster(const struct gateway *gw, const cJSON *list, const struct runtime_fact *rt, int devices,
-			 struct check checks[VERIFY_NCHECKS], struct verify_pod_plan *plan, struct verify_pods *vp,
-			 int *smoked, os_error *err)
+			 const struct strv *seen, struct check checks[VERIFY_NCHECKS], struct verify_pod_plan *plan,
+			 struct verify_pods *vp, int *smoked, os_error *err)
 {
-	int schedulable = 0;
+	int schedulable = 0, dra = gw->allocation == GPU_ALLOCATION_DRA;
+	const char *none = dra ? "not run: the node publishes no GPU" : "not run: no allocatable GPU";
 
 	plan->runtime_class = kube_find(list, "RuntimeClass", NVIDIA_RUNTIME_CLASS) != NULL;
 	check_runtime_class(gw, list, rt, &checks[VC_RUNTIME_CLASS]);
-	check_device_plugin(gw, list, &checks[VC_DEVICE_PLUGIN]);
-	check_allocatable(gw, devices, plan->device_gpus, list, &checks[VC_ALLOCATABLE], (char **)&plan->resource, &schedulable);
+	check_allocator(gw, list, &checks[VC_DEVICE_PLUGIN]);
+	if (dra)
+		verify_dra_slices(list, plan->node, seen, &checks[VC_ALLOCATABLE], &schedulable);
+	else
+		check_allocatable(gw, devices, plan->device_gpus, list, &checks[VC_ALLOCATABLE], (char **)&plan->resource,
+				  &schedulable);
+	plan->slices = list;
 	/* Without a schedulable GPU the smoke pod could only wait for nothing;
 	 * with some (an unhealthy one beside, a count off) it proves those. */
 	if (schedulable) {
 		plan->smoke = &checks[VC_SMOKE_POD];
 		plan->privileged = &checks[VC_PRIVILEGED_POD];
+		plan->extended = dra ? &checks[VC_EXTENDED_POD] : NULL;
 		*smoked = 1;
 	} else {
-		check_set(&checks[VC_SMOKE_POD], CHECK_SKIP, xstrdup("not run: no allocatable GPU"));
-		check_set(&checks[VC_PRIVILEGED_POD], CHECK_SKIP, xstrdup("not run: no allocatable GPU"));
+		check_set(&checks[VC_SMOKE_POD], CHECK_SKIP, xstrdup(none));
+		check_set(&checks[VC_PRIVILEGED_POD], CHECK_SKIP, xstrdup(none));
+		check_set(&checks[VC_EXTENDED_POD], CHECK_SKIP, xstrdup(none));
 	}
 	if (rt->nvidia)
 		plan->isolation = &checks[VC_POD_ISOLATION];
@@ -279,7 +304,8 @@ static const char *const check_names[VERIFY_NCHECKS] = {
 	[VC_DEVICE_REQUEST] = "device-request", [VC_RUNTIME_CLASS] = "runtime-class",
 	[VC_DEVICE_PLUGIN] = "device-plugin",   [VC_ALLOCATABLE] = "allocatable",
 	[VC_SMOKE_POD] = "smoke-pod",           [VC_POD_ISOLATION] = "pod-isolation",
-	[VC_PRIVILEGED_POD] = "privileged-pod", [VC_NODE_GPUS] = "node-gpus",
+	[VC_PRIVILEGED_POD] = "privileged-pod", [VC_EXTENDED_POD] = "extended-pod",
+	[VC_NODE_GPUS] = "node-gpus",
 };
 
 /* One verify: what its looks and pods hold while they run, from the start
@@ -319,6 +345,14 @@ static void verify_run_init(struct verify_run *v)
 	for (int i = 0; i < VERIFY_NCHECKS; i++)
 		v->checks[i] = (struct check){ .name = check_names[i], .status = CHECK_SKIP };
 	v->checks[VC_NODE_GPUS].name = NULL;   /* until there are nodes to check */
+	/* Under DRA the driver's kubelet plugin and its ResourceSlices stand
+	 * for the device plugin and the node's allocatable. */
+	if (v->gw->allocation == GPU_ALLOCATION_DRA) {
+		v->checks[VC_DEVICE_PLUGIN].name = "dra-driver";
+		v->checks[VC_ALLOCATABLE].name = "resource-slices";
+	} else {
+		v->checks[VC_EXTENDED_POD].name = NULL;
+	}
 	if (!v->gw->c.gpu_request)
 		for (int i = 0; i < VERIFY_NCHECKS; i++)
 			check_set(&v->checks[i], CHECK_SKIP, xstrdup("not applicable: the gateway was started without --gpu"));
@@ -351,6 +385,8 @@ static int verify_run_start(struct verify_run *v, os_error *err)
 	early->smoke = &v->checks[VC_SMOKE_POD];
 	early->isolation = &v->checks[VC_POD_ISOLATION];
 	early->privileged = &v->checks[VC_PRIVILEGED_POD];
+	early->dra = v->plan.dra = v->gw->allocation == GPU_ALLOCATION_DRA;
+	early->extended = early->dra ? &v->checks[VC_EXTENDED_POD] : NULL;
 	if (v->gw->mig != MIG_MIXED && !(v->vp = verify_pods_start(v->gw, early, err)))
 		return -1;
 	v->state_look = v->vp ? NULL : v->look;
@@ -425,7 +461,8 @@ static int verify_run_judge(struct verify_run *v, int answered, os_error *err)
 		api_silent(v->checks, v->silent);
 	} else {
 		kube_keep_node(v->list, v->own);
-		int rc = check_cluster(v->gw, v->list, &v->rt, v->devices, v->checks, &v->plan, v->vp, &v->smoked, err);
+		int rc = check_cluster(v->gw, v->list, &v->rt, v->devices, &v->seen, v->checks, &v->plan, v->vp,
+				       &v->smoked, err);
 		v->vp = NULL;   /* verify_pods() has done with it */
 		if (rc < 0)
 			return -1;
@@ -438,8 +475,10 @@ static int verify_run_judge(struct verify_run *v, int answered, os_error *err)
 				    v->checks[VC_DEVICE_REQUEST].evidence ? v->checks[VC_DEVICE_REQUEST].evidence : "?"));
 	else if (v->look && verify_gpus_judge(v->gw, &v->looks, &v->seen, &v->checks[VC_DEVICE_REQUEST], err) < 0)
 		return -1;
-	if (v->smoked)
+	if (v->smoked) {
 		verify_smoke_gpu(&v->seen, &v->checks[VC_SMOKE_POD]);
+		verify_smoke_gpu(&v->seen, &v->checks[VC_EXTENDED_POD]);
+	}
 	return 0;
 }
 
@@ -468,11 +507,6 @@ int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 	verify_run_init(&v);
 	if (!gw->c.gpu_request)
 		return 0;
-	/* Its checks are the device plugin's: under DRA they would fail what holds. */
-	if (gw->allocation == GPU_ALLOCATION_DRA)
-		return os_error_set(err, OS_EXIT_FAILURE,
-				    "gateway '%s' allocates its GPUs by DRA (--gpu-allocation dra), which verify does not check yet; 'openshell gateway status --name %s' says whether its node publishes them",
-				    gw->name, gw->name);
 	v.own = gateway_hostname(gw->name);
 	if (verify_run_start(&v, err) < 0 || (answered = verify_run_collect(&v, err)) < 0 ||
 	    verify_run_judge(&v, answered, err) < 0)

@@ -7,7 +7,13 @@
  * requests one GPU runs nvidia-smi to completion and names that GPU alone,
  * one of the container's; and a pod that requests none sees none, though
  * it names every GPU in NVIDIA_VISIBLE_DEVICES; on each of its GPU nodes on
- * other hosts, a pod that requests one GPU names one its agent sees. Each check yields a status and the evidence it saw. A
+ * other hosts, a pod that requests one GPU names one its agent sees.
+ * Under DRA (--gpu-allocation dra) the DRA driver's kubelet plugin stands
+ * for the device plugin, the node's ResourceSlices for its allocatable
+ * (they publish the container's GPUs, by UUID), the smoke pods ask by a
+ * ResourceClaim from a template, whose allocated device must be the GPU
+ * they see, and a pod asking nvidia.com/gpu: 1 must be served through the
+ * driver's DeviceClass. Each check yields a status and the evidence it saw. A
  * gateway without a GPU request gets "skip" for all of them (they do not
  * apply), never "pass".
  */
@@ -31,6 +37,7 @@ enum verify_check {
 	VC_SMOKE_POD,
 	VC_POD_ISOLATION,
 	VC_PRIVILEGED_POD,
+	VC_EXTENDED_POD,     /* named only under DRA */
 	VC_NODE_GPUS,        /* the last, named only with GPU nodes on other hosts */
 	VERIFY_NCHECKS
 };
@@ -43,7 +50,8 @@ struct verify_opts {
 
 /* Run every check against a running gateway; checks[] gets VERIFY_NCHECKS
  * results, but for a check that has nothing to check, whose name is NULL
- * (node-gpus, for a gateway without GPU nodes on other hosts). Returns -1 only when verification itself could not run (docker
+ * (node-gpus, for a gateway without GPU nodes on other hosts;
+ * extended-pod, but under DRA). Returns -1 only when verification itself could not run (docker
  * unreachable, container not running), not when a check fails. */
 int verify_gateway(const struct gateway *gw, const struct verify_opts *vo,
 		   struct check checks[VERIFY_NCHECKS], os_error *err);

@@ -8,12 +8,14 @@
 
 #include <cjson/cJSON.h>
 
+#include "base/deadline.h"
 #include "base/error.h"
 #include "base/strv.h"
 #include "gateway/check/check.h"
 #include "gateway/gpu/gpus.h"
 #include "gateway/state/lookup.h"
 #include "gateway/state/node_record.h"
+#include "kube/watch.h"
 
 /* The request: CDI devices of the NVIDIA spec, or Docker's nvidia driver
  * with the capabilities the chain needs; the evidence says which. */
@@ -66,7 +68,7 @@ void verify_mig_judge(struct gpu_looks *l, struct check *c);
  * A NULL check is not run. Both run IMAGE on NODE; they get
  * TIMEOUT_MS to end, and are deleted afterwards unless KEEP. */
 #define VERIFY_MAX_NODES 8
-#define VERIFY_PODS (3 + VERIFY_MAX_NODES)
+#define VERIFY_PODS (4 + VERIFY_MAX_NODES)
 /* A smoke pod of its own on each GPU node of the gateway's agents
  * (gateway node add): one GPU asked on that node, judged as the smoke
  * pod is, into CHECK. */
@@ -86,6 +88,12 @@ struct verify_pod_plan {
 	const char *resource;
 	struct check *isolation;
 	struct check *privileged;   /* a privileged smoke pod, judged as the smoke pod */
+	/* Under DRA (set by DRA): a pod asking nvidia.com/gpu, which the
+	 * driver's DeviceClass serves; the smoke and privileged pods ask by a
+	 * claim, whose device is judged by the node's SLICES (a List). */
+	struct check *extended;
+	int dra;
+	const cJSON *slices;
 	int device_gpus;         /* the GPUs one device of the plugin's is: 0 or 1, one; on
 	                          * WSL2 every GPU the gateway sees (its one device, all) */
 	const char *image;
@@ -169,5 +177,80 @@ char *verify_pod_output(const char *ctr, const char *pod, const cJSON *cs);
 
 /* The smoke pod's GPU must be one of those seen. */
 void verify_smoke_gpu(const struct strv *seen, struct check *c);
+/* The UUID a pod's verdict names ("… (UUID: GPU-…)"), owned, or NULL. */
+char *verify_evidence_uuid(const struct check *c);
+
+/* The manifests of verify's objects (gateway/check/verify_manifests.c).
+ * A pod NAME of the run INSTANCE (its label) runs IMAGE on NODE (NULL:
+ * any) under the nvidia runtime: the smoke script, nvidia-smi -L with its
+ * answer in the termination message, asking one RESOURCE (NULL: none) or
+ * through a claim from CLAIM_TEMPLATE, PRIVILEGED or not; or the
+ * isolation script, which asks for none with NVIDIA_VISIBLE_DEVICES=all.
+ * verify_dra_template() is the ResourceClaimTemplate NAME, labelled as the
+ * run's pods (and so are its claims, one per pod), asking for a device of
+ * DeviceClass gpu.nvidia.com. */
+struct verify_pod_spec {
+	const char *name, *node, *instance, *image;
+	const char *resource;
+	const char *claim_template;
+	int privileged;
+	int isolation;
+};
+cJSON *verify_pod_manifest(const struct verify_pod_spec *ps);
+cJSON *verify_dra_template(const char *name, const char *instance);
+
+/* Under DRA (gateway/check/verify_dra.c). The node's ResourceSlices of
+ * NVIDIA's driver in LIST must publish the GPUs the gateway SEES (when
+ * known), by UUID, into C; *SCHEDULABLE when they publish any. */
+void verify_dra_slices(const cJSON *list, const char *node, const struct strv *seen, struct check *c,
+		       int *schedulable);
+
+/* What a pod's claim was allocated: the device of the driver's, once
+ * the claim was reserved for the pod. verify_dra_claim_read() keeps it
+ * in GOT from one state of CLAIM (1 when it did). */
+struct verify_claim {
+	char *claim, *pool, *device;
+};
+int verify_dra_claim_read(const cJSON *claim, const char *pod, struct verify_claim *got);
+void verify_claim_free(struct verify_claim *got);
+
+/* The claims of verify's pods that ask by one (verify_claims_add(), the
+ * names the caller's), from a watch of the claims labelled SELECTOR: a
+ * pod's claim is deleted once the pod is done, so what it was allocated
+ * is read from each state the watch says, not after. The watch runs in a
+ * docker exec of its own, through BY and a few seconds past it;
+ * verify_claims_again() reaps it once it has ended and starts it again
+ * while that lasts, a second after its last start at the soonest, which
+ * verify_claims_due() says (0: it runs, or is not to start again), for
+ * the caller, which serves it beside its own children, to wake then;
+ * verify_claims_await() serves it until each of PODS has its claim, a few
+ * seconds at most; verify_claims_of() is a pod's (empty when none came). */
+struct verify_claims {
+	struct kube_watch watch;
+	const char *ctr;
+	const struct deadline *by;
+	long long started_ms;     /* the watch's last start */
+	char *error;              /* why it last ended or failed to start, or NULL */
+	const char *pod[VERIFY_PODS];
+	struct verify_claim got[VERIFY_PODS];
+	size_t n;
+};
+void verify_claims_init(struct verify_claims *vc, const char *ctr, const char *selector, const struct deadline *by);
+void verify_claims_add(struct verify_claims *vc, const char *pod);
+int verify_claims_start(struct verify_claims *vc, os_error *err);
+void verify_claims_again(struct verify_claims *vc);
+long long verify_claims_due(const struct verify_claims *vc);
+void verify_claims_await(struct verify_claims *vc, const char *const *pods, size_t n);
+const struct verify_claim *verify_claims_of(const struct verify_claims *vc, const char *pod);
+void verify_claims_free(struct verify_claims *vc);
+
+/* A claim pod's verdict (C, a pass) turns to a fail unless the device
+ * its claim GOT is the GPU the pod saw (its UUID in SLICES; WATCH_ERROR,
+ * or NULL, why the claims' watch may have missed it);
+ * verify_dra_judge_extended()'s unless the pod (its object) asking
+ * nvidia.com/gpu was served by a claim of DRA's (DRAExtendedResource). */
+void verify_dra_judge_claim(const char *pod, const struct verify_claim *got, const char *watch_error,
+			    const cJSON *slices, struct check *c);
+void verify_dra_judge_extended(const cJSON *pod, struct check *c);
 
 #endif

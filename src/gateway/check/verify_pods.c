@@ -31,21 +31,8 @@
 #include "kube/objects.h"
 #include "kube/watch.h"
 
-
-/* nvidia-smi -L, its answer both printed (for `kubectl logs`) and written
- * to the termination message, which the kubelet puts into the pod's status
- * as the container ends (pkg/kubelet/kuberuntime/kuberuntime_container.go,
- * getTerminationMessage): the answer comes with the end, in the object
- * the watch of the pods says, with no call after it. Constants: nothing
- * of the user's is in them. The isolation pod's ends well whatever
- * nvidia-smi says (none found, or not there at all: no GPU either way). */
-#define SMOKE_SCRIPT \
-	"out=$(nvidia-smi -L 2>&1); s=$?; printf '%s\\n' \"$out\"; printf '%s\\n' \"$out\" >/dev/termination-log; exit $s"
-#define ISOLATION_SCRIPT \
-	"out=$(nvidia-smi -L 2>&1); printf '%s\\n' \"$out\"; printf '%s\\n' \"$out\" >/dev/termination-log; exit 0"
-
 /* One of verify's pods, from its manifest to its verdict. */
-enum probe_kind { PROBE_SMOKE, PROBE_ISOLATION, PROBE_PRIVILEGED };
+enum probe_kind { PROBE_SMOKE, PROBE_ISOLATION, PROBE_PRIVILEGED, PROBE_EXTENDED };
 struct probe {
 	char *name;
 	enum probe_kind kind;
@@ -53,6 +40,7 @@ struct probe {
 	const char *resource;   /* the smoke pod's MIG resource, else NULL */
 	struct check *check;    /* NULL: not wanted (any more) */
 	int device_gpus;        /* the plan's, on the gateway's own node; else 0 */
+	int claim;              /* under DRA: it asks by a claim from the run's template */
 	/* verify_judge_smoke() or verify_judge_isolation() */
 	void (*judge)(const char *pod, const char *resource, int device_gpus, const char *phase, long long code,
 		      const char *out, struct check *c);
@@ -69,62 +57,13 @@ struct verify_pods {
 	char *manifest;         /* their List, the create's stdin */
 	char *create;           /* the create's command line (the watch's THEN) */
 	struct kube_watch watch;
+	char *tmpl;             /* under DRA, the ResourceClaimTemplate of its pods' claims */
+	struct verify_claims claims; /* and those claims, each state seen */
 	int created;            /* the create ran, or may have: the pods are to be deleted */
 	int created_again;      /* a create the starting API refused was made once more */
 	struct deadline by;     /* the plan's --timeout, each watch within POD_WATCH_MAX_MS */
 	const struct verify_pod_plan *plan;
 };
-
-/* A pod of verify's under the nvidia runtime, on NODE (NULL: any): RESOURCE (NULL: none) one of which it asks for, ENV_ALL its
- * NVIDIA_VISIBLE_DEVICES=all, PRIVILEGED its container. */
-static cJSON *probe_manifest(const struct verify_pods *vp, const char *pod, const char *node, const char *script,
-			     const char *resource, int env_all, int privileged)
-{
-	cJSON *m = cJSON_CreateObject();
-	cJSON *meta = cJSON_AddObjectToObject(m, "metadata");
-	cJSON *spec, *ctr, *cmd;
-
-	cJSON_AddStringToObject(m, "apiVersion", "v1");
-	cJSON_AddStringToObject(m, "kind", "Pod");
-	cJSON_AddStringToObject(meta, "name", pod);
-	cJSON_AddStringToObject(meta, "namespace", SMOKE_NAMESPACE);
-	cJSON *labels = cJSON_AddObjectToObject(meta, "labels");
-	cJSON_AddStringToObject(labels, "app.kubernetes.io/managed-by", "openshell");
-	/* This run's pods, as its watch selects them. */
-	cJSON_AddStringToObject(labels, "app.kubernetes.io/instance", vp->instance);
-	spec = cJSON_AddObjectToObject(m, "spec");
-	/* By the scheduler, as any pod: one that cannot run there pends with
-	 * its reason, as the user's own would. */
-	if (node)
-		cJSON_AddStringToObject(cJSON_AddObjectToObject(spec, "nodeSelector"), "kubernetes.io/hostname", node);
-	/* Never: a finished pod must stay Succeeded, not restart. The nvidia
-	 * RuntimeClass is what mounts the driver into the container. */
-	cJSON_AddStringToObject(spec, "restartPolicy", "Never");
-	cJSON_AddStringToObject(spec, "runtimeClassName", NVIDIA_RUNTIME_CLASS);
-	ctr = cJSON_CreateObject();
-	cJSON_AddStringToObject(ctr, "name", "smoke");
-	cJSON_AddStringToObject(ctr, "image", vp->plan->image);
-	cmd = cJSON_AddArrayToObject(ctr, "command");
-	cJSON_AddItemToArray(cmd, cJSON_CreateString("sh"));
-	cJSON_AddItemToArray(cmd, cJSON_CreateString("-c"));
-	cJSON_AddItemToArray(cmd, cJSON_CreateString(script));
-	/* Should the shell fail before it writes the file, its log says why. */
-	cJSON_AddStringToObject(ctr, "terminationMessagePolicy", "FallbackToLogsOnError");
-	if (resource)
-		cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(ctr, "resources"), "limits"),
-					resource, "1");
-	if (privileged)
-		cJSON_AddBoolToObject(cJSON_AddObjectToObject(ctr, "securityContext"), "privileged", 1);
-	if (env_all) {
-		/* What every CUDA image sets: a pod that may name every GPU. */
-		cJSON *e = cJSON_CreateObject();
-		cJSON_AddStringToObject(e, "name", "NVIDIA_VISIBLE_DEVICES");
-		cJSON_AddStringToObject(e, "value", "all");
-		cJSON_AddItemToArray(cJSON_AddArrayToObject(ctr, "env"), e);
-	}
-	cJSON_AddItemToArray(cJSON_AddArrayToObject(spec, "containers"), ctr);
-	return m;
-}
 
 static char *print_manifest(cJSON *m)
 {
@@ -144,6 +83,8 @@ static void judge_finished(const char *ctr, struct probe *p, const cJSON *obj)
 
 	json_int(json_get(cs, "state", "terminated", "exitCode", NULL), -1000, 1000, &code);
 	p->judge(p->name, p->resource, p->device_gpus, phase ? phase : "", code, out, p->check);
+	if (p->kind == PROBE_EXTENDED)
+		verify_dra_judge_extended(obj, p->check);
 	if (p->check->status == CHECK_FAIL)
 		p->check->detail = xstrdup(out);
 	if (p->np) {   /* judged again once its node's GPUs are known */
@@ -189,9 +130,12 @@ static void delete_pods(const char *ctr, const struct verify_pods *vp)
 	struct strv del = { 0 };
 	os_error err = { 0 };
 
-	strv_pushv(&del, (const char *const[]){ "delete", "pod", NULL });
+	strv_push(&del, "delete");
 	for (size_t i = 0; i < vp->n; i++)
-		strv_push(&del, vp->probes[i].name);
+		strv_pushf(&del, "pod/%s", vp->probes[i].name);
+	/* Its claims go with the pods (their owner). */
+	if (vp->tmpl)
+		strv_pushf(&del, "resourceclaimtemplates.resource.k8s.io/%s", vp->tmpl);
 	strv_pushv(&del, (const char *const[]){ "--namespace", SMOKE_NAMESPACE, "--ignore-not-found", "--wait=false", NULL });
 	signals_shield();   /* an interrupted verify still cleans up its pods */
 	if (kube_detached(ctr, strv_argv(&del), cleanup_budget_ms(), &err) < 0)
@@ -310,6 +254,39 @@ static int judge_ended(const struct gateway *gw, struct verify_pods *vp)
 	return !left;
 }
 
+/* Serve both watches until the pods' says something: 0, as
+ * run_wait_any() of the pods' alone would. */
+static int wait_watches(struct verify_pods *vp)
+{
+	int k;
+
+	for (;;) {
+		verify_claims_again(&vp->claims);
+		struct run_child *kids[2] = { vp->watch.c, vp->claims.watch.c };
+		/* Woken too when the claims' watch, down, may start again. */
+		k = run_wait_until(kids, 2, verify_claims_due(&vp->claims));
+		if (k != 1 && k != RUN_WAIT_DUE)
+			return k;
+	}
+}
+
+/* The pods that asked by a claim and passed are judged by their claims,
+ * once these have come (or a few seconds more have gone by). */
+static void judge_claims(struct verify_pods *vp)
+{
+	const char *passed[VERIFY_PODS];
+	size_t n = 0;
+
+	for (size_t i = 0; i < vp->n; i++)
+		if (vp->probes[i].claim && vp->probes[i].check && vp->probes[i].check->status == CHECK_PASS)
+			passed[n++] = vp->probes[i].name;
+	verify_claims_await(&vp->claims, passed, n);
+	for (size_t i = 0; i < vp->n; i++)
+		if (vp->probes[i].claim && vp->probes[i].check)
+			verify_dra_judge_claim(vp->probes[i].name, verify_claims_of(&vp->claims, vp->probes[i].name),
+					       vp->claims.error, vp->plan->slices, vp->probes[i].check);
+}
+
 /* Serve the watch until every wanted pod is judged; at the deadline, the
  * others by a look at them. -1 when docker failed (a watch the deadline
  * cut short is a verdict, not that). */
@@ -326,7 +303,7 @@ static int watch_pods(const struct gateway *gw, struct verify_pods *vp, os_error
 		}
 		if (!vp->watch.c && (deadline_passed(&vp->by) || watch_start(gw, vp, err) < 0))
 			break;
-		if (run_wait_any(&vp->watch.c, 1) != 0 || !run_ended(vp->watch.c) || kube_watch_end(&vp->watch, err) == 0)
+		if (wait_watches(vp) != 0 || !run_ended(vp->watch.c) || kube_watch_end(&vp->watch, err) == 0)
 			continue;
 		if (vp->watch.then_error) {
 			os_error_clear(err);
@@ -347,13 +324,20 @@ static int watch_pods(const struct gateway *gw, struct verify_pods *vp, os_error
 	for (size_t i = 0; i < vp->n; i++)
 		if (vp->probes[i].check && !vp->probes[i].judged)
 			judge_unfinished(gw, &vp->probes[i], vp->plan->timeout_ms);
+	judge_claims(vp);
 	return 0;
 }
 
 /* The check of the plan's that a pod of KIND on the gateway's own node answers. */
 static struct check *plan_check(const struct verify_pod_plan *plan, enum probe_kind kind)
 {
-	return kind == PROBE_SMOKE ? plan->smoke : kind == PROBE_ISOLATION ? plan->isolation : plan->privileged;
+	switch (kind) {
+	case PROBE_SMOKE: return plan->smoke;
+	case PROBE_ISOLATION: return plan->isolation;
+	case PROBE_PRIVILEGED: return plan->privileged;
+	case PROBE_EXTENDED: return plan->extended;
+	}
+	return NULL;
 }
 
 static void add_probe(struct verify_pods *vp, cJSON *items, unsigned tag, enum probe_kind kind)
@@ -361,19 +345,27 @@ static void add_probe(struct verify_pods *vp, cJSON *items, unsigned tag, enum p
 	struct probe *p = &vp->probes[vp->n++];
 	const char *resource = vp->plan->resource ? vp->plan->resource : GPU_RESOURCE;
 	static const char *const suffix[] = { [PROBE_SMOKE] = "", [PROBE_ISOLATION] = "-nogpu",
-					      [PROBE_PRIVILEGED] = "-privileged" };
+					      [PROBE_PRIVILEGED] = "-privileged", [PROBE_EXTENDED] = "-extended" };
 
 	*p = (struct probe){ .name = xasprintf("openshell-verify-%x%s", tag, suffix[kind]), .kind = kind,
 			     .check = plan_check(vp->plan, kind) };
 	if (kind == PROBE_ISOLATION) {
 		p->judge = verify_judge_isolation;
-		cJSON_AddItemToArray(items, probe_manifest(vp, p->name, vp->plan->node, ISOLATION_SCRIPT, NULL, 1, 0));
+		cJSON_AddItemToArray(items, verify_pod_manifest(&(struct verify_pod_spec){
+			.name = p->name, .node = vp->plan->node, .instance = vp->instance, .image = vp->plan->image,
+			.isolation = 1 }));
 		return;
 	}
 	p->resource = vp->plan->resource;
-	p->judge = kind == PROBE_SMOKE ? verify_judge_smoke : verify_judge_privileged;
-	cJSON_AddItemToArray(items, probe_manifest(vp, p->name, vp->plan->node, SMOKE_SCRIPT, resource, 0,
-						   kind == PROBE_PRIVILEGED));
+	p->judge = kind == PROBE_PRIVILEGED ? verify_judge_privileged : verify_judge_smoke;
+	/* Under DRA the smoke pods ask by a claim; the extended one by count. */
+	p->claim = vp->tmpl && kind != PROBE_EXTENDED;
+	cJSON_AddItemToArray(items, verify_pod_manifest(&(struct verify_pod_spec){
+		.name = p->name, .node = vp->plan->node, .instance = vp->instance, .image = vp->plan->image,
+		.resource = p->claim ? NULL : resource, .privileged = kind == PROBE_PRIVILEGED,
+		.claim_template = p->claim ? vp->tmpl : NULL }));
+	if (p->claim)
+		verify_claims_add(&vp->claims, p->name);
 }
 
 /* Agent K's smoke pod, on its node. */
@@ -384,7 +376,9 @@ static void add_node_probe(struct verify_pods *vp, cJSON *items, unsigned tag, s
 
 	*p = (struct probe){ .name = xasprintf("openshell-verify-%x-%s", tag, np->node), .kind = PROBE_SMOKE,
 			     .np = np, .check = &np->check, .judge = verify_judge_smoke };
-	cJSON_AddItemToArray(items, probe_manifest(vp, p->name, np->node, SMOKE_SCRIPT, GPU_RESOURCE, 0, 0));
+	cJSON_AddItemToArray(items, verify_pod_manifest(&(struct verify_pod_spec){
+		.name = p->name, .node = np->node, .instance = vp->instance, .image = vp->plan->image,
+		.resource = GPU_RESOURCE }));
 }
 
 struct verify_pods *verify_pods_start(const struct gateway *gw, const struct verify_pod_plan *plan, os_error *err)
@@ -401,12 +395,21 @@ struct verify_pods *verify_pods_start(const struct gateway *gw, const struct ver
 	vp->selector = xasprintf("app.kubernetes.io/instance=%s", vp->instance);
 	vp->watch = (struct kube_watch){ .resource = "pods", .ns = SMOKE_NAMESPACE, .selector = vp->selector };
 	vp->create = create_script(vp, plan->look);
+	/* First in the List: kubectl creates its items in order, and a pod's
+	 * claim is made from its template once both are there. */
+	if (plan->dra) {
+		vp->tmpl = xasprintf("%s-gpu", vp->instance);
+		cJSON_AddItemToArray(items, verify_dra_template(vp->tmpl, vp->instance));
+		verify_claims_init(&vp->claims, gw->container, vp->selector, &vp->by);
+	}
 	if (plan->smoke)
 		add_probe(vp, items, tag, PROBE_SMOKE);
 	if (plan->isolation)
 		add_probe(vp, items, tag, PROBE_ISOLATION);
 	if (plan->privileged)
 		add_probe(vp, items, tag, PROBE_PRIVILEGED);
+	if (plan->extended)
+		add_probe(vp, items, tag, PROBE_EXTENDED);
 	for (size_t k = 0; k < plan->n_nodes && k < VERIFY_MAX_NODES; k++)
 		add_node_probe(vp, items, tag, k);
 	vp->manifest = print_manifest(list);
@@ -414,7 +417,7 @@ struct verify_pods *verify_pods_start(const struct gateway *gw, const struct ver
 	vp->watch.input = vp->manifest;
 	/* The watch follows the create in its exec: it hears of the pods'
 	 * end however soon it comes. */
-	if (vp->n && watch_start(gw, vp, err) < 0) {
+	if (vp->n && (watch_start(gw, vp, err) < 0 || (vp->tmpl && verify_claims_start(&vp->claims, err) < 0))) {
 		verify_pods_drop(gw, vp);
 		return NULL;
 	}
@@ -472,6 +475,7 @@ void verify_pods_drop(const struct gateway *gw, struct verify_pods *vp)
 	os_error_clear(&err);
 	refused = vp->watch.then_error != NULL;
 	kube_watch_free(&vp->watch);
+	verify_claims_free(&vp->claims);
 	/* After a failed create too: a List's create goes on past an item
 	 * the API refused. */
 	if (vp->created && !vp->plan->keep)
@@ -479,8 +483,11 @@ void verify_pods_drop(const struct gateway *gw, struct verify_pods *vp)
 	else if (vp->created && !refused)
 		for (size_t k = 0; k < vp->n; k++)
 			log_info("kept pod %s in namespace %s (--keep)", vp->probes[k].name, SMOKE_NAMESPACE);
+	if (vp->created && vp->plan->keep && !refused && vp->tmpl)
+		log_info("kept ResourceClaimTemplate %s in namespace %s (--keep)", vp->tmpl, SMOKE_NAMESPACE);
 	for (size_t k = 0; k < vp->n; k++)
 		free(vp->probes[k].name);
+	free(vp->tmpl);
 	free(vp->manifest);
 	free(vp->create);
 	free(vp->instance);

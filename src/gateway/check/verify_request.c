@@ -150,10 +150,16 @@ void verify_gpus_free(struct gpu_looks *l)
 }
 
 /* The smoke pod's GPU must be one the gateway was given. */
-void verify_smoke_gpu(const struct strv *seen, struct check *c)
+char *verify_evidence_uuid(const struct check *c)
 {
 	const char *u = c->evidence ? strstr(c->evidence, "(UUID: ") : NULL;
-	cleanup_free char *uuid = u ? xstrndup(u + 7, strcspn(u + 7, ")")) : NULL;
+
+	return u ? xstrndup(u + 7, strcspn(u + 7, ")")) : NULL;
+}
+
+void verify_smoke_gpu(const struct strv *seen, struct check *c)
+{
+	cleanup_free char *uuid = verify_evidence_uuid(c);
 
 	if (c->status == CHECK_PASS && uuid && seen->n && !strv_has(seen, uuid))
 		check_set(c, CHECK_FAIL, xasprintf("%s, which is not one of the gateway's GPUs", c->evidence));

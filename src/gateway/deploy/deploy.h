@@ -93,6 +93,7 @@ struct deploy_plan {
 	struct docker_where docker; /* where the gateway lives (metadata) */
 	const char *const *docker_on; /* the daemon its probes ask (docker/client.h): node add's
 	                               * the node's; NULL: the process's */
+	const char *node;     /* node add's node, whose host the checks are of; NULL: the gateway's */
 	int health_start_interval; /* the daemon takes --health-start-interval (Docker >= 25) */
 };
 

@@ -67,13 +67,13 @@ static void start_agents(const struct node_records *rs)
 	}
 }
 
-static int wait_node(const struct node_record *r, const char *server_ctr, const struct deadline *by, int timeout_ms,
-		     os_error *err)
+static int wait_node(const struct node_record *r, const char *server_ctr, enum gpu_allocation allocation,
+		     const struct deadline *by, int timeout_ms, os_error *err)
 {
 	struct strv env = { 0 };
 	struct node_join j = { .server_ctr = server_ctr, .agent_ctr = r->container, .node = r->name,
 			       .server = r->server, .gateway = r->gateway, .host = r->docker.endpoint, .gpu = r->gpu,
-			       .by = *by, .timeout_ms = timeout_ms };
+			       .dra = allocation == GPU_ALLOCATION_DRA, .by = *by, .timeout_ms = timeout_ms };
 	const char *started[] = { "inspect", "--format", "{{.State.StartedAt}}", r->container, NULL };
 	struct run_result res = { 0 };
 	int rc;
@@ -133,8 +133,8 @@ int nodes_refuse_recreate(const char *gateway, os_error *err)
 	return rc;
 }
 
-int nodes_wait_gateway(const char *gateway, const char *server_ctr, const struct deadline *by, int timeout_ms,
-		       os_error *err)
+int nodes_wait_gateway(const char *gateway, const char *server_ctr, enum gpu_allocation allocation,
+		       const struct deadline *by, int timeout_ms, os_error *err)
 {
 	struct node_records rs;
 	int rc = 0;
@@ -142,7 +142,7 @@ int nodes_wait_gateway(const char *gateway, const char *server_ctr, const struct
 	if (load(gateway, &rs, err) < 0)
 		return -1;
 	for (size_t i = 0; i < rs.n && rc == 0; i++)
-		rc = wait_node(&rs.v[i], server_ctr, by, timeout_ms, err);
+		rc = wait_node(&rs.v[i], server_ctr, allocation, by, timeout_ms, err);
 	node_records_free(&rs);
 	return rc;
 }

@@ -59,6 +59,8 @@ static int check_host_gpus(struct deploy_plan *p, const struct daemon_gpus *d, c
 		wsl2_explain_probe(d, err);
 	if (rc == 0 && p->cdi && mig_caps_named(&p->req->gpus))
 		rc = cdi_mig_caps(p, image, timeout_ms, err);
+	if (rc == 0)
+		rc = gpu_allocation_check_driver(p->allocation, h.driver_version, p->node, err);
 	if (rc == 0 && mps)
 		rc = sharing_check_gpus(&p->req->sharing, p->mig, &h, p->req->gpus.kind == GPUS_ALL ? NULL : &p->gpu_uuids, err);
 	host_gpus_free(&h);
@@ -66,10 +68,13 @@ static int check_host_gpus(struct deploy_plan *p, const struct daemon_gpus *d, c
 }
 
 /* Docker 29.2 and later give --gpus through the CDI spec where it has the
- * devices, which on WSL2 can leave NVML out (gateway/gpu/wsl2.h): proven first. */
+ * devices, which on WSL2 can leave NVML out (gateway/gpu/wsl2.h): proven
+ * first. DRA's driver needs a host driver new enough, whose version the
+ * look reads from the driver's procfs. */
 static int look_needed(const struct deploy_plan *p, const struct daemon_gpus *d)
 {
-	return p->req->gpu && (p->req->gpus.kind != GPUS_ALL || mps_needs_gpus(p) || (d->wsl2 && d->gpus_by_cdi));
+	return p->req->gpu && (p->req->gpus.kind != GPUS_ALL || mps_needs_gpus(p) || (d->wsl2 && d->gpus_by_cdi) ||
+			       p->allocation == GPU_ALLOCATION_DRA);
 }
 
 /* What a look checks: "--gpus 0,2", "--gpu-sharing mps:N", or else (WSL2,
@@ -81,7 +86,8 @@ static char *checked_option(const struct deploy_plan *p)
 
 	return sel ? xasprintf("--gpus %s", sel)
 	       : mps ? xasprintf("--gpu-sharing %s", mps)
-		     : xstrdup("--gpus all (which this Docker gives through the CDI spec)");
+	       : p->allocation == GPU_ALLOCATION_DRA ? xstrdup("--gpu-allocation dra (the host's driver version)")
+						     : xstrdup("--gpus all (which this Docker gives through the CDI spec)");
 }
 
 int start_gpus_precheck(struct deploy_plan *p, const struct daemon_gpus *d, int timeout_ms, int *looked,
@@ -98,8 +104,9 @@ int start_gpus_precheck(struct deploy_plan *p, const struct daemon_gpus *d, int 
 	 * a selection they refuse needs no container. */
 	if (p->cdi && (gpu_mode_check_cdi_gpus(&p->req->gpus, d, err) < 0 || start_gpus_cdi_names(p, d, err) < 0))
 		return -1;
-	/* MPS's limits are the GPUs' own facts, which only nvidia-smi tells. */
-	if (p->cdi && !mps_needs_gpus(p))
+	/* MPS's limits are the GPUs' own facts, which only nvidia-smi tells,
+	 * and so is the driver's version. */
+	if (p->cdi && !mps_needs_gpus(p) && p->allocation != GPU_ALLOCATION_DRA)
 		return 0;
 	/* The look needs sh and what the toolkit injects, which any cluster
 	 * image has: one that is here spares a build or pull that ends in a

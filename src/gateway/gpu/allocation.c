@@ -1,8 +1,13 @@
 /* gateway/gpu/allocation.c - the GPU allocation mode (see gateway/gpu/allocation.h). */
 #include "config.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "base/exitcode.h"
+#include "base/json.h"
 #include "base/parse.h"
+#include "base/xalloc.h"
 #include "gateway/gpu/allocation.h"
 #include "kube/objects.h"
 
@@ -51,6 +56,75 @@ const cJSON *gpu_allocator_daemonset(const struct gpu_allocator *by, const cJSON
 							: kube_find(list, "DaemonSet", by->daemonset);
 }
 
+/* SLICE, if it is one of the DRA driver's (on NODE, unless NULL): its spec. */
+static const cJSON *driver_slice(const cJSON *slice, const char *node)
+{
+	const cJSON *spec = json_get(slice, "spec", NULL);
+	const char *driver = json_str(spec, "driver"), *on = json_str(spec, "nodeName");
+	const char *kind = json_str(slice, "kind");
+
+	if ((kind && strcmp(kind, "ResourceSlice") != 0) || !driver || strcmp(driver, DRA_DRIVER_NAME) != 0)
+		return NULL;
+	if (node && (!on || strcmp(on, node) != 0))
+		return NULL;
+	return spec;
+}
+
+static const char *device_string(const cJSON *dev, const char *attr)
+{
+	return json_str(json_get(dev, "attributes", attr, NULL), "string");
+}
+
+void dra_published_uuids(const cJSON *list, const char *node, struct strv *out, char **oldest)
+{
+	const cJSON *slice, *dev, *spec;
+
+	cJSON_ArrayForEach(slice, json_get(list, "items", NULL)) {
+		if (!(spec = driver_slice(slice, node)) || !json_str(spec, "nodeName"))
+			continue;
+		const char *made = json_str(json_get(slice, "metadata", NULL), "creationTimestamp");
+		if (oldest && made && (!*oldest || strcmp(made, *oldest) < 0)) {
+			free(*oldest);
+			*oldest = xstrdup(made);
+		}
+		cJSON_ArrayForEach(dev, json_get(spec, "devices", NULL)) {
+			const char *uuid = device_string(dev, "uuid"), *type = device_string(dev, "type");
+			if (uuid && type && strcmp(type, "gpu") == 0 && !strv_has(out, uuid))
+				strv_push(out, uuid);
+		}
+	}
+}
+
+long long dra_node_gpus(const cJSON *list, const char *node, const char *since)
+{
+	struct strv pub = { 0 };
+	char *oldest = NULL;
+	long long n;
+
+	dra_published_uuids(list, node, &pub, &oldest);
+	n = pub.n && !kube_status_predates(oldest, since) ? (long long)pub.n : -1;
+	strv_free(&pub);
+	free(oldest);
+	return n;
+}
+
+const char *dra_device_uuid(const cJSON *list, const char *pool, const char *device)
+{
+	const cJSON *slice, *dev, *spec;
+
+	cJSON_ArrayForEach(slice, json_get(list, "items", NULL)) {
+		const char *p = json_str(json_get(slice, "spec", "pool", NULL), "name");
+		if (!(spec = driver_slice(slice, NULL)) || !p || strcmp(p, pool) != 0)
+			continue;
+		cJSON_ArrayForEach(dev, json_get(spec, "devices", NULL)) {
+			const char *name = json_str(dev, "name");
+			if (name && strcmp(name, device) == 0)
+				return device_string(dev, "uuid");
+		}
+	}
+	return NULL;
+}
+
 int gpu_allocation_parse(const char *text, enum gpu_allocation *a, os_error *err)
 {
 	int i;
@@ -64,6 +138,22 @@ int gpu_allocation_parse(const char *text, enum gpu_allocation *a, os_error *err
 const char *gpu_allocation_name(enum gpu_allocation a)
 {
 	return a == GPU_ALLOCATION_UNSET ? "unset" : allocation_names[a];
+}
+
+int gpu_allocation_check_driver(enum gpu_allocation a, const char *driver, const char *node, os_error *err)
+{
+	char *end;
+	long major = driver ? strtol(driver, &end, 10) : 0;
+
+	if (a != GPU_ALLOCATION_DRA || !driver || end == driver || major >= DRA_MIN_DRIVER_MAJOR)
+		return 0;
+	if (node)
+		return os_error_set(err, OS_EXIT_NOGPU,
+				    "node '%s''s host has NVIDIA driver %s, and NVIDIA's DRA driver, which a node of a gateway with --gpu-allocation dra runs, needs %d or later: upgrade that host's driver, or remake the gateway with --gpu-allocation device-plugin",
+				    node, driver, DRA_MIN_DRIVER_MAJOR);
+	return os_error_set(err, OS_EXIT_NOGPU,
+			    "--gpu-allocation dra needs NVIDIA driver %d or later on the Docker host (NVIDIA's DRA driver does), and it has %s: upgrade the driver, or use --gpu-allocation device-plugin",
+			    DRA_MIN_DRIVER_MAJOR, driver);
 }
 
 int gpu_allocation_check(enum gpu_allocation a, const struct sharing *s, enum mig_strategy m, os_error *err)

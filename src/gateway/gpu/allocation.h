@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "base/error.h"
+#include "base/strv.h"
 #include "gateway/gpu/mig.h"
 #include "gateway/gpu/sharing.h"
 
@@ -28,6 +29,9 @@ enum gpu_allocation { GPU_ALLOCATION_UNSET = -1, GPU_ALLOCATION_DEVICE_PLUGIN, G
 #define DRA_DRIVER_NAMESPACE "nvidia-dra-driver-gpu"
 #define DRA_KUBELET_PLUGIN DRA_DRIVER_RELEASE "-kubelet-plugin"
 #define DRA_DRIVER_NAME "gpu.nvidia.com"
+/* The chart's DeviceClass of whole GPUs, which also serves nvidia.com/gpu
+ * (extendedResourceName). */
+#define DRA_DEVICE_CLASS "gpu.nvidia.com"
 /* The label the chart's kubelet plugin requires of a node (without NFD). */
 #define DRA_NODE_LABEL "nvidia.com/gpu.present=true"
 
@@ -48,6 +52,32 @@ const struct gpu_allocator *gpu_allocator(enum gpu_allocation a);
 
 /* BY's DaemonSet in a List of DaemonSets (any namespaces), or NULL. */
 const cJSON *gpu_allocator_daemonset(const struct gpu_allocator *by, const cJSON *list);
+
+/* NVIDIA's DRA driver needs the host's NVIDIA driver at 565 or later
+ * (its prerequisites, docs/dra-sources.md): under dra, a DRIVER version
+ * ("550.54.15") older than that is refused, naming the fix; an unknown one
+ * (NULL) is let be. NODE: the host is that node's (gateway node add), or
+ * NULL, the gateway's own. */
+#define DRA_MIN_DRIVER_MAJOR 565
+int gpu_allocation_check_driver(enum gpu_allocation a, const char *driver, const char *node, os_error *err);
+
+/* What NODE's ResourceSlices of the DRA driver publish, in LIST (any
+ * kinds): the UUIDs of its GPUs (the attributes "type" gpu and "uuid" of
+ * the driver's GpuInfo.Attributes(), docs/dra-sources.md), each once, into
+ * OUT, and into *OLDEST (owned; left alone without slices; OLDEST may be NULL) the oldest of
+ * those slices' creationTimestamp. A GPU's MIG devices have their own
+ * (type mig), and a pool's slices of two generations may both list one. */
+void dra_published_uuids(const cJSON *list, const char *node, struct strv *out, char **oldest);
+
+/* How many GPUs NODE's slices in LIST publish, as a node list counts
+ * them, -1 for none; also -1 when SINCE (RFC 3339, or NULL) is later than
+ * the oldest of those slices, made before the node's kubelet last started
+ * (which deletes them as it starts): the last run's. */
+long long dra_node_gpus(const cJSON *list, const char *node, const char *since);
+
+/* The UUID of the device DEVICE of pool POOL that a slice of the driver in
+ * LIST publishes (a claim's allocation names it so), or NULL. */
+const char *dra_device_uuid(const cJSON *list, const char *pool, const char *device);
 
 /* "device-plugin" or "dra"; a usage error naming --gpu-allocation otherwise. */
 int gpu_allocation_parse(const char *text, enum gpu_allocation *a, os_error *err);

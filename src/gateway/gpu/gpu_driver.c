@@ -1,6 +1,7 @@
 /* gateway/gpu/gpu_driver.c - the driver's list of GPUs (see gateway/gpu/gpu_driver.h). */
 #include "config.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,4 +132,22 @@ void gpu_driver_free(struct gpu_driver *d)
 	strv_free(&d->gpu_nodes);
 	free(d->caps);
 	memset(d, 0, sizeof(*d));
+}
+
+/* The open modules say "Open Kernel Module for x86_64  550.54.15", the
+ * proprietary ones "Kernel Module  550.54.15": the first word after it
+ * that is a version. */
+char *gpu_driver_module_version(const char *line)
+{
+	const char *p = line ? strstr(line, "Kernel Module") : NULL;
+
+	for (p = p ? p + strlen("Kernel Module") : NULL; p && *p; p += strcspn(p, " \t")) {
+		size_t n;
+
+		p += strspn(p, " \t");
+		n = strspn(p, "0123456789.");
+		if (n && isdigit((unsigned char)*p) && memchr(p, '.', n) && (!p[n] || p[n] == ' ' || p[n] == '\t'))
+			return xstrndup(p, n);
+	}
+	return NULL;
 }

@@ -64,6 +64,15 @@ struct gpu_driver {
 /* The part of a look's output that follows GPU_DRIVER_MARK, into D
  * (zeroed first); a GPU without a UUID is left out. */
 void gpu_driver_parse(const char *text, struct gpu_driver *d);
+
+/* The kernel module's version in the first line of
+ * /proc/driver/nvidia/version ("NVRM version: NVIDIA UNIX x86_64 Kernel
+ * Module  550.54.15  Tue Mar 5 ...", or of the open modules "NVRM
+ * version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release
+ * Build ..." -> "550.54.15", owned), or NULL. The
+ * toolkit's tmpfs over /proc/driver/nvidia keeps that file, as CDI leaves
+ * the driver's own. */
+char *gpu_driver_module_version(const char *line);
 void gpu_driver_free(struct gpu_driver *d);
 
 #endif

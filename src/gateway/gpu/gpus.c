@@ -234,6 +234,11 @@ void host_gpus_parse(const char *text, struct host_gpus *h)
 			part = strcmp(line, GPUS_QUERY_MARK) == 0 ? QUERY : ENV;
 			continue;
 		}
+		if (strncmp(line, GPUS_VERSION_MARK " ", strlen(GPUS_VERSION_MARK) + 1) == 0) {
+			free(h->driver_version);
+			h->driver_version = gpu_driver_module_version(line + strlen(GPUS_VERSION_MARK) + 1);
+			continue;
+		}
 		if (strcmp(line, GPUS_DXG_MARK) == 0) {
 			h->dxg = 1;
 			continue;
@@ -272,6 +277,7 @@ void host_gpus_free(struct host_gpus *h)
 	}
 	free(h->v);
 	gpu_driver_free(&h->driver);
+	free(h->driver_version);
 	memset(h, 0, sizeof(*h));
 }
 

@@ -89,10 +89,13 @@ struct host_gpus {
 	/* The GPUs the driver lists where the look ran (gateway/gpu/gpu_driver.h),
 	 * when it asked (GPUS_LOOK_BEFORE); else unread. */
 	struct gpu_driver driver;
+	/* The driver's version, "565.57.01" (gpu_driver_module_version()), or NULL. */
+	char *driver_version;
 };
 
 /* What a look at the GPUs runs: `nvidia-smi -L`, then (when that found
- * GPUs) GPUS_QUERY_MARK and `nvidia-smi --query-gpu=uuid,mig.mode.current,
+ * GPUs) GPUS_VERSION_MARK and the first line of /proc/driver/nvidia/version
+ * (read by the shell, no process), GPUS_QUERY_MARK and `nvidia-smi --query-gpu=uuid,mig.mode.current,
  * compute_cap --format=csv,noheader`, which an old driver may refuse
  * (those facts are then unknown), GPUS_DXG_MARK when the GPUs came through
  * WSL2's /dev/dxg (no /dev/nvidiactl), and GPUS_ENV_MARK and the
@@ -101,8 +104,10 @@ struct host_gpus {
 #define GPUS_QUERY_MARK "#openshell-gpu-query"
 #define GPUS_DXG_MARK "#openshell-gpu-dxg"
 #define GPUS_ENV_MARK "#openshell-gpu-env"
+#define GPUS_VERSION_MARK "#openshell-gpu-version"
 #define GPUS_LOOK_PARTS(smi_stderr)                                                                             \
-	"nvidia-smi -L" smi_stderr "; s=$?; if [ $s = 0 ]; then echo '" GPUS_QUERY_MARK "'; "                   \
+	"nvidia-smi -L" smi_stderr "; s=$?; if [ $s = 0 ]; then v=; { read -r v </proc/driver/nvidia/version; } 2>/dev/null; "  \
+	"echo \"" GPUS_VERSION_MARK " $v\"; echo '" GPUS_QUERY_MARK "'; "                                          \
 	"nvidia-smi --query-gpu=uuid,mig.mode.current,compute_cap --format=csv,noheader 2>/dev/null; "          \
 	"if [ -e /dev/dxg ] && [ ! -e /dev/nvidiactl ]; then echo '" GPUS_DXG_MARK "'; fi; "                     \
 	"echo '" GPUS_ENV_MARK "'; tr '\\0' '\\n' </proc/1/environ 2>/dev/null | "                            \

@@ -13,6 +13,7 @@
 #include "base/runner.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
+#include "gateway/gpu/gpu_driver.h"
 #include "gateway/gpu/host_probe.h"
 
 /* The host's directories the probe reads, each bound read-only under /host
@@ -72,19 +73,6 @@ int host_probe(const char *const *on, const char *image, int timeout_ms, struct 
 	if (rc < 0)
 		os_error_wrap(err, "cannot read the Docker host's facts in a container of %s", image);
 	return rc;
-}
-
-/* The number after "Kernel Module" in "NVRM version: NVIDIA UNIX x86_64
- * Kernel Module  550.54.15  Tue Mar 5 ...", or NULL. */
-static char *kernel_module_version(const char *line)
-{
-	const char *p = strstr(line, "Kernel Module");
-
-	if (!p)
-		return NULL;
-	p += strlen("Kernel Module");
-	p += strspn(p, " ");
-	return strspn(p, "0123456789.") ? xstrndup(p, strspn(p, "0123456789.")) : NULL;
 }
 
 /* "libcuda.so.550.54.15" -> "550.54.15"; "-" (none found) -> NULL. */
@@ -148,7 +136,7 @@ static int parse_line(const char *key, const char *v, struct host_facts *f)
 {
 	if (strcmp(key, "version") == 0) {
 		free(f->driver);
-		f->driver = kernel_module_version(v);
+		f->driver = gpu_driver_module_version(v);
 	} else if (strcmp(key, "gpu") == 0) {
 		strv_push(&f->gpus, *v ? v : "unknown model");
 	} else if (strcmp(key, "nvidia0") == 0) {

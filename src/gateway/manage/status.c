@@ -7,6 +7,7 @@
 #include "base/names.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
+#include "gateway/gpu/allocation.h"
 #include "gateway/gpu/mig.h"
 #include "gateway/manage/status.h"
 #include "gateway/state/gpu_use.h"
@@ -140,6 +141,8 @@ static void read_nodes(const struct gateway *gw, struct gateway_status *s, cJSON
 	 * list has every pod too); the gateway's GPUs are its own node's. */
 	s->nodes = kube_list_of_kind(list, "Node");
 	if (gw->allocation == GPU_ALLOCATION_DRA) {
+		/* And each node's GPUs are those its slices publish. */
+		s->slices = kube_list_of_kind(list, "ResourceSlice");
 		struct gpu_state g = { .by = gpu_allocator(GPU_ALLOCATION_DRA), .want_node = own };
 
 		gpu_state_read_slices(&g, list);
@@ -199,7 +202,11 @@ out:
 
 const char *gateway_status_node(const struct gateway_status *s, const char *name, long long *gpus)
 {
-	return kube_node_state(s->nodes, name, gpus);
+	const char *state = kube_node_state(s->nodes, name, gpus);
+
+	if (s->slices)
+		*gpus = dra_node_gpus(s->slices, name, NULL);
+	return state;
 }
 
 void gateway_status_free(struct gateway_status *s)
@@ -207,6 +214,7 @@ void gateway_status_free(struct gateway_status *s)
 	free(s->health_line);
 	node_records_free(&s->agents);
 	cJSON_Delete(s->nodes);
+	cJSON_Delete(s->slices);
 	strv_free(&s->mig);
 	runtime_fact_free(&s->rt);
 }

@@ -35,6 +35,7 @@ struct gateway_status {
 	int use_read;            /* valid when its kubelet's checkpoint and the pods were read */
 	struct node_records agents; /* its nodes on other hosts (gateway node add) */
 	cJSON *nodes;            /* while the API answers, a List of the cluster's Nodes */
+	cJSON *slices;           /* and under DRA, of its ResourceSlices (else NULL) */
 };
 
 /* Look gateway NAME up into *GW (gateway_lookup(), whose errors it
@@ -45,7 +46,8 @@ void gateway_status_free(struct gateway_status *s);
 
 /* Agent NAME's node as S's cluster says it: "Ready", "NotReady",
  * "Unknown", "absent" (no such node), or "unknown" while the API does not
- * answer; its allocatable GPUs in *GPUS (-1 unknown). */
+ * answer; its allocatable GPUs in *GPUS (under DRA those its slices
+ * publish; -1 unknown). */
 const char *gateway_status_node(const struct gateway_status *s, const char *name, long long *gpus);
 
 #endif

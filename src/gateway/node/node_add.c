@@ -124,6 +124,14 @@ static int check_plugin_config(struct add *a, os_error *err)
 {
 	cleanup_free char *has = NULL, *asked = NULL;
 
+	/* Under DRA no device plugin shares or splits the GPUs: the gateway
+	 * refused both options, and so does a node of it. */
+	if (a->gw.allocation == GPU_ALLOCATION_DRA && (sharing_asked(&a->o->sharing) || a->o->mig != MIG_UNSET))
+		return os_error_set(err, OS_EXIT_CONFLICT,
+				    "gateway '%s' allocates its GPUs by DRA (--gpu-allocation dra), where --gpu-sharing and --mig-strategy have no place (they configure the device plugin): add node '%s' without them",
+				    a->o->gateway, a->o->node);
+	if (a->gw.allocation == GPU_ALLOCATION_DRA)
+		return 0;
 	if (a->o->mig != MIG_UNSET && a->o->mig != a->gw.mig)
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' has --mig-strategy %s, and the device plugin has one for every node: add node '%s' without --mig-strategy, or remake the gateway with 'openshell gateway start --name %s --recreate --gpu --mig-strategy %s'",
@@ -326,7 +334,8 @@ static int join(struct add *a, os_error *err)
 {
 	struct node_join j = { .server_ctr = a->gw.container, .agent_ctr = a->res,
 			       .node_env = strv_argv(&a->node_env), .node = a->o->node, .server = a->gw.md.server,
-			       .gateway = a->o->gateway, .host = a->host, .gpu = a->rq.gpu, .by = a->by,
+			       .gateway = a->o->gateway, .host = a->host, .gpu = a->rq.gpu,
+			       .dra = a->d.allocation == GPU_ALLOCATION_DRA, .by = a->by,
 			       .timeout_ms = a->o->timeout_ms };
 
 	/* A count or a list is that many GPUs, each as many times as they are
@@ -336,11 +345,13 @@ static int join(struct add *a, os_error *err)
 			       : a->rq.gpus.kind == GPUS_DEVICES ? (long long)a->rq.gpus.ids.n
 								: 0) *
 			      (a->sharing.replicas > 1 ? a->sharing.replicas : 1);
-	log_step("waiting for node '%s' to be Ready%s", a->o->node, a->rq.gpu ? " with its nvidia.com/gpu" : "");
+	log_step("waiting for node '%s' to be Ready%s", a->o->node,
+		 !a->rq.gpu ? "" : j.dra ? " with its GPUs in ResourceSlices" : " with its nvidia.com/gpu");
 	if (node_join_wait(&j, err) < 0)
 		return -1;
 	log_step_done(1);
 	a->r->gpus = j.gpus;
+	a->r->dra = j.dra;
 	return 0;
 }
 
@@ -406,12 +417,13 @@ static int add_locked(struct add *a, os_error *err)
 	if (!a->gw.has_metadata)
 		return os_error_set(err, OS_EXIT_FAILURE, "gateway '%s' has no metadata.json: %s", a->o->gateway,
 				    a->gw.metadata_error ? a->gw.metadata_error : "start it again to write it");
-	if (a->gw.allocation == GPU_ALLOCATION_DRA && gateway_wants_gpu(&a->gw))
-		return os_error_set(err, OS_EXIT_FAILURE,
-				    "gateway '%s' allocates its GPUs by DRA (--gpu-allocation dra), and 'gateway node add' does not join nodes to such a gateway yet: nothing was made; remake it with 'openshell gateway start --name %s --recreate --gpu' to add nodes",
-				    a->o->gateway, a->o->gateway);
 	a->d.image = a->gw.c.image;
 	a->d.mig = a->gw.mig;
+	/* The agent's k3s and its node serve the gateway's allocation: under
+	 * DRA its pods run under the nvidia runtime and the driver's kubelet
+	 * plugin publishes its GPUs. */
+	a->d.allocation = a->gw.allocation;
+	a->d.node = a->o->node;
 	if (check_server_address(a, err) < 0 || check_name_free(a, err) < 0 || check_plugin_config(a, err) < 0 ||
 	    server_facts(a, err) < 0 || name_node_daemon(a, err) < 0)
 		return -1;

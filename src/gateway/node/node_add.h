@@ -37,7 +37,9 @@ struct node_add_opts {
 struct node_add_result {
 	char *endpoint;     /* the node's Docker daemon */
 	char *server;       /* the URL its agent joined */
-	long long gpus;     /* its allocatable nvidia.com/gpu; -1 without */
+	long long gpus;     /* its allocatable nvidia.com/gpu (under DRA, the GPUs its
+	                     * ResourceSlices publish); -1 without */
+	int dra;            /* the gateway allocates GPUs by DRA */
 	int image_sent;     /* the image went there by save | load */
 };
 

@@ -20,6 +20,7 @@
 #include "docker/container.h"
 #include "docker/daemon.h"
 #include "gateway/deploy/image.h"
+#include "gateway/deploy/image_fit.h"
 #include "gateway/deploy/node_lifecycle.h"
 #include "gateway/deploy/start_failure.h"
 #include "gateway/deploy/start_gpus.h"
@@ -113,6 +114,9 @@ static int prepare_new(struct start *st, os_error *err)
 	if (!present)
 		start_look_forget(&st->look);
 	phases_mark(&st->r->phases, PHASE_IMAGE);
+	/* DRA needs an image whose k3s serves it and whose bundle holds the driver. */
+	if (st->p.req->gpu && image_check_allocation(st->p.image, st->p.allocation, deadline_call_ms(&st->w.by), err) < 0)
+		return -1;
 	st->prepared = start_gpus_check(&st->p, &st->dg, looked, deadline_call_ms(&st->w.by), err) == 0;
 	return st->prepared ? 0 : -1;
 }
@@ -454,7 +458,7 @@ int gateway_start(const struct gateway_request *rq, struct start_result *r, os_e
 	st.w.new_volume = st.created_container && st.created_volume;
 	if ((existing && nodes_start_gateway(rq->name, err) < 0) ||
 	    start_ready(&st.p, &st.w, st.created_volume, r, err) < 0 ||
-	    (existing && !rq->no_wait && nodes_wait_gateway(rq->name, st.res, &st.w.by, rq->timeout_ms, err) < 0))
+	    (existing && !rq->no_wait && nodes_wait_gateway(rq->name, st.res, st.p.allocation, &st.w.by, rq->timeout_ms, err) < 0))
 		goto out;
 	r->image = xstrdup(st.p.image);
 	r->gpu_mode = rq->gpu ? (st.p.cdi ? "cdi" : "legacy") : NULL;

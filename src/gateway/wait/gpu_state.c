@@ -7,6 +7,7 @@
 
 #include "base/json.h"
 #include "base/xalloc.h"
+#include "gateway/gpu/allocation.h"
 #include "gateway/gpu/mig.h"
 #include "gateway/wait/gpu_state.h"
 #include "kube/objects.h"
@@ -46,42 +47,12 @@ void gpu_state_read_sets(struct gpu_state *g, const cJSON *list)
 		g->runtime_class = 1;
 }
 
-/* The UUIDs of the GPUs NODE's slices of the DRA driver publish (the
- * attributes "type" gpu and "uuid" of GpuInfo.Attributes(),
- * docs/dra-sources.md), each once: a GPU's MIG devices have their own
- * (type mig), and a pool's slices of two generations may both list one. */
-static void published_uuids(const cJSON *list, const char *node, struct strv *out, char **oldest)
-{
-	const cJSON *slice, *dev;
-
-	cJSON_ArrayForEach(slice, json_get(list, "items", NULL)) {
-		const cJSON *spec = json_get(slice, "spec", NULL);
-		const char *driver = json_str(spec, "driver"), *on = json_str(spec, "nodeName");
-		const char *kind = json_str(slice, "kind");
-
-		if ((kind && strcmp(kind, "ResourceSlice") != 0) || !driver || strcmp(driver, DRA_DRIVER_NAME) != 0 || !on ||
-		    (node && strcmp(on, node) != 0))
-			continue;
-		const char *made = json_str(json_get(slice, "metadata", NULL), "creationTimestamp");
-		if (made && (!*oldest || strcmp(made, *oldest) < 0)) {
-			free(*oldest);
-			*oldest = xstrdup(made);
-		}
-		cJSON_ArrayForEach(dev, json_get(spec, "devices", NULL)) {
-			const char *uuid = json_str(json_get(dev, "attributes", "uuid", NULL), "string");
-			const char *type = json_str(json_get(dev, "attributes", "type", NULL), "string");
-			if (uuid && type && strcmp(type, "gpu") == 0 && !strv_has(out, uuid))
-				strv_push(out, uuid);
-		}
-	}
-}
-
 void gpu_state_read_slices(struct gpu_state *g, const cJSON *list)
 {
 	strv_free(&g->published);
 	free(g->slices_created);
 	g->slices_created = NULL;
-	published_uuids(list, g->want_node, &g->published, &g->slices_created);
+	dra_published_uuids(list, g->want_node, &g->published, &g->slices_created);
 	g->slices_seen = 1;
 }
 

@@ -13,6 +13,7 @@
 #include "base/runner.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
+#include "gateway/gpu/allocation.h"
 #include "gateway/wait/node_join.h"
 #include "kube/objects.h"
 #include "kube/watch.h"
@@ -24,6 +25,7 @@
 struct join_state {
 	struct node_join *j;
 	struct kube_watch nodes;
+	struct kube_watch slices;    /* under DRA */
 	struct run_child *log;       /* docker logs --follow of the agent */
 	char *cause;                 /* the agent's latest cause, and how often in a row */
 	int said;
@@ -142,8 +144,8 @@ static int log_line(void *ctx, const char *line)
 	return s->said >= NODE_JOIN_PATIENCE ? RUN_WAKE : 0;
 }
 
-/* The log is followed until the deadline; a watch of the nodes lasts
- * JOIN_WATCH_MAX_MS at most, then starts again. */
+/* The log is followed until the deadline; a watch (of the nodes, or the
+ * slices) lasts JOIN_WATCH_MAX_MS at most, then starts again. */
 static struct deadline log_by(const struct node_join *j)
 {
 	return deadline_capped(&j->by, 0);
@@ -164,11 +166,20 @@ static int follow_log(struct join_state *s, os_error *err)
 	return (s->log = docker_start(args, &spec, err)) ? 0 : -1;
 }
 
-static int watch_nodes(struct join_state *s, os_error *err)
+static int start_watch(struct join_state *s, struct kube_watch *w, os_error *err)
 {
 	struct deadline by = watch_by(s->j);
 
-	return kube_watch_start(&s->nodes, s->j->server_ctr, deadline_call_ms(&by), err);
+	return kube_watch_start(w, s->j->server_ctr, deadline_call_ms(&by), err);
+}
+
+/* The node's GPUs: its allocatable nvidia.com/gpu, or under DRA those its
+ * slices publish, but the last run's (-1: none). */
+static long long node_gpus(struct join_state *s, const cJSON *node)
+{
+	if (!s->j->dra)
+		return node ? kube_nodes_allocatable_gpus(node) : -1;
+	return dra_node_gpus(s->slices.list, s->j->node, s->j->since);
 }
 
 /* What the watch says of the node: 1 once it is Ready with its GPUs. */
@@ -183,7 +194,7 @@ static int node_ready(struct join_state *s)
 	 * start was stamped by. */
 	s->ready = ready && strcmp(ready, "Ready") == 0 &&
 		   !kube_status_predates(json_str(c, "lastHeartbeatTime"), s->j->since);
-	s->j->gpus = node ? kube_nodes_allocatable_gpus(node) : -1;
+	s->j->gpus = node_gpus(s, node);
 	if (!s->ready)
 		return 0;
 	return !s->j->gpu || (s->j->want_gpus > 0 ? s->j->gpus == s->j->want_gpus : s->j->gpus > 0);
@@ -224,6 +235,9 @@ static int timed_out(struct join_state *s, os_error *err)
 	cleanup_free char *why = s->cause ? xasprintf("%s (still so after %s)", s->cause, dur)
 			       : !s->registered ? xasprintf("it did not register with the server within %s%s", dur, said)
 			       : !s->ready ? xasprintf("it registered but was not Ready within %s%s", dur, said)
+			       : s->j->dra ? xasprintf("it is Ready but its ResourceSlices publish %lld GPUs of this run, not %s, within %s",
+						       s->j->gpus < 0 ? 0 : s->j->gpus,
+						       s->j->want_gpus > 0 ? "all it was given" : "any", dur)
 					   : xasprintf("it is Ready but advertised %lld nvidia.com/gpu, not %s, within %s",
 						       s->j->gpus < 0 ? 0 : s->j->gpus,
 						       s->j->want_gpus > 0 ? "all it was given" : "any", dur);
@@ -231,11 +245,13 @@ static int timed_out(struct join_state *s, os_error *err)
 	return fail(s, OS_EXIT_TIMEOUT, why, err);
 }
 
-/* A stream ended: the log (the agent stopped) or a watch (again). */
+/* A stream ended: the log (the agent stopped) or a watch, the nodes' (1)
+ * or the slices' (2): again. */
 static int stream_ended(struct join_state *s, int which, os_error *err)
 {
 	struct run_result res = { 0 };
 	struct deadline log = log_by(s->j), watch = watch_by(s->j);
+	struct kube_watch *w = which == 1 ? &s->nodes : &s->slices;
 
 	if (which == 0) {
 		/* The follow has the join's deadline: ended by it, the agent
@@ -249,7 +265,7 @@ static int stream_ended(struct join_state *s, int which, os_error *err)
 			return timed_out(s, err);
 		return fail(s, OS_EXIT_FAILURE, s->fatal ? s->fatal : "its agent's container stopped", err);
 	}
-	if (kube_watch_end(&s->nodes, err) < 0) {
+	if (kube_watch_end(w, err) < 0) {
 		if (deadline_cut(&watch, err))
 			return -1;
 		log_verbose("will watch again: %s", err->msg);
@@ -257,13 +273,13 @@ static int stream_ended(struct join_state *s, int which, os_error *err)
 		if (!backoff_wait(&s->b, s->j->by.at_ms))
 			return 0;
 	}
-	return watch_nodes(s, err);
+	return start_watch(s, w, err);
 }
 
 static int serve(struct join_state *s, os_error *err)
 {
 	for (;;) {
-		struct run_child *kids[] = { s->log, s->nodes.c };
+		struct run_child *kids[] = { s->log, s->nodes.c, s->slices.c };
 		int i;
 
 		if (node_ready(s))
@@ -272,7 +288,7 @@ static int serve(struct join_state *s, os_error *err)
 			return fail(s, OS_EXIT_FAILURE, s->fatal ? s->fatal : s->cause, err);
 		if (deadline_passed(&s->j->by))
 			return timed_out(s, err);
-		i = run_wait_until(kids, 2, s->j->by.at_ms);
+		i = run_wait_until(kids, 3, s->j->by.at_ms);
 		if (i >= 0 && run_ended(kids[i]) && stream_ended(s, i, err) < 0)
 			return -1;
 		if (i == -1)   /* the log always runs until it ends the wait: a bug */
@@ -282,20 +298,26 @@ static int serve(struct join_state *s, os_error *err)
 
 int node_join_wait(struct node_join *j, os_error *err)
 {
-	struct join_state s = { .j = j, .nodes = { .resource = "nodes" } };
+	struct join_state s = { .j = j, .nodes = { .resource = "nodes" },
+				.slices = { .resource = "resourceslices.resource.k8s.io" } };
 	struct deadline watch = watch_by(j);   /* a cut log is timed_out() already */
 	int rc;
 
 	j->gpus = -1;
-	rc = follow_log(&s, err) < 0 || watch_nodes(&s, err) < 0 ? -1 : serve(&s, err);
+	rc = follow_log(&s, err) < 0 || start_watch(&s, &s.nodes, err) < 0 ||
+		     (j->gpu && j->dra && start_watch(&s, &s.slices, err) < 0)
+		     ? -1
+		     : serve(&s, err);
 	if (rc < 0 && deadline_cut(&watch, err)) {
 		os_error_clear(err);
 		rc = timed_out(&s, err);
 	}
 	docker_stop(s.log);
 	docker_stop(s.nodes.c);
+	docker_stop(s.slices.c);
 	docker_drop(&s.log);
 	kube_watch_free(&s.nodes);
+	kube_watch_free(&s.slices);
 	free(s.cause);
 	free(s.fatal);
 	free(s.last_said);

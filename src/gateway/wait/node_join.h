@@ -1,7 +1,8 @@
 /* gateway/wait/node_join.h - waiting for an agent's node to join its gateway, judged by state.
  *
  * Two streams, no polling: a kubectl watch of the nodes on the server says
- * the moment the node is Ready with its GPUs allocatable, and the agent's
+ * the moment the node is Ready with its GPUs allocatable (under DRA, a
+ * third, of the ResourceSlices, the moment its driver publishes them), and the agent's
  * log, followed on its own Docker host, is its sign of life and says why
  * it cannot join. k3s's agent retries a join for ever (pkg/agent/run.go,
  * pkg/agent/config); the same cause said NODE_JOIN_PATIENCE times in a
@@ -29,13 +30,15 @@ struct node_join {
 	const char *gateway;        /* the gateway's name, for the fixes messages give */
 	const char *host;           /* the node's Docker host, for messages */
 	int gpu;                    /* wait for allocatable nvidia.com/gpu too */
+	int dra;                    /* or, under DRA, for GPUs its ResourceSlices publish */
 	long long want_gpus;        /* how many (0: any) */
 	const char *since;          /* a Ready posted before this (RFC 3339: the agent's
 	                             * start, by its host's clock) is the last run's; or NULL */
 	struct deadline by;         /* the wait's deadline */
 	int timeout_ms;             /* for messages */
 	/* The answer: */
-	long long gpus;             /* the node's allocatable nvidia.com/gpu, -1: none */
+	long long gpus;             /* the node's allocatable nvidia.com/gpu (under DRA, the
+	                             * GPUs its slices publish), -1: none */
 };
 
 /* Wait until the node is Ready (and with gpu, advertises want_gpus, or
