@@ -15,9 +15,9 @@
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "gateway/check/verify.h"
 #include "gateway/deploy/deploy.h"
 #include "gateway/state/lookup.h"
+#include "gateway/verify/verify.h"
 
 
 enum { OPT_NAME = 256, OPT_JSON, OPT_SMOKE_IMAGE, OPT_TIMEOUT, OPT_KEEP };

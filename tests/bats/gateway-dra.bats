@@ -64,6 +64,14 @@ published() {
 	doc=$output
 	assert_schema status "$doc"
 	assert_equal "$(jq -r '[.gpu_allocation, .gpus_allocatable] | map(tostring) | join(" ")' <<<"$doc")" "dra 2"
+	# metadata.json records the allocation: status's one get, started
+	# before the container's inspect, asks for the slices at once.
+	run jq -r .gpu_allocation "$XDG_CONFIG_HOME/openshell/gateways/d/metadata.json"
+	assert_output dra
+	run --separate-stderr openshell -v gateway status --name d
+	run grep -c '^openshell: + .* kubectl .* get ' <<<"$stderr"
+	assert_output 1
+	[[ "$stderr" == *" get runtimeclasses,"*",resourceslices "* ]]
 }
 
 # The README's sample claim pod, exactly as written there: the yaml block
@@ -197,6 +205,35 @@ no_verify_claims() { local out; out=$(verify_claims_left) && [ -z "$out" ]; }
 	assert_output ""
 	run docker volume ls -q --filter name=openshell-x
 	assert_output ""
+}
+
+@test "gateway gpus of a DRA gateway: each GPU's holders by the claims allocated it, a template's and an extended resource's" {
+	smoke=$(docker inspect "$IMAGE" --format '{{index .Config.Labels "org.openshell.smoke-image"}}')
+	docker exec -i openshell-cluster-d kubectl apply -f - >/dev/null <<-JSON
+	{"apiVersion":"v1","kind":"List","items":[
+	 {"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate","metadata":{"name":"hold-gpu"},
+	  "spec":{"spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"gpu.nvidia.com"}}]}}}},
+	 {"apiVersion":"v1","kind":"Pod","metadata":{"name":"byclaim"},"spec":{"restartPolicy":"Never",
+	  "resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"hold-gpu"}],
+	  "containers":[{"name":"work","image":"$smoke","command":["sleep","3600"],"resources":{"claims":[{"name":"gpu"}]}},
+	   {"name":"side","image":"$smoke","command":["sleep","3600"]}]}}]}
+	JSON
+	eventually pod_phase_is d byclaim Running
+	holding_pod d bycount
+	run --separate-stderr openshell gateway gpus --name d --json
+	status=$status json=$output
+	# The GPU the scheduler allocated byclaim's claim, by its device's uuid in the slices.
+	claim=$(kd get pod byclaim -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}')
+	dev=$(kd get resourceclaim "$claim" -o jsonpath='{.status.allocation.devices.results[0].device}')
+	uuid=$(docker exec openshell-cluster-d kubectl get resourceslices -o json |
+		jq -r --arg d "$dev" '.items[] | select(.spec.nodeName == "openshell-d") | .spec.devices[] | select(.name == $d) | .attributes.uuid.string')
+	kd delete pod byclaim bycount --wait=false >/dev/null
+	kd delete resourceclaimtemplate hold-gpu >/dev/null
+	assert_equal "$status" 0
+	assert_schema gpu_view "$json"
+	row() { jq -r --arg u "$uuid" ".gpus[] | select(.uuid $1 \$u) | [.health, (.holders[] | \"\(.namespace)/\(.pod)/\(.container)\")] | join(\" \")" <<<"$json"; }
+	assert_equal "$(row ==)" "healthy default/byclaim/work"
+	assert_equal "$(row !=)" "healthy default/bycount/work"
 }
 
 # IMAGE with LABEL $2=$3, tagged $1.

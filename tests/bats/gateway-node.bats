@@ -452,7 +452,7 @@ assert_nothing_on_for() {
 }
 
 # Last, once mh and its VXLAN port are gone: a DRA gateway's server and a node.
-@test "a DRA gateway joins node-c with 2 of its GPUs, published in its ResourceSlices; verify's pod on it is served through DRA" {
+@test "a DRA gateway joins node-c with 2 of its GPUs, published in its ResourceSlices; verify's pod there sees the GPU its claim was allocated" {
 	port=$(free_port)
 	run --separate-stderr openshell gateway start --name md --gpu --gpu-allocation dra --bind 0.0.0.0 --tls-san "$UPLINK" \
 		--port "$port"
@@ -481,7 +481,7 @@ assert_nothing_on_for() {
 	assert_equal "$(jq -r '[.nodes[] | "\(.name):\(.gpus_allocatable)"] | join(" ")' <<<"$list")" "openshell-md:2 node-c:2"
 	assert_equal "$verify_status" 0
 	line=$(grep '^  PASS  node-gpus ' <<<"$verify")
-	re="node-c: pod openshell-verify-[0-9a-f]+-node-c Succeeded: GPU 0: [^;]*\\(UUID: ($(sim_gpu_uuids node-c | head -2 | paste -sd'|'))\\)"
+	re="node-c: pod openshell-verify-[0-9a-f]+-node-c Succeeded: GPU 0: [^;]*\\(UUID: ($(sim_gpu_uuids node-c | head -2 | paste -sd'|'))\\), the device gpu-[0-9]+ its claim openshell-verify-[0-9a-f]+-node-c-gpu-[a-z0-9]+ was allocated and reserved for it"
 	[[ $line =~ $re ]]
 	# The destroy took the agent and its volumes from node-c's host.
 	run sim_docker node-c ps -aq --filter label=org.openshell.gateway=md

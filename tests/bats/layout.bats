@@ -44,7 +44,7 @@ allowed_below() {
 
 # gateway/'s rooms, highest first: the flows, then what they share; a file
 # may include its own room and any later one (docs/design.md, "Modules").
-rooms=(check manage start node deploy wait state gpu)
+rooms=(verify check manage start node deploy wait state gpu)
 
 @test "gateway/ is rooms, each of at most 12 modules, including only itself and the rooms after it" {
 	local bad=() i room f inc n

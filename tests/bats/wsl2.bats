@@ -108,6 +108,9 @@ suite_teardown() {
 	run --separate-stderr openshell gateway start --name w1 --gpu --gpu-mode cdi --port "$port"
 	assert_failure 1
 	[[ $stderr == *"error: --gpu-mode cdi cannot be served on a WSL2 Docker host: with CDI the pods get their GPUs from specs the device plugin writes in the gateway, whose WSL mode can miss libdxcore.so, without which NVML fails in them (nvidia-container-toolkit#1739); leave --gpu-mode out (Docker's --gpus is used there)"* ]]
+	run --separate-stderr openshell gateway start --name w1 --gpu --gpu-allocation dra --port "$port"
+	assert_failure 1
+	[[ $stderr == *"error: --gpu-allocation dra cannot be served on a WSL2 Docker host: NVIDIA's DRA driver hands a claim its GPU as the device node /dev/nvidiaN, and WSL2's GPUs come through /dev/dxg alone; leave --gpu-allocation out (the device plugin serves WSL2), or use a Linux host"* ]]
 	assert_no_gateway_resources w1
 	run docker ps -aq
 	assert_output ""

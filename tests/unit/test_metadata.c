@@ -60,6 +60,30 @@ static void test_round_trip(void)
 	metadata_free(&out);
 	free(json);
 
+	/* The GPU allocation: kept with GPUs, absent without or in older files. */
+	in.gpu = 1;
+	in.allocation = GPU_ALLOCATION_DRA;
+	json = metadata_to_json(&in);
+	is_int(metadata_parse(json, strlen(json), &out, &err), 0, "an allocation parses");
+	is_int(out.allocation, GPU_ALLOCATION_DRA, "gpu_allocation dra round-trips");
+	metadata_free(&out);
+	free(json);
+	in.gpu = 0;
+	json = metadata_to_json(&in);
+	ok(!strstr(json, "gpu_allocation"), "none written without GPUs");
+	is_int(metadata_parse(json, strlen(json), &out, &err), 0, "nor read");
+	is_int(out.allocation, GPU_ALLOCATION_UNSET, "unset");
+	metadata_free(&out);
+	free(json);
+	{
+		static const char bad[] = "{\"schema\":1,\"name\":\"a\",\"container\":\"c\",\"image\":\"i\",\"bind\":\"b\","
+					  "\"port\":1,\"gpu\":true,\"server\":\"s\",\"kubeconfig\":\"k\","
+					  "\"created\":\"t\",\"gpu_allocation\":\"plugins\"}";
+		is_int(metadata_parse(bad, strlen(bad), &out, &err), 0, "an allocation of no known name is a hint lost, not a file lost");
+		is_int(out.allocation, GPU_ALLOCATION_UNSET, "read as unset");
+		metadata_free(&out);
+	}
+
 	in.port = 65535;
 	in.name = "quote\"back\\slash";
 	json = metadata_to_json(&in);

@@ -12,11 +12,12 @@
 #include "docker/client.h"
 #include "docker/container.h"
 #include "docker/inspect_any.h"
-#include "gateway/check/verify_checks.h"
+#include "gateway/state/gpu_claims.h"
 #include "gateway/state/gpu_ids.h"
 #include "gateway/state/gpu_procs.h"
 #include "gateway/state/gpu_use.h"
 #include "gateway/state/gpu_view.h"
+#include "gateway/verify/verify_checks.h"
 #include "gateway/wait/gpu_state.h"
 #include "kube/checkpoint.h"
 #include "kube/kubectl.h"
@@ -697,6 +698,80 @@ static void test_verify_dra(void)
 	strv_free(&seen);
 }
 
+/* Under DRA, a GPU's holders are the containers of live pods that use a
+ * claim allocated it: by the pod's claim name, or by the scheduler's
+ * mapping of an extended resource's request. */
+static void note_holder(void *ctx, const char *ns, const char *pod, const char *container)
+{
+	struct strv *got = ctx;
+
+	strv_pushf(got, "%s/%s/%s", ns, pod, container);
+}
+
+static void test_gpu_claims(void)
+{
+#define GC_CLAIM(name, device, request, pods)                                                                 \
+	"{\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"" name "\",\"namespace\":\"default\"},\"status\":{"  \
+	"\"allocation\":{\"devices\":{\"results\":[{\"request\":\"" request "\",\"driver\":\"gpu.nvidia.com\","  \
+	"\"pool\":\"n1\",\"device\":\"" device "\"}]}},\"reservedFor\":[" pods "]}}"
+#define GC_FOR(pod) "{\"resource\":\"pods\",\"name\":\"" pod "\",\"uid\":\"u-" pod "\"}"
+#define GC_POD(name, phase, spec, status)                                                                     \
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"" name "\",\"namespace\":\"default\",\"uid\":\"u-" name "\"},"  \
+	"\"spec\":" spec ",\"status\":{\"phase\":\"" phase "\"" status "}}"
+#define GC_DEV(name, uuid) "{\"name\":\"" name "\",\"attributes\":{\"type\":{\"string\":\"gpu\"},\"uuid\":{\"string\":\"" uuid "\"}}}"
+	static const char text[] =
+		"{\"kind\":\"List\",\"items\":["
+		"{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"gpu.nvidia.com\",\"nodeName\":\"n1\",\"pool\":{\"name\":\"n1\"},"
+		"\"devices\":[" GC_DEV("gpu-0", "GPU-a") "," GC_DEV("gpu-1", "GPU-b") "," GC_DEV("gpu-2", "GPU-c") ","
+		GC_DEV("gpu-3", "GPU-d") "]}},"
+		GC_CLAIM("p1-gpu-x", "gpu-0", "gpu", GC_FOR("p1")) ","
+		GC_CLAIM("p2-extended-resources-y", "gpu-1", "container-0-request-0", GC_FOR("p2")) ","
+		GC_CLAIM("p3-gpu-z", "gpu-1", "gpu", GC_FOR("p3")) ","
+		GC_CLAIM("shared", "gpu-2", "gpu", GC_FOR("p4") "," GC_FOR("p5")) ","
+		GC_CLAIM("p6-two", "gpu-3", "b", GC_FOR("p6")) ","
+		GC_POD("p1", "Running", "{\"containers\":[{\"name\":\"cuda\",\"resources\":{\"claims\":[{\"name\":\"gpu\"}]}},{\"name\":\"side\"}]}",
+		       ",\"resourceClaimStatuses\":[{\"name\":\"gpu\",\"resourceClaimName\":\"p1-gpu-x\"}]") ","
+		GC_POD("p2", "Running", "{\"containers\":[{\"name\":\"main\"}]}",
+		       ",\"extendedResourceClaimStatus\":{\"resourceClaimName\":\"p2-extended-resources-y\",\"requestMappings\":"
+		       "[{\"containerName\":\"main\",\"resourceName\":\"nvidia.com/gpu\",\"requestName\":\"container-0-request-0\"}]}") ","
+		GC_POD("p3", "Succeeded", "{\"containers\":[{\"name\":\"c\",\"resources\":{\"claims\":[{\"name\":\"gpu\"}]}}]}",
+		       ",\"resourceClaimStatuses\":[{\"name\":\"gpu\",\"resourceClaimName\":\"p3-gpu-z\"}]") ","
+		GC_POD("p4", "Running", "{\"resourceClaims\":[{\"name\":\"g\",\"resourceClaimName\":\"shared\"}],"
+		       "\"containers\":[{\"name\":\"c\",\"resources\":{\"claims\":[{\"name\":\"g\"}]}}]}", "") ","
+		GC_POD("p5", "Pending", "{\"resourceClaims\":[{\"name\":\"g\",\"resourceClaimName\":\"shared\"}],"
+		       "\"initContainers\":[{\"name\":\"sidecar\",\"restartPolicy\":\"Always\",\"resources\":{\"claims\":[{\"name\":\"g\"}]}}],"
+		       "\"containers\":[{\"name\":\"c\"}]}", "") ","
+		GC_POD("p6", "Running", "{\"resourceClaims\":[{\"name\":\"g\",\"resourceClaimName\":\"p6-two\"}],"
+		       "\"containers\":[{\"name\":\"wants-a\",\"resources\":{\"claims\":[{\"name\":\"g\",\"request\":\"a\"}]}},"
+		       "{\"name\":\"wants-b\",\"resources\":{\"claims\":[{\"name\":\"g\",\"request\":\"b\"}]}}]}", "")
+		"]}";
+	static const struct {
+		const char *uuid, *holders, *what;
+	} cases[] = {
+		{ "GPU-a", "default/p1/cuda", "a claim from a template: the container that names it, not its sidecar" },
+		{ "GPU-b", "default/p2/main", "an extended resource's claim: the container its request is mapped to; a done pod none" },
+		{ "GPU-c", "default/p4/c default/p5/sidecar", "a claim two pods share, named in their specs; an init sidecar" },
+		{ "GPU-d", "default/p6/wants-b", "a container that names another request of the claim does not hold it" },
+		{ "GPU-x", "", "a GPU no claim has: no holder" },
+	};
+	cJSON *list = cJSON_Parse(text);
+
+	ok(gpu_claims_published(list, "n1", "GPU-a") && !gpu_claims_published(list, "n2", "GPU-a") &&
+	   !gpu_claims_published(list, "n1", "GPU-x"), "published: by the node's slices of the driver");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct strv got = { 0 };
+		gpu_claims_holders(list, cases[i].uuid, note_holder, &got);
+		cleanup_free char *s = strv_join(&got, " ");
+		is_str(s, cases[i].holders, cases[i].what);
+		strv_free(&got);
+	}
+	cJSON_Delete(list);
+#undef GC_CLAIM
+#undef GC_FOR
+#undef GC_POD
+#undef GC_DEV
+}
+
 /* The kubelet's device checkpoint, as checkpoint.go's Data marshals it. */
 static void test_device_checkpoint(void)
 {
@@ -1075,6 +1150,7 @@ int main(void)
 	test_facts_of_list();
 	test_dra_facts();
 	test_verify_dra();
+	test_gpu_claims();
 	test_device_checkpoint();
 	test_gpu_use();
 	test_pod_cgroup();

@@ -261,5 +261,6 @@ int start_gpus_look_host(struct deploy_plan *p, const char *image, int timeout_m
 int start_gpus_wsl2(const struct deploy_plan *p, const struct sharing *sharing, const char *joining, enum wsl2_host host,
 		    os_error *err)
 {
-	return wsl2_check(p->req->gpu ? &p->req->gpus : NULL, p->req->gpu_mode == GPU_MODE_CDI, p->mig, sharing, joining, host, err);
+	return wsl2_check(p->req->gpu ? &p->req->gpus : NULL, p->req->gpu_mode == GPU_MODE_CDI, p->mig, sharing,
+			  p->allocation == GPU_ALLOCATION_DRA, joining, host, err);
 }

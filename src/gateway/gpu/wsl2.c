@@ -37,9 +37,12 @@ static int refuse_gateways(const char *joining, const char *what, const char *wh
 			    where(host), why);
 }
 
-int wsl2_check(const struct gpus *gpus, int cdi, enum mig_strategy mig, const struct sharing *sharing,
+int wsl2_check(const struct gpus *gpus, int cdi, enum mig_strategy mig, const struct sharing *sharing, int dra,
 	       const char *joining, enum wsl2_host host, os_error *err)
 {
+	/* The DRA driver's claims get their GPUs as CDI devices of /dev/nvidiaN. */
+	static const char no_dra[] = "NVIDIA's DRA driver hands a claim its GPU as the device node /dev/nvidiaN, and WSL2's GPUs come through /dev/dxg alone";
+
 	static const char no_mig[] = "WSL2 has no MIG: the toolkit's libnvidia-container gives none there";
 	static const char no_cdi[] = "with CDI the pods get their GPUs from specs the device plugin writes in the gateway, whose WSL mode can miss libdxcore.so, without which NVML fails in them (nvidia-container-toolkit#1739)";
 	static const char no_mps[] = "MPS needs the GPUs in compute mode EXCLUSIVE_PROCESS, which WSL2's driver cannot set";
@@ -52,6 +55,12 @@ int wsl2_check(const struct gpus *gpus, int cdi, enum mig_strategy mig, const st
 				    "--gpus %s cannot be served on %s: its GPUs come through one device, /dev/dxg, all of them or none; use --gpu (all of them), or a Linux host to pick among them",
 				    sel, where(host));
 	}
+	if (dra && joining)
+		return refuse_gateways(joining, "allocates its GPUs by DRA (--gpu-allocation dra)", no_dra, host, err);
+	if (dra)
+		return os_error_set(err, OS_EXIT_FAILURE,
+				    "--gpu-allocation dra cannot be served on %s: %s; leave --gpu-allocation out (the device plugin serves WSL2), or use a Linux host",
+				    where(host), no_dra);
 	if (mig != MIG_NONE && joining) {
 		cleanup_free char *what = xasprintf("has --mig-strategy %s", mig_strategy_name(mig));
 		return refuse_gateways(joining, what, no_mig, host, err);

@@ -38,14 +38,14 @@ enum wsl2_host wsl2_of_info(const cJSON *info);
 	"Settings > General > Use the WSL 2 based engine (on by default), with NVIDIA's driver for WSL installed on Windows"
 
 /* A GPU request on such a host: a count or a list of GPUs, a MIG strategy,
- * --gpu-mode cdi or MPS sharing is refused (OS_EXIT_FAILURE), naming why and what works
- * instead; 0 when nothing needs it or it can be served. GPUS (NULL: none
- * asked) and CDI (--gpu-mode cdi) are always the user's; MIG and SHARING (NULL: none) are
+ * --gpu-mode cdi, MPS sharing or DRA (DRA: --gpu-allocation dra) is refused (OS_EXIT_FAILURE),
+ * naming why and what works instead; 0 when nothing needs it or it can be served. GPUS (NULL: none
+ * asked) and CDI (--gpu-mode cdi) are always the user's; MIG, SHARING (NULL: none) and DRA are
  * the user's for a new gateway (JOINING NULL), else those of gateway
  * JOINING, which a node there joins. */
 struct gpus;
 struct sharing;
-int wsl2_check(const struct gpus *gpus, int cdi, enum mig_strategy mig, const struct sharing *sharing,
+int wsl2_check(const struct gpus *gpus, int cdi, enum mig_strategy mig, const struct sharing *sharing, int dra,
 	       const char *joining, enum wsl2_host host, os_error *err);
 
 /* The host's GPUs could not be listed in a container given them (ERR says

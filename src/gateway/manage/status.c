@@ -166,20 +166,22 @@ int gateway_status_look(const char *name, struct gateway *gw, struct gateway_sta
 	struct run_child *get = NULL;
 	os_error e = { 0 };
 	cJSON *list = NULL;
-	int early_gpu = 0, rc = -1;
+	int early_gpu = 0, early_dra = 0, rc = -1;
 
 	s->gpus = s->capacity = -1;
 	if (gateway_lookup_files(name, gw, err) < 0)
 		goto out;
 	if (gw->has_metadata) {
 		early_gpu = gw->md.gpu;
-		get = get_start(gw->container, early_gpu, 0);
+		early_dra = early_gpu && gw->md.allocation == GPU_ALLOCATION_DRA;
+		get = get_start(gw->container, early_gpu, early_dra);
 	}
 	if (gateway_lookup_container(gw, err) < 0)
 		goto out;
-	/* A DRA gateway's get asks for its slices too: another get. */
+	/* A DRA gateway's get asks for its slices too: another get when the
+	 * files did not say so (older ones do not record the allocation). */
 	if (get && (!gw->c.running || early_gpu != gateway_wants_gpu(gw) ||
-		    (early_gpu && gw->allocation == GPU_ALLOCATION_DRA)))
+		    early_dra != (early_gpu && gw->allocation == GPU_ALLOCATION_DRA)))
 		docker_drop(&get);
 	if (!get && gw->c.running)
 		get = get_start(gw->container, gateway_wants_gpu(gw), gw->allocation == GPU_ALLOCATION_DRA);

@@ -43,6 +43,7 @@ static int write_metadata(const struct deploy_plan *p, const char *container, co
 	struct gw_metadata md = {
 		.name = (char *)p->req->name, .container = (char *)container, .image = (char *)p->image,
 		.bind = (char *)p->bind, .port = p->port, .gpu = p->req->gpu,
+		.allocation = p->req->gpu ? p->allocation : GPU_ALLOCATION_UNSET,
 		.server = r->server, .kubeconfig = r->kubeconfig, .created = created,
 		.user_kubeconfig = merged_into,
 		.docker_context = (char *)p->docker.context, .docker_endpoint = (char *)p->docker.endpoint,

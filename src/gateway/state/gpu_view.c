@@ -15,8 +15,10 @@
 #include "base/runner.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
+#include "gateway/gpu/allocation.h"
 #include "gateway/gpu/gpus.h"
 #include "gateway/gpu/sharing.h"
+#include "gateway/state/gpu_claims.h"
 #include "gateway/state/gpu_ids.h"
 #include "gateway/state/gpu_procs.h"
 #include "gateway/state/gpu_view.h"
@@ -41,12 +43,15 @@
 	"grep -h 'marking device as unhealthy' "                                                                  \
 	"/var/log/pods/*/nvidia-device-plugin-ctr/*.log 2>/dev/null; echo '" END_MARK "'"
 #define SERVER_TYPES "pods,nodes,helmchartconfigs"
+/* Under DRA, who holds a GPU is a claim's (gateway/state/gpu_claims.h). */
+#define SERVER_DRA_TYPES SERVER_TYPES "," GPU_CLAIMS_TYPES
 
 /* One node asked: its exec, then what it said. */
 struct node_ask {
 	const char *name, *host, *ctr;
 	struct strv env;             /* its daemon, for an agent's */
 	int server;
+	const char *types;           /* the server's: what its kubectl gets */
 	int gpu;                     /* it has GPUs: rows of its own */
 	struct run_child *c;
 	char *why;                   /* it did not answer: why */
@@ -80,7 +85,7 @@ static void ask_start(struct node_ask *a)
 		strv_push(&argv, NODE_SCRIPT "; exec \"$@\"");
 		strv_pushv(&argv, (const char *const[]){ "openshell", "kubectl", NULL });
 		strv_pushf(&argv, "--request-timeout=%ds", kube_request_s(docker_call_timeout_ms()));
-		strv_pushv(&argv, (const char *const[]){ "get", SERVER_TYPES, "--all-namespaces", "--output=json", NULL });
+		strv_pushv(&argv, (const char *const[]){ "get", a->types, "--all-namespaces", "--output=json", NULL });
 	} else {
 		strv_push(&argv, NODE_SCRIPT);
 	}
@@ -134,7 +139,7 @@ static void ask_read(struct node_ask *a, const char *out, const char *errs, int 
 		os_error_clear(&err);
 	} else if (a->server) {
 		cleanup_free char *line = run_first_line(errs);
-		a->pods_why = xasprintf("kubectl get %s failed (exit status %d): %s", SERVER_TYPES, status, line);
+		a->pods_why = xasprintf("kubectl get %s failed (exit status %d): %s", a->types, status, line);
 	}
 }
 
@@ -206,6 +211,18 @@ static void read_use(const char *query, struct gpu_row *r)
 	}
 }
 
+/* WHO holds the row's device, named once (owned by the row then). */
+static void add_holder(struct gpu_row *r, struct gpu_holder *who)
+{
+	for (size_t k = 0; k < r->n_holders; k++)
+		if (gpu_holder_same(&r->holders[k], who)) {
+			gpu_holder_free(who);
+			return;
+		}
+	r->holders = xrealloc(r->holders, (r->n_holders + 1) * sizeof(*r->holders));
+	r->holders[r->n_holders++] = *who;
+}
+
 /* The containers of live pods that hold the row's device; none are named
  * without the pods (the view says why). */
 static void add_holders(const struct device_checkpoint *cp, const cJSON *pods, struct gpu_row *r)
@@ -215,7 +232,7 @@ static void add_holders(const struct device_checkpoint *cp, const cJSON *pods, s
 		const cJSON *md = json_get(kube_live_pod(pods, e->pod_uid), "metadata", NULL);
 		const char *ns = json_str(md, "namespace"), *name = json_str(md, "name");
 		struct gpu_holder who = { 0 };
-		int held = 0, known = 0;
+		int held = 0;
 
 		if (!ns || !name || !kube_nvidia_resource(e->resource))
 			continue;   /* ended, its entry not yet collected; or another plugin's */
@@ -224,15 +241,16 @@ static void add_holders(const struct device_checkpoint *cp, const cJSON *pods, s
 		if (!held)
 			continue;
 		gpu_holder_set(&who, ns, name, e->container);
-		for (size_t k = 0; k < r->n_holders && !known; k++)
-			known = gpu_holder_same(&r->holders[k], &who);
-		if (known) {
-			gpu_holder_free(&who);
-			continue;
-		}
-		r->holders = xrealloc(r->holders, (r->n_holders + 1) * sizeof(*r->holders));
-		r->holders[r->n_holders++] = who;
+		add_holder(r, &who);
 	}
+}
+
+static void hold_by_claim(void *ctx, const char *ns, const char *pod, const char *container)
+{
+	struct gpu_holder who = { 0 };
+
+	gpu_holder_set(&who, ns, pod, container);
+	add_holder(ctx, &who);
 }
 
 /* Has the node devices the kubelet counts unhealthy (capacity over
@@ -255,9 +273,25 @@ static int node_has_sick(const cJSON *list, const char *node)
 struct judge {
 	const struct node_ask *a;
 	const cJSON *list;           /* the server's, or NULL */
+	int dra;                     /* the gateway's GPUs go by DRA */
 	struct sharing sharing;
 	int sick;
 };
+
+/* Under DRA: a GPU the node's slices publish is the driver's to hand out
+ * (it publishes the ones it can serve), and its holders are the claims'. */
+static void judge_claimed(const struct judge *j, struct gpu_row *r)
+{
+	if (r->mig_index >= 0 || !j->list)
+		return;   /* no MIG device is published yet; without the list, the view says why */
+	if (gpu_claims_published(j->list, j->a->name, r->uuid)) {
+		r->health = "healthy";
+	} else {
+		r->health = "unknown";
+		r->why = xstrdup("not published in the node's ResourceSlices (kubectl get resourceslices)");
+	}
+	gpu_claims_holders(j->list, r->uuid, hold_by_claim, r);
+}
 
 /* The row's sharing, health and holders. A device the plugin marked
  * unhealthy (its log says so, and the kubelet counts some unhealthy) is,
@@ -266,6 +300,10 @@ static void judge_row(const struct judge *j, struct gpu_row *r, int leaf)
 {
 	int ids;
 
+	if (j->dra) {
+		judge_claimed(j, r);
+		return;
+	}
 	if (!j->a->have_cp) {
 		r->health = "unknown";
 		r->why = xstrdup(j->a->cp_why ? j->a->cp_why
@@ -320,9 +358,9 @@ static void node_procs(struct gpu_view *v, const struct node_ask *a, const cJSON
 				v->procs.v[i].index = v->v[k].index;
 }
 
-static void node_rows(struct gpu_view *v, const struct node_ask *a, const cJSON *list)
+static void node_rows(struct gpu_view *v, const struct node_ask *a, const cJSON *list, int dra)
 {
-	struct judge j = { .a = a, .list = list, .sick = node_has_sick(list, a->name) };
+	struct judge j = { .a = a, .list = list, .dra = dra, .sick = node_has_sick(list, a->name) };
 
 	if (a->why || !a->gpus.n) {
 		struct gpu_row *r = new_row(v, a);
@@ -363,7 +401,8 @@ static void plan(const struct gateway *gw, const struct node_records *rs, struct
 {
 	*asks = xcalloc(rs->n + 1, sizeof(**asks));
 	(*asks)[0] = (struct node_ask){ .server = 1, .gpu = gateway_wants_gpu(gw), .ctr = gw->container,
-					.host = gw->has_metadata ? gw->md.docker_endpoint : NULL };
+					.host = gw->has_metadata ? gw->md.docker_endpoint : NULL,
+					.types = gw->allocation == GPU_ALLOCATION_DRA ? SERVER_DRA_TYPES : SERVER_TYPES };
 	*n = 1;
 	for (size_t i = 0; i < rs->n; i++) {
 		struct node_ask *a;
@@ -403,7 +442,7 @@ int gateway_gpu_view(const char *name, struct gpu_view *view, os_error *err)
 		view->holders_why = xstrdup(server->pods_why ? server->pods_why : server->why);
 	for (size_t i = 0; i < n; i++)
 		if (asks[i].gpu)
-			node_rows(view, &asks[i], server->list);
+			node_rows(view, &asks[i], server->list, gw.allocation == GPU_ALLOCATION_DRA);
 	rc = 0;
 out:
 	for (size_t i = 0; i < n; i++)

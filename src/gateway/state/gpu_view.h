@@ -10,7 +10,9 @@
  * their cgroups (gateway/state/gpu_procs.h); the server's exec ends with one
  * kubectl get of the pods (a checkpoint entry counts while its pod
  * lives), the nodes (unhealthy devices: capacity over allocatable) and
- * the HelmChartConfigs (the sharing: time-slicing or MPS). A node that
+ * the HelmChartConfigs (the sharing: time-slicing or MPS); under DRA the
+ * claims and slices, whose holders are the claims' instead
+ * (gateway/state/gpu_claims.h). A node that
  * does not answer gets one row, its state unknown and why; the other
  * nodes' rows stand. Reads, never changes.
  */

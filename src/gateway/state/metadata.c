@@ -89,6 +89,8 @@ char *metadata_to_json(const struct gw_metadata *md)
 	cJSON_AddStringToObject(o, "bind", md->bind);
 	cJSON_AddNumberToObject(o, "port", md->port);
 	cJSON_AddBoolToObject(o, "gpu", md->gpu);
+	if (md->gpu && md->allocation != GPU_ALLOCATION_UNSET)
+		cJSON_AddStringToObject(o, "gpu_allocation", gpu_allocation_name(md->allocation));
 	cJSON_AddStringToObject(o, "server", md->server);
 	cJSON_AddStringToObject(o, "kubeconfig", md->kubeconfig);
 	cJSON_AddStringToObject(o, "created", md->created);
@@ -114,6 +116,21 @@ static int take_str(const cJSON *o, const char *key, char **out, os_error *err)
 				    key);
 	*out = xstrdup(v);
 	return 0;
+}
+
+/* Optional, and a hint alone (the container says the allocation): absent
+ * in older files and without GPUs, and a word no openshell of this one
+ * knows is as good as absent. */
+static enum gpu_allocation read_allocation(const cJSON *o)
+{
+	const char *v = json_str(o, "gpu_allocation");
+	enum gpu_allocation a = GPU_ALLOCATION_UNSET;
+	os_error e = { 0 };
+
+	if (v && gpu_allocation_parse(v, &a, &e) < 0)
+		a = GPU_ALLOCATION_UNSET;
+	os_error_clear(&e);
+	return a;
 }
 
 int metadata_parse(const char *json, size_t len, struct gw_metadata *md, os_error *err)
@@ -147,6 +164,7 @@ int metadata_parse(const char *json, size_t len, struct gw_metadata *md, os_erro
 	}
 	md->port = (int)port;
 	md->gpu = gpu;
+	md->allocation = read_allocation(o);
 	/* Optional: absent before --update-kubeconfig was used, or in older files. */
 	md->user_kubeconfig = dup_or_null(json_str(o, "user_kubeconfig"));
 	metadata_where_from_json(o, &where);

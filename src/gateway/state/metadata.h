@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "docker/daemon.h"
+#include "gateway/gpu/allocation.h"
 
 #define METADATA_SCHEMA 1
 
@@ -23,6 +24,10 @@ struct gw_metadata {
 	char *bind;
 	int port;
 	int gpu;
+	/* Its GPU allocation ("gpu_allocation"), so that a reader asks for
+	 * what it serves before the container is inspected;
+	 * GPU_ALLOCATION_UNSET without GPUs, or in older files. */
+	enum gpu_allocation allocation;
 	char *server;       /* https://ADDR:PORT, as in the kubeconfig */
 	char *kubeconfig;   /* absolute path */
 	char *created;      /* RFC 3339, UTC */

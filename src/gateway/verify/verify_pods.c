@@ -1,4 +1,4 @@
-/* gateway/check/verify_pods.c - verify's pods: the smoke pod and the isolation pod (see gateway/check/verify_checks.h).
+/* gateway/verify/verify_pods.c - verify's pods: the smoke pod and the isolation pod (see gateway/verify/verify_checks.h).
  *
  * Both go in with one kubectl create, before verify's looks, and the
  * same docker exec then watches them (kube/watch.h's THEN): the watch
@@ -24,7 +24,7 @@
 #include "base/strv.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
-#include "gateway/check/verify_checks.h"
+#include "gateway/verify/verify_checks.h"
 #include "gateway/wait/wait.h"
 #include "kube/containerd.h"
 #include "kube/kubectl.h"
@@ -375,10 +375,13 @@ static void add_node_probe(struct verify_pods *vp, cJSON *items, unsigned tag, s
 	struct verify_node_pod *np = &vp->plan->nodes[k];
 
 	*p = (struct probe){ .name = xasprintf("openshell-verify-%x-%s", tag, np->node), .kind = PROBE_SMOKE,
-			     .np = np, .check = &np->check, .judge = verify_judge_smoke };
+			     .np = np, .check = &np->check, .judge = verify_judge_smoke, .claim = vp->tmpl != NULL };
+	/* Under DRA by a claim too, allocated from that node's slices. */
 	cJSON_AddItemToArray(items, verify_pod_manifest(&(struct verify_pod_spec){
 		.name = p->name, .node = np->node, .instance = vp->instance, .image = vp->plan->image,
-		.resource = GPU_RESOURCE }));
+		.resource = p->claim ? NULL : GPU_RESOURCE, .claim_template = p->claim ? vp->tmpl : NULL }));
+	if (p->claim)
+		verify_claims_add(&vp->claims, p->name);
 }
 
 struct verify_pods *verify_pods_start(const struct gateway *gw, const struct verify_pod_plan *plan, os_error *err)

@@ -1,4 +1,4 @@
-/* gateway/check/verify_request.c - verify's first check: the container's GPU request (see gateway/check/verify_checks.h). */
+/* gateway/verify/verify_request.c - verify's first check: the container's GPU request (see gateway/verify/verify_checks.h). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -8,8 +8,8 @@
 #include "base/strv.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
-#include "gateway/check/verify_checks.h"
 #include "gateway/gpu/gpus.h"
+#include "gateway/verify/verify_checks.h"
 
 static int has_cap(const char *caps, const char *cap)
 {

@@ -1,10 +1,10 @@
-/* gateway/check/verify_manifests.c - the objects verify makes: its pods, and under DRA their claims' template (see gateway/check/verify_checks.h). */
+/* gateway/verify/verify_manifests.c - the objects verify makes: its pods, and under DRA their claims' template (see gateway/verify/verify_checks.h). */
 #include "config.h"
 
 #include <cjson/cJSON.h>
 
-#include "gateway/check/verify_checks.h"
 #include "gateway/gpu/allocation.h"
+#include "gateway/verify/verify_checks.h"
 #include "kube/objects.h"
 
 /* nvidia-smi -L, its answer both printed (for `kubectl logs`) and written

@@ -1,4 +1,4 @@
-/* gateway/check/verify_checks.h - the checks of verify, for its own files (gateway/check/verify.h is the interface).
+/* gateway/verify/verify_checks.h - the checks of verify, for its own files (gateway/verify/verify.h is the interface).
  *
  * verify.c runs the checks in order; verify_request.c has the ones about
  * the container's own GPU request, which need Docker alone.
@@ -177,10 +177,20 @@ char *verify_pod_output(const char *ctr, const char *pod, const cJSON *cs);
 
 /* The smoke pod's GPU must be one of those seen. */
 void verify_smoke_gpu(const struct strv *seen, struct check *c);
+/* The node's allocatable nvidia.com/gpu in LIST, under the device plugin
+ * (gateway/verify/verify_allocatable.c): each of the container's GPUS
+ * devices (PER_DEVICE > 1: WSL2's one device, every GPU) times the
+ * sharing's replicas, none unhealthy, or the MIG resources of the mixed
+ * strategy, into C; *SCHEDULABLE when a pod could get one, *RESOURCE
+ * (owned) the MIG resource the smoke pod asks for under the mixed
+ * strategy. */
+void verify_allocatable(const struct gateway *gw, int gpus, int per_device, const cJSON *list, struct check *c,
+			char **resource, int *schedulable);
+
 /* The UUID a pod's verdict names ("… (UUID: GPU-…)"), owned, or NULL. */
 char *verify_evidence_uuid(const struct check *c);
 
-/* The manifests of verify's objects (gateway/check/verify_manifests.c).
+/* The manifests of verify's objects (gateway/verify/verify_manifests.c).
  * A pod NAME of the run INSTANCE (its label) runs IMAGE on NODE (NULL:
  * any) under the nvidia runtime: the smoke script, nvidia-smi -L with its
  * answer in the termination message, asking one RESOURCE (NULL: none) or
@@ -199,7 +209,7 @@ struct verify_pod_spec {
 cJSON *verify_pod_manifest(const struct verify_pod_spec *ps);
 cJSON *verify_dra_template(const char *name, const char *instance);
 
-/* Under DRA (gateway/check/verify_dra.c). The node's ResourceSlices of
+/* Under DRA (gateway/verify/verify_dra.c). The node's ResourceSlices of
  * NVIDIA's driver in LIST must publish the GPUs the gateway SEES (when
  * known), by UUID, into C; *SCHEDULABLE when they publish any. */
 void verify_dra_slices(const cJSON *list, const char *node, const struct strv *seen, struct check *c,

@@ -1,4 +1,4 @@
-/* gateway/check/verify_dra.c - verify's checks of a gateway whose GPUs go by DRA (see gateway/check/verify_checks.h).
+/* gateway/verify/verify_dra.c - verify's checks of a gateway whose GPUs go by DRA (see gateway/verify/verify_checks.h).
  *
  * Under --gpu-allocation dra the node publishes its GPUs as devices of
  * ResourceSlices, and a pod gets one through a ResourceClaim, which the
@@ -19,8 +19,8 @@
 #include "base/signals.h"
 #include "base/strv.h"
 #include "base/xalloc.h"
-#include "gateway/check/verify_checks.h"
 #include "gateway/gpu/allocation.h"
+#include "gateway/verify/verify_checks.h"
 #include "kube/objects.h"
 #include "kube/watch.h"
 
@@ -152,7 +152,7 @@ void verify_claims_await(struct verify_claims *vc, const char *const *pods, size
 	 * it by the grace. */
 	for (;;) {
 		struct backoff b = { 0 };
-		long long again;
+		long long again = 0;
 
 		for (i = 0; i < n && verify_claims_of(vc, pods[i])->device; i++)
 			;

@@ -1,4 +1,4 @@
-/* gateway/check/verify_answers.c - what verify's pods said, judged (see gateway/check/verify_checks.h).
+/* gateway/verify/verify_answers.c - what verify's pods said, judged (see gateway/verify/verify_checks.h).
  *
  * Each pod's answer is its nvidia-smi -L (from its termination message,
  * or its log): the smoke pod must name one GPU, and with a MIG resource
@@ -15,8 +15,8 @@
 #include "base/json.h"
 #include "base/runner.h"
 #include "base/xalloc.h"
-#include "gateway/check/verify_checks.h"
 #include "gateway/gpu/mig.h"
+#include "gateway/verify/verify_checks.h"
 #include "gateway/wait/wait.h"
 #include "kube/kubectl.h"
 #include "kube/objects.h"

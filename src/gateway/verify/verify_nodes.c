@@ -1,4 +1,4 @@
-/* gateway/check/verify_nodes.c - verify's node-gpus check: each agent's GPUs proven on its own node (see gateway/check/verify_checks.h). */
+/* gateway/verify/verify_nodes.c - verify's node-gpus check: each agent's GPUs proven on its own node (see gateway/verify/verify_checks.h). */
 #include "config.h"
 
 #include <string.h>
@@ -7,8 +7,8 @@
 #include "base/xalloc.h"
 #include "docker/client.h"
 #include "docker/daemon.h"
-#include "gateway/check/verify_checks.h"
 #include "gateway/gpu/gpus.h"
+#include "gateway/verify/verify_checks.h"
 
 int verify_nodes_start(const struct gateway *gw, struct verify_nodes *vn, os_error *err)
 {
@@ -35,14 +35,6 @@ int verify_nodes_start(const struct gateway *gw, struct verify_nodes *vn, os_err
 	return 0;
 }
 
-/* The first GPU a pod's check names, "(UUID: …)" (owned), or NULL. */
-static char *named_uuid(const struct check *c)
-{
-	const char *u = c->evidence ? strstr(c->evidence, "(UUID: ") : NULL;
-
-	return u ? xstrndup(u + 7, strcspn(u + 7, ")")) : NULL;
-}
-
 /* The pod's GPU must be one its node's agent sees; on WSL2 (/dev/dxg) its
  * one device is all of them, which its kept answer is judged by again. */
 static void judge_one(struct verify_nodes *vn, size_t k)
@@ -64,7 +56,7 @@ static void judge_one(struct verify_nodes *vn, size_t k)
 	}
 	for (int i = 0; i < h.n; i++)
 		strv_push(&seen, h.v[i].uuid);
-	uuid = named_uuid(c);
+	uuid = verify_evidence_uuid(c);
 	if (vn->look_error[k] && c->evidence)
 		check_set(c, CHECK_FAIL, xasprintf("%s, but its agent's GPUs cannot be read: %s", c->evidence,
 						   vn->look_error[k]));

@@ -1,4 +1,4 @@
-/* gateway/check/verify.h - the checks that prove a gateway's GPUs are usable.
+/* gateway/verify/verify.h - the checks that prove a gateway's GPUs are usable.
  *
  * The design's testing plan as code, in order: the container asks Docker
  * for GPUs and sees exactly the ones its request names on the Docker host,

@@ -1,4 +1,4 @@
-/* gateway/check/verify_mig.c - verify's look at the gateway's MIG capabilities (see gateway/check/verify_checks.h). */
+/* gateway/verify/verify_mig.c - verify's look at the gateway's MIG capabilities (see gateway/verify/verify_checks.h). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -7,8 +7,8 @@
 #include "base/strv.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
-#include "gateway/check/verify_checks.h"
 #include "gateway/gpu/mig_caps.h"
+#include "gateway/verify/verify_checks.h"
 
 int verify_mig_start(const struct gateway *gw, struct gpu_looks *l, os_error *err)
 {

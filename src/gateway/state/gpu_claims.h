@@ -1,0 +1,34 @@
+/* gateway/state/gpu_claims.h - who holds a GPU under DRA: the claims allocated it.
+ *
+ * Under --gpu-allocation dra the kubelet's device checkpoint holds no GPU:
+ * a pod holds one through a ResourceClaim that the scheduler allocated a
+ * device of NVIDIA's driver (its pool and name, whose "uuid" attribute a
+ * ResourceSlice publishes) and reserved for the pod (status.reservedFor).
+ * A container of the pod (an init container too) uses it when it names
+ * the pod's claim (resources.claims: the pod's resourceClaims entry that
+ * names the claim, one several pods may share, or that
+ * status.resourceClaimStatuses ties to a claim made from a template),
+ * with the allocation's request where it names one; or, for the claim the
+ * scheduler made for an extended resource (nvidia.com/gpu: 1), when
+ * status.extendedResourceClaimStatus maps that request to it. The pods
+ * are the reservation's, by UID.
+ * Read from one List of the server's (pods, claims, slices), as `gateway
+ * gpus` gets it; the API is the truth here, no node's file.
+ */
+#ifndef OPENSHELL_GATEWAY_GPU_CLAIMS_H
+#define OPENSHELL_GATEWAY_GPU_CLAIMS_H
+
+#include <cjson/cJSON.h>
+
+/* The types the server's get must name for these readers. */
+#define GPU_CLAIMS_TYPES "resourceclaims.resource.k8s.io,resourceslices.resource.k8s.io"
+
+/* Is the GPU UUID published in NODE's slices of the driver, in LIST? */
+int gpu_claims_published(const cJSON *list, const char *node, const char *uuid);
+
+/* Call HOLD for each container of a live pod that holds the GPU UUID
+ * through a claim in LIST (each once per claim). */
+void gpu_claims_holders(const cJSON *list, const char *uuid,
+			void (*hold)(void *ctx, const char *ns, const char *pod, const char *container), void *ctx);
+
+#endif
