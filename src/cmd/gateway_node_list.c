@@ -31,7 +31,8 @@ const struct cli_spec gateway_node_list_spec = {
 	.summary = "list a gateway's nodes, with their Docker hosts and GPUs",
 	.about = "List the gateway's nodes: its server's, then each agent 'gateway node add'\n"
 		 "joined, with the Docker host it runs on, its state in the cluster and its\n"
-		 "allocatable nvidia.com/gpu. A stopped gateway's nodes are listed from its\n"
+		 "allocatable nvidia.com/gpu (under --gpu-allocation dra, the GPUs its\n"
+		 "ResourceSlices publish). A stopped gateway's nodes are listed from its\n"
 		 "files, their state unknown.\n",
 	.opts = list_opts,
 	.run = run,

@@ -147,7 +147,8 @@ const struct cli_spec gateway_start_spec = {
 	.summary = "create (or resume) a gateway and wait until it is ready",
 	.about = "Create a gateway - k3s in a privileged Docker container named\n"
 		 "openshell-cluster-NAME - or resume a stopped one, and wait until it is ready:\n"
-		 "the k3s API answers and, with --gpu, the node has allocatable GPUs.\n"
+		 "the k3s API answers and, with --gpu, the node has allocatable GPUs (under\n"
+		 "--gpu-allocation dra, published in its ResourceSlices).\n"
 		 "The kubeconfig is written to $XDG_CONFIG_HOME/openshell/gateways/NAME/.\n",
 	.opts = start_opts,
 	.after = "An existing gateway is reused (resumed if stopped) with its own port,\n"
@@ -304,7 +305,7 @@ static void print_summary(const struct gateway_request *rq, int json, const stru
 	} else {
 		printf("\nNext:\n  export KUBECONFIG=%s\n  kubectl get nodes\n", r->kubeconfig);
 	}
-	if (rq->gpu && !(r->gpu_allocation && !strcmp(r->gpu_allocation, "dra")))
+	if (rq->gpu)
 		printf("  openshell gateway verify --name %s\n", rq->name);
 }
 

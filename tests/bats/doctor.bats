@@ -103,7 +103,7 @@ fake_info() {
 	run check wsl2
 	mv "$BATS_TEST_TMPDIR/nvidia0" "$ROOT/dev/"
 	assert_output --partial "warn WSL2: the GPUs come through /dev/dxg, with no /dev/nvidiaN, so the device plugin advertises them as one device"
-	assert_output --partial "MIG and MPS sharing are refused there"
+	assert_output --partial "MIG, MPS sharing and --gpu-allocation dra are refused there"
 	assert_output --partial "(use --gpu, not a count or a list; expect allocatable nvidia.com/gpu 1"
 	run check nvidia-driver
 	assert_output --partial "pass NVIDIA driver 550.54.15"   # the sim host's procfs: a module of its own

@@ -433,6 +433,18 @@ static void test_wsl2(void)
 	   "a node joining a gateway that shares with MPS is refused: %s", err.msg);
 	os_error_clear(&err);
 	is_int(start_gpus_wsl2(&o, NULL, NULL, WSL2_ENGINE, &err), 0, "no sharing asked: nothing to refuse");
+	o.allocation = GPU_ALLOCATION_DRA;
+	ok(start_gpus_wsl2(&o, NULL, NULL, WSL2_ENGINE, &err) < 0 &&
+	   strstr(err.msg, "--gpu-allocation dra cannot be served on a WSL2 Docker host") &&
+	   strstr(err.msg, "leave --gpu-allocation out"), "DRA is refused, with what serves WSL2: %s", err.msg);
+	os_error_clear(&err);
+	ok(start_gpus_wsl2(&o, NULL, "lab", WSL2_ENGINE, &err) < 0 &&
+	   strstr(err.msg, "gateway 'lab' allocates its GPUs by DRA (--gpu-allocation dra), which a WSL2 Docker host cannot serve") &&
+	   strstr(err.msg, "add a Linux host as its node"),
+	   "a node joining a DRA gateway is refused: %s", err.msg);
+	os_error_clear(&err);
+	is_int(start_gpus_wsl2(&o, NULL, NULL, WSL2_NO, &err), 0, "a Linux host serves DRA");
+	o.allocation = GPU_ALLOCATION_DEVICE_PLUGIN;
 	rq.gpu_mode = GPU_MODE_CDI;
 	ok(start_gpus_wsl2(&o, NULL, NULL, WSL2_ENGINE, &err) < 0 &&
 	   strstr(err.msg, "--gpu-mode cdi cannot be served on a WSL2 Docker host") && strstr(err.msg, "libdxcore.so") &&

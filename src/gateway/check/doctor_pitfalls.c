@@ -53,7 +53,7 @@ static void check_wsl2(struct doctor *d, const cJSON *info, const struct host_fa
 	             host == WSL2_DOCKER_DESKTOP
 	                     ? "use --gpu, not a count or a list; Docker Desktop gives its engine the GPUs with " WSL2_DESKTOP_SETTINGS
 	                     : "use --gpu, not a count or a list; expect allocatable nvidia.com/gpu 1 whatever the GPUs",
-	             "%s: the GPUs come through /dev/dxg%s, so the device plugin advertises them as one device; --gpus cannot pick among them, and MIG and MPS sharing are refused there",
+	             "%s: the GPUs come through /dev/dxg%s, so the device plugin advertises them as one device; --gpus cannot pick among them, and MIG, MPS sharing and --gpu-allocation dra are refused there",
 	             host == WSL2_DOCKER_DESKTOP ? "Docker Desktop on WSL2" : "WSL2",
 	             host_facts_wsl2(f) ? ", with no /dev/nvidiaN" : "");
 }

@@ -255,6 +255,19 @@ class Scheduler:
             out.append(c)
         return out
 
+    def _class_missing(self, claims):
+        """PreFilter's validateDeviceClass (dynamicresources.go): a request of
+        a claim still to allocate whose DeviceClass is not there stops the
+        pod before any node is looked at, or None."""
+        for c in claims:
+            if (c.get("status") or {}).get("allocation"):
+                continue
+            for req in ((c.get("spec") or {}).get("devices") or {}).get("requests") or []:
+                cls = (req.get("exactly") or {}).get("deviceClassName")
+                if cls and cls not in self.dra["classes"]:
+                    return "request %s: device class %s does not exist" % (req.get("name"), cls)
+        return None
+
     def _claims_why_not(self, claims, node):
         taken = set(self.dra["taken"])
         for c in claims:
@@ -322,6 +335,9 @@ class Scheduler:
         claims = self._claims_of(pod)
         if claims is None:
             return
+        missing = self._class_missing(claims)
+        if missing:
+            return self._unschedulable(pods, pod, len(nodes), {}, prefilter=missing)
         mapping = class_mapping(self.dra["classes"])
         leftover = self._leftover(pod)
         if leftover is not None:
@@ -425,14 +441,15 @@ class Scheduler:
                 why.append("Insufficient " + k)
         return why or None
 
-    def _unschedulable(self, pods, pod, n_nodes, reasons, mapped=False):
-        parts = ", ".join("%d %s" % (n, r) for r, n in sorted(reasons.items()))
+    def _unschedulable(self, pods, pod, n_nodes, reasons, mapped=False, prefilter=None):
+        # FitError.Error(): PreFilter's message in place of the nodes' reasons.
+        parts = prefilter or ", ".join("%d %s" % (n, r) for r, n in sorted(reasons.items()))
         only_resources = reasons and all(r.startswith("Insufficient") for r in reasons)
         preempt = ("%d %s" % (n_nodes, PREEMPT_NONE)) if only_resources else "%d %s" % (n_nodes, PREEMPT_USELESS)
         # DynamicResources' PostFilter speaks first, with claims or without:
         # a pod with claims, or asking a resource a DeviceClass maps (its
         # special claim is in PreFilter's state), is "still not schedulable".
-        post = ("still not schedulable, " if (pod.get("spec") or {}).get("resourceClaims") or mapped
+        post = ("still not schedulable, " if ((pod.get("spec") or {}).get("resourceClaims") or mapped) and not prefilter
                 else "no new claims to deallocate, ")
         if n_nodes == 0:
             msg = "no nodes available to schedule pods"
