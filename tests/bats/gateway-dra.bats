@@ -75,9 +75,10 @@ published() {
 	run jq -r .gpu_allocation "$XDG_CONFIG_HOME/openshell/gateways/d/metadata.json"
 	assert_output dra
 	run --separate-stderr openshell -v gateway status --name d
+	assert_line '  GPU use:     2 devices: 2 free'
 	run grep -c '^openshell: + .* kubectl .* get ' <<<"$stderr"
 	assert_output 1
-	[[ "$stderr" == *" get runtimeclasses,"*",resourceslices "* ]]
+	[[ "$stderr" == *" get runtimeclasses,"*",resourceslices,resourceclaims "* ]]
 }
 
 # The README's sample claim pod, exactly as written there: the yaml block
@@ -228,6 +229,8 @@ no_verify_claims() { local out; out=$(verify_claims_left) && [ -z "$out" ]; }
 	holding_pod d bycount
 	run --separate-stderr openshell gateway gpus --name d --json
 	status=$status json=$output
+	# status counts them by the claims too, in its one exec.
+	use=$(openshell gateway status --name d | grep '^  GPU use:')
 	# The GPU the scheduler allocated byclaim's claim, by its device's uuid in the slices.
 	claim=$(kd get pod byclaim -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}')
 	dev=$(kd get resourceclaim "$claim" -o jsonpath='{.status.allocation.devices.results[0].device}')
@@ -240,6 +243,7 @@ no_verify_claims() { local out; out=$(verify_claims_left) && [ -z "$out" ]; }
 	row() { jq -r --arg u "$uuid" ".gpus[] | select(.uuid $1 \$u) | [.health, (.holders[] | \"\(.namespace)/\(.pod)/\(.container)\")] | join(\" \")" <<<"$json"; }
 	assert_equal "$(row ==)" "healthy default/byclaim/work"
 	assert_equal "$(row !=)" "healthy default/bycount/work"
+	assert_equal "$use" "  GPU use:     2 devices: 2 in use, 0 free"
 }
 
 # IMAGE with LABEL $2=$3, tagged $1.

@@ -765,6 +765,12 @@ static void test_gpu_claims(void)
 		is_str(s, cases[i].holders, cases[i].what);
 		strv_free(&got);
 	}
+	{
+		struct gpu_use use;
+		gpu_claims_use(list, "n1", &use);
+		ok(use.devices == 4 && use.in_use == 3 && use.shared == 1 && use.shared_by == 2 && use.free == 0,
+		   "status's use: 4 published; 3 held by one pod each (a done pod's claim none); 1 shared by 2 pods");
+	}
 	cJSON_Delete(list);
 #undef GC_CLAIM
 #undef GC_FOR

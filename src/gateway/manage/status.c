@@ -10,6 +10,7 @@
 #include "gateway/gpu/allocation.h"
 #include "gateway/gpu/mig.h"
 #include "gateway/manage/status.h"
+#include "gateway/state/gpu_claims.h"
 #include "gateway/state/gpu_use.h"
 #include "gateway/state/info.h"
 #include "gateway/wait/gpu_state.h"
@@ -20,7 +21,7 @@
  * hold GPUs, in one kubectl; under DRA the ResourceSlices too (a type
  * older clusters lack, so asked of DRA gateways alone). */
 #define GPU_FACT_TYPES "runtimeclasses,daemonsets,nodes,pods"
-#define DRA_FACT_TYPES GPU_FACT_TYPES ",resourceslices"
+#define DRA_FACT_TYPES GPU_FACT_TYPES ",resourceslices,resourceclaims"
 
 static const char *fact_types(int gpu, int dra)
 {
@@ -124,7 +125,7 @@ static cJSON *read_answer(const struct gateway *gw, struct run_child *get, struc
 	if (text) {
 		const char *toml;
 		/* Under DRA the kubelet's device checkpoint holds no GPU: who
-		 * holds one is a claim's, which status does not read yet. */
+		 * holds one is a claim's (read_nodes()). */
 		s->use_read = gpu_use_read(text, list, &s->use, &toml) && gw->allocation != GPU_ALLOCATION_DRA;
 		if (strspn(toml, " \t\r\n") < strlen(toml))
 			containerd_parse_nvidia(toml, &s->rt);
@@ -148,6 +149,8 @@ static void read_nodes(const struct gateway *gw, struct gateway_status *s, cJSON
 		gpu_state_read_slices(&g, list);
 		s->gpus = s->capacity = (long long)g.published.n;
 		gpu_state_free(&g);
+		gpu_claims_use(list, own, &s->use);
+		s->use_read = 1;
 	}
 	kube_keep_node(list, own);
 	if (gw->allocation != GPU_ALLOCATION_DRA) {

@@ -6,6 +6,7 @@
 
 #include "base/json.h"
 #include "base/strv.h"
+#include "base/xalloc.h"
 #include "gateway/gpu/allocation.h"
 #include "gateway/state/gpu_claims.h"
 #include "kube/objects.h"
@@ -121,4 +122,39 @@ void gpu_claims_holders(const cJSON *list, const char *uuid,
 				claim_holders(list, claim, json_str(res, "request"), hold, ctx);
 		}
 	}
+}
+
+/* A holder's pod, "NS/POD", once in the strv CTX. */
+static void note_pod(void *ctx, const char *ns, const char *pod, const char *container)
+{
+	struct strv *pods = ctx;
+	char *who = xasprintf("%s/%s", ns, pod);
+
+	(void)container;
+	if (!strv_has(pods, who))
+		strv_push(pods, who);
+	free(who);
+}
+
+void gpu_claims_use(const cJSON *list, const char *node, struct gpu_use *use)
+{
+	struct strv pub = { 0 }, sharing = { 0 };
+
+	dra_published_uuids(list, node, &pub, NULL);
+	*use = (struct gpu_use){ .devices = (int)pub.n };
+	for (size_t i = 0; i < pub.n; i++) {
+		struct strv pods = { 0 };
+
+		gpu_claims_holders(list, pub.v[i], note_pod, &pods);
+		use->in_use += pods.n == 1;
+		use->shared += pods.n > 1;
+		use->free += pods.n == 0;
+		for (size_t k = 0; pods.n > 1 && k < pods.n; k++)
+			if (!strv_has(&sharing, pods.v[k]))
+				strv_push(&sharing, pods.v[k]);
+		strv_free(&pods);
+	}
+	use->shared_by = (int)sharing.n;
+	strv_free(&sharing);
+	strv_free(&pub);
 }

@@ -20,6 +20,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "gateway/state/gpu_use.h"
+
 /* The types the server's get must name for these readers. */
 #define GPU_CLAIMS_TYPES "resourceclaims.resource.k8s.io,resourceslices.resource.k8s.io"
 
@@ -30,5 +32,9 @@ int gpu_claims_published(const cJSON *list, const char *node, const char *uuid);
  * through a claim in LIST (each once per claim). */
 void gpu_claims_holders(const cJSON *list, const char *uuid,
 			void (*hold)(void *ctx, const char *ns, const char *pod, const char *container), void *ctx);
+
+/* `gateway status`'s use line under DRA (gateway/state/gpu_use.h): the GPUs
+ * NODE's slices publish, by the pods that hold them through claims. */
+void gpu_claims_use(const cJSON *list, const char *node, struct gpu_use *use);
 
 #endif

@@ -2,8 +2,9 @@
  *
  * The devices of the gateway's own node by the pods that hold them, from
  * the kubelet's device checkpoint (kube/checkpoint.h) read in status's one
- * exec, ahead of its kubectl, and the pods of its get. `gateway gpus`
- * (gateway/state/gpu_view.h) names them.
+ * exec, ahead of its kubectl, and the pods of its get (under DRA, from the
+ * claims instead: gpu_claims_use(), gateway/state/gpu_claims.h). `gateway
+ * gpus` (gateway/state/gpu_view.h) names them.
  */
 #ifndef OPENSHELL_GATEWAY_GPU_USE_H
 #define OPENSHELL_GATEWAY_GPU_USE_H
