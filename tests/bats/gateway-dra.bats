@@ -74,6 +74,10 @@ published() {
 	# before the container's inspect, asks for the slices at once.
 	run jq -r .gpu_allocation "$XDG_CONFIG_HOME/openshell/gateways/d/metadata.json"
 	assert_output dra
+	# Started again, it points at verify, which checks a DRA gateway.
+	run --separate-stderr openshell gateway start --gpus 2 --gpu-allocation dra --name d
+	assert_success
+	assert_line "  openshell gateway verify --name d"
 	run --separate-stderr openshell -v gateway status --name d
 	assert_line '  GPU use:     2 devices: 2 free'
 	run grep -c '^openshell: + .* kubectl .* get ' <<<"$stderr"
@@ -253,8 +257,10 @@ relabelled() {
 
 @test "an image of a k3s older than 1.34, or whose bundle lacks the DRA driver's chart or image, is refused under dra before anything is made" {
 	relabelled openshell-cluster:k3s133 org.openshell.k3s-version v1.33.5+k3s1
-	run --separate-stderr openshell gateway start --gpu --gpu-allocation dra --name x --image openshell-cluster:k3s133
+	run --separate-stderr openshell -v gateway start --gpu --gpu-allocation dra --name x --image openshell-cluster:k3s133
 	assert_failure 1
+	# Its labels came with the start's first look: no inspect of its own.
+	[[ "$stderr" != *"docker image inspect"* ]]
 	[[ "$stderr" == *"openshell: error: --gpu-allocation dra needs Kubernetes 1.34 or later (DRA's resource.k8s.io/v1), and image openshell-cluster:k3s133 runs k3s v1.33.5+k3s1: use an image of a newer k3s ('openshell image build' makes one), or --gpu-allocation device-plugin" ]]
 	relabelled openshell-cluster:nodrachart org.openshell.bundle.charts nvidia-device-plugin-0.17.1.tgz
 	run --separate-stderr openshell gateway start --gpu --gpu-allocation dra --name x --image openshell-cluster:nodrachart

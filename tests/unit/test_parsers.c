@@ -12,6 +12,7 @@
 #include "docker/client.h"
 #include "docker/container.h"
 #include "docker/inspect_any.h"
+#include "gateway/gpu/allocation.h"
 #include "gateway/state/gpu_claims.h"
 #include "gateway/state/gpu_ids.h"
 #include "gateway/state/gpu_procs.h"
@@ -681,6 +682,15 @@ static void test_verify_dra(void)
 	verify_dra_slices(list, "n2", &seen, &c, &schedulable);
 	ok(c.status == CHECK_FAIL && !schedulable, "slices: another node's are not this one's");
 	free(c.evidence);
+
+	/* A node's count, as node list and a node's join wait read it: the
+	 * last run's slices (made before the agent started) are none. */
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_GetArrayItem(cJSON_GetObjectItem(list, "items"), 0), "metadata"),
+				"creationTimestamp", "2026-12-07T10:00:00Z");
+	is_int((int)dra_node_gpus(list, "n1", NULL), 2, "node count: both GPUs its slices publish");
+	is_int((int)dra_node_gpus(list, "n1", "2026-12-07T09:59:00Z"), 2, "made after the agent started: counted");
+	is_int((int)dra_node_gpus(list, "n1", "2026-12-07T10:30:00Z"), -1, "made before it: the last run's, none");
+	is_int((int)dra_node_gpus(list, "n2", NULL), -1, "another node's: none");
 
 	pod = cJSON_Parse("{\"status\":{\"extendedResourceClaimStatus\":{\"resourceClaimName\":\"e-extended-resources-x\"}}}");
 	c = (struct check){ .name = "extended-pod" };

@@ -21,8 +21,10 @@
  * refusal that names the fix. */
 int image_fit_allocation(const char *ref, const struct docker_image *img, enum gpu_allocation a, os_error *err);
 
-/* The same, inspecting REF first (a docker call within TIMEOUT_MS); not
+/* The same by REF's LABELS where the caller has them (a look that found the
+ * image), else by an inspect of REF (a docker call within TIMEOUT_MS); not
  * under dra, nothing is asked. */
-int image_check_allocation(const char *ref, enum gpu_allocation a, int timeout_ms, os_error *err);
+int image_check_allocation(const char *ref, const cJSON *labels, enum gpu_allocation a, int timeout_ms,
+			   os_error *err);
 
 #endif

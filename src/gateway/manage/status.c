@@ -142,13 +142,12 @@ static void read_nodes(const struct gateway *gw, struct gateway_status *s, cJSON
 	 * list has every pod too); the gateway's GPUs are its own node's. */
 	s->nodes = kube_list_of_kind(list, "Node");
 	if (gw->allocation == GPU_ALLOCATION_DRA) {
-		/* And each node's GPUs are those its slices publish. */
-		s->slices = kube_list_of_kind(list, "ResourceSlice");
-		struct gpu_state g = { .by = gpu_allocator(GPU_ALLOCATION_DRA), .want_node = own };
+		/* And each node's GPUs are those its slices publish (0, not
+		 * absent, before the driver has published any). */
+		long long n = dra_node_gpus(list, own, NULL);
 
-		gpu_state_read_slices(&g, list);
-		s->gpus = s->capacity = (long long)g.published.n;
-		gpu_state_free(&g);
+		s->slices = kube_list_of_kind(list, "ResourceSlice");
+		s->gpus = s->capacity = n < 0 ? 0 : n;
 		gpu_claims_use(list, own, &s->use);
 		s->use_read = 1;
 	}

@@ -97,6 +97,7 @@ static int preflight(struct start *st, os_error *err)
 static int prepare_new(struct start *st, os_error *err)
 {
 	int present, looked = 0;
+	const cJSON *labels;
 
 	if (reach_check(&st->p, &st->daemon, err) < 0 ||
 	    start_gpus_wsl2(&st->p, sharing_asked(&st->p.req->sharing), NULL, st->dg.wsl2, err) < 0 ||
@@ -114,8 +115,11 @@ static int prepare_new(struct start *st, os_error *err)
 	if (!present)
 		start_look_forget(&st->look);
 	phases_mark(&st->r->phases, PHASE_IMAGE);
-	/* DRA needs an image whose k3s serves it and whose bundle holds the driver. */
-	if (st->p.req->gpu && image_check_allocation(st->p.image, st->p.allocation, deadline_call_ms(&st->w.by), err) < 0)
+	/* DRA needs an image whose k3s serves it and whose bundle holds the
+	 * driver: the look's labels tell, for an image it found here. */
+	labels = present ? start_look_image_labels(&st->look, st->p.image) : NULL;
+	if (st->p.req->gpu &&
+	    image_check_allocation(st->p.image, labels, st->p.allocation, deadline_call_ms(&st->w.by), err) < 0)
 		return -1;
 	st->prepared = start_gpus_check(&st->p, &st->dg, looked, deadline_call_ms(&st->w.by), err) == 0;
 	return st->prepared ? 0 : -1;
@@ -470,6 +474,7 @@ out:
 	if (rc < 0 && signals_pending())
 		start_explain_interrupt(&st.p, st.have_container, st.removed_old, st.rolled_back, err);
 	wait_release(&st.w);
+	start_look_free(&st.look);
 	gateway_unlock(lock);
 	free(st.res);
 	free(st.reused_image);

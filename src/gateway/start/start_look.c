@@ -18,6 +18,7 @@ int start_look(const char *res, const char *gateway, const char *image, int time
 	int rc = 0;
 
 	memset(c, 0, sizeof(*c));
+	start_look_free(l);
 	*l = (struct start_look){ .res = res, .gateway = gateway, .image = image, .net_owner = LOOK_NOT_KNOWN,
 				  .vol_owner = LOOK_NOT_KNOWN, .image_here = LOOK_NOT_KNOWN };
 	if (docker_inspect_any(names, 2, timeout_ms, f, err) < 0) {
@@ -45,6 +46,11 @@ int start_look(const char *res, const char *gateway, const char *image, int time
 	/* Anything else of the image's name (a container, say) is asked again, as an image. */
 	if (f[1].kind == DOCKER_IMAGE || f[1].kind == DOCKER_MISSING)
 		l->image_here = f[1].kind == DOCKER_IMAGE;
+	/* Kept for the checks of what the image holds (gateway/deploy/image_fit.h). */
+	if (f[1].kind == DOCKER_IMAGE) {
+		const cJSON *il = json_get(f[1].obj, "Config", "Labels", NULL);
+		l->image_labels = cJSON_IsObject(il) ? cJSON_Duplicate(il, 1) : cJSON_CreateObject();
+	}
 out:
 	docker_found_free(f, 2);
 	return rc;
@@ -64,6 +70,17 @@ int start_look_owner(const struct start_look *l, const char *type, int timeout_m
 		return 0;
 	}
 	return docker_object_owner(type, l->res, l->gateway, timeout_ms, out, err);
+}
+
+const cJSON *start_look_image_labels(const struct start_look *l, const char *image)
+{
+	return l->image && strcmp(l->image, image) == 0 ? l->image_labels : NULL;
+}
+
+void start_look_free(struct start_look *l)
+{
+	cJSON_Delete(l->image_labels);
+	l->image_labels = NULL;
 }
 
 void start_look_forget(struct start_look *l)

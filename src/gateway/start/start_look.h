@@ -13,6 +13,8 @@
 #ifndef OPENSHELL_GATEWAY_START_LOOK_H
 #define OPENSHELL_GATEWAY_START_LOOK_H
 
+#include <cjson/cJSON.h>
+
 #include "base/error.h"
 #include "base/names.h"
 #include "docker/container.h"
@@ -26,6 +28,7 @@ struct start_look {
 	int vol_owner;         /* of the volume */
 	int image_here;        /* the image: 1 here, 0 not, or LOOK_NOT_KNOWN */
 	const char *image;     /* which image that is about */
+	cJSON *image_labels;   /* its Config.Labels when here (owned), or NULL */
 };
 
 /* Look at RES (gateway GATEWAY's) and IMAGE: L's facts, and C the
@@ -37,6 +40,12 @@ int start_look(const char *res, const char *gateway, const char *image, int time
 /* Is IMAGE here? 1 or 0 as the look found it, LOOK_NOT_KNOWN when it
  * cannot tell (another image, or an object of another type of its name). */
 int start_look_image(const struct start_look *l, const char *image);
+
+/* IMAGE's labels as the look found them (an object), or NULL when it did
+ * not find that image: a caller that needs them asks docker itself. */
+const cJSON *start_look_image_labels(const struct start_look *l, const char *image);
+
+void start_look_free(struct start_look *l);
 
 /* Whose the gateway's TYPE ("network" or "volume") is: as the look found
  * it, else asked now. */
