@@ -30,7 +30,7 @@ suite_teardown() {
 
 # The UUIDs gateway $1's node publishes in slices of driver gpu.nvidia.com, sorted, one a line.
 published() {
-	docker exec "openshell-cluster-$1" kubectl get resourceslices -o json |
+	gw_kubectl "$1" get resourceslices -o json |
 		jq -r --arg node "openshell-$1" '.items[] | select(.spec.driver == "gpu.nvidia.com" and .spec.nodeName == $node)
 			| .spec.devices[].attributes.uuid.string' | sort
 }
@@ -46,13 +46,13 @@ published() {
 	run published d
 	assert_output "$(sim_gpu_uuids | head -2 | sort)"
 	# The driver's chart in place of the device plugin's, its class serving nvidia.com/gpu too.
-	run docker exec openshell-cluster-d kubectl get helmcharts -n kube-system -o jsonpath='{.items[*].metadata.name}'
+	run gw_kubectl d get helmcharts -n kube-system -o jsonpath='{.items[*].metadata.name}'
 	assert_output "dra-driver-nvidia-gpu"
-	run docker exec openshell-cluster-d kubectl get daemonsets -A -o jsonpath='{.items[*].metadata.name}'
+	run gw_kubectl d get daemonsets -A -o jsonpath='{.items[*].metadata.name}'
 	assert_output "dra-driver-nvidia-gpu-kubelet-plugin"
-	run docker exec openshell-cluster-d kubectl get deviceclass gpu.nvidia.com -o jsonpath='{.spec.extendedResourceName}'
+	run gw_kubectl d get deviceclass gpu.nvidia.com -o jsonpath='{.spec.extendedResourceName}'
 	assert_output "nvidia.com/gpu"
-	run docker exec openshell-cluster-d kubectl get node openshell-d -o jsonpath='{.metadata.labels.nvidia\.com/gpu\.present}'
+	run gw_kubectl d get node openshell-d -o jsonpath='{.metadata.labels.nvidia\.com/gpu\.present}'
 	assert_output "true"
 	# k3s runs a pod without a RuntimeClass under the nvidia runtime.
 	run docker exec openshell-cluster-d sh -c 'grep -A1 "containerd\]$" /var/lib/rancher/k3s/agent/etc/containerd/config.toml'
@@ -98,7 +98,7 @@ kd() { openshell gateway kubectl --name d -- "$@"; }
 
 claim_gone() { # CLAIM: the API answers, and has no such claim
 	local out
-	out=$(docker exec openshell-cluster-d kubectl get resourceclaim "$1" --ignore-not-found -o name) && [ -z "$out" ]
+	out=$(gw_kubectl d get resourceclaim "$1" --ignore-not-found -o name) && [ -z "$out" ]
 }
 
 @test "the README's sample claim pod runs as written: one published GPU seen through its claim, deleted once the pod is done" {
@@ -150,7 +150,7 @@ evidence() { jq -r --arg n "$2" '.checks[] | select(.name == $n) | .evidence' <<
 
 # verify's claims and templates, by its label, in the default namespace.
 verify_claims_left() {
-	docker exec openshell-cluster-d kubectl get resourceclaims,resourceclaimtemplates \
+	gw_kubectl d get resourceclaims,resourceclaimtemplates \
 		-l app.kubernetes.io/managed-by=openshell -o name
 }
 no_verify_claims() { local out; out=$(verify_claims_left) && [ -z "$out" ]; }
@@ -184,12 +184,12 @@ no_verify_claims() { local out; out=$(verify_claims_left) && [ -z "$out" ]; }
 }
 
 @test "verify of a DRA gateway whose GPU class is gone: the claim pods pend with the scheduler's reason" {
-	docker exec openshell-cluster-d kubectl get deviceclass gpu.nvidia.com -o json |
+	gw_kubectl d get deviceclass gpu.nvidia.com -o json |
 		jq 'del(.metadata.resourceVersion, .metadata.uid, .metadata.creationTimestamp, .metadata.generation, .metadata.managedFields)' \
 			>"$BATS_TEST_TMPDIR/class.json"
-	docker exec openshell-cluster-d kubectl delete deviceclass gpu.nvidia.com >/dev/null
+	gw_kubectl d delete deviceclass gpu.nvidia.com >/dev/null
 	run --separate-stderr openshell gateway verify --name d --json --timeout 15s
-	docker exec -i openshell-cluster-d kubectl create -f - <"$BATS_TEST_TMPDIR/class.json" >/dev/null
+	gw_kubectl d create -f - <"$BATS_TEST_TMPDIR/class.json" >/dev/null
 	assert_failure 8
 	doc=$output
 	run jq -r '[.checks[] | .name + "=" + .status] | join(" ")' <<<"$doc"
@@ -220,7 +220,7 @@ no_verify_claims() { local out; out=$(verify_claims_left) && [ -z "$out" ]; }
 
 @test "gateway gpus of a DRA gateway: each GPU's holders by the claims allocated it, a template's and an extended resource's" {
 	smoke=$(docker inspect "$IMAGE" --format '{{index .Config.Labels "org.openshell.smoke-image"}}')
-	docker exec -i openshell-cluster-d kubectl apply -f - >/dev/null <<-JSON
+	gw_kubectl d apply -f - >/dev/null <<-JSON
 	{"apiVersion":"v1","kind":"List","items":[
 	 {"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate","metadata":{"name":"hold-gpu"},
 	  "spec":{"spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"gpu.nvidia.com"}}]}}}},
@@ -238,7 +238,7 @@ no_verify_claims() { local out; out=$(verify_claims_left) && [ -z "$out" ]; }
 	# The GPU the scheduler allocated byclaim's claim, by its device's uuid in the slices.
 	claim=$(kd get pod byclaim -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}')
 	dev=$(kd get resourceclaim "$claim" -o jsonpath='{.status.allocation.devices.results[0].device}')
-	uuid=$(docker exec openshell-cluster-d kubectl get resourceslices -o json |
+	uuid=$(gw_kubectl d get resourceslices -o json |
 		jq -r --arg d "$dev" '.items[] | select(.spec.nodeName == "openshell-d") | .spec.devices[] | select(.name == $d) | .attributes.uuid.string')
 	kd delete pod byclaim bycount --wait=false >/dev/null
 	kd delete resourceclaimtemplate hold-gpu >/dev/null
@@ -312,9 +312,9 @@ relabelled() {
 	[[ "$stderr" == *"removing what an earlier GPU run installed on the volume"* ]]
 	run jq -r '[.gpu_allocation, .gpus_allocatable] | map(tostring) | join(" ")' <<<"$output"
 	assert_output "device-plugin 3"
-	run docker exec openshell-cluster-d kubectl get helmcharts -n kube-system -o jsonpath='{.items[*].metadata.name}'
+	run gw_kubectl d get helmcharts -n kube-system -o jsonpath='{.items[*].metadata.name}'
 	assert_output "nvidia-device-plugin"
-	run docker exec openshell-cluster-d kubectl get daemonsets -n nvidia-dra-driver-gpu -o name
+	run gw_kubectl d get daemonsets -n nvidia-dra-driver-gpu -o name
 	assert_output ""
 	run published d
 	assert_output ""

@@ -27,13 +27,13 @@ setup() {
 # daemon that has failed: its DaemonSet 1/1 ready, the daemon's 0/1.
 mps_daemon_broken_settled() {
 	local ds pod
-	ds=$(docker exec "openshell-cluster-$1" kubectl get ds -n nvidia-device-plugin -o json |
+	ds=$(gw_kubectl "$1" get ds -n nvidia-device-plugin -o json |
 		jq -r '[.items[] | "\(.metadata.name)=\(.status.desiredNumberScheduled)/\(.status.numberReady)"] | sort | join(" ")')
 	echo "DaemonSets: $ds" >&2
 	[ "$ds" = "nvidia-device-plugin-mps-control-daemon=1/0 nvidia-device-plugin=1/1" ] || return 1
-	pod=$(docker exec "openshell-cluster-$1" kubectl get pods -n nvidia-device-plugin -o json |
+	pod=$(gw_kubectl "$1" get pods -n nvidia-device-plugin -o json |
 		jq -r '.items[] | .metadata.name | select(startswith("nvidia-device-plugin-mps-") | not)')
-	docker exec "openshell-cluster-$1" kubectl logs -n nvidia-device-plugin "$pod" -c nvidia-device-plugin-ctr |
+	gw_kubectl "$1" logs -n nvidia-device-plugin "$pod" -c nvidia-device-plugin-ctr |
 		grep -q "error waiting for MPS daemon"
 }
 
@@ -316,18 +316,17 @@ start_building() {
 	# Three pods of one GPU each run on the one GPU: the same UUID.
 	smoke=$(docker inspect "$IMAGE" --format '{{index .Config.Labels "org.openshell.smoke-image"}}')
 	for i in 1 2 3; do
-		docker exec -i openshell-cluster-ts kubectl apply -f - >/dev/null <<-JSON
+		gw_kubectl ts apply -f - >/dev/null <<-JSON
 		{"apiVersion":"v1","kind":"Pod","metadata":{"name":"share$i"},"spec":{"restartPolicy":"Never",
 		 "runtimeClassName":"nvidia","containers":[{"name":"c","image":"$smoke","command":["nvidia-smi","-L"],
 		 "resources":{"limits":{"nvidia.com/gpu":1}}}]}}
 		JSON
 	done
 	for i in 1 2 3; do
-		eventually sh -c "[ \"\$(docker exec openshell-cluster-ts kubectl get pod share$i -o jsonpath='{.status.phase}')\" = Succeeded ]"
+		eventually gw_kubectl_is ts Succeeded get pod "share$i" -o jsonpath='{.status.phase}'
 	done
-	run sh -c 'for i in 1 2 3; do docker exec openshell-cluster-ts kubectl logs share$i; done |
-		sed -n "s/.*(UUID: \(.*\))\$/\1/p" | sort -u'
-	assert_output "$(uuid_of 0)"
+	uuids=$(for i in 1 2 3; do gw_kubectl ts logs "share$i"; done | sed -n 's/.*(UUID: \(.*\))$/\1/p' | sort -u)
+	assert_equal "$uuids" "$(uuid_of 0)"
 	run --separate-stderr openshell gateway verify --name ts
 	assert_success
 	assert_line --partial 'node allocatable nvidia.com/gpu = 3: 1 GPU x 3, time-slicing'
@@ -376,7 +375,8 @@ start_building() {
 	assert_equal "$(jq -r '[.outcome, .gpus_allocatable] | map(tostring) | join(" ")' <<<"$output")" "running 3"
 	run gw_kubectl mps get nodes -o json
 	assert_equal "$(jq -r '.items[0].metadata.labels["nvidia.com/mps.capable"] // "absent"' <<<"$output")" absent
-	eventually sh -c "[ \"\$(docker exec openshell-cluster-mps kubectl get ds nvidia-device-plugin-mps-control-daemon -n nvidia-device-plugin -o jsonpath='{.status.desiredNumberScheduled}')\" = 0 ]"
+	eventually gw_kubectl_is mps 0 get ds nvidia-device-plugin-mps-control-daemon -n nvidia-device-plugin \
+		-o jsonpath='{.status.desiredNumberScheduled}'
 	[ "$(docker inspect openshell-cluster-mps --format '{{.Id}}')" = "$before" ]
 }
 

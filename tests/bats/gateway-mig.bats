@@ -224,7 +224,7 @@ gpu_rows() {
 	run --separate-stderr openshell gateway start --gpus device=1 --mig-strategy single --gpu-sharing mps:2 --name mpsmig
 	assert_failure 1
 	[[ "$stderr" == *"cannot share GPU $(sim_gpu_uuids | sed -n 2p): it has MIG enabled"* ]]
-	run --separate-stderr docker exec openshell-cluster-mpsmig kubectl get helmchartconfig -n kube-system -o name
+	run --separate-stderr gw_kubectl mpsmig get helmchartconfig -n kube-system -o name
 	assert_output ''
 	openshell -q gateway destroy --name mpsmig --yes
 }

@@ -41,7 +41,7 @@ setup() {
 }
 
 kx() {
-	docker exec -i openshell-cluster-mh kubectl "$@"
+	gw_kubectl mh "$@"
 }
 
 node_add() {
@@ -65,7 +65,7 @@ assert_nothing_on_for() {
 	# node's host runs nothing else.
 	run sim_docker "$1" volume ls -q
 	assert_output ""
-	run docker exec "openshell-cluster-$gw" kubectl get node "$1" --ignore-not-found -o name
+	run gw_kubectl "$gw" get node "$1" --ignore-not-found -o name
 	assert_output ""
 	[[ ! -e $XDG_CONFIG_HOME/openshell/gateways/$gw/nodes/$1.json ]]
 }
@@ -464,8 +464,8 @@ assert_nothing_on_for() {
 	add=$output add_err=$stderr add_status=$status
 	# The agent's k3s serves DRA as the server's does: its node labelled for
 	# the driver's kubelet plugin, which publishes the two GPUs it was given.
-	label=$(docker exec openshell-cluster-md kubectl get node node-c -o jsonpath='{.metadata.labels.nvidia\.com/gpu\.present}')
-	published=$(docker exec openshell-cluster-md kubectl get resourceslices -o json |
+	label=$(gw_kubectl md get node node-c -o jsonpath='{.metadata.labels.nvidia\.com/gpu\.present}')
+	published=$(gw_kubectl md get resourceslices -o json |
 		jq -r '.items[] | select(.spec.nodeName == "node-c") | .spec.devices[].attributes.uuid.string' | sort)
 	list=$(openshell gateway node list --name md --json)
 	status=$(openshell gateway status --name md)
@@ -480,7 +480,7 @@ assert_nothing_on_for() {
 	assert_equal "$label" true
 	assert_equal "$published" "$(sim_gpu_uuids node-c | head -2 | sort)"
 	assert_equal "$(jq -r '[.nodes[] | "\(.name):\(.gpus_allocatable)"] | join(" ")' <<<"$list")" "openshell-md:2 node-c:2"
-	grep -qxF "  Node:        node-c on $(sim_host_of node-c docker-host): Ready, 2 published in ResourceSlices" <<<"$status"
+	assert_has_line "$status" "  Node:        node-c on $(sim_host_of node-c docker-host): Ready, 2 published in ResourceSlices"
 	assert_equal "$verify_status" 0
 	line=$(grep '^  PASS  node-gpus ' <<<"$verify")
 	re="node-c: pod openshell-verify-[0-9a-f]+-node-c Succeeded: GPU 0: [^;]*\\(UUID: ($(sim_gpu_uuids node-c | head -2 | paste -sd'|'))\\), the device gpu-[0-9]+ its claim openshell-verify-[0-9a-f]+-node-c-gpu-[a-z0-9]+ was allocated and reserved for it"

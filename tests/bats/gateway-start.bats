@@ -355,7 +355,7 @@ health_says() {
 	# The install fails first, however slow the machine; then the start's deadline.
 	port=$(free_port)
 	background_start --gpu --name nob --image openshell-cluster:sim-nobundle --port "$port"
-	eventually sh -c "docker exec openshell-cluster-nob kubectl logs -n kube-system -l job-name=helm-install-nvidia-device-plugin | grep -q '404 Not Found'"
+	eventually gw_kubectl_says nob '404 Not Found' logs -n kube-system -l job-name=helm-install-nvidia-device-plugin
 	stop_background_start
 	run --separate-stderr openshell gateway start --gpu --name nob --image openshell-cluster:sim-nobundle \
 		--port "$port" --timeout 15s
@@ -370,7 +370,7 @@ health_says() {
 	sim_only "removes the plugin's image from the stand-in's store"
 	port=$(free_port)
 	background_start --gpu --name npi --image "$IMAGE" --port "$port"
-	eventually sh -c 'docker exec openshell-cluster-npi kubectl get pods -n nvidia-device-plugin -o name | grep -q pod/'
+	eventually gw_kubectl_says npi pod/ get pods -n nvidia-device-plugin -o name
 	stop_background_start
 	# As if the tarball had never been there: k3s has not imported the image.
 	image=$(sed -n 's/^DEVICE_PLUGIN_IMAGE=//p' "$OPENSHELL_SRCDIR/deploy/versions.env")
@@ -391,7 +391,7 @@ health_says() {
 	sim_only "needs the stand-in's chart-failure switch"
 	port=$(free_port)
 	background_start --gpu --name cf --image openshell-cluster:sim-chart-fail --port "$port"
-	eventually sh -c "docker exec openshell-cluster-cf kubectl logs -n kube-system -l job-name=helm-install-nvidia-device-plugin | grep -q Error"
+	eventually gw_kubectl_says cf Error logs -n kube-system -l job-name=helm-install-nvidia-device-plugin
 	stop_background_start
 	run --separate-stderr openshell gateway start --gpu --name cf --image openshell-cluster:sim-chart-fail \
 		--port "$port" --timeout 8s

@@ -10,8 +10,8 @@ setup_file() {
 	gateway_suite_start --gpus 0
 	background_start --gpu --name z0 --image "$IMAGE" --port "$(free_port)"
 	# The plugin runs and is ready, having found no GPU.
-	eventually sh -c '[ "$(docker exec openshell-cluster-z0 kubectl get ds nvidia-device-plugin -n nvidia-device-plugin -o jsonpath={.status.numberReady})" = 1 ]'
-	eventually sh -c 'docker exec openshell-cluster-z0 kubectl logs -n nvidia-device-plugin -l app.kubernetes.io/name=nvidia-device-plugin | grep -q "No devices found"'
+	eventually gw_kubectl_is z0 1 get ds nvidia-device-plugin -n nvidia-device-plugin -o jsonpath='{.status.numberReady}'
+	eventually gw_kubectl_says z0 "No devices found" logs -n nvidia-device-plugin -l app.kubernetes.io/name=nvidia-device-plugin
 	stop_background_start
 }
 

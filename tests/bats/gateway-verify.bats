@@ -80,7 +80,7 @@ hand_made() {
 	# k3s writes RuntimeClass nvidia once; its admission plugin then refuses
 	# every pod that names it (plugin/pkg/admission/runtimeclass).
 	suite_teardown() {
-		docker exec -i openshell-cluster-vg kubectl apply -f - >/dev/null \
+		gw_kubectl vg apply -f - >/dev/null \
 			<<<'{"apiVersion":"node.k8s.io/v1","kind":"RuntimeClass","metadata":{"name":"nvidia"},"handler":"nvidia"}'
 	}
 	gw_kubectl vg delete runtimeclass nvidia >/dev/null
@@ -102,7 +102,7 @@ hand_made() {
 	# Its image is the bundled smoke image: the gateway has no network.
 	smoke=$(sed -n 's/^SMOKE_IMAGE=//p' "$OPENSHELL_SRCDIR/deploy/versions.env")
 	hog='{"apiVersion":"v1","kind":"Pod","metadata":{"name":"hog","namespace":"default"},"spec":{"restartPolicy":"Never","runtimeClassName":"nvidia","containers":[{"name":"hog","image":"'$smoke'","command":["sleep","600"],"resources":{"limits":{"nvidia.com/gpu":"'$(sim_gpu_count)'"}}}]}}'
-	docker exec -i openshell-cluster-vg kubectl apply -f - <<<"$hog"
+	gw_kubectl vg apply -f - <<<"$hog"
 	run --separate-stderr openshell gateway verify --name vg --timeout 8s
 	assert_failure 8
 	assert_line --regexp '^  FAIL  smoke-pod       pod openshell-verify-[0-9a-f]+ Pending: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu\.'
@@ -120,7 +120,7 @@ runc_pod_running() {
 	# kernel's params, which a privileged pod can uncover.
 	smoke=$(sed -n 's/^SMOKE_IMAGE=//p' "$OPENSHELL_SRCDIR/deploy/versions.env")
 	pod='{"apiVersion":"v1","kind":"Pod","metadata":{"name":"params","namespace":"default"},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"'$smoke'","command":["sh","-c","grep ^ModifyDeviceFiles /proc/driver/nvidia/params; sleep 600"],"securityContext":{"privileged":true}}]}}'
-	docker exec -i openshell-cluster-vg kubectl apply -f - <<<"$pod" >/dev/null
+	gw_kubectl vg apply -f - <<<"$pod" >/dev/null
 	eventually runc_pod_running
 	run gw_kubectl vg logs params --namespace default
 	assert_output 'ModifyDeviceFiles: 0'
@@ -319,7 +319,7 @@ runc_pod_running() {
 	assert_line '  FAIL  runtime-class   RuntimeClass nvidia exists (k3s always makes it), but containerd has no nvidia runtime: the image lacks nvidia-container-runtime (/var/lib/rancher/k3s/agent/etc/containerd/config.toml)'
 	assert_line '  SKIP  pod-isolation   not run: containerd has no nvidia runtime'
 	# Once applied, a RuntimeClass deleted does not come back by itself.
-	docker exec openshell-cluster-nt kubectl delete runtimeclass nvidia >/dev/null
+	gw_kubectl nt delete runtimeclass nvidia >/dev/null
 	run --separate-stderr openshell gateway verify --name nt --timeout 120s
 	assert_failure 8
 	assert_line '  FAIL  runtime-class   RuntimeClass nvidia not found, though k3s applied its runtimes.yaml: it was deleted since (restart the gateway to apply it again)'

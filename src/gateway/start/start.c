@@ -115,8 +115,7 @@ static int prepare_new(struct start *st, os_error *err)
 	if (!present)
 		start_look_forget(&st->look);
 	phases_mark(&st->r->phases, PHASE_IMAGE);
-	/* DRA needs an image whose k3s serves it and whose bundle holds the
-	 * driver: the look's labels tell, for an image it found here. */
+	/* DRA needs a k3s that serves it and a bundle with the driver: the look's labels tell. */
 	labels = present ? start_look_image_labels(&st->look, st->p.image) : NULL;
 	if (st->p.req->gpu &&
 	    image_check_allocation(st->p.image, labels, st->p.allocation, deadline_call_ms(&st->w.by), err) < 0)

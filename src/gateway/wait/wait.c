@@ -22,10 +22,13 @@
 #include "kube/kubectl.h"
 #include "kube/objects.h"
 
-/* Ticks: the fallback looks beside a stream, every 2 s and then less
- * often, so that waiting costs well under one docker call a second. */
-#define API_TICK_FIRST_MS 2000
-#define API_TICK_MAX_MS 5000
+/* Ticks: the fallback looks beside a stream, 5 s in and then every 10 s
+ * at most. k3s logs its line within a second of its API answering, so a
+ * tick serves only a k3s that words it otherwise (a few seconds late);
+ * each is a docker exec and a kubectl, some 0.3 s of CPU on a small host,
+ * which an early tick spends while k3s starts, the host's busiest time. */
+#define API_TICK_FIRST_MS 5000
+#define API_TICK_MAX_MS 10000
 
 /* k3s's line once its API server is ready (pkg/cli/server/server.go). */
 #define K3S_API_RUNNING_LOG "Kube API server is now running"

@@ -9,6 +9,11 @@ load helpers/assert
 : "${OPENSHELL_BIN:=$OPENSHELL_SRCDIR/openshell}"
 export OPENSHELL_SRCDIR OPENSHELL_BIN
 
+# The docker CLI and kubectl are Go programs that start a runtime thread
+# and a GC worker per CPU: with one, each run costs the 2-core test machine
+# a tenth less CPU (docs/testing.md), and the suites start thousands.
+export GOMAXPROCS=1
+
 # Run openshell the way the suite was asked to: plainly, or under valgrind
 # (OPENSHELL_VALGRIND=1), which makes any memory error exit 99.
 openshell() {
@@ -35,4 +40,12 @@ teardown() {
 assert_schema() {
 	run "$OPENSHELL_SRCDIR/tests/schema-check" "$OPENSHELL_SRCDIR/doc/openshell.schema.json" "$1" <<<"$2"
 	assert_success
+}
+
+# Whether TEXT has the exact line LINE; when not, the text goes to the
+# failure's log, since a captured command's output is not shown otherwise.
+assert_has_line() {
+	grep -qxF -- "$2" <<<"$1" && return 0
+	printf 'no line "%s" in:\n%s\n' "$2" "$1" >&2
+	return 1
 }

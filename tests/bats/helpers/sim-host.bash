@@ -45,6 +45,10 @@ else
 	SIM_HOST_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 fi
 SIM_HOST_BIN=$SIM_HOST_REPO/tests/testbed/sim-host
+# The real kubectl on the host (scripts/real-kubectl, which the cluster
+# images need), found at load, before a test moves HOME: the suites' own
+# looks at a simulated gateway's API go through it (gw_kubectl).
+: "${HOST_KUBECTL:=${OPENSHELL_TEST_CACHE:-$HOME/.cache/openshell-test}/kubectl-v35/kubectl/kubectl}"
 
 # A docker CLI that builds with BuildKit (tests/testbed/buildkit-docker).
 sim_buildkit_docker() {
