@@ -385,6 +385,7 @@ container,daemon_error,docker_context,docker_endpoint,gpu,gpu_allocation,gpu_mod
 	[[ "$stderr" == *"removing what an earlier GPU run installed on the volume"* ]]
 	run gw_kubectl kg get helmchart nvidia-device-plugin -n kube-system -o json
 	assert_failure
+	assert_output --partial NotFound
 	run gw_kubectl kg get ds -A -o json
 	assert_equal "$(jq '[.items[] | select(.metadata.name == "nvidia-device-plugin")] | length' <<<"$output")" 0
 	# The node object lives on the volume, and a kubelet without its

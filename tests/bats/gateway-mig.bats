@@ -225,6 +225,7 @@ gpu_rows() {
 	assert_failure 1
 	[[ "$stderr" == *"cannot share GPU $(sim_gpu_uuids | sed -n 2p): it has MIG enabled"* ]]
 	run --separate-stderr gw_kubectl mpsmig get helmchartconfig -n kube-system -o name
+	assert_success
 	assert_output ''
 	openshell -q gateway destroy --name mpsmig --yes
 }

@@ -468,7 +468,7 @@ assert_nothing_on_for() {
 	published=$(gw_kubectl md get resourceslices -o json |
 		jq -r '.items[] | select(.spec.nodeName == "node-c") | .spec.devices[].attributes.uuid.string' | sort)
 	list=$(openshell gateway node list --name md --json)
-	status=$(openshell gateway status --name md)
+	shown=$(openshell gateway status --name md)
 	run --separate-stderr openshell gateway verify --name md
 	verify=$output verify_status=$status
 	openshell gateway destroy --name md --yes >/dev/null 2>&1
@@ -480,7 +480,7 @@ assert_nothing_on_for() {
 	assert_equal "$label" true
 	assert_equal "$published" "$(sim_gpu_uuids node-c | head -2 | sort)"
 	assert_equal "$(jq -r '[.nodes[] | "\(.name):\(.gpus_allocatable)"] | join(" ")' <<<"$list")" "openshell-md:2 node-c:2"
-	assert_has_line "$status" "  Node:        node-c on $(sim_host_of node-c docker-host): Ready, 2 published in ResourceSlices"
+	assert_has_line "$shown" "  Node:        node-c on $(sim_host_of node-c docker-host): Ready, 2 published in ResourceSlices"
 	assert_equal "$verify_status" 0
 	line=$(grep '^  PASS  node-gpus ' <<<"$verify")
 	re="node-c: pod openshell-verify-[0-9a-f]+-node-c Succeeded: GPU 0: [^;]*\\(UUID: ($(sim_gpu_uuids node-c | head -2 | paste -sd'|'))\\), the device gpu-[0-9]+ its claim openshell-verify-[0-9a-f]+-node-c-gpu-[a-z0-9]+ was allocated and reserved for it"

@@ -72,7 +72,7 @@ kx() {
 		mv "$cfg.tmp" "$cfg"
 	fi
 	if [[ $n == gpu && -s $cfg ]]; then
-		"$HOST_KUBECTL" --kubeconfig "$cfg" "$@"
+		"$HOST_KUBECTL" --kubeconfig "$cfg" --cache-dir "$BATS_FILE_TMPDIR/kube-cache" "$@"
 	else
 		docker exec -i "openshell-cluster-$n" kubectl "$@"
 	fi
@@ -1107,7 +1107,8 @@ no-nvidia-smi"
 	run docker inspect openshell-cluster-gpu --format '{{.State.ExitCode}}'
 	assert_output 0
 	docker start openshell-cluster-gpu >/dev/null
-	# Docker publishes the API on another port now: kx reads it again.
+	# Docker publishes the API on another port now: kx reads it again (the
+	# one restart of the gpu cluster in this file; any other needs the same).
 	rm -f "$BATS_FILE_TMPDIR/gpu.kubeconfig"
 	wait_for 60 alloc_is gpu 2
 	run kx gpu get helmchart nvidia-device-plugin -n kube-system -o 'jsonpath={.metadata.uid}'

@@ -11,7 +11,8 @@ export OPENSHELL_SRCDIR OPENSHELL_BIN
 
 # The docker CLI and kubectl are Go programs that start a runtime thread
 # and a GC worker per CPU: with one, each run costs the 2-core test machine
-# a tenth less CPU (docs/testing.md), and the suites start thousands.
+# a tenth less CPU (docs/testing.md), and the suites start thousands. The
+# sim host's daemons inherit it, measured no different.
 export GOMAXPROCS=1
 
 # Run openshell the way the suite was asked to: plainly, or under valgrind

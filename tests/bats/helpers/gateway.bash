@@ -103,9 +103,10 @@ gw_kubectl() {
 	shift
 	cfg=${XDG_CONFIG_HOME:-$HOME/.config}/openshell/gateways/$name/kubeconfig
 	if [[ -x $HOST_KUBECTL && -r $cfg ]] && declare -F sim_real_host >/dev/null && ! sim_real_host; then
-		"$HOST_KUBECTL" --kubeconfig "$cfg" "$@"
+		"$HOST_KUBECTL" --kubeconfig "$cfg" --cache-dir "$BATS_FILE_TMPDIR/kube-cache" "$@"
 	else
-		# The exec takes the caller's input only for a manifest read from it.
+		# The exec takes the caller's input only for a manifest read from it,
+		# written `-f -` (as every caller here does).
 		[[ " $* " != *" -f - "* ]] || stdin=(-i)
 		docker exec "${stdin[@]}" "openshell-cluster-$name" kubectl "$@"
 	fi
@@ -116,14 +117,14 @@ gw_kubectl() {
 gw_kubectl_says() {
 	local name=$1 text=$2
 	shift 2
-	gw_kubectl "$name" "$@" 2>/dev/null | grep -q -- "$text"
+	gw_kubectl "$name" "$@" | grep -q -- "$text"
 }
 
 # gw_kubectl_is NAME VALUE KUBECTL-ARGS...: kubectl's output is VALUE.
 gw_kubectl_is() {
 	local name=$1 value=$2
 	shift 2
-	[ "$(gw_kubectl "$name" "$@" 2>/dev/null)" = "$value" ]
+	[ "$(gw_kubectl "$name" "$@")" = "$value" ]
 }
 
 # Poll (up to ~60 s) until a command succeeds: the stand-in's state under
