@@ -218,6 +218,16 @@ no_verify_claims() { local out; out=$(verify_claims_left) && [ -z "$out" ]; }
 	assert_output ""
 }
 
+# Under DRA k3s runs every pod on the nvidia runtime: the chart's Helm job is
+# the first it cannot start, before any of the driver's own pods exist.
+@test "a broken nvidia runtime ends a DRA start at once with the runtime's own error, from the chart's Helm job" {
+	run --separate-stderr openshell gateway start --gpu --gpu-allocation dra --name x --image openshell-cluster:sim-runtime-broken \
+		--port "$(free_port)" --timeout 5m
+	openshell -q gateway destroy --name x --yes
+	assert_failure 1
+	[[ "${stderr_lines[-1]}" == "openshell: error: the nvidia runtime in gateway container openshell-cluster-x cannot start pods: pod kube-system/helm-install-dra-driver-nvidia-gpu-"*": FailedCreatePodSandBox: "*"nvidia-container-runtime did not terminate successfully"*"check the image's toolkit ('openshell image info') and the host's driver ('nvidia-smi'), then rerun with --recreate" ]]
+}
+
 @test "gateway gpus of a DRA gateway: each GPU's holders by the claims allocated it, a template's and an extended resource's" {
 	smoke=$(docker inspect "$IMAGE" --format '{{index .Config.Labels "org.openshell.smoke-image"}}')
 	gw_kubectl d apply -f - >/dev/null <<-JSON

@@ -15,30 +15,36 @@
 
 #define PLUGIN_FATAL_RESTARTS 2   /* failed restarts with its own fatal error: a verdict */
 
-char *plugin_pod_warning(const struct wait_ctx *w, const struct gpu_allocator *by, const cJSON *pods, int t)
+/* The kubelet's last Warning for a pod of PODS, of namespace NS. */
+static char *pod_warning(const struct wait_ctx *w, const char *ns, const cJSON *pods, int t)
 {
 	os_error err = { 0 };
 	cJSON *events = NULL;
 	const cJSON *pod;
 	char *why = NULL;
 
-	if (kube_get(w->container, "events", NULL, by->ns, 0, t, &events, &err) > 0)
+	if (kube_get(w->container, "events", NULL, ns, 0, t, &events, &err) > 0)
 		cJSON_ArrayForEach(pod, json_get(pods, "items", NULL)) {
 			const char *name = json_str(json_get(pod, "metadata", NULL), "name");
 			cleanup_free char *warn = name ? kube_pod_warning(events, name) : NULL;
 			if (warn && !why)
-				why = xasprintf("pod %s/%s: %s", by->ns, name, warn);
+				why = xasprintf("pod %s/%s: %s", ns, name, warn);
 		}
 	cJSON_Delete(events);
 	os_error_clear(&err);
 	return why;
 }
 
-/* The nvidia runtime is there but fails: the kubelet cannot make the
- * plugin pod's sandbox, and says so in a Warning event naming the runtime. */
-static int runtime_broken(const struct wait_ctx *w, const struct gpu_allocator *by, const cJSON *pods, os_error *err)
+char *plugin_pod_warning(const struct wait_ctx *w, const struct gpu_allocator *by, const cJSON *pods, int t)
 {
-	cleanup_free char *why = plugin_pod_warning(w, by, pods, deadline_call_ms(&w->by));
+	return pod_warning(w, by->ns, pods, t);
+}
+
+/* The nvidia runtime is there but fails: the kubelet cannot make a pod's
+ * sandbox, and says so in a Warning event naming the runtime. */
+int plugin_runtime_judge(const struct wait_ctx *w, const char *ns, const cJSON *pods, os_error *err)
+{
+	cleanup_free char *why = pod_warning(w, ns, pods, deadline_call_ms(&w->by));
 
 	if (!why || !strstr(why, "FailedCreatePodSandBox") || !strstr(why, "nvidia-container-runtime"))
 		return 0;
@@ -117,5 +123,5 @@ static int plugin_exits(const struct wait_ctx *w, const struct gpu_allocator *by
 
 int plugin_faults_judge(const struct wait_ctx *w, const struct gpu_allocator *by, const cJSON *pods, os_error *err)
 {
-	return runtime_broken(w, by, pods, err) < 0 || plugin_exits(w, by, pods, err) < 0 ? -1 : 0;
+	return plugin_runtime_judge(w, by->ns, pods, err) < 0 || plugin_exits(w, by, pods, err) < 0 ? -1 : 0;
 }

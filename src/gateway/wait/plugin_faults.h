@@ -22,6 +22,11 @@
  * error is read of the device plugin only. */
 int plugin_faults_judge(const struct wait_ctx *w, const struct gpu_allocator *by, const cJSON *pods, os_error *err);
 
+/* The nvidia runtime's failure alone, from PODS, the PodList of NS: the
+ * pods that run on it before the plugin's exist (under DRA, where k3s runs
+ * every pod on it, the chart's Helm job). -1 with *err set, or 0. */
+int plugin_runtime_judge(const struct wait_ctx *w, const char *ns, const cJSON *pods, os_error *err);
+
 /* The kubelet's last Warning for a pod of PODS, "pod NS/NAME: REASON:
  * MESSAGE" (an events read of BY's namespace within T ms), or NULL (owned). */
 char *plugin_pod_warning(const struct wait_ctx *w, const struct gpu_allocator *by, const cJSON *pods, int t);

@@ -92,17 +92,21 @@ static int runtime_missing(const struct wait_ctx *w, const struct gpu_state *g, 
 }
 
 /* While the plugin's pods are not ready: the kubelet's and the plugin's
- * own verdicts, from one look at its pods. */
+ * own verdicts, from one look at its pods. Before its DaemonSet exists
+ * under DRA, where k3s runs every pod on the nvidia runtime, the chart's
+ * Helm job may be what a broken runtime cannot start: its namespace's. */
 static int plugin_broken(const struct wait_ctx *w, const struct gpu_state *g, os_error *err)
 {
+	const char *ns = g->plugin_found ? gpu_state_by(g)->ns : "kube-system";
 	os_error e = { 0 };
 	cJSON *pods = NULL;
 	int rc = 0;
 
-	if (!g->plugin_found || g->ds.desired == 0 || g->ds.ready == g->ds.desired)
+	if (g->plugin_found ? g->ds.desired == 0 || g->ds.ready == g->ds.desired : !gpu_state_dra(g))
 		return 0;
-	if (kube_get(w->container, "pods", NULL, gpu_state_by(g)->ns, 0, deadline_call_ms(&w->by), &pods, &e) > 0)
-		rc = plugin_faults_judge(w, gpu_state_by(g), pods, err);
+	if (kube_get(w->container, "pods", NULL, ns, 0, deadline_call_ms(&w->by), &pods, &e) > 0)
+		rc = g->plugin_found ? plugin_faults_judge(w, gpu_state_by(g), pods, err)
+				     : plugin_runtime_judge(w, ns, pods, err);
 	cJSON_Delete(pods);
 	os_error_clear(&e);
 	return rc;
