@@ -40,11 +40,26 @@ char *plugin_pod_warning(const struct wait_ctx *w, const struct gpu_allocator *b
 	return pod_warning(w, by->ns, pods, t);
 }
 
+/* A pod whose sandbox the kubelet cannot make stays Pending. */
+static int any_pending(const cJSON *pods)
+{
+	const cJSON *pod;
+
+	cJSON_ArrayForEach(pod, json_get(pods, "items", NULL)) {
+		const char *phase = json_str(json_get(pod, "status", NULL), "phase");
+		if (phase && strcmp(phase, "Pending") == 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* The nvidia runtime is there but fails: the kubelet cannot make a pod's
- * sandbox, and says so in a Warning event naming the runtime. */
+ * sandbox, and says so in a Warning event naming the runtime. The events
+ * are read only while a pod is Pending: a tick of a healthy start spends no
+ * exec on them. */
 int plugin_runtime_judge(const struct wait_ctx *w, const char *ns, const cJSON *pods, os_error *err)
 {
-	cleanup_free char *why = pod_warning(w, ns, pods, deadline_call_ms(&w->by));
+	cleanup_free char *why = any_pending(pods) ? pod_warning(w, ns, pods, deadline_call_ms(&w->by)) : NULL;
 
 	if (!why || !strstr(why, "FailedCreatePodSandBox") || !strstr(why, "nvidia-container-runtime"))
 		return 0;
