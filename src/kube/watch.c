@@ -1,6 +1,8 @@
 /* kube/watch.c - a kubectl watch kept as a list (see kube/watch.h). */
 #include "config.h"
 
+#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,19 +26,40 @@ static int same_object(const cJSON *a, const cJSON *b)
 	return an && bn && strcmp(an, bn) == 0 && (as && bs ? strcmp(as, bs) == 0 : as == bs);
 }
 
+/* An ERROR event (a Status) ends the watch: kubectl get ends on one and
+ * says it; a raw watch's stream only ends, so the message is kept. Too
+ * old a version is listed anew on the next start. */
+static void watch_error(struct kube_watch *kw, const cJSON *status)
+{
+	const char *msg = json_str(status, "message");
+	long long code = 0;
+
+	free(kw->error);
+	kw->error = xstrdup(msg ? msg : "an ERROR event without a message");
+	if (json_int(cJSON_GetObjectItemCaseSensitive(status, "code"), 0, 999, &code) == 0 && code == 410)
+		kube_watch_since(kw, NULL);
+}
+
 /* ADDED and MODIFIED put the object in (in place of its old self),
- * DELETED takes it out; BOOKMARK and ERROR change nothing here (kubectl
- * ends on a watch error, and its end is told apart). */
+ * DELETED takes it out; each moves a watch from a version on. BOOKMARK
+ * changes nothing here. */
 static int apply_event(struct kube_watch *kw, cJSON *ev)
 {
 	const char *type = json_str(ev, "type");
 	cJSON *items = cJSON_GetObjectItemCaseSensitive(kw->list, "items"), *old;
 	cJSON *obj = cJSON_GetObjectItemCaseSensitive(ev, "object");
+	const char *rv = json_str(json_get(obj, "metadata", NULL), "resourceVersion");
 	int i = 0, put;
 
 	if (!type || !cJSON_IsObject(obj))
 		return 0;
+	if (strcmp(type, "ERROR") == 0) {
+		watch_error(kw, obj);
+		return 0;
+	}
 	put = strcmp(type, "ADDED") == 0 || strcmp(type, "MODIFIED") == 0;
+	if ((put || strcmp(type, "DELETED") == 0) && kw->since && rv)
+		kube_watch_since(kw, rv);
 	if (!put && strcmp(type, "DELETED") != 0)
 		return 0;
 	if (put && kw->seen)
@@ -97,10 +120,65 @@ static int watch_line(void *ctx, const char *line)
 	return changed ? RUN_WAKE : 0;
 }
 
+void kube_watch_since(struct kube_watch *kw, const char *rv)
+{
+	char *was = kw->since;
+
+	kw->since = rv ? xstrdup(rv) : NULL;
+	free(was);
+}
+
+/* A query's value as RFC 3986 wants it: all but the unreserved escaped. */
+static char *query_escape(const char *v)
+{
+	char *out = xmalloc(3 * strlen(v) + 1), *o = out;
+
+	for (; *v; v++)
+		if (isalnum((unsigned char)*v) || strchr("-._~", *v))
+			*o++ = *v;
+		else
+			o += sprintf(o, "%%%02X", (unsigned char)*v);
+	*o = '\0';
+	return out;
+}
+
+/* The collection's watch URL from SINCE, whose stream the API ends a
+ * second before kubectl's REQUEST_S would cut it (an error of kubectl's). */
+static char *raw_watch_url(const struct kube_watch *kw, int request_s)
+{
+	cleanup_free char *rv = query_escape(kw->since);
+	cleanup_free char *sel = kw->selector ? query_escape(kw->selector) : NULL;
+	cleanup_free char *ns = kw->ns ? xasprintf("/namespaces/%s", kw->ns) : NULL;
+
+	return xasprintf("%s%s/%.*s?watch=true&resourceVersion=%s&timeoutSeconds=%d%s%s", kw->api, ns ? ns : "",
+			 (int)strcspn(kw->resource, "."), kw->resource, rv, request_s > 1 ? request_s - 1 : 1,
+			 sel ? "&labelSelector=" : "", sel ? sel : "");
+}
+
+static void push_watch_args(const struct kube_watch *kw, int request_s, struct strv *argv)
+{
+	if (kw->since && kw->api) {
+		cleanup_free char *url = raw_watch_url(kw, request_s);
+
+		strv_pushv(argv, (const char *const[]){ "get", "--raw", url, NULL });
+		return;
+	}
+	strv_pushv(argv, (const char *const[]){ "get", kw->resource, NULL });
+	if (kw->ns)
+		strv_pushv(argv, (const char *const[]){ "--namespace", kw->ns, NULL });
+	else
+		strv_push(argv, "--all-namespaces");
+	if (kw->selector)
+		strv_pushf(argv, "--selector=%s", kw->selector);
+	strv_pushv(argv, (const char *const[]){ "--watch", "--output-watch-events", "--output=json", NULL });
+}
+
 int kube_watch_start(struct kube_watch *kw, const char *ctr, int timeout_ms, os_error *err)
 {
 	struct strv argv = { 0 };
 	const char *then = kw->then && !kw->then_done ? kw->then : NULL;
+	int request_s = timeout_ms > 2 * KUBE_WATCH_GRACE_MS ? (timeout_ms - KUBE_WATCH_GRACE_MS) / 1000
+							      : (timeout_ms + 999) / 1000;
 
 	if (then) {   /* it says it all again */
 		free(kw->then_text);
@@ -120,16 +198,10 @@ int kube_watch_start(struct kube_watch *kw, const char *ctr, int timeout_ms, os_
 		free(kw->file_text);
 		kw->file_text = NULL;
 	}
-	kube_exec_argv(ctr, then, kw->file,
-		       timeout_ms > 2 * KUBE_WATCH_GRACE_MS ? (timeout_ms - KUBE_WATCH_GRACE_MS) / 1000 : (timeout_ms + 999) / 1000, &argv);
-	strv_pushv(&argv, (const char *const[]){ "get", kw->resource, NULL });
-	if (kw->ns)
-		strv_pushv(&argv, (const char *const[]){ "--namespace", kw->ns, NULL });
-	else
-		strv_push(&argv, "--all-namespaces");
-	if (kw->selector)
-		strv_pushf(&argv, "--selector=%s", kw->selector);
-	strv_pushv(&argv, (const char *const[]){ "--watch", "--output-watch-events", "--output=json", NULL });
+	free(kw->error);
+	kw->error = NULL;
+	kube_exec_argv(ctr, then, kw->file, request_s, &argv);
+	push_watch_args(kw, request_s, &argv);
 	kw->c = docker_start(strv_argv(&argv), &spec, err);
 	strv_free(&argv);
 	return kw->c ? 0 : -1;
@@ -149,6 +221,8 @@ int kube_watch_end(struct kube_watch *kw, os_error *err)
 	} else if (rc == 0 && !res.stopped && res.status != 0) {
 		rc = run_failure(err, OS_EXIT_FAILURE, &res, "kubectl get %s --watch failed (exit status %d)", kw->resource,
 				 res.status);
+	} else if (rc == 0 && kw->error) {
+		rc = os_error_set(err, OS_EXIT_FAILURE, "the API ended the watch of %s: %s", kw->resource, kw->error);
 	}
 	run_result_free(&res);
 	return rc;
@@ -161,6 +235,10 @@ void kube_watch_free(struct kube_watch *kw)
 	free(kw->file_text);
 	free(kw->then_error);
 	free(kw->then_text);
+	free(kw->since);
+	free(kw->error);
+	kw->since = NULL;
+	kw->error = NULL;
 	kw->list = NULL;
 	kw->file_text = NULL;
 	kw->then_error = NULL;

@@ -14,6 +14,16 @@
  * container is read in the same docker exec first (kube/kubectl.h,
  * kube_file_split()); with THEN, a script of the caller's runs before
  * that, the watch following only when it succeeded.
+ *
+ * From a resourceVersion (kube_watch_since()) there is no listing: the
+ * API replays each change after it, also of an object made and deleted
+ * before the watch began, which a listing would never show. kubectl get
+ * has no flag for that, so it goes by `kubectl get --raw` of the
+ * collection's watch URL (the same event lines, as the API server writes
+ * them); each event moves the version on, and a start again resumes
+ * after the last. A version the API no longer holds (410 Expired) ends
+ * the watch with that error, and the next start lists first, as
+ * client-go's reflector does.
  */
 #ifndef OPENSHELL_KUBE_WATCH_H
 #define OPENSHELL_KUBE_WATCH_H
@@ -34,6 +44,7 @@ struct kube_watch {
 	const char *resource;     /* "nodes", "daemonsets" */
 	const char *ns;           /* a namespace, or NULL for every one */
 	const char *selector;     /* a label selector, or NULL for all */
+	const char *api;          /* the group's API path ("/apis/resource.k8s.io/v1"), for a watch from a version */
 	const char *file;         /* a file of the container to read first, or NULL */
 	/* A fixed script run first, in the same exec (kube_exec_argv()'s
 	 * THEN), with INPUT as its stdin: on each start until it succeeded,
@@ -54,16 +65,22 @@ struct kube_watch {
 	char *then_text;          /* what THEN printed (NULL: nothing yet) */
 	int then_done;            /* THEN succeeded (its mark came) */
 	char *then_error;         /* its stderr, when it failed */
+	char *since;              /* the resourceVersion to resume after (NULL: list first) */
+	char *error;              /* an ERROR event's message, for kube_watch_end() */
 	struct run_child *c;      /* while it runs (run_wait_any wakes on each change) */
 };
+
+/* Its next start is from resourceVersion RV, not a listing (API set). */
+void kube_watch_since(struct kube_watch *kw, const char *rv);
 
 /* Start it, within timeout_ms: the docker call's deadline. */
 int kube_watch_start(struct kube_watch *kw, const char *ctr, int timeout_ms, os_error *err);
 
 /* It ended (run_wait_any() returned it ended): reaped. 0 when kubectl
  * ended it well (its request timeout ends a watch so); -1 with err when it
- * failed (kubectl's stderr quoted), the deadline cut it, or docker did;
- * THEN's failure sets then_error too. */
+ * failed (kubectl's stderr quoted), the API ended it with an ERROR
+ * event, the deadline cut it, or docker did; THEN's failure sets
+ * then_error too. */
 int kube_watch_end(struct kube_watch *kw, os_error *err);
 
 /* Stop it if it runs, and free what it keeps. */

@@ -156,9 +156,14 @@ verify_claims_left() {
 no_verify_claims() { local out; out=$(verify_claims_left) && [ -z "$out" ]; }
 
 @test "verify of a DRA gateway: the driver, the node's slices, a claim pod on its claim's GPU, nvidia.com/gpu through the class, none without" {
-	run --separate-stderr openshell gateway verify --name d --json
+	run --separate-stderr openshell -v gateway verify --name d --json
 	assert_success
 	doc=$output
+	# The claims' watch replays from the version of the run's template,
+	# made first: a claim whose pod ran and was done before the watch
+	# began is read too (a listing would miss it).
+	local from='get --raw .?/apis/resource\.k8s\.io/v1/namespaces/default/resourceclaims\?watch=true&resourceVersion=[0-9]+&'
+	[[ $stderr =~ $from ]] || fail "no watch of the claims from a version in: $stderr"
 	assert_schema verify "$doc"
 	run jq -r '[.checks[] | .name + "=" + .status] | join(" ")' <<<"$doc"
 	assert_output "device-request=pass runtime-class=pass dra-driver=pass resource-slices=pass smoke-pod=pass pod-isolation=pass privileged-pod=pass extended-pod=pass"

@@ -676,6 +676,26 @@ ensure CRDs are installed first'
 	kx gpu delete pod waiter >/dev/null
 }
 
+@test "a watch from a resourceVersion replays each change after it, with the types a selector's view gives, of an object gone since too" {
+	wait_for 60 alloc_is gpu 2
+	local rv url='/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1&labelSelector=app.kubernetes.io%2Finstance%3Dreplay'
+	cm() { echo '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"'"$1"'","labels":{'"${2-}"'}}}'; }
+	# (kubectl create configmap speaks protobuf, which the stand-in does not)
+	rv=$(kx gpu create -f - -o 'jsonpath={.metadata.resourceVersion}' <<<"$(cm replay-mark)")
+	kx gpu create -f - >/dev/null <<<"$(cm replay-kept '"app.kubernetes.io/instance":"replay"')"
+	kx gpu create -f - >/dev/null <<<"$(cm replay-gone)"
+	kx gpu label configmap replay-gone app.kubernetes.io/instance=replay >/dev/null
+	kx gpu delete configmap replay-gone >/dev/null
+	kx gpu label configmap replay-kept x=1 >/dev/null
+	run --separate-stderr kx gpu get --raw "$url&resourceVersion=$rv"
+	assert_success
+	# Made in the selector: ADDED, though it is there now; labelled into
+	# it: ADDED there; then each change, the deletion too.
+	assert_equal "$(jq -rs 'map(.type + " " + .object.metadata.name) | join(",")' <<<"$output")" \
+		"ADDED replay-kept,ADDED replay-gone,DELETED replay-gone,MODIFIED replay-kept"
+	kx gpu delete configmap replay-mark replay-kept >/dev/null
+}
+
 @test "one get of several types is one List of them all, in the order given" {
 	wait_for 60 alloc_is gpu 2
 	run kx gpu get nodes,daemonsets,runtimeclasses -A -o json

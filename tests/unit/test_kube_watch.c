@@ -1,6 +1,6 @@
 /* test_kube_watch.c - kubectl's words for an API server still starting, a file
- * read before kubectl, and a kubectl watch kept
- * as a list, against a stand-in docker that prints what kubectl would. */
+ * read before kubectl, and a kubectl watch kept as a list, listed first or
+ * from a version, against a stand-in docker that prints what kubectl would. */
 #include "config.h"
 
 #include <stdio.h>
@@ -222,6 +222,86 @@ static void test_then(const char *dir)
 	unlink(docker);
 }
 
+/* docker that runs what it is given with a kubectl answering a raw watch:
+ * first two events, then 410 Expired; its argv kept, one file a call. */
+static char *since_docker(const char *dir)
+{
+	char *path = xasprintf("%s/docker", dir);
+	cleanup_free char *kubectl = xasprintf("%s/kubectl", dir);
+	cleanup_free char *script = xasprintf(
+		"#!/bin/sh\n"
+		"shift; [ \"$1\" != --interactive ] || shift; shift\n"
+		"PATH='%s':$PATH exec \"$@\"\n", dir);
+	cleanup_free char *k = xasprintf(
+		"#!/bin/sh\n"
+		"n=$(cat '%s/n' 2>/dev/null || echo 0); echo $((n + 1)) >'%s/n'; printf '%%s\\n' \"$@\" >'%s/argv.'$n\n"
+		"case $n in\n"
+		"0) echo '{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"c\",\"resourceVersion\":\"5\"}}}'\n"
+		"   echo '{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"c\",\"resourceVersion\":\"7\"}}}' ;;\n"
+		"1) echo '{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"message\":\"too old resource version: 7 (9)\",\"reason\":\"Expired\",\"code\":410}}' ;;\n"
+		"esac\n", dir, dir, dir);
+	os_error err = { 0 };
+
+	if (write_file_atomic(path, script, strlen(script), 0700, &err) < 0 ||
+	    write_file_atomic(kubectl, k, strlen(k), 0700, &err) < 0)
+		printf("# %s\n", err.msg);
+	os_error_clear(&err);
+	return path;
+}
+
+static char *argv_of(const char *dir, int n)
+{
+	cleanup_free char *path = xasprintf("%s/argv.%d", dir, n);
+	char *text = NULL;
+	size_t len = 0;
+	os_error err = { 0 };
+
+	read_file(path, 1 << 16, &text, &len, &err);
+	os_error_clear(&err);
+	unlink(path);
+	return text ? text : xstrdup("");
+}
+
+/* From a version: kubectl get --raw of the watch URL, moved on by each
+ * event; too old a version is an error, and the next start lists. */
+static void test_since(const char *dir)
+{
+	cleanup_free char *docker = since_docker(dir), *a0 = NULL, *a1 = NULL, *a2 = NULL;
+	struct kube_watch kw = { .resource = "things.g.io", .ns = "ns", .selector = "a.io/b=c d", .api = "/apis/g.io/v1" };
+	os_error err = { 0 };
+
+	kube_watch_since(&kw, "3");
+	is_int(kube_watch_start(&kw, "ctr", 20000, &err), 0, "a watch from a version starts");
+	run_to_end(&kw);
+	is_int(kube_watch_end(&kw, &err), 0, "its stream's end is no failure");
+	a0 = argv_of(dir, 0);
+	ok(strstr(a0, "\nget\n--raw\n/apis/g.io/v1/namespaces/ns/things?watch=true&resourceVersion=3&timeoutSeconds=14"
+		      "&labelSelector=a.io%2Fb%3Dc%20d\n"),
+	   "it asks the API for the changes after it, the selector escaped, ending before kubectl's timeout");
+	ok(strstr(a0, "--request-timeout=15s\n"), "which is a second later");
+	is_int(cJSON_GetArraySize(json_get(kw.list, "items", NULL)), 0, "an object made and deleted after it came and went");
+	is_str(kw.since, "7", "each event moved the version on");
+	is_int(kube_watch_start(&kw, "ctr", 20000, &err), 0, "started again");
+	run_to_end(&kw);
+	ok(kube_watch_end(&kw, &err) < 0 && err.msg &&
+		   strcmp(err.msg, "the API ended the watch of things.g.io: too old resource version: 7 (9)") == 0,
+	   "an ERROR event ends it with the API's words: %s", err.msg ? err.msg : "(none)");
+	os_error_clear(&err);
+	a1 = argv_of(dir, 1);
+	ok(strstr(a1, "resourceVersion=7&"), "from where the last left off");
+	ok(!kw.since, "410 Expired: no version to resume after");
+	is_int(kube_watch_start(&kw, "ctr", 20000, &err), 0, "started a third time");
+	run_to_end(&kw);
+	is_int(kube_watch_end(&kw, &err), 0, "and ended well");
+	a2 = argv_of(dir, 2);
+	ok(strstr(a2, "\nget\nthings.g.io\n--namespace\nns\n--selector=a.io/b=c d\n--watch\n"), "it lists first");
+	kube_watch_free(&kw);
+	cleanup_free char *kubectl = xasprintf("%s/kubectl", dir), *n = xasprintf("%s/n", dir);
+	unlink(kubectl);
+	unlink(n);
+	unlink(docker);
+}
+
 int main(void)
 {
 	xalloc_init();
@@ -235,6 +315,7 @@ int main(void)
 	}
 	test_watch(dir);
 	test_then(dir);
+	test_since(dir);
 	rmdir(dir);
 	return tap_done();
 }

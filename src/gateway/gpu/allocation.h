@@ -34,6 +34,9 @@ enum gpu_allocation { GPU_ALLOCATION_UNSET = -1, GPU_ALLOCATION_DEVICE_PLUGIN, G
 #define DRA_DEVICE_CLASS "gpu.nvidia.com"
 /* The label the chart's kubelet plugin requires of a node (without NFD). */
 #define DRA_NODE_LABEL "nvidia.com/gpu.present=true"
+/* resource.k8s.io, GA in Kubernetes 1.34: its version and API path. */
+#define DRA_API_VERSION "resource.k8s.io/v1"
+#define DRA_API_PATH "/apis/" DRA_API_VERSION
 
 /* What an allocation deploys in the cluster, as the waits, their reports
  * and status look for it: one table row per mode. */

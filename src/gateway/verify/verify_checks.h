@@ -209,6 +209,20 @@ struct verify_pod_spec {
 cJSON *verify_pod_manifest(const struct verify_pod_spec *ps);
 cJSON *verify_dra_template(const char *name, const char *instance);
 
+/* The pods' create (gateway/verify/verify_create.c), the pods' watch's
+ * THEN: verify_create_script() makes the List on its stdin, the LOOK (or
+ * NULL) beside it, within REQUEST_S, and says the first object's
+ * resourceVersion last, which verify_created_since() takes off THEN's
+ * TEXT (NULL when it is not there). A create refused because the API
+ * was still starting (what it SAID; RUNTIME_CLASS: the pods name one,
+ * which k3s makes a moment after its API) is verify_create_early(),
+ * and is made again by verify_create_again_script(): without the look,
+ * objects that already exist no failure. */
+char *verify_create_script(int request_s, const char *look);
+char *verify_created_since(char *text);
+int verify_create_early(const char *said, int runtime_class);
+char *verify_create_again_script(int request_s);
+
 /* Under DRA (gateway/verify/verify_dra.c). The node's ResourceSlices of
  * NVIDIA's driver in LIST must publish the GPUs the gateway SEES (when
  * known), by UUID, into C; *SCHEDULABLE when they publish any. */
@@ -228,10 +242,13 @@ void verify_claim_free(struct verify_claim *got);
  * names the caller's), from a watch of the claims labelled SELECTOR: a
  * pod's claim is deleted once the pod is done, so what it was allocated
  * is read from each state the watch says, not after. The watch runs in a
- * docker exec of its own, through BY and a few seconds past it;
- * verify_claims_again() reaps it once it has ended and starts it again
- * while that lasts, a second after its last start at the soonest, which
- * verify_claims_due() says (0: it runs, or is not to start again), for
+ * docker exec of its own, through BY and a few seconds past it, once
+ * verify_claims_from() has said from where: the resourceVersion RV before
+ * any claim of the run's was made, whose every state the API replays
+ * then, or NULL to list them as they are (a claim gone by then is
+ * missed); verify_claims_again() reaps it once it has ended and starts it
+ * (again) while that lasts, a second after its last start at the soonest,
+ * which verify_claims_due() says (0: it runs, or is not to start), for
  * the caller, which serves it beside its own children, to wake then;
  * verify_claims_await() serves it until each of PODS has its claim, a few
  * seconds at most; verify_claims_of() is a pod's (empty when none came). */
@@ -239,6 +256,7 @@ struct verify_claims {
 	struct kube_watch watch;
 	const char *ctr;
 	const struct deadline *by;
+	int armed;                /* verify_claims_from() was called: the watch may start */
 	long long started_ms;     /* the watch's last start */
 	char *error;              /* why it last ended or failed to start, or NULL */
 	const char *pod[VERIFY_PODS];
@@ -247,7 +265,7 @@ struct verify_claims {
 };
 void verify_claims_init(struct verify_claims *vc, const char *ctr, const char *selector, const struct deadline *by);
 void verify_claims_add(struct verify_claims *vc, const char *pod);
-int verify_claims_start(struct verify_claims *vc, os_error *err);
+void verify_claims_from(struct verify_claims *vc, const char *rv);
 void verify_claims_again(struct verify_claims *vc);
 long long verify_claims_due(const struct verify_claims *vc);
 void verify_claims_await(struct verify_claims *vc, const char *const *pods, size_t n);

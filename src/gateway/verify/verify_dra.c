@@ -6,7 +6,11 @@
  * and privileged pods ask through a ResourceClaimTemplate of verify's own,
  * so that each gets a claim of its own, as a user's pod would; a pod's
  * claim is deleted once the pod is done, so what it was allocated is read
- * from each state the claims' watch says, not after.
+ * from each state the claims' watch says, not after. That watch starts
+ * from the resourceVersion of the run's first object made, its template:
+ * the API replays each claim's states from there, also those of a claim
+ * whose pod ran and was done before the watch began (a listing would
+ * show none of them).
  */
 #include "config.h"
 
@@ -70,7 +74,7 @@ void verify_claims_init(struct verify_claims *vc, const char *ctr, const char *s
 {
 	*vc = (struct verify_claims){ .ctr = ctr, .by = by };
 	vc->watch = (struct kube_watch){ .resource = "resourceclaims.resource.k8s.io", .ns = SMOKE_NAMESPACE,
-					 .selector = selector, .seen = claim_seen, .ctx = vc };
+					 .selector = selector, .api = DRA_API_PATH, .seen = claim_seen, .ctx = vc };
 }
 
 void verify_claims_add(struct verify_claims *vc, const char *pod)
@@ -92,7 +96,7 @@ static long long claims_until(const struct verify_claims *vc)
 	return vc->by->at_ms + CLAIMS_GRACE_MS;
 }
 
-int verify_claims_start(struct verify_claims *vc, os_error *err)
+static int claims_start(struct verify_claims *vc, os_error *err)
 {
 	long long left = claims_until(vc) - clock_ms();
 
@@ -111,9 +115,18 @@ static void keep_error(struct verify_claims *vc, os_error *err)
 	os_error_clear(err);
 }
 
+void verify_claims_from(struct verify_claims *vc, const char *rv)
+{
+	if (vc->armed)
+		return;
+	vc->armed = 1;
+	if (rv)
+		kube_watch_since(&vc->watch, rv);
+}
+
 long long verify_claims_due(const struct verify_claims *vc)
 {
-	if (!vc->n || vc->watch.c || signals_pending() || clock_ms() >= claims_until(vc))
+	if (!vc->n || !vc->armed || vc->watch.c || signals_pending() || clock_ms() >= claims_until(vc))
 		return 0;
 	return vc->started_ms + CLAIMS_AGAIN_MS;
 }
@@ -127,7 +140,7 @@ void verify_claims_again(struct verify_claims *vc)
 
 	if (vc->watch.c && run_ended(vc->watch.c) && kube_watch_end(&vc->watch, &err) < 0)
 		keep_error(vc, &err);
-	if ((due = verify_claims_due(vc)) && clock_ms() >= due && verify_claims_start(vc, &err) < 0)
+	if ((due = verify_claims_due(vc)) && clock_ms() >= due && claims_start(vc, &err) < 0)
 		keep_error(vc, &err);
 }
 

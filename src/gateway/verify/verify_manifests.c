@@ -95,7 +95,7 @@ cJSON *verify_dra_template(const char *name, const char *instance)
 {
 	cJSON *t = cJSON_CreateObject(), *meta, *spec, *req;
 
-	cJSON_AddStringToObject(t, "apiVersion", "resource.k8s.io/v1");
+	cJSON_AddStringToObject(t, "apiVersion", DRA_API_VERSION);
 	cJSON_AddStringToObject(t, "kind", "ResourceClaimTemplate");
 	meta = cJSON_AddObjectToObject(t, "metadata");
 	cJSON_AddStringToObject(meta, "name", name);

@@ -58,6 +58,8 @@ struct verify_pods {
 	char *create;           /* the create's command line (the watch's THEN) */
 	struct kube_watch watch;
 	char *tmpl;             /* under DRA, the ResourceClaimTemplate of its pods' claims */
+	char *since;            /* the resourceVersion of the first object the create made, or NULL */
+	int since_read;         /* the create's last line was read for it */
 	struct verify_claims claims; /* and those claims, each state seen */
 	int created;            /* the create ran, or may have: the pods are to be deleted */
 	int created_again;      /* a create the starting API refused was made once more */
@@ -181,25 +183,15 @@ static void create_failed(struct verify_pods *vp)
 	}
 }
 
-/* The pods' create, the watch's THEN; with a LOOK, that runs beside it
- * (the create in the background, with the exec's stdin; the look with
- * none, so that nothing of the manifest goes to it), its status the
- * create's. create, not apply: the names are new (no read of each
- * first); the manifest is the code's own, so the API's field validation
- * is skipped (kubectl fetches the server's OpenAPI for it). */
-static char *create_command(const struct verify_pods *vp)
+/* THEN is done: the create's resourceVersion, taken off what the look
+ * said, once. */
+static const char *created_since(struct verify_pods *vp)
 {
-	return xasprintf("kubectl --request-timeout=%ds create --validate=false -f -",
-			 kube_request_s(deadline_call_ms(&vp->by)));
-}
-
-static char *create_script(const struct verify_pods *vp, const char *look)
-{
-	cleanup_free char *create = create_command(vp);
-
-	if (!look)
-		return xasprintf("%s >/dev/null", create);
-	return xasprintf("exec 3<&0; %s <&3 >/dev/null & c=$!; { %s; } </dev/null; wait $c", create, look);
+	if (!vp->since_read && vp->watch.then_done) {
+		vp->since_read = 1;
+		vp->since = verify_created_since(vp->watch.then_text);
+	}
+	return vp->since;
 }
 
 /* A create answered 503 while k3s's API server was still starting (a
@@ -213,20 +205,12 @@ static char *create_script(const struct verify_pods *vp, const char *look)
  * error. 1 when it is to be made again. */
 static int create_again(struct verify_pods *vp)
 {
-	cleanup_free char *create = NULL;
-	const char *said = vp->watch.then_error;
-	int early = kube_said_api_starting(said) ||
-		    (vp->plan->runtime_class &&
-		     strstr(said, "pod rejected: RuntimeClass \"" NVIDIA_RUNTIME_CLASS "\" not found"));
-
-	if (vp->created_again || deadline_passed(&vp->by) || !early)
+	if (vp->created_again || deadline_passed(&vp->by) ||
+	    !verify_create_early(vp->watch.then_error, vp->plan->runtime_class))
 		return 0;
 	vp->created_again = 1;
-	create = create_command(vp);
 	free(vp->create);
-	vp->create = xasprintf("e=$(%s 2>&1 >/dev/null) && exit 0; printf '%%s\\n' \"$e\" | "
-			       "grep -v -e '(AlreadyExists)' -e '^[EWI][0-9]\\{4\\} ' >&2 && exit 1; exit 0",
-			       create);
+	vp->create = verify_create_again_script(kube_request_s(deadline_call_ms(&vp->by)));
 	vp->watch.then = vp->create;
 	free(vp->watch.then_error);
 	vp->watch.then_error = NULL;
@@ -254,6 +238,13 @@ static int judge_ended(const struct gateway *gw, struct verify_pods *vp)
 	return !left;
 }
 
+/* Once the create is done, the claims' watch may start. */
+static void follow_claims(struct verify_pods *vp)
+{
+	if (vp->tmpl && vp->watch.then_done)
+		verify_claims_from(&vp->claims, created_since(vp));
+}
+
 /* Serve both watches until the pods' says something: 0, as
  * run_wait_any() of the pods' alone would. */
 static int wait_watches(struct verify_pods *vp)
@@ -261,6 +252,7 @@ static int wait_watches(struct verify_pods *vp)
 	int k;
 
 	for (;;) {
+		follow_claims(vp);
 		verify_claims_again(&vp->claims);
 		struct run_child *kids[2] = { vp->watch.c, vp->claims.watch.c };
 		/* Woken too when the claims' watch, down, may start again. */
@@ -280,6 +272,7 @@ static void judge_claims(struct verify_pods *vp)
 	for (size_t i = 0; i < vp->n; i++)
 		if (vp->probes[i].claim && vp->probes[i].check && vp->probes[i].check->status == CHECK_PASS)
 			passed[n++] = vp->probes[i].name;
+	follow_claims(vp);
 	verify_claims_await(&vp->claims, passed, n);
 	for (size_t i = 0; i < vp->n; i++)
 		if (vp->probes[i].claim && vp->probes[i].check)
@@ -397,7 +390,7 @@ struct verify_pods *verify_pods_start(const struct gateway *gw, const struct ver
 	vp->instance = xasprintf("openshell-verify-%x", tag);
 	vp->selector = xasprintf("app.kubernetes.io/instance=%s", vp->instance);
 	vp->watch = (struct kube_watch){ .resource = "pods", .ns = SMOKE_NAMESPACE, .selector = vp->selector };
-	vp->create = create_script(vp, plan->look);
+	vp->create = verify_create_script(kube_request_s(deadline_call_ms(&vp->by)), plan->look);
 	/* First in the List: kubectl creates its items in order, and a pod's
 	 * claim is made from its template once both are there. */
 	if (plan->dra) {
@@ -420,7 +413,7 @@ struct verify_pods *verify_pods_start(const struct gateway *gw, const struct ver
 	vp->watch.input = vp->manifest;
 	/* The watch follows the create in its exec: it hears of the pods'
 	 * end however soon it comes. */
-	if (vp->n && (watch_start(gw, vp, err) < 0 || (vp->tmpl && verify_claims_start(&vp->claims, err) < 0))) {
+	if (vp->n && watch_start(gw, vp, err) < 0) {
 		verify_pods_drop(gw, vp);
 		return NULL;
 	}
@@ -461,6 +454,7 @@ const char *verify_pods_look(struct verify_pods *vp, os_error *err)
 	if (!vp->watch.then_done && vp->watch.c && kube_watch_end(&vp->watch, err) < 0 && !vp->watch.then_error)
 		return NULL;
 	os_error_clear(err);
+	created_since(vp);
 	return vp->watch.then_text ? vp->watch.then_text : "";
 }
 
@@ -491,6 +485,7 @@ void verify_pods_drop(const struct gateway *gw, struct verify_pods *vp)
 	for (size_t k = 0; k < vp->n; k++)
 		free(vp->probes[k].name);
 	free(vp->tmpl);
+	free(vp->since);
 	free(vp->manifest);
 	free(vp->create);
 	free(vp->instance);

@@ -102,7 +102,10 @@ def serve(api, req, res, namespace, labels, fields):
                 continue
             k = ident(obj)
             now = visible(obj) and etype != "DELETED"
-            was = k in matched
+            # A creation matched nothing before it: from an older version
+            # it is ADDED, as the cacher's prevObject-less event is, though
+            # the object is there now.
+            was = k in matched and etype != "ADDED"
             if etype == "DELETED":
                 out = "DELETED" if was else None
             elif now:
