@@ -40,8 +40,9 @@ static const struct cli_opt add_opts[] = {
 	  .help = "which of the node's GPUs: a count or indices and UUIDs, checked on its host; the agent hides the others",
 	  .value = CLI_VALUE_WORDS, .words = gpus_all },
 	{ .name = "gpu-sharing", .key = OPT_GPU_SHARING, .arg = "MODE",
-	  .help = "the gateway's GPU sharing, said again: the device plugin's configuration is one for every node, "
-	  "so another than the gateway's is refused (change the gateway's with 'gateway start --gpu-sharing')",
+	  .help = "the gateway's GPU sharing, said again: the device plugin's (or DRA driver's) configuration is one "
+	  "for every node, so another than the gateway's is refused (change the gateway's with 'gateway start "
+	  "--gpu-sharing')",
 	  .value = CLI_VALUE_WORDS, .words = sharing_words },
 	{ .name = "mig-strategy", .key = OPT_MIG_STRATEGY, .arg = "STRATEGY",
 	  .help = "the gateway's MIG strategy, said again: one for every node, so another is refused; the agent "

@@ -233,6 +233,8 @@ void kube_daemonset_status(const cJSON *ds, struct ds_status *st)
 	st->desired = counter(status, "desiredNumberScheduled");
 	st->ready = counter(status, "numberReady");
 	st->available = counter(status, "numberAvailable");
+	st->updated = counter(status, "updatedNumberScheduled");
+	st->rolled = ds && counter(status, "observedGeneration") >= counter(json_get(ds, "metadata", NULL), "generation");
 }
 
 /* The first status of LIST that waits for a reason other than being made. */

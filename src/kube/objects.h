@@ -86,6 +86,8 @@ struct ds_status {
 	long long desired;
 	long long ready;
 	long long available;
+	long long updated;   /* pods of its current template */
+	int rolled;          /* its controller has seen its current template (observedGeneration) */
 };
 
 /* Find the device plugin's DaemonSet in a DaemonSetList: its label, and the

@@ -301,7 +301,17 @@ relabelled() {
 	[[ "$stderr" == *"invalid --gpu-allocation 'plugins': give device-plugin or dra"* ]]
 	run --separate-stderr openshell gateway start --gpu --gpu-allocation dra --gpu-sharing time-slicing:2 --name x --image "$IMAGE"
 	assert_failure 2
-	[[ "$stderr" == *"leave out --gpu-sharing, or use --gpu-allocation device-plugin"* ]]
+	[[ "$stderr" == *"under --gpu-allocation dra pods share a GPU by using one ResourceClaim, whose GpuConfig asks the DRA driver for time-slicing, and there is no count of replicas: give --gpu-sharing time-slicing, without :N"* ]]
+	run --separate-stderr openshell gateway start --gpu --gpu-allocation dra --gpu-sharing mps --name x --image "$IMAGE"
+	assert_failure 2
+	[[ "$stderr" == *"--gpu-sharing mps under --gpu-allocation dra"*"is not supported by openshell yet: give --gpu-sharing time-slicing, or --gpu-allocation device-plugin with --gpu-sharing mps:N"* ]]
+	# Without a count it is DRA's: the device plugin, asked or by default, takes none.
+	for alloc in "--gpu-allocation device-plugin" ""; do
+		# shellcheck disable=SC2086 # the option and its value, or nothing
+		run --separate-stderr openshell gateway start --gpu $alloc --gpu-sharing time-slicing --name x --image "$IMAGE"
+		assert_failure 2
+		[[ "$stderr" == *"--gpu-sharing without a count is for --gpu-allocation dra, where each claim asks for it; NVIDIA's device plugin shares each GPU as a count of replicas: give --gpu-sharing time-slicing:N or mps:N, or add --gpu-allocation dra"* ]]
+	done
 	run --separate-stderr openshell gateway start --gpu --gpu-allocation dra --mig-strategy single --name x --image "$IMAGE"
 	assert_failure 2
 	[[ "$stderr" == *"leave out --mig-strategy, or use --gpu-allocation device-plugin"* ]]
@@ -313,10 +323,96 @@ relabelled() {
 	[[ "$stderr" == *"gateway 'd' exists with --gpu-allocation dra but --gpu-allocation device-plugin was asked for; rerun with --recreate"* ]]
 	run --separate-stderr openshell gateway start --gpus 2 --gpu-sharing time-slicing:2 --name d --image "$IMAGE"
 	assert_failure 6
-	[[ "$stderr" == *"gateway 'd' allocates its GPUs by DRA (--gpu-allocation dra), where --gpu-sharing has no place (it configures the device plugin): leave it out, or rebuild the gateway with --recreate --gpu-allocation device-plugin"* ]]
+	[[ "$stderr" == *"gateway 'd' allocates its GPUs by dra: under --gpu-allocation dra pods share a GPU by using one ResourceClaim"*"give --gpu-sharing time-slicing, without :N"* ]]
 	run --separate-stderr openshell gateway start --gpus 2 --mig-strategy single --name d --image "$IMAGE"
 	assert_failure 6
 	[[ "$stderr" == *"gateway 'd' allocates its GPUs by DRA (--gpu-allocation dra), where --mig-strategy has no place"* ]]
+}
+
+# The README's shared claim and its two pods, exactly as written there.
+readme_shared_sample() {
+	awk '/<!-- sample-dra-shared -->/ { marked = 1; next }
+	     marked && /^```yaml$/ { on = 1; next }
+	     on && /^```$/ { exit }
+	     on' "$OPENSHELL_SRCDIR/README.md"
+}
+
+# Its first pod, from its kind on (without its apiVersion line).
+readme_shared_pod() { readme_shared_sample | sed -n '/^kind: Pod$/,/^---$/{/^---$/q;p}'; }
+
+# The FEATURE_GATES of the DRA driver's kubelet plugin (its gpus container).
+plugin_gates() {
+	gw_kubectl d get daemonset -n nvidia-dra-driver-gpu dra-driver-nvidia-gpu-kubelet-plugin \
+		-o jsonpath='{.spec.template.spec.containers[?(@.name=="gpus")].env[?(@.name=="FEATURE_GATES")].value}'
+}
+
+# What the simulated driver keeps of GPU $1's compute settings, in the gateway.
+gpu_compute() { docker exec openshell-cluster-d cat "/run/nvidia-sim/compute/$1" 2>/dev/null; }
+timeslice_is() { gpu_compute "$1" | grep -qx "timeslice $2"; }
+
+@test "--gpu-sharing time-slicing on a DRA gateway: the driver's gate rolled out, the README's shared claim gives both pods its one GPU, time slice Long while held" {
+	run --separate-stderr openshell gateway start --gpus 2 --gpu-allocation dra --gpu-sharing time-slicing --name d
+	assert_success
+	[[ "$stderr" == *"setting GPU sharing to time-slicing (the DRA driver's feature gate)"* ]]
+	# The start waited for the DaemonSet's rollout with the gate.
+	run plugin_gates
+	assert_output "TimeSlicingSettings=true,"
+	run gw_kubectl d get daemonset -n nvidia-dra-driver-gpu dra-driver-nvidia-gpu-kubelet-plugin \
+		-o jsonpath='{.status.updatedNumberScheduled}/{.status.numberReady}/{.status.desiredNumberScheduled}'
+	assert_output "1/1/1"
+	readme_shared_sample >"$BATS_TEST_TMPDIR/shared-gpu.yaml"
+	run kd apply -f - <"$BATS_TEST_TMPDIR/shared-gpu.yaml"
+	assert_success
+	assert_line "resourceclaim.resource.k8s.io/shared-gpu created"
+	run kd wait --for=jsonpath='{.status.phase}'=Succeeded pod/shared-a pod/shared-b --timeout=60s
+	assert_success
+	a=$(kd logs shared-a) b=$(kd logs shared-b)
+	assert_equal "$a" "$b"
+	uuid=$(sed -n 's/^GPU 0: .* (UUID: \(GPU-[^)]*\))$/\1/p' <<<"$a")
+	run grep -cxF "$uuid" <(published d)
+	assert_output 1
+	# The claim outlives its pods; held again, the driver sets the GPU's
+	# time slice as its GpuConfig asks (Long: 3), and back once released.
+	readme_shared_pod | sed 's/name: shared-a/name: shared-hold/; s/\["nvidia-smi", "-L"\]/["sleep", "60"]/' \
+		>"$BATS_TEST_TMPDIR/hold.yaml"
+	run kd apply -f - < <(printf 'apiVersion: v1\n'; cat "$BATS_TEST_TMPDIR/hold.yaml")
+	assert_success
+	run kd wait --for=jsonpath='{.status.phase}'=Running pod/shared-hold --timeout=60s
+	assert_success
+	run gpu_compute "$uuid"
+	assert_line "mode DEFAULT"
+	assert_line "timeslice 3"
+	run --separate-stderr openshell gateway verify --name d --json
+	assert_success
+	run evidence "$output" dra-driver
+	assert_output --partial "; time-slicing on: its pods run with feature gate TimeSlicingSettings, so a claim's GpuConfig may ask for it"
+	kd delete pod shared-hold --wait=false >/dev/null
+	eventually timeslice_is "$uuid" 0
+	run kd delete -f - <"$BATS_TEST_TMPDIR/shared-gpu.yaml"
+	assert_success
+}
+
+@test "--gpu-sharing none on a DRA gateway turns the gate off: a claim asking for time-slicing then pends with the driver's words" {
+	run --separate-stderr openshell gateway start --gpus 2 --gpu-allocation dra --gpu-sharing none --name d
+	assert_success
+	run plugin_gates
+	assert_output ""
+	readme_shared_sample | sed '/^kind: Pod$/,$d' | sed '$d' >"$BATS_TEST_TMPDIR/claim.yaml"
+	readme_shared_pod >"$BATS_TEST_TMPDIR/pod.yaml"
+	run kd apply -f - < <(cat "$BATS_TEST_TMPDIR/claim.yaml"; printf -- '---\napiVersion: v1\n'; cat "$BATS_TEST_TMPDIR/pod.yaml")
+	assert_success
+	# The kubelet's event of the driver's refusal (device_state.go, validate.go).
+	want='"TimeSlicing" is selected as the GPU sharing strategy, but the "TimeSlicingSettings" feature gate is not enabled'
+	eventually gw_kubectl_says d "$want" get events --field-selector involvedObject.name=shared-a \
+		-o jsonpath='{.items[*].message}'
+	run kd get pod shared-a -o jsonpath='{.status.phase}'
+	assert_output "Pending"
+	run --separate-stderr openshell gateway verify --name d --json
+	assert_success
+	run evidence "$output" dra-driver
+	refute_output --partial "time-slicing"
+	kd delete pod shared-a --wait=false >/dev/null
+	kd delete resourceclaim shared-gpu --wait=false >/dev/null
 }
 
 @test "a device-plugin gateway on a DRA gateway's kept volume removes the DRA driver first" {

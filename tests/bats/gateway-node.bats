@@ -473,7 +473,7 @@ assert_nothing_on_for() {
 	verify=$output verify_status=$status
 	openshell gateway destroy --name md --yes >/dev/null 2>&1
 	assert_equal "$shared_status" 6
-	[[ $shared_err == *"gateway 'md' allocates its GPUs by DRA (--gpu-allocation dra), where --gpu-sharing and --mig-strategy have no place (they configure the device plugin): add node 'node-c' without them" ]]
+	[[ $shared_err == *"gateway 'md' allocates its GPUs by dra: under --gpu-allocation dra pods share a GPU by using one ResourceClaim, whose GpuConfig asks the DRA driver for time-slicing, and there is no count of replicas: give --gpu-sharing time-slicing, without :N" ]]
 	assert_equal "$add_status" 0
 	grep -qxF "  GPUs:        2 published in ResourceSlices (DRA driver gpu.nvidia.com)" <<<"$add"
 	[[ $add_err == *"waiting for node 'node-c' to be Ready with its GPUs in ResourceSlices"* ]]

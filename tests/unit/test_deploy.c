@@ -364,8 +364,8 @@ static void check(const char *name, const char *bind, const char *image, int wan
 }
 
 /* The GPU allocation's place among the other GPU options. */
-static void check_allocation(int gpu, enum gpu_allocation a, int mps, enum mig_strategy m, const char *want_in,
-			     const char *what)
+static void check_allocation(int gpu, enum gpu_allocation a, const char *sharing, enum mig_strategy m,
+			     const char *want_in, const char *what)
 {
 	struct gateway_request o;
 	os_error err = { 0 };
@@ -375,10 +375,8 @@ static void check_allocation(int gpu, enum gpu_allocation a, int mps, enum mig_s
 	o.gpu = gpu;
 	o.allocation = a;
 	o.mig = m;
-	if (mps) {
-		o.sharing.replicas = 2;
-		o.sharing.mps = 1;
-	}
+	if (sharing && sharing_parse(sharing, &o.sharing, &err) < 0)
+		printf("#   sharing '%s': %s\n", sharing, err.msg);
 	rc = gateway_request_check(&o, &err);
 	if (!want_in)
 		ok(rc == 0, "accepted: %s", what);
@@ -392,15 +390,23 @@ static void check_allocation(int gpu, enum gpu_allocation a, int mps, enum mig_s
 
 static void test_allocation_check(void)
 {
-	check_allocation(1, GPU_ALLOCATION_DRA, 0, MIG_UNSET, NULL, "--gpu --gpu-allocation dra");
-	check_allocation(1, GPU_ALLOCATION_DEVICE_PLUGIN, 1, MIG_SINGLE, NULL,
+	check_allocation(1, GPU_ALLOCATION_DRA, NULL, MIG_UNSET, NULL, "--gpu --gpu-allocation dra");
+	check_allocation(1, GPU_ALLOCATION_DEVICE_PLUGIN, "mps:2", MIG_SINGLE, NULL,
 			 "--gpu-allocation device-plugin with sharing and a MIG strategy");
-	check_allocation(0, GPU_ALLOCATION_DRA, 0, MIG_UNSET,
+	check_allocation(0, GPU_ALLOCATION_DRA, NULL, MIG_UNSET,
 			 "--gpu-allocation says how GPUs are given, and none were asked for: add --gpu or --gpus",
 			 "--gpu-allocation without GPUs");
-	check_allocation(1, GPU_ALLOCATION_DRA, 1, MIG_UNSET, "leave out --gpu-sharing, or use --gpu-allocation device-plugin",
-			 "dra with --gpu-sharing");
-	check_allocation(1, GPU_ALLOCATION_DRA, 0, MIG_NONE, "leave out --mig-strategy, or use --gpu-allocation device-plugin",
+	check_allocation(1, GPU_ALLOCATION_DRA, "mps:2", MIG_UNSET, "there is no count of replicas: give --gpu-sharing time-slicing, without :N",
+			 "dra with a count of replicas");
+	check_allocation(1, GPU_ALLOCATION_DRA, "time-slicing", MIG_UNSET, NULL, "dra with time-slicing per claim");
+	check_allocation(1, GPU_ALLOCATION_DRA, "none", MIG_UNSET, NULL, "dra with none");
+	check_allocation(1, GPU_ALLOCATION_DRA, "mps", MIG_UNSET, "is not supported by openshell yet",
+			 "dra with MPS per claim");
+	check_allocation(1, GPU_ALLOCATION_DEVICE_PLUGIN, "time-slicing", MIG_UNSET,
+			 "--gpu-sharing without a count is for --gpu-allocation dra", "the device plugin with sharing per claim");
+	check_allocation(1, GPU_ALLOCATION_UNSET, "time-slicing", MIG_UNSET, NULL,
+			 "no allocation asked: per claim is judged once the gateway's is known");
+	check_allocation(1, GPU_ALLOCATION_DRA, NULL, MIG_NONE, "leave out --mig-strategy, or use --gpu-allocation device-plugin",
 			 "dra with --mig-strategy, even none");
 	/* The host's driver: 565 or later under dra, whatever under the device plugin. */
 	static const struct {

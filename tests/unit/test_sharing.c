@@ -42,6 +42,39 @@ static void test_mps_on_gpus(void)
 	host_gpus_free(&h);
 }
 
+static void refused(const char *text);
+
+/* Without a count: DRA's, each claim asking, the driver's gate on. */
+static void test_per_claim(void)
+{
+	struct sharing s, back;
+	os_error err = { 0 };
+	char *yaml = NULL, *str;
+
+	is_int(sharing_parse("time-slicing", &s, &err), 0, "time-slicing without a count parses");
+	ok(s.per_claim && !s.mps && s.replicas == 1 && sharing_asked(&s), "per claim, asked, no replicas");
+	str = sharing_string(&s);
+	is_str(str, "time-slicing", "reads back as given");
+	free(str);
+	is_int(sharing_values(&s, &yaml, &err), 0, "the DRA driver's values are emitted");
+	is_str(yaml, "featureGates:\n  TimeSlicingSettings: true\n", "its chart's featureGates, the gate on");
+	sharing_from_values(yaml, &back);
+	ok(back.per_claim && !back.mps && back.replicas == 1, "and read back per claim");
+	is_str(sharing_mode_name(&back), "time-slicing", "named time-slicing");
+	free(yaml);
+	sharing_from_values("featureGates:\n  TimeSlicingSettings: false\n", &back);
+	ok(!back.per_claim, "a gate off shares nothing");
+	is_str(sharing_mode_name(&back), "none", "named none");
+	is_int(sharing_parse("mps", &s, &err), 0, "mps without a count parses");
+	ok(s.per_claim && s.mps, "per claim, by MPS");
+	is_int(sharing_values(&s, &yaml, &err), 0, "its values are emitted");
+	is_str(yaml, "featureGates:\n  MPSSupport: true\n", "the MPS gate on");
+	free(yaml);
+	refused("time-slicing:");
+	refused("Time-Slicing");
+	os_error_clear(&err);
+}
+
 static void refused(const char *text)
 {
 	struct sharing s;
@@ -136,7 +169,8 @@ int main(void)
 	is_str(sharing_mode_name(&back), "mps", "named mps");
 	free(yaml);
 	is_int(sharing_parse("time-slicing:2", &s, &err), 0, "time-slicing:2 after it");
-	ok(!s.mps, "is not MPS");
+	ok(!s.mps && !s.per_claim, "is not MPS, nor per claim");
 	test_mps_on_gpus();
+	test_per_claim();
 	return tap_done();
 }

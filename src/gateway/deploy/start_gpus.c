@@ -176,7 +176,9 @@ int start_gpus_mode(struct deploy_plan *p, const struct daemon_gpus *d, os_error
 
 	if (!p->req->gpu)
 		return 0;
-	if (gpu_mode_resolve(asked, d, &used, err) < 0)
+	/* The allocation is the default's now, where none was asked for. */
+	if (gpu_allocation_check(p->allocation, &p->req->sharing, MIG_UNSET, err) < 0 ||
+	    gpu_mode_resolve(asked, d, &used, err) < 0)
 		return -1;
 	p->cdi = used == GPU_MODE_CDI;
 	log_verbose("GPU mode %s%s%s", gpu_mode_name(used),
@@ -204,6 +206,7 @@ int start_gpus_cdi_names(const struct deploy_plan *p, const struct daemon_gpus *
 int start_gpus_adopt_mode(struct deploy_plan *p, const struct gw_container *c, os_error *err)
 {
 	enum mig_strategy had;
+	const char *why;
 
 	if (!p->req->gpu || !c->gpu_request)
 		return 0;
@@ -220,10 +223,13 @@ int start_gpus_adopt_mode(struct deploy_plan *p, const struct gw_container *c, o
 				    p->req->name, gpu_allocation_name(gpu_allocation_of_env(c->gpu_allocation)),
 				    gpu_allocation_name(p->req->allocation));
 	p->allocation = gpu_allocation_of_env(c->gpu_allocation);
-	if (p->allocation == GPU_ALLOCATION_DRA && (sharing_asked(&p->req->sharing) || p->req->mig != MIG_UNSET))
+	if (p->allocation == GPU_ALLOCATION_DRA && p->req->mig != MIG_UNSET)
 		return os_error_set(err, OS_EXIT_CONFLICT,
-				    "gateway '%s' allocates its GPUs by DRA (--gpu-allocation dra), where --%s has no place (it configures the device plugin): leave it out, or rebuild the gateway with --recreate --gpu-allocation device-plugin (its cluster state is lost)",
-				    p->req->name, sharing_asked(&p->req->sharing) ? "gpu-sharing" : "mig-strategy");
+				    "gateway '%s' allocates its GPUs by DRA (--gpu-allocation dra), where --mig-strategy has no place (it configures the device plugin): leave it out, or rebuild the gateway with --recreate --gpu-allocation device-plugin (its cluster state is lost)",
+				    p->req->name);
+	if ((why = gpu_allocation_sharing_refused(p->allocation, &p->req->sharing)))
+		return os_error_set(err, OS_EXIT_CONFLICT, "gateway '%s' allocates its GPUs by %s: %s", p->req->name,
+				    gpu_allocation_name(p->allocation), why);
 	if (p->req->mig != MIG_UNSET && p->req->mig != had)
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' exists with --mig-strategy %s but --mig-strategy %s was asked for; rerun with --recreate to rebuild it (its cluster state is lost)",

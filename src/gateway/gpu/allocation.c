@@ -156,14 +156,26 @@ int gpu_allocation_check_driver(enum gpu_allocation a, const char *driver, const
 			    DRA_MIN_DRIVER_MAJOR, driver);
 }
 
+const char *gpu_allocation_sharing_refused(enum gpu_allocation a, const struct sharing *s)
+{
+	if (!sharing_asked(s))
+		return NULL;
+	if (a == GPU_ALLOCATION_DRA && s->replicas > 1)
+		return "under --gpu-allocation dra pods share a GPU by using one ResourceClaim, whose GpuConfig asks the DRA driver for time-slicing, and there is no count of replicas: give --gpu-sharing time-slicing, without :N";
+	if (a == GPU_ALLOCATION_DRA && s->per_claim && s->mps)
+		return "--gpu-sharing mps under --gpu-allocation dra (the driver's MPS control daemon a claim) is not supported by openshell yet: give --gpu-sharing time-slicing, or --gpu-allocation device-plugin with --gpu-sharing mps:N";
+	if (a == GPU_ALLOCATION_DEVICE_PLUGIN && s->per_claim)
+		return "--gpu-sharing without a count is for --gpu-allocation dra, where each claim asks for it; NVIDIA's device plugin shares each GPU as a count of replicas: give --gpu-sharing time-slicing:N or mps:N, or add --gpu-allocation dra";
+	return NULL;
+}
+
 int gpu_allocation_check(enum gpu_allocation a, const struct sharing *s, enum mig_strategy m, os_error *err)
 {
-	if (a != GPU_ALLOCATION_DRA)
-		return 0;
-	if (sharing_asked(s))
-		return os_error_set(err, OS_EXIT_USAGE,
-				    "--gpu-sharing configures NVIDIA's device plugin, and --gpu-allocation dra runs its DRA driver instead, where a pod's claim asks for sharing (which openshell does not set up yet): leave out --gpu-sharing, or use --gpu-allocation device-plugin");
-	if (m != MIG_UNSET)
+	const char *refused = gpu_allocation_sharing_refused(a, s);
+
+	if (refused)
+		return os_error_set(err, OS_EXIT_USAGE, "%s", refused);
+	if (a == GPU_ALLOCATION_DRA && m != MIG_UNSET)
 		return os_error_set(err, OS_EXIT_USAGE,
 				    "--mig-strategy configures NVIDIA's device plugin, and --gpu-allocation dra runs its DRA driver instead, which publishes each GPU as it finds it: leave out --mig-strategy, or use --gpu-allocation device-plugin");
 	return 0;
@@ -176,4 +188,34 @@ enum gpu_allocation gpu_allocation_of_env(const char *value)
 	if (value && parse_keyword(value, allocation_names, N_ALLOCATIONS, &i) == 0)
 		return (enum gpu_allocation)i;
 	return GPU_ALLOCATION_DEVICE_PLUGIN;
+}
+
+/* Is GATE on in V, "A=true,B=false," (pkg/flags/featuregates.go)? */
+static int gates_say_on(const char *v, const char *gate)
+{
+	size_t n = strlen(gate), len;
+
+	for (const char *at = v; at && *at; at += len + (at[len] == ',')) {
+		len = strcspn(at, ",");
+		if (len == n + 5 && strncmp(at, gate, n) == 0 && strncmp(at + n, "=true", 5) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int dra_gate_on(const cJSON *ds, const char *gate)
+{
+	const cJSON *c, *e;
+
+	cJSON_ArrayForEach(c, json_get(ds, "spec", "template", "spec", "containers", NULL)) {
+		const char *name = json_str(c, "name");
+		if (!name || strcmp(name, "gpus") != 0)
+			continue;
+		cJSON_ArrayForEach(e, json_get(c, "env", NULL)) {
+			const char *key = json_str(e, "name");
+			if (key && strcmp(key, "FEATURE_GATES") == 0 && gates_say_on(json_str(e, "value"), gate))
+				return 1;
+		}
+	}
+	return 0;
 }

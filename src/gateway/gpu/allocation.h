@@ -90,9 +90,20 @@ const char *gpu_allocation_name(enum gpu_allocation a);
  * the entrypoint; unset is the device plugin, as the entrypoint takes it. */
 enum gpu_allocation gpu_allocation_of_env(const char *value);
 
-/* The options that configure the device plugin have no place beside dra:
- * --gpu-sharing (a claim asks for sharing) and --mig-strategy (the driver
- * publishes what it finds). A usage error naming the option. */
+/* Is GATE on for the DRA kubelet plugin's gpus container in DS's
+ * template (its chart renders featureGates as FEATURE_GATES)? */
+int dra_gate_on(const cJSON *ds, const char *gate);
+
+/* The sharing S of allocation A (UNSET: not known yet, the count's form
+ * and the per-claim form both taken) where it cannot be: a count of
+ * replicas or MPS under DRA, a sharing per claim for the device plugin.
+ * The reason and the fix, or NULL. */
+const char *gpu_allocation_sharing_refused(enum gpu_allocation a, const struct sharing *s);
+
+/* The options that configure the device plugin, or its form of them, have
+ * no place beside dra: --gpu-sharing with a count (a claim asks for
+ * sharing), --mig-strategy (the driver publishes what it finds); nor a
+ * sharing per claim beside device-plugin. A usage error naming it. */
 int gpu_allocation_check(enum gpu_allocation a, const struct sharing *s, enum mig_strategy m, os_error *err);
 
 #endif

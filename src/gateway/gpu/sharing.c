@@ -20,7 +20,7 @@
 #include "gateway/gpu/sharing.h"
 #include "kube/kubectl.h"
 
-#define SHARING_FORMS "give none, time-slicing:N with N from 2 to 1024, or mps:N with N from 2 to 48"
+#define SHARING_FORMS "give none, time-slicing:N with N from 2 to 1024, or mps:N with N from 2 to 48 (under --gpu-allocation dra: time-slicing, without N)"
 
 int sharing_parse(const char *text, struct sharing *s, os_error *err)
 {
@@ -30,10 +30,15 @@ int sharing_parse(const char *text, struct sharing *s, os_error *err)
 	char *end = NULL;
 	long v = n && *n ? strtol(n, &end, 10) : 0;
 
-	s->replicas = 1;
-	s->mps = 0;
+	*s = (struct sharing){ .replicas = 1 };
 	if (strcmp(text, "none") == 0)
 		return 0;
+	/* Each claim asks (DRA's): no count. */
+	if (strcmp(text, "time-slicing") == 0 || strcmp(text, "mps") == 0) {
+		s->per_claim = 1;
+		s->mps = text[0] == 'm';
+		return 0;
+	}
 	if (!n || !end || *end || v < 2 || v > SHARING_MAX_REPLICAS)
 		return os_error_set(err, OS_EXIT_USAGE, "invalid --gpu-sharing '%s': %s (N 1 shares nothing)", shown,
 				    SHARING_FORMS);
@@ -85,14 +90,20 @@ int sharing_check_gpus(const struct sharing *s, enum mig_strategy m, const struc
 	return 0;
 }
 
+/* Does S share at all (replicas, or per claim)? */
+static int shares(const struct sharing *s)
+{
+	return s->replicas > 1 || s->per_claim;
+}
+
 const char *sharing_mode_name(const struct sharing *s)
 {
-	return s->replicas <= 1 ? "none" : s->mps ? "mps" : "time-slicing";
+	return !shares(s) ? "none" : s->mps ? "mps" : "time-slicing";
 }
 
 char *sharing_string(const struct sharing *s)
 {
-	return s->replicas > 1 ? xasprintf("%s:%d", sharing_mode_name(s), s->replicas) : xstrdup("none");
+	return s->replicas > 1 ? xasprintf("%s:%d", sharing_mode_name(s), s->replicas) : xstrdup(sharing_mode_name(s));
 }
 
 static int scalar(yaml_document_t *d, const char *v, yaml_scalar_style_t style)
@@ -140,6 +151,25 @@ static int plugin_config(const struct sharing *s, char **out, size_t *len, os_er
 	return yaml_emit_document(&d, "device plugin config", out, len, err);
 }
 
+/* The DRA driver's: featureGates: {TimeSlicingSettings|MPSSupport: true}
+ * (its chart's values.yaml; the kubelet plugin gets them as FEATURE_GATES). */
+static int dra_values(const struct sharing *s, char **yaml, os_error *err)
+{
+	yaml_document_t d;
+	size_t len;
+	int root, gates, ok;
+
+	if (!yaml_document_initialize(&d, NULL, NULL, NULL, 1, 1))
+		return os_error_set(err, OS_EXIT_FAILURE, "cannot make the DRA driver's values: out of memory");
+	ok = (root = mapping(&d)) && (gates = mapping(&d)) && pair(&d, root, "featureGates", gates) &&
+	     pair(&d, gates, s->mps ? DRA_GATE_MPS : DRA_GATE_TIME_SLICING, scalar(&d, "true", YAML_PLAIN_SCALAR_STYLE));
+	if (!ok) {
+		yaml_document_delete(&d);
+		return os_error_set(err, OS_EXIT_FAILURE, "cannot make the DRA driver's values: out of memory");
+	}
+	return yaml_emit_document(&d, "DRA driver values", yaml, &len, err);
+}
+
 /* config: {map: {openshell: |-CONFIG}, default: openshell} */
 int sharing_values(const struct sharing *s, char **yaml, os_error *err)
 {
@@ -148,6 +178,8 @@ int sharing_values(const struct sharing *s, char **yaml, os_error *err)
 	size_t len, ilen;
 	int root, config, map, ok;
 
+	if (s->per_claim)
+		return dra_values(s, yaml, err);
 	if (plugin_config(s, &inner, &ilen, err) < 0)
 		return -1;
 	while (ilen > 0 && inner[ilen - 1] == '\n')
@@ -223,16 +255,30 @@ static void config_sharing(const char *text, struct sharing *s)
 	yaml_document_delete(&d);
 }
 
+/* A gate of the DRA driver's values on? */
+static int gate_on(yaml_document_t *d, yaml_node_t *gates, const char *name)
+{
+	const char *v = text_of(yaml_map_get(d, gates, name));
+
+	return v && strcmp(v, "true") == 0;
+}
+
 int sharing_from_values(const char *yaml, struct sharing *s)
 {
 	yaml_document_t d;
-	yaml_node_t *config;
+	yaml_node_t *config, *gates;
 	const char *name;
 
-	s->replicas = 1;
-	s->mps = 0;
+	*s = (struct sharing){ .replicas = 1 };
 	if (!yaml || !load(yaml, &d))
 		return 0;
+	gates = yaml_map_get(&d, yaml_document_get_root_node(&d), "featureGates");
+	if (gates) {
+		s->mps = gate_on(&d, gates, DRA_GATE_MPS);
+		s->per_claim = s->mps || gate_on(&d, gates, DRA_GATE_TIME_SLICING);
+		yaml_document_delete(&d);
+		return 0;
+	}
 	config = yaml_map_get(&d, yaml_document_get_root_node(&d), "config");
 	name = text_of(yaml_map_get(&d, config, "default"));
 	config_sharing(text_of(yaml_map_get(&d, yaml_map_get(&d, config, "map"), name ? name : SHARING_CONFIG_NAME)), s);
@@ -243,8 +289,7 @@ int sharing_from_values(const char *yaml, struct sharing *s)
 /* The sharing a HelmChartConfig OBJ sets (replicas 1 when NULL). */
 static void sharing_of(const cJSON *obj, struct sharing *s)
 {
-	s->replicas = 1;
-	s->mps = 0;
+	*s = (struct sharing){ .replicas = 1 };
 	if (obj)
 		sharing_from_values(json_str(json_get(obj, "spec", NULL), "valuesContent"), s);
 }
@@ -280,14 +325,14 @@ static int apply(const char *ctr, const struct sharing *s, const char *release, 
 {
 	const char *apply[] = { "apply", "-f", "-", NULL };
 	const char *del[] = { "delete", "helmchartconfig", release, "--namespace", "kube-system", "--ignore-not-found", NULL };
-	const char *verb = s->replicas > 1 ? "apply" : "delete";
+	const char *verb = shares(s) ? "apply" : "delete";
 	cleanup_free char *manifest = NULL;
 	struct run_result res = { 0 };
 	int rc;
 
-	if (s->replicas > 1 && sharing_manifest(s, release, &manifest, err) < 0)
+	if (shares(s) && sharing_manifest(s, release, &manifest, err) < 0)
 		return -1;
-	rc = kube_exec_k3s_type(ctr, "HelmChartConfig", s->replicas > 1 ? apply : del, manifest, by, &res, err);
+	rc = kube_exec_k3s_type(ctr, "HelmChartConfig", shares(s) ? apply : del, manifest, by, &res, err);
 	if (rc == 0 && res.status != 0)
 		rc = run_failure(err, OS_EXIT_FAILURE, &res, "kubectl %s of HelmChartConfig %s failed", verb, release);
 	run_result_free(&res);
@@ -365,6 +410,21 @@ static int want_mig(const char *ctr, int timeout_ms, struct sharing_want *want)
 		log_verbose("the gateway's MIG devices are not known, so the start waits for any of them: %s", e.msg);
 	host_gpus_free(&h);
 	os_error_clear(&e);
+	return 0;
+}
+
+int sharing_configure_dra(const char *ctr, const struct sharing *s, const char *release, const struct deadline *by,
+			  os_error *err)
+{
+	cleanup_free char *what = NULL;
+
+	if (!s)
+		return 0;
+	what = sharing_string(s);
+	log_step("setting GPU sharing to %s (the DRA driver's feature gate)", what);
+	if (apply(ctr, s, release, by, err) < 0)
+		return -1;
+	log_step_done(1);
 	return 0;
 }
 

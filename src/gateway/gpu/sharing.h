@@ -14,6 +14,14 @@
  * the MPS control daemon only on nodes labelled nvidia.com/mps.capable=true
  * (GPU Feature Discovery's label; the gateway runs no GFD and sets it
  * itself), and the plugin registers the replicas once that daemon is up.
+ *
+ * Under --gpu-allocation dra there are no replicas: pods share a GPU by
+ * using one ResourceClaim, and NVIDIA's DRA driver sets the GPU up for it
+ * as the claim's opaque GpuConfig asks (sharing.strategy TimeSlicing and
+ * its interval). `time-slicing`, without a count, turns on the driver's
+ * feature gate for it (TimeSlicingSettings, off by default), through a
+ * HelmChartConfig of the driver's HelmChart as above; without it the
+ * driver refuses a claim that asks. `none` deletes it.
  */
 #ifndef OPENSHELL_GATEWAY_SHARING_H
 #define OPENSHELL_GATEWAY_SHARING_H
@@ -39,8 +47,13 @@
 
 struct sharing {
 	int replicas;   /* 1: none; SHARING_UNSET: not asked */
-	int mps;        /* with replicas > 1: MPS, not time-slicing */
+	int mps;        /* with replicas > 1, or per_claim: MPS, not time-slicing */
+	int per_claim;  /* replicas 1: each claim asks (DRA's), the driver's gate on */
 };
+
+/* The DRA driver's feature gates for the sharing a claim may ask for. */
+#define DRA_GATE_TIME_SLICING "TimeSlicingSettings"
+#define DRA_GATE_MPS "MPSSupport"
 
 /* S when it was asked for, NULL when its replicas are SHARING_UNSET. */
 const struct sharing *sharing_asked(const struct sharing *s);
@@ -48,21 +61,23 @@ const struct sharing *sharing_asked(const struct sharing *s);
 /* "none", "time-slicing" or "mps" (static). */
 const char *sharing_mode_name(const struct sharing *s);
 
-/* "none", "time-slicing:N" or "mps:N" (N >= 2); a usage error otherwise. */
+/* "none", "time-slicing:N" or "mps:N" (N >= 2), or per claim (DRA's)
+ * "time-slicing" or "mps"; a usage error otherwise. */
 int sharing_parse(const char *text, struct sharing *s, os_error *err);
 
-/* "none", "time-slicing:N" or "mps:N" (owned). */
+/* "none", "time-slicing:N", "mps:N", "time-slicing" or "mps" (owned). */
 char *sharing_string(const struct sharing *s);
 
-/* The chart's values for S, as YAML (owned). */
+/* The chart's values for S, as YAML (owned): the device plugin's config,
+ * or per claim the DRA driver's featureGates. */
 int sharing_values(const struct sharing *s, char **yaml, os_error *err);
 
 /* The HelmChartConfig manifest (JSON, for kubectl apply -f -) carrying
  * those values for the HelmChart named RELEASE in kube-system (owned). */
 int sharing_manifest(const struct sharing *s, const char *release, char **json, os_error *err);
 
-/* Read the sharing back from a HelmChartConfig's valuesContent: replicas
- * 1 when it configures none. */
+/* Read the sharing back from a HelmChartConfig's valuesContent, either
+ * chart's: replicas 1 when it configures none. */
 int sharing_from_values(const char *yaml, struct sharing *s);
 
 /* The sharing the HelmChartConfig of RELEASE sets (replicas 1 without one). */
@@ -114,5 +129,12 @@ struct sharing_want {
  * The node it labels may come until BY passes, each call within it. */
 int sharing_configure(const char *ctr, const struct sharing *s, enum mig_strategy mig, const char *release,
 		      const struct deadline *by, struct sharing_want *want, os_error *err);
+
+/* Per claim, under DRA: apply S (or, for none, delete) as the
+ * HelmChartConfig of the DRA driver's HelmChart RELEASE; S NULL: nothing
+ * to change. The GPU wait then waits for the driver's DaemonSet to roll
+ * out with its gates. */
+int sharing_configure_dra(const char *ctr, const struct sharing *s, const char *release, const struct deadline *by,
+			  os_error *err);
 
 #endif

@@ -118,35 +118,40 @@ static int check_name_free(struct add *a, os_error *err)
 	return found < 0 ? -1 : 0;
 }
 
-/* The device plugin's configuration is the cluster's: a node's request
- * must be what the gateway has. */
+/* The GPU chart's configuration is the cluster's: a node's request must
+ * be what the gateway has. */
 static int check_plugin_config(struct add *a, os_error *err)
 {
 	cleanup_free char *has = NULL, *asked = NULL;
+	int dra = a->gw.allocation == GPU_ALLOCATION_DRA;
+	const char *why = gpu_allocation_sharing_refused(a->gw.allocation, &a->o->sharing);
 
-	/* Under DRA no device plugin shares or splits the GPUs: the gateway
-	 * refused both options, and so does a node of it. */
-	if (a->gw.allocation == GPU_ALLOCATION_DRA && (sharing_asked(&a->o->sharing) || a->o->mig != MIG_UNSET))
+	/* Under DRA no device plugin splits the GPUs: the gateway refused the
+	 * option, and so does a node of it; nor its form of sharing. */
+	if (dra && a->o->mig != MIG_UNSET)
 		return os_error_set(err, OS_EXIT_CONFLICT,
-				    "gateway '%s' allocates its GPUs by DRA (--gpu-allocation dra), where --gpu-sharing and --mig-strategy have no place (they configure the device plugin): add node '%s' without them",
+				    "gateway '%s' allocates its GPUs by DRA (--gpu-allocation dra), where --mig-strategy has no place (it configures the device plugin): add node '%s' without it",
 				    a->o->gateway, a->o->node);
-	if (a->gw.allocation == GPU_ALLOCATION_DRA)
-		return 0;
-	if (a->o->mig != MIG_UNSET && a->o->mig != a->gw.mig)
+	if (why)
+		return os_error_set(err, OS_EXIT_CONFLICT, "gateway '%s' allocates its GPUs by %s: %s", a->o->gateway,
+				    gpu_allocation_name(a->gw.allocation), why);
+	if (!dra && a->o->mig != MIG_UNSET && a->o->mig != a->gw.mig)
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' has --mig-strategy %s, and the device plugin has one for every node: add node '%s' without --mig-strategy, or remake the gateway with 'openshell gateway start --name %s --recreate --gpu --mig-strategy %s'",
 				    a->o->gateway, mig_strategy_name(a->gw.mig), a->o->node, a->o->gateway,
 				    mig_strategy_name(a->o->mig));
-	if (!a->rq.gpu || sharing_read(a->gw.container, DEVICE_PLUGIN_RELEASE, deadline_call_ms(&a->by), &a->sharing, err) < 0)
+	if (!a->rq.gpu || sharing_read(a->gw.container, dra ? DRA_DRIVER_RELEASE : DEVICE_PLUGIN_RELEASE,
+				       deadline_call_ms(&a->by), &a->sharing, err) < 0)
 		return a->rq.gpu ? -1 : 0;
-	if (!sharing_asked(&a->o->sharing) || (a->o->sharing.replicas == a->sharing.replicas &&
-				   (a->sharing.replicas == 1 || a->o->sharing.mps == a->sharing.mps)))
+	if (!sharing_asked(&a->o->sharing) ||
+	    (a->o->sharing.replicas == a->sharing.replicas && a->o->sharing.per_claim == a->sharing.per_claim &&
+	     ((a->sharing.replicas == 1 && !a->sharing.per_claim) || a->o->sharing.mps == a->sharing.mps)))
 		return 0;
 	has = sharing_string(&a->sharing);
 	asked = sharing_string(&a->o->sharing);
 	return os_error_set(err, OS_EXIT_CONFLICT,
-			    "gateway '%s' shares its GPUs as %s, and the device plugin's sharing is one for every node: add node '%s' without --gpu-sharing, or change the gateway's with 'openshell gateway start --name %s --gpu --gpu-sharing %s'",
-			    a->o->gateway, has, a->o->node, a->o->gateway, asked);
+			    "gateway '%s' shares its GPUs as %s, and the %s's sharing is one for every node: add node '%s' without --gpu-sharing, or change the gateway's with 'openshell gateway start --name %s --gpu --gpu-sharing %s'",
+			    a->o->gateway, has, dra ? "DRA driver" : "device plugin", a->o->node, a->o->gateway, asked);
 }
 
 /* The server's daemon's ID (to tell its host from the node's), the

@@ -72,20 +72,30 @@ static int wait_gpus_saving(const struct ready *rd, os_error *err)
 	return rc;
 }
 
-/* Under DRA: the GPUs the gateway's container sees are those its node's
- * kubelet plugin is to publish. Then the wait, which hands over k3s.yaml. */
+/* The driver's gate a sharing asks for ("" none), or NULL when none was asked. */
+static const char *sharing_gate(const struct sharing *s)
+{
+	return !s ? NULL : !s->per_claim ? "" : s->mps ? DRA_GATE_MPS : DRA_GATE_TIME_SLICING;
+}
+
+/* Under DRA: the driver's sharing first, then the GPUs the gateway's
+ * container sees, those its node's kubelet plugin is to publish. Then the
+ * wait, which hands over k3s.yaml. */
 static int wait_dra_saving(const struct ready *rd, os_error *err)
 {
+	const struct sharing *s = sharing_asked(&rd->p->req->sharing);
 	cleanup_free char *node = gateway_hostname(rd->p->req->name);
 	struct wait_file kc = { .path = K3S_KUBECONFIG_PATH, .got = kubeconfig_got, .ctx = (void *)rd };
 	struct host_gpus h = { 0 };
 	struct strv uuids = { 0 };
-	int rc = container_gpus(rd->w->container, deadline_call_ms(&rd->w->by), &h, err);
+	int rc = sharing_configure_dra(rd->w->container, s, DRA_DRIVER_RELEASE, &rd->w->by, err);
 
+	if (rc == 0)
+		rc = container_gpus(rd->w->container, deadline_call_ms(&rd->w->by), &h, err);
 	for (int i = 0; rc == 0 && i < h.n; i++)
 		strv_push(&uuids, h.v[i].uuid);
 	if (rc == 0)
-		rc = wait_dra_gpus(rd->w, node, &uuids, &kc, &rd->r->gpus, err);
+		rc = wait_dra_gpus(rd->w, node, &uuids, sharing_gate(s), &kc, &rd->r->gpus, err);
 	if (rc < 0 && !kc.done)
 		save_anyway(rd);
 	strv_free(&uuids);

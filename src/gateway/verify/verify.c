@@ -151,6 +151,28 @@ static void check_runtime_class(const struct gateway *gw, const cJSON *list, con
 					     rt->binary ? rt->binary : "nvidia-container-runtime"));
 }
 
+/* Under DRA, a sharing its HelmChartConfig turns on (--gpu-sharing
+ * time-slicing): the driver's pods run with its gate, so that a claim's
+ * GpuConfig may ask for it. */
+static void check_dra_sharing(const cJSON *list, const cJSON *ds, const struct ds_status *st, struct check *c)
+{
+	struct sharing sh;
+	const char *gate;
+	cleanup_free char *was = NULL;
+
+	sharing_from_list(list, DRA_DRIVER_RELEASE, &sh);
+	if (!sh.per_claim || c->status != CHECK_PASS)
+		return;
+	gate = sh.mps ? DRA_GATE_MPS : DRA_GATE_TIME_SLICING;
+	was = c->evidence ? xstrdup(c->evidence) : xstrdup("");
+	if (dra_gate_on(ds, gate) && st->rolled && st->updated == st->desired)
+		check_set(c, CHECK_PASS, xasprintf("%s; %s on: its pods run with feature gate %s, so a claim's GpuConfig may ask for it",
+						   was, sharing_mode_name(&sh), gate));
+	else
+		check_set(c, CHECK_FAIL, xasprintf("%s, but --gpu-sharing %s asks for feature gate %s, which its pods do not run with yet (%lld of %lld updated; see job helm-install-%s in kube-system)",
+						   was, sharing_mode_name(&sh), gate, st->updated, st->desired, DRA_DRIVER_RELEASE));
+}
+
 /* The DaemonSet that serves the node's GPUs: the device plugin's, or
  * under DRA the driver's kubelet plugin. */
 static void check_allocator(const struct gateway *gw, const cJSON *list, struct check *c)
@@ -181,6 +203,8 @@ static void check_allocator(const struct gateway *gw, const cJSON *list, struct 
 		check_set(c, st.ready == st.desired ? CHECK_PASS : CHECK_FAIL,
 			  xasprintf("DaemonSet %s/%s: %lld/%lld pods ready", ns ? ns : "?", name ? name : "?", st.ready,
 				    st.desired));
+	if (by->mode == GPU_ALLOCATION_DRA)
+		check_dra_sharing(list, ds, &st, c);
 	if (c->status == CHECK_FAIL)
 		c->detail = kube_container_logs_tail(gw->container, ns ? ns : by->ns, NULL, by->container, 20, 0);
 }

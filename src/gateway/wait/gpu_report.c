@@ -31,6 +31,10 @@ static char *dra_missing(const struct gpu_state *g)
 	if (g->ds.ready < g->ds.desired)
 		return xasprintf("the DaemonSet %s/%s has %lld of %lld pods ready", by->ns, by->daemonset, g->ds.ready,
 				 g->ds.desired);
+	if (!g->gate_met)
+		return xasprintf("the DaemonSet %s/%s has not rolled out with %s%s, which --gpu-sharing sets through its HelmChartConfig (%lld of %lld pods updated; see the Helm job's logs below)",
+				 by->ns, by->daemonset, *g->want_gate ? "feature gate " : "no feature gate of sharing",
+				 g->want_gate, g->ds.updated, g->ds.desired);
 	if (!g->published.n)
 		return xasprintf("node %s publishes no GPU in a ResourceSlice of driver " DRA_DRIVER_NAME
 				 " (the kubelet plugin's log says what NVML found)",

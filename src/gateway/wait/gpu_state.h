@@ -39,6 +39,10 @@ struct gpu_state {
 	int stale;                /* the facts predate the container's last start: */
 	int stale_slices;         /* under DRA, its slices do (else the node's status) */
 	char *api_error;          /* the last transient kubectl error, or NULL */
+	/* DRA: a sharing change asks the driver's DaemonSet to roll out with
+	 * this gate of sharing on (or both off: WANT_GATE ""); NULL: any. */
+	const char *want_gate;
+	int gate_met;             /* its template has just that, and every pod runs it */
 	/* DRA: the devices of WANT_NODE's ResourceSlices of driver gpu.nvidia.com. */
 	const struct strv *want_uuids; /* the GPUs it is to publish (NULL: any) */
 	struct strv published;    /* the UUIDs it publishes */

@@ -92,9 +92,11 @@ int wait_gpus(struct wait_ctx *w, const struct sharing_want *want, struct wait_f
 /* Under --gpu-allocation dra: the nvidia runtime, the DRA driver's kubelet
  * plugin's pods all ready, and ResourceSlices of driver gpu.nvidia.com
  * in which NODE publishes exactly the GPUs UUIDS names (any, when it names
- * none); *gpus receives how many it publishes. FILE: see above, or NULL. */
-int wait_dra_gpus(struct wait_ctx *w, const char *node, const struct strv *uuids, struct wait_file *file,
-		  long long *gpus, os_error *err);
+ * none); *gpus receives how many it publishes. GATE: after a sharing
+ * change, the driver's feature gate of sharing its DaemonSet is to roll
+ * out with ("" for none), or NULL. FILE: see above, or NULL. */
+int wait_dra_gpus(struct wait_ctx *w, const char *node, const struct strv *uuids, const char *gate,
+		  struct wait_file *file, long long *gpus, os_error *err);
 
 /* Inspect the container into *c (to be freed either way); fail, quoting
  * its last log lines, if it stopped or restarted since the waits began. */

@@ -366,11 +366,12 @@ int wait_gpus(struct wait_ctx *w, const struct sharing_want *want, struct wait_f
 	return rc;
 }
 
-int wait_dra_gpus(struct wait_ctx *w, const char *node, const struct strv *uuids, struct wait_file *file,
-		  long long *gpus, os_error *err)
+int wait_dra_gpus(struct wait_ctx *w, const char *node, const struct strv *uuids, const char *gate,
+		  struct wait_file *file, long long *gpus, os_error *err)
 {
 	const struct gpu_allocator *by = gpu_allocator(GPU_ALLOCATION_DRA);
-	struct gpu_state g = { .by = by, .allocatable = -1, .runtime_class = -1, .want_node = node, .want_uuids = uuids };
+	struct gpu_state g = { .by = by, .allocatable = -1, .runtime_class = -1, .want_node = node, .want_uuids = uuids,
+			       .want_gate = gate };
 	struct gpu_wait gw = { .w = w, .g = &g, .file = file, .nodes = { .resource = "nodes" },
 			       .sets = { .resource = "daemonsets", .ns = by->ns },
 			       .slices = { .resource = "resourceslices" },

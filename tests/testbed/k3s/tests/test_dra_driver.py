@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from k3ssim import config, driverprocfs, status  # noqa: E402
 from k3ssim.kubelet import dramanager, nvidia_runtime  # noqa: E402
 from k3ssim.programs import dra_kubelet_plugin as plugin  # noqa: E402
+from k3ssim.programs import gpuconfig  # noqa: E402
 
 NODE = "node1"
 GPUS = [{"uuid": "GPU-aaaa", "name": "NVIDIA A100-PCIE-40GB", "memory_mib": 40960, "bus": "0000:18:00.0",
@@ -172,6 +173,99 @@ class Plugin(Base):
         _, err = p.prepare(claim("u-2", [("gpu", "gpu-0")]))
         self.assertEqual(err, 'error preparing devices for claim default/c1:u-2: prepare devices failed: '
                               'allocatable not found for device "gpu-0"')
+
+
+def shared(interval=None, strategy="TimeSlicing", requests=None, source="FromClaim", extra=None):
+    """An allocation config of the driver's: a GpuConfig sharing by STRATEGY."""
+    sharing = {"strategy": strategy}
+    if interval:
+        sharing["timeSlicingConfig"] = {"interval": interval}
+    params = {"apiVersion": gpuconfig.API_VERSION, "kind": "GpuConfig", "sharing": sharing}
+    params.update(extra or {})
+    return {"source": source, "requests": requests or [], "opaque": {"driver": plugin.DRIVER, "parameters": params}}
+
+
+class Sharing(Base):
+    """api/nvidia.com/resource/v1beta1 gpuconfig.go, sharing.go, validate.go; device_state.go; sharing.go."""
+
+    def setUp(self):
+        super().setUp()
+        root = os.path.join(self.dir, "root")
+        os.makedirs(os.path.join(root, "usr/bin"))
+        self.calls = os.path.join(self.dir, "calls")
+        with open(os.path.join(root, "usr/bin/nvidia-smi"), "w", encoding="utf-8") as f:
+            f.write("#!/bin/sh\necho \"$*\" >>'%s'\n" % self.calls)
+        os.chmod(os.path.join(root, "usr/bin/nvidia-smi"), 0o755)
+        self.ctx.pod = {"spec": {"volumes": [{"name": "driver-root-parent", "hostPath": {"path": root}}]}}
+        self.ctx.env["NVIDIA_DRIVER_ROOT"] = "/"
+
+    def said(self):
+        if not os.path.exists(self.calls):
+            return []
+        with open(self.calls, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        os.unlink(self.calls)
+        return lines
+
+    def test_feature_gates_as_the_chart_renders_them(self):
+        self.assertEqual(gpuconfig.feature_gates("MPSSupport=false,TimeSlicingSettings=true,"),
+                         {"MPSSupport": False, "TimeSlicingSettings": True})
+        self.assertEqual(gpuconfig.feature_gates(None), {})
+
+    def test_time_slicing_set_on_prepare_and_reset_on_unprepare(self):
+        self.ctx.env["FEATURE_GATES"] = "TimeSlicingSettings=true,"
+        p = plugin.Plugin(self.ctx, NODE, GPUS)
+        c = claim("u-3", [("gpu", "gpu-2")])
+        c["status"]["allocation"]["devices"]["config"] = [shared("Long")]
+        _, err = p.prepare(c)
+        self.assertIsNone(err)
+        self.assertEqual(self.said(), ["-i GPU-aaaa -c DEFAULT", "compute-policy -i GPU-aaaa --set-timeslice 3"])
+        self.assertIsNone(p.unprepare("default", "c1", "u-3"))
+        self.assertEqual(self.said(), ["-i GPU-aaaa -c DEFAULT", "compute-policy -i GPU-aaaa --set-timeslice 0"])
+        # No interval: Normalize makes it Default.
+        c["status"]["allocation"]["devices"]["config"] = [shared()]
+        self.assertIsNone(p.prepare(c)[1])
+        self.assertEqual(self.said()[-1], "compute-policy -i GPU-aaaa --set-timeslice 0")
+
+    def test_no_config_no_sharing_and_no_nvidia_smi(self):
+        p = plugin.Plugin(self.ctx, NODE, GPUS)
+        self.assertIsNone(p.prepare(claim("u-4", [("gpu", "gpu-2")]))[1])
+        self.assertIsNone(p.unprepare("default", "c1", "u-4"))
+        self.assertEqual(self.said(), [])
+
+    def test_the_claims_config_over_the_classs_and_a_request_it_does_not_name(self):
+        configs = gpuconfig.configs_for({"devices": {"config": [
+            shared("Short", source="FromClaim"), shared("Long", source="FromClass"),
+            shared("Medium", requests=["other"], source="FromClaim")]}}, plugin.DRIVER)
+        self.assertEqual(gpuconfig.config_of(configs, "gpu")["sharing"]["timeSlicingConfig"]["interval"], "Short")
+        self.assertEqual(gpuconfig.config_of(configs, "other")["sharing"]["timeSlicingConfig"]["interval"], "Medium")
+        self.assertNotIn("sharing", gpuconfig.config_of(configs[:1], "gpu"))
+
+    def test_refusals_fail_the_claim_in_the_drivers_words(self):
+        p = plugin.Plugin(self.ctx, NODE, GPUS)
+        cases = [
+            ({}, shared("Long"), '"TimeSlicing" is selected as the GPU sharing strategy, but the '
+                                 '"TimeSlicingSettings" feature gate is not enabled'),
+            ({"FEATURE_GATES": "TimeSlicingSettings=true"}, shared("Forever"),
+             "unknown time-slice interval: Forever, supported time-slice intervals: Default, Short, Medium, Long"),
+            ({"FEATURE_GATES": "TimeSlicingSettings=true"}, shared(strategy="Spatial"),
+             "unknown GPU sharing strategy: Spatial, supported GPU sharing strategies: TimeSlicing, MPS"),
+            ({"FEATURE_GATES": "TimeSlicingSettings=true"}, shared("Long", extra={"slices": 2}),
+             'error getting opaque device configs: error decoding config parameters: strict decoding error: '
+             'unknown field "slices"'),
+        ]
+        for env, cfg, want in cases:
+            self.ctx.env.pop("FEATURE_GATES", None)
+            self.ctx.env.update(env)
+            c = claim("u-5", [("gpu", "gpu-2")])
+            c["status"]["allocation"]["devices"]["config"] = [cfg]
+            devs, err = p.prepare(c)
+            self.assertIsNone(devs)
+            self.assertTrue(err.startswith("error preparing devices for claim default/c1:u-5: prepare devices "
+                                           "failed: "), err)
+            self.assertIn(want, err)
+        self.assertEqual(self.said(), [])
+        self.assertFalse(os.path.exists(os.path.join(self.cdi, "k8s.gpu.nvidia.com-claim_u-5.yaml")))
 
 
 class Manager(Base):

@@ -32,10 +32,15 @@
   k8s.gpu.nvidia.com/claim=<claim uid>-gpu-<minor> per device. A device
   it does not publish fails the claim: "error preparing devices for claim
   <ns>/<name>:<uid>: prepare devices failed: allocatable not found for
-  device …". SIMULATION: no
-  opaque GpuConfig (sharing) is read yet; the plugin's own checkpoint
-  (plugins/gpu.nvidia.com/checkpoint.json) is not written.
-- NodeUnprepareResources: the claim's CDI spec is removed.
+  device …". The claim's opaque GpuConfig (programs/gpuconfig.py) is
+  read, validated against the FEATURE_GATES, and its time-slicing applied
+  to the claim's GPUs with the driver root's nvidia-smi before the spec is
+  written; its errors fail the claim as "error preparing devices for claim
+  …: prepare devices failed: …". SIMULATION: the plugin's own checkpoint
+  (plugins/gpu.nvidia.com/checkpoint.json) is not written; what a claim
+  set is kept in memory for its unprepare.
+- NodeUnprepareResources: the claim's GPUs get time slice Default again
+  (when it set one), and its CDI spec is removed.
 Startup takes SIM_PLUGIN_DELAY seconds (NVML's initialisation).
 
 The DaemonSet's init container runs hack/kubelet-plugin-prestart.sh
@@ -53,7 +58,7 @@ import os
 import yaml
 
 from .. import clock, config, logs, procs, status
-from . import nvml
+from . import gpuconfig, nvml
 
 DRIVER = "gpu.nvidia.com"
 CDI_VENDOR = "k8s." + DRIVER
@@ -132,6 +137,7 @@ class Plugin:
         self.node = node
         self.by_name = {"gpu-%d" % g["minor"]: g for g in gpus}
         self.cdi_root = ctx.env.get("CDI_ROOT") or config.CDI_DIRS[-1]
+        self.timesliced = {}   # claim UID: the GPUs whose time slice it set
 
     def _spec_path(self, uid):
         # container-device-interface GenerateTransientSpecName.
@@ -153,6 +159,41 @@ class Plugin:
                 "deviceNodes": [{"path": "/dev/nvidiactl"}, {"path": "/dev/nvidia-uvm"}, {"path": "/dev/nvidia-uvm-tools"}],
                 "mounts": mounts}
 
+    def _smi(self, *args):
+        """The driver root's nvidia-smi: None, or what it said on failure."""
+        root = _driver_root(self.ctx)
+        smi = _find(root, SMI_DIRS, "nvidia-smi")
+        if not smi:
+            return "nvidia-smi not found in the driver root"
+        code, out, err = procs.run([os.path.join(root, smi[len("/driver-root/"):])] + list(args), timeout=10)
+        return None if code == 0 else (err or out).decode("utf-8", "replace").strip() or "exit status %d" % code
+
+    def _timeslice(self, uuids, n):
+        """sharing.go TimeSlicingManager.SetTimeSlice: compute mode DEFAULT,
+        then the time slice, each GPU in turn."""
+        for u in uuids:
+            said = self._smi("-i", u, "-c", "DEFAULT") or self._smi("compute-policy", "-i", u, "--set-timeslice", str(n))
+            if said:
+                return "error setting time slice: %s" % said
+        return None
+
+    def _sharing(self, claim, results):
+        """The claim's GpuConfig per result: {uuid: timeslice} to apply, or
+        an error (device_state.go prepareDevices)."""
+        gates = gpuconfig.feature_gates(self.ctx.env.get("FEATURE_GATES"))
+        try:
+            configs = gpuconfig.configs_for((claim.get("status") or {}).get("allocation"), DRIVER)
+            slices = {}
+            for r in results:
+                sharing = gpuconfig.normalize_validate(gpuconfig.config_of(configs, r.get("request")), gates)
+                if sharing and sharing["strategy"] == "MPS":
+                    raise gpuconfig.ConfigError("SIMULATION: MPS sharing under DRA is not simulated")
+                if sharing:
+                    slices[self.by_name[r["device"]]["uuid"]] = gpuconfig.timeslice(sharing)
+            return slices, None
+        except gpuconfig.ConfigError as e:
+            return None, str(e)
+
     def prepare(self, claim):
         """NodePrepareResources for one claim: ([device], None) or (None, error)."""
         md = claim["metadata"]
@@ -169,6 +210,13 @@ class Plugin:
             specs.append({"name": name, "containerEdits": {"deviceNodes": [{"path": "/dev/nvidia%d" % g["minor"]}]}})
             out.append({"requestNames": [r.get("request")], "poolName": r.get("pool"), "deviceName": r["device"],
                         "cdiDeviceIDs": ["%s=%s" % (CDI_KIND, name)]})
+        slices, err = self._sharing(claim, results)
+        for n in sorted(set((slices or {}).values())):
+            err = err or self._timeslice(sorted(u for u, v in slices.items() if v == n), n)
+        if err:
+            return None, "error preparing devices for claim %s: prepare devices failed: %s" % (cs, err)
+        if slices:
+            self.timesliced[md["uid"]] = sorted(slices)
         os.makedirs(self.cdi_root, exist_ok=True)
         path = self._spec_path(md["uid"])
         with open(path + ".tmp", "w", encoding="utf-8") as f:
@@ -179,7 +227,12 @@ class Plugin:
         return out, None
 
     def unprepare(self, namespace, name, uid):
-        """NodeUnprepareResources: the claim's CDI spec goes."""
+        """NodeUnprepareResources: the claim's GPUs back to time slice
+        Default, its CDI spec gone."""
+        err = self._timeslice(self.timesliced.get(uid, []), 0)
+        if err:
+            return err   # the kubelet tries again
+        self.timesliced.pop(uid, None)
         try:
             os.unlink(self._spec_path(uid))
         except FileNotFoundError:

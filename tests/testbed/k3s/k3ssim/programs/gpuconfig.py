@@ -1,0 +1,135 @@
+"""NVIDIA's DRA driver's opaque device config, GpuConfig, as its kubelet
+plugin reads it from a claim's allocation (kubernetes-sigs/dra-driver-nvidia-gpu
+v0.4.1):
+
+- Which configs (cmd/gpu-kubelet-plugin/device_state.go
+  GetOpaqueDeviceConfigs and prepareDevices): those of
+  status.allocation.devices.config whose opaque.driver is the driver's, the
+  class's before the claim's, after a default one that names no request;
+  a result takes the last of them that names its request or names none.
+- Decoding (api/nvidia.com/resource/v1beta1 api.go, the strict decoder):
+  apiVersion resource.nvidia.com/v1beta1 and a known kind, no unknown field:
+  else "error decoding config parameters: …".
+- GpuConfig (gpuconfig.go, sharing.go, validate.go): sharing {strategy
+  TimeSlicing | MPS, timeSlicingConfig {interval Default | Short | Medium |
+  Long}, mpsConfig {…}}; Normalize fills the interval Default (or an empty
+  mpsConfig) when the strategy's feature gate is on; Validate refuses a
+  strategy whose gate is off, an unknown strategy or interval, and the other
+  strategy's config. The feature gates come as FEATURE_GATES
+  ("Name=true,…", pkg/flags/featuregates.go), as the chart's featureGates
+  value renders them.
+- Time-slicing (sharing.go TimeSlicingManager, nvlib.go): for each whole GPU
+  of the claim, `nvidia-smi -i UUID -c DEFAULT`, then `nvidia-smi
+  compute-policy -i UUID --set-timeslice N`, Default 0 … Long 3; unprepare
+  sets 0 again.
+SIMULATION: MPS (a control daemon Deployment per claim) is not made: a claim
+asking for it fails with a line that says so. MigDeviceConfig and VfioDeviceConfig
+are not known kinds here (the stand-in publishes no MIG or VFIO devices).
+"""
+
+import json
+
+API_VERSION = "resource.nvidia.com/v1beta1"
+KINDS = ("GpuConfig",)
+INTERVALS = {"Default": 0, "Short": 1, "Medium": 2, "Long": 3}
+GATES = {"TimeSlicing": "TimeSlicingSettings", "MPS": "MPSSupport"}
+FIELDS = {"": {"apiVersion", "kind", "sharing"},
+          "sharing": {"strategy", "timeSlicingConfig", "mpsConfig"},
+          "sharing.timeSlicingConfig": {"interval"},
+          "sharing.mpsConfig": {"defaultActiveThreadPercentage", "defaultPinnedDeviceMemoryLimit",
+                                "defaultPerDevicePinnedMemoryLimit"}}
+
+
+class ConfigError(Exception):
+    pass
+
+
+def feature_gates(text):
+    """FEATURE_GATES ("A=true,B=false,") as {name: bool}."""
+    gates = {}
+    for part in (text or "").split(","):
+        name, _, value = part.strip().partition("=")
+        if name:
+            gates[name] = value.strip().lower() == "true"
+    return gates
+
+
+def _unknown(obj, path=""):
+    """The first field the strict decoder does not know, as its path."""
+    if not isinstance(obj, dict) or path not in FIELDS:
+        return None
+    for k, v in obj.items():
+        here = "%s.%s" % (path, k) if path else k
+        if k not in FIELDS[path]:
+            return here
+        found = _unknown(v, here)
+        if found:
+            return found
+    return None
+
+
+def decode(params):
+    """The parameters as a GpuConfig dict, or ConfigError."""
+    if not isinstance(params, dict):
+        raise ConfigError("error decoding config parameters: couldn't get version/kind; json parse error")
+    if params.get("apiVersion") != API_VERSION or params.get("kind") not in KINDS:
+        raise ConfigError('error decoding config parameters: no kind "%s" is registered for version "%s" in scheme '
+                          '"pkg/runtime/scheme.go:100"' % (params.get("kind"), params.get("apiVersion")))
+    bad = _unknown(params)
+    if bad:
+        raise ConfigError('error decoding config parameters: strict decoding error: unknown field "%s"' % bad)
+    return json.loads(json.dumps(params))
+
+
+def configs_for(allocation, driver):
+    """[(requests, GpuConfig)] in precedence order, lowest first: the
+    default, the class's, the claim's."""
+    out = [([], {"apiVersion": API_VERSION, "kind": "GpuConfig"})]
+    for source in ("FromClass", "FromClaim"):
+        for c in (allocation or {}).get("devices", {}).get("config") or []:
+            opaque = c.get("opaque") or {}
+            if c.get("source") != source or opaque.get("driver") != driver:
+                continue
+            try:
+                out.append((c.get("requests") or [], decode(opaque.get("parameters"))))
+            except ConfigError as e:
+                raise ConfigError("error getting opaque device configs: %s" % e)
+    return out
+
+
+def config_of(configs, request):
+    """The config a result of REQUEST takes: the last naming it or none."""
+    for requests, cfg in reversed(configs):
+        if not requests or request in requests:
+            return cfg
+    return configs[0][1]
+
+
+def normalize_validate(cfg, gates):
+    """Normalize() then Validate(): the sharing to apply, or ConfigError."""
+    sharing = cfg.get("sharing")
+    if sharing is None:
+        return None
+    strategy = sharing.get("strategy")
+    if strategy not in GATES:
+        raise ConfigError("error validating GPU config: unknown GPU sharing strategy: %s, supported GPU sharing "
+                          "strategies: TimeSlicing, MPS" % strategy)
+    if not gates.get(GATES[strategy]):
+        raise ConfigError('error validating GPU config: "%s" is selected as the GPU sharing strategy, but the "%s" '
+                          'feature gate is not enabled' % (strategy, GATES[strategy]))
+    if strategy == "TimeSlicing":
+        if sharing.get("mpsConfig") is not None:
+            raise ConfigError("error validating GPU config: cannot use MpsConfig with the 'TimeSlicing' strategy")
+        ts = sharing.setdefault("timeSlicingConfig", {})
+        interval = ts.setdefault("interval", "Default")
+        if interval not in INTERVALS:
+            raise ConfigError("error validating GPU config: unknown time-slice interval: %s, supported time-slice "
+                              "intervals: Default, Short, Medium, Long" % interval)
+    elif sharing.get("timeSlicingConfig") is not None:
+        raise ConfigError("error validating GPU config: cannot use TimeSlicingConfig with the 'MPS' strategy")
+    return sharing
+
+
+def timeslice(sharing):
+    """The --set-timeslice value of a validated TimeSlicing sharing."""
+    return INTERVALS[sharing["timeSlicingConfig"]["interval"]]
