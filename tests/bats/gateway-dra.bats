@@ -35,12 +35,36 @@ published() {
 			| .spec.devices[].attributes.uuid.string' | sort
 }
 
+# The README's shared claim and its two pods, exactly as written there.
+readme_shared_sample() {
+	awk '/<!-- sample-dra-shared -->/ { marked = 1; next }
+	     marked && /^```yaml$/ { on = 1; next }
+	     on && /^```$/ { exit }
+	     on' "$OPENSHELL_SRCDIR/README.md"
+}
+
+# Its first pod, from its kind on (without its apiVersion line).
+readme_shared_pod() { readme_shared_sample | sed -n '/^kind: Pod$/,/^---$/{/^---$/q;p}'; }
+
+# The FEATURE_GATES of the DRA driver's kubelet plugin (its gpus container).
+plugin_gates() {
+	gw_kubectl d get daemonset -n nvidia-dra-driver-gpu dra-driver-nvidia-gpu-kubelet-plugin \
+		-o jsonpath='{.spec.template.spec.containers[?(@.name=="gpus")].env[?(@.name=="FEATURE_GATES")].value}'
+}
+
+# What the simulated driver keeps of GPU $1's compute settings, in the gateway.
+gpu_compute() { docker exec openshell-cluster-d cat "/run/nvidia-sim/compute/$1" 2>/dev/null; }
+timeslice_is() { gpu_compute "$1" | grep -qx "timeslice $2"; }
+
 @test "--gpus 2 --gpu-allocation dra: the DRA driver publishes the two GPUs by UUID; no device plugin runs" {
-	run --separate-stderr openshell gateway start --gpus 2 --gpu-allocation dra --name d --image "$IMAGE" \
-		--port "$(free_port)" --json
+	# With the driver's time-slicing on from the start (none turns it off, below).
+	run --separate-stderr openshell gateway start --gpus 2 --gpu-allocation dra --gpu-sharing time-slicing --name d \
+		--image "$IMAGE" --port "$(free_port)" --json
 	assert_success
 	doc=$output
 	assert_schema start "$doc"
+	run plugin_gates
+	assert_output "TimeSlicingSettings=true,"
 	run jq -r '[.gpu_allocation, .gpus_allocatable, .mig_strategy] | map(tostring) | join(" ")' <<<"$doc"
 	assert_output "dra 2 none"
 	run published d
@@ -168,7 +192,7 @@ no_verify_claims() { local out; out=$(verify_claims_left) && [ -z "$out" ]; }
 	run jq -r '[.checks[] | .name + "=" + .status] | join(" ")' <<<"$doc"
 	assert_output "device-request=pass runtime-class=pass dra-driver=pass resource-slices=pass smoke-pod=pass pod-isolation=pass privileged-pod=pass extended-pod=pass"
 	run evidence "$doc" dra-driver
-	assert_output "DaemonSet nvidia-dra-driver-gpu/dra-driver-nvidia-gpu-kubelet-plugin: 1/1 pods ready"
+	assert_output "DaemonSet nvidia-dra-driver-gpu/dra-driver-nvidia-gpu-kubelet-plugin: 1/1 pods ready; time-slicing on: its pods run with feature gate TimeSlicingSettings, so a claim's GpuConfig may ask for it"
 	run evidence "$doc" resource-slices
 	assert_output --regexp "^node openshell-d's ResourceSlices \(driver gpu.nvidia.com\) publish 2 GPUs, the gateway's own by UUID: GPU-"
 	assert_equal "$(sed 's/.*by UUID: //; s/, /\n/g' <<<"$output" | sort)" "$(published d)"
@@ -329,28 +353,30 @@ relabelled() {
 	[[ "$stderr" == *"gateway 'd' allocates its GPUs by DRA (--gpu-allocation dra), where --mig-strategy has no place"* ]]
 }
 
-# The README's shared claim and its two pods, exactly as written there.
-readme_shared_sample() {
-	awk '/<!-- sample-dra-shared -->/ { marked = 1; next }
-	     marked && /^```yaml$/ { on = 1; next }
-	     on && /^```$/ { exit }
-	     on' "$OPENSHELL_SRCDIR/README.md"
+@test "--gpu-sharing none on a DRA gateway turns the gate off: a claim asking for time-slicing then pends with the driver's words" {
+	run --separate-stderr openshell gateway start --gpus 2 --gpu-allocation dra --gpu-sharing none --name d
+	assert_success
+	run plugin_gates
+	assert_output ""
+	readme_shared_sample | sed '/^kind: Pod$/,$d' | sed '$d' >"$BATS_TEST_TMPDIR/claim.yaml"
+	readme_shared_pod >"$BATS_TEST_TMPDIR/pod.yaml"
+	run kd apply -f - < <(cat "$BATS_TEST_TMPDIR/claim.yaml"; printf -- '---\napiVersion: v1\n'; cat "$BATS_TEST_TMPDIR/pod.yaml")
+	assert_success
+	# The kubelet's event of the driver's refusal (device_state.go, validate.go).
+	want='"TimeSlicing" is selected as the GPU sharing strategy, but the "TimeSlicingSettings" feature gate is not enabled'
+	eventually gw_kubectl_says d "$want" get events --field-selector involvedObject.name=shared-a \
+		-o jsonpath='{.items[*].message}'
+	run kd get pod shared-a -o jsonpath='{.status.phase}'
+	assert_output "Pending"
+	run --separate-stderr openshell gateway verify --name d --json
+	assert_success
+	run evidence "$output" dra-driver
+	refute_output --partial "time-slicing"
+	kd delete pod shared-a >/dev/null
+	kd delete resourceclaim shared-gpu >/dev/null
 }
 
-# Its first pod, from its kind on (without its apiVersion line).
-readme_shared_pod() { readme_shared_sample | sed -n '/^kind: Pod$/,/^---$/{/^---$/q;p}'; }
-
-# The FEATURE_GATES of the DRA driver's kubelet plugin (its gpus container).
-plugin_gates() {
-	gw_kubectl d get daemonset -n nvidia-dra-driver-gpu dra-driver-nvidia-gpu-kubelet-plugin \
-		-o jsonpath='{.spec.template.spec.containers[?(@.name=="gpus")].env[?(@.name=="FEATURE_GATES")].value}'
-}
-
-# What the simulated driver keeps of GPU $1's compute settings, in the gateway.
-gpu_compute() { docker exec openshell-cluster-d cat "/run/nvidia-sim/compute/$1" 2>/dev/null; }
-timeslice_is() { gpu_compute "$1" | grep -qx "timeslice $2"; }
-
-@test "--gpu-sharing time-slicing on a DRA gateway: the driver's gate rolled out, the README's shared claim gives both pods its one GPU, time slice Long while held" {
+@test "--gpu-sharing time-slicing on a DRA gateway again: the driver's gate rolled out, the README's shared claim gives both pods its one GPU, time slice Long while held" {
 	run --separate-stderr openshell gateway start --gpus 2 --gpu-allocation dra --gpu-sharing time-slicing --name d
 	assert_success
 	[[ "$stderr" == *"setting GPU sharing to time-slicing (the DRA driver's feature gate)"* ]]
@@ -390,29 +416,6 @@ timeslice_is() { gpu_compute "$1" | grep -qx "timeslice $2"; }
 	eventually timeslice_is "$uuid" 0
 	run kd delete -f - <"$BATS_TEST_TMPDIR/shared-gpu.yaml"
 	assert_success
-}
-
-@test "--gpu-sharing none on a DRA gateway turns the gate off: a claim asking for time-slicing then pends with the driver's words" {
-	run --separate-stderr openshell gateway start --gpus 2 --gpu-allocation dra --gpu-sharing none --name d
-	assert_success
-	run plugin_gates
-	assert_output ""
-	readme_shared_sample | sed '/^kind: Pod$/,$d' | sed '$d' >"$BATS_TEST_TMPDIR/claim.yaml"
-	readme_shared_pod >"$BATS_TEST_TMPDIR/pod.yaml"
-	run kd apply -f - < <(cat "$BATS_TEST_TMPDIR/claim.yaml"; printf -- '---\napiVersion: v1\n'; cat "$BATS_TEST_TMPDIR/pod.yaml")
-	assert_success
-	# The kubelet's event of the driver's refusal (device_state.go, validate.go).
-	want='"TimeSlicing" is selected as the GPU sharing strategy, but the "TimeSlicingSettings" feature gate is not enabled'
-	eventually gw_kubectl_says d "$want" get events --field-selector involvedObject.name=shared-a \
-		-o jsonpath='{.items[*].message}'
-	run kd get pod shared-a -o jsonpath='{.status.phase}'
-	assert_output "Pending"
-	run --separate-stderr openshell gateway verify --name d --json
-	assert_success
-	run evidence "$output" dra-driver
-	refute_output --partial "time-slicing"
-	kd delete pod shared-a --wait=false >/dev/null
-	kd delete resourceclaim shared-gpu --wait=false >/dev/null
 }
 
 @test "a device-plugin gateway on a DRA gateway's kept volume removes the DRA driver first" {
