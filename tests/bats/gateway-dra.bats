@@ -3,14 +3,15 @@
 # device plugin. The image's entrypoint installs the driver's chart, k3s
 # runs pods under the nvidia runtime and labels the node, and the start
 # waits until the node's ResourceSlices publish the gateway's GPUs by UUID.
-# On the SIMULATED toolkit and stand-in (docs/k3s-standin.md): three GPUs,
-# and a driver new enough for NVIDIA's DRA driver (565 or later).
+# On the SIMULATED toolkit and stand-in (docs/k3s-standin.md): four GPUs,
+# the third with MIG devices and the fourth with MIG enabled and none, and
+# a driver new enough for NVIDIA's DRA driver (565 or later).
 
 bats_require_minimum_version 1.5.0
 
 setup_file() {
 	load helpers/gateway
-	gateway_suite_start --gpus 3 --driver 570.172.08
+	gateway_suite_start --gpus 4 --driver 570.172.08 --mig 2=1g.10gb+1g.10gb+3g.40gb --mig 3=
 }
 
 teardown_file() {
@@ -25,6 +26,7 @@ setup() {
 # What a test of refusals may have left, had it failed halfway.
 suite_teardown() {
 	[ -z "$(docker ps -aq --filter name=openshell-cluster-x)" ] || openshell gateway destroy --name x --yes >/dev/null 2>&1
+	[ -z "$(docker ps -aq --filter name=openshell-cluster-dm)" ] || openshell gateway destroy --name dm --yes >/dev/null 2>&1
 	docker rmi openshell-cluster:k3s133 openshell-cluster:nodrachart openshell-cluster:nodraimage >/dev/null 2>&1 || true
 }
 
@@ -225,7 +227,7 @@ no_verify_claims() { local out; out=$(verify_claims_left) && [ -z "$out" ]; }
 	assert_output "device-request=pass runtime-class=pass dra-driver=pass resource-slices=pass smoke-pod=fail pod-isolation=pass privileged-pod=fail extended-pod=fail"
 	run evidence "$doc" smoke-pod
 	# The scheduler's words: its DRA plugin's PreFilter, before any node.
-	assert_output --regexp '^pod openshell-verify-[0-9a-f]+ Pending: 0/1 nodes are available: request gpu: device class gpu\.nvidia\.com does not exist\. no new claims to deallocate, preemption: '
+	assert_output --regexp '^pod openshell-verify-[0-9a-f]+ Pending: 0/1 nodes are available: request gpu/whole: device class gpu\.nvidia\.com does not exist\. no new claims to deallocate, preemption: '
 	run evidence "$doc" extended-pod
 	assert_output --regexp '^pod openshell-verify-[0-9a-f]+-extended Pending: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu'
 	eventually no_verify_claims
@@ -418,6 +420,44 @@ relabelled() {
 	assert_success
 }
 
+# The devices gateway $1's node publishes: "TYPE NAME PARENT", sorted.
+published_devices() {
+	gw_kubectl "$1" get resourceslices -o json |
+		jq -r --arg node "openshell-$1" '.items[] | select(.spec.driver == "gpu.nvidia.com" and .spec.nodeName == $node)
+			| .spec.devices[] | [.attributes.type.string, .name, (.attributes.parentUUID.string // "-")] | join(" ")' | sort
+}
+
+@test "MIG under DRA: a MIG-enabled GPU is published as its MIG devices, one without any not at all; verify's claim pod gets a MIG device" {
+	run --separate-stderr openshell gateway start --gpus 2,3 --gpu-allocation dra --name dm --image "$IMAGE" \
+		--port "$(free_port)" --json
+	assert_success
+	[[ "$stderr" == *"GPU $(sim_gpu_uuids | sed -n 4p) has MIG enabled and no MIG device: NVIDIA's DRA driver publishes nothing of it"* ]]
+	assert_equal "$(jq -r .gpus_allocatable <<<"$output")" 1
+	gpu=$(sim_gpu_uuids | sed -n 3p)
+	run published_devices dm
+	assert_output "mig gpu-2-mig-1g10gb-19-0 $gpu
+mig gpu-2-mig-1g10gb-19-1 $gpu
+mig gpu-2-mig-3g40gb-9-4 $gpu"
+	run --separate-stderr openshell gateway verify --name dm --json
+	assert_success
+	doc=$output
+	run jq -r '[.checks[] | .name + "=" + .status] | join(" ")' <<<"$doc"
+	# No extended-pod: nvidia.com/gpu is served by the class of whole GPUs.
+	assert_output "device-request=pass runtime-class=pass dra-driver=pass resource-slices=pass smoke-pod=pass pod-isolation=pass privileged-pod=pass"
+	# Its claim's subrequest for a MIG device: the pod sees that one alone.
+	run evidence "$doc" smoke-pod
+	assert_output --regexp "^pod openshell-verify-[0-9a-f]+ Succeeded: GPU 0: .* \(UUID: $gpu\); MIG [0-9]g\.[0-9]+gb +Device +0: \(UUID: MIG-[^)]*\), the device gpu-2-mig-[0-9a-z-]+ its claim openshell-verify-[0-9a-f]+-gpu-[a-z0-9]+ was allocated and reserved for it$"
+	run evidence "$doc" resource-slices
+	assert_output "node openshell-dm's ResourceSlices (driver gpu.nvidia.com) publish 1 GPU, the gateway's own by UUID: $gpu"
+	openshell gateway destroy --name dm --yes >/dev/null 2>&1
+	# With no GPU the driver can publish, the start ends at once.
+	run --separate-stderr openshell gateway start --gpus "$(sim_gpu_uuids | sed -n 4p)" --gpu-allocation dra --name dm \
+		--image "$IMAGE" --port "$(free_port)"
+	assert_failure 7
+	[[ "$stderr" == *"every GPU of gateway 'dm' has MIG enabled and no MIG device, and NVIDIA's DRA driver publishes none of them: create MIG devices (nvidia-smi mig -cgi PROFILE -C), or disable MIG"* ]]
+	openshell gateway destroy --name dm --yes >/dev/null 2>&1
+}
+
 @test "a device-plugin gateway on a DRA gateway's kept volume removes the DRA driver first" {
 	run --separate-stderr openshell gateway destroy --name d --keep-volume --yes
 	assert_success
@@ -425,7 +465,7 @@ relabelled() {
 	assert_success
 	[[ "$stderr" == *"removing what an earlier GPU run installed on the volume"* ]]
 	run jq -r '[.gpu_allocation, .gpus_allocatable] | map(tostring) | join(" ")' <<<"$output"
-	assert_output "device-plugin 3"
+	assert_output "device-plugin 4"
 	run gw_kubectl d get helmcharts -n kube-system -o jsonpath='{.items[*].metadata.name}'
 	assert_output "nvidia-device-plugin"
 	run gw_kubectl d get daemonsets -n nvidia-dra-driver-gpu -o name

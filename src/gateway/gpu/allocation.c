@@ -75,6 +75,19 @@ static const char *device_string(const cJSON *dev, const char *attr)
 	return json_str(json_get(dev, "attributes", attr, NULL), "string");
 }
 
+/* The GPU a device of the driver's is or is part of: a whole GPU's uuid,
+ * a MIG device's parentUUID; NULL for other types (vfio). */
+static const char *device_gpu(const cJSON *dev)
+{
+	const char *type = device_string(dev, "type");
+
+	if (type && strcmp(type, "gpu") == 0)
+		return device_string(dev, "uuid");
+	if (type && strcmp(type, "mig") == 0)
+		return device_string(dev, "parentUUID");
+	return NULL;
+}
+
 void dra_published_uuids(const cJSON *list, const char *node, struct strv *out, char **oldest)
 {
 	const cJSON *slice, *dev, *spec;
@@ -88,11 +101,31 @@ void dra_published_uuids(const cJSON *list, const char *node, struct strv *out, 
 			*oldest = xstrdup(made);
 		}
 		cJSON_ArrayForEach(dev, json_get(spec, "devices", NULL)) {
-			const char *uuid = device_string(dev, "uuid"), *type = device_string(dev, "type");
-			if (uuid && type && strcmp(type, "gpu") == 0 && !strv_has(out, uuid))
+			const char *uuid = device_gpu(dev);
+			if (uuid && !strv_has(out, uuid))
 				strv_push(out, uuid);
 		}
 	}
+}
+
+long long dra_published_whole(const cJSON *list, const char *node)
+{
+	const cJSON *slice, *dev, *spec;
+	struct strv seen = { 0 };
+	long long n;
+
+	cJSON_ArrayForEach(slice, json_get(list, "items", NULL)) {
+		if (!(spec = driver_slice(slice, node)))
+			continue;
+		cJSON_ArrayForEach(dev, json_get(spec, "devices", NULL)) {
+			const char *uuid = device_string(dev, "uuid"), *type = device_string(dev, "type");
+			if (uuid && type && strcmp(type, "gpu") == 0 && !strv_has(&seen, uuid))
+				strv_push(&seen, uuid);
+		}
+	}
+	n = (long long)seen.n;
+	strv_free(&seen);
+	return n;
 }
 
 long long dra_node_gpus(const cJSON *list, const char *node, const char *since)
@@ -108,7 +141,7 @@ long long dra_node_gpus(const cJSON *list, const char *node, const char *since)
 	return n;
 }
 
-const char *dra_device_uuid(const cJSON *list, const char *pool, const char *device)
+static const cJSON *find_device(const cJSON *list, const char *pool, const char *device)
 {
 	const cJSON *slice, *dev, *spec;
 
@@ -119,10 +152,22 @@ const char *dra_device_uuid(const cJSON *list, const char *pool, const char *dev
 		cJSON_ArrayForEach(dev, json_get(spec, "devices", NULL)) {
 			const char *name = json_str(dev, "name");
 			if (name && strcmp(name, device) == 0)
-				return device_string(dev, "uuid");
+				return dev;
 		}
 	}
 	return NULL;
+}
+
+const char *dra_device_uuid(const cJSON *list, const char *pool, const char *device)
+{
+	return device_string(find_device(list, pool, device), "uuid");
+}
+
+const char *dra_device_gpu(const cJSON *list, const char *pool, const char *device)
+{
+	const cJSON *dev = find_device(list, pool, device);
+
+	return dev ? device_gpu(dev) : NULL;
 }
 
 int gpu_allocation_parse(const char *text, enum gpu_allocation *a, os_error *err)

@@ -32,6 +32,8 @@ enum gpu_allocation { GPU_ALLOCATION_UNSET = -1, GPU_ALLOCATION_DEVICE_PLUGIN, G
 /* The chart's DeviceClass of whole GPUs, which also serves nvidia.com/gpu
  * (extendedResourceName). */
 #define DRA_DEVICE_CLASS "gpu.nvidia.com"
+/* And its class of MIG devices, which names no extended resource. */
+#define DRA_MIG_DEVICE_CLASS "mig.nvidia.com"
 /* The label the chart's kubelet plugin requires of a node (without NFD). */
 #define DRA_NODE_LABEL "nvidia.com/gpu.present=true"
 /* resource.k8s.io, GA in Kubernetes 1.34: its version and API path. */
@@ -65,12 +67,15 @@ const cJSON *gpu_allocator_daemonset(const struct gpu_allocator *by, const cJSON
 int gpu_allocation_check_driver(enum gpu_allocation a, const char *driver, const char *node, os_error *err);
 
 /* What NODE's ResourceSlices of the DRA driver publish, in LIST (any
- * kinds): the UUIDs of its GPUs (the attributes "type" gpu and "uuid" of
- * the driver's GpuInfo.Attributes(), docs/dra-sources.md), each once, into
- * OUT, and into *OLDEST (owned; left alone without slices; OLDEST may be NULL) the oldest of
- * those slices' creationTimestamp. A GPU's MIG devices have their own
- * (type mig), and a pool's slices of two generations may both list one. */
+ * kinds): the UUIDs of its GPUs, whole (the attributes "type" gpu and
+ * "uuid" of the driver's GpuInfo.Attributes(), docs/dra-sources.md) or as
+ * MIG devices (type mig: their "parentUUID"; the driver publishes a
+ * MIG-enabled GPU only so), each once, into OUT, and into *OLDEST (owned;
+ * left alone without slices; OLDEST may be NULL) the oldest of those
+ * slices' creationTimestamp. A pool's slices of two generations may both
+ * list one. dra_published_whole() counts those published whole. */
 void dra_published_uuids(const cJSON *list, const char *node, struct strv *out, char **oldest);
+long long dra_published_whole(const cJSON *list, const char *node);
 
 /* How many GPUs NODE's slices in LIST publish, as a node list counts
  * them, -1 for none; also -1 when SINCE (RFC 3339, or NULL) is later than
@@ -81,6 +86,10 @@ long long dra_node_gpus(const cJSON *list, const char *node, const char *since);
 /* The UUID of the device DEVICE of pool POOL that a slice of the driver in
  * LIST publishes (a claim's allocation names it so), or NULL. */
 const char *dra_device_uuid(const cJSON *list, const char *pool, const char *device);
+
+/* The GPU that device is or is part of: its uuid, a MIG device's
+ * parentUUID; NULL when none publishes it. */
+const char *dra_device_gpu(const cJSON *list, const char *pool, const char *device);
 
 /* "device-plugin" or "dra"; a usage error naming --gpu-allocation otherwise. */
 int gpu_allocation_parse(const char *text, enum gpu_allocation *a, os_error *err);

@@ -79,8 +79,9 @@ static const char *sharing_gate(const struct sharing *s)
 }
 
 /* Under DRA: the driver's sharing first, then the GPUs the gateway's
- * container sees, those its node's kubelet plugin is to publish. Then the
- * wait, which hands over k3s.yaml. */
+ * container sees, those its node's kubelet plugin is to publish (whole,
+ * or a MIG-enabled one as its MIG devices; one with none, not at all).
+ * Then the wait, which hands over k3s.yaml. */
 static int wait_dra_saving(const struct ready *rd, os_error *err)
 {
 	const struct sharing *s = sharing_asked(&rd->p->req->sharing);
@@ -93,7 +94,15 @@ static int wait_dra_saving(const struct ready *rd, os_error *err)
 	if (rc == 0)
 		rc = container_gpus(rd->w->container, deadline_call_ms(&rd->w->by), &h, err);
 	for (int i = 0; rc == 0 && i < h.n; i++)
-		strv_push(&uuids, h.v[i].uuid);
+		if (h.v[i].mig_enabled && !h.v[i].migs.n)
+			log_warn("GPU %s has MIG enabled and no MIG device: NVIDIA's DRA driver publishes nothing of it (create MIG devices with nvidia-smi mig, or disable MIG)",
+				 h.v[i].uuid);
+		else
+			strv_push(&uuids, h.v[i].uuid);
+	if (rc == 0 && h.n && !uuids.n)
+		rc = os_error_set(err, OS_EXIT_NOGPU,
+				  "every GPU of gateway '%s' has MIG enabled and no MIG device, and NVIDIA's DRA driver publishes none of them: create MIG devices (nvidia-smi mig -cgi PROFILE -C), or disable MIG",
+				  rd->p->req->name);
 	if (rc == 0)
 		rc = wait_dra_gpus(rd->w, node, &uuids, sharing_gate(s), &kc, &rd->r->gpus, err);
 	if (rc < 0 && !kc.done)

@@ -118,7 +118,7 @@ void gpu_claims_holders(const cJSON *list, const char *uuid,
 			const char *device = json_str(res, "device"), *got;
 			if (!driver || !pool || !device || strcmp(driver, DRA_DRIVER_NAME) != 0)
 				continue;
-			if ((got = dra_device_uuid(list, pool, device)) && strcmp(got, uuid) == 0)
+			if ((got = dra_device_gpu(list, pool, device)) && strcmp(got, uuid) == 0)
 				claim_holders(list, claim, json_str(res, "request"), hold, ctx);
 		}
 	}

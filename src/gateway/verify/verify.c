@@ -236,6 +236,12 @@ static int check_cluster(const struct gateway *gw, const cJSON *list, const stru
 		plan->privileged = &checks[VC_PRIVILEGED_POD];
 		plan->extended = dra ? &checks[VC_EXTENDED_POD] : NULL;
 		*smoked = 1;
+		/* nvidia.com/gpu is the whole GPUs' class's: on a node of MIG
+		 * devices alone the check has no place, as under the device plugin. */
+		if (dra && !dra_published_whole(list, plan->node)) {
+			plan->extended = NULL;
+			checks[VC_EXTENDED_POD].name = NULL;
+		}
 	} else {
 		check_set(&checks[VC_SMOKE_POD], CHECK_SKIP, xstrdup(none));
 		check_set(&checks[VC_PRIVILEGED_POD], CHECK_SKIP, xstrdup(none));
@@ -421,9 +427,15 @@ static int verify_run_judge(struct verify_run *v, int answered, os_error *err)
 	if (!answered) {
 		api_silent(v->checks, v->silent);
 	} else {
+		struct strv publishable = { 0 };
 		kube_keep_node(v->list, v->own);
-		int rc = check_cluster(v->gw, v->list, &v->rt, v->devices, &v->seen, v->checks, &v->plan, v->vp,
-				       &v->smoked, err);
+		/* Under DRA a MIG-enabled GPU without MIG devices is published not at all. */
+		if (v->gw->allocation == GPU_ALLOCATION_DRA)
+			verify_gpus_publishable(&v->looks, &v->seen, &publishable);
+		int rc = check_cluster(v->gw, v->list, &v->rt, v->devices,
+				       v->gw->allocation == GPU_ALLOCATION_DRA ? &publishable : &v->seen, v->checks, &v->plan,
+				       v->vp, &v->smoked, err);
+		strv_free(&publishable);
 		v->vp = NULL;   /* verify_pods() has done with it */
 		if (rc < 0)
 			return -1;

@@ -81,6 +81,9 @@ void verify_judge_smoke(const char *pod, const char *resource, int device_gpus, 
 						   pod, resource, mig ? ": " : "", mig ? mig_line : ""));
 	else if (ok && gpus && resource)
 		check_set(c, CHECK_PASS, xasprintf("pod %s (%s) Succeeded: %s; %s", pod, resource, gpu_line, mig_line));
+	else if (ok && gpus && mig && !strstr(mig + 1, "\n  MIG "))
+		/* Given one MIG device alone (DRA's claim): the GPU and it. */
+		check_set(c, CHECK_PASS, xasprintf("pod %s Succeeded: %s; %s", pod, gpu_line, mig_line));
 	else if (ok && gpus)
 		check_set(c, CHECK_PASS, xasprintf("pod %s Succeeded: %s", pod, gpu_line));
 	else if (ok)

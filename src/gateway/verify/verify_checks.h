@@ -45,6 +45,9 @@ int verify_gpus_seen(const struct gateway *gw, struct gpu_looks *l, const char *
 int verify_gpus_judge(const struct gateway *gw, struct gpu_looks *l, const struct strv *seen, struct check *c,
 		      os_error *err);
 void verify_gpus_free(struct gpu_looks *l);
+/* Of the GPUs SEEN, into OUT, those NVIDIA's DRA driver publishes: all but
+ * a MIG-enabled one without MIG devices (as the look L found them). */
+void verify_gpus_publishable(const struct gpu_looks *l, const struct strv *seen, struct strv *out);
 
 /* The MIG capabilities (/dev/nvidia-caps/nvidia-capN) the gateway can
  * open, part of the GPU request's check: only those of its own GPUs
@@ -197,8 +200,8 @@ char *verify_evidence_uuid(const struct check *c);
  * through a claim from CLAIM_TEMPLATE, PRIVILEGED or not; or the
  * isolation script, which asks for none with NVIDIA_VISIBLE_DEVICES=all.
  * verify_dra_template() is the ResourceClaimTemplate NAME, labelled as the
- * run's pods (and so are its claims, one per pod), asking for a device of
- * DeviceClass gpu.nvidia.com. */
+ * run's pods (and so are its claims, one per pod), asking for a whole GPU
+ * of DeviceClass gpu.nvidia.com, else a MIG device of mig.nvidia.com. */
 struct verify_pod_spec {
 	const char *name, *node, *instance, *image;
 	const char *resource;

@@ -192,10 +192,22 @@ void verify_claims_free(struct verify_claims *vc)
 	vc->n = 0;
 }
 
+/* What C's pod named for a device of UUID: its MIG device's UUID for a
+ * MIG device (verify_judge_smoke() keeps the one MIG line), else its GPU's. */
+static char *seen_uuid(const struct check *c, const char *uuid)
+{
+	const char *at;
+
+	if (strncmp(uuid, "MIG-", 4) != 0)
+		return verify_evidence_uuid(c);
+	at = c->evidence ? strstr(c->evidence, "(UUID: MIG-") : NULL;
+	return at ? xstrndup(at + 7, strcspn(at + 7, ")")) : NULL;
+}
+
 void verify_dra_judge_claim(const char *pod, const struct verify_claim *got, const char *watch_error,
 			    const cJSON *slices, struct check *c)
 {
-	cleanup_free char *sees = verify_evidence_uuid(c);
+	cleanup_free char *sees = NULL;
 	const char *uuid;
 
 	if (c->status != CHECK_PASS)
@@ -207,11 +219,12 @@ void verify_dra_judge_claim(const char *pod, const struct verify_claim *got, con
 		return;
 	}
 	uuid = dra_device_uuid(slices, got->pool, got->device);
+	sees = uuid ? seen_uuid(c, uuid) : NULL;
 	if (!uuid)
 		check_set(c, CHECK_FAIL, xasprintf("%s; its claim %s was allocated device %s of pool %s, which no ResourceSlice of %s publishes",
 						   c->evidence, got->claim, got->device, got->pool, DRA_DRIVER_NAME));
 	else if (!sees || strcmp(uuid, sees) != 0)
-		check_set(c, CHECK_FAIL, xasprintf("%s; but its claim %s was allocated %s (%s), not the GPU pod %s sees",
+		check_set(c, CHECK_FAIL, xasprintf("%s; but its claim %s was allocated %s (%s), not the device pod %s sees",
 						   c->evidence, got->claim, got->device, uuid, pod));
 	else
 		check_set(c, CHECK_PASS, xasprintf("%s, the device %s its claim %s was allocated and reserved for it",

@@ -91,9 +91,18 @@ cJSON *verify_pod_manifest(const struct verify_pod_spec *ps)
 	return m;
 }
 
+static void add_subrequest(cJSON *list, const char *name, const char *device_class)
+{
+	cJSON *sub = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(sub, "name", name);
+	cJSON_AddStringToObject(sub, "deviceClassName", device_class);
+	cJSON_AddItemToArray(list, sub);
+}
+
 cJSON *verify_dra_template(const char *name, const char *instance)
 {
-	cJSON *t = cJSON_CreateObject(), *meta, *spec, *req;
+	cJSON *t = cJSON_CreateObject(), *meta, *spec, *req, *alt;
 
 	cJSON_AddStringToObject(t, "apiVersion", DRA_API_VERSION);
 	cJSON_AddStringToObject(t, "kind", "ResourceClaimTemplate");
@@ -106,7 +115,12 @@ cJSON *verify_dra_template(const char *name, const char *instance)
 	add_labels(cJSON_AddObjectToObject(spec, "metadata"), instance);
 	req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "name", CLAIM_REQUEST);
-	cJSON_AddStringToObject(cJSON_AddObjectToObject(req, "exactly"), "deviceClassName", DRA_DEVICE_CLASS);
+	/* A whole GPU, else a MIG device (a MIG-enabled GPU is published
+	 * only as its MIG devices): Kubernetes' prioritized list, on since
+	 * 1.34, takes the first subrequest that can be met. */
+	alt = cJSON_AddArrayToObject(req, "firstAvailable");
+	add_subrequest(alt, "whole", DRA_DEVICE_CLASS);
+	add_subrequest(alt, "mig", DRA_MIG_DEVICE_CLASS);
 	cJSON_AddItemToArray(cJSON_AddArrayToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(spec, "spec"), "devices"),
 						    "requests"),
 			     req);

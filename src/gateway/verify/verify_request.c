@@ -82,6 +82,18 @@ int verify_gpus_seen(const struct gateway *gw, struct gpu_looks *l, const char *
 	return 0;
 }
 
+void verify_gpus_publishable(const struct gpu_looks *l, const struct strv *seen, struct strv *out)
+{
+	for (size_t i = 0; i < seen->n; i++) {
+		int empty = 0;
+		for (int k = 0; k < l->mine.n; k++)
+			if (strcmp(l->mine.v[k].uuid, seen->v[i]) == 0)
+				empty = l->mine.v[k].mig_enabled && !l->mine.v[k].migs.n;
+		if (!empty)
+			strv_push(out, seen->v[i]);
+	}
+}
+
 /* What actually gave a legacy request its GPUs, when it was not the hook
  * asked for: Docker 29.2 and later send --gpus through CDI first
  * (moby's daemon/devices_nvidia_linux.go) wherever nvidia-cdi-hook is on

@@ -18,6 +18,8 @@ CGROUP_DIR = os.environ.get("SIM_CGROUP_DIR", "/sys/fs/cgroup")
 # The nested NVIDIA runtime's config, and where containerd reads CDI specs (the last: the plugin's).
 NVIDIA_RUNTIME_CONFIG = os.environ.get("SIM_NVIDIA_RUNTIME_CONFIG", "/etc/nvidia-container-runtime/config.toml")
 CDI_DIRS = os.environ.get("SIM_CDI_DIRS", "/etc/cdi:/var/run/cdi").split(":")
+# SIMULATION: the simulated driver's inventory, which the hook writes in the gateway.
+NVIDIA_SIM_INVENTORY = os.environ.get("NVIDIA_SIM_INVENTORY", "/etc/nvidia-sim/gpus")
 MOUNTINFO = os.environ.get("SIM_MOUNTINFO", "/proc/self/mountinfo")
 # The agent's node password (pkg/agent/config: /etc/rancher/node/password).
 NODE_PASSWORD_FILE = os.environ.get("SIM_NODE_PASSWORD_FILE", "/etc/rancher/node/password")

@@ -9,7 +9,10 @@ allocation structured/internal/stable/allocator_stable.go):
 - a request (exactly: a deviceClassName, a count, allocationMode ExactCount
   or All) is met by devices of the ResourceSlices that reach the node
   (nodeName, allNodes, or a nodeSelector matching it) which the class's and
-  the request's CEL selectors accept and no other claim holds;
+  the request's CEL selectors accept and no other claim holds; one of
+  firstAvailable's subrequests (DRAPrioritizedList, on since 1.34) by the
+  first of them in order that can be met, its results' request
+  "<request>/<subrequest>";
 - an allocation: results {request, driver, pool, device}, the class's and
   the claim's config, and a nodeSelector naming the node
   (allocator_stable.go).
@@ -18,7 +21,7 @@ SIMULATION: CEL is read as a conjunction (&&) of comparisons (== or !=) of
 device.driver or device.attributes['DOMAIN'].NAME with a quoted string, an
 integer or a boolean; a selector outside that subset, or an attribute a
 device lacks (a runtime error for the real scheduler), matches no device.
-No firstAvailable, constraints, adminAccess, capacity or counters; the
+No constraints, adminAccess, capacity or counters; the
 allocation's nodeSelector always names the node (the real one is nil for
 an allNodes slice, the slice's own for a nodeSelector one); a class's
 config is listed once per request; pool generations are not compared.
@@ -121,45 +124,58 @@ def held(claims):
     return out
 
 
+def _meet(name, ex, classes, slices, node, taken, mine):
+    """The devices one request (exactly) gets on NODE: (keys, class, None)
+    or (None, None, reason)."""
+    cls = classes.get(ex.get("deviceClassName"))
+    if cls is None:
+        return None, None, "request %s: device class %s does not exist" % (name, ex.get("deviceClassName"))
+    want = None if ex.get("allocationMode") == "All" else int(ex.get("count") or 1)
+    found = []
+    for rs in slices:
+        if not slice_reaches(rs, node):
+            continue
+        spec = rs.get("spec") or {}
+        driver, pool = spec.get("driver"), (spec.get("pool") or {}).get("name")
+        for d in spec.get("devices") or []:
+            key = (driver, pool, d.get("name"))
+            if not _selectors_match((cls.get("spec") or {}).get("selectors"), d, driver):
+                continue
+            if not _selectors_match(ex.get("selectors"), d, driver):
+                continue
+            if key in taken or key in mine:
+                if want is None:
+                    # All: every matching device, or none.
+                    return None, None, "cannot allocate all claims"
+                continue
+            found.append(key)
+            if want is not None and len(found) == want:
+                break
+        if want is not None and len(found) == want:
+            break
+    if not found or (want is not None and len(found) < want):
+        return None, None, "cannot allocate all claims"
+    return found, cls, None
+
+
 def allocate(claim, classes, slices, node, taken):
     """The claim's allocation on NODE, or None with the reason. TAKEN: the
     devices held (held()), to which this allocation's are added."""
     results, config = [], []
     mine = set()
     for req in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []:
-        ex = req.get("exactly") or {}
-        cls = classes.get(ex.get("deviceClassName"))
-        if cls is None:
-            return None, "request %s: device class %s does not exist" % (req.get("name"), ex.get("deviceClassName"))
-        want = None if ex.get("allocationMode") == "All" else int(ex.get("count") or 1)
-        found = []
-        for rs in slices:
-            if not slice_reaches(rs, node):
-                continue
-            spec = rs.get("spec") or {}
-            driver, pool = spec.get("driver"), (spec.get("pool") or {}).get("name")
-            for d in spec.get("devices") or []:
-                key = (driver, pool, d.get("name"))
-                if not _selectors_match((cls.get("spec") or {}).get("selectors"), d, driver):
-                    continue
-                if not _selectors_match(ex.get("selectors"), d, driver):
-                    continue
-                if key in taken or key in mine:
-                    if want is None:
-                        # All: every matching device, or none.
-                        return None, "cannot allocate all claims"
-                    continue
-                found.append(key)
-                if want is not None and len(found) == want:
-                    break
-            if want is not None and len(found) == want:
+        subs = [("%s/%s" % (req.get("name"), sub.get("name")), sub) for sub in req.get("firstAvailable") or []]
+        why = "cannot allocate all claims"
+        for name, ex in subs or [(req.get("name"), req.get("exactly") or {})]:
+            found, cls, why = _meet(name, ex, classes, slices, node, taken, mine)
+            if found:
                 break
-        if not found or (want is not None and len(found) < want):
-            return None, "cannot allocate all claims"
+        if not found:
+            return None, why
         mine.update(found)
-        results += [{"request": req.get("name"), "driver": k[0], "pool": k[1], "device": k[2]} for k in found]
+        results += [{"request": name, "driver": k[0], "pool": k[1], "device": k[2]} for k in found]
         for c in (cls.get("spec") or {}).get("config") or []:
-            config.append(dict(c, source="FromClass", requests=[req.get("name")]))
+            config.append(dict(c, source="FromClass", requests=[name]))
     for c in ((claim.get("spec") or {}).get("devices") or {}).get("config") or []:
         config.append(dict(c, source="FromClaim"))
     taken.update(mine)

@@ -175,6 +175,48 @@ class Plugin(Base):
                               'allocatable not found for device "gpu-0"')
 
 
+class Mig(Base):
+    """cmd/gpu-kubelet-plugin nvlib.go, mig.go, cdi.go: MIG devices with the DynamicMIG gate off."""
+
+    def setUp(self):
+        super().setUp()
+        base = os.path.join(os.path.dirname(driverprocfs.GPUS), "capabilities", "gpu0", "mig")
+        for gi, (gmin, cmin) in {1: (12, 13), 2: (21, 22), 3: (30, 31)}.items():
+            os.makedirs(os.path.join(base, "gi%d" % gi, "ci0"))
+            for path, minor in ((os.path.join(base, "gi%d" % gi, "access"), gmin),
+                                (os.path.join(base, "gi%d" % gi, "ci0", "access"), cmin)):
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write("DeviceFileMinor: %d\nDeviceFileMode: 292\n" % minor)
+
+    def test_named_and_placed_as_the_driver_does(self):
+        migs = [("1g.10gb", "MIG-a"), ("1g.10gb", "MIG-b"), ("3g.40gb", "MIG-c")]
+        devs = plugin.mig_devices(GPUS[1], migs, driverprocfs.mig_caps(0))
+        self.assertEqual([d["name"] for d in devs], ["gpu-0-mig-1g10gb-19-0", "gpu-0-mig-1g10gb-19-1",
+                                                     "gpu-0-mig-3g40gb-9-4"])
+        a = devs[2]["attributes"]
+        self.assertEqual((a["type"], a["uuid"], a["parentUUID"], a["profile"]),
+                         ({"string": "mig"}, {"string": "MIG-c"}, {"string": "GPU-bbbb"}, {"string": "3g.40gb"}))
+        self.assertEqual(devs[2]["capacity"], {"memory": {"value": "40Gi"}, "memorySlice4": {"value": "1"},
+                                               "memorySlice5": {"value": "1"}, "memorySlice6": {"value": "1"},
+                                               "memorySlice7": {"value": "1"}})
+
+    def test_prepared_with_its_parent_and_its_instances_nodes(self):
+        devs = plugin.mig_devices(GPUS[1], [("1g.10gb", "MIG-a"), ("1g.10gb", "MIG-b")], driverprocfs.mig_caps(0))
+        p = plugin.Plugin(self.ctx, NODE, [], devs)
+        out, err = p.prepare(claim("u-6", [("gpu", "gpu-0-mig-1g10gb-19-1")]))
+        self.assertIsNone(err)
+        with open(os.path.join(self.cdi, "k8s.gpu.nvidia.com-claim_u-6.yaml"), encoding="utf-8") as f:
+            spec = yaml.safe_load(f)
+        self.assertEqual([n["path"] for n in spec["devices"][0]["containerEdits"]["deviceNodes"]],
+                         ["/dev/nvidia0", "/dev/nvidia-caps/nvidia-cap21", "/dev/nvidia-caps/nvidia-cap22"])
+        self.assertEqual(out[0]["cdiDeviceIDs"], ["k8s.gpu.nvidia.com/claim=u-6-gpu-0-mig-1g10gb-19-1"])
+        # A GpuConfig aimed at it fails the claim.
+        c = claim("u-7", [("gpu", "gpu-0-mig-1g10gb-19-0")])
+        c["status"]["allocation"]["devices"]["config"] = [shared("Long")]
+        _, err = p.prepare(c)
+        self.assertIn('cannot apply GpuConfig to device "gpu-0-mig-1g10gb-19-0" of type "mig" (request: gpu)', err)
+
+
 def shared(interval=None, strategy="TimeSlicing", requests=None, source="FromClaim", extra=None):
     """An allocation config of the driver's: a GpuConfig sharing by STRATEGY."""
     sharing = {"strategy": strategy}

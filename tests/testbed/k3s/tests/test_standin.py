@@ -150,6 +150,19 @@ class DraAllocator(unittest.TestCase):
         self.assertEqual((c, why), (None, "cannot allocate all claims"))
         self.assertEqual(a["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"], ["n1"])
 
+    def test_first_available_takes_the_first_subrequest_that_fits(self):
+        classes = dict(self.CLASS, mig={"spec": {"selectors": [{"cel": {"expression":
+                                                                        "device.attributes['gpu.nvidia.com'].type == 'mig'"}}]}})
+        claim = {"spec": {"devices": {"requests": [{"name": "r", "firstAvailable": [
+            {"name": "whole", "deviceClassName": "gpu"}, {"name": "part", "deviceClassName": "mig"}]}]}}}
+        taken = set()
+        got = [dra.allocate(claim, classes, [self.slice_()], self.NODE, taken)[0] for _ in range(3)]
+        self.assertEqual([(r["request"], r["device"]) for a in got for r in a["devices"]["results"]],
+                         [("r/whole", "gpu-0"), ("r/whole", "gpu-1"), ("r/part", "gpu-0-mig")])
+        self.assertEqual(dra.allocate(claim, classes, [self.slice_()], self.NODE, taken), (None, "cannot allocate all claims"))
+        self.assertEqual(dra.allocate(claim, self.CLASS, [self.slice_()], self.NODE, taken),
+                         (None, "request r/part: device class mig does not exist"))
+
     def test_all_takes_every_match_or_none(self):
         a, _ = dra.allocate(self.claim(allocationMode="All"), self.CLASS, [self.slice_()], self.NODE, set())
         self.assertEqual(self.devices(a), ["gpu-0", "gpu-1"])

@@ -263,9 +263,11 @@ class Scheduler:
             if (c.get("status") or {}).get("allocation"):
                 continue
             for req in ((c.get("spec") or {}).get("devices") or {}).get("requests") or []:
-                cls = (req.get("exactly") or {}).get("deviceClassName")
-                if cls and cls not in self.dra["classes"]:
-                    return "request %s: device class %s does not exist" % (req.get("name"), cls)
+                subs = [("%s/%s" % (req.get("name"), sub.get("name")), sub) for sub in req.get("firstAvailable") or []]
+                for name, ex in subs or [(req.get("name"), req.get("exactly") or {})]:
+                    cls = ex.get("deviceClassName")
+                    if cls and cls not in self.dra["classes"]:
+                        return "request %s: device class %s does not exist" % (name, cls)
         return None
 
     def _claims_why_not(self, claims, node):

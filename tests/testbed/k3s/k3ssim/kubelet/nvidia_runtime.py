@@ -79,14 +79,33 @@ def privileged(spec):
     return bool(sc.get("privileged")) or "SYS_ADMIN" in (caps.get("add") or [])
 
 
+def _mig_by_cap():
+    """{/dev/nvidia-caps/nvidia-cap<GI minor>: MIG UUID}: the MIG device a GPU
+    instance's capability node opens. SIMULATION: read from the simulated
+    driver's inventory (what NVML would answer in a container with those
+    nodes)."""
+    out = {}
+    try:
+        with open(config.NVIDIA_SIM_INVENTORY, encoding="utf-8") as f:
+            for line in f:
+                w = line.split()
+                if len(w) == 7 and w[0] == "mig":
+                    out["/dev/nvidia-caps/nvidia-cap%s" % w[5]] = w[3]
+    except OSError:
+        pass
+    return out
+
+
 def _cdi_specs():
     """{qualified device name: {gpu, mounts, env}} of every CDI spec
     containerd reads. The GPU: the UUID of the one whose node
-    /dev/nvidia<minor> its edits add (a DRA driver's claim spec), else its
+    /dev/nvidia<minor> its edits add (a DRA driver's claim spec), or of the
+    MIG device whose GPU instance's capability node they add, else its
     name (the device plugin's specs name devices by UUID or index,
     SIMULATION: their edits left out). The mounts' container paths and the
     env: the spec's common edits' then the device's."""
     by_minor = {"/dev/nvidia%d" % g["minor"]: g["uuid"] for g in driverprocfs.gpus()}
+    by_cap = _mig_by_cap()
     names = {}
     for d in config.CDI_DIRS:
         for path in sorted(glob.glob(os.path.join(d, "*.yaml")) + glob.glob(os.path.join(d, "*.json"))):
@@ -99,7 +118,8 @@ def _cdi_specs():
             for dev in spec.get("devices") or []:
                 edits = dev.get("containerEdits") or {}
                 nodes = [n.get("path") for n in edits.get("deviceNodes") or []]
-                gpu = next((by_minor[n] for n in nodes if n in by_minor), None)
+                gpu = next((by_cap[n] for n in nodes if n in by_cap), None) or \
+                    next((by_minor[n] for n in nodes if n in by_minor), None)
                 names["%s=%s" % (spec.get("kind"), dev.get("name"))] = {
                     "gpu": gpu or str(dev.get("name")),
                     "mounts": [m.get("containerPath") for e in (common, edits) for m in e.get("mounts") or []],

@@ -10,7 +10,20 @@
   versions, resource.kubernetes.io/pciBusID; capacity memory.
   SIMULATION: no pcieRoot (the sim host has no PCI topology in sysfs; the
   real plugin leaves it out too when it cannot resolve it), no
-  addressingMode, no MIG devices, no VFIO; brand is always Nvidia.
+  addressingMode, no VFIO; brand is always Nvidia.
+- MIG (nvlib.go, mig.go; the DynamicMIG gate off): a GPU with MIG mode on
+  is published as its MIG devices only, none when it has none (with the
+  plugin's warning); each is gpu-<parent minor>-mig-<profile without
+  dots>-<GI profile ID>-<placement start>, type mig, with its uuid,
+  parentUUID and profile besides the parent's attributes, capacity memory
+  and memorySlice<N> for each memory slice it holds. Prepared, its CDI
+  device adds the parent's node and its GPU and compute instances'
+  /dev/nvidia-caps nodes (cdi.go; minors from the driver's procfs), and a
+  GpuConfig aimed at it fails the claim ("cannot apply GpuConfig to device
+  … of type "mig""). SIMULATION: the profile IDs and placements are the
+  A100/H100 layout's (1g 19, +me 20, 2g 14, 3g 9, 4g 5, 7g 0; each device
+  at the first start its memory slices fit, in GPU-instance order), the
+  memory the profile's name says; no engine or multiprocessor counts.
 - Publishing (k8s.io/dynamic-resource-allocation resourceslice/
   resourceslicecontroller.go): one pool named for the node, one slice,
   generateName "<index, 5 hex digits>-gpu.nvidia.com-<node>-", owned by
@@ -57,7 +70,7 @@ import os
 
 import yaml
 
-from .. import clock, config, logs, procs, status
+from .. import clock, config, driverprocfs, logs, procs, status
 from . import gpuconfig, nvml
 
 DRIVER = "gpu.nvidia.com"
@@ -105,11 +118,67 @@ def device(g):
             "capacity": {"memory": {"value": _quantity(g["memory_mib"])}}}
 
 
+# MIG (mig.go, partitions.go): a GPU instance profile's ID as nvidia-smi
+# mig -lgip lists it, by compute slices ("+me": the media extensions'
+# variant), its memory slices, and where it may start among a GPU's eight.
+MIG_PROFILE_IDS = {1: 19, 2: 14, 3: 9, 4: 5, 7: 0}
+MIG_SLICES = {1: 1, 2: 2, 3: 4, 4: 4, 7: 8}
+MIG_STARTS = {1: range(7), 2: (0, 2, 4), 3: (0, 4), 4: (0,), 7: (0,)}
+
+
+def _mig_shape(profile):
+    """(profile ID, memory slices, placement starts, memory MiB) of PROFILE ("1g.10gb")."""
+    g = int(profile.split("g", 1)[0])
+    gb = int(profile.split(".", 1)[1].split("gb", 1)[0])
+    return (20 if profile.endswith("+me") and g == 1 else MIG_PROFILE_IDS.get(g, 19), MIG_SLICES.get(g, 1),
+            MIG_STARTS.get(g, (0,)), gb * 1024)
+
+
+def mig_devices(g, migs, caps):
+    """The slice's devices for the MIG devices MIGS [(profile, uuid)] of GPU
+    G, its GPU instances CAPS [(GI id, GI minor, CI minor)] in the same
+    order (NVML walks MIG devices by GPU instance), each at the first
+    placement its memory slices fit."""
+    out, used = [], set()
+    for (profile, uuid), (_, gi, ci) in zip(migs, caps):
+        pid, size, starts, mib = _mig_shape(profile)
+        start = next((s for s in starts if not used & set(range(s, s + size))), starts[0])
+        used |= set(range(start, start + size))
+        d = device(g)
+        d["name"] = "gpu-%d-mig-%s-%d-%d" % (g["minor"], profile.replace(".", "").replace("+", "-"), pid, start)
+        d["attributes"].update({"type": {"string": "mig"}, "uuid": {"string": uuid},
+                                "parentUUID": {"string": g["uuid"]}, "profile": {"string": profile}})
+        d["capacity"] = dict({"memory": {"value": _quantity(mib)}},
+                             **{"memorySlice%d" % i: {"value": "1"} for i in range(start, start + size)})
+        d["mig"] = {"parent_minor": g["minor"], "gi_minor": gi, "ci_minor": ci, "uuid": uuid}
+        out.append(d)
+    return out
+
+
+def node_devices(ctx, gpus):
+    """Each GPU as a device, or a MIG-enabled one as its MIG devices
+    (nvlib.go enumerateGpusAndMigDevices): the GPU itself is not published
+    then, and one without MIG devices not at all."""
+    migs = {u: (m, on) for u, m, on in nvml.gpus(ctx)}
+    out = []
+    for g in gpus:
+        m, on = migs.get(g["uuid"], ([], False))
+        if not on:
+            out.append(device(g))
+        elif not m:
+            _klog(ctx, "W", "nvlib.go:322", "Physical GPU %s has MIG mode enabled but no configured MIG devices"
+                  % g["uuid"])
+        else:
+            out += mig_devices(g, m, driverprocfs.mig_caps(g["minor"]))
+    return out
+
+
 def publish(ctx, node, devices):
     """Sync the node's pool: its one slice created, or brought up to date in
     place (at most one update: the generation is kept, syncPool's "Kept
     generation because at most one update API call is necessary")."""
     res = ctx.kubelet.res("resource.k8s.io/v1", "ResourceSlice")
+    devices = [{k: v for k, v in d.items() if k != "mig"} for d in devices]
     mine = [s for s in ctx.api.list(res)[0]
             if s["spec"].get("driver") == DRIVER and s["spec"].get("nodeName") == node]
     if mine:
@@ -132,10 +201,11 @@ def publish(ctx, node, devices):
 class Plugin:
     """The plugin's DRA gRPC service, as the kubelet's DRA manager calls it."""
 
-    def __init__(self, ctx, node, gpus):
+    def __init__(self, ctx, node, gpus, migs=()):
         self.ctx = ctx
         self.node = node
         self.by_name = {"gpu-%d" % g["minor"]: g for g in gpus}
+        self.migs = {d["name"]: d["mig"] for d in migs}
         self.cdi_root = ctx.env.get("CDI_ROOT") or config.CDI_DIRS[-1]
         self.timesliced = {}   # claim UID: the GPUs whose time slice it set
 
@@ -185,7 +255,13 @@ class Plugin:
             configs = gpuconfig.configs_for((claim.get("status") or {}).get("allocation"), DRIVER)
             slices = {}
             for r in results:
-                sharing = gpuconfig.normalize_validate(gpuconfig.config_of(configs, r.get("request")), gates)
+                cfg = gpuconfig.config_of(configs, r.get("request"))
+                if r["device"] in self.migs:
+                    if cfg is not configs[0][1]:
+                        raise gpuconfig.ConfigError('cannot apply GpuConfig to device "%s" of type "mig" (request: %s)'
+                                                    % (r["device"], r.get("request")))
+                    continue
+                sharing = gpuconfig.normalize_validate(cfg, gates)
                 if sharing and sharing["strategy"] == "MPS":
                     raise gpuconfig.ConfigError("SIMULATION: MPS sharing under DRA is not simulated")
                 if sharing:
@@ -202,12 +278,16 @@ class Plugin:
             "results") or [] if r.get("driver") == DRIVER]
         out, specs = [], []
         for r in results:
-            g = self.by_name.get(r.get("device"))
-            if g is None:
+            g, m = self.by_name.get(r.get("device")), self.migs.get(r.get("device"))
+            if g is None and m is None:
                 return None, ('error preparing devices for claim %s: prepare devices failed: allocatable not '
                               'found for device "%s"' % (cs, r.get("device")))
             name = "%s-%s" % (md["uid"], r["device"])
-            specs.append({"name": name, "containerEdits": {"deviceNodes": [{"path": "/dev/nvidia%d" % g["minor"]}]}})
+            # A MIG device: its parent's node, then its GPU and compute
+            # instances' capability nodes (cdi.go).
+            nodes = (["/dev/nvidia%d" % m["parent_minor"], "/dev/nvidia-caps/nvidia-cap%d" % m["gi_minor"],
+                      "/dev/nvidia-caps/nvidia-cap%d" % m["ci_minor"]] if m else ["/dev/nvidia%d" % g["minor"]])
+            specs.append({"name": name, "containerEdits": {"deviceNodes": [{"path": p} for p in nodes]}})
             out.append({"requestNames": [r.get("request")], "poolName": r.get("pool"), "deviceName": r["device"],
                         "cdiDeviceIDs": ["%s=%s" % (CDI_KIND, name)]})
         slices, err = self._sharing(claim, results)
@@ -303,10 +383,11 @@ def main(ctx):
     if ctx.sleep(config.PLUGIN_DELAY):
         return 0
     gpus = nvml.info(ctx)
-    devices = [device(g) for g in gpus]
+    devices = node_devices(ctx, gpus)
     for d in devices:
         _klog(ctx, "I", "driver.go:484", "About to announce device %s" % d["name"])
-    plugin = Plugin(ctx, node, gpus)
+    plugin = Plugin(ctx, node, [g for g in gpus if device(g)["name"] in {d["name"] for d in devices}],
+                    [d for d in devices if "mig" in d])
     ctx.kubelet.dra.register(DRIVER, plugin)
     try:
         while True:
