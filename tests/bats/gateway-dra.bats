@@ -173,6 +173,7 @@ claim_gone() { # CLAIM: the API answers, and has no such claim
 
 # What verify's check NAME of document $1 saw.
 evidence() { jq -r --arg n "$2" '.checks[] | select(.name == $n) | .evidence' <<<"$1"; }
+statuses() { jq -r '[.checks[] | .name + "=" + .status] | join(" ")' <<<"$1"; }
 
 # verify's claims and templates, by its label, in the default namespace.
 verify_claims_left() {
@@ -191,7 +192,7 @@ no_verify_claims() { local out; out=$(verify_claims_left) && [ -z "$out" ]; }
 	local from='get --raw .?/apis/resource\.k8s\.io/v1/namespaces/default/resourceclaims\?watch=true&resourceVersion=[0-9]+&'
 	[[ $stderr =~ $from ]] || fail "no watch of the claims from a version in: $stderr"
 	assert_schema verify "$doc"
-	run jq -r '[.checks[] | .name + "=" + .status] | join(" ")' <<<"$doc"
+	run statuses "$doc"
 	assert_output "device-request=pass runtime-class=pass dra-driver=pass resource-slices=pass smoke-pod=pass pod-isolation=pass privileged-pod=pass extended-pod=pass"
 	run evidence "$doc" dra-driver
 	assert_output "DaemonSet nvidia-dra-driver-gpu/dra-driver-nvidia-gpu-kubelet-plugin: 1/1 pods ready; time-slicing on: its pods run with feature gate TimeSlicingSettings, so a claim's GpuConfig may ask for it"
@@ -223,7 +224,7 @@ no_verify_claims() { local out; out=$(verify_claims_left) && [ -z "$out" ]; }
 	gw_kubectl d create -f - <"$BATS_TEST_TMPDIR/class.json" >/dev/null
 	assert_failure 8
 	doc=$output
-	run jq -r '[.checks[] | .name + "=" + .status] | join(" ")' <<<"$doc"
+	run statuses "$doc"
 	assert_output "device-request=pass runtime-class=pass dra-driver=pass resource-slices=pass smoke-pod=fail pod-isolation=pass privileged-pod=fail extended-pod=fail"
 	run evidence "$doc" smoke-pod
 	# The scheduler's words: its DRA plugin's PreFilter, before any node.
@@ -441,7 +442,7 @@ mig gpu-2-mig-3g40gb-9-4 $gpu"
 	run --separate-stderr openshell gateway verify --name dm --json
 	assert_success
 	doc=$output
-	run jq -r '[.checks[] | .name + "=" + .status] | join(" ")' <<<"$doc"
+	run statuses "$doc"
 	# No extended-pod: nvidia.com/gpu is served by the class of whole GPUs.
 	assert_output "device-request=pass runtime-class=pass dra-driver=pass resource-slices=pass smoke-pod=pass pod-isolation=pass privileged-pod=pass"
 	# Its claim's subrequest for a MIG device: the pod sees that one alone.

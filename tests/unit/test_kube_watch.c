@@ -148,8 +148,8 @@ static void test_watch(const char *dir)
 }
 
 /* docker (at the same path: it is looked up once) that runs what it is
- * given, with a kubectl that lists one node. */
-static char *runner_docker(const char *dir)
+ * given, with the kubectl script K in DIR. */
+static char *runner_with(const char *dir, const char *k)
 {
 	char *path = xasprintf("%s/docker", dir);
 	cleanup_free char *kubectl = xasprintf("%s/kubectl", dir);
@@ -157,8 +157,6 @@ static char *runner_docker(const char *dir)
 		"#!/bin/sh\n"
 		"shift; [ \"$1\" != --interactive ] || shift; shift\n"
 		"PATH='%s':$PATH exec \"$@\"\n", dir);
-	const char *k = "#!/bin/sh\n"
-			"echo '{\"type\":\"ADDED\",\"object\":{\"kind\":\"Node\",\"metadata\":{\"name\":\"a\"}}}'\n";
 	os_error err = { 0 };
 
 	if (write_file_atomic(path, script, strlen(script), 0700, &err) < 0 ||
@@ -166,6 +164,13 @@ static char *runner_docker(const char *dir)
 		printf("# %s\n", err.msg);
 	os_error_clear(&err);
 	return path;
+}
+
+/* With a kubectl that lists one node. */
+static char *runner_docker(const char *dir)
+{
+	return runner_with(dir, "#!/bin/sh\n"
+				"echo '{\"type\":\"ADDED\",\"object\":{\"kind\":\"Node\",\"metadata\":{\"name\":\"a\"}}}'\n");
 }
 
 static void run_to_end(struct kube_watch *kw)
@@ -226,12 +231,6 @@ static void test_then(const char *dir)
  * first two events, then 410 Expired; its argv kept, one file a call. */
 static char *since_docker(const char *dir)
 {
-	char *path = xasprintf("%s/docker", dir);
-	cleanup_free char *kubectl = xasprintf("%s/kubectl", dir);
-	cleanup_free char *script = xasprintf(
-		"#!/bin/sh\n"
-		"shift; [ \"$1\" != --interactive ] || shift; shift\n"
-		"PATH='%s':$PATH exec \"$@\"\n", dir);
 	cleanup_free char *k = xasprintf(
 		"#!/bin/sh\n"
 		"n=$(cat '%s/n' 2>/dev/null || echo 0); echo $((n + 1)) >'%s/n'; printf '%%s\\n' \"$@\" >'%s/argv.'$n\n"
@@ -240,13 +239,8 @@ static char *since_docker(const char *dir)
 		"   echo '{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"c\",\"resourceVersion\":\"7\"}}}' ;;\n"
 		"1) echo '{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"message\":\"too old resource version: 7 (9)\",\"reason\":\"Expired\",\"code\":410}}' ;;\n"
 		"esac\n", dir, dir, dir);
-	os_error err = { 0 };
 
-	if (write_file_atomic(path, script, strlen(script), 0700, &err) < 0 ||
-	    write_file_atomic(kubectl, k, strlen(k), 0700, &err) < 0)
-		printf("# %s\n", err.msg);
-	os_error_clear(&err);
-	return path;
+	return runner_with(dir, k);
 }
 
 static char *argv_of(const char *dir, int n)
