@@ -21,7 +21,7 @@ enum { OPT_NAME = 256, OPT_DOCKER_HOST, OPT_CONTEXT, OPT_GPU, OPT_GPUS, OPT_GPU_
        OPT_JSON };
 
 static const char *const gpus_all[] = { "all", NULL };
-static const char *const sharing_words[] = { "time-slicing:", "mps:", "none", NULL };
+static const char *const sharing_words[] = { "time-slicing:", "mps:", "time-slicing", "none", NULL };
 static const char *const mig_words[] = { "none", "single", "mixed", NULL };
 
 static const struct cli_opt add_opts[] = {

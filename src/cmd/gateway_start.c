@@ -30,7 +30,7 @@ enum { OPT_NAME = 256, OPT_GPU, OPT_GPUS, OPT_GPU_SHARING, OPT_GPU_MODE, OPT_MIG
 static const char *const gpu_mode_words[] = { "auto", "cdi", "legacy", NULL };
 static const char *const mig_words[] = { "none", "single", "mixed", NULL };
 static const char *const allocation_words[] = { "device-plugin", "dra", NULL };
-static const char *const sharing_words[] = { "time-slicing:", "mps:", "none", NULL };
+static const char *const sharing_words[] = { "time-slicing:", "mps:", "time-slicing", "none", NULL };
 static const char *const gpus_all[] = { "all", NULL };
 static const char *const node_network_words[] = { "vxlan", "wireguard", NULL };
 

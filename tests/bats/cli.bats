@@ -317,7 +317,8 @@ legacy"
 		sed "s/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\r//g"' bash "$(dirname "$OPENSHELL_BIN")"
 	assert_success
 	assert_line "openshell gateway stop --name"
-	assert_line "openshell gateway start --gpu-mode=cdi --gpu-sharing=time-slicing:"
+	# time-slicing: (the device plugin's count) and time-slicing (DRA's) share that much.
+	assert_line "openshell gateway start --gpu-mode=cdi --gpu-sharing=time-slicing"
 }
 
 @test "--context NAME runs every docker call in that context, over DOCKER_HOST; completion offers the contexts" {

@@ -77,7 +77,7 @@ gpu_nodes() {
 	[[ "$stderr" != *"docker run "* ]]
 	run grep -c '^openshell: + ' <<<"$stderr"
 	assert_output 4   # inspect, the pods' create, look and watch, the config and the get, the (detached) delete
-	[[ "$stderr" == *"docker exec --interactive openshell-cluster-one sh -c "*"create --validate=false -f - <&3 >/dev/null & c=\$!; { nvidia-smi -L 2>&1; "*"/proc/driver/nvidia/gpus/"*"; wait \$c"*"kubectl --request-timeout="*"s get pods --namespace default --selector=app.kubernetes.io/instance=openshell-verify-"*" --watch "* ]]
+	[[ "$stderr" == *"docker exec --interactive openshell-cluster-one sh -c "*"{ nvidia-smi -L 2>&1; "*"/proc/driver/nvidia/gpus/"*"} </dev/null & l=\$!; o=\$(kubectl --request-timeout="*"s create --validate=false -f - "*"; wait \$l; "*"kubectl --request-timeout="*"s get pods --namespace default --selector=app.kubernetes.io/instance=openshell-verify-"*" --watch "* ]]
 	[[ "$stderr" == *"docker exec openshell-cluster-one sh -c "*"/var/lib/rancher/k3s/agent/etc/containerd/config.toml kubectl --request-timeout="*"s get nodes,daemonsets,"* ]]
 }
 
@@ -416,12 +416,19 @@ start_building() {
 }
 
 @test "bad --gpu-sharing values are usage errors" {
-	for v in 0 time-slicing time-slicing:1 time-slicing:0 time-slicing:x time-slicing:-2 time-slicing:99999 spread:2 \
-		mps mps:1 mps:x MPS:2; do
+	for v in 0 time-slicing:1 time-slicing:0 time-slicing:x time-slicing:-2 time-slicing:99999 spread:2 \
+		mps:1 mps:x MPS:2; do
 		OPENSHELL_DOCKER=/nonexistent run --separate-stderr openshell gateway start --gpu --gpu-sharing "$v" --name bad
 		assert_failure 2
 		[[ "$stderr" == "openshell: error: invalid --gpu-sharing '$v': give none, time-slicing:N with N from 2 to 1024, or mps:N with N from 2 to 48"* ]]
 	done
+	# Without a count: DRA's form (each claim asks), named with it.
+	OPENSHELL_DOCKER=/nonexistent run --separate-stderr openshell gateway start --gpu --gpu-sharing time-slicing --name bad
+	assert_failure 2
+	[[ "$stderr" == "openshell: error: --gpu-sharing without a count is for --gpu-allocation dra, where each claim asks for it; NVIDIA's device plugin shares each GPU as a count of replicas: give --gpu-sharing time-slicing:N or mps:N, or add --gpu-allocation dra"* ]]
+	OPENSHELL_DOCKER=/nonexistent run --separate-stderr openshell gateway start --gpu --gpu-sharing mps --name bad
+	assert_failure 2
+	[[ "$stderr" == "openshell: error: --gpu-sharing mps without a count has no place: NVIDIA's device plugin shares each GPU as a count of replicas: give --gpu-sharing mps:N"* ]]
 	# MPS's own limit (the plugin's mps-control-daemon: 48 clients a GPU).
 	OPENSHELL_DOCKER=/nonexistent run --separate-stderr openshell gateway start --gpu --gpu-sharing mps:49 --name bad
 	assert_failure 2

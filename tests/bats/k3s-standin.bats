@@ -681,7 +681,9 @@ ensure CRDs are installed first'
 	local rv url='/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1&labelSelector=app.kubernetes.io%2Finstance%3Dreplay'
 	cm() { echo '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"'"$1"'","labels":{'"${2-}"'}}}'; }
 	# (kubectl create configmap speaks protobuf, which the stand-in does not)
+	kx gpu create -f - >/dev/null <<<"$(cm replay-old '"app.kubernetes.io/instance":"replay"')"
 	rv=$(kx gpu create -f - -o 'jsonpath={.metadata.resourceVersion}' <<<"$(cm replay-mark)")
+	kx gpu delete configmap replay-old >/dev/null
 	kx gpu create -f - >/dev/null <<<"$(cm replay-kept '"app.kubernetes.io/instance":"replay"')"
 	kx gpu create -f - >/dev/null <<<"$(cm replay-gone)"
 	kx gpu label configmap replay-gone app.kubernetes.io/instance=replay >/dev/null
@@ -689,10 +691,11 @@ ensure CRDs are installed first'
 	kx gpu label configmap replay-kept x=1 >/dev/null
 	run --separate-stderr kx gpu get --raw "$url&resourceVersion=$rv"
 	assert_success
-	# Made in the selector: ADDED, though it is there now; labelled into
-	# it: ADDED there; then each change, the deletion too.
+	# In the selector at the version, then deleted: DELETED; made in it:
+	# ADDED, though it is there now; labelled into it: ADDED there; then
+	# each change, the deletion too.
 	assert_equal "$(jq -rs 'map(.type + " " + .object.metadata.name) | join(",")' <<<"$output")" \
-		"ADDED replay-kept,ADDED replay-gone,DELETED replay-gone,MODIFIED replay-kept"
+		"DELETED replay-old,ADDED replay-kept,ADDED replay-gone,DELETED replay-gone,MODIFIED replay-kept"
 	kx gpu delete configmap replay-mark replay-kept >/dev/null
 }
 

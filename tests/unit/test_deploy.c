@@ -404,8 +404,10 @@ static void test_allocation_check(void)
 			 "dra with MPS per claim");
 	check_allocation(1, GPU_ALLOCATION_DEVICE_PLUGIN, "time-slicing", MIG_UNSET,
 			 "--gpu-sharing without a count is for --gpu-allocation dra", "the device plugin with sharing per claim");
-	check_allocation(1, GPU_ALLOCATION_UNSET, "time-slicing", MIG_UNSET, NULL,
-			 "no allocation asked: per claim is judged once the gateway's is known");
+	check_allocation(1, GPU_ALLOCATION_UNSET, "time-slicing", MIG_UNSET, "or add --gpu-allocation dra",
+			 "no allocation asked: per claim names dra");
+	check_allocation(1, GPU_ALLOCATION_UNSET, "mps", MIG_UNSET, "give --gpu-sharing mps:N",
+			 "MPS per claim, no allocation asked");
 	check_allocation(1, GPU_ALLOCATION_DRA, NULL, MIG_NONE, "leave out --mig-strategy, or use --gpu-allocation device-plugin",
 			 "dra with --mig-strategy, even none");
 	/* The host's driver: 565 or later under dra, whatever under the device plugin. */

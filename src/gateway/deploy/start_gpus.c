@@ -176,9 +176,7 @@ int start_gpus_mode(struct deploy_plan *p, const struct daemon_gpus *d, os_error
 
 	if (!p->req->gpu)
 		return 0;
-	/* The allocation is the default's now, where none was asked for. */
-	if (gpu_allocation_check(p->allocation, &p->req->sharing, MIG_UNSET, err) < 0 ||
-	    gpu_mode_resolve(asked, d, &used, err) < 0)
+	if (gpu_mode_resolve(asked, d, &used, err) < 0)
 		return -1;
 	p->cdi = used == GPU_MODE_CDI;
 	log_verbose("GPU mode %s%s%s", gpu_mode_name(used),

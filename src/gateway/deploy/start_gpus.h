@@ -47,9 +47,8 @@ int start_gpus_check(struct deploy_plan *p, const struct daemon_gpus *d, int loo
  * for (none, all, N, or these), else the conflict error naming both. */
 int start_gpus_adopt(const struct deploy_plan *p, const struct gw_container *c, os_error *err);
 
-/* For a new gateway: its sharing refused where its allocation (the
- * default's, unasked) has no place for it; the mode p->req->gpu_mode asks
- * for on this daemon, in p->cdi. Whether the daemon's host has the toolkit is the daemon's own
+/* For a new gateway: the mode p->req->gpu_mode asks for on this daemon, in
+ * p->cdi. Whether the daemon's host has the toolkit is the daemon's own
  * verdict when the container is made (gpu_errors.h), not a guess from
  * this machine's PATH. */
 int start_gpus_mode(struct deploy_plan *p, const struct daemon_gpus *d, os_error *err);

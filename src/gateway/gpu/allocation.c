@@ -1,6 +1,7 @@
 /* gateway/gpu/allocation.c - the GPU allocation mode (see gateway/gpu/allocation.h). */
 #include "config.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -209,7 +210,11 @@ const char *gpu_allocation_sharing_refused(enum gpu_allocation a, const struct s
 		return "under --gpu-allocation dra pods share a GPU by using one ResourceClaim, whose GpuConfig asks the DRA driver for time-slicing, and there is no count of replicas: give --gpu-sharing time-slicing, without :N";
 	if (a == GPU_ALLOCATION_DRA && s->per_claim && s->mps)
 		return "--gpu-sharing mps under --gpu-allocation dra (the driver's MPS control daemon a claim) is not supported by openshell yet: give --gpu-sharing time-slicing, or --gpu-allocation device-plugin with --gpu-sharing mps:N";
-	if (a == GPU_ALLOCATION_DEVICE_PLUGIN && s->per_claim)
+	/* Unasked, the allocation is the device plugin's, or a kept gateway's:
+	 * the per-claim form names dra, so that it is judged before anything. */
+	if (a != GPU_ALLOCATION_DRA && s->per_claim && s->mps)
+		return "--gpu-sharing mps without a count has no place: NVIDIA's device plugin shares each GPU as a count of replicas: give --gpu-sharing mps:N";
+	if (a != GPU_ALLOCATION_DRA && s->per_claim)
 		return "--gpu-sharing without a count is for --gpu-allocation dra, where each claim asks for it; NVIDIA's device plugin shares each GPU as a count of replicas: give --gpu-sharing time-slicing:N or mps:N, or add --gpu-allocation dra";
 	return NULL;
 }
@@ -235,17 +240,45 @@ enum gpu_allocation gpu_allocation_of_env(const char *value)
 	return GPU_ALLOCATION_DEVICE_PLUGIN;
 }
 
-/* Is GATE on in V, "A=true,B=false," (pkg/flags/featuregates.go)? */
+/* strconv.ParseBool's true, of the N characters at V. */
+static int go_true(const char *v, size_t n)
+{
+	static const char *const yes[] = { "1", "t", "T", "TRUE", "true", "True" };
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (strlen(yes[i]) == n && strncmp(v, yes[i], n) == 0)
+			return 1;
+	return 0;
+}
+
+/* The N characters at *S, spaces trimmed: *S moved past them, the length left. */
+static size_t trim(const char **s, size_t n)
+{
+	while (n && isspace((unsigned char)**s))
+		(*s)++, n--;
+	while (n && isspace((unsigned char)(*s)[n - 1]))
+		n--;
+	return n;
+}
+
+/* Is GATE on in V, "A=true,B=false," as component-base's feature gate
+ * flag reads it (pkg/flags/featuregates.go): KEY=VALUE parts, trimmed, a
+ * Go boolean each, the last of a key winning? */
 static int gates_say_on(const char *v, const char *gate)
 {
-	size_t n = strlen(gate), len;
+	int on = 0;
 
-	for (const char *at = v; at && *at; at += len + (at[len] == ',')) {
-		len = strcspn(at, ",");
-		if (len == n + 5 && strncmp(at, gate, n) == 0 && strncmp(at + n, "=true", 5) == 0)
-			return 1;
+	for (const char *at = v; at && *at;) {
+		size_t len = strcspn(at, ","), eq = strcspn(at, "=");
+		const char *key = at, *val = at + eq + 1;
+		if (eq < len) {
+			size_t klen = trim(&key, eq), vlen = trim(&val, len - eq - 1);
+			if (klen == strlen(gate) && strncmp(key, gate, klen) == 0)
+				on = go_true(val, vlen);
+		}
+		at += len + (at[len] == ',');
 	}
-	return 0;
+	return on;
 }
 
 int dra_gate_on(const cJSON *ds, const char *gate)

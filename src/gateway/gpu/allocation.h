@@ -103,10 +103,10 @@ enum gpu_allocation gpu_allocation_of_env(const char *value);
  * template (its chart renders featureGates as FEATURE_GATES)? */
 int dra_gate_on(const cJSON *ds, const char *gate);
 
-/* The sharing S of allocation A (UNSET: not known yet, the count's form
- * and the per-claim form both taken) where it cannot be: a count of
- * replicas or MPS under DRA, a sharing per claim for the device plugin.
- * The reason and the fix, or NULL. */
+/* The sharing S of allocation A where it cannot be: a count of replicas
+ * or MPS under DRA, a sharing per claim but under DRA (A UNSET too: the
+ * form asks for --gpu-allocation dra with it). The reason and the fix, or
+ * NULL. */
 const char *gpu_allocation_sharing_refused(enum gpu_allocation a, const struct sharing *s);
 
 /* The options that configure the device plugin, or its form of them, have

@@ -169,7 +169,7 @@ static void check_dra_sharing(const cJSON *list, const cJSON *ds, const struct d
 		check_set(c, CHECK_PASS, xasprintf("%s; %s on: its pods run with feature gate %s, so a claim's GpuConfig may ask for it",
 						   was, sharing_mode_name(&sh), gate));
 	else
-		check_set(c, CHECK_FAIL, xasprintf("%s, but --gpu-sharing %s asks for feature gate %s, which its pods do not run with yet (%lld of %lld updated; see job helm-install-%s in kube-system)",
+		check_set(c, CHECK_FAIL, xasprintf("%s, but --gpu-sharing %s asks for feature gate %s, which its pods do not run with yet (%lld of %lld updated; job helm-install-%s in kube-system upgrades the chart)",
 						   was, sharing_mode_name(&sh), gate, st->updated, st->desired, DRA_DRIVER_RELEASE));
 }
 

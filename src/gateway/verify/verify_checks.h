@@ -220,11 +220,12 @@ cJSON *verify_dra_template(const char *name, const char *instance);
  * was still starting (what it SAID; RUNTIME_CLASS: the pods name one,
  * which k3s makes a moment after its API) is verify_create_early(),
  * and is made again by verify_create_again_script(): without the look,
- * objects that already exist no failure. */
+ * objects that already exist no failure, the version that of TMPL (the
+ * run's ResourceClaimTemplate, or NULL: none said). */
 char *verify_create_script(int request_s, const char *look);
 char *verify_created_since(char *text);
 int verify_create_early(const char *said, int runtime_class);
-char *verify_create_again_script(int request_s);
+char *verify_create_again_script(int request_s, const char *tmpl);
 
 /* Under DRA (gateway/verify/verify_dra.c). The node's ResourceSlices of
  * NVIDIA's driver in LIST must publish the GPUs the gateway SEES (when

@@ -41,13 +41,19 @@ char *verify_create_script(int request_s, const char *look)
 			 since);
 }
 
-char *verify_create_again_script(int request_s)
+/* Made again, the first object may exist already, and says no version:
+ * the template's is read after (any claim is made after its template). */
+char *verify_create_again_script(int request_s, const char *tmpl)
 {
 	cleanup_free char *create = create_command(request_s);
+	cleanup_free char *since = tmpl ? xasprintf("; echo \"" SINCE_MARK " $(kubectl --request-timeout=%ds get "
+						    "resourceclaimtemplates.resource.k8s.io '%s' --namespace " SMOKE_NAMESPACE
+						    " -o 'jsonpath={.metadata.resourceVersion}')\"", request_s, tmpl)
+					: NULL;
 
-	return xasprintf("e=$(%s 2>&1 >/dev/null) && exit 0; printf '%%s\\n' \"$e\" | "
-			 "grep -v -e '(AlreadyExists)' -e '^[EWI][0-9]\\{4\\} ' >&2 && exit 1; exit 0",
-			 create);
+	return xasprintf("e=$(%s 2>&1 >/dev/null) || ! printf '%%s\\n' \"$e\" | "
+			 "grep -v -e '(AlreadyExists)' -e '^[EWI][0-9]\\{4\\} ' >&2 || exit 1%s",
+			 create, since ? since : "");
 }
 
 int verify_create_early(const char *said, int runtime_class)

@@ -210,7 +210,7 @@ static int create_again(struct verify_pods *vp)
 		return 0;
 	vp->created_again = 1;
 	free(vp->create);
-	vp->create = verify_create_again_script(kube_request_s(deadline_call_ms(&vp->by)));
+	vp->create = verify_create_again_script(kube_request_s(deadline_call_ms(&vp->by)), vp->tmpl);
 	vp->watch.then = vp->create;
 	free(vp->watch.then_error);
 	vp->watch.then_error = NULL;

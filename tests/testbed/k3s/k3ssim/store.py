@@ -136,6 +136,30 @@ class Store:
 
     # ---- watch -------------------------------------------------------
 
+    def objects_at(self, rv, key):
+        """{(namespace, name): object} of type KEY as they were at version RV:
+        now's, each change after RV undone (an object made since gone, one
+        changed or deleted since as the history last held it before the
+        change; where the history no longer reaches, as the change left it).
+        For a watch from RV, which judges each event by the object before it."""
+        with self.lock:
+            now = {k: copy.deepcopy(o) for k, o in self.objects.get(key, {}).items()}
+            mine = [(r, t, o) for r, t, k, o in self.history if k == key]
+            for i in range(len(mine) - 1, -1, -1):
+                r, t, o = mine[i]
+                if r <= rv:
+                    break
+                md = o.get("metadata", {})
+                ident = (md.get("namespace", ""), md.get("name"))
+                if t == "ADDED":
+                    now.pop(ident, None)
+                    continue
+                before = next((p for _, pt, p in reversed(mine[:i])
+                               if (p.get("metadata", {}).get("namespace", ""), p.get("metadata", {}).get("name")) == ident
+                               and pt != "DELETED"), o)
+                now[ident] = copy.deepcopy(before)
+            return now
+
     def events_after(self, rv, key):
         """Events of type KEY after resourceVersion RV; TooOld when the
         history no longer reaches back that far."""

@@ -60,6 +60,13 @@ def serve(api, req, res, namespace, labels, fields):
         last = int(now_rv)
     req.start_stream()
     matched = set(current)
+    if rv not in ("", "0") and not initial_events:
+        try:
+            # Each replayed event is judged by the object before it, as the
+            # cacher's is: what matched at RV, not what matches now.
+            matched = {k for k, o in store.objects_at(int(rv), res.key).items() if visible(o)}
+        except ValueError:
+            pass
     if initial_events or rv in ("", "0"):
         for o in current.values():
             if not req.write_chunk(_line("ADDED", o)):
@@ -102,10 +109,7 @@ def serve(api, req, res, namespace, labels, fields):
                 continue
             k = ident(obj)
             now = visible(obj) and etype != "DELETED"
-            # A creation matched nothing before it: from an older version
-            # it is ADDED, as the cacher's prevObject-less event is, though
-            # the object is there now.
-            was = k in matched and etype != "ADDED"
+            was = k in matched
             if etype == "DELETED":
                 out = "DELETED" if was else None
             elif now:

@@ -210,11 +210,21 @@ class Mig(Base):
         self.assertEqual([n["path"] for n in spec["devices"][0]["containerEdits"]["deviceNodes"]],
                          ["/dev/nvidia0", "/dev/nvidia-caps/nvidia-cap21", "/dev/nvidia-caps/nvidia-cap22"])
         self.assertEqual(out[0]["cdiDeviceIDs"], ["k8s.gpu.nvidia.com/claim=u-6-gpu-0-mig-1g10gb-19-1"])
-        # A GpuConfig aimed at it fails the claim.
+        # A GpuConfig that names no request is for GPUs: a MIG device passes it by.
         c = claim("u-7", [("gpu", "gpu-0-mig-1g10gb-19-0")])
         c["status"]["allocation"]["devices"]["config"] = [shared("Long")]
+        self.assertIsNone(p.prepare(c)[1])
+        # One aimed at its request fails the claim; a MigDeviceConfig is its own.
+        c["metadata"]["uid"] = "u-8"
+        c["status"]["allocation"]["devices"]["config"] = [shared("Long", requests=["gpu"])]
         _, err = p.prepare(c)
         self.assertIn('cannot apply GpuConfig to device "gpu-0-mig-1g10gb-19-0" of type "mig" (request: gpu)', err)
+        mig = shared(requests=["gpu"])
+        mig["opaque"]["parameters"]["kind"] = "MigDeviceConfig"
+        c["status"]["allocation"]["devices"]["config"] = [mig]
+        self.assertIsNone(p.prepare(c)[1])
+        mig["opaque"]["parameters"]["sharing"]["timeSlicingConfig"] = {"interval": "Long"}
+        self.assertIn('strict decoding error: unknown field "sharing.timeSlicingConfig"', p.prepare(c)[1])
 
 
 def shared(interval=None, strategy="TimeSlicing", requests=None, source="FromClaim", extra=None):
@@ -279,9 +289,15 @@ class Sharing(Base):
         configs = gpuconfig.configs_for({"devices": {"config": [
             shared("Short", source="FromClaim"), shared("Long", source="FromClass"),
             shared("Medium", requests=["other"], source="FromClaim")]}}, plugin.DRIVER)
-        self.assertEqual(gpuconfig.config_of(configs, "gpu")["sharing"]["timeSlicingConfig"]["interval"], "Short")
-        self.assertEqual(gpuconfig.config_of(configs, "other")["sharing"]["timeSlicingConfig"]["interval"], "Medium")
-        self.assertNotIn("sharing", gpuconfig.config_of(configs[:1], "gpu"))
+        self.assertEqual(gpuconfig.config_of(configs, "gpu", "gpu-0")["sharing"]["timeSlicingConfig"]["interval"],
+                         "Short")
+        self.assertEqual(gpuconfig.config_of(configs, "other", "gpu-0")["sharing"]["timeSlicingConfig"]["interval"],
+                         "Medium")
+        # A subrequest's result takes its request's config.
+        self.assertEqual(gpuconfig.config_of(configs, "other/whole", "gpu-0")["sharing"]["timeSlicingConfig"]
+                         ["interval"], "Medium")
+        self.assertNotIn("sharing", gpuconfig.config_of(configs[:2], "gpu", "gpu-0"))
+        self.assertTrue(gpuconfig.is_default(configs, gpuconfig.config_of(configs[:2], "gpu", "gpu-0")))
 
     def test_refusals_fail_the_claim_in_the_drivers_words(self):
         p = plugin.Plugin(self.ctx, NODE, GPUS)

@@ -293,6 +293,21 @@ class WatchHistory(unittest.TestCase):
             s.create(key, {"metadata": {"name": n, "namespace": "default"}})
         self.assertEqual([o["metadata"]["name"] for _, _, o in s.events_after(1, key)], ["b", "c"])
 
+    def test_objects_as_they_were_at_a_version(self):
+        s = store.Store(os.path.join(tempfile.mkdtemp(), "state.json"))
+        key = ("", "configmaps")
+        s.create(key, {"metadata": {"name": "gone", "namespace": "d", "labels": {"x": "1"}}})
+        s.create(key, {"metadata": {"name": "kept", "namespace": "d"}})
+        at = s.current_rv()
+        s.create(key, {"metadata": {"name": "new", "namespace": "d"}})
+        s.remove(key, "d", "gone")
+        s.update(key, {"metadata": {"name": "kept", "namespace": "d", "labels": {"x": "2"}}})
+        then = s.objects_at(at, key)
+        self.assertEqual(sorted(n for _, n in then), ["gone", "kept"])
+        self.assertEqual(then[("d", "gone")]["metadata"]["labels"], {"x": "1"})
+        self.assertNotIn("labels", then[("d", "kept")]["metadata"])
+        self.assertEqual(sorted(n for _, n in s.objects_at(s.current_rv(), key)), ["kept", "new"])
+
 
 class Printing(unittest.TestCase):
     def test_crash_loop_and_init_status(self):

@@ -255,13 +255,11 @@ class Plugin:
             configs = gpuconfig.configs_for((claim.get("status") or {}).get("allocation"), DRIVER)
             slices = {}
             for r in results:
-                cfg = gpuconfig.config_of(configs, r.get("request"))
-                if r["device"] in self.migs:
-                    if cfg is not configs[0][1]:
-                        raise gpuconfig.ConfigError('cannot apply GpuConfig to device "%s" of type "mig" (request: %s)'
-                                                    % (r["device"], r.get("request")))
-                    continue
+                mig = r["device"] in self.migs
+                cfg = gpuconfig.config_of(configs, r.get("request"), r["device"], "mig" if mig else "gpu")
                 sharing = gpuconfig.normalize_validate(cfg, gates)
+                if mig and not sharing:
+                    continue
                 if sharing and sharing["strategy"] == "MPS":
                     raise gpuconfig.ConfigError("SIMULATION: MPS sharing under DRA is not simulated")
                 if sharing:

@@ -5,8 +5,12 @@ v0.4.1):
 - Which configs (cmd/gpu-kubelet-plugin/device_state.go
   GetOpaqueDeviceConfigs and prepareDevices): those of
   status.allocation.devices.config whose opaque.driver is the driver's, the
-  class's before the claim's, after a default one that names no request;
-  a result takes the last of them that names its request or names none.
+  class's before the claim's, after a default one of each kind that names
+  no request; a result takes the last of them that names its request (or
+  the request a subrequest of it is part of), or that names none and is of
+  its device's kind (GpuConfig a GPU's, MigDeviceConfig a MIG device's): one
+  of another kind that names its request fails ("cannot apply GpuConfig to
+  device … of type "mig"").
 - Decoding (api/nvidia.com/resource/v1beta1 api.go, the strict decoder):
   apiVersion resource.nvidia.com/v1beta1 and a known kind, no unknown field:
   else "error decoding config parameters: …".
@@ -22,22 +26,25 @@ v0.4.1):
   of the claim, `nvidia-smi -i UUID -c DEFAULT`, then `nvidia-smi
   compute-policy -i UUID --set-timeslice N`, Default 0 … Long 3; unprepare
   sets 0 again.
+- MigDeviceConfig (sharing.go MigDeviceSharing): sharing TimeSlicing or MPS,
+  no timeSlicingConfig; time-slicing a MIG device does nothing.
 SIMULATION: MPS (a control daemon Deployment per claim) is not made: a claim
-asking for it fails with a line that says so. MigDeviceConfig and VfioDeviceConfig
-are not known kinds here (the stand-in publishes no MIG or VFIO devices).
+asking for it fails with a line that says so. VfioDeviceConfig is not a
+known kind here (the stand-in publishes no VFIO devices).
 """
 
 import json
 
 API_VERSION = "resource.nvidia.com/v1beta1"
-KINDS = ("GpuConfig",)
+KINDS = {"gpu": "GpuConfig", "mig": "MigDeviceConfig"}   # a device's type: its config's kind
 INTERVALS = {"Default": 0, "Short": 1, "Medium": 2, "Long": 3}
 GATES = {"TimeSlicing": "TimeSlicingSettings", "MPS": "MPSSupport"}
-FIELDS = {"": {"apiVersion", "kind", "sharing"},
-          "sharing": {"strategy", "timeSlicingConfig", "mpsConfig"},
-          "sharing.timeSlicingConfig": {"interval"},
-          "sharing.mpsConfig": {"defaultActiveThreadPercentage", "defaultPinnedDeviceMemoryLimit",
-                                "defaultPerDevicePinnedMemoryLimit"}}
+MPS_FIELDS = {"defaultActiveThreadPercentage", "defaultPinnedDeviceMemoryLimit", "defaultPerDevicePinnedMemoryLimit"}
+FIELDS = {"GpuConfig": {"": {"apiVersion", "kind", "sharing"},
+                        "sharing": {"strategy", "timeSlicingConfig", "mpsConfig"},
+                        "sharing.timeSlicingConfig": {"interval"}, "sharing.mpsConfig": MPS_FIELDS},
+          "MigDeviceConfig": {"": {"apiVersion", "kind", "sharing"}, "sharing": {"strategy", "mpsConfig"},
+                              "sharing.mpsConfig": MPS_FIELDS}}
 
 
 class ConfigError(Exception):
@@ -54,15 +61,15 @@ def feature_gates(text):
     return gates
 
 
-def _unknown(obj, path=""):
+def _unknown(fields, obj, path=""):
     """The first field the strict decoder does not know, as its path."""
-    if not isinstance(obj, dict) or path not in FIELDS:
+    if not isinstance(obj, dict) or path not in fields:
         return None
     for k, v in obj.items():
         here = "%s.%s" % (path, k) if path else k
-        if k not in FIELDS[path]:
+        if k not in fields[path]:
             return here
-        found = _unknown(v, here)
+        found = _unknown(fields, v, here)
         if found:
             return found
     return None
@@ -72,19 +79,19 @@ def decode(params):
     """The parameters as a GpuConfig dict, or ConfigError."""
     if not isinstance(params, dict):
         raise ConfigError("error decoding config parameters: couldn't get version/kind; json parse error")
-    if params.get("apiVersion") != API_VERSION or params.get("kind") not in KINDS:
+    if params.get("apiVersion") != API_VERSION or params.get("kind") not in FIELDS:
         raise ConfigError('error decoding config parameters: no kind "%s" is registered for version "%s" in scheme '
                           '"pkg/runtime/scheme.go:100"' % (params.get("kind"), params.get("apiVersion")))
-    bad = _unknown(params)
+    bad = _unknown(FIELDS[params["kind"]], params)
     if bad:
         raise ConfigError('error decoding config parameters: strict decoding error: unknown field "%s"' % bad)
     return json.loads(json.dumps(params))
 
 
 def configs_for(allocation, driver):
-    """[(requests, GpuConfig)] in precedence order, lowest first: the
-    default, the class's, the claim's."""
-    out = [([], {"apiVersion": API_VERSION, "kind": "GpuConfig"})]
+    """[(requests, config)] in precedence order, lowest first: the defaults,
+    the class's, the claim's."""
+    out = [([], {"apiVersion": API_VERSION, "kind": k}) for k in KINDS.values()]
     for source in ("FromClass", "FromClaim"):
         for c in (allocation or {}).get("devices", {}).get("config") or []:
             opaque = c.get("opaque") or {}
@@ -97,12 +104,24 @@ def configs_for(allocation, driver):
     return out
 
 
-def config_of(configs, request):
-    """The config a result of REQUEST takes: the last naming it or none."""
+def config_of(configs, request, device, dtype="gpu"):
+    """The config a result of REQUEST for DEVICE of type DTYPE takes, or
+    ConfigError when the one naming its request is of another kind."""
+    names = {request, (request or "").split("/", 1)[0]}
     for requests, cfg in reversed(configs):
-        if not requests or request in requests:
+        if requests and not names & set(requests):
+            continue
+        if cfg["kind"] == KINDS[dtype]:
             return cfg
-    return configs[0][1]
+        if requests:
+            raise ConfigError('cannot apply %s to device "%s" of type "%s" (request: %s)'
+                              % (cfg["kind"], device, dtype, request))
+    raise ConfigError("no default config of kind %s" % KINDS[dtype])
+
+
+def is_default(configs, cfg):
+    """Is CFG one of the defaults (no config asked for)?"""
+    return any(cfg is c for _, c in configs[:len(KINDS)])
 
 
 def normalize_validate(cfg, gates):
@@ -114,6 +133,8 @@ def normalize_validate(cfg, gates):
     if strategy not in GATES:
         raise ConfigError("error validating GPU config: unknown GPU sharing strategy: %s, supported GPU sharing "
                           "strategies: TimeSlicing, MPS" % strategy)
+    if strategy == "TimeSlicing" and cfg.get("kind") == "MigDeviceConfig":
+        return None   # a MIG device is not time-sliced: accepted, nothing done (validate.go)
     if not gates.get(GATES[strategy]):
         raise ConfigError('error validating GPU config: "%s" is selected as the GPU sharing strategy, but the "%s" '
                           'feature gate is not enabled' % (strategy, GATES[strategy]))
