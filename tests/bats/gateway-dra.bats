@@ -471,6 +471,9 @@ mig gpu-2-mig-3g40gb-9-4 $gpu"
 	assert_output "nvidia-device-plugin"
 	run gw_kubectl d get daemonsets -n nvidia-dra-driver-gpu -o name
 	assert_output ""
+	# And the DRA driver's sharing config, lest it come back with that chart.
+	run gw_kubectl d get helmchartconfigs -n kube-system -o name
+	assert_output ""
 	run published d
 	assert_output ""
 	openshell gateway destroy --name d --yes >/dev/null 2>&1
