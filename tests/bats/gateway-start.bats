@@ -182,9 +182,9 @@ health_says() {
 
 @test "a --timeout that runs out inside the HelmChart delete: before k3s answered, the --timeout; after, k3s's answer" {
 	sim_only "uses the gateway of the test before"
-	# docker, but `kubectl delete helmchart` hangs after the first $PASS
-	# calls, as on an API server that stops answering.
-	fake_docker_on " delete helmchart " '[ "$n" -lt "$PASS" ] || exec sleep 60'
+	# docker, but `kubectl delete helmchart,helmchartconfig` hangs after the
+	# first $PASS calls, as on an API server that stops answering.
+	fake_docker_on " delete helmchart,helmchartconfig " '[ "$n" -lt "$PASS" ] || exec sleep 60'
 	# Room for the API check on a loaded machine; the delete hangs to the end.
 	PASS=0 OPENSHELL_DOCKER=$FAKE_DOCKER run --separate-stderr openshell gateway start --name crdl --timeout 10s
 	assert_failure 4

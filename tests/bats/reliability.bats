@@ -145,7 +145,7 @@ interrupt_when() {
 	# gateway met k3s still opening its port after a restart.
 	port=$(free_port)
 	openshell -q gateway start --name ar --image "$IMAGE" --port "$port" >/dev/null
-	fake_docker_on " delete helmchart nvidia-device-plugin " \
+	fake_docker_on " delete helmchart,helmchartconfig nvidia-device-plugin " \
 		'[ "$n" -ge 3 ] || { echo "The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?" >&2; exit 1; }'
 	OPENSHELL_DOCKER=$FAKE_DOCKER run --separate-stderr openshell -v gateway start --name ar
 	assert_success

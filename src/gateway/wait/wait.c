@@ -360,13 +360,12 @@ static int delete_charts(const struct wait_ctx *w, const struct gpu_allocator *c
 	struct run_result res = { 0 };
 	int rc;
 
-	strv_push(&del, "delete");
 	/* With its HelmChartConfig (--gpu-sharing's), which would come back
-	 * with the chart on this volume otherwise. */
-	for (int i = 0; i < n; i++) {
-		strv_pushf(&del, "helmchart.helm.cattle.io/%s", by[i]->helmchart);
-		strv_pushf(&del, "helmchartconfig.helm.cattle.io/%s", by[i]->helmchart);
-	}
+	 * with the chart on this volume otherwise: kubectl deletes each name
+	 * of each type. */
+	strv_pushv(&del, (const char *const[]){ "delete", "helmchart,helmchartconfig", NULL });
+	for (int i = 0; i < n; i++)
+		strv_push(&del, by[i]->helmchart);
 	strv_pushv(&del, (const char *const[]){ "--namespace", "kube-system", "--ignore-not-found", NULL });
 	rc = kube_exec_k3s_type(w->container, "HelmChart", strv_argv(&del), NULL, &w->by, &res, err);
 	for (int i = 0; rc == 0 && res.out && i < n; i++) {
