@@ -450,6 +450,21 @@ mig gpu-2-mig-3g40gb-9-4 $gpu"
 	assert_output --regexp "^pod openshell-verify-[0-9a-f]+ Succeeded: GPU 0: .* \(UUID: $gpu\); MIG [0-9]g\.[0-9]+gb +Device +0: \(UUID: MIG-[^)]*\), the device gpu-2-mig-[0-9a-z-]+ its claim openshell-verify-[0-9a-f]+-gpu-[a-z0-9]+ was allocated and reserved for it$"
 	run evidence "$doc" resource-slices
 	assert_output "node openshell-dm's ResourceSlices (driver gpu.nvidia.com) publish 1 GPU, the gateway's own by UUID: $gpu"
+	# gateway gpus counts a claim's MIG device to its GPU.
+	smoke=$(docker inspect "$IMAGE" --format '{{index .Config.Labels "org.openshell.smoke-image"}}')
+	gw_kubectl dm apply -f - >/dev/null <<-JSON
+	{"apiVersion":"v1","kind":"List","items":[
+	 {"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate","metadata":{"name":"hold-mig"},
+	  "spec":{"spec":{"devices":{"requests":[{"name":"mig","exactly":{"deviceClassName":"mig.nvidia.com"}}]}}}},
+	 {"apiVersion":"v1","kind":"Pod","metadata":{"name":"holdmig"},"spec":{"restartPolicy":"Never",
+	  "resourceClaims":[{"name":"mig","resourceClaimTemplateName":"hold-mig"}],
+	  "containers":[{"name":"work","image":"$smoke","command":["sleep","3600"],"resources":{"claims":[{"name":"mig"}]}}]}}]}
+	JSON
+	eventually pod_phase_is dm holdmig Running
+	run --separate-stderr openshell gateway gpus --name dm --json
+	assert_success
+	assert_equal "$(jq -r --arg u "$gpu" '.gpus[] | select(.uuid == $u) | [.holders[] | "\(.namespace)/\(.pod)/\(.container)"] | join(" ")' <<<"$output")" \
+		"default/holdmig/work"
 	openshell gateway destroy --name dm --yes >/dev/null 2>&1
 	# With no GPU the driver can publish, the start ends at once.
 	run --separate-stderr openshell gateway start --gpus "$(sim_gpu_uuids | sed -n 4p)" --gpu-allocation dra --name dm \

@@ -297,3 +297,13 @@ int dra_gate_on(const cJSON *ds, const char *gate)
 	}
 	return 0;
 }
+
+int dra_gates_rolled(const cJSON *ds, const struct ds_status *st, const char *gate)
+{
+	const char *const gates[] = { DRA_GATE_TIME_SLICING, DRA_GATE_MPS };
+
+	for (size_t i = 0; i < sizeof(gates) / sizeof(gates[0]); i++)
+		if (dra_gate_on(ds, gates[i]) != (strcmp(gate, gates[i]) == 0))
+			return 0;
+	return st->rolled && st->updated == st->desired;
+}

@@ -100,8 +100,12 @@ const char *gpu_allocation_name(enum gpu_allocation a);
 enum gpu_allocation gpu_allocation_of_env(const char *value);
 
 /* Is GATE on for the DRA kubelet plugin's gpus container in DS's
- * template (its chart renders featureGates as FEATURE_GATES)? */
+ * template (its chart renders featureGates as FEATURE_GATES)?
+ * dra_gates_rolled(): of the gates of sharing, just GATE ("" none) is on
+ * there, and every pod runs that template (ST, the DaemonSet's status). */
+struct ds_status;
 int dra_gate_on(const cJSON *ds, const char *gate);
+int dra_gates_rolled(const cJSON *ds, const struct ds_status *st, const char *gate);
 
 /* The sharing S of allocation A where it cannot be: a count of replicas
  * or MPS under DRA, a sharing per claim but under DRA (A UNSET too: the

@@ -281,6 +281,11 @@ void host_gpus_free(struct host_gpus *h)
 	memset(h, 0, sizeof(*h));
 }
 
+int host_gpu_dra_published(const struct host_gpu *g)
+{
+	return !g->mig_enabled || g->migs.n;
+}
+
 int gpus_plugin_devices(const struct host_gpus *h, enum mig_strategy strategy)
 {
 	int whole = 0, migs = 0;

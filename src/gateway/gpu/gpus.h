@@ -156,6 +156,11 @@ int gpus_check_lacks(const struct gpus *g, int n, const struct strv *known, cons
  * for all of them. */
 int gpus_plugin_devices(const struct host_gpus *h, enum mig_strategy strategy);
 
+/* Does NVIDIA's DRA driver publish G, whole or as its MIG devices? Not a
+ * GPU with MIG enabled and no MIG device (its nvlib.go publishes nothing
+ * of it). */
+int host_gpu_dra_published(const struct host_gpu *g);
+
 /* The GPUs the gateway's container sees: its nvidia-smi -L. */
 int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_error *err);
 /* The same beside other calls: started, then awaited and read; on the

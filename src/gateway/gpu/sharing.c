@@ -51,6 +51,11 @@ int sharing_parse(const char *text, struct sharing *s, os_error *err)
 	return 0;
 }
 
+const char *sharing_dra_gate(const struct sharing *s)
+{
+	return !s->per_claim ? "" : s->mps ? DRA_GATE_MPS : DRA_GATE_TIME_SLICING;
+}
+
 const struct sharing *sharing_asked(const struct sharing *s)
 {
 	return s->replicas != SHARING_UNSET ? s : NULL;

@@ -55,6 +55,9 @@ struct sharing {
 #define DRA_GATE_TIME_SLICING "TimeSlicingSettings"
 #define DRA_GATE_MPS "MPSSupport"
 
+/* The DRA driver's gate of S's sharing per claim, "" for none. */
+const char *sharing_dra_gate(const struct sharing *s);
+
 /* S when it was asked for, NULL when its replicas are SHARING_UNSET. */
 const struct sharing *sharing_asked(const struct sharing *s);
 

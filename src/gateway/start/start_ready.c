@@ -72,12 +72,6 @@ static int wait_gpus_saving(const struct ready *rd, os_error *err)
 	return rc;
 }
 
-/* The driver's gate a sharing asks for ("" none), or NULL when none was asked. */
-static const char *sharing_gate(const struct sharing *s)
-{
-	return !s ? NULL : !s->per_claim ? "" : s->mps ? DRA_GATE_MPS : DRA_GATE_TIME_SLICING;
-}
-
 /* Under DRA: the driver's sharing first, then the GPUs the gateway's
  * container sees, those its node's kubelet plugin is to publish (whole,
  * or a MIG-enabled one as its MIG devices; one with none, not at all).
@@ -94,7 +88,7 @@ static int wait_dra_saving(const struct ready *rd, os_error *err)
 	if (rc == 0)
 		rc = container_gpus(rd->w->container, deadline_call_ms(&rd->w->by), &h, err);
 	for (int i = 0; rc == 0 && i < h.n; i++)
-		if (h.v[i].mig_enabled && !h.v[i].migs.n)
+		if (!host_gpu_dra_published(&h.v[i]))
 			log_warn("GPU %s has MIG enabled and no MIG device: NVIDIA's DRA driver publishes nothing of it (create MIG devices with nvidia-smi mig, or disable MIG)",
 				 h.v[i].uuid);
 		else
@@ -104,7 +98,7 @@ static int wait_dra_saving(const struct ready *rd, os_error *err)
 				  "every GPU of gateway '%s' has MIG enabled and no MIG device, and NVIDIA's DRA driver publishes none of them: create MIG devices (nvidia-smi mig -cgi PROFILE -C), or disable MIG",
 				  rd->p->req->name);
 	if (rc == 0)
-		rc = wait_dra_gpus(rd->w, node, &uuids, sharing_gate(s), &kc, &rd->r->gpus, err);
+		rc = wait_dra_gpus(rd->w, node, &uuids, s ? sharing_dra_gate(s) : NULL, &kc, &rd->r->gpus, err);
 	if (rc < 0 && !kc.done)
 		save_anyway(rd);
 	strv_free(&uuids);

@@ -163,9 +163,9 @@ static void check_dra_sharing(const cJSON *list, const cJSON *ds, const struct d
 	sharing_from_list(list, DRA_DRIVER_RELEASE, &sh);
 	if (!sh.per_claim || c->status != CHECK_PASS)
 		return;
-	gate = sh.mps ? DRA_GATE_MPS : DRA_GATE_TIME_SLICING;
+	gate = sharing_dra_gate(&sh);
 	was = c->evidence ? xstrdup(c->evidence) : xstrdup("");
-	if (dra_gate_on(ds, gate) && st->rolled && st->updated == st->desired)
+	if (dra_gates_rolled(ds, st, gate))
 		check_set(c, CHECK_PASS, xasprintf("%s; %s on: its pods run with feature gate %s, so a claim's GpuConfig may ask for it",
 						   was, sharing_mode_name(&sh), gate));
 	else
@@ -431,7 +431,7 @@ static int verify_run_judge(struct verify_run *v, int answered, os_error *err)
 		kube_keep_node(v->list, v->own);
 		/* Under DRA a MIG-enabled GPU without MIG devices is published not at all. */
 		if (v->gw->allocation == GPU_ALLOCATION_DRA)
-			verify_gpus_publishable(&v->looks, &v->seen, &publishable);
+			verify_gpus_publishable(&v->looks, &publishable);
 		int rc = check_cluster(v->gw, v->list, &v->rt, v->devices,
 				       v->gw->allocation == GPU_ALLOCATION_DRA ? &publishable : &v->seen, v->checks, &v->plan,
 				       v->vp, &v->smoked, err);

@@ -82,16 +82,11 @@ int verify_gpus_seen(const struct gateway *gw, struct gpu_looks *l, const char *
 	return 0;
 }
 
-void verify_gpus_publishable(const struct gpu_looks *l, const struct strv *seen, struct strv *out)
+void verify_gpus_publishable(const struct gpu_looks *l, struct strv *out)
 {
-	for (size_t i = 0; i < seen->n; i++) {
-		int empty = 0;
-		for (int k = 0; k < l->mine.n; k++)
-			if (strcmp(l->mine.v[k].uuid, seen->v[i]) == 0)
-				empty = l->mine.v[k].mig_enabled && !l->mine.v[k].migs.n;
-		if (!empty)
-			strv_push(out, seen->v[i]);
-	}
+	for (int i = 0; i < l->mine.n; i++)
+		if (host_gpu_dra_published(&l->mine.v[i]))
+			strv_push(out, l->mine.v[i].uuid);
 }
 
 /* What actually gave a legacy request its GPUs, when it was not the hook

@@ -34,17 +34,6 @@ static int plugin_proves_class(const struct gpu_state *g, const cJSON *ds)
 	return rc && strcmp(rc, NVIDIA_RUNTIME_CLASS) == 0 && g->ds.desired > 0 && g->ds.ready == g->ds.desired;
 }
 
-/* Under DRA: the gates a sharing change asks for, rolled out. */
-static int gates_met(const struct gpu_state *g, const cJSON *ds)
-{
-	const char *const gates[] = { DRA_GATE_TIME_SLICING, DRA_GATE_MPS };
-
-	for (size_t i = 0; i < sizeof(gates) / sizeof(gates[0]); i++)
-		if (dra_gate_on(ds, gates[i]) != (strcmp(g->want_gate, gates[i]) == 0))
-			return 0;
-	return g->ds.rolled && g->ds.updated == g->ds.desired;
-}
-
 void gpu_state_read_sets(struct gpu_state *g, const cJSON *list)
 {
 	const cJSON *ds = gpu_allocator_daemonset(gpu_state_by(g), list);
@@ -52,7 +41,7 @@ void gpu_state_read_sets(struct gpu_state *g, const cJSON *list)
 
 	g->plugin_found = ds != NULL;
 	kube_daemonset_status(ds, &g->ds);
-	g->gate_met = !g->want_gate || (ds && gates_met(g, ds));
+	g->gate_met = !g->want_gate || (ds && dra_gates_rolled(ds, &g->ds, g->want_gate));
 	g->mps_found = mps != NULL;
 	kube_daemonset_status(mps, &g->mps);
 	if (g->runtime_class <= 0 && plugin_proves_class(g, ds))

@@ -13,15 +13,19 @@ allocation structured/internal/stable/allocator_stable.go):
   firstAvailable's subrequests (DRAPrioritizedList, on since 1.34) by the
   first of them in order that can be met, its results' request
   "<request>/<subrequest>";
-- an allocation: results {request, driver, pool, device}, the class's and
-  the claim's config, and a nodeSelector naming the node
-  (allocator_stable.go).
+- an allocation: results {request, driver, pool, device}, the class's
+  config (naming the request or subrequest it served) and the claim's (a
+  subrequest not chosen dropped from it, a config left naming none
+  dropped, one naming as many requests as the claim has naming none), and
+  a nodeSelector naming the node (allocator_stable.go).
 
 SIMULATION: CEL is read as a conjunction (&&) of comparisons (== or !=) of
 device.driver or device.attributes['DOMAIN'].NAME with a quoted string, an
 integer or a boolean; a selector outside that subset, or an attribute a
 device lacks (a runtime error for the real scheduler), matches no device.
-No constraints, adminAccess, capacity or counters; the
+firstAvailable is greedy: each request takes the first subrequest that
+fits alone, where the real allocator searches every combination across
+requests and claims. No constraints, adminAccess, capacity or counters; the
 allocation's nodeSelector always names the node (the real one is nil for
 an allNodes slice, the slice's own for a nodeSelector one); a class's
 config is listed once per request; pool generations are not compared.
@@ -163,7 +167,8 @@ def allocate(claim, classes, slices, node, taken):
     devices held (held()), to which this allocation's are added."""
     results, config = [], []
     mine = set()
-    for req in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []:
+    requests = ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []
+    for req in requests:
         subs = [("%s/%s" % (req.get("name"), sub.get("name")), sub) for sub in req.get("firstAvailable") or []]
         why = "cannot allocate all claims"
         for name, ex in subs or [(req.get("name"), req.get("exactly") or {})]:
@@ -176,8 +181,15 @@ def allocate(claim, classes, slices, node, taken):
         results += [{"request": name, "driver": k[0], "pool": k[1], "device": k[2]} for k in found]
         for c in (cls.get("spec") or {}).get("config") or []:
             config.append(dict(c, source="FromClass", requests=[name]))
+    chosen = {r["request"] for r in results}
     for c in ((claim.get("spec") or {}).get("devices") or {}).get("config") or []:
-        config.append(dict(c, source="FromClaim"))
+        named = c.get("requests") or []
+        # A subrequest not chosen drops out of the config, and a config left
+        # naming none goes; one naming as many as the claim has names none.
+        kept = [n for n in named if "/" not in n or n in chosen]
+        if named and not kept:
+            continue
+        config.append(dict(c, source="FromClaim", requests=[] if len(kept) == len(requests) else kept))
     taken.update(mine)
     devices = {"results": results}
     if config:

@@ -200,6 +200,10 @@ class Mig(Base):
                                                "memorySlice5": {"value": "1"}, "memorySlice6": {"value": "1"},
                                                "memorySlice7": {"value": "1"}})
 
+    def test_a_one_slice_profile_of_a_quarter_of_the_memory_takes_two_slices(self):
+        devs = plugin.mig_devices(GPUS[1], [("1g.20gb", "MIG-a"), ("1g.10gb", "MIG-b")], driverprocfs.mig_caps(0))
+        self.assertEqual([d["name"] for d in devs], ["gpu-0-mig-1g20gb-15-0", "gpu-0-mig-1g10gb-19-2"])
+
     def test_prepared_with_its_parent_and_its_instances_nodes(self):
         devs = plugin.mig_devices(GPUS[1], [("1g.10gb", "MIG-a"), ("1g.10gb", "MIG-b")], driverprocfs.mig_caps(0))
         p = plugin.Plugin(self.ctx, NODE, [], devs)
@@ -214,7 +218,8 @@ class Mig(Base):
         c = claim("u-7", [("gpu", "gpu-0-mig-1g10gb-19-0")])
         c["status"]["allocation"]["devices"]["config"] = [shared("Long")]
         self.assertIsNone(p.prepare(c)[1])
-        # One aimed at its request fails the claim; a MigDeviceConfig is its own.
+        # One aimed at its request (of a claim of several) fails the claim;
+        # a MigDeviceConfig is its own, its strategy's gate checked.
         c["metadata"]["uid"] = "u-8"
         c["status"]["allocation"]["devices"]["config"] = [shared("Long", requests=["gpu"])]
         _, err = p.prepare(c)
@@ -222,6 +227,8 @@ class Mig(Base):
         mig = shared(requests=["gpu"])
         mig["opaque"]["parameters"]["kind"] = "MigDeviceConfig"
         c["status"]["allocation"]["devices"]["config"] = [mig]
+        self.assertIn('"TimeSlicingSettings" feature gate is not enabled', p.prepare(c)[1])
+        self.ctx.env["FEATURE_GATES"] = "TimeSlicingSettings=true"
         self.assertIsNone(p.prepare(c)[1])
         mig["opaque"]["parameters"]["sharing"]["timeSlicingConfig"] = {"interval": "Long"}
         self.assertIn('strict decoding error: unknown field "sharing.timeSlicingConfig"', p.prepare(c)[1])
@@ -278,6 +285,11 @@ class Sharing(Base):
         c["status"]["allocation"]["devices"]["config"] = [shared()]
         self.assertIsNone(p.prepare(c)[1])
         self.assertEqual(self.said()[-1], "compute-policy -i GPU-aaaa --set-timeslice 0")
+        # With the gate on, unprepare sets back a claim that asked for none too.
+        self.assertIsNone(p.prepare(claim("u-9", [("gpu", "gpu-0")]))[1])
+        self.assertEqual(self.said(), [])
+        self.assertIsNone(p.unprepare("default", "c1", "u-9"))
+        self.assertEqual(self.said(), ["-i GPU-bbbb -c DEFAULT", "compute-policy -i GPU-bbbb --set-timeslice 0"])
 
     def test_no_config_no_sharing_and_no_nvidia_smi(self):
         p = plugin.Plugin(self.ctx, NODE, GPUS)
@@ -293,9 +305,9 @@ class Sharing(Base):
                          "Short")
         self.assertEqual(gpuconfig.config_of(configs, "other", "gpu-0")["sharing"]["timeSlicingConfig"]["interval"],
                          "Medium")
-        # A subrequest's result takes its request's config.
+        # A subrequest's result takes a config naming it exactly, not its request's.
         self.assertEqual(gpuconfig.config_of(configs, "other/whole", "gpu-0")["sharing"]["timeSlicingConfig"]
-                         ["interval"], "Medium")
+                         ["interval"], "Short")
         self.assertNotIn("sharing", gpuconfig.config_of(configs[:2], "gpu", "gpu-0"))
         self.assertTrue(gpuconfig.is_default(configs, gpuconfig.config_of(configs[:2], "gpu", "gpu-0")))
 

@@ -163,6 +163,20 @@ class DraAllocator(unittest.TestCase):
         self.assertEqual(dra.allocate(claim, self.CLASS, [self.slice_()], self.NODE, taken),
                          (None, "request r/part: device class mig does not exist"))
 
+    def test_the_claims_configs_as_the_allocator_writes_them(self):
+        classes = dict(self.CLASS, mig={"spec": {"selectors": [{"cel": {"expression":
+                                                                        "device.attributes['gpu.nvidia.com'].type == 'mig'"}}]}})
+        cfg = [{"requests": ["r"], "opaque": {"driver": "d"}}, {"requests": ["r/part"], "opaque": {"driver": "e"}},
+               {"requests": ["r/whole", "s"], "opaque": {"driver": "f"}}]
+        claim = {"spec": {"devices": {"config": cfg, "requests": [
+            {"name": "r", "firstAvailable": [{"name": "whole", "deviceClassName": "gpu"},
+                                             {"name": "part", "deviceClassName": "mig"}]},
+            {"name": "s", "exactly": {"deviceClassName": "gpu"}}]}}}
+        a, _ = dra.allocate(claim, classes, [self.slice_()], self.NODE, set())
+        # r/part was not chosen: its config goes; one naming every request names none.
+        self.assertEqual([(c["opaque"]["driver"], c["requests"]) for c in a["devices"]["config"]],
+                         [("d", ["r"]), ("f", [])])
+
     def test_all_takes_every_match_or_none(self):
         a, _ = dra.allocate(self.claim(allocationMode="All"), self.CLASS, [self.slice_()], self.NODE, set())
         self.assertEqual(self.devices(a), ["gpu-0", "gpu-1"])

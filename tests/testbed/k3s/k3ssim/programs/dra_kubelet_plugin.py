@@ -21,9 +21,10 @@
   /dev/nvidia-caps nodes (cdi.go; minors from the driver's procfs), and a
   GpuConfig aimed at it fails the claim ("cannot apply GpuConfig to device
   … of type "mig""). SIMULATION: the profile IDs and placements are the
-  A100/H100 layout's (1g 19, +me 20, 2g 14, 3g 9, 4g 5, 7g 0; each device
-  at the first start its memory slices fit, in GPU-instance order), the
-  memory the profile's name says; no engine or multiprocessor counts.
+  A100/H100 layout's (1g 19, +me 20, a 1g of a quarter of the memory 15
+  with two slices, 2g 14, 3g 9, 4g 5, 7g 0; each device at the first start
+  its memory slices fit, in GPU-instance order), the memory the profile's
+  name says (not NVML's MemorySizeMB); no engine or multiprocessor counts.
 - Publishing (k8s.io/dynamic-resource-allocation resourceslice/
   resourceslicecontroller.go): one pool named for the node, one slice,
   generateName "<index, 5 hex digits>-gpu.nvidia.com-<node>-", owned by
@@ -126,10 +127,14 @@ MIG_SLICES = {1: 1, 2: 2, 3: 4, 4: 4, 7: 8}
 MIG_STARTS = {1: range(7), 2: (0, 2, 4), 3: (0, 4), 4: (0,), 7: (0,)}
 
 
-def _mig_shape(profile):
-    """(profile ID, memory slices, placement starts, memory MiB) of PROFILE ("1g.10gb")."""
+def _mig_shape(profile, gpu_mib):
+    """(profile ID, memory slices, placement starts, memory MiB) of PROFILE
+    ("1g.10gb") on a GPU of GPU_MIB: a 1g profile with a quarter of the
+    memory or more is the two-slice one (1g.20gb of 80 GB, profile 15)."""
     g = int(profile.split("g", 1)[0])
     gb = int(profile.split(".", 1)[1].split("gb", 1)[0])
+    if g == 1 and gb * 1024 * 5 >= gpu_mib:
+        return 15, 2, (0, 2, 4, 6), gb * 1024
     return (20 if profile.endswith("+me") and g == 1 else MIG_PROFILE_IDS.get(g, 19), MIG_SLICES.get(g, 1),
             MIG_STARTS.get(g, (0,)), gb * 1024)
 
@@ -141,7 +146,7 @@ def mig_devices(g, migs, caps):
     placement its memory slices fit."""
     out, used = [], set()
     for (profile, uuid), (_, gi, ci) in zip(migs, caps):
-        pid, size, starts, mib = _mig_shape(profile)
+        pid, size, starts, mib = _mig_shape(profile, g["memory_mib"])
         start = next((s for s in starts if not used & set(range(s, s + size))), starts[0])
         used |= set(range(start, start + size))
         d = device(g)
@@ -167,7 +172,7 @@ def node_devices(ctx, gpus):
             out.append(device(g))
         elif not m:
             _klog(ctx, "W", "nvlib.go:322", "Physical GPU %s has MIG mode enabled but no configured MIG devices"
-                  % g["uuid"])
+                  % device(g)["name"])
         else:
             out += mig_devices(g, m, driverprocfs.mig_caps(g["minor"]))
     return out
@@ -207,7 +212,7 @@ class Plugin:
         self.by_name = {"gpu-%d" % g["minor"]: g for g in gpus}
         self.migs = {d["name"]: d["mig"] for d in migs}
         self.cdi_root = ctx.env.get("CDI_ROOT") or config.CDI_DIRS[-1]
-        self.timesliced = {}   # claim UID: the GPUs whose time slice it set
+        self.whole = {}   # claim UID: its whole GPUs (SIMULATION: the plugin's checkpoint keeps them)
 
     def _spec_path(self, uid):
         # container-device-interface GenerateTransientSpecName.
@@ -239,12 +244,16 @@ class Plugin:
         return None if code == 0 else (err or out).decode("utf-8", "replace").strip() or "exit status %d" % code
 
     def _timeslice(self, uuids, n):
-        """sharing.go TimeSlicingManager.SetTimeSlice: compute mode DEFAULT,
-        then the time slice, each GPU in turn."""
+        """sharing.go TimeSlicingManager.SetTimeSlice (nvlib.go): compute mode
+        DEFAULT on every GPU, then the time slice on every GPU."""
         for u in uuids:
-            said = self._smi("-i", u, "-c", "DEFAULT") or self._smi("compute-policy", "-i", u, "--set-timeslice", str(n))
+            said = self._smi("-i", u, "-c", "DEFAULT")
             if said:
-                return "error setting time slice: %s" % said
+                return "error setting compute mode: error running nvidia-smi: %s" % said
+        for u in uuids:
+            said = self._smi("compute-policy", "-i", u, "--set-timeslice", str(n))
+            if said:
+                return "error setting timeslice: error running nvidia-smi: %s" % said
         return None
 
     def _sharing(self, claim, results):
@@ -290,11 +299,13 @@ class Plugin:
                         "cdiDeviceIDs": ["%s=%s" % (CDI_KIND, name)]})
         slices, err = self._sharing(claim, results)
         for n in sorted(set((slices or {}).values())):
-            err = err or self._timeslice(sorted(u for u, v in slices.items() if v == n), n)
+            said = err or self._timeslice(sorted(u for u, v in slices.items() if v == n), n)
+            err = err or (said and "error applying config: error setting timeslice config for requests '[%s]' in "
+                          "claim '%s': %s" % (" ".join(sorted({r.get("request") for r in results})), md["uid"], said))
         if err:
             return None, "error preparing devices for claim %s: prepare devices failed: %s" % (cs, err)
-        if slices:
-            self.timesliced[md["uid"]] = sorted(slices)
+        # Its whole GPUs, which unprepare sets back.
+        self.whole[md["uid"]] = sorted(self.by_name[r["device"]]["uuid"] for r in results if r["device"] in self.by_name)
         os.makedirs(self.cdi_root, exist_ok=True)
         path = self._spec_path(md["uid"])
         with open(path + ".tmp", "w", encoding="utf-8") as f:
@@ -305,12 +316,15 @@ class Plugin:
         return out, None
 
     def unprepare(self, namespace, name, uid):
-        """NodeUnprepareResources: the claim's GPUs back to time slice
-        Default, its CDI spec gone."""
-        err = self._timeslice(self.timesliced.get(uid, []), 0)
+        """NodeUnprepareResources: with the time-slicing gate on, the claim's
+        whole GPUs back to compute mode DEFAULT and time slice Default,
+        whether or not it set one (device_state.go: TimeSliceApplied is never
+        false); its CDI spec gone."""
+        gates = gpuconfig.feature_gates(self.ctx.env.get("FEATURE_GATES"))
+        err = self._timeslice(self.whole.get(uid, []), 0) if gates.get("TimeSlicingSettings") else None
         if err:
             return err   # the kubelet tries again
-        self.timesliced.pop(uid, None)
+        self.whole.pop(uid, None)
         try:
             os.unlink(self._spec_path(uid))
         except FileNotFoundError:

@@ -6,8 +6,8 @@ v0.4.1):
   GetOpaqueDeviceConfigs and prepareDevices): those of
   status.allocation.devices.config whose opaque.driver is the driver's, the
   class's before the claim's, after a default one of each kind that names
-  no request; a result takes the last of them that names its request (or
-  the request a subrequest of it is part of), or that names none and is of
+  no request; a result takes the last of them that names its request
+  exactly (a subrequest's "<request>/<sub>"), or that names none and is of
   its device's kind (GpuConfig a GPU's, MigDeviceConfig a MIG device's): one
   of another kind that names its request fails ("cannot apply GpuConfig to
   device … of type "mig"").
@@ -26,8 +26,9 @@ v0.4.1):
   of the claim, `nvidia-smi -i UUID -c DEFAULT`, then `nvidia-smi
   compute-policy -i UUID --set-timeslice N`, Default 0 … Long 3; unprepare
   sets 0 again.
-- MigDeviceConfig (sharing.go MigDeviceSharing): sharing TimeSlicing or MPS,
-  no timeSlicingConfig; time-slicing a MIG device does nothing.
+- MigDeviceConfig (sharing.go MigDeviceSharing, validate.go): sharing
+  TimeSlicing or MPS, no timeSlicingConfig, the strategy's gate checked;
+  time-slicing a MIG device then does nothing.
 SIMULATION: MPS (a control daemon Deployment per claim) is not made: a claim
 asking for it fails with a line that says so. VfioDeviceConfig is not a
 known kind here (the stand-in publishes no VFIO devices).
@@ -107,9 +108,8 @@ def configs_for(allocation, driver):
 def config_of(configs, request, device, dtype="gpu"):
     """The config a result of REQUEST for DEVICE of type DTYPE takes, or
     ConfigError when the one naming its request is of another kind."""
-    names = {request, (request or "").split("/", 1)[0]}
     for requests, cfg in reversed(configs):
-        if requests and not names & set(requests):
+        if requests and request not in requests:
             continue
         if cfg["kind"] == KINDS[dtype]:
             return cfg
@@ -133,11 +133,11 @@ def normalize_validate(cfg, gates):
     if strategy not in GATES:
         raise ConfigError("error validating GPU config: unknown GPU sharing strategy: %s, supported GPU sharing "
                           "strategies: TimeSlicing, MPS" % strategy)
-    if strategy == "TimeSlicing" and cfg.get("kind") == "MigDeviceConfig":
-        return None   # a MIG device is not time-sliced: accepted, nothing done (validate.go)
     if not gates.get(GATES[strategy]):
         raise ConfigError('error validating GPU config: "%s" is selected as the GPU sharing strategy, but the "%s" '
                           'feature gate is not enabled' % (strategy, GATES[strategy]))
+    if strategy == "TimeSlicing" and cfg.get("kind") == "MigDeviceConfig":
+        return None   # validated, but a MIG device is not time-sliced: nothing done (sharing.go)
     if strategy == "TimeSlicing":
         if sharing.get("mpsConfig") is not None:
             raise ConfigError("error validating GPU config: cannot use MpsConfig with the 'TimeSlicing' strategy")
