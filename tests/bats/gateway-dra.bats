@@ -260,17 +260,25 @@ no_verify_claims() { local out; out=$(verify_claims_left) && [ -z "$out" ]; }
 	[[ "${stderr_lines[-1]}" == "openshell: error: the nvidia runtime in gateway container openshell-cluster-x cannot start pods: pod kube-system/helm-install-dra-driver-nvidia-gpu-"*": FailedCreatePodSandBox: "*"nvidia-container-runtime did not terminate successfully"*"check the image's toolkit ('openshell image info') and the host's driver ('nvidia-smi'), then rerun with --recreate" ]]
 }
 
-@test "gateway gpus of a DRA gateway: each GPU's holders by the claims allocated it, a template's and an extended resource's" {
+# hold_by_claim GATEWAY POD TEMPLATE CLASS [side]: a sleeping pod whose
+# container "work" holds a claim of CLASS made from TEMPLATE (with "side",
+# a second container that holds none).
+hold_by_claim() {
+	local smoke side=""
 	smoke=$(docker inspect "$IMAGE" --format '{{index .Config.Labels "org.openshell.smoke-image"}}')
-	gw_kubectl d apply -f - >/dev/null <<-JSON
+	[ "${5-}" != side ] || side=',{"name":"side","image":"'"$smoke"'","command":["sleep","3600"]}'
+	gw_kubectl "$1" apply -f - >/dev/null <<-JSON
 	{"apiVersion":"v1","kind":"List","items":[
-	 {"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate","metadata":{"name":"hold-gpu"},
-	  "spec":{"spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"gpu.nvidia.com"}}]}}}},
-	 {"apiVersion":"v1","kind":"Pod","metadata":{"name":"byclaim"},"spec":{"restartPolicy":"Never",
-	  "resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"hold-gpu"}],
-	  "containers":[{"name":"work","image":"$smoke","command":["sleep","3600"],"resources":{"claims":[{"name":"gpu"}]}},
-	   {"name":"side","image":"$smoke","command":["sleep","3600"]}]}}]}
+	 {"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate","metadata":{"name":"$3"},
+	  "spec":{"spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"$4"}}]}}}},
+	 {"apiVersion":"v1","kind":"Pod","metadata":{"name":"$2"},"spec":{"restartPolicy":"Never",
+	  "resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"$3"}],
+	  "containers":[{"name":"work","image":"$smoke","command":["sleep","3600"],"resources":{"claims":[{"name":"gpu"}]}}$side]}}]}
 	JSON
+}
+
+@test "gateway gpus of a DRA gateway: each GPU's holders by the claims allocated it, a template's and an extended resource's" {
+	hold_by_claim d byclaim hold-gpu gpu.nvidia.com side
 	eventually pod_phase_is d byclaim Running
 	holding_pod d bycount
 	run --separate-stderr openshell gateway gpus --name d --json
@@ -451,15 +459,7 @@ mig gpu-2-mig-3g40gb-9-4 $gpu"
 	run evidence "$doc" resource-slices
 	assert_output "node openshell-dm's ResourceSlices (driver gpu.nvidia.com) publish 1 GPU, the gateway's own by UUID: $gpu"
 	# gateway gpus counts a claim's MIG device to its GPU.
-	smoke=$(docker inspect "$IMAGE" --format '{{index .Config.Labels "org.openshell.smoke-image"}}')
-	gw_kubectl dm apply -f - >/dev/null <<-JSON
-	{"apiVersion":"v1","kind":"List","items":[
-	 {"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate","metadata":{"name":"hold-mig"},
-	  "spec":{"spec":{"devices":{"requests":[{"name":"mig","exactly":{"deviceClassName":"mig.nvidia.com"}}]}}}},
-	 {"apiVersion":"v1","kind":"Pod","metadata":{"name":"holdmig"},"spec":{"restartPolicy":"Never",
-	  "resourceClaims":[{"name":"mig","resourceClaimTemplateName":"hold-mig"}],
-	  "containers":[{"name":"work","image":"$smoke","command":["sleep","3600"],"resources":{"claims":[{"name":"mig"}]}}]}}]}
-	JSON
+	hold_by_claim dm holdmig hold-mig mig.nvidia.com
 	eventually pod_phase_is dm holdmig Running
 	run --separate-stderr openshell gateway gpus --name dm --json
 	assert_success
