@@ -148,3 +148,35 @@ fake_run() {
 	OPENSHELL_CHECK_FAIL_AFTER=2000 run --separate-stderr "$OPENSHELL_SRCDIR/scripts/test-times" "$b" "" 1501
 	assert_success
 }
+
+@test "scripts/test-times: the guard judges the run at the baseline's pace, never past an hour as run" {
+	b=$(fake_run <<-'EOF'
+		400.0 tests/bats/slow.bats 40
+		210.0 tests/bats/steady.bats 3
+	EOF
+	)
+	printf '# pace 1000\n200.0 40 tests/bats/slow.bats\n100.0 3 tests/bats/steady.bats\n' >"$BATS_TEST_TMPDIR/baseline"
+	# Process starts twice as dear: 40 minutes as run are 20 at the baseline's
+	# pace, a warning; slow.bats grew (400 s are 200: no), steady.bats did not.
+	run --separate-stderr "$OPENSHELL_SRCDIR/scripts/test-times" "$b" "$BATS_TEST_TMPDIR/baseline" 2400 2000
+	assert_success
+	assert_line "check: pace: a process start here costs 2.00 times what it did when $BATS_TEST_TMPDIR/baseline was recorded (scripts/pace: 2000 ms, then 1000 ms); times below are judged at that pace"
+	[[ $stderr == *"check: warning: the run took 40 min 0 s (20 min 0 s at the baseline's pace), past the suite's 15 minutes"* ]]
+	[[ $stderr != *"grown since"* ]]
+	# Half as dear: 16 minutes as run are 32, an error, naming what grew.
+	run --separate-stderr "$OPENSHELL_SRCDIR/scripts/test-times" "$b" "$BATS_TEST_TMPDIR/baseline" 960 500
+	assert_failure 3
+	[[ $stderr == *"check: error: the run took 16 min 0 s (32 min 0 s at the baseline's pace), past the suite's limit of 25 min"* ]]
+	[[ $stderr == *"tests/bats/slow.bats (800.0 s at the baseline's pace, was 200.0 s)"* ]]
+	[[ $stderr == *"tests/bats/steady.bats (420.0 s at the baseline's pace, was 100.0 s)"* ]]
+	# An hour as run fails whatever the pace.
+	run --separate-stderr "$OPENSHELL_SRCDIR/scripts/test-times" "$b" "$BATS_TEST_TMPDIR/baseline" 3700 3000
+	assert_failure 3
+	[[ $stderr == *"check: error: the run took 61 min 40 s (20 min 33 s at the baseline's pace), past 60 min, two thirds of CI's limit"* ]]
+}
+
+@test "scripts/pace: one number, the milliseconds of CPU its set of process starts took" {
+	run --separate-stderr "$OPENSHELL_SRCDIR/scripts/pace"
+	assert_success
+	assert_output --regexp '^[1-9][0-9]*$'
+}
