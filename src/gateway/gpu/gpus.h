@@ -169,6 +169,14 @@ int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_erro
 struct run_child *container_gpus_start(const char *ctr, const char *const *env, int timeout_ms, os_error *err);
 int container_gpus_finish(struct run_child *c, const char *ctr, struct host_gpus *h, os_error *err);
 
+/* The UUIDs, pushed onto UUIDS, of the GPUs container CTR (on the daemon
+ * ENV names) was given that NVIDIA's DRA driver publishes
+ * (host_gpu_dra_published()), with a warning for each it leaves out. -1
+ * (OS_EXIT_NOGPU) when it leaves out every one, naming WHAT ("gateway
+ * 'g'", "node 'n'") and the fix. */
+int container_dra_gpus(const char *ctr, const char *const *env, const char *what, int timeout_ms,
+		       struct strv *uuids, os_error *err);
+
 /* Read TEXT, a GPUS_LOOK_BEFORE's output in container CTR followed by
  * another's, into H (zeroed first), and *REST where the other's begins.
  * -1 naming CTR when the look did not finish (no status line) or

@@ -81,28 +81,17 @@ static int wait_dra_saving(const struct ready *rd, os_error *err)
 	const struct sharing *s = sharing_asked(&rd->p->req->sharing);
 	cleanup_free char *node = gateway_hostname(rd->p->req->name);
 	struct wait_file kc = { .path = K3S_KUBECONFIG_PATH, .got = kubeconfig_got, .ctx = (void *)rd };
-	struct host_gpus h = { 0 };
+	cleanup_free char *what = xasprintf("gateway '%s'", rd->p->req->name);
 	struct strv uuids = { 0 };
 	int rc = sharing_configure_dra(rd->w->container, s, DRA_DRIVER_RELEASE, &rd->w->by, err);
 
 	if (rc == 0)
-		rc = container_gpus(rd->w->container, deadline_call_ms(&rd->w->by), &h, err);
-	for (int i = 0; rc == 0 && i < h.n; i++)
-		if (!host_gpu_dra_published(&h.v[i]))
-			log_warn("GPU %s has MIG enabled and no MIG device: NVIDIA's DRA driver publishes nothing of it (create MIG devices with nvidia-smi mig, or disable MIG)",
-				 h.v[i].uuid);
-		else
-			strv_push(&uuids, h.v[i].uuid);
-	if (rc == 0 && h.n && !uuids.n)
-		rc = os_error_set(err, OS_EXIT_NOGPU,
-				  "every GPU of gateway '%s' has MIG enabled and no MIG device, and NVIDIA's DRA driver publishes none of them: create MIG devices (nvidia-smi mig -cgi PROFILE -C), or disable MIG",
-				  rd->p->req->name);
+		rc = container_dra_gpus(rd->w->container, NULL, what, deadline_call_ms(&rd->w->by), &uuids, err);
 	if (rc == 0)
 		rc = wait_dra_gpus(rd->w, node, &uuids, s ? sharing_dra_gate(s) : NULL, &kc, &rd->r->gpus, err);
 	if (rc < 0 && !kc.done)
 		save_anyway(rd);
 	strv_free(&uuids);
-	host_gpus_free(&h);
 	return rc;
 }
 
