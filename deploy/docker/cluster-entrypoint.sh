@@ -87,8 +87,8 @@ render_program() {
 # (which watches the directory) never reads a half-written manifest.
 install_manifest() {
 	src=$1
-	dst="$K3S_MANIFESTS_DIR/$(basename "$src")"
-	tmp="$K3S_MANIFESTS_DIR/.$(basename "$src").tmp.$$"
+	dst="$K3S_MANIFESTS_DIR/${src##*/}"
+	tmp="$K3S_MANIFESTS_DIR/.${src##*/}.tmp.$$"
 	sed "$RENDER" "$src" >"$tmp" || die "cannot render $src into $tmp"
 	if grep -q '@[A-Z][A-Z0-9_]*@' "$tmp"; then
 		missing=$(grep -o '@[A-Z][A-Z0-9_]*@' "$tmp" | sort -u | tr '\n' ' ')
@@ -108,7 +108,7 @@ install_manifest() {
 # itself (.openshell-bundle) is taken over.
 sync_bundle() {
 	src=$1 dst=$2 record=$3 old="$2/.openshell-bundle"
-	mkdir -p "$dst" "$(dirname "$record")" || die "cannot create $dst and $(dirname "$record")"
+	mkdir -p "$dst" "${record%/*}" || die "cannot create $dst and ${record%/*}"
 	if [ -f "$old" ]; then
 		[ -f "$record" ] || mv -f "$old" "$record" || die "cannot move $old to $record"
 		rm -f "$old"
@@ -116,7 +116,7 @@ sync_bundle() {
 	names=""
 	for f in "$src"/*; do
 		[ -f "$f" ] || continue
-		name=$(basename "$f")
+		name=${f##*/}
 		names="$names$name
 "
 		if [ -f "$dst/$name" ] && [ "$(stat -c '%s %Y' "$f")" = "$(stat -c '%s %Y' "$dst/$name")" ]; then
@@ -264,7 +264,7 @@ remove_gpu_manifests() {
 	keep=$1 why=$2 names=""
 	for f in "$GPU_MANIFESTS_DIR"/*/*.yaml; do
 		[ -f "$f" ] || continue
-		names="$names$(basename "$f")
+		names="$names${f##*/}
 "
 	done
 	if [ -f "$GPU_RECORD" ]; then
@@ -322,7 +322,7 @@ if [ "$GPU_ENABLED" = "true" ]; then
 	for f in "$GPU_MANIFESTS_DIR/$OPENSHELL_GPU_ALLOCATION"/*.yaml; do
 		[ -f "$f" ] || continue
 		install_manifest "$f"
-		installed="$installed$(basename "$f")
+		installed="$installed${f##*/}
 "
 	done
 	# A GPU gateway without its allocator's manifest can never serve

@@ -73,7 +73,8 @@ given_caps=""
 if mounts_under "$PROC_DIR" | grep -qxF "$PROC_DIR"; then
 	for d in "$PROC_DIR"/capabilities/gpu*/mig; do
 		[ -d "$d" ] || continue
-		gpu=$(basename "$(dirname "$d")")
+		gpu=${d%/mig}
+		gpu=${gpu##*/}
 		given_caps="$given_caps $(find "$d" -name access -exec sed -n "s/^DeviceFileMinor:[[:space:]]*/$gpu:/p" {} + | tr '\n' ' ')"
 	done
 fi
@@ -103,7 +104,8 @@ done
 if [ -z "$given_caps" ] && [ -n "$CAPS" ]; then
 	for d in "$PROC_DIR"/capabilities/gpu*/mig; do
 		[ -d "$d" ] || continue
-		gpu=$(basename "$(dirname "$d")")
+		gpu=${d%/mig}
+		gpu=${gpu##*/}
 		given_caps="$given_caps $(find "$d" -name access -exec sed -n 's/^DeviceFileMinor:[[:space:]]*//p' {} + |
 			while read -r m; do case ",$CAPS," in *",$m,"*) printf '%s:%s ' "$gpu" "$m" ;; esac; done)"
 	done
