@@ -235,13 +235,18 @@ class Plugin:
                 "mounts": mounts}
 
     def _smi(self, *args):
-        """The driver root's nvidia-smi: None, or what it said on failure."""
+        """The driver root's nvidia-smi (nvlib.go setComputeMode,
+        setTimeSlice): None, or Go's error of the run, "exit status N",
+        what it printed going to the plugin's log (klog.Errorf)."""
         root = _driver_root(self.ctx)
         smi = _find(root, SMI_DIRS, "nvidia-smi")
         if not smi:
-            return "nvidia-smi not found in the driver root"
+            return "nvidia-smi not found in the driver root"   # unreached: the plugin's start refuses that root
         code, out, err = procs.run([os.path.join(root, smi[len("/driver-root/"):])] + list(args), timeout=10)
-        return None if code == 0 else (err or out).decode("utf-8", "replace").strip() or "exit status %d" % code
+        if code == 0:
+            return None
+        _klog(self.ctx, "E", "nvlib.go:870", "\n" + (out + err).decode("utf-8", "replace"))
+        return "exit status %d" % code
 
     def _timeslice(self, uuids, n):
         """sharing.go TimeSlicingManager.SetTimeSlice (nvlib.go): compute mode
@@ -253,7 +258,7 @@ class Plugin:
         for u in uuids:
             said = self._smi("compute-policy", "-i", u, "--set-timeslice", str(n))
             if said:
-                return "error setting timeslice: error running nvidia-smi: %s" % said
+                return "error setting time slice: error running nvidia-smi: %s" % said
         return None
 
     def _sharing(self, claim, results):
