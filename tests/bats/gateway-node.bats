@@ -467,7 +467,8 @@ assert_nothing_on_for() {
 	run --separate-stderr openshell gateway node add node-e --name md --docker-host "$(sim_host_of node-e docker-host)" --gpus 3
 	add=$output add_err=$stderr add_status=$status
 	# The agent's k3s serves DRA as the server's does: its node labelled for
-	# the driver's kubelet plugin, which publishes the two GPUs it was given.
+	# the driver's kubelet plugin, which publishes the two of its three GPUs
+	# that are whole.
 	label=$(gw_kubectl md get node node-e -o jsonpath='{.metadata.labels.nvidia\.com/gpu\.present}')
 	published=$(gw_kubectl md get resourceslices -o json |
 		jq -r '.items[] | select(.spec.nodeName == "node-e") | .spec.devices[].attributes.uuid.string' | sort)

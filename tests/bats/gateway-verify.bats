@@ -66,8 +66,9 @@ hand_made() {
 
 # verify_pods_are NAME PHASES: verify's pods in gateway NAME, by phase.
 verify_pods_are() {
-	[ "$(gw_kubectl "$1" get pods --namespace default -o json |
-		jq -r '[.items[] | select(.metadata.name | startswith("openshell-verify-")) | .status.phase] | join(",")')" = "$2" ]
+	local pods
+	pods=$(gw_kubectl "$1" get pods --namespace default -o json) || return 1
+	[ "$(jq -r '[.items[] | select(.metadata.name | startswith("openshell-verify-")) | .status.phase] | join(",")' <<<"$pods")" = "$2" ]
 }
 
 # bats test_tags=lane

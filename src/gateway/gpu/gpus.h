@@ -172,8 +172,9 @@ int container_gpus_finish(struct run_child *c, const char *ctr, struct host_gpus
 /* The UUIDs, pushed onto UUIDS, of the GPUs container CTR (on the daemon
  * ENV names) was given that NVIDIA's DRA driver publishes
  * (host_gpu_dra_published()), with a warning for each it leaves out. -1
+ * when nvidia-smi -L fails there (container_gpus_finish()'s error), or
  * (OS_EXIT_NOGPU) when it leaves out every one, naming WHAT ("gateway
- * 'g'", "node 'n'") and the fix. */
+ * 'g'", "node 'n'") and the fix. None seen is 0 with no UUID. */
 int container_dra_gpus(const char *ctr, const char *const *env, const char *what, int timeout_ms,
 		       struct strv *uuids, os_error *err);
 

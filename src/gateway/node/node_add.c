@@ -23,7 +23,6 @@
 #include "gateway/deploy/start_failure.h"
 #include "gateway/deploy/start_gpus.h"
 #include "gateway/gpu/gpu_mode.h"
-#include "gateway/gpu/gpus.h"
 #include "gateway/gpu/wsl2.h"
 #include "gateway/node/node_add.h"
 #include "gateway/state/lookup.h"
@@ -344,20 +343,10 @@ static int join(struct add *a, os_error *err)
 			       .dra = a->d.allocation == GPU_ALLOCATION_DRA, .by = a->by,
 			       .timeout_ms = a->o->timeout_ms };
 
-	/* Under DRA, the GPUs of the agent's container that the driver
-	 * publishes (a MIG GPU without MIG devices it leaves out, with a
-	 * warning); else a count or a list is that many GPUs, each as many
-	 * times as they are shared; MIG makes its own devices. */
-	if (j.dra && j.gpu) {
-		cleanup_free char *what = xasprintf("node '%s'", a->o->node);
-		struct strv uuids = { 0 };
-		int rc = container_dra_gpus(a->res, on_node(a), what, deadline_call_ms(&a->by), &uuids, err);
-
-		j.want_gpus = (long long)uuids.n;
-		strv_free(&uuids);
-		if (rc < 0)
-			return -1;
-	} else if (a->d.mig == MIG_NONE)
+	/* A count or a list is that many GPUs, each as many times as they are
+	 * shared; MIG makes its own devices; under DRA the join counts what
+	 * the driver publishes (node_join_wait()). */
+	if (a->d.mig == MIG_NONE)
 		j.want_gpus = (a->rq.gpus.kind == GPUS_COUNT     ? a->rq.gpus.count
 			       : a->rq.gpus.kind == GPUS_DEVICES ? (long long)a->rq.gpus.ids.n
 								: 0) *

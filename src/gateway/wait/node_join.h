@@ -31,7 +31,8 @@ struct node_join {
 	const char *host;           /* the node's Docker host, for messages */
 	int gpu;                    /* wait for allocatable nvidia.com/gpu too */
 	int dra;                    /* or, under DRA, for GPUs its ResourceSlices publish */
-	long long want_gpus;        /* how many (0: any) */
+	long long want_gpus;        /* how many (0: any); under DRA node_join_wait() sets it:
+	                             * the GPUs of the agent's container the driver publishes */
 	const char *since;          /* a Ready posted before this (RFC 3339: the agent's
 	                             * start, by its host's clock) is the last run's; or NULL */
 	struct deadline by;         /* the wait's deadline */
@@ -43,7 +44,8 @@ struct node_join {
 
 /* Wait until the node is Ready (and with gpu, advertises want_gpus, or
  * any). -1 with err saying why not: the agent's own cause, its exit, or
- * at the deadline (OS_EXIT_TIMEOUT) what is still missing. */
+ * at the deadline (OS_EXIT_TIMEOUT) what is still missing; under DRA, at
+ * once when its container has no GPU the driver publishes (OS_EXIT_NOGPU). */
 int node_join_wait(struct node_join *j, os_error *err);
 
 /* A warning or error the agent logged, as "MSG" or "MSG: ERROR" (owned),

@@ -291,6 +291,20 @@ class Sharing(Base):
         self.assertIsNone(p.unprepare("default", "c1", "u-9"))
         self.assertEqual(self.said(), ["-i GPU-bbbb -c DEFAULT", "compute-policy -i GPU-bbbb --set-timeslice 0"])
 
+    def test_a_failing_nvidia_smi_is_gos_exit_status_its_words_in_the_log(self):
+        self.ctx.env["FEATURE_GATES"] = "TimeSlicingSettings=true,"
+        smi = os.path.join(self.dir, "root", "usr/bin/nvidia-smi")
+        with open(smi, "w", encoding="utf-8") as f:
+            f.write("#!/bin/sh\necho 'Unable to set the compute mode for GPU 00000000:3B:00.0: Insufficient Permissions'\n"
+                    "exit 4\n")
+        p = plugin.Plugin(self.ctx, NODE, GPUS)
+        c = claim("u-5", [("gpu", "gpu-2")])
+        c["status"]["allocation"]["devices"]["config"] = [shared("Long")]
+        _, err = p.prepare(c)
+        self.assertIn("error setting compute mode: error running nvidia-smi: exit status 4", err)
+        self.assertNotIn("Insufficient Permissions", err)
+        self.assertTrue(any("Insufficient Permissions" in line for line in self.ctx.log.lines))
+
     def test_no_config_no_sharing_and_no_nvidia_smi(self):
         p = plugin.Plugin(self.ctx, NODE, GPUS)
         self.assertIsNone(p.prepare(claim("u-4", [("gpu", "gpu-2")]))[1])

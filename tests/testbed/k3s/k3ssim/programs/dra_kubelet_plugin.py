@@ -246,6 +246,10 @@ class Plugin:
         if code == 0:
             return None
         _klog(self.ctx, "E", "nvlib.go:870", "\n" + (out + err).decode("utf-8", "replace"))
+        # Go's exec.ExitError: a child ended by a signal (procs.run's timeout
+        # kills) is named by it, as strsignal does.
+        if code < 0:
+            return "signal: " + {9: "killed", 15: "terminated", 6: "aborted"}.get(-code, "signal %d" % -code)
         return "exit status %d" % code
 
     def _timeslice(self, uuids, n):
