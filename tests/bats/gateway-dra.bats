@@ -427,6 +427,28 @@ relabelled() {
 	eventually timeslice_is "$uuid" 0
 	run kd delete -f - <"$BATS_TEST_TMPDIR/shared-gpu.yaml"
 	assert_success
+	# Drift: the kubelet plugin's DaemonSet edited by hand to run without
+	# the gate, rolled out. verify judges the pods' template against what
+	# --gpu-sharing asked, and fails naming the gate. (The next test removes
+	# the driver: nothing to set back.)
+	gw_kubectl d set env daemonset/dra-driver-nvidia-gpu-kubelet-plugin -n nvidia-dra-driver-gpu -c gpus \
+		FEATURE_GATES= >/dev/null
+	eventually plugin_rolled_without_gates
+	run --separate-stderr openshell gateway verify --name d --json
+	assert_failure
+	run evidence "$output" dra-driver
+	assert_output "DaemonSet nvidia-dra-driver-gpu/dra-driver-nvidia-gpu-kubelet-plugin: 1/1 pods ready, but --gpu-sharing time-slicing asks for feature gate TimeSlicingSettings, which its pods do not run with yet (1 of 1 updated; job helm-install-dra-driver-nvidia-gpu in kube-system upgrades the chart)"
+}
+
+# The kubelet plugin's DaemonSet rolled out with no feature gate: its
+# generation observed, its one pod updated and ready.
+plugin_rolled_without_gates() {
+	[ -z "$(plugin_gates)" ] &&
+		gw_kubectl_is d "1/1/1" get daemonset -n nvidia-dra-driver-gpu dra-driver-nvidia-gpu-kubelet-plugin \
+			-o jsonpath='{.status.updatedNumberScheduled}/{.status.numberReady}/{.status.desiredNumberScheduled}' &&
+		[ "$(gw_kubectl d get daemonset -n nvidia-dra-driver-gpu dra-driver-nvidia-gpu-kubelet-plugin \
+			-o jsonpath='{.metadata.generation}')" = "$(gw_kubectl d get daemonset -n nvidia-dra-driver-gpu \
+			dra-driver-nvidia-gpu-kubelet-plugin -o jsonpath='{.status.observedGeneration}')" ]
 }
 
 # The devices gateway $1's node publishes: "TYPE NAME PARENT", sorted.
