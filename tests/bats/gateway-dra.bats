@@ -441,14 +441,12 @@ relabelled() {
 }
 
 # The kubelet plugin's DaemonSet rolled out with no feature gate: its
-# generation observed, its one pod updated and ready.
+# generation observed, its one pod updated and ready (one read).
 plugin_rolled_without_gates() {
-	[ -z "$(plugin_gates)" ] &&
-		gw_kubectl_is d "1/1/1" get daemonset -n nvidia-dra-driver-gpu dra-driver-nvidia-gpu-kubelet-plugin \
-			-o jsonpath='{.status.updatedNumberScheduled}/{.status.numberReady}/{.status.desiredNumberScheduled}' &&
-		[ "$(gw_kubectl d get daemonset -n nvidia-dra-driver-gpu dra-driver-nvidia-gpu-kubelet-plugin \
-			-o jsonpath='{.metadata.generation}')" = "$(gw_kubectl d get daemonset -n nvidia-dra-driver-gpu \
-			dra-driver-nvidia-gpu-kubelet-plugin -o jsonpath='{.status.observedGeneration}')" ]
+	local g o rest
+	IFS=/ read -r g o rest < <(gw_kubectl d get daemonset -n nvidia-dra-driver-gpu dra-driver-nvidia-gpu-kubelet-plugin \
+		-o jsonpath='{.metadata.generation}/{.status.observedGeneration}/{.status.updatedNumberScheduled}/{.status.numberReady}/{.status.desiredNumberScheduled}/{.spec.template.spec.containers[?(@.name=="gpus")].env[?(@.name=="FEATURE_GATES")].value}') || true   # no newline ends jsonpath's line
+	[ -n "$g" ] && [ "$g" = "$o" ] && [ "$rest" = "1/1/1/" ]
 }
 
 # The devices gateway $1's node publishes: "TYPE NAME PARENT", sorted.

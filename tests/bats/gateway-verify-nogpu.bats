@@ -7,7 +7,8 @@
 setup_file() {
 	load helpers/gateway
 	sim_only "a GPU host with zero GPUs is made by sim-host --gpus 0"
-	gateway_suite_start --gpus 0
+	# A driver new enough for NVIDIA's DRA driver, which a DRA start asks for.
+	gateway_suite_start --gpus 0 --driver 570.172.08
 	background_start --gpu --name z0 --image "$IMAGE" --port "$(free_port)"
 	# The plugin runs and is ready, having found no GPU.
 	eventually gw_kubectl_is z0 1 get ds nvidia-device-plugin -n nvidia-device-plugin -o jsonpath='{.status.numberReady}'
@@ -44,4 +45,11 @@ setup() {
 	assert_failure 1
 	[[ "$stderr" == *"openshell: error: --gpus 1: no GPU to give; the Docker host has 0 GPUs"* ]]
 	assert_no_gateway_resources z1
+}
+
+@test "start --gpu --gpu-allocation dra on that host fails at once: its container sees no GPU for the DRA driver to publish" {
+	run --separate-stderr openshell gateway start --gpu --gpu-allocation dra --name zd --image "$IMAGE" --port "$(free_port)"
+	assert_failure 7
+	[ "${stderr_lines[-1]}" = "openshell: error: gateway 'zd' sees no GPU in its container openshell-cluster-zd (nvidia-smi -L lists none), so NVIDIA's DRA driver has nothing to publish: check the host's driver and toolkit ('openshell doctor')" ]
+	openshell -q gateway destroy --name zd --yes
 }

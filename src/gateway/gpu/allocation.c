@@ -7,9 +7,11 @@
 
 #include "base/exitcode.h"
 #include "base/json.h"
+#include "base/log.h"
 #include "base/parse.h"
 #include "base/xalloc.h"
 #include "gateway/gpu/allocation.h"
+#include "gateway/gpu/gpus.h"
 #include "kube/objects.h"
 
 static const char *const allocation_names[] = { [GPU_ALLOCATION_DEVICE_PLUGIN] = "device-plugin",
@@ -306,4 +308,34 @@ int dra_gates_rolled(const cJSON *ds, const struct ds_status *st, const char *ga
 		if (dra_gate_on(ds, gates[i]) != (strcmp(gate, gates[i]) == 0))
 			return 0;
 	return st->rolled && st->updated == st->desired;
+}
+
+int host_gpu_dra_published(const struct host_gpu *g)
+{
+	return !g->mig_enabled || g->migs.n;
+}
+
+int container_dra_gpus(const char *ctr, const char *const *env, const char *what, int timeout_ms,
+		       struct strv *uuids, os_error *err)
+{
+	struct host_gpus h = { 0 };
+	struct run_child *c = container_gpus_start(ctr, env, timeout_ms, err);
+	int rc = c ? container_gpus_finish(c, ctr, &h, err) : -1;
+
+	for (int i = 0; rc == 0 && i < h.n; i++)
+		if (!host_gpu_dra_published(&h.v[i]))
+			log_warn("GPU %s has MIG enabled and no MIG device: NVIDIA's DRA driver publishes nothing of it (create MIG devices with nvidia-smi mig, or disable MIG)",
+				 h.v[i].uuid);
+		else
+			strv_push(uuids, h.v[i].uuid);
+	if (rc == 0 && !h.n)
+		rc = os_error_set(err, OS_EXIT_NOGPU,
+				  "%s sees no GPU in its container %s (nvidia-smi -L lists none), so NVIDIA's DRA driver has nothing to publish: check the host's driver and toolkit ('openshell doctor')",
+				  what, ctr);
+	else if (rc == 0 && !uuids->n)
+		rc = os_error_set(err, OS_EXIT_NOGPU,
+				  "every GPU of %s has MIG enabled and no MIG device, and NVIDIA's DRA driver publishes none of them: create MIG devices (nvidia-smi mig -cgi PROFILE -C), or disable MIG",
+				  what);
+	host_gpus_free(&h);
+	return rc;
 }

@@ -119,4 +119,20 @@ const char *gpu_allocation_sharing_refused(enum gpu_allocation a, const struct s
  * sharing per claim beside device-plugin. A usage error naming it. */
 int gpu_allocation_check(enum gpu_allocation a, const struct sharing *s, enum mig_strategy m, os_error *err);
 
+struct host_gpu;
+/* Does NVIDIA's DRA driver publish G, whole or as its MIG devices? Not a
+ * GPU with MIG enabled and no MIG device (its nvlib.go publishes nothing
+ * of it). */
+int host_gpu_dra_published(const struct host_gpu *g);
+
+/* The UUIDs, pushed onto UUIDS, of the GPUs container CTR (on the daemon
+ * ENV names) was given that NVIDIA's DRA driver publishes
+ * (host_gpu_dra_published()), with a warning for each it leaves out. -1
+ * when nvidia-smi -L fails there (container_gpus_finish()'s error), or
+ * (OS_EXIT_NOGPU) when the container sees no GPU or the driver would
+ * publish none of those it sees, naming WHAT ("gateway 'g'", "node 'n'")
+ * and the fix. */
+int container_dra_gpus(const char *ctr, const char *const *env, const char *what, int timeout_ms,
+		       struct strv *uuids, os_error *err);
+
 #endif

@@ -281,11 +281,6 @@ void host_gpus_free(struct host_gpus *h)
 	memset(h, 0, sizeof(*h));
 }
 
-int host_gpu_dra_published(const struct host_gpu *g)
-{
-	return !g->mig_enabled || g->migs.n;
-}
-
 int gpus_plugin_devices(const struct host_gpus *h, enum mig_strategy strategy)
 {
 	int whole = 0, migs = 0;
@@ -404,7 +399,7 @@ int container_gpus_finish(struct run_child *c, const char *ctr, struct host_gpus
 
 	memset(h, 0, sizeof(*h));
 	if (rc == 0 && res.status != 0 && !no_devices(&res))
-		rc = run_failure(err, OS_EXIT_FAILURE, &res, "nvidia-smi -L in gateway container %s failed", ctr);
+		rc = run_failure(err, OS_EXIT_FAILURE, &res, "nvidia-smi -L in container %s failed", ctr);
 	if (rc == 0)
 		host_gpus_parse(res.out, h);
 	run_result_free(&res);
@@ -420,27 +415,6 @@ int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_erro
 		return -1;
 	}
 	return container_gpus_finish(c, ctr, h, err);
-}
-
-int container_dra_gpus(const char *ctr, const char *const *env, const char *what, int timeout_ms,
-		       struct strv *uuids, os_error *err)
-{
-	struct host_gpus h = { 0 };
-	struct run_child *c = container_gpus_start(ctr, env, timeout_ms, err);
-	int rc = c ? container_gpus_finish(c, ctr, &h, err) : -1;
-
-	for (int i = 0; rc == 0 && i < h.n; i++)
-		if (!host_gpu_dra_published(&h.v[i]))
-			log_warn("GPU %s has MIG enabled and no MIG device: NVIDIA's DRA driver publishes nothing of it (create MIG devices with nvidia-smi mig, or disable MIG)",
-				 h.v[i].uuid);
-		else
-			strv_push(uuids, h.v[i].uuid);
-	if (rc == 0 && h.n && !uuids->n)
-		rc = os_error_set(err, OS_EXIT_NOGPU,
-				  "every GPU of %s has MIG enabled and no MIG device, and NVIDIA's DRA driver publishes none of them: create MIG devices (nvidia-smi mig -cgi PROFILE -C), or disable MIG",
-				  what);
-	host_gpus_free(&h);
-	return rc;
 }
 
 struct run_child *host_gpus_probe_start(const char *const *on, const char *image, int cdi, int timeout_ms,

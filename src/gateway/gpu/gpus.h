@@ -156,11 +156,6 @@ int gpus_check_lacks(const struct gpus *g, int n, const struct strv *known, cons
  * for all of them. */
 int gpus_plugin_devices(const struct host_gpus *h, enum mig_strategy strategy);
 
-/* Does NVIDIA's DRA driver publish G, whole or as its MIG devices? Not a
- * GPU with MIG enabled and no MIG device (its nvlib.go publishes nothing
- * of it). */
-int host_gpu_dra_published(const struct host_gpu *g);
-
 /* The GPUs the gateway's container sees: its nvidia-smi -L. */
 int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_error *err);
 /* The same beside other calls: started, then awaited and read; on the
@@ -168,15 +163,6 @@ int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_erro
  * NULL: the environment's). */
 struct run_child *container_gpus_start(const char *ctr, const char *const *env, int timeout_ms, os_error *err);
 int container_gpus_finish(struct run_child *c, const char *ctr, struct host_gpus *h, os_error *err);
-
-/* The UUIDs, pushed onto UUIDS, of the GPUs container CTR (on the daemon
- * ENV names) was given that NVIDIA's DRA driver publishes
- * (host_gpu_dra_published()), with a warning for each it leaves out. -1
- * when nvidia-smi -L fails there (container_gpus_finish()'s error), or
- * (OS_EXIT_NOGPU) when it leaves out every one, naming WHAT ("gateway
- * 'g'", "node 'n'") and the fix. None seen is 0 with no UUID. */
-int container_dra_gpus(const char *ctr, const char *const *env, const char *what, int timeout_ms,
-		       struct strv *uuids, os_error *err);
 
 /* Read TEXT, a GPUS_LOOK_BEFORE's output in container CTR followed by
  * another's, into H (zeroed first), and *REST where the other's begins.

@@ -344,9 +344,9 @@ static int join(struct add *a, os_error *err)
 			       .timeout_ms = a->o->timeout_ms };
 
 	/* A count or a list is that many GPUs, each as many times as they are
-	 * shared; MIG makes its own devices; under DRA the join counts what
-	 * the driver publishes (node_join_wait()). */
-	if (a->d.mig == MIG_NONE)
+	 * shared; MIG makes its own devices; under DRA node_join_wait() counts
+	 * what the driver publishes. */
+	if (!j.dra && a->d.mig == MIG_NONE)
 		j.want_gpus = (a->rq.gpus.kind == GPUS_COUNT     ? a->rq.gpus.count
 			       : a->rq.gpus.kind == GPUS_DEVICES ? (long long)a->rq.gpus.ids.n
 								: 0) *

@@ -8,6 +8,7 @@
 #include "base/strv.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
+#include "gateway/gpu/allocation.h"
 #include "gateway/gpu/gpus.h"
 #include "gateway/verify/verify_checks.h"
 
