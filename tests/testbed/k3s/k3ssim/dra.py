@@ -40,6 +40,12 @@ ATTR = re.compile(r"""^device\.attributes\[["']([^"']+)["']\]\.([A-Za-z0-9_]+)$"
 CMP = re.compile(r"""^(.+?)\s*(==|!=)\s*(".*"|'.*'|-?[0-9]+|true|false)$""")
 FINALIZER = "resource.kubernetes.io/delete-protection"
 
+# What a kubelet plugin's call answers while it is still running (SIMULATION:
+# a call that takes long, such as waiting for an MPS control daemon,
+# answers so on each of the kubelet's passes, so that the stand-in's one
+# loop goes on; the real kubelet waits on the gRPC call in the pod's worker).
+PENDING = object()
+
 
 def container_requests(c):
     """A container's requests, defaulted from its limits as the API's

@@ -1,6 +1,6 @@
 """The controllers of k3s's single process and its agent's kubelet, run in
 one reconcile loop: k3s's own (CRD registration, deploy, Helm),
-kube-controller-manager's (Job, DaemonSet, resource claims, garbage collector,
+kube-controller-manager's (Job, DaemonSet, Deployment and ReplicaSet, resource claims, garbage collector,
 namespace, service accounts, node lifecycle, pod GC), k3s's node controller, the
 scheduler, and the kubelet of this node."""
 
@@ -8,7 +8,7 @@ import traceback
 
 from .. import kubelet as kubeletmod
 from .. import logs
-from . import crds, daemonset, deploy, gc, helm, job, nodelifecycle, nodes, resourceclaim, scheduler, system
+from . import crds, daemonset, deploy, deployment, gc, helm, job, nodelifecycle, nodes, resourceclaim, scheduler, system
 
 
 class Manager:
@@ -21,7 +21,7 @@ class Manager:
                                           default_runtime=server.opts["default_runtime"],
                                           network=dict(server.network(), external_ips=server.opts["node_external_ip"]))
         self.controllers = [types, deploy.Deploy(self.api, types, server.opts["disable"]), helm.HelmController(self.api, types),
-                            job.Jobs(self.api), daemonset.DaemonSets(self.api),
+                            job.Jobs(self.api), daemonset.DaemonSets(self.api), deployment.Deployments(self.api),
                             # Before the scheduler: a template's claim is there when it looks.
                             resourceclaim.ResourceClaims(self.api), scheduler.Scheduler(self.api),
                             gc.Housekeeping(self.api), nodes.Nodes(self.api), self.kubelet,

@@ -50,7 +50,7 @@ import time
 import zlib
 
 from .. import config, logs, status
-from ..dra import container_requests, extended_status, pod_claims
+from ..dra import PENDING, container_requests, extended_status, pod_claims
 
 WIPING_DELAY = 30.0
 KIND = "DRACheckpoint"
@@ -193,7 +193,8 @@ class DRAManager:
         return None
 
     def prepare(self, pod):
-        """PrepareResources for POD: None, or the error."""
+        """PrepareResources for POD: None, the error, or PENDING while a
+        plugin's call is still running (dra.PENDING)."""
         claims = self._claims(pod)
         if isinstance(claims, str):
             return claims
@@ -220,6 +221,8 @@ class DRAManager:
         state = {}
         for d in dict.fromkeys(r.get("driver") for r in results):
             devices, err = self._plugin(d).prepare(c)
+            if err is PENDING:
+                return err
             if err:
                 return "NodePrepareResources failed for ResourceClaim %s: %s" % (cmd["name"], err)
             state[d] = {"Devices": [{"PoolName": x["poolName"], "DeviceName": x["deviceName"], "ShareID": None,

@@ -102,8 +102,8 @@ def _cdi_specs():
     /dev/nvidia<minor> its edits add (a DRA driver's claim spec), or of the
     MIG device whose GPU instance's capability node they add, else its
     name (the device plugin's specs name devices by UUID or index,
-    SIMULATION: their edits left out). The mounts' container paths and the
-    env: the spec's common edits' then the device's."""
+    SIMULATION: their edits left out). The mounts (host path, container
+    path) and the env: the spec's common edits' then the device's."""
     by_minor = {"/dev/nvidia%d" % g["minor"]: g["uuid"] for g in driverprocfs.gpus()}
     by_cap = _mig_by_cap()
     names = {}
@@ -122,14 +122,16 @@ def _cdi_specs():
                     next((by_minor[n] for n in nodes if n in by_minor), None)
                 names["%s=%s" % (spec.get("kind"), dev.get("name"))] = {
                     "gpu": gpu or str(dev.get("name")),
-                    "mounts": [m.get("containerPath") for e in (common, edits) for m in e.get("mounts") or []],
+                    "mounts": [(m.get("hostPath"), m.get("containerPath")) for e in (common, edits)
+                               for m in e.get("mounts") or []],
                     "env": [v for e in (common, edits) for v in e.get("env") or []]}
     return names
 
 
 class CdiEdits:
-    """What the CDI devices of a container's answers give it: GPUs, the
-    container paths of their mounts, and environment variables, which
+    """What the CDI devices of a container's answers give it: GPUs, their
+    mounts (binds: host and container paths; mounts: the container paths),
+    and environment variables, which
     override the container's own (container-device-interface
     ContainerEdits.Apply)."""
 
@@ -140,7 +142,8 @@ class CdiEdits:
         if missing:
             raise Unresolvable("unresolvable CDI devices " + ", ".join(missing))
         self.gpus = [known[n]["gpu"] for n in names]
-        self.mounts = [p for n in names for p in known[n]["mounts"]]
+        self.binds = list(dict.fromkeys(b for n in names for b in known[n]["mounts"]))
+        self.mounts = [c for _, c in self.binds]
         self.env = dict(v.split("=", 1) for n in names for v in known[n]["env"] if "=" in v)
 
 

@@ -15,7 +15,8 @@ status/status_manager.go, kubelet_pods.go).
 - The sandbox: the RuntimeClass's handler must be one containerd has
   (FailedCreatePodSandBox "no runtime for \"nvidia\" is configured"
   otherwise, retried every back-off), and the pause image present.
-- Init containers one at a time to completion, then the containers; a
+- Init containers one at a time to completion, then the containers, each
+  started and ready once its startup probe passes (prober.py); a
   container's image as images.py says; its exit restarts it as the
   restartPolicy says, after a back-off (SIM_POD_BACKOFF doubling, at
   most 30 s; the real kubelet's is 10 s to 5 min) while it waits
@@ -33,7 +34,7 @@ import hashlib
 import os
 
 from .. import clock, config, programs, status
-from . import dramanager, images, mounts, nvidia_runtime, runtime
+from . import dramanager, images, mounts, nvidia_runtime, prober, runtime
 
 BACKOFF_CAP = 30.0
 
@@ -57,6 +58,7 @@ class ContainerState:
         self.pull_retry_at = 0.0  # when it ends and the next pull is tried
         self.done = False        # an init container that completed
         self.cid_log = {}        # containerID -> log path
+        self.startup = None      # the current run's startup probe (prober.Startup)
 
     def record(self, run):
         self.cid_log[run.cid] = run.log.path
@@ -169,6 +171,8 @@ class PodWorker:
         err = self.k.dra.prepare(self.pod)
         if err is None:
             return True
+        if err is dramanager.PENDING:
+            return False   # the plugin's call goes on: asked again on the next pass
         self.k.event(self.pod, "Warning", "FailedPrepareDynamicResources", "Failed to prepare dynamic resources: prepare dynamic resources: " + err)
         self.sandbox_retry = clock.now() + config.POD_BACKOFF
         for cs in self.init + self.main:
@@ -239,6 +243,7 @@ class PodWorker:
             return
         for cs in self.main:
             if cs.run is not None and cs.run.running:
+                prober.step(self, cs)
                 continue
             if cs.run is not None and not _restarts(self.pod, cs.run.exit_code):
                 continue
@@ -290,7 +295,7 @@ class PodWorker:
         env["SIM_RUNTIME_DEVICES"] = nvidia_runtime.devices(self.handler, cs.spec, env, answers,
                                                             self.k.runtime_options.get(self.handler),
                                                             self.k.base_hooks(self.handler), cdi)
-        return env, cdi.mounts
+        return env, cdi
 
     def _answers(self, cs):
         """What the device plugins' Allocate and the DRA manager's
@@ -314,7 +319,7 @@ class PodWorker:
     def _start(self, cs):
         argv = list(cs.spec.get("command") or []) + list(cs.spec.get("args") or [])
         try:
-            env, cdi_mounts = self._env(cs)
+            env, cdi = self._env(cs)
         except nvidia_runtime.Unresolvable as e:
             return self._create_error(cs, "CDI device injection failed: %s" % e)
         why = mounts.propagation_error(self.pod, cs.spec)
@@ -336,7 +341,7 @@ class PodWorker:
             run = runtime.ProgramRun(name, path, self.k.container_exited, program, ctx)
         elif runtime.command_missing(argv[0], env) or (
                 os.path.basename(argv[0]) == "nvidia-smi" and not self.handler.startswith("nvidia")
-                and "/usr/bin/nvidia-smi" not in cdi_mounts):
+                and "/usr/bin/nvidia-smi" not in cdi.mounts):
             run = runtime.FailedStart(name, path, self.k.container_exited, argv[0])
         elif hook_error:
             run = runtime.FailedStart(name, path, self.k.container_exited, argv[0], hook_error)
@@ -344,6 +349,8 @@ class PodWorker:
             where = os.path.join(config.KUBELET_DIR, "pods", self.uid, "containers", name, os.urandom(4).hex())
             ns = runtime.MountNamespace(start_error=where + ".start-error")
             nvidia_runtime.pod_procfs(self.handler, hooks, ns)
+            mounts.bind_volumes(self.pod, cs.spec, ns)
+            mounts.bind_cdi(cdi.binds, ns)
             term = runtime.Termination(
                 where,
                 cs.spec.get("terminationMessagePath") or "/dev/termination-log",
@@ -353,6 +360,7 @@ class PodWorker:
             run = runtime.ProcessRun(name, path, self.k.container_exited, argv, env, cs.spec.get("workingDir") or "/",
                                      term, ns, (self.uid, self.pod.get("status", {}).get("qosClass")))
         cs.run = run
+        cs.startup = None if cs.init else prober.Startup(cs.spec, clock.now())
         cs.waiting = None
         cs.record(run)
         _write_index(self.k.log_dir(self.pod, name), cs.cid_log)
@@ -373,8 +381,8 @@ class PodWorker:
             out["containerID"] = cs.run.cid
             if cs.run.running:
                 out["state"] = {"running": {"startedAt": cs.run.started_at}}
-                out["started"] = True
-                out["ready"] = not cs.init
+                out["started"] = prober.started(cs)
+                out["ready"] = out["started"] and not cs.init
             else:
                 out["state"] = {"terminated": _terminated(cs.run)}
                 if cs.init and cs.run.exit_code == 0:

@@ -166,10 +166,18 @@ class MountNamespace:
         # container's own exit.
         self.start_error = start_error
 
-    def bind(self, src, dst, create=False):
+    def bind(self, src, dst, create=False, directory=False, recursive=False):
+        """SRC bound at DST; CREATE: DST made as runc makes a mount point
+        (a directory, with DIRECTORY, else an empty file in its made
+        directory)."""
         q = shlex.quote
-        made = "[ -e %s ] || : >%s || exit 126; " % (q(dst), q(dst)) if create else ""
-        self.lines.append(made + "mount --bind %s %s || exit 126" % (q(src), q(dst)))
+        made = ""
+        if create and directory:
+            made = "mkdir -p %s || exit 126; " % q(dst)
+        elif create:
+            parent = os.path.dirname(dst.rstrip("/")) or "/"
+            made = "[ -e %s ] || { mkdir -p %s && : >%s; } || exit 126; " % (q(dst), q(parent), q(dst))
+        self.lines.append(made + "mount %s %s %s || exit 126" % ("--rbind" if recursive else "--bind", q(src), q(dst)))
 
     def hook(self, index, hook):
         """runc runs PATH with ARGS (args[0] its name), its stdout and
