@@ -60,8 +60,8 @@ static const struct cli_opt start_opts[] = {
 	  .help = "share each GPU between pods: time-slicing:N makes allocatable nvidia.com/gpu N times the GPUs (pods "
 	  "take turns; no memory isolation); mps:N the same through CUDA MPS (pods run at once, each with its "
 	  "share; N at most 48, 16 before Volta; the GPUs go into compute mode EXCLUSIVE_PROCESS on the host); "
-	  "none undoes it; under --gpu-allocation dra, time-slicing (no N) lets a claim's GpuConfig ask NVIDIA's DRA "
-	  "driver for it. Changes a running gateway in place",
+	  "none undoes it; under --gpu-allocation dra, time-slicing or mps (no N) lets a claim's GpuConfig ask NVIDIA's "
+	  "DRA driver for it. Changes a running gateway in place",
 	  .value = CLI_VALUE_WORDS,
 	  .words = sharing_words },
 	{ .name = "gpu-mode", .key = OPT_GPU_MODE,
@@ -83,7 +83,7 @@ static const struct cli_opt start_opts[] = {
 	  "nvidia.com/gpu) or dra (Dynamic Resource Allocation through NVIDIA's DRA driver: each GPU a device of "
 	  "the node's ResourceSlice, which a pod's ResourceClaim of DeviceClass gpu.nvidia.com asks for; "
 	  "nvidia.com/gpu is still served through that class from Kubernetes 1.37, the image's k3s; DRA itself needs "
-	  "1.34). dra takes no --mig-strategy, and --gpu-sharing only as time-slicing or none",
+	  "1.34). dra takes no --mig-strategy, and --gpu-sharing only as time-slicing, mps or none",
 	  .value = CLI_VALUE_WORDS,
 	  .words = allocation_words },
 	{ .name = "port", .key = OPT_PORT,

@@ -37,13 +37,16 @@ published() {
 			| .spec.devices[].attributes.uuid.string' | sort
 }
 
-# The README's shared claim and its two pods, exactly as written there.
-readme_shared_sample() {
-	awk '/<!-- sample-dra-shared -->/ { marked = 1; next }
+# A README sample exactly as written there: the yaml block after its
+# <!-- sample-dra-$1 --> marker (pod: the claim pod; shared: the shared
+# claim and its two pods; mps: the MPS claim and its pod).
+readme_sample() {
+	awk -v mark="<!-- sample-dra-$1 -->" '$0 == mark { marked = 1; next }
 	     marked && /^```yaml$/ { on = 1; next }
 	     on && /^```$/ { exit }
 	     on' "$OPENSHELL_SRCDIR/README.md"
 }
+readme_shared_sample() { readme_sample shared; }
 
 # Its first pod, from its kind on (without its apiVersion line).
 readme_shared_pod() { readme_shared_sample | sed -n '/^kind: Pod$/,/^---$/{/^---$/q;p}'; }
@@ -111,14 +114,7 @@ timeslice_is() { gpu_compute "$1" | grep -qx "timeslice $2"; }
 	[[ "$stderr" == *" get runtimeclasses,"*",resourceslices,resourceclaims "* ]]
 }
 
-# The README's sample claim pod, exactly as written there: the yaml block
-# after its <!-- sample-dra-pod --> marker.
-readme_dra_sample() {
-	awk '/<!-- sample-dra-pod -->/ { marked = 1; next }
-	     marked && /^```yaml$/ { on = 1; next }
-	     on && /^```$/ { exit }
-	     on' "$OPENSHELL_SRCDIR/README.md"
-}
+readme_dra_sample() { readme_sample pod; }
 
 kd() { openshell gateway kubectl --name d -- "$@"; }
 
@@ -337,9 +333,9 @@ relabelled() {
 	run --separate-stderr openshell gateway start --gpu --gpu-allocation dra --gpu-sharing time-slicing:2 --name x --image "$IMAGE"
 	assert_failure 2
 	[[ "$stderr" == *"under --gpu-allocation dra pods share a GPU by using one ResourceClaim, whose GpuConfig asks the DRA driver for time-slicing, and there is no count of replicas: give --gpu-sharing time-slicing, without :N"* ]]
-	run --separate-stderr openshell gateway start --gpu --gpu-allocation dra --gpu-sharing mps --name x --image "$IMAGE"
+	run --separate-stderr openshell gateway start --gpu --gpu-allocation dra --gpu-sharing mps:4 --name x --image "$IMAGE"
 	assert_failure 2
-	[[ "$stderr" == *"--gpu-sharing mps under --gpu-allocation dra"*"is not supported by openshell yet: give --gpu-sharing time-slicing, or --gpu-allocation device-plugin with --gpu-sharing mps:N"* ]]
+	[[ "$stderr" == *"whose GpuConfig asks the DRA driver for MPS, and there is no count of replicas: give --gpu-sharing mps, without :N"* ]]
 	# Without a count it is DRA's: the device plugin, asked or by default, takes none.
 	for alloc in "--gpu-allocation device-plugin" ""; do
 		# shellcheck disable=SC2086 # the option and its value, or nothing
@@ -447,6 +443,61 @@ plugin_rolled_without_gates() {
 	IFS=/ read -r g o rest < <(gw_kubectl d get daemonset -n nvidia-dra-driver-gpu dra-driver-nvidia-gpu-kubelet-plugin \
 		-o jsonpath='{.metadata.generation}/{.status.observedGeneration}/{.status.updatedNumberScheduled}/{.status.numberReady}/{.status.desiredNumberScheduled}/{.spec.template.spec.containers[?(@.name=="gpus")].env[?(@.name=="FEATURE_GATES")].value}') || true   # no newline ends jsonpath's line
 	[ -n "$g" ] && [ "$g" = "$o" ] && [ "$rest" = "1/1/1/" ]
+}
+
+# The DRA driver's MPS control daemons: "NAME READY", one a line.
+mps_daemons() {
+	gw_kubectl d get deployments -n nvidia-dra-driver-gpu \
+		-o jsonpath='{range .items[*]}{.metadata.name} {.status.readyReplicas}{"\n"}{end}'
+}
+no_mps_daemons() { local out; out=$(mps_daemons) && [ -z "$out" ]; }
+
+@test "--gpu-sharing mps on a DRA gateway: the README's MPS claim gets a control daemon of its own, whose pipe its pods use, gone with the claim's last pod" {
+	run --separate-stderr openshell gateway start --gpus 2 --gpu-allocation dra --gpu-sharing mps --name d
+	assert_success
+	[[ "$stderr" == *"setting GPU sharing to mps (the DRA driver's feature gate)"* ]]
+	[[ "$stderr" == *"a claim that asks for MPS puts its GPUs in compute mode EXCLUSIVE_PROCESS on the host"* ]]
+	run plugin_gates
+	assert_output "MPSSupport=true,"
+	readme_sample mps >"$BATS_TEST_TMPDIR/mps-gpu.yaml"
+	run kd apply -f - <"$BATS_TEST_TMPDIR/mps-gpu.yaml"
+	assert_success
+	run kd wait --for=jsonpath='{.status.phase}'=Succeeded pod/mps-a --timeout=60s
+	assert_success
+	# Its GPU, then the claim's daemon's answer through the pipe: the
+	# percentage the claim's mpsConfig set.
+	run kd logs mps-a
+	assert_line --index 1 "50.0"
+	uuid=$(sed -n 's/^GPU 0: .* (UUID: \(GPU-[^)]*\))$/\1/p' <<<"$output")
+	run grep -cxF "$uuid" <(published d)
+	assert_output 1
+	run gpu_compute "$uuid"
+	assert_line "mode EXCLUSIVE_PROCESS"
+	# Held again: the claim's daemon, named for its UID, is ready, and the
+	# pod has its pipe where CUDA_MPS_PIPE_DIRECTORY says.
+	readme_sample mps | sed -n '/^kind: Pod$/,$p' |
+		sed 's/name: mps-a/name: mps-hold/; s/\["sh", "-c", .*\]$/["sleep", "60"]/' >"$BATS_TEST_TMPDIR/hold.yaml"
+	run kd apply -f - < <(printf 'apiVersion: v1\n'; cat "$BATS_TEST_TMPDIR/hold.yaml")
+	assert_success
+	run kd wait --for=jsonpath='{.status.phase}'=Running pod/mps-hold --timeout=60s
+	assert_success
+	uid=$(kd get resourceclaim mps-gpu -o jsonpath='{.metadata.uid}')
+	run mps_daemons
+	assert_output --regexp "^mps-control-daemon-$uid-[0-9a-f]{5} 1$"
+	run kd exec mps-hold -- sh -c 'echo "$CUDA_MPS_PIPE_DIRECTORY"; [ -p "$CUDA_MPS_PIPE_DIRECTORY/control" ] && echo pipe'
+	assert_output $'/tmp/nvidia-mps\npipe'
+	run --separate-stderr openshell gateway verify --name d --json
+	assert_success
+	run evidence "$output" dra-driver
+	assert_output --partial "; mps on: its pods run with feature gate MPSSupport, so a claim's GpuConfig may ask for it"
+	# Its last pod gone, the claim is unprepared: the daemon goes; the
+	# GPU stays in EXCLUSIVE_PROCESS, as the driver leaves it.
+	kd delete pod mps-hold --wait=false >/dev/null
+	eventually no_mps_daemons
+	run gpu_compute "$uuid"
+	assert_line "mode EXCLUSIVE_PROCESS"
+	run kd delete -f - <"$BATS_TEST_TMPDIR/mps-gpu.yaml"
+	assert_success
 }
 
 # The devices gateway $1's node publishes: "TYPE NAME PARENT", sorted.

@@ -396,12 +396,13 @@ static void test_allocation_check(void)
 	check_allocation(0, GPU_ALLOCATION_DRA, NULL, MIG_UNSET,
 			 "--gpu-allocation says how GPUs are given, and none were asked for: add --gpu or --gpus",
 			 "--gpu-allocation without GPUs");
-	check_allocation(1, GPU_ALLOCATION_DRA, "mps:2", MIG_UNSET, "there is no count of replicas: give --gpu-sharing time-slicing, without :N",
-			 "dra with a count of replicas");
+	check_allocation(1, GPU_ALLOCATION_DRA, "time-slicing:2", MIG_UNSET,
+			 "there is no count of replicas: give --gpu-sharing time-slicing, without :N", "dra with a count of replicas");
+	check_allocation(1, GPU_ALLOCATION_DRA, "mps:2", MIG_UNSET, "asks the DRA driver for MPS, and there is no count of replicas: give --gpu-sharing mps, without :N",
+			 "dra with a count of MPS replicas");
 	check_allocation(1, GPU_ALLOCATION_DRA, "time-slicing", MIG_UNSET, NULL, "dra with time-slicing per claim");
 	check_allocation(1, GPU_ALLOCATION_DRA, "none", MIG_UNSET, NULL, "dra with none");
-	check_allocation(1, GPU_ALLOCATION_DRA, "mps", MIG_UNSET, "is not supported by openshell yet",
-			 "dra with MPS per claim");
+	check_allocation(1, GPU_ALLOCATION_DRA, "mps", MIG_UNSET, NULL, "dra with MPS per claim");
 	check_allocation(1, GPU_ALLOCATION_DEVICE_PLUGIN, "time-slicing", MIG_UNSET,
 			 "--gpu-sharing without a count is for --gpu-allocation dra", "the device plugin with sharing per claim");
 	check_allocation(1, GPU_ALLOCATION_UNSET, "time-slicing", MIG_UNSET, "or add --gpu-allocation dra",

@@ -208,10 +208,10 @@ const char *gpu_allocation_sharing_refused(enum gpu_allocation a, const struct s
 {
 	if (!sharing_asked(s))
 		return NULL;
+	if (a == GPU_ALLOCATION_DRA && s->replicas > 1 && s->mps)
+		return "under --gpu-allocation dra pods share a GPU by using one ResourceClaim, whose GpuConfig asks the DRA driver for MPS, and there is no count of replicas: give --gpu-sharing mps, without :N";
 	if (a == GPU_ALLOCATION_DRA && s->replicas > 1)
 		return "under --gpu-allocation dra pods share a GPU by using one ResourceClaim, whose GpuConfig asks the DRA driver for time-slicing, and there is no count of replicas: give --gpu-sharing time-slicing, without :N";
-	if (a == GPU_ALLOCATION_DRA && s->per_claim && s->mps)
-		return "--gpu-sharing mps under --gpu-allocation dra (the driver's MPS control daemon a claim) is not supported by openshell yet: give --gpu-sharing time-slicing, or --gpu-allocation device-plugin with --gpu-sharing mps:N";
 	/* Unasked, the allocation is the device plugin's, or a kept gateway's:
 	 * the per-claim form names dra, so that it is judged before anything. */
 	if (a != GPU_ALLOCATION_DRA && s->per_claim && s->mps)

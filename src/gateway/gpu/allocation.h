@@ -108,7 +108,7 @@ int dra_gate_on(const cJSON *ds, const char *gate);
 int dra_gates_rolled(const cJSON *ds, const struct ds_status *st, const char *gate);
 
 /* The sharing S of allocation A where it cannot be: a count of replicas
- * or MPS under DRA, a sharing per claim but under DRA (A UNSET too: the
+ * under DRA, a sharing per claim but under DRA (A UNSET too: the
  * form asks for --gpu-allocation dra with it). The reason and the fix, or
  * NULL. */
 const char *gpu_allocation_sharing_refused(enum gpu_allocation a, const struct sharing *s);

@@ -20,7 +20,7 @@
 #include "gateway/gpu/sharing.h"
 #include "kube/kubectl.h"
 
-#define SHARING_FORMS "give none, time-slicing:N with N from 2 to 1024, or mps:N with N from 2 to 48 (under --gpu-allocation dra: time-slicing, without N)"
+#define SHARING_FORMS "give none, time-slicing:N with N from 2 to 1024, or mps:N with N from 2 to 48 (under --gpu-allocation dra: time-slicing or mps, without N)"
 
 int sharing_parse(const char *text, struct sharing *s, os_error *err)
 {
@@ -429,6 +429,8 @@ int sharing_configure_dra(const char *ctr, const struct sharing *s, const char *
 	log_step("setting GPU sharing to %s (the DRA driver's feature gate)", what);
 	if (apply(ctr, s, release, by, err) < 0)
 		return -1;
+	if (s->mps)
+		log_warn("a claim that asks for MPS puts its GPUs in compute mode EXCLUSIVE_PROCESS on the host (NVIDIA's DRA driver does), and they stay so after it: no process outside that claim's pods can use them until the mode is set back (nvidia-smi -c DEFAULT)");
 	log_step_done(1);
 	return 0;
 }

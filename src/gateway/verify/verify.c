@@ -152,7 +152,7 @@ static void check_runtime_class(const struct gateway *gw, const cJSON *list, con
 }
 
 /* Under DRA, a sharing its HelmChartConfig turns on (--gpu-sharing
- * time-slicing): the driver's pods run with its gate, so that a claim's
+ * time-slicing or mps): the driver's pods run with its gate, so that a claim's
  * GpuConfig may ask for it. */
 static void check_dra_sharing(const cJSON *list, const cJSON *ds, const struct ds_status *st, struct check *c)
 {

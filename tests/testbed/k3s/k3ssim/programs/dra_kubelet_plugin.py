@@ -48,13 +48,16 @@
   <ns>/<name>:<uid>: prepare devices failed: allocatable not found for
   device …". The claim's opaque GpuConfig (programs/gpuconfig.py) is
   read, validated against the FEATURE_GATES, and its time-slicing applied
-  to the claim's GPUs with the driver root's nvidia-smi before the spec is
-  written; its errors fail the claim as "error preparing devices for claim
-  …: prepare devices failed: …". SIMULATION: the plugin's own checkpoint
+  to the claim's GPUs with the driver root's nvidia-smi, or its MPS
+  control daemon started and waited for (programs/dra_mps.py, whose CDI
+  edits the devices of its group get), before the spec is written; its
+  errors fail the claim as "error preparing devices for claim …: prepare
+  devices failed: …". SIMULATION: the plugin's own checkpoint
   (plugins/gpu.nvidia.com/checkpoint.json) is not written; what a claim
   set is kept in memory for its unprepare.
-- NodeUnprepareResources: the claim's GPUs get time slice Default again
-  (when it set one), and its CDI spec is removed.
+- NodeUnprepareResources: the claim's MPS control daemons are stopped,
+  its GPUs get time slice Default again (the time-slicing gate on), and
+  its CDI spec is removed.
 Startup takes SIM_PLUGIN_DELAY seconds (NVML's initialisation).
 
 The DaemonSet's init container runs hack/kubelet-plugin-prestart.sh
@@ -72,7 +75,7 @@ import os
 import yaml
 
 from .. import clock, config, driverprocfs, logs, procs, status
-from . import gpuconfig, nvml
+from . import dra_mps, gpuconfig, nvml
 
 DRIVER = "gpu.nvidia.com"
 CDI_VENDOR = "k8s." + DRIVER
@@ -212,7 +215,18 @@ class Plugin:
         self.by_name = {"gpu-%d" % g["minor"]: g for g in gpus}
         self.migs = {d["name"]: d["mig"] for d in migs}
         self.cdi_root = ctx.env.get("CDI_ROOT") or config.CDI_DIRS[-1]
-        self.whole = {}   # claim UID: its whole GPUs (SIMULATION: the plugin's checkpoint keeps them)
+        # Claim UID: its whole GPUs, and its MPS groups' (UUIDs, whole
+        # GPUs' UUIDs) (SIMULATION: the plugin's checkpoint keeps them).
+        self.whole, self.mps = {}, {}
+        self.waits = dra_mps.Waits()
+
+    def klog(self, sev, where, msg):
+        _klog(self.ctx, sev, where, msg)
+
+    @property
+    def driver_root(self):
+        """/driver-root of the plugin's container, as a path of the gateway."""
+        return _driver_root(self.ctx)
 
     def _spec_path(self, uid):
         # container-device-interface GenerateTransientSpecName.
@@ -221,10 +235,11 @@ class Plugin:
     def _common_edits(self):
         """nvcdi's common edits (GetCommonEdits): the control device nodes,
         the driver's user-space files from the driver root (SIMULATION: those
-        the runtime hook put in the gateway: nvidia-smi and the libraries),
-        and NVIDIA_VISIBLE_DEVICES=void so that no runtime adds GPUs."""
+        the runtime hook put in the gateway: nvidia-smi,
+        nvidia-cuda-mps-control and the libraries), and
+        NVIDIA_VISIBLE_DEVICES=void so that no runtime adds GPUs."""
         root = self.ctx.env.get("NVIDIA_DRIVER_ROOT") or "/"
-        files = ["usr/bin/nvidia-smi"] + sorted(
+        files = ["usr/bin/nvidia-smi", "usr/bin/nvidia-cuda-mps-control"] + sorted(
             os.path.relpath(p, root) for p in glob.glob(os.path.join(root, "usr/lib/x86_64-linux-gnu", "lib*.so.*"))
             if os.path.basename(p).startswith(("libcuda.so.", "libnvidia-ml.so.")))
         mounts = [{"hostPath": os.path.join(root, f), "containerPath": "/" + f,
@@ -234,11 +249,11 @@ class Plugin:
                 "deviceNodes": [{"path": "/dev/nvidiactl"}, {"path": "/dev/nvidia-uvm"}, {"path": "/dev/nvidia-uvm-tools"}],
                 "mounts": mounts}
 
-    def _smi(self, *args):
+    def smi(self, *args):
         """The driver root's nvidia-smi (nvlib.go setComputeMode,
         setTimeSlice): None, or Go's error of the run, "exit status N",
         what it printed going to the plugin's log (klog.Errorf)."""
-        root = _driver_root(self.ctx)
+        root = self.driver_root
         smi = _find(root, SMI_DIRS, "nvidia-smi")
         if not smi:
             return "nvidia-smi not found in the driver root"   # unreached: the plugin's start refuses that root
@@ -256,35 +271,59 @@ class Plugin:
         """sharing.go TimeSlicingManager.SetTimeSlice (nvlib.go): compute mode
         DEFAULT on every GPU, then the time slice on every GPU."""
         for u in uuids:
-            said = self._smi("-i", u, "-c", "DEFAULT")
+            said = self.smi("-i", u, "-c", "DEFAULT")
             if said:
                 return "error setting compute mode: error running nvidia-smi: %s" % said
         for u in uuids:
-            said = self._smi("compute-policy", "-i", u, "--set-timeslice", str(n))
+            said = self.smi("compute-policy", "-i", u, "--set-timeslice", str(n))
             if said:
                 return "error setting time slice: error running nvidia-smi: %s" % said
         return None
 
+    def _uuid(self, device):
+        return self.migs[device]["uuid"] if device in self.migs else self.by_name[device]["uuid"]
+
     def _sharing(self, claim, results):
-        """The claim's GpuConfig per result: {uuid: timeslice} to apply, or
-        an error (device_state.go prepareDevices)."""
+        """The claim's GpuConfig per result (device_state.go prepareDevices):
+        ({uuid: timeslice} to apply, [(MPS config, [its results])], None),
+        or (None, None, the error)."""
         gates = gpuconfig.feature_gates(self.ctx.env.get("FEATURE_GATES"))
         try:
             configs = gpuconfig.configs_for((claim.get("status") or {}).get("allocation"), DRIVER)
-            slices = {}
+            slices, groups = {}, {}
             for r in results:
                 mig = r["device"] in self.migs
                 cfg = gpuconfig.config_of(configs, r.get("request"), r["device"], "mig" if mig else "gpu")
                 sharing = gpuconfig.normalize_validate(cfg, gates)
-                if mig and not sharing:
-                    continue
                 if sharing and sharing["strategy"] == "MPS":
-                    raise gpuconfig.ConfigError("SIMULATION: MPS sharing under DRA is not simulated")
-                if sharing:
+                    groups.setdefault(id(cfg), (sharing["mpsConfig"], []))[1].append(r)
+                elif sharing and not mig:
                     slices[self.by_name[r["device"]]["uuid"]] = gpuconfig.timeslice(sharing)
-            return slices, None
+            return slices, list(groups.values()), None
         except gpuconfig.ConfigError as e:
-            return None, str(e)
+            return None, None, str(e)
+
+    def _start_mps(self, uid, groups, specs):
+        """Each MPS group's daemon started and ready, its CDI edits added to
+        its devices' specs: None, dra_mps.PENDING, or the error."""
+        for mps, results in groups:
+            devices = [r["device"] for r in results]
+            daemon = dra_mps.Daemon(self, uid, [self._uuid(d) for d in devices],
+                                    [self.by_name[d]["uuid"] for d in devices if d in self.by_name])
+            self.mps.setdefault(uid, {})[daemon.id] = (daemon.uuids, daemon.gpu_uuids)
+            err = daemon.start(mps)
+            if err:
+                return "error starting MPS control daemon: %s" % err
+            err = self.waits.check(daemon)
+            if err:
+                return err
+            edits = daemon.cdi_edits()
+            for spec in specs:
+                if spec["name"][len(uid) + 1:] in devices:
+                    ce = spec["containerEdits"]
+                    ce["env"] = ce.get("env", []) + edits["env"]
+                    ce["mounts"] = ce.get("mounts", []) + edits["mounts"]
+        return None
 
     def prepare(self, claim):
         """NodePrepareResources for one claim: ([device], None) or (None, error)."""
@@ -306,11 +345,15 @@ class Plugin:
             specs.append({"name": name, "containerEdits": {"deviceNodes": [{"path": p} for p in nodes]}})
             out.append({"requestNames": [r.get("request")], "poolName": r.get("pool"), "deviceName": r["device"],
                         "cdiDeviceIDs": ["%s=%s" % (CDI_KIND, name)]})
-        slices, err = self._sharing(claim, results)
+        slices, groups, err = self._sharing(claim, results)
         for n in sorted(set((slices or {}).values())):
             said = err or self._timeslice(sorted(u for u, v in slices.items() if v == n), n)
             err = err or (said and "error applying config: error setting timeslice config for requests '[%s]' in "
                           "claim '%s': %s" % (" ".join(sorted({r.get("request") for r in results})), md["uid"], said))
+        said = err or self._start_mps(md["uid"], groups, specs)
+        if said is dra_mps.PENDING:
+            return None, said
+        err = err or (said and "error applying config: %s" % said)
         if err:
             return None, "error preparing devices for claim %s: prepare devices failed: %s" % (cs, err)
         # Its whole GPUs, which unprepare sets back.
@@ -325,11 +368,17 @@ class Plugin:
         return out, None
 
     def unprepare(self, namespace, name, uid):
-        """NodeUnprepareResources: with the time-slicing gate on, the claim's
-        whole GPUs back to compute mode DEFAULT and time slice Default,
-        whether or not it set one (device_state.go: TimeSliceApplied is never
-        false); its CDI spec gone."""
+        """NodeUnprepareResources: with the MPS gate on, the claim's MPS
+        control daemons stopped (dra_mps.py); with the time-slicing gate
+        on, its whole GPUs back to compute mode DEFAULT and time slice
+        Default, whether or not it set one (device_state.go:
+        TimeSliceApplied is never false); its CDI spec gone."""
         gates = gpuconfig.feature_gates(self.ctx.env.get("FEATURE_GATES"))
+        for uuids, gpu_uuids in (self.mps.get(uid) or {}).values() if gates.get("MPSSupport") else ():
+            err = dra_mps.Daemon(self, uid, uuids, gpu_uuids).stop()
+            if err:
+                return "error stopping MPS control daemon: %s" % err
+        self.mps.pop(uid, None)
         err = self._timeslice(self.whole.get(uid, []), 0) if gates.get("TimeSlicingSettings") else None
         if err:
             return err   # the kubelet tries again

@@ -29,12 +29,19 @@ v0.4.1):
 - MigDeviceConfig (sharing.go MigDeviceSharing, validate.go): sharing
   TimeSlicing or MPS, no timeSlicingConfig, the strategy's gate checked;
   time-slicing a MIG device then does nothing.
-SIMULATION: MPS (a control daemon Deployment per claim) is not made: a claim
-asking for it fails with a line that says so. VfioDeviceConfig is not a
-known kind here (the stand-in publishes no VFIO devices).
+- MPS (sharing.go MpsConfig, validate.go): defaultActiveThreadPercentage
+  an integer from 0 to 100; defaultPinnedDeviceMemoryLimit a quantity and
+  defaultPerDevicePinnedMemoryLimit one per device (its UUID or its index
+  among the claim's devices, UUIDs sorted), each turned into whole
+  megabytes ("<N>M", N = bytes / 1024 / 1024, at least 1) for the devices
+  (MpsPerDevicePinnedMemoryLimit.Normalize); the daemon itself:
+  programs/dra_mps.py.
+SIMULATION: VfioDeviceConfig is not a known kind here (the stand-in
+publishes no VFIO devices).
 """
 
 import json
+import re
 
 API_VERSION = "resource.nvidia.com/v1beta1"
 KINDS = {"gpu": "GpuConfig", "mig": "MigDeviceConfig"}   # a device's type: its config's kind
@@ -50,6 +57,56 @@ FIELDS = {"GpuConfig": {"": {"apiVersion", "kind", "sharing"},
 
 class ConfigError(Exception):
     pass
+
+
+# apimachinery resource.Quantity: a number, then a binary or decimal
+# suffix or an exponent.
+_QUANTITY = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$")
+_SUFFIXES = {"Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30, "Ti": 2 ** 40, "Pi": 2 ** 50, "Ei": 2 ** 60, "n": 1e-9,
+             "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+
+
+def quantity_bytes(text):
+    """Quantity.Value() of TEXT (rounded up), or ConfigError as the
+    decoder says it."""
+    m = _QUANTITY.match(str(text)) if isinstance(text, (str, int)) else None
+    if not m:
+        raise ConfigError("error decoding config parameters: quantities must match the regular expression "
+                          "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+    unit = m.group(2) or ""
+    scale = 10 ** int(unit[1:]) if unit[:1] in "eE" and unit else _SUFFIXES.get(unit, 1)
+    value = float(m.group(1)) * scale
+    return int(value) + (1 if value > int(value) else 0)
+
+
+def megabytes(text):
+    """limit.Megabyte(): "<N>M" and whether N > 0."""
+    n = quantity_bytes(text) // 1024 // 1024
+    return "%dM" % n, n > 0
+
+
+def pinned_limits(mps, uuids):
+    """MpsPerDevicePinnedMemoryLimit.Normalize: {uuid: "<N>M"}, or ConfigError."""
+    limits = {}
+    if mps.get("defaultPinnedDeviceMemoryLimit") is not None and uuids:
+        mb, ok = megabytes(mps["defaultPinnedDeviceMemoryLimit"])
+        if not ok:
+            raise ConfigError("invalid limit: default value set too low: %s" % mps["defaultPinnedDeviceMemoryLimit"])
+        limits = {u: mb for u in uuids}
+    for key, value in sorted((mps.get("defaultPerDevicePinnedMemoryLimit") or {}).items()):
+        if key in uuids:
+            uuid = key
+        elif not re.match(r"^[+-]?[0-9]+$", key):
+            raise ConfigError("invalid device: unable to parse key as an integer: %s" % key)
+        elif 0 <= int(key) < len(uuids):
+            uuid = uuids[int(key)]
+        else:
+            raise ConfigError("invalid device: invalid device index: %d" % int(key))
+        mb, ok = megabytes(value)
+        if not ok:
+            raise ConfigError("invalid limit: value set too low: %s: %s" % (key, value))
+        limits[uuid] = mb
+    return limits
 
 
 def feature_gates(text):
@@ -86,6 +143,7 @@ def decode(params):
     bad = _unknown(FIELDS[params["kind"]], params)
     if bad:
         raise ConfigError('error decoding config parameters: strict decoding error: unknown field "%s"' % bad)
+    _mps_decode(params)
     return json.loads(json.dumps(params))
 
 
@@ -146,9 +204,34 @@ def normalize_validate(cfg, gates):
         if interval not in INTERVALS:
             raise ConfigError("error validating GPU config: unknown time-slice interval: %s, supported time-slice "
                               "intervals: Default, Short, Medium, Long" % interval)
-    elif sharing.get("timeSlicingConfig") is not None:
-        raise ConfigError("error validating GPU config: cannot use TimeSlicingConfig with the 'MPS' strategy")
+    else:
+        if sharing.get("timeSlicingConfig") is not None:
+            raise ConfigError("error validating GPU config: cannot use TimeSlicingConfig with the 'MPS' strategy")
+        _mps_validate(sharing.setdefault("mpsConfig", {}))
     return sharing
+
+
+def _mps_decode(params):
+    """The decoder's types in an MpsConfig: an integer percentage, quantities."""
+    mps = (params.get("sharing") or {}).get("mpsConfig") or {}
+    pct = mps.get("defaultActiveThreadPercentage")
+    if pct is not None and (isinstance(pct, bool) or not isinstance(pct, int)):
+        raise ConfigError("error decoding config parameters: json: cannot unmarshal %s into Go struct field "
+                          "MpsConfig.sharing.mpsConfig.defaultActiveThreadPercentage of type int"
+                          % ("string" if isinstance(pct, str) else "number"))
+    for v in [mps.get("defaultPinnedDeviceMemoryLimit")] + list((mps.get("defaultPerDevicePinnedMemoryLimit")
+                                                                 or {}).values()):
+        if v is not None:
+            quantity_bytes(v)
+
+
+def _mps_validate(mps):
+    """MpsConfig.Validate()."""
+    pct = mps.get("defaultActiveThreadPercentage")
+    if pct is not None and pct < 0:
+        raise ConfigError("error validating GPU config: active thread percentage must not be negative")
+    if pct is not None and pct > 100:
+        raise ConfigError("error validating GPU config: active thread percentage must not be greater than 100")
 
 
 def timeslice(sharing):
