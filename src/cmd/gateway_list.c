@@ -60,8 +60,8 @@ static void print_json(const struct roster *r)
 
 		gateway_json_common(o, gw);
 		/* where it lives, and why that daemon could not be asked */
-		json_add_string_or_null(o, "docker_context", gw->has_metadata ? gw->md.docker_context : NULL);
-		json_add_string_or_null(o, "docker_endpoint", gw->has_metadata ? gw->md.docker_endpoint : NULL);
+		json_add_string_or_null(o, "docker_context", gw->has_metadata ? gw->md.docker.context : NULL);
+		json_add_string_or_null(o, "docker_endpoint", gw->has_metadata ? gw->md.docker.endpoint : NULL);
 		json_add_string_or_null(o, "daemon_error", gw->daemon_error);
 		cJSON_AddItemToArray(arr, o);
 	}

@@ -16,7 +16,7 @@ int docker_attach(const char *const *args, int timeout_ms, int *status, os_error
 		return -1;
 	strv_push(&argv, docker_path());
 	strv_pushv(&argv, args);
-	struct run_spec spec = { .argv = strv_argv(&argv), .env_base = docker_target_env(), .timeout_ms = timeout_ms,
+	struct run_spec spec = { .argv = strv_argv(&argv), .env_base = docker_process_target(), .timeout_ms = timeout_ms,
 				 .interactive = 1 };
 	rc = run_command(&spec, &res, err);
 	*status = res.status;

@@ -98,14 +98,14 @@ static const char *daemon_lost(const struct run_result *res)
  * never changed. */
 static struct strv target;
 
-void docker_target_set(const char *const *env)
+void docker_process_target_set(const char *const *env)
 {
 	strv_free(&target);
 	if (env)
 		strv_pushv(&target, env);
 }
 
-const char *const *docker_target_env(void)
+const char *const *docker_process_target(void)
 {
 	return target.n ? strv_argv(&target) : NULL;
 }
@@ -123,7 +123,7 @@ static const char *env_over(const char *value, const char *const *env, const cha
 
 const char *docker_env(const char *name)
 {
-	return env_over(getenv(name), docker_target_env(), name);
+	return env_over(getenv(name), docker_process_target(), name);
 }
 
 /* NAME as a docker started with ENV (run_spec's list) sees it. */
@@ -172,7 +172,7 @@ struct run_child *docker_start(const char *const *args, const struct run_spec *s
 	strv_push(&argv, docker_exe);
 	strv_pushv(&argv, args);
 	s.argv = strv_argv(&argv);
-	s.env_base = docker_target_env();
+	s.env_base = docker_process_target();
 	if (s.timeout_ms <= 0)
 		s.timeout_ms = call_timeout_ms;
 	c = run_start(&s, err);
@@ -205,7 +205,7 @@ int docker_detached(const char *const *args, int timeout_ms, os_error *err)
 	strv_push(&argv, docker_exe);
 	strv_pushv(&argv, args);
 	spec.argv = strv_argv(&argv);
-	spec.env_base = docker_target_env();
+	spec.env_base = docker_process_target();
 	rc = run_detached(&spec, err);
 	strv_free(&argv);
 	return rc;

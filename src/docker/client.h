@@ -23,8 +23,8 @@
  * which openshell never changes. docker/daemon.h sets them once a command
  * knows its daemon (--context, the gateway's recorded daemon); NULL or
  * empty: the environment's. */
-void docker_target_set(const char *const *env);
-const char *const *docker_target_env(void);
+void docker_process_target_set(const char *const *env);
+const char *const *docker_process_target(void);
 
 /* The value of NAME (DOCKER_HOST, DOCKER_CONTEXT, DOCKER_TLS…) a docker
  * call sees: the environment's, as the target leaves it. */
@@ -53,7 +53,7 @@ int docker_run_ok(const char *const *args, const char *input, size_t input_len, 
 		  struct run_result *res, os_error *err);
 
 /* A call's daemon, ON: run_spec env entries that name it (docker/daemon.h's
- * docker_where_env()) over the process's target, whichever that names;
+ * docker_target_env()) over the process's target, whichever that names;
  * NULL is the process's target. A command on two daemons (node add: the
  * server's and the node's) names the other one in each call to it, and
  * never switches the process's target. */

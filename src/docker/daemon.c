@@ -101,7 +101,7 @@ static int env_set(env_reader *env, const char *name)
 
 int docker_daemon_parse_endpoint(struct docker_daemon *d, os_error *err)
 {
-	const char *e = d->endpoint, *end, *at, *close, *colon;
+	const char *e = d->at.endpoint, *end, *at, *close, *colon;
 	static const char *const local[] = { "unix://", "fd://", "npipe://" };
 
 	free(d->host);
@@ -116,7 +116,7 @@ int docker_daemon_parse_endpoint(struct docker_daemon *d, os_error *err)
 		}
 	if (strncmp(e, "ssh://", 6) != 0 && strncmp(e, "tcp://", 6) != 0)
 		return os_error_set(err, OS_EXIT_DOCKER,
-				    "Docker endpoint '%s' is none openshell knows (unix://, ssh:// or tcp://)", d->endpoint);
+				    "Docker endpoint '%s' is none openshell knows (unix://, ssh:// or tcp://)", d->at.endpoint);
 	/* [user@]host[:port][/path], the host perhaps [v6] */
 	e += 6;
 	end = e + strcspn(e, "/");
@@ -134,7 +134,7 @@ int docker_daemon_parse_endpoint(struct docker_daemon *d, os_error *err)
 	if (colon && colon + 1 < end)
 		d->port = xstrndup(colon + 1, (size_t)(end - colon - 1));
 	if (!*d->host)
-		return os_error_set(err, OS_EXIT_DOCKER, "Docker endpoint '%s' names no host", d->endpoint);
+		return os_error_set(err, OS_EXIT_DOCKER, "Docker endpoint '%s' names no host", d->at.endpoint);
 	return 0;
 }
 
@@ -142,23 +142,28 @@ int docker_daemon_parse_endpoint(struct docker_daemon *d, os_error *err)
  * config's current one), as the docker CLI resolves them. */
 static int resolve(const char *host, const char *ctx, env_reader *env, struct docker_daemon *d, os_error *err)
 {
+	struct docker_target *t = &d->at;
+
 	memset(d, 0, sizeof(*d));
 	if (host && *host) {
-		d->context = xstrdup("default");
-		d->endpoint = xstrdup(host);
+		t->context = xstrdup("default");
+		t->endpoint = xstrdup(host);
 	} else {
-		d->context = ctx && *ctx ? xstrdup(ctx) : current_context();
-		if (!d->context)
-			d->context = xstrdup("default");
-		if (strcmp(d->context, "default") == 0)
-			d->endpoint = xstrdup(DOCKER_DEFAULT_ENDPOINT);
-		else if (context_endpoint(d->context, &d->endpoint, err) < 0)
+		t->context = ctx && *ctx ? xstrdup(ctx) : current_context();
+		if (!t->context)
+			t->context = xstrdup("default");
+		if (strcmp(t->context, "default") == 0)
+			t->endpoint = xstrdup(DOCKER_DEFAULT_ENDPOINT);
+		else if (context_endpoint(t->context, &t->endpoint, err) < 0)
 			goto fail;
 	}
-	if (strcmp(d->context, "default") == 0) {
-		d->tls = env_set(env, "DOCKER_TLS");
-		d->tls_verify = env_set(env, "DOCKER_TLS_VERIFY");
-		d->cert_path = env_set(env, "DOCKER_CERT_PATH") ? absolute_path(env("DOCKER_CERT_PATH")) : NULL;
+	/* A named context carries its own TLS material; the default one's
+	 * is the environment's, recorded. */
+	if (strcmp(t->context, "default") == 0) {
+		t->tls_recorded = 1;
+		t->tls = env_set(env, "DOCKER_TLS");
+		t->tls_verify = env_set(env, "DOCKER_TLS_VERIFY");
+		t->cert_path = env_set(env, "DOCKER_CERT_PATH") ? absolute_path(env("DOCKER_CERT_PATH")) : NULL;
 	}
 	if (docker_daemon_parse_endpoint(d, err) == 0)
 		return 0;
@@ -191,7 +196,7 @@ char *docker_daemon_ssh_hostname(const struct docker_daemon *d)
 	os_error err = { 0 };
 	char *name = NULL;
 
-	if (strncmp(d->endpoint, "ssh://", 6) != 0 || !d->host)
+	if (strncmp(d->at.endpoint, "ssh://", 6) != 0 || !d->host)
 		return NULL;
 	strv_pushv(&argv, (const char *const[]){ "ssh", "-G", NULL });
 	if (d->user && *d->user)
@@ -213,11 +218,24 @@ char *docker_daemon_ssh_hostname(const struct docker_daemon *d)
 	return name;
 }
 
-void docker_daemon_where(const struct docker_daemon *d, struct docker_where *w)
+static char *dup_or_null(const char *s)
 {
-	*w = (struct docker_where){ .context = d->context, .endpoint = d->endpoint,
-				    .tls_recorded = strcmp(d->context, "default") == 0, .tls = d->tls,
-				    .tls_verify = d->tls_verify, .cert_path = d->cert_path };
+	return s ? xstrdup(s) : NULL;
+}
+
+void docker_target_copy(const struct docker_target *from, struct docker_target *to)
+{
+	*to = (struct docker_target){ .context = dup_or_null(from->context), .endpoint = dup_or_null(from->endpoint),
+				      .tls_recorded = from->tls_recorded, .tls = from->tls, .tls_verify = from->tls_verify,
+				      .cert_path = dup_or_null(from->cert_path) };
+}
+
+void docker_target_free(struct docker_target *t)
+{
+	free(t->context);
+	free(t->endpoint);
+	free(t->cert_path);
+	memset(t, 0, sizeof(*t));
 }
 
 static int same_str(const char *a, const char *b)
@@ -225,7 +243,7 @@ static int same_str(const char *a, const char *b)
 	return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-int docker_where_same(const struct docker_where *a, const struct docker_where *b)
+int docker_target_same(const struct docker_target *a, const struct docker_target *b)
 {
 	return same_str(a->context, b->context) && same_str(a->endpoint, b->endpoint) &&
 	       a->tls_recorded == b->tls_recorded &&
@@ -250,115 +268,109 @@ int docker_daemon_choose(const char *context, os_error *err)
 	 * resolveDefaultDockerEndpoint); a named one wins over it. */
 	if (strcmp(context, "default") != 0)
 		strv_push(&chosen_env, "DOCKER_HOST");
-	docker_target_set(strv_argv(&chosen_env));
+	docker_process_target_set(strv_argv(&chosen_env));
 	return 0;
 }
 
-int docker_daemon_chosen_fits(const struct docker_where *w)
+int docker_daemon_chosen_fits(const struct docker_target *t)
 {
 	/* "default" is DOCKER_HOST's endpoint, else the local socket. */
 	const char *host = docker_env("DOCKER_HOST");
 	const char *now = host && *host ? host : DOCKER_DEFAULT_ENDPOINT;
 
-	if (!chosen || !w->context || !w->endpoint)
+	if (!chosen || !t->context || !t->endpoint)
 		return 1;
-	return strcmp(chosen, w->context) == 0 && (strcmp(w->context, "default") != 0 || strcmp(w->endpoint, now) == 0);
+	return strcmp(chosen, t->context) == 0 && (strcmp(t->context, "default") != 0 || strcmp(t->endpoint, now) == 0);
 }
 
 /* A named context is a name: it may have been pointed at another daemon
  * since the gateway was made there, which docker would then talk to. */
-static int context_still_there(const char *gateway, const struct docker_where *w, os_error *err)
+static int context_still_there(const char *gateway, const struct docker_target *t, os_error *err)
 {
 	cleanup_free char *now = NULL;
 
-	if (context_endpoint(w->context, &now, err) < 0) {
+	if (context_endpoint(t->context, &now, err) < 0) {
 		err->code = OS_EXIT_DOCKER;
 		os_error_wrap(err, "gateway '%s' was made in Docker context '%s' (%s), which docker cannot read", gateway,
-			      w->context, w->endpoint);
+			      t->context, t->endpoint);
 		cleanup_free char *fix = xasprintf("make it again with 'docker context create %s --docker host=%s'",
-						   w->context, w->endpoint);
+						   t->context, t->endpoint);
 		return os_error_add_fix(err, fix);
 	}
-	if (strcmp(now, w->endpoint) == 0)
+	if (strcmp(now, t->endpoint) == 0)
 		return 0;
 	return os_error_set(err, OS_EXIT_CONFLICT,
 			    "gateway '%s' was made in Docker context '%s' on %s, but the context now names %s; point it back with 'docker context update %s --docker host=%s', or give the other daemon a context of its own",
-			    gateway, w->context, w->endpoint, now, w->context, w->endpoint);
+			    gateway, t->context, t->endpoint, now, t->context, t->endpoint);
 }
 
-/* The environment entries that name W's daemon to docker: a named
- * context carries its own TLS material; "default" was DOCKER_HOST's
- * endpoint, or the local socket, with the TLS settings of the environment
- * then. An entry without '=' is a variable to unset. */
-void docker_where_env(const struct docker_where *w, struct strv *env)
+void docker_target_env(const struct docker_target *t, struct strv *env)
 {
-	if (strcmp(w->context, "default") != 0) {
-		strv_pushf(env, "DOCKER_CONTEXT=%s", w->context);
+	if (strcmp(t->context, "default") != 0) {
+		strv_pushf(env, "DOCKER_CONTEXT=%s", t->context);
 		strv_push(env, "DOCKER_HOST");
 		return;
 	}
-	strv_pushf(env, "DOCKER_HOST=%s", w->endpoint);
+	strv_pushf(env, "DOCKER_HOST=%s", t->endpoint);
 	strv_push(env, "DOCKER_CONTEXT");
-	if (w->tls_recorded) {
-		strv_push(env, w->tls ? "DOCKER_TLS=1" : "DOCKER_TLS");
-		strv_push(env, w->tls_verify ? "DOCKER_TLS_VERIFY=1" : "DOCKER_TLS_VERIFY");
-		if (w->cert_path)
-			strv_pushf(env, "DOCKER_CERT_PATH=%s", w->cert_path);
+	if (t->tls_recorded) {
+		strv_push(env, t->tls ? "DOCKER_TLS=1" : "DOCKER_TLS");
+		strv_push(env, t->tls_verify ? "DOCKER_TLS_VERIFY=1" : "DOCKER_TLS_VERIFY");
+		if (t->cert_path)
+			strv_pushf(env, "DOCKER_CERT_PATH=%s", t->cert_path);
 		else
 			strv_push(env, "DOCKER_CERT_PATH");
 	}
 }
 
-/* Every docker call after on W's daemon (the target: --context's
- * entries, then W's); docker_daemon_unfollow() undoes it. */
-static void point(const struct docker_where *w)
+/* Every docker call after on T's daemon (the target: --context's
+ * entries, then T's); docker_daemon_unfollow() undoes it. */
+static void point(const struct docker_target *t)
 {
 	struct strv env = { 0 };
 
 	strv_pushv(&env, strv_argv(&chosen_env));
-	docker_where_env(w, &env);
-	docker_target_set(strv_argv(&env));
+	docker_target_env(t, &env);
+	docker_process_target_set(strv_argv(&env));
 	strv_free(&env);
 }
 
-/* Follow W: the process's target (ON NULL), or the calls that name ON. */
-static int follow(const char *gateway, const struct docker_where *w, struct strv *on, os_error *err)
+/* Follow T: the process's target (ON NULL), or the calls that name ON. */
+static int follow(const char *gateway, const struct docker_target *t, struct strv *on, os_error *err)
 {
-	if (!w->context || !w->endpoint)
+	if (!t->context || !t->endpoint)
 		return 0;
-	if (!docker_daemon_chosen_fits(w))
+	if (!docker_daemon_chosen_fits(t))
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' was made in Docker context '%s' (%s), not '%s'; drop --context to reach it there",
-				    gateway, w->context, w->endpoint, chosen);
+				    gateway, t->context, t->endpoint, chosen);
 	if (!chosen && on)
-		docker_where_env(w, on);
+		docker_target_env(t, on);
 	else if (!chosen)
-		point(w);
-	return strcmp(w->context, "default") != 0 ? context_still_there(gateway, w, err) : 0;
+		point(t);
+	return strcmp(t->context, "default") != 0 ? context_still_there(gateway, t, err) : 0;
 }
 
-int docker_daemon_follow(const char *gateway, const struct docker_where *w, os_error *err)
+int docker_daemon_follow(const char *gateway, const struct docker_target *t, os_error *err)
 {
-	return follow(gateway, w, NULL, err);
+	return follow(gateway, t, NULL, err);
 }
 
-int docker_daemon_follow_on(const char *gateway, const struct docker_where *w, struct strv *on, os_error *err)
+int docker_daemon_follow_on(const char *gateway, const struct docker_target *t, struct strv *on, os_error *err)
 {
-	return follow(gateway, w, on, err);
+	return follow(gateway, t, on, err);
 }
 
 void docker_daemon_unfollow(void)
 {
-	docker_target_set(strv_argv(&chosen_env));
+	docker_process_target_set(strv_argv(&chosen_env));
 }
 
 void docker_daemon_free(struct docker_daemon *d)
 {
-	free(d->context);
-	free(d->endpoint);
+	docker_target_free(&d->at);
 	free(d->host);
 	free(d->user);
 	free(d->port);
-	free(d->cert_path);
 	memset(d, 0, sizeof(*d));
 }

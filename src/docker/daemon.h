@@ -22,24 +22,38 @@
 
 #include "base/error.h"
 
-struct docker_daemon {
-	char *context;    /* the context's name: "default" unless one is named */
+/* A daemon as docker is pointed at it, the one shape of "which daemon":
+ * resolved from the environment or a command's options (struct
+ * docker_daemon's), recorded in a gateway's metadata and a node's record,
+ * and turned into a call's environment entries (docker_target_env()). */
+struct docker_target {
+	char *context;    /* "default" unless one is named; NULL: not recorded (older metadata) */
 	char *endpoint;   /* unix:///var/run/docker.sock, ssh://user@host:22, tcp://host:2376 */
+	int tls_recorded; /* the default context's TLS below was recorded */
+	int tls, tls_verify; /* its DOCKER_TLS, DOCKER_TLS_VERIFY */
+	char *cert_path;  /* its DOCKER_CERT_PATH, made absolute: a directory, never key material; or NULL */
+};
+
+void docker_target_copy(const struct docker_target *from, struct docker_target *to);
+void docker_target_free(struct docker_target *t);
+
+/* Do two targets name the same daemon, reached the same way? */
+int docker_target_same(const struct docker_target *a, const struct docker_target *b);
+
+/* For one call on T's daemon (docker/client.h's ON): the entries of
+ * struct run_spec's env that name it (one without '=' unsets the
+ * variable). A named context carries its own TLS material; "default" is
+ * DOCKER_HOST's endpoint with the TLS settings recorded. */
+struct strv;
+void docker_target_env(const struct docker_target *t, struct strv *env);
+
+/* The daemon docker resolves, with what openshell reads of its endpoint. */
+struct docker_daemon {
+	struct docker_target at; /* its context, endpoint and TLS */
 	char *host;       /* the host of an ssh:// or tcp:// endpoint; NULL for a local socket */
 	char *user;       /* its user (ssh://user@host), or NULL */
 	char *port;       /* its port, as written, or NULL */
 	int local;        /* a unix://, fd:// or npipe:// endpoint: this machine's daemon */
-	int tls, tls_verify; /* the default context's DOCKER_TLS, DOCKER_TLS_VERIFY */
-	char *cert_path;  /* its DOCKER_CERT_PATH, made absolute, or NULL */
-};
-
-/* Where a gateway's daemon is, as its metadata records it. */
-struct docker_where {
-	const char *context;    /* NULL: not recorded (older metadata) */
-	const char *endpoint;   /* the context's endpoint when the gateway was made */
-	int tls_recorded;       /* the default context's TLS below was recorded */
-	int tls, tls_verify;
-	const char *cert_path;  /* a directory's path, never key material; or NULL */
 };
 
 #define DOCKER_DEFAULT_ENDPOINT "unix:///var/run/docker.sock"
@@ -51,7 +65,7 @@ int docker_daemon_resolve(struct docker_daemon *d, os_error *err);
  * or else CONTEXT (--context, a context's name; NULL: "default"). */
 int docker_daemon_named(const char *host, const char *context, struct docker_daemon *d, os_error *err);
 
-/* Fill d's host, user, port and local from d->endpoint, the one reading
+/* Fill d's host, user, port and local from its endpoint, the one reading
  * of it; a malformed endpoint fails. */
 int docker_daemon_parse_endpoint(struct docker_daemon *d, os_error *err);
 
@@ -62,13 +76,6 @@ int docker_daemon_parse_endpoint(struct docker_daemon *d, os_error *err);
  * say. */
 char *docker_daemon_ssh_hostname(const struct docker_daemon *d);
 
-/* The daemon the environment names now, as recorded for a gateway made
- * there (w points into d). */
-void docker_daemon_where(const struct docker_daemon *d, struct docker_where *w);
-
-/* Do two records name the same daemon, reached the same way? */
-int docker_where_same(const struct docker_where *a, const struct docker_where *b);
-
 void docker_daemon_free(struct docker_daemon *d);
 
 /* --context NAME: every docker call in that context (the target's
@@ -77,8 +84,8 @@ void docker_daemon_free(struct docker_daemon *d);
  * user's explicit choice for docker_daemon_follow(). */
 int docker_daemon_choose(const char *context, os_error *err);
 
-/* Was the daemon W records chosen by --context, or none chosen? */
-int docker_daemon_chosen_fits(const struct docker_where *w);
+/* Was the daemon T names chosen by --context, or none chosen? */
+int docker_daemon_chosen_fits(const struct docker_target *t);
 
 /* A gateway lives on the daemon it was made on (its metadata's context,
  * endpoint and TLS): point docker there, whatever the environment says
@@ -87,24 +94,17 @@ int docker_daemon_chosen_fits(const struct docker_where *w);
  * one that now names another daemon than the recorded one is a conflict
  * too, naming both endpoints, and one that is gone a Docker error. No
  * context (metadata older than the record): nothing changes. */
-int docker_daemon_follow(const char *gateway, const struct docker_where *w, os_error *err);
+int docker_daemon_follow(const char *gateway, const struct docker_target *t, os_error *err);
 
 /* The same checks, but for the calls that name the daemon (docker/client.h's
- * ON): its entries into *ON (none where --context chose it or W records
+ * ON): its entries into *ON (none where --context chose it or T records
  * none), the process's target unchanged. For a command that asks several
  * gateways' daemons side by side. */
-struct strv;
-int docker_daemon_follow_on(const char *gateway, const struct docker_where *w, struct strv *on, os_error *err);
+int docker_daemon_follow_on(const char *gateway, const struct docker_target *t, struct strv *on, os_error *err);
 
 /* Undo docker_daemon_follow(): the daemon of the environment openshell
  * started with (after --context). For a command that looks at several
  * gateways. */
 void docker_daemon_unfollow(void);
-
-/* For one call on W's daemon (docker/client.h's ON): the entries of
- * struct run_spec's env that name it (one without '=' unsets the
- * variable). */
-struct strv;
-void docker_where_env(const struct docker_where *w, struct strv *env);
 
 #endif

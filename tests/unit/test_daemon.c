@@ -20,7 +20,7 @@
 
 static void endpoint(const char *e, int local, const char *host)
 {
-	struct docker_daemon d = { .endpoint = xstrdup(e) };
+	struct docker_daemon d = { .at.endpoint = xstrdup(e) };
 	os_error err = { 0 };
 	int rc = docker_daemon_parse_endpoint(&d, &err);
 
@@ -37,7 +37,7 @@ static void endpoint(const char *e, int local, const char *host)
 /* One reading of an endpoint gives its user and port too. */
 static void parts(const char *e, const char *user, const char *host, const char *port)
 {
-	struct docker_daemon d = { .endpoint = xstrdup(e) };
+	struct docker_daemon d = { .at.endpoint = xstrdup(e) };
 	os_error err = { 0 };
 
 	ok(docker_daemon_parse_endpoint(&d, &err) == 0 && (user ? d.user && !strcmp(d.user, user) : !d.user) &&
@@ -80,8 +80,8 @@ static void test_resolve(void)
 	setenv("DOCKER_CONFIG", dir, 1);
 	unsetenv("DOCKER_HOST");
 	unsetenv("DOCKER_CONTEXT");
-	ok(docker_daemon_resolve(&d, &err) == 0 && strcmp(d.context, "default") == 0 &&
-	   strcmp(d.endpoint, DOCKER_DEFAULT_ENDPOINT) == 0 && d.local, "no config: the default context, local");
+	ok(docker_daemon_resolve(&d, &err) == 0 && strcmp(d.at.context, "default") == 0 &&
+	   strcmp(d.at.endpoint, DOCKER_DEFAULT_ENDPOINT) == 0 && d.local, "no config: the default context, local");
 	docker_daemon_free(&d);
 	f = fopen(path, "w");
 	fputs("{\"auths\": {}, \"currentContext\": \"default\"}", f);
@@ -90,7 +90,7 @@ static void test_resolve(void)
 	docker_daemon_free(&d);
 	setenv("DOCKER_HOST", "ssh://me@gpu-box", 1);
 	setenv("DOCKER_CONTEXT", "other", 1);
-	ok(docker_daemon_resolve(&d, &err) == 0 && strcmp(d.context, "default") == 0 && !d.local &&
+	ok(docker_daemon_resolve(&d, &err) == 0 && strcmp(d.at.context, "default") == 0 && !d.local &&
 	   strcmp(d.host, "gpu-box") == 0, "DOCKER_HOST wins over DOCKER_CONTEXT, as docker has it");
 	docker_daemon_free(&d);
 	unsetenv("DOCKER_HOST");
@@ -103,8 +103,8 @@ static void test_resolve(void)
 	setenv("DOCKER_TLS_VERIFY", "0", 1);
 	setenv("DOCKER_CERT_PATH", "certs/box", 1);
 	rc = docker_daemon_resolve(&d, &err);
-	ok(rc == 0 && d.tls_verify && !d.tls && d.cert_path && d.cert_path[0] == '/' && strstr(d.cert_path, "/certs/box"),
-	   "DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, made absolute (%s)", d.cert_path ? d.cert_path : "none");
+	ok(rc == 0 && d.at.tls_verify && !d.at.tls && d.at.cert_path && d.at.cert_path[0] == '/' && strstr(d.at.cert_path, "/certs/box"),
+	   "DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, made absolute (%s)", d.at.cert_path ? d.at.cert_path : "none");
 	docker_daemon_free(&d);
 	unsetenv("DOCKER_HOST");
 	unsetenv("DOCKER_TLS_VERIFY");
@@ -155,7 +155,7 @@ static void stand_ins(void)
 /* docker_daemon_ssh_hostname() of an endpoint, parsed as resolve does. */
 static char *ssh_hostname(const char *endpoint)
 {
-	struct docker_daemon d = { .endpoint = xstrdup(endpoint) };
+	struct docker_daemon d = { .at.endpoint = xstrdup(endpoint) };
 	os_error err = { 0 };
 	char *name = docker_daemon_parse_endpoint(&d, &err) == 0 ? docker_daemon_ssh_hostname(&d) : NULL;
 
@@ -189,9 +189,9 @@ static void test_ssh_hostname(void)
  * that names another daemon now refused. */
 static void test_follow(void)
 {
-	struct docker_where tls = { .context = "default", .endpoint = "tcp://10.0.0.5:2376", .tls_recorded = 1,
+	struct docker_target tls = { .context = "default", .endpoint = "tcp://10.0.0.5:2376", .tls_recorded = 1,
 				    .tls_verify = 1, .cert_path = "/certs/box" };
-	struct docker_where box = { .context = "box", .endpoint = "ssh://root@gpu-box" };
+	struct docker_target box = { .context = "box", .endpoint = "ssh://root@gpu-box" };
 	cleanup_free char *ep = xasprintf("%s/context.endpoint", bin);
 	os_error err = { 0 };
 
@@ -260,15 +260,15 @@ static void saw_is(const char *const *on, const char *want, const char *name)
  * environment never change. */
 static void test_two_daemons(void)
 {
-	struct docker_where node = { .context = "default", .endpoint = "ssh://root@node-b", .tls_recorded = 1 };
-	struct docker_where server = { .context = "default", .endpoint = "tcp://10.0.0.5:2376", .tls_recorded = 1,
+	struct docker_target node = { .context = "default", .endpoint = "ssh://root@node-b", .tls_recorded = 1 };
+	struct docker_target server = { .context = "default", .endpoint = "tcp://10.0.0.5:2376", .tls_recorded = 1,
 				       .tls_verify = 1, .cert_path = "/certs/box" };
 	struct strv on_node = { 0 }, on_server = { 0 }, on_bare = { 0 };
 
 	write_text("context.endpoint", "ssh://root@gpu-box", 0644);
 	setenv("DOCKER_HOST", "unix:///here.sock", 1);
-	docker_where_env(&node, &on_node);
-	docker_where_env(&server, &on_server);
+	docker_target_env(&node, &on_node);
+	docker_target_env(&server, &on_server);
 	saw_is(strv_argv(&on_node), "ssh://root@node-b unset unset\n", "a call on the node: docker talks to its daemon");
 	saw_is(strv_argv(&on_server), "tcp://10.0.0.5:2376 unset 1\n", "the next on the server: its daemon, with its TLS");
 	saw_is(NULL, "unix:///here.sock unset unset\n", "one that names none: the process's, as it started");
@@ -278,7 +278,7 @@ static void test_two_daemons(void)
 	 * docker itself would take them. */
 	node.tls_recorded = 0;
 	setenv("DOCKER_TLS_VERIFY", "1", 1);
-	docker_where_env(&node, &on_bare);
+	docker_target_env(&node, &on_bare);
 	saw_is(strv_argv(&on_bare), "ssh://root@node-b unset 1\n", "recorded without TLS: the environment's TLS settings, as docker takes them");
 	unsetenv("DOCKER_TLS_VERIFY");
 	{
@@ -301,7 +301,7 @@ static void test_two_daemons(void)
 		node.tls_recorded = 1;
 		saw_is(strv_argv(&on_node), "ssh://root@node-b unset unset\n", "a call on the node names it, over the server followed");
 		saw_is(NULL, "tcp://10.0.0.5:2376 unset 1\n", "the next that names none: the server followed");
-		ok(docker_daemon_named("tcp://10.0.0.9:2376", NULL, &d, &err) == 0 && !d.tls_verify && !d.cert_path,
+		ok(docker_daemon_named("tcp://10.0.0.9:2376", NULL, &d, &err) == 0 && !d.at.tls_verify && !d.at.cert_path,
 		   "a node's --docker-host takes the user's TLS settings, not those of the gateway followed");
 		docker_daemon_free(&d);
 		os_error_clear(&err);
@@ -315,9 +315,9 @@ static void test_two_daemons(void)
 
 static void test_reach(void)
 {
-	struct docker_daemon here = { .context = "default", .endpoint = "unix:///var/run/docker.sock", .local = 1 };
-	struct docker_daemon box = { .context = "box", .endpoint = "ssh://root@gpu-box", .host = "gpu-box" };
-	struct docker_daemon lo = { .context = "default", .endpoint = "ssh://root@127.0.0.1:22", .host = "127.0.0.1" };
+	struct docker_daemon here = { .at = { .context = "default", .endpoint = "unix:///var/run/docker.sock" }, .local = 1 };
+	struct docker_daemon box = { .at = { .context = "box", .endpoint = "ssh://root@gpu-box" }, .host = "gpu-box" };
+	struct docker_daemon lo = { .at = { .context = "default", .endpoint = "ssh://root@127.0.0.1:22" }, .host = "127.0.0.1" };
 	struct gateway_request rq;
 	struct deploy_plan o;
 	struct strv sans = { 0 };

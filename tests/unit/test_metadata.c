@@ -102,30 +102,28 @@ static void test_docker_record(void)
 	struct gw_metadata in = {
 		.name = "r", .container = "openshell-cluster-r", .image = "i", .bind = "0.0.0.0", .port = 6443,
 		.server = "https://10.0.0.5:6443", .kubeconfig = "/k", .created = "2026-11-29T14:31:43Z",
-		.docker_context = "default", .docker_endpoint = "tcp://10.0.0.5:2376",
-		.docker_tls_recorded = 1, .docker_tls_verify = 1, .docker_cert_path = "/home/u/.docker/box",
+		.docker = { .context = "default", .endpoint = "tcp://10.0.0.5:2376", .tls_recorded = 1, .tls_verify = 1,
+			    .cert_path = "/home/u/.docker/box" },
 	};
 	struct gw_metadata out;
-	struct docker_where w;
+	const struct docker_target *w = &out.docker;
 	os_error err = { 0 };
 	char *json = metadata_to_json(&in);
 
 	is_int(metadata_parse(json, strlen(json), &out, &err), 0, "a TLS record parses");
-	metadata_where(&out, &w);
-	ok(w.tls_recorded && w.tls_verify && !w.tls && strcmp(w.cert_path, "/home/u/.docker/box") == 0 &&
-	   strcmp(w.endpoint, "tcp://10.0.0.5:2376") == 0 && strcmp(w.context, "default") == 0,
+	ok(w->tls_recorded && w->tls_verify && !w->tls && strcmp(w->cert_path, "/home/u/.docker/box") == 0 &&
+	   strcmp(w->endpoint, "tcp://10.0.0.5:2376") == 0 && strcmp(w->context, "default") == 0,
 	   "endpoint, DOCKER_TLS_VERIFY and DOCKER_CERT_PATH round-trip");
 	metadata_free(&out);
 	free(json);
 
-	in.docker_context = "box";
-	in.docker_tls_recorded = 0;
-	in.docker_cert_path = NULL;
+	in.docker.context = "box";
+	in.docker.tls_recorded = 0;
+	in.docker.cert_path = NULL;
 	json = metadata_to_json(&in);
 	ok(strstr(json, "\"docker_tls_verify\":\tnull") != NULL, "a named context records no TLS: null");
 	is_int(metadata_parse(json, strlen(json), &out, &err), 0, "and parses");
-	metadata_where(&out, &w);
-	ok(!w.tls_recorded && strcmp(w.context, "box") == 0 && !w.cert_path, "nothing of TLS to set when following it");
+	ok(!w->tls_recorded && strcmp(w->context, "box") == 0 && !w->cert_path, "nothing of TLS to set when following it");
 	metadata_free(&out);
 	free(json);
 	os_error_clear(&err);

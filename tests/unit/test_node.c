@@ -213,19 +213,19 @@ static void test_agent_argv(void)
 
 static void test_where_env(void)
 {
-	struct docker_where tls = { .context = "default", .endpoint = "tcp://gpu-2:2376", .tls_recorded = 1,
+	struct docker_target tls = { .context = "default", .endpoint = "tcp://gpu-2:2376", .tls_recorded = 1,
 				    .tls_verify = 1, .cert_path = "/home/u/.docker/gpu-2" };
-	struct docker_where named = { .context = "gpu-3", .endpoint = "ssh://gpu-3" };
+	struct docker_target named = { .context = "gpu-3", .endpoint = "ssh://gpu-3" };
 	struct strv env = { 0 };
 	cleanup_free char *a = NULL, *b = NULL;
 
-	docker_where_env(&tls, &env);
+	docker_target_env(&tls, &env);
 	a = strv_join(&env, " ");
 	is_str(a, "DOCKER_HOST=tcp://gpu-2:2376 DOCKER_CONTEXT DOCKER_TLS DOCKER_TLS_VERIFY=1 "
 		  "DOCKER_CERT_PATH=/home/u/.docker/gpu-2",
 	       "the default context: the endpoint and its TLS, the context unset");
 	strv_free(&env);
-	docker_where_env(&named, &env);
+	docker_target_env(&named, &env);
 	b = strv_join(&env, " ");
 	is_str(b, "DOCKER_CONTEXT=gpu-3 DOCKER_HOST", "a named context: its name, DOCKER_HOST unset");
 	strv_free(&env);

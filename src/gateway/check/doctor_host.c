@@ -35,10 +35,10 @@ int doctor_host_read(struct doctor *d, const cJSON *info, const char *image, int
 	if (docker_daemon_resolve(&dd, &err) < 0 || host_probe(NULL, image, 0, f, &err) < 0) {
 		doctor_check(d, CHECK_FAIL, "docker-host", NULL, "Docker host %s: %s", name ? name : "?", err.msg);
 	} else {
-		cleanup_free char *context = strcmp(dd.context, "default") ? xasprintf(", context %s", dd.context)
+		cleanup_free char *context = strcmp(dd.at.context, "default") ? xasprintf(", context %s", dd.at.context)
 									   : xstrdup("");
 		doctor_check(d, CHECK_PASS, "docker-host", NULL, "Docker host %s (%s%s): read in a container of %s",
-		             name ? name : "?", dd.endpoint, context, image);
+		             name ? name : "?", dd.at.endpoint, context, image);
 		rc = 0;
 	}
 	docker_daemon_free(&dd);

@@ -90,7 +90,7 @@ struct deploy_plan {
 	const struct strv *host_sans; /* a wildcard --bind: this host's addresses, or NULL */
 	const char *daemon_host;   /* the Docker daemon's host when it is not this machine
 	                            * (ssh:// or tcp://), or NULL */
-	struct docker_where docker; /* where the gateway lives (metadata) */
+	const struct docker_target *docker; /* where the gateway lives (metadata) */
 	const char *const *docker_on; /* the daemon its probes ask (docker/client.h): node add's
 	                               * the node's; NULL: the process's */
 	const char *node;     /* node add's node, whose host the checks are of; NULL: the gateway's */

@@ -45,7 +45,6 @@ struct add {
 	struct gateway_request rq;     /* the agent's request: the gateway's name, the node's GPUs */
 	struct deploy_plan d;          /* its plan: the gateway's image and MIG strategy, the GPUs' mode */
 	struct docker_daemon sd, nd;   /* the server's daemon, the node's */
-	struct docker_where server_w, node_w;
 	struct strv node_env;          /* the node's daemon, named in each call to it (docker/client.h):
 	                                * the process's target stays the server's */
 	struct daemon_gpus dg;         /* what the node's daemon offers for GPUs */
@@ -166,7 +165,6 @@ static int server_facts(struct add *a, os_error *err)
 
 	if (docker_daemon_resolve(&a->sd, err) < 0 || docker_info(&info, err) < 0)
 		goto out;
-	docker_daemon_where(&a->sd, &a->server_w);
 	a->daemon_id = json_str(info, "ID") ? xstrdup(json_str(info, "ID")) : NULL;
 	a->daemon_name = json_str(info, "Name") ? xstrdup(json_str(info, "Name")) : NULL;
 	if (image_inspect(a->gw.c.image, deadline_call_ms(&a->by), &img, err) < 0)
@@ -206,7 +204,7 @@ static int node_daemon(struct add *a, os_error *err)
 	int rc = -1;
 
 	if (docker_info_on(on_node(a), &info, err) < 0) {
-		os_error_wrap(err, "cannot reach node '%s''s Docker daemon at %s", a->o->node, a->nd.endpoint);
+		os_error_wrap(err, "cannot reach node '%s''s Docker daemon at %s", a->o->node, a->nd.at.endpoint);
 		goto out;
 	}
 	/* One daemon reached two ways has one ID and one host name; hosts
@@ -218,7 +216,7 @@ static int node_daemon(struct add *a, os_error *err)
 	    strcmp(name, a->daemon_name) == 0) {
 		os_error_set(err, OS_EXIT_CONFLICT,
 			     "%s is gateway '%s''s own Docker host; a node runs on another host (an agent takes the host's network, where the server's kubelet is)",
-			     a->nd.endpoint, a->o->gateway);
+			     a->nd.at.endpoint, a->o->gateway);
 		goto out;
 	}
 	if (a->rq.gpu)
@@ -271,7 +269,7 @@ static int image_there(struct add *a, os_error *err)
 	if (rc)
 		return 0;
 	log_step("sending image %s to %s (docker save | docker load)", a->gw.c.image, a->host);
-	docker_where_env(&a->server_w, &from);
+	docker_target_env(&a->sd.at, &from);
 	/* A send takes long: it may last until the deadline. */
 	whole = deadline_capped(&a->by, 0);
 	rc = docker_image_send(a->gw.c.image, strv_argv(&from), on_node(a), deadline_call_ms(&whole), &id, err);
@@ -364,15 +362,12 @@ static int join(struct add *a, os_error *err)
 static int record(struct add *a, os_error *err)
 {
 	cleanup_free char *now = metadata_now();
-	/* Borrowed for the write: r is not freed, only its daemon. */
+	/* Borrowed for the write: r is not freed. */
 	struct node_record r = { .name = (char *)a->o->node, .gateway = (char *)a->o->gateway, .container = a->res,
 				 .image = a->gw.c.image, .image_id = a->image_id, .server = a->gw.md.server,
-				 .gpu = a->rq.gpu, .gpus = a->rq.gpus, .created = now };
+				 .gpu = a->rq.gpu, .gpus = a->rq.gpus, .created = now, .docker = a->nd.at };
 
-	where_record_copy(&a->node_w, &r.docker);
-	int rc = node_record_write(a->gw.state_dir, &r, err);
-	where_record_free(&r.docker);
-	return rc;
+	return node_record_write(a->gw.state_dir, &r, err);
 }
 
 /* Undo what this run made, the node's side first; failures only warn. */
@@ -407,10 +402,9 @@ static int name_node_daemon(struct add *a, os_error *err)
 {
 	if (docker_daemon_named(a->o->docker_host, a->o->context, &a->nd, err) < 0)
 		return -1;
-	docker_daemon_where(&a->nd, &a->node_w);
-	docker_where_env(&a->node_w, &a->node_env);
+	docker_target_env(&a->nd.at, &a->node_env);
 	a->d.docker_on = on_node(a);
-	a->host = xstrdup(a->nd.host ? a->nd.host : a->nd.endpoint);
+	a->host = xstrdup(a->nd.host ? a->nd.host : a->nd.at.endpoint);
 	return 0;
 }
 
@@ -439,7 +433,7 @@ static int add_locked(struct add *a, os_error *err)
 		rollback(a);
 		return -1;
 	}
-	a->r->endpoint = xstrdup(a->nd.endpoint);
+	a->r->endpoint = xstrdup(a->nd.at.endpoint);
 	a->r->server = xstrdup(a->gw.md.server);
 	return 0;
 }

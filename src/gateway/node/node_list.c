@@ -30,7 +30,7 @@ int gateway_node_list(const char *name, struct node_list *l, os_error *err)
 	l->n = l->rs.n + 1;
 	l->v = xcalloc(l->n, sizeof(*l->v));
 	l->v[0] = (struct node_row){ .name = l->own, .role = "server", .container = gw->container,
-				     .endpoint = gw->has_metadata ? gw->md.docker_endpoint : NULL, .gpus = gw->has_gpus ? &gw->gpus : NULL };
+				     .endpoint = gw->has_metadata ? gw->md.docker.endpoint : NULL, .gpus = gw->has_gpus ? &gw->gpus : NULL };
 	for (size_t i = 0; i < l->rs.n; i++)
 		l->v[i + 1] = (struct node_row){ .name = l->rs.v[i].name, .role = "agent",
 						 .container = l->rs.v[i].container,

@@ -46,9 +46,7 @@ static int write_metadata(const struct deploy_plan *p, const char *container, co
 		.allocation = p->req->gpu ? p->allocation : GPU_ALLOCATION_UNSET,
 		.server = r->server, .kubeconfig = r->kubeconfig, .created = created,
 		.user_kubeconfig = merged_into,
-		.docker_context = (char *)p->docker.context, .docker_endpoint = (char *)p->docker.endpoint,
-		.docker_tls_recorded = p->docker.tls_recorded, .docker_tls = p->docker.tls,
-		.docker_tls_verify = p->docker.tls_verify, .docker_cert_path = (char *)p->docker.cert_path,
+		.docker = *p->docker,
 	};
 
 	json = metadata_to_json(&md);

@@ -53,7 +53,7 @@ int reach_check(const struct deploy_plan *p, const struct docker_daemon *d, os_e
 		cleanup_free char *at = reached_at(d);
 		return os_error_set(err, OS_EXIT_USAGE,
 				    "the Docker daemon is on %s (%s), whose loopback, where the API is published by default, this machine cannot reach: give --bind with an address of %s this machine reaches, or --bind 0.0.0.0 (the kubeconfig then names %s), or --bind 127.0.0.1 to reach it through an ssh tunnel of your own",
-				    d->host, d->endpoint, d->host, at);
+				    d->host, d->at.endpoint, d->host, at);
 	}
 	log_warn("the API is published on the loopback of %s, the Docker daemon's host: reach it through a tunnel (ssh -L PORT:%s:PORT %s, PORT as the kubeconfig names it)",
 		 d->host, p->bind, d->host);

@@ -72,7 +72,7 @@ static int preflight(struct start *st, os_error *err)
 	log_step("checking Docker");
 	if (docker_daemon_resolve(&st->daemon, err) < 0 || docker_info(&info, err) < 0)
 		return -1;
-	docker_daemon_where(&st->daemon, &st->p.docker);
+	st->p.docker = &st->daemon.at;
 	version = json_str(info, "ServerVersion");
 	log_verbose("docker daemon %s", version);
 	/* Docker 25 probes at --health-start-interval during the start

@@ -401,7 +401,7 @@ static void plan(const struct gateway *gw, const struct node_records *rs, struct
 {
 	*asks = xcalloc(rs->n + 1, sizeof(**asks));
 	(*asks)[0] = (struct node_ask){ .server = 1, .gpu = gateway_wants_gpu(gw), .ctr = gw->container,
-					.host = gw->has_metadata ? gw->md.docker_endpoint : NULL,
+					.host = gw->has_metadata ? gw->md.docker.endpoint : NULL,
 					.types = gw->allocation == GPU_ALLOCATION_DRA ? SERVER_DRA_TYPES : SERVER_TYPES };
 	*n = 1;
 	for (size_t i = 0; i < rs->n; i++) {

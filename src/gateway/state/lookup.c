@@ -39,22 +39,17 @@ static void load_metadata(struct gateway *gw)
 /* Followed to a daemon that is gone: say how to forget the gateway. */
 static void add_lost_fix(const struct gateway *gw, os_error *err)
 {
-	if (err->code != OS_EXIT_DOCKER || !gw->has_metadata || !gw->md.docker_context)
+	if (err->code != OS_EXIT_DOCKER || !gw->has_metadata || !gw->md.docker.context)
 		return;
 	cleanup_free char *fix = xasprintf(
 		"gateway '%s' lives on that daemon (context %s, %s); if it is gone for good, remove %s to forget the gateway here",
-		gw->name, gw->md.docker_context, gw->md.docker_endpoint, gw->state_dir);
+		gw->name, gw->md.docker.context, gw->md.docker.endpoint, gw->state_dir);
 	os_error_add_fix(err, fix);
 }
 
 static int follow(const struct gateway *gw, os_error *err)
 {
-	struct docker_where w;
-
-	if (!gw->has_metadata)
-		return 0;
-	metadata_where(&gw->md, &w);
-	return docker_daemon_follow(gw->name, &w, err);
+	return gw->has_metadata ? docker_daemon_follow(gw->name, &gw->md.docker, err) : 0;
 }
 
 int gateway_load_files(const char *name, struct gateway *gw, os_error *err)

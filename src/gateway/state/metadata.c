@@ -23,7 +23,7 @@ char *metadata_now(void)
 	return xstrdup(buf);
 }
 
-void metadata_where_to_json(cJSON *o, const struct docker_where *w)
+void metadata_docker_to_json(cJSON *o, const struct docker_target *w)
 {
 	json_add_string_or_null(o, "docker_context", w->context);
 	json_add_string_or_null(o, "docker_endpoint", w->endpoint);
@@ -42,7 +42,7 @@ static char *dup_or_null(const char *s)
 	return s ? xstrdup(s) : NULL;
 }
 
-void metadata_where_from_json(const cJSON *o, struct where_record *r)
+void metadata_docker_from_json(const cJSON *o, struct docker_target *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->context = dup_or_null(json_str(o, "docker_context"));
@@ -54,27 +54,6 @@ void metadata_where_from_json(const cJSON *o, struct where_record *r)
 		r->tls_verify = json_bool(o, "docker_tls_verify");
 		r->cert_path = dup_or_null(json_str(o, "docker_cert_path"));
 	}
-}
-
-void where_record_view(const struct where_record *r, struct docker_where *w)
-{
-	*w = (struct docker_where){ .context = r->context, .endpoint = r->endpoint, .tls_recorded = r->tls_recorded,
-				    .tls = r->tls, .tls_verify = r->tls_verify, .cert_path = r->cert_path };
-}
-
-void where_record_copy(const struct docker_where *w, struct where_record *r)
-{
-	*r = (struct where_record){ .context = dup_or_null(w->context), .endpoint = dup_or_null(w->endpoint),
-				    .tls_recorded = w->tls_recorded, .tls = w->tls, .tls_verify = w->tls_verify,
-				    .cert_path = dup_or_null(w->cert_path) };
-}
-
-void where_record_free(struct where_record *r)
-{
-	free(r->context);
-	free(r->endpoint);
-	free(r->cert_path);
-	memset(r, 0, sizeof(*r));
 }
 
 char *metadata_to_json(const struct gw_metadata *md)
@@ -95,12 +74,7 @@ char *metadata_to_json(const struct gw_metadata *md)
 	cJSON_AddStringToObject(o, "kubeconfig", md->kubeconfig);
 	cJSON_AddStringToObject(o, "created", md->created);
 	json_add_string_or_null(o, "user_kubeconfig", md->user_kubeconfig);
-	metadata_where_to_json(o, &(struct docker_where){ .context = md->docker_context,
-							  .endpoint = md->docker_endpoint,
-							  .tls_recorded = md->docker_tls_recorded,
-							  .tls = md->docker_tls,
-							  .tls_verify = md->docker_tls_verify,
-							  .cert_path = md->docker_cert_path });
+	metadata_docker_to_json(o, &md->docker);
 	s = cJSON_Print(o);
 	cJSON_Delete(o);
 	return s;
@@ -136,7 +110,6 @@ static enum gpu_allocation read_allocation(const cJSON *o)
 int metadata_parse(const char *json, size_t len, struct gw_metadata *md, os_error *err)
 {
 	cJSON *o = json_parse(json, len, "metadata.json", err);
-	struct where_record where;
 	long long schema, port;
 	int gpu, rc = -1;
 
@@ -167,13 +140,7 @@ int metadata_parse(const char *json, size_t len, struct gw_metadata *md, os_erro
 	md->allocation = read_allocation(o);
 	/* Optional: absent before --update-kubeconfig was used, or in older files. */
 	md->user_kubeconfig = dup_or_null(json_str(o, "user_kubeconfig"));
-	metadata_where_from_json(o, &where);
-	md->docker_context = where.context;
-	md->docker_endpoint = where.endpoint;
-	md->docker_tls_recorded = where.tls_recorded;
-	md->docker_tls = where.tls;
-	md->docker_tls_verify = where.tls_verify;
-	md->docker_cert_path = where.cert_path;
+	metadata_docker_from_json(o, &md->docker);
 	rc = 0;
 out:
 	cJSON_Delete(o);
@@ -192,15 +159,6 @@ void metadata_free(struct gw_metadata *md)
 	free(md->kubeconfig);
 	free(md->created);
 	free(md->user_kubeconfig);
-	free(md->docker_context);
-	free(md->docker_endpoint);
-	free(md->docker_cert_path);
+	docker_target_free(&md->docker);
 	memset(md, 0, sizeof(*md));
-}
-
-void metadata_where(const struct gw_metadata *md, struct docker_where *w)
-{
-	*w = (struct docker_where){ .context = md->docker_context, .endpoint = md->docker_endpoint,
-				    .tls_recorded = md->docker_tls_recorded, .tls = md->docker_tls,
-				    .tls_verify = md->docker_tls_verify, .cert_path = md->docker_cert_path };
 }

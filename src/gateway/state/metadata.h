@@ -32,36 +32,20 @@ struct gw_metadata {
 	char *kubeconfig;   /* absolute path */
 	char *created;      /* RFC 3339, UTC */
 	char *user_kubeconfig; /* the user's kubeconfig it was merged into, or NULL */
-	char *docker_context;  /* the Docker context it was made in, or NULL (older files) */
-	char *docker_endpoint; /* that context's daemon: unix://…, ssh://…, tcp://… */
-	/* The default context's TLS settings (docker/daemon.h), recorded
-	 * when docker_tls_recorded: flags and a path, no key material. */
-	int docker_tls_recorded, docker_tls, docker_tls_verify;
-	char *docker_cert_path;
+	/* The daemon it was made on: its context (NULL in older files), that
+	 * context's endpoint, the default context's TLS settings. */
+	struct docker_target docker;
 };
 
 char *metadata_to_json(const struct gw_metadata *md);
 int metadata_parse(const char *json, size_t len, struct gw_metadata *md, os_error *err);
 void metadata_free(struct gw_metadata *md);
 
-/* The daemon md records (pointing into md). */
-void metadata_where(const struct gw_metadata *md, struct docker_where *w);
-
-/* A daemon as a file records it (owned copies of struct docker_where's
- * fields): metadata.json's, a node's (gateway/state/node_record.h). */
-struct where_record {
-	char *context, *endpoint;
-	int tls_recorded, tls, tls_verify;
-	char *cert_path;
-};
-void where_record_view(const struct where_record *r, struct docker_where *w);
-void where_record_copy(const struct docker_where *w, struct where_record *r);
-void where_record_free(struct where_record *r);
-
-/* The docker_* keys of such a file: written from W, read into R (absent
- * or null ones: NULL, TLS not recorded). */
-void metadata_where_to_json(cJSON *o, const struct docker_where *w);
-void metadata_where_from_json(const cJSON *o, struct where_record *r);
+/* The docker_* keys of a file that records a daemon (metadata.json, a
+ * node's record: gateway/state/node_record.h): written from T, read into
+ * T (absent or null ones: NULL, TLS not recorded). */
+void metadata_docker_to_json(cJSON *o, const struct docker_target *t);
+void metadata_docker_from_json(const cJSON *o, struct docker_target *t);
 
 /* The current time as RFC 3339 UTC ("2026-11-29T14:31:43Z"). */
 char *metadata_now(void);

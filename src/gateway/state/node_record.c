@@ -26,17 +26,13 @@ char *node_resource_name(const char *gateway)
 
 void node_record_env(const struct node_record *r, struct strv *env)
 {
-	struct docker_where w;
-
-	where_record_view(&r->docker, &w);
-	docker_where_env(&w, env);
+	docker_target_env(&r->docker, env);
 }
 
 char *node_record_to_json(const struct node_record *r)
 {
 	cJSON *o = cJSON_CreateObject();
 	cleanup_free char *gpus = r->gpu ? gpus_string(&r->gpus) : NULL;
-	struct docker_where w;
 	char *s;
 
 	cJSON_AddNumberToObject(o, "schema", NODE_RECORD_SCHEMA);
@@ -49,8 +45,7 @@ char *node_record_to_json(const struct node_record *r)
 	cJSON_AddBoolToObject(o, "gpu", r->gpu);
 	json_add_string_or_null(o, "gpus", gpus);
 	cJSON_AddStringToObject(o, "created", r->created);
-	where_record_view(&r->docker, &w);
-	metadata_where_to_json(o, &w);
+	metadata_docker_to_json(o, &r->docker);
 	s = cJSON_Print(o);
 	cJSON_Delete(o);
 	return s;
@@ -95,7 +90,7 @@ int node_record_parse(const char *json, size_t len, struct node_record *r, os_er
 		os_error_clear(&e);
 		goto out;
 	}
-	metadata_where_from_json(o, &r->docker);
+	metadata_docker_from_json(o, &r->docker);
 	if (!r->docker.context || !r->docker.endpoint) {
 		os_error_set(err, OS_EXIT_FAILURE, "is corrupt: it names no Docker daemon");
 		goto out;
@@ -118,7 +113,7 @@ void node_record_free(struct node_record *r)
 	free(r->server);
 	gpus_free(&r->gpus);
 	free(r->created);
-	where_record_free(&r->docker);
+	docker_target_free(&r->docker);
 	memset(r, 0, sizeof(*r));
 }
 

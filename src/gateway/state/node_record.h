@@ -29,7 +29,7 @@ struct node_record {
 	int gpu;
 	struct gpus gpus;    /* with gpu: the selection (--gpus all|N|LIST), read once */
 	char *created;       /* RFC 3339, UTC */
-	struct where_record docker;   /* the daemon the agent runs on */
+	struct docker_target docker;  /* the daemon the agent runs on */
 };
 
 char *node_record_to_json(const struct node_record *r);

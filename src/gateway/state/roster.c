@@ -21,7 +21,9 @@
 enum stage { LIST, INSPECT, DONE };
 
 struct group {
-	struct docker_where w;    /* as recorded (the environment's for the current one) */
+	/* As recorded (the environment's for the current one): a copy whose
+	 * strings an entry's metadata or the current daemon own. */
+	struct docker_target w;
 	int current;              /* the daemon the environment names: no follow */
 	const char *first;        /* one of its gateways, for the messages of a follow */
 	enum stage stage;         /* the current one lists its labelled containers first */
@@ -64,10 +66,10 @@ static int known(const struct gather *G, const char *name)
 }
 
 /* The group of daemon W (NULL: the current one), made when new. */
-static size_t group_of(struct gather *G, const struct docker_where *w, const char *name)
+static size_t group_of(struct gather *G, const struct docker_target *w, const char *name)
 {
 	for (size_t i = 0; i < G->ng; i++)
-		if (w ? !G->g[i].current && docker_where_same(&G->g[i].w, w) : G->g[i].current)
+		if (w ? !G->g[i].current && docker_target_same(&G->g[i].w, w) : G->g[i].current)
 			return i;
 	G->g = xrealloc(G->g, (G->ng + 1) * sizeof(*G->g));
 	G->g[G->ng] = (struct group){ .current = !w, .first = name, .stage = w ? INSPECT : LIST };
@@ -80,17 +82,15 @@ static size_t group_of(struct gather *G, const struct docker_where *w, const cha
 static int load_recorded(struct gather *G, int current_known, os_error *err)
 {
 	struct strv names = { 0 };
-	struct docker_where now = { 0 };
+	const struct docker_target *now = current_known ? &G->cur.at : NULL;
 
 	if (gateway_metadata_names(&names, err) < 0)
 		return -1;
 	gateway_names_sort_unique(&names);
-	if (current_known)
-		docker_daemon_where(&G->cur, &now);
 	group_of(G, NULL, NULL);   /* group 0, the current one: asked whatever it holds */
 	for (size_t i = 0; i < names.n; i++) {
 		struct gateway gw;
-		struct docker_where w = { 0 };
+		struct docker_target w = { 0 };
 		os_error e = { 0 };
 
 		if (gateway_load_files(names.v[i], &gw, &e) < 0) {
@@ -98,10 +98,10 @@ static int load_recorded(struct gather *G, int current_known, os_error *err)
 			gateway_free(&gw);
 			continue;
 		}
-		/* w points at strings the entry's copy of gw owns alike */
+		/* w's strings are those the entry's copy of gw owns alike */
 		if (gw.has_metadata)
-			metadata_where(&gw.md, &w);
-		if (!w.context || (current_known && docker_where_same(&w, &now)))
+			w = gw.md.docker;
+		if (!w.context || (now && docker_target_same(&w, now)))
 			add_entry(G, &gw, 0);
 		else if (docker_daemon_chosen_fits(&w))
 			add_entry(G, &gw, group_of(G, &w, gw.name));
@@ -326,7 +326,7 @@ int roster_gather(struct roster *r, os_error *err)
 	if (load_recorded(&G, cur_ok, err) < 0)
 		goto out;
 	if (cur_ok) {
-		docker_daemon_where(&G.cur, &G.g[0].w);
+		G.g[0].w = G.cur.at;
 	} else {
 		G.g[0].err = cur_err;   /* its context cannot be read: moved */
 		memset(&cur_err, 0, sizeof(cur_err));
