@@ -38,7 +38,8 @@ const struct cli_spec gateway_gpus_spec = {
 	.summary = "show every GPU of a gateway, who holds it, and how busy it is",
 	.about = "One row per GPU device on every node of the gateway (a MIG device under\n"
 		 "its GPU): its index and UUID, model, memory used and total, utilisation,\n"
-		 "how the device plugin shares it, its health, and the containers that hold\n"
+		 "how it is shared (the device plugin's replicas, or under DRA the GpuConfig\n"
+		 "of the claim that holds it), its health, and the containers that hold\n"
 		 "it (namespace/pod/container), or free; below them the processes on the\n"
 		 "GPUs, each with the container it runs in. Holders come from each node's\n"
 		 "kubelet device checkpoint, use and processes from its nvidia-smi and\n"
@@ -55,6 +56,9 @@ static char *share_words(const struct gpu_row *r)
 		return xstrdup(r->mig_index >= 0 ? "MIG" : "MIG GPU");
 	if (r->share == SHARE_EXCLUSIVE)
 		return xstrdup("exclusive");
+	/* Under DRA a claim's GpuConfig shares it: no count of replicas. */
+	if (r->replicas < 2)
+		return xstrdup(r->share == SHARE_MPS ? "MPS" : "time-slicing");
 	return xasprintf("%s %d", r->share == SHARE_MPS ? "MPS" : "time-slicing", r->replicas);
 }
 

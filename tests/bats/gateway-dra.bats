@@ -473,6 +473,8 @@ no_mps_daemons() { local out; out=$(mps_daemons) && [ -z "$out" ]; }
 	assert_output 1
 	run gpu_compute "$uuid"
 	assert_line "mode EXCLUSIVE_PROCESS"
+	# mps-a done, no pod holds the claim: unprepared, its daemon goes.
+	eventually no_mps_daemons
 	# Held again: the claim's daemon, named for its UID, is ready, and the
 	# pod has its pipe where CUDA_MPS_PIPE_DIRECTORY says.
 	readme_sample mps | sed -n '/^kind: Pod$/,$p' |
@@ -486,6 +488,15 @@ no_mps_daemons() { local out; out=$(mps_daemons) && [ -z "$out" ]; }
 	assert_output --regexp "^mps-control-daemon-$uid-[0-9a-f]{5} 1$"
 	run kd exec mps-hold -- sh -c 'echo "$CUDA_MPS_PIPE_DIRECTORY"; [ -p "$CUDA_MPS_PIPE_DIRECTORY/control" ] && echo pipe'
 	assert_output $'/tmp/nvidia-mps\npipe'
+	# gateway gpus: that GPU shared by MPS, as its claim asks, no count;
+	# the other one exclusive.
+	run --separate-stderr openshell gateway gpus --name d --json
+	assert_success
+	json=$output
+	assert_schema gpu_view "$json"
+	run jq -r --arg u "$uuid" '.gpus[] | [(.uuid == $u), .sharing.mode, .sharing.replicas, (.holders | map(.pod) | join(","))] | join(" ")' <<<"$json"
+	assert_line "true mps  mps-hold"
+	assert_line "false exclusive  "
 	run --separate-stderr openshell gateway verify --name d --json
 	assert_success
 	run evidence "$output" dra-driver

@@ -407,7 +407,7 @@ static void test_allocation_check(void)
 			 "--gpu-sharing without a count is for --gpu-allocation dra", "the device plugin with sharing per claim");
 	check_allocation(1, GPU_ALLOCATION_UNSET, "time-slicing", MIG_UNSET, "or add --gpu-allocation dra",
 			 "no allocation asked: per claim names dra");
-	check_allocation(1, GPU_ALLOCATION_UNSET, "mps", MIG_UNSET, "give --gpu-sharing mps:N",
+	check_allocation(1, GPU_ALLOCATION_UNSET, "mps", MIG_UNSET, "give --gpu-sharing time-slicing:N or mps:N, or add --gpu-allocation dra",
 			 "MPS per claim, no allocation asked");
 	check_allocation(1, GPU_ALLOCATION_DRA, NULL, MIG_NONE, "leave out --mig-strategy, or use --gpu-allocation device-plugin",
 			 "dra with --mig-strategy, even none");

@@ -788,6 +788,50 @@ static void test_gpu_claims(void)
 #undef GC_DEV
 }
 
+/* How a claim asks the driver to share its GPU: the GpuConfig the driver
+ * applies to the result (device_state.go's precedence). */
+static void test_gpu_claims_sharing(void)
+{
+#define GS_CFG(source, requests, driver, kind, strategy)                                                       \
+	"{\"source\":\"" source "\",\"requests\":[" requests "],\"opaque\":{\"driver\":\"" driver "\","             \
+	"\"parameters\":{\"kind\":\"" kind "\",\"sharing\":{\"strategy\":\"" strategy "\"}}}}"
+#define GS_CLAIM(device, request, configs)                                                                     \
+	"{\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"c-" device "\"},\"status\":{\"allocation\":"          \
+	"{\"devices\":{\"results\":[{\"request\":\"" request "\",\"driver\":\"gpu.nvidia.com\",\"pool\":\"n1\","   \
+	"\"device\":\"" device "\"}],\"config\":[" configs "]}}}}"
+#define GS_DEV(name, uuid) "{\"name\":\"" name "\",\"attributes\":{\"type\":{\"string\":\"gpu\"},\"uuid\":{\"string\":\"" uuid "\"}}}"
+	static const char text[] =
+		"{\"kind\":\"List\",\"items\":["
+		"{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"gpu.nvidia.com\",\"nodeName\":\"n1\",\"pool\":{\"name\":\"n1\"},"
+		"\"devices\":[" GS_DEV("gpu-0", "GPU-a") "," GS_DEV("gpu-1", "GPU-b") "," GS_DEV("gpu-2", "GPU-c") ","
+		GS_DEV("gpu-3", "GPU-d") "]}},"
+		/* the claim's config over the class's, whatever their order in the list */
+		GS_CLAIM("gpu-0", "gpu", GS_CFG("FromClaim", "", "gpu.nvidia.com", "GpuConfig", "MPS") ","
+			 GS_CFG("FromClass", "", "gpu.nvidia.com", "GpuConfig", "TimeSlicing")) ","
+		/* one naming another request, or of another driver, does not apply */
+		GS_CLAIM("gpu-1", "gpu", GS_CFG("FromClaim", "\"other\"", "gpu.nvidia.com", "GpuConfig", "MPS") ","
+			 GS_CFG("FromClaim", "", "example.com", "GpuConfig", "MPS")) ","
+		/* the last that names the request */
+		GS_CLAIM("gpu-2", "gpu", GS_CFG("FromClaim", "", "gpu.nvidia.com", "GpuConfig", "MPS") ","
+			 GS_CFG("FromClaim", "\"gpu\"", "gpu.nvidia.com", "GpuConfig", "TimeSlicing")) ","
+		/* a MIG device's config is not a whole GPU's */
+		GS_CLAIM("gpu-3", "gpu", GS_CFG("FromClaim", "", "gpu.nvidia.com", "MigDeviceConfig", "MPS"))
+		"]}";
+	cJSON *list = cJSON_Parse(text);
+	const char *s;
+
+	is_str((s = gpu_claims_sharing(list, "GPU-a")) ? s : "(none)", "MPS", "the claim's config over the class's");
+	is_str((s = gpu_claims_sharing(list, "GPU-b")) ? s : "(none)", "(none)",
+	       "a config of another request or another driver: none");
+	is_str((s = gpu_claims_sharing(list, "GPU-c")) ? s : "(none)", "TimeSlicing", "the last config that applies");
+	is_str((s = gpu_claims_sharing(list, "GPU-d")) ? s : "(none)", "(none)", "a MigDeviceConfig: not a GPU's");
+	is_str((s = gpu_claims_sharing(list, "GPU-x")) ? s : "(none)", "(none)", "a GPU no claim holds");
+	cJSON_Delete(list);
+#undef GS_CFG
+#undef GS_CLAIM
+#undef GS_DEV
+}
+
 /* The kubelet's device checkpoint, as checkpoint.go's Data marshals it. */
 static void test_device_checkpoint(void)
 {
@@ -1167,6 +1211,7 @@ int main(void)
 	test_dra_facts();
 	test_verify_dra();
 	test_gpu_claims();
+	test_gpu_claims_sharing();
 	test_device_checkpoint();
 	test_gpu_use();
 	test_pod_cgroup();

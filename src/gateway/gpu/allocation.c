@@ -214,8 +214,6 @@ const char *gpu_allocation_sharing_refused(enum gpu_allocation a, const struct s
 		return "under --gpu-allocation dra pods share a GPU by using one ResourceClaim, whose GpuConfig asks the DRA driver for time-slicing, and there is no count of replicas: give --gpu-sharing time-slicing, without :N";
 	/* Unasked, the allocation is the device plugin's, or a kept gateway's:
 	 * the per-claim form names dra, so that it is judged before anything. */
-	if (a != GPU_ALLOCATION_DRA && s->per_claim && s->mps)
-		return "--gpu-sharing mps without a count has no place: NVIDIA's device plugin shares each GPU as a count of replicas: give --gpu-sharing mps:N";
 	if (a != GPU_ALLOCATION_DRA && s->per_claim)
 		return "--gpu-sharing without a count is for --gpu-allocation dra, where each claim asks for it; NVIDIA's device plugin shares each GPU as a count of replicas: give --gpu-sharing time-slicing:N or mps:N, or add --gpu-allocation dra";
 	return NULL;

@@ -103,8 +103,11 @@ static void claim_holders(const cJSON *list, const cJSON *claim, const char *req
 	}
 }
 
-void gpu_claims_holders(const cJSON *list, const char *uuid,
-			void (*hold)(void *ctx, const char *ns, const char *pod, const char *container), void *ctx)
+/* Call EACH with the claim and request of each result of the driver's, in
+ * a claim of LIST, on the GPU UUID, until it returns nonzero. */
+typedef int result_fn(void *ctx, const cJSON *claim, const char *request);
+
+static void results_on(const cJSON *list, const char *uuid, result_fn *each, void *ctx)
 {
 	const cJSON *claim, *res;
 
@@ -118,10 +121,84 @@ void gpu_claims_holders(const cJSON *list, const char *uuid,
 			const char *device = json_str(res, "device"), *got;
 			if (!driver || !pool || !device || strcmp(driver, DRA_DRIVER_NAME) != 0)
 				continue;
-			if ((got = dra_device_gpu(list, pool, device)) && strcmp(got, uuid) == 0)
-				claim_holders(list, claim, json_str(res, "request"), hold, ctx);
+			if ((got = dra_device_gpu(list, pool, device)) && strcmp(got, uuid) == 0 &&
+			    each(ctx, claim, json_str(res, "request")))
+				return;
 		}
 	}
+}
+
+struct holders {
+	const cJSON *list;
+	void (*hold)(void *ctx, const char *ns, const char *pod, const char *container);
+	void *ctx;
+};
+
+static int result_holders(void *ctx, const cJSON *claim, const char *request)
+{
+	struct holders *h = ctx;
+
+	claim_holders(h->list, claim, request, h->hold, h->ctx);
+	return 0;
+}
+
+void gpu_claims_holders(const cJSON *list, const char *uuid,
+			void (*hold)(void *ctx, const char *ns, const char *pod, const char *container), void *ctx)
+{
+	struct holders h = { .list = list, .hold = hold, .ctx = ctx };
+
+	results_on(list, uuid, result_holders, &h);
+}
+
+/* Does a config's "requests" name REQUEST (none: every request)? */
+static int config_names(const cJSON *requests, const char *request)
+{
+	const cJSON *r;
+
+	if (cJSON_GetArraySize(requests) == 0)
+		return 1;
+	cJSON_ArrayForEach(r, requests)
+		if (cJSON_IsString(r) && request && strcmp(r->valuestring, request) == 0)
+			return 1;
+	return 0;
+}
+
+/* The strategy of the GpuConfig of the driver's that CLAIM's allocation
+ * applies to REQUEST's result, or NULL (device_state.go: the class's
+ * configs, then the claim's; the last that names the request wins). */
+static const char *result_sharing(const cJSON *claim, const char *request)
+{
+	static const char *const sources[] = { "FromClass", "FromClaim" };
+	const char *strategy = NULL;
+	const cJSON *c;
+
+	for (size_t s = 0; s < 2; s++)
+		cJSON_ArrayForEach(c, json_get(claim, "status", "allocation", "devices", "config", NULL)) {
+			const cJSON *params = json_get(c, "opaque", "parameters", NULL);
+			const char *src = json_str(c, "source"), *driver = json_str(json_get(c, "opaque", NULL), "driver");
+			const char *kind = json_str(params, "kind");
+
+			if (!src || strcmp(src, sources[s]) != 0 || !driver || strcmp(driver, DRA_DRIVER_NAME) != 0 ||
+			    !kind || strcmp(kind, "GpuConfig") != 0 || !config_names(json_get(c, "requests", NULL), request))
+				continue;
+			strategy = json_str(json_get(params, "sharing", NULL), "strategy");
+		}
+	return strategy;
+}
+
+static int result_strategy(void *ctx, const cJSON *claim, const char *request)
+{
+	const char **strategy = ctx;
+
+	return (*strategy = result_sharing(claim, request)) != NULL;
+}
+
+const char *gpu_claims_sharing(const cJSON *list, const char *uuid)
+{
+	const char *strategy = NULL;
+
+	results_on(list, uuid, result_strategy, &strategy);
+	return strategy;
 }
 
 /* A holder's pod, "NS/POD", once in the strv CTX. */

@@ -33,6 +33,13 @@ int gpu_claims_published(const cJSON *list, const char *node, const char *uuid);
 void gpu_claims_holders(const cJSON *list, const char *uuid,
 			void (*hold)(void *ctx, const char *ns, const char *pod, const char *container), void *ctx);
 
+/* How a claim in LIST that holds the GPU UUID asks the driver to share
+ * it: the sharing strategy ("TimeSlicing", "MPS") of the GpuConfig the
+ * driver applies to the claim's result on it, as it picks one (of its own
+ * driver's configs, the class's before the claim's, the last that names
+ * the result's request or none); NULL when no claim asks. */
+const char *gpu_claims_sharing(const cJSON *list, const char *uuid);
+
 /* `gateway status`'s use line under DRA (gateway/state/gpu_use.h): the GPUs
  * NODE's slices publish, by the pods that hold them through claims. */
 void gpu_claims_use(const cJSON *list, const char *node, struct gpu_use *use);

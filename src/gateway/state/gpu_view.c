@@ -282,6 +282,8 @@ struct judge {
  * (it publishes the ones it can serve), and its holders are the claims'. */
 static void judge_claimed(const struct judge *j, struct gpu_row *r)
 {
+	const char *strategy;
+
 	if (r->mig_index >= 0 || !j->list)
 		return;   /* no MIG device is published yet; without the list, the view says why */
 	if (gpu_claims_published(j->list, j->a->name, r->uuid)) {
@@ -291,6 +293,12 @@ static void judge_claimed(const struct judge *j, struct gpu_row *r)
 		r->why = xstrdup("not published in the node's ResourceSlices (kubectl get resourceslices)");
 	}
 	gpu_claims_holders(j->list, r->uuid, hold_by_claim, r);
+	/* No count: the claim's pods share it as its GpuConfig asks. */
+	strategy = gpu_claims_sharing(j->list, r->uuid);
+	if (strategy && strcmp(strategy, "MPS") == 0)
+		r->share = SHARE_MPS;
+	else if (strategy && strcmp(strategy, "TimeSlicing") == 0)
+		r->share = SHARE_TIME_SLICING;
 }
 
 /* The row's sharing, health and holders. A device the plugin marked

@@ -89,8 +89,13 @@ class Mps(Base):
         self.assertEqual((pod["nodeName"], pod["hostPID"], pod["serviceAccountName"]), (NODE, True, "sa-kubeletplugin"))
         [ctr] = pod["containers"]
         self.assertEqual((ctr["image"], ctr["command"]), ("registry.k8s.io/dra:v1", ["sh", "-c"]))
-        self.assertEqual(ctr["env"], [{"name": "CUDA_VISIBLE_DEVICES", "value": "GPU-aaaa,GPU-bbbb"},
-                                      {"name": "FEATURE_GATES", "value": "MPSSupport=true,"}])
+        # Every gate the driver knows, sorted, the plugin's over the defaults (featuregates.ToMap()).
+        self.assertEqual(ctr["env"], [
+            {"name": "CUDA_VISIBLE_DEVICES", "value": "GPU-aaaa,GPU-bbbb"},
+            {"name": "FEATURE_GATES", "value": "AllAlpha=false,AllBeta=false,ComputeDomainCliques=true,"
+             "ContextualLogging=true,CrashOnNVLinkFabricErrors=true,DeviceMetadata=false,DynamicMIG=false,"
+             "IMEXDaemonsWithDNSNames=true,LoggingAlphaOptions=false,LoggingBetaOptions=true,MPSSupport=true,"
+             "NVMLDeviceHealthCheck=false,PassthroughSupport=false,TimeSlicingSettings=false,"}])
         script = ctr["args"][0].splitlines()
         i = script.index('$RUN "nvidia-cuda-mps-control -d"')
         self.assertEqual(script[i + 1:i + 4], [
@@ -117,9 +122,11 @@ class Mps(Base):
             self.assertEqual(e["env"], ["CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps"])
             self.assertEqual([(m["hostPath"], m["containerPath"]) for m in e["mounts"]],
                              [(root + "/shm", "/dev/shm"), (root + "/pipe", "/tmp/nvidia-mps")])
-        # Unprepare: the Deployment goes, shm unmounted, the directory
+        # Unprepare, by a plugin started again (its daemons found by their
+        # directories): the Deployment goes, shm unmounted, the directory
         # removed; the compute mode stays (only the time-slicing gate resets it).
         self.said()
+        self.p = plugin.Plugin(self.ctx, NODE, GPUS)
         self.assertIsNone(self.p.unprepare("default", "c1", "u-1"))
         self.assertEqual((self.deployments(), self.mounted, os.path.exists(root), self.said()), ([], [], False, []))
 
@@ -150,11 +157,15 @@ class Mps(Base):
             (None, {"defaultActiveThreadPercentage": "50"},
              "error getting opaque device configs: error decoding config parameters: json: cannot unmarshal string "
              "into Go struct field MpsConfig.sharing.mpsConfig.defaultActiveThreadPercentage of type int"),
+            (None, {"defaultActiveThreadPercentage": 50.5},
+             "json: cannot unmarshal number 50.5 into Go struct field"),
             (None, {"defaultPinnedDeviceMemoryLimit": "lots"},
+             "error decoding config parameters: quantities must match the regular expression"),
+            (None, {"defaultPinnedDeviceMemoryLimit": True},
              "error decoding config parameters: quantities must match the regular expression"),
             (None, {"defaultPinnedDeviceMemoryLimit": "1Ki"},
              "error applying config: error starting MPS control daemon: error transforming "
-             "DefaultPerDevicePinnedMemoryLimit into string: invalid limit: default value set too low: 1Ki"),
+             "DefaultPerDevicePinnedMemoryLimit into string: invalid limit: default value set too low: "),
             (None, {"defaultPerDevicePinnedMemoryLimit": {"3": "1Gi"}},
              "error transforming DefaultPerDevicePinnedMemoryLimit into string: invalid device: invalid device "
              "index: 3"),
@@ -169,6 +180,27 @@ class Mps(Base):
             self.assertIn(want, err)
             self.ctx.env["FEATURE_GATES"] = "MPSSupport=true,"
         self.assertEqual((self.deployments(), self.said()), ([], []))
+
+    def test_the_other_strategys_settings_fail_where_applied(self):
+        # Validate passes them; GetMpsConfig and GetTimeSlicingConfig refuse (sharing.go).
+        self.ctx.env["FEATURE_GATES"] = "MPSSupport=true,TimeSlicingSettings=true,"
+        c = claim("u-6", [("gpu", "gpu-2")])
+        cfg = mps(defaultActiveThreadPercentage=20)
+        cfg["opaque"]["parameters"]["sharing"]["timeSlicingConfig"] = {"interval": "Long"}
+        c["status"]["allocation"]["devices"]["config"] = [cfg]
+        self.assertIn("prepare devices failed: error applying config: error getting MPS configuration: cannot use "
+                      "TimeSlicingConfig with the 'MPS' strategy", self.p.prepare(c)[1])
+        cfg["opaque"]["parameters"]["sharing"]["strategy"] = "TimeSlicing"
+        self.assertIn("prepare devices failed: error applying config: error getting timeslice config for requests "
+                      "'[gpu]' in claim 'u-6': cannot use MpsConfig with the 'TimeSlicing' strategy",
+                      self.p.prepare(c)[1])
+        # An mpsConfig left empty (null) is Normalize's empty one.
+        c["status"]["allocation"]["devices"]["config"] = [mps()]
+        c["status"]["allocation"]["devices"]["config"][0]["opaque"]["parameters"]["sharing"]["mpsConfig"] = None
+        self.assertIs(self.p.prepare(c)[1], dra_mps.PENDING)
+        # No settings: the daemon's start alone.
+        self.assertEqual(self.deployments()[0]["spec"]["template"]["spec"]["containers"][0]["args"][0].count("$RUN"),
+                         1)
 
     def test_a_failed_create_is_the_apis_words(self):
         def refuse(*a, **k):

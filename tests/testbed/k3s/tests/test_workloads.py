@@ -56,6 +56,7 @@ class Deployments(unittest.TestCase):
         self.assertEqual(rs["spec"]["selector"]["matchLabels"], {"app": "web", "pod-template-hash": h})
         self.assertEqual(rs["spec"]["replicas"], 1)   # replicas unset: 1
         self.assertTrue(rs["metadata"]["ownerReferences"][0]["blockOwnerDeletion"])
+        self.assertEqual(rs["metadata"]["annotations"]["deployment.kubernetes.io/max-replicas"], "2")   # 1 + 25% up
         [pod] = self.objs("Pod")
         self.assertTrue(pod["metadata"]["name"].startswith(rs["metadata"]["name"] + "-"))
         self.assertEqual(pod["metadata"]["labels"]["pod-template-hash"], h)
@@ -92,7 +93,19 @@ class Deployments(unittest.TestCase):
     def test_deleted_in_the_foreground_its_set_and_pods_go_first(self):
         self.make()
         self.c.tick()
+        self.ready_all()
+        self.c.tick()
+        self.c.tick()
         self.api.delete(self.res["Deployment"], "default", "web", {"propagationPolicy": "Foreground"})
+        # While it goes its status is kept up (syncStatusOnly): its pod no
+        # longer ready shows, and nothing new is made.
+        [pod] = self.objs("Pod")
+        pod["status"]["conditions"][0]["status"] = "False"
+        self.api.update_status(self.res["Pod"], pod)
+        self.c.tick()
+        self.c.tick()
+        d = self.api.find(self.res["Deployment"], "default", "web")
+        self.assertEqual((d["status"].get("readyReplicas", 0), len(self.objs("Pod"))), (0, 1))
         for _ in range(6):
             self.gc.tick()
             self.c.tick()
@@ -122,6 +135,7 @@ class FakeRun:
         self.killed = grace
 
 
+@unittest.skipUnless(os.geteuid() == 0, "the probe enters a mount namespace: nsenter needs root")
 class StartupProbe(unittest.TestCase):
     """pkg/kubelet/prober worker.go, prober.go; kuberuntime_manager.go."""
 
@@ -184,13 +198,27 @@ class Mounts(unittest.TestCase):
         ns = runtime.MountNamespace()
         mounts.bind_volumes(pod, ctr, ns)
         self.assertTrue(os.path.isdir(missing))
-        self.assertEqual([line.split("mount --rbind ")[1] for line in ns.lines],
-                         ["%s /r || exit 126" % d, "%s /r/a/b || exit 126" % missing])
+        self.assertEqual([line.split("mount --rbind ")[1].split(";")[0] for line in ns.lines],
+                         ["%s /r" % d, "%s /r/a/b" % missing])
         ns = runtime.MountNamespace()
         mounts.bind_cdi([("/usr/bin/nvidia-smi", "/usr/bin/nvidia-smi"), (d, "/tmp/nvidia-mps")], ns)
         self.assertEqual(len(ns.lines), 1)
         self.assertIn("mkdir -p /tmp/nvidia-mps", ns.lines[0])
 
+    @unittest.skipUnless(os.geteuid() == 0, "unshare -m needs root")
+    def test_a_failed_bind_is_runcs_start_error(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        ns = runtime.MountNamespace(start_error=os.path.join(d, "start-error"))
+        ns.bind(os.path.join(d, "gone"), os.path.join(d, "at"), create=True, directory=True, recursive=True)
+        out = subprocess.run(ns.wrap(["echo", "ran"]), capture_output=True, text=True)
+        self.assertEqual((out.returncode, out.stdout), (128, ""))
+        self.assertTrue(ns.start_failure().startswith(
+            'failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create '
+            'failed: unable to start container process: error during container init: error mounting "%s" to rootfs '
+            'at "%s": ' % (os.path.join(d, "gone"), os.path.join(d, "at"))), ns.start_failure())
+
+    @unittest.skipUnless(os.geteuid() == 0, "unshare -m needs root")
     def test_a_bind_in_a_namespace_of_its_own(self):
         d = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, d)

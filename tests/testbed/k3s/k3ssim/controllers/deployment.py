@@ -6,7 +6,7 @@ through a ReplicaSet of its template.
   template is <name>-<pod-template-hash>, its labels, selector and
   template's labels those of the template plus pod-template-hash, owned by
   the Deployment (controller, blockOwnerDeletion), annotated with the
-  revision and the desired replicas; scaled to spec.replicas (1 unless
+  revision, the desired replicas and the most with maxSurge (25%); scaled to spec.replicas (1 unless
   given), a ReplicaSet of another template to 0 ("ScalingReplicaSet"
   events). SIMULATION: the rollout is one step, the new ReplicaSet scaled
   up and the old ones down at once (no maxSurge or maxUnavailable steps),
@@ -25,7 +25,9 @@ through a ReplicaSet of its template.
   fullyLabeledReplicas, readyReplicas, availableReplicas,
   observedGeneration.
 A Deployment or ReplicaSet being deleted is left to the garbage collector
-(gc.py): Foreground deletion waits for its dependents, which block it.
+(gc.py; Foreground deletion waits for its dependents, which block it); its
+status is still kept (syncStatusOnly; the ReplicaSet's manageReplicas
+skipped).
 """
 
 import copy
@@ -90,14 +92,12 @@ class Deployments:
         if not deps and not sets:
             return
         for d in deps:
-            if not d["metadata"].get("deletionTimestamp"):
-                self._deployment(deps_res, rs_res, d, [s for s in sets if _owned(s, d)])
+            self._deployment(deps_res, rs_res, d, [s for s in sets if _owned(s, d)])
         pods_res = self.api.registry.by_kind("v1", "Pod")
         pods, _ = self.api.list(pods_res)
         sets, _ = self.api.list(rs_res)
         for s in sets:
-            if not s["metadata"].get("deletionTimestamp"):
-                self._replicaset(rs_res, pods_res, s, [p for p in pods if _owned(p, s)])
+            self._replicaset(rs_res, pods_res, s, [p for p in pods if _owned(p, s)])
 
     # ---- Deployment -----------------------------------------------------
 
@@ -107,9 +107,11 @@ class Deployments:
         h = template_hash(spec.get("template", {}))
         name = "%s-%s" % (md["name"], h)
         new = next((s for s in sets if s["metadata"]["name"] == name), None)
-        if new is None:
+        # One being deleted gets its status alone (syncStatusOnly).
+        deleting = bool(md.get("deletionTimestamp"))
+        if new is None and not deleting:
             new = self._new_set(rs_res, d, name, h, want, len(sets) + 1)
-        for s in sets + ([new] if new else []):
+        for s in sets + ([new] if new else []) if not deleting else ():
             target = want if s is new else 0
             if s["spec"].get("replicas", 1) != target and not s["metadata"].get("deletionTimestamp"):
                 self._scale(rs_res, d, s, target)
@@ -141,7 +143,8 @@ class Deployments:
         obj = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
                "metadata": {"name": name, "namespace": d["metadata"]["namespace"], "labels": dict(tmd["labels"]),
                             "annotations": {REVISION: str(revision), "deployment.kubernetes.io/desired-replicas":
-                                            str(want), "deployment.kubernetes.io/max-replicas": str(want)},
+                                            str(want), "deployment.kubernetes.io/max-replicas":
+                                            str(want + _surge(d, want))},
                             "ownerReferences": [_owner_ref("Deployment", d)]},
                "spec": {"replicas": 0, "selector": sel, "template": tmpl}}
         try:
@@ -168,9 +171,10 @@ class Deployments:
     def _replicaset(self, rs_res, pods_res, s, pods):
         active = [p for p in pods if _active(p)]
         want = s["spec"].get("replicas", 1)
-        for _ in range(want - len(active)):
+        # One being deleted makes and deletes no pods, its status kept up.
+        for _ in range(want - len(active)) if not s["metadata"].get("deletionTimestamp") else ():
             self._create_pod(pods_res, s)
-        if len(active) > want:
+        if len(active) > want and not s["metadata"].get("deletionTimestamp"):
             for p in sorted(active, key=_ready)[:len(active) - want]:
                 try:
                     self.api.delete(pods_res, p["metadata"]["namespace"], p["metadata"]["name"])
@@ -200,6 +204,15 @@ class Deployments:
         self.failed.pop(s["metadata"]["uid"], None)
         self.api.record_event(s, "Normal", "SuccessfulCreate", "Created pod: " + pod["metadata"]["name"],
                               "replicaset-controller")
+
+
+def _surge(d, want):
+    """RollingUpdate's maxSurge as a count (25% unless given, rounded up)."""
+    ru = ((d["spec"].get("strategy") or {}).get("rollingUpdate") or {})
+    surge = ru.get("maxSurge", "25%")
+    if isinstance(surge, str) and surge.endswith("%"):
+        return -(-want * int(surge[:-1]) // 100)
+    return int(surge)
 
 
 def _cond(old, kind, ok, reason, message):

@@ -124,6 +124,11 @@ class Run:
 HOOK_FAILED = ('failed to create containerd task: failed to create shim task: OCI runtime create failed: runc '
                'create failed: unable to start container process: error during container init: error running '
                'createContainer hook #%d: exit status %%s, stdout: %%s, stderr: %%s: unknown')
+# A bind runc cannot make (libcontainer/rootfs_linux.go mountToRootfs; the
+# kernel's words as mount(8) says them, SIMULATION of the syscall's).
+MOUNT_FAILED = ('failed to create containerd task: failed to create shim task: OCI runtime create failed: runc '
+                'create failed: unable to start container process: error during container init: error mounting '
+                '"%s" to rootfs at "%s": %%s: unknown')
 HOOK_ERROR = ('failed to create containerd task: failed to create shim task: OCI runtime create failed: runc '
               'create failed: unable to start container process: error during container init: error running '
               'createContainer hook #%d: fork/exec %s: no such file or directory: unknown')
@@ -169,15 +174,21 @@ class MountNamespace:
     def bind(self, src, dst, create=False, directory=False, recursive=False):
         """SRC bound at DST; CREATE: DST made as runc makes a mount point
         (a directory, with DIRECTORY, else an empty file in its made
-        directory)."""
+        directory). With a start-error file, a failure is runc's before the
+        command runs (MOUNT_FAILED, the run's StartError)."""
         q = shlex.quote
-        made = ""
+        step = "mount %s %s %s" % ("--rbind" if recursive else "--bind", q(src), q(dst))
         if create and directory:
-            made = "mkdir -p %s || exit 126; " % q(dst)
+            step = "mkdir -p %s && %s" % (q(dst), step)
         elif create:
             parent = os.path.dirname(dst.rstrip("/")) or "/"
-            made = "[ -e %s ] || { mkdir -p %s && : >%s; } || exit 126; " % (q(dst), q(parent), q(dst))
-        self.lines.append(made + "mount %s %s %s || exit 126" % ("--rbind" if recursive else "--bind", q(src), q(dst)))
+            step = "{ [ -e %s ] || { mkdir -p %s && : >%s; }; } && %s" % (q(dst), q(parent), q(dst), step)
+        if not self.start_error:
+            self.lines.append("{ %s; } || exit 126" % step)
+            return
+        f, err = q(self.start_error), q(self.start_error + ".err")
+        self.lines.append('{ %s; } 2>%s || { printf %s "$(cat %s)" >%s; exit 128; }'
+                          % (step, err, q(MOUNT_FAILED % (src, dst)), err, f))
 
     def hook(self, index, hook):
         """runc runs PATH with ARGS (args[0] its name), its stdout and

@@ -215,9 +215,9 @@ class Plugin:
         self.by_name = {"gpu-%d" % g["minor"]: g for g in gpus}
         self.migs = {d["name"]: d["mig"] for d in migs}
         self.cdi_root = ctx.env.get("CDI_ROOT") or config.CDI_DIRS[-1]
-        # Claim UID: its whole GPUs, and its MPS groups' (UUIDs, whole
-        # GPUs' UUIDs) (SIMULATION: the plugin's checkpoint keeps them).
-        self.whole, self.mps = {}, {}
+        # Claim UID: its whole GPUs (SIMULATION: the plugin's checkpoint
+        # keeps them; its MPS daemons are found by their directories).
+        self.whole = {}
         self.waits = dra_mps.Waits()
 
     def klog(self, sev, where, msg):
@@ -284,39 +284,48 @@ class Plugin:
         return self.migs[device]["uuid"] if device in self.migs else self.by_name[device]["uuid"]
 
     def _sharing(self, claim, results):
-        """The claim's GpuConfig per result (device_state.go prepareDevices):
-        ({uuid: timeslice} to apply, [(MPS config, [its results])], None),
-        or (None, None, the error)."""
+        """The claim's configs, normalized and validated, by config
+        (device_state.go prepareDevices): ([(sharing, [its results])] of
+        those that share, None) or (None, the error)."""
         gates = gpuconfig.feature_gates(self.ctx.env.get("FEATURE_GATES"))
         try:
             configs = gpuconfig.configs_for((claim.get("status") or {}).get("allocation"), DRIVER)
-            slices, groups = {}, {}
+            groups = {}
             for r in results:
                 mig = r["device"] in self.migs
                 cfg = gpuconfig.config_of(configs, r.get("request"), r["device"], "mig" if mig else "gpu")
                 sharing = gpuconfig.normalize_validate(cfg, gates)
-                if sharing and sharing["strategy"] == "MPS":
-                    groups.setdefault(id(cfg), (sharing["mpsConfig"], []))[1].append(r)
-                elif sharing and not mig:
-                    slices[self.by_name[r["device"]]["uuid"]] = gpuconfig.timeslice(sharing)
-            return slices, list(groups.values()), None
+                if sharing:
+                    groups.setdefault(id(cfg), (sharing, []))[1].append(r)
+            return list(groups.values()), None
         except gpuconfig.ConfigError as e:
-            return None, None, str(e)
+            return None, str(e)
 
-    def _start_mps(self, uid, groups, specs):
-        """Each MPS group's daemon started and ready, its CDI edits added to
-        its devices' specs: None, dra_mps.PENDING, or the error."""
-        for mps, results in groups:
+    def _apply(self, uid, groups, specs):
+        """applySharingConfig for each group, MPS's first (so that the
+        wait for a daemon does not set time slices again on each pass):
+        None, PENDING, or the error ("error applying config: …"). A
+        group's MPS daemon's CDI edits go to its devices' specs."""
+        for sharing, results in sorted(groups, key=lambda g: g[0]["strategy"] != "MPS"):
+            requests = "[%s]" % " ".join(r.get("request") or "" for r in results)
             devices = [r["device"] for r in results]
-            daemon = dra_mps.Daemon(self, uid, [self._uuid(d) for d in devices],
-                                    [self.by_name[d]["uuid"] for d in devices if d in self.by_name])
-            self.mps.setdefault(uid, {})[daemon.id] = (daemon.uuids, daemon.gpu_uuids)
-            err = daemon.start(mps)
-            if err:
-                return "error starting MPS control daemon: %s" % err
-            err = self.waits.check(daemon)
-            if err:
-                return err
+            whole = sorted(self.by_name[d]["uuid"] for d in devices if d in self.by_name)
+            conflict = gpuconfig.other_config(sharing)
+            if sharing["strategy"] == "TimeSlicing":
+                said = conflict or self._timeslice(whole, gpuconfig.timeslice(sharing))
+                if said:
+                    return "error applying config: error %s timeslice config for requests '%s' in claim '%s': %s" % (
+                        "getting" if conflict else "setting", requests, uid, said)
+                continue
+            if conflict:
+                return "error applying config: error getting MPS configuration: %s" % conflict
+            daemon = dra_mps.Daemon(self, uid, [self._uuid(d) for d in devices], whole)
+            said = daemon.start(sharing["mpsConfig"])
+            if said:
+                return "error applying config: error starting MPS control daemon: %s" % said
+            said = self.waits.check(daemon)
+            if said:
+                return said if said is dra_mps.PENDING else "error applying config: %s" % said
             edits = daemon.cdi_edits()
             for spec in specs:
                 if spec["name"][len(uid) + 1:] in devices:
@@ -345,15 +354,10 @@ class Plugin:
             specs.append({"name": name, "containerEdits": {"deviceNodes": [{"path": p} for p in nodes]}})
             out.append({"requestNames": [r.get("request")], "poolName": r.get("pool"), "deviceName": r["device"],
                         "cdiDeviceIDs": ["%s=%s" % (CDI_KIND, name)]})
-        slices, groups, err = self._sharing(claim, results)
-        for n in sorted(set((slices or {}).values())):
-            said = err or self._timeslice(sorted(u for u, v in slices.items() if v == n), n)
-            err = err or (said and "error applying config: error setting timeslice config for requests '[%s]' in "
-                          "claim '%s': %s" % (" ".join(sorted({r.get("request") for r in results})), md["uid"], said))
-        said = err or self._start_mps(md["uid"], groups, specs)
-        if said is dra_mps.PENDING:
-            return None, said
-        err = err or (said and "error applying config: %s" % said)
+        groups, err = self._sharing(claim, results)
+        err = err or self._apply(md["uid"], groups, specs)
+        if err is dra_mps.PENDING:
+            return None, err
         if err:
             return None, "error preparing devices for claim %s: prepare devices failed: %s" % (cs, err)
         # Its whole GPUs, which unprepare sets back.
@@ -374,11 +378,10 @@ class Plugin:
         Default, whether or not it set one (device_state.go:
         TimeSliceApplied is never false); its CDI spec gone."""
         gates = gpuconfig.feature_gates(self.ctx.env.get("FEATURE_GATES"))
-        for uuids, gpu_uuids in (self.mps.get(uid) or {}).values() if gates.get("MPSSupport") else ():
-            err = dra_mps.Daemon(self, uid, uuids, gpu_uuids).stop()
+        for daemon in dra_mps.Daemon.of_claim(self, uid) if gates.get("MPSSupport") else ():
+            err = daemon.stop()
             if err:
                 return "error stopping MPS control daemon: %s" % err
-        self.mps.pop(uid, None)
         err = self._timeslice(self.whole.get(uid, []), 0) if gates.get("TimeSlicingSettings") else None
         if err:
             return err   # the kubelet tries again

@@ -19,7 +19,10 @@ templates/mps-control-daemon.tmpl.yaml).
   daemon started in the driver root, through chroot where it has a shell,
   the active thread percentage and pinned memory limits set, then
   "startup complete" in startup.log, which its startup probe reads), with
-  CUDA_VISIBLE_DEVICES the group's UUIDs and FEATURE_GATES the plugin's,
+  CUDA_VISIBLE_DEVICES the group's UUIDs and FEATURE_GATES every gate the
+  plugin knows, as featuregates.ToMap() gives them (gpuconfig.DEFAULT_GATES,
+  the plugin's own over them), in the namespace of NAMESPACE ("default"
+  unless set),
   the driver root, shm (at <driver root mount>/dev/shm where that
   exists), pipe and log directories mounted.
 - AssertReady: the Deployment's readyReplicas is 1, its selector finds
@@ -119,20 +122,39 @@ def unmount_shm(path):
     return None if code == 0 else (out + err).decode("utf-8", "replace").strip()
 
 
-class Daemon:
-    """One claim group's MPS control daemon (MpsControlDaemon)."""
+def _mps_dir(ctx):
+    """<plugins dir>/gpu.nvidia.com/mps (config.DriverPluginPath())."""
+    plugins = ctx.env.get("KUBELET_PLUGINS_DIRECTORY_PATH") or "/var/lib/kubelet/plugins"
+    return os.path.join(plugins, "gpu.nvidia.com", "mps")
 
-    def __init__(self, plugin, claim_uid, uuids, gpu_uuids):
+
+class Daemon:
+    """One claim group's MPS control daemon (MpsControlDaemon): for a group
+    of devices (UUIDS, the whole GPUs' GPU_UUIDS), or by its ID alone (to
+    stop it)."""
+
+    def __init__(self, plugin, claim_uid, uuids=(), gpu_uuids=(), ident=None):
         ctx = plugin.ctx
         self.plugin, self.ctx = plugin, ctx
         self.uuids, self.gpu_uuids = sorted(uuids), sorted(gpu_uuids)
-        self.id = daemon_id(claim_uid, uuids)
+        self.id = ident or daemon_id(claim_uid, uuids)
         self.name = NAME_FMT % self.id
-        self.namespace = ctx.env.get("NAMESPACE") or ctx.pod["metadata"].get("namespace", "")
-        plugins = ctx.env.get("KUBELET_PLUGINS_DIRECTORY_PATH") or "/var/lib/kubelet/plugins"
-        self.root = os.path.join(plugins, "gpu.nvidia.com", "mps", self.id)
+        self.namespace = ctx.env.get("NAMESPACE") or "default"   # flags.namespace's default
+        self.root = os.path.join(_mps_dir(ctx), self.id)
         self.pipe, self.shm, self.log = (os.path.join(self.root, d) for d in ("pipe", "shm", "log"))
         self.res = ctx.kubelet.res("apps/v1", "Deployment")
+
+    @classmethod
+    def of_claim(cls, plugin, claim_uid):
+        """The claim's daemons, by their directories (SIMULATION: the real
+        plugin recomputes their IDs from its checkpoint's devices; a
+        directory per started daemon names the same ones, and outlives a
+        restart of the plugin as the checkpoint does)."""
+        try:
+            names = sorted(os.listdir(_mps_dir(plugin.ctx)))
+        except OSError:
+            return []
+        return [cls(plugin, claim_uid, ident=n) for n in names if n.startswith(claim_uid + "-")]
 
     def _deployment(self, mps, limits):
         ctx = self.ctx
@@ -143,9 +165,10 @@ class Daemon:
         for uuid in sorted(limits):
             settings += '\n$RUN "echo set_default_device_pinned_mem_limit %s %s | nvidia-cuda-mps-control"' \
                 % (uuid, limits[uuid])
-        gates = ctx.env.get("FEATURE_GATES")
-        env = [{"name": "CUDA_VISIBLE_DEVICES", "value": ",".join(self.uuids)}]
-        env += [{"name": "FEATURE_GATES", "value": gates}] if gates else []
+        gates = dict(gpuconfig.DEFAULT_GATES, **gpuconfig.feature_gates(ctx.env.get("FEATURE_GATES")))
+        env = [{"name": "CUDA_VISIBLE_DEVICES", "value": ",".join(self.uuids)},
+               {"name": "FEATURE_GATES", "value": "".join("%s=%s," % (k, str(gates[k]).lower())
+                                                           for k in sorted(gates))}]
         shm_at = os.path.join(DRIVER_ROOT_MOUNT, "dev", "shm") if os.path.exists(
             os.path.join(self.plugin.driver_root, "dev", "shm")) else "/dev/shm"
         labels = {"app": self.name}

@@ -35,7 +35,12 @@ v0.4.1):
   among the claim's devices, UUIDs sorted), each turned into whole
   megabytes ("<N>M", N = bytes / 1024 / 1024, at least 1) for the devices
   (MpsPerDevicePinnedMemoryLimit.Normalize); the daemon itself:
-  programs/dra_mps.py.
+  programs/dra_mps.py. SIMULATION: a limit set too low is named as
+  written ("invalid limit: default value set too low: 1Ki"), where the
+  real text prints Go's %v of the quantity's struct.
+- A config that carries the other strategy's settings passes validation
+  and fails where it is applied (GetTimeSlicingConfig, GetMpsConfig:
+  "cannot use MpsConfig with the 'TimeSlicing' strategy"; other_config()).
 SIMULATION: VfioDeviceConfig is not a known kind here (the stand-in
 publishes no VFIO devices).
 """
@@ -47,6 +52,14 @@ API_VERSION = "resource.nvidia.com/v1beta1"
 KINDS = {"gpu": "GpuConfig", "mig": "MigDeviceConfig"}   # a device's type: its config's kind
 INTERVALS = {"Default": 0, "Short": 1, "Medium": 2, "Long": 3}
 GATES = {"TimeSlicing": "TimeSlicingSettings", "MPS": "MPSSupport"}
+# Every gate the driver knows and its default (pkg/featuregates/featuregates.go
+# at v0.4.1: the project's, component-base's AllAlpha and AllBeta, and
+# logsapi's, ContextualLogging set on), as ToMap() gives them.
+DEFAULT_GATES = {"AllAlpha": False, "AllBeta": False, "ComputeDomainCliques": True, "ContextualLogging": True,
+                 "CrashOnNVLinkFabricErrors": True, "DeviceMetadata": False, "DynamicMIG": False,
+                 "IMEXDaemonsWithDNSNames": True, "LoggingAlphaOptions": False, "LoggingBetaOptions": True,
+                 "MPSSupport": False, "NVMLDeviceHealthCheck": False, "PassthroughSupport": False,
+                 "TimeSlicingSettings": False}
 MPS_FIELDS = {"defaultActiveThreadPercentage", "defaultPinnedDeviceMemoryLimit", "defaultPerDevicePinnedMemoryLimit"}
 FIELDS = {"GpuConfig": {"": {"apiVersion", "kind", "sharing"},
                         "sharing": {"strategy", "timeSlicingConfig", "mpsConfig"},
@@ -69,7 +82,8 @@ _SUFFIXES = {"Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30, "Ti": 2 ** 40, "Pi": 2
 def quantity_bytes(text):
     """Quantity.Value() of TEXT (rounded up), or ConfigError as the
     decoder says it."""
-    m = _QUANTITY.match(str(text)) if isinstance(text, (str, int)) else None
+    ok = isinstance(text, (str, int, float)) and not isinstance(text, bool)   # Quantity takes a JSON number too
+    m = _QUANTITY.match(text if isinstance(text, str) else json.dumps(text)) if ok else None
     if not m:
         raise ConfigError("error decoding config parameters: quantities must match the regular expression "
                           "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
@@ -197,18 +211,37 @@ def normalize_validate(cfg, gates):
     if strategy == "TimeSlicing" and cfg.get("kind") == "MigDeviceConfig":
         return None   # validated, but a MIG device is not time-sliced: nothing done (sharing.go)
     if strategy == "TimeSlicing":
-        if sharing.get("mpsConfig") is not None:
-            raise ConfigError("error validating GPU config: cannot use MpsConfig with the 'TimeSlicing' strategy")
-        ts = sharing.setdefault("timeSlicingConfig", {})
-        interval = ts.setdefault("interval", "Default")
+        if sharing.get("timeSlicingConfig") is None:
+            sharing["timeSlicingConfig"] = {}
+        interval = sharing["timeSlicingConfig"].setdefault("interval", "Default")
         if interval not in INTERVALS:
             raise ConfigError("error validating GPU config: unknown time-slice interval: %s, supported time-slice "
                               "intervals: Default, Short, Medium, Long" % interval)
     else:
-        if sharing.get("timeSlicingConfig") is not None:
-            raise ConfigError("error validating GPU config: cannot use TimeSlicingConfig with the 'MPS' strategy")
-        _mps_validate(sharing.setdefault("mpsConfig", {}))
+        if sharing.get("mpsConfig") is None:
+            sharing["mpsConfig"] = {}
+        _mps_validate(sharing["mpsConfig"])
     return sharing
+
+
+def other_config(sharing):
+    """GetTimeSlicingConfig's or GetMpsConfig's refusal of a validated
+    sharing that carries the other strategy's config, as the apply step
+    meets it (sharing.go), or None."""
+    if sharing["strategy"] == "TimeSlicing" and sharing.get("mpsConfig") is not None:
+        return "cannot use MpsConfig with the 'TimeSlicing' strategy"
+    if sharing["strategy"] == "MPS" and sharing.get("timeSlicingConfig") is not None:
+        return "cannot use TimeSlicingConfig with the 'MPS' strategy"
+    return None
+
+
+def _json_type(v):
+    """A JSON value as encoding/json's UnmarshalTypeError names it."""
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "number %s" % json.dumps(v)
+    return {str: "string", list: "array", dict: "object"}.get(type(v), "value")
 
 
 def _mps_decode(params):
@@ -217,8 +250,7 @@ def _mps_decode(params):
     pct = mps.get("defaultActiveThreadPercentage")
     if pct is not None and (isinstance(pct, bool) or not isinstance(pct, int)):
         raise ConfigError("error decoding config parameters: json: cannot unmarshal %s into Go struct field "
-                          "MpsConfig.sharing.mpsConfig.defaultActiveThreadPercentage of type int"
-                          % ("string" if isinstance(pct, str) else "number"))
+                          "MpsConfig.sharing.mpsConfig.defaultActiveThreadPercentage of type int" % _json_type(pct))
     for v in [mps.get("defaultPinnedDeviceMemoryLimit")] + list((mps.get("defaultPerDevicePinnedMemoryLimit")
                                                                  or {}).values()):
         if v is not None:
