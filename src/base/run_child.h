@@ -11,6 +11,7 @@
 #include <pipeline.h>
 
 #include "base/runner.h"
+#include "base/strv.h"
 
 /* Why a child was ended before it exited by itself. */
 enum run_end {
@@ -24,6 +25,7 @@ enum run_end {
 /* A started child: its pipeline, what it has printed, and how it ends. */
 struct run_child {
 	struct run_spec spec;     /* argv and input are not used after the start */
+	struct strv env;          /* the child's own copy of spec.env (run_env()) */
 	char *name;               /* "docker exec", for messages */
 	pipeline *p;
 	int infd;                 /* stdin, until libpipeline takes it at the start */

@@ -308,6 +308,7 @@ static void child_free(struct run_child *c)
 	if (c->errfd >= 0)
 		close(c->errfd);
 	run_result_free(&c->res);
+	strv_free(&c->env);
 	free(c->name);
 	free(c);
 }
@@ -318,6 +319,10 @@ struct run_child *run_start(const struct run_spec *spec, os_error *err)
 	cleanup_free char *path = NULL;
 
 	c->spec = *spec;
+	if (spec->env) {
+		strv_pushv(&c->env, spec->env);
+		c->spec.env = strv_argv(&c->env);
+	}
 	c->infd = c->errfd = c->outfd = c->pidfd = -1;
 	c->backoff = 1;
 	c->res.out = xstrdup("");

@@ -113,8 +113,9 @@ void run_result_free(struct run_result *res);
 struct run_child;
 
 /* Start the command; NULL with *err set when it cannot
- * be, as run_command() would fail. spec's callbacks, ctx and env must
- * outlive the child; its argv and input are used only here. */
+ * be, as run_command() would fail. spec's callbacks and ctx must outlive
+ * the child; its argv, input and env are used only here (the child keeps
+ * a copy of env). */
 struct run_child *run_start(const struct run_spec *spec, os_error *err);
 
 /* A pipe to join two children (stdout_fd of one, stdin_fd of the other):

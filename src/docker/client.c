@@ -11,6 +11,7 @@
 #include "base/strv.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
+#include "docker/target.h"
 
 static char *docker_exe;
 static int call_timeout_ms = DOCKER_DEFAULT_CALL_TIMEOUT_MS;
@@ -161,10 +162,11 @@ static int check_daemon(int rc, const struct run_result *res, const char *const 
 	return -1;
 }
 
-struct run_child *docker_start(const char *const *args, const struct run_spec *spec, os_error *err)
+struct run_child *docker_start(const struct docker_target *on, const char *const *args, const struct run_spec *spec,
+			       os_error *err)
 {
 	struct run_spec s = *spec;
-	struct strv argv = { 0 };
+	struct strv argv = { 0 }, env = { 0 };
 	struct run_child *c;
 
 	if (docker_init(err) < 0)
@@ -173,25 +175,48 @@ struct run_child *docker_start(const char *const *args, const struct run_spec *s
 	strv_pushv(&argv, args);
 	s.argv = strv_argv(&argv);
 	s.env_base = docker_process_target();
+	/* ON's entries after the spec's own: the child keeps its copy. */
+	if (on) {
+		if (spec->env)
+			strv_pushv(&env, spec->env);
+		docker_target_env(on, &env);
+		s.env = strv_argv(&env);
+	}
 	if (s.timeout_ms <= 0)
 		s.timeout_ms = call_timeout_ms;
 	c = run_start(&s, err);
 	strv_free(&argv);
+	strv_free(&env);
 	return c;
+}
+
+/* The child's env (its daemon), kept for the message once C is reaped. */
+static void child_env(const struct run_child *c, struct strv *env)
+{
+	if (run_env(c))
+		strv_pushv(env, run_env(c));
 }
 
 int docker_finish(struct run_child *c, struct run_result *res, os_error *err)
 {
-	const char *const *env = run_env(c);
+	struct strv env = { 0 };
+	int rc;
 
-	return check_daemon(run_finish(c, res, err), res, env, err);
+	child_env(c, &env);
+	rc = check_daemon(run_finish(c, res, err), res, env.n ? strv_argv(&env) : NULL, err);
+	strv_free(&env);
+	return rc;
 }
 
 int docker_await(struct run_child *c, struct run_result *res, os_error *err)
 {
-	const char *const *env = run_env(c);
+	struct strv env = { 0 };
+	int rc;
 
-	return check_daemon(run_await(c, res, err), res, env, err);
+	child_env(c, &env);
+	rc = check_daemon(run_await(c, res, err), res, env.n ? strv_argv(&env) : NULL, err);
+	strv_free(&env);
+	return rc;
 }
 
 int docker_detached(const char *const *args, int timeout_ms, os_error *err)
@@ -231,10 +256,10 @@ void docker_drop(struct run_child **c)
 
 /* Every entry point shares this: start, wait, finish; WANT_OK makes a
  * non-zero exit an error too. */
-static int docker_spawn(struct run_spec spec, const char *const *args, int want_ok, struct run_result *res,
-			os_error *err)
+static int docker_spawn(const struct docker_target *on, struct run_spec spec, const char *const *args, int want_ok,
+			struct run_result *res, os_error *err)
 {
-	struct run_child *c = docker_start(args, &spec, err);
+	struct run_child *c = docker_start(on, args, &spec, err);
 	int rc;
 
 	if (!c) {
@@ -254,7 +279,7 @@ int docker_run(const char *const *args, const char *input, size_t input_len, int
 {
 	struct run_spec spec = { .input = input, .input_len = input_len, .timeout_ms = timeout_ms };
 
-	return docker_spawn(spec, args, 0, res, err);
+	return docker_spawn(NULL, spec, args, 0, res, err);
 }
 
 int docker_run_ok(const char *const *args, const char *input, size_t input_len, int timeout_ms,
@@ -262,18 +287,18 @@ int docker_run_ok(const char *const *args, const char *input, size_t input_len, 
 {
 	struct run_spec spec = { .input = input, .input_len = input_len, .timeout_ms = timeout_ms };
 
-	return docker_spawn(spec, args, 1, res, err);
+	return docker_spawn(NULL, spec, args, 1, res, err);
 }
 
-int docker_run_on(const char *const *on, const char *const *args, const char *input, size_t input_len,
+int docker_run_on(const struct docker_target *on, const char *const *args, const char *input, size_t input_len,
 		  int timeout_ms, struct run_result *res, os_error *err)
 {
-	struct run_spec spec = { .env = on, .input = input, .input_len = input_len, .timeout_ms = timeout_ms };
+	struct run_spec spec = { .input = input, .input_len = input_len, .timeout_ms = timeout_ms };
 
-	return docker_spawn(spec, args, 1, res, err);
+	return docker_spawn(on, spec, args, 1, res, err);
 }
 
-int docker_ok_on(const char *const *on, const char *const *args, int timeout_ms, os_error *err)
+int docker_ok_on(const struct docker_target *on, const char *const *args, int timeout_ms, os_error *err)
 {
 	struct run_result res = { 0 };
 	int rc = docker_run_on(on, args, NULL, 0, timeout_ms, &res, err);
@@ -287,12 +312,12 @@ int docker_ok(const char *const *args, int timeout_ms, os_error *err)
 	return docker_ok_on(NULL, args, timeout_ms, err);
 }
 
-int docker_run_finishing(const char *const *on, const char *const *args, int timeout_ms, struct run_result *res,
+int docker_run_finishing(const struct docker_target *on, const char *const *args, int timeout_ms, struct run_result *res,
 			 os_error *err)
 {
-	struct run_spec spec = { .env = on, .timeout_ms = timeout_ms, .interrupt_grace_ms = DOCKER_INTERRUPT_GRACE_MS };
+	struct run_spec spec = { .timeout_ms = timeout_ms, .interrupt_grace_ms = DOCKER_INTERRUPT_GRACE_MS };
 
-	return docker_spawn(spec, args, 0, res, err);
+	return docker_spawn(on, spec, args, 0, res, err);
 }
 
 int docker_stream(const char *const *args, const struct docker_stream_opts *o, struct run_result *res,
@@ -301,7 +326,7 @@ int docker_stream(const char *const *args, const struct docker_stream_opts *o, s
 	struct run_spec spec = { .timeout_ms = o->timeout_ms, .merge_stderr = 1, .env = o->env,
 				 .on_line = o->on_line, .ctx = o->ctx };
 
-	return docker_spawn(spec, args, 0, res, err);
+	return docker_spawn(NULL, spec, args, 0, res, err);
 }
 
 int docker_says_missing(const char *text)
@@ -314,12 +339,12 @@ int docker_says_missing(const char *text)
 	       (strstr(text, "network ") && strstr(text, " not found"));
 }
 
-int docker_inspect(const char *const *on, const char *const *args, const char *what, int timeout_ms,
+int docker_inspect(const struct docker_target *on, const char *const *args, const char *what, int timeout_ms,
 		   struct run_result *res, os_error *err)
 {
-	struct run_spec spec = { .env = on, .timeout_ms = timeout_ms };
+	struct run_spec spec = { .timeout_ms = timeout_ms };
 
-	if (docker_spawn(spec, args, 0, res, err) < 0)
+	if (docker_spawn(on, spec, args, 0, res, err) < 0)
 		return -1;
 	if (res->status == 0)
 		return 1;
@@ -329,9 +354,14 @@ int docker_inspect(const char *const *on, const char *const *args, const char *w
 }
 
 /* A daemon (ON's) that does not answer, in the words that name the fix. */
-static int unreachable(const char *const *on, const char *said, os_error *err)
+static int unreachable(const struct docker_target *on, const char *said, os_error *err)
 {
-	cleanup_free char *which = daemon_named(on);
+	struct strv env = { 0 };
+
+	if (on)
+		docker_target_env(on, &env);
+	cleanup_free char *which = daemon_named(env.n ? strv_argv(&env) : NULL);
+	strv_free(&env);
 
 	return os_error_set(err, OS_EXIT_DOCKER,
 			    "cannot reach the Docker daemon (%s): %s; check that the daemon runs and 'docker info' works",
@@ -340,11 +370,12 @@ static int unreachable(const char *const *on, const char *said, os_error *err)
 
 /* docker ARGS as the first contact with the daemon (OS_EXIT_DOCKER when
  * it does not answer). */
-static int first_contact(const char *const *on, const char *const *args, struct run_result *res, os_error *err)
+static int first_contact(const struct docker_target *on, const char *const *args, struct run_result *res,
+			 os_error *err)
 {
-	struct run_spec spec = { .env = on };
+	struct run_spec spec = { 0 };
 
-	if (docker_spawn(spec, args, 0, res, err) < 0) {
+	if (docker_spawn(on, spec, args, 0, res, err) < 0) {
 		if (err->code != OS_EXIT_DOCKER || !res->err)
 			return os_error_wrap(err, "cannot reach the Docker daemon");
 		os_error_clear(err);   /* no daemon: said below */
@@ -356,7 +387,7 @@ static int first_contact(const char *const *on, const char *const *args, struct 
 	return 0;
 }
 
-int docker_info_on(const char *const *on, cJSON **info, os_error *err)
+int docker_info_on(const struct docker_target *on, cJSON **info, os_error *err)
 {
 	static const char *const args[] = { "info", "--format", "{{json .}}", NULL };
 	struct run_result res = { 0 };

@@ -52,27 +52,28 @@ int docker_run(const char *const *args, const char *input, size_t input_len, int
 int docker_run_ok(const char *const *args, const char *input, size_t input_len, int timeout_ms,
 		  struct run_result *res, os_error *err);
 
-/* A call's daemon, ON: run_spec env entries that name it (docker/daemon.h's
- * docker_target_env()) over the process's target, whichever that names;
- * NULL is the process's target. A command on two daemons (node add: the
- * server's and the node's) names the other one in each call to it, and
- * never switches the process's target. */
+/* A call's daemon, ON: a target (docker/target.h), whose entries go over
+ * the process's target, whichever that names; NULL is the process's
+ * target. A command on two daemons (node add: the server's and the
+ * node's) names the other one in each call to it, and never switches the
+ * process's target. */
+struct docker_target;
 
 /* As docker_run_ok(), on ON. */
-int docker_run_on(const char *const *on, const char *const *args, const char *input, size_t input_len,
+int docker_run_on(const struct docker_target *on, const char *const *args, const char *input, size_t input_len,
 		  int timeout_ms, struct run_result *res, os_error *err);
 
 /* As docker_run_ok(), where success alone matters: the output is dropped
  * (a failure's stderr is the error's detail all the same). */
 int docker_ok(const char *const *args, int timeout_ms, os_error *err);
-int docker_ok_on(const char *const *on, const char *const *args, int timeout_ms, os_error *err);
+int docker_ok_on(const struct docker_target *on, const char *const *args, int timeout_ms, os_error *err);
 
 /* As docker_run(), for a call whose work the daemon completes even once
  * its client is gone (docker run goes on creating the container): an
  * interrupt lets the call finish, for up to DOCKER_INTERRUPT_GRACE_MS, so
  * that the caller knows what was made and can undo it. */
 #define DOCKER_INTERRUPT_GRACE_MS 5000
-int docker_run_finishing(const char *const *on, const char *const *args, int timeout_ms, struct run_result *res,
+int docker_run_finishing(const struct docker_target *on, const char *const *args, int timeout_ms, struct run_result *res,
 			 os_error *err);
 
 /* A long command read as it comes: stderr merged into stdout, each line
@@ -88,13 +89,14 @@ struct docker_stream_opts {
 int docker_stream(const char *const *args, const struct docker_stream_opts *o, struct run_result *res,
 		  os_error *err);
 
-/* A docker call that runs beside others (base/runner.h): SPEC's fields
- * but argv (docker's executable and ARGS make it; timeout_ms 0 is the
- * per-call default). docker_await() waits for its end, docker_finish()
+/* A docker call that runs beside others (base/runner.h), on ON: SPEC's
+ * fields but argv (docker's executable and ARGS make it; timeout_ms 0 is
+ * the per-call default). docker_await() waits for its end, docker_finish()
  * stops it if it still runs; both reap it as run_await()/run_finish() do
  * and report a daemon that was lost, as every call does, naming the one
- * spec->env pointed docker at. */
-struct run_child *docker_start(const char *const *args, const struct run_spec *spec, os_error *err);
+ * the call was pointed at. */
+struct run_child *docker_start(const struct docker_target *on, const char *const *args, const struct run_spec *spec,
+			       os_error *err);
 int docker_await(struct run_child *c, struct run_result *res, os_error *err);
 int docker_finish(struct run_child *c, struct run_result *res, os_error *err);
 
@@ -117,13 +119,13 @@ int docker_says_missing(const char *stderr_text);
 /* `docker ARGS` that inspects one object: 1 with res->out holding its
  * JSON, 0 when docker says there is no such object, -1 on failure, the
  * message "WHAT failed: …". res must be released either way. */
-int docker_inspect(const char *const *on, const char *const *args, const char *what, int timeout_ms,
+int docker_inspect(const struct docker_target *on, const char *const *args, const char *what, int timeout_ms,
 		   struct run_result *res, os_error *err);
 
 /* Check that the daemon answers (`docker info`), explaining how to fix it
  * when it does not; its answer (parsed into *info, owned by the caller)
  * holds the daemon's ServerVersion and what it offers for GPUs. */
 int docker_info(cJSON **info, os_error *err);
-int docker_info_on(const char *const *on, cJSON **info, os_error *err);
+int docker_info_on(const struct docker_target *on, cJSON **info, os_error *err);
 
 #endif

@@ -281,7 +281,7 @@ int docker_object_owner(const char *type, const char *object, const char *gatewa
 	return docker_object_owner_on(NULL, type, object, gateway, timeout_ms, out, err);
 }
 
-int docker_object_owner_on(const char *const *on, const char *type, const char *object, const char *gateway,
+int docker_object_owner_on(const struct docker_target *on, const char *type, const char *object, const char *gateway,
 			   int timeout_ms, enum owner *out, os_error *err)
 {
 	const char *args[] = { type, "inspect", "--format", "{{json .Labels}}", object, NULL };
@@ -310,7 +310,7 @@ int container_inspect(const char *name, struct gw_container *c, os_error *err)
 	return container_inspect_on(NULL, name, c, err);
 }
 
-int container_inspect_on(const char *const *on, const char *name, struct gw_container *c, os_error *err)
+int container_inspect_on(const struct docker_target *on, const char *name, struct gw_container *c, os_error *err)
 {
 	const char *args[] = { "inspect", "--type=container", name, NULL };
 	struct run_result res = { 0 };

@@ -66,7 +66,8 @@ int container_parse_inspect(const char *json, size_t len, struct gw_container *c
 int container_parse_object(const cJSON *obj, struct gw_container *c, os_error *err);
 int container_inspect(const char *name, struct gw_container *c, os_error *err);
 /* On the daemon ON names (docker/client.h). */
-int container_inspect_on(const char *const *on, const char *name, struct gw_container *c, os_error *err);
+struct docker_target;
+int container_inspect_on(const struct docker_target *on, const char *name, struct gw_container *c, os_error *err);
 void container_free(struct gw_container *c);
 
 /* Run container NAME's healthcheck now, as Docker runs it (an exec of C's
@@ -86,7 +87,7 @@ enum owner docker_labels_owner(const cJSON *labels, const char *gateway);
 /* Whose a network or volume is, by the same rule. */
 int docker_object_owner(const char *type, const char *object, const char *gateway, int timeout_ms,
 			enum owner *out, os_error *err);
-int docker_object_owner_on(const char *const *on, const char *type, const char *object, const char *gateway,
+int docker_object_owner_on(const struct docker_target *on, const char *type, const char *object, const char *gateway,
 			   int timeout_ms, enum owner *out, os_error *err);
 
 #endif

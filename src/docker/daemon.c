@@ -218,38 +218,6 @@ char *docker_daemon_ssh_hostname(const struct docker_daemon *d)
 	return name;
 }
 
-static char *dup_or_null(const char *s)
-{
-	return s ? xstrdup(s) : NULL;
-}
-
-void docker_target_copy(const struct docker_target *from, struct docker_target *to)
-{
-	*to = (struct docker_target){ .context = dup_or_null(from->context), .endpoint = dup_or_null(from->endpoint),
-				      .tls_recorded = from->tls_recorded, .tls = from->tls, .tls_verify = from->tls_verify,
-				      .cert_path = dup_or_null(from->cert_path) };
-}
-
-void docker_target_free(struct docker_target *t)
-{
-	free(t->context);
-	free(t->endpoint);
-	free(t->cert_path);
-	memset(t, 0, sizeof(*t));
-}
-
-static int same_str(const char *a, const char *b)
-{
-	return a == b || (a && b && strcmp(a, b) == 0);
-}
-
-int docker_target_same(const struct docker_target *a, const struct docker_target *b)
-{
-	return same_str(a->context, b->context) && same_str(a->endpoint, b->endpoint) &&
-	       a->tls_recorded == b->tls_recorded &&
-	       (!a->tls_recorded || (a->tls == b->tls && a->tls_verify == b->tls_verify &&
-				     same_str(a->cert_path, b->cert_path)));
-}
 
 /* --context's name, and its entries of the target (docker/client.h): a
  * gateway followed is pointed at over them, and unfollowed back to them. */
@@ -304,24 +272,6 @@ static int context_still_there(const char *gateway, const struct docker_target *
 			    gateway, t->context, t->endpoint, now, t->context, t->endpoint);
 }
 
-void docker_target_env(const struct docker_target *t, struct strv *env)
-{
-	if (strcmp(t->context, "default") != 0) {
-		strv_pushf(env, "DOCKER_CONTEXT=%s", t->context);
-		strv_push(env, "DOCKER_HOST");
-		return;
-	}
-	strv_pushf(env, "DOCKER_HOST=%s", t->endpoint);
-	strv_push(env, "DOCKER_CONTEXT");
-	if (t->tls_recorded) {
-		strv_push(env, t->tls ? "DOCKER_TLS=1" : "DOCKER_TLS");
-		strv_push(env, t->tls_verify ? "DOCKER_TLS_VERIFY=1" : "DOCKER_TLS_VERIFY");
-		if (t->cert_path)
-			strv_pushf(env, "DOCKER_CERT_PATH=%s", t->cert_path);
-		else
-			strv_push(env, "DOCKER_CERT_PATH");
-	}
-}
 
 /* Every docker call after on T's daemon (the target: --context's
  * entries, then T's); docker_daemon_unfollow() undoes it. */
@@ -335,9 +285,11 @@ static void point(const struct docker_target *t)
 	strv_free(&env);
 }
 
-/* Follow T: the process's target (ON NULL), or the calls that name ON. */
-static int follow(const char *gateway, const struct docker_target *t, struct strv *on, os_error *err)
+/* Follow T: the process's target (ON NULL), or the calls that name *ON. */
+static int follow(const char *gateway, const struct docker_target *t, const struct docker_target **on, os_error *err)
 {
+	if (on)
+		*on = NULL;
 	if (!t->context || !t->endpoint)
 		return 0;
 	if (!docker_daemon_chosen_fits(t))
@@ -345,7 +297,7 @@ static int follow(const char *gateway, const struct docker_target *t, struct str
 				    "gateway '%s' was made in Docker context '%s' (%s), not '%s'; drop --context to reach it there",
 				    gateway, t->context, t->endpoint, chosen);
 	if (!chosen && on)
-		docker_target_env(t, on);
+		*on = t;
 	else if (!chosen)
 		point(t);
 	return strcmp(t->context, "default") != 0 ? context_still_there(gateway, t, err) : 0;
@@ -356,7 +308,8 @@ int docker_daemon_follow(const char *gateway, const struct docker_target *t, os_
 	return follow(gateway, t, NULL, err);
 }
 
-int docker_daemon_follow_on(const char *gateway, const struct docker_target *t, struct strv *on, os_error *err)
+int docker_daemon_follow_on(const char *gateway, const struct docker_target *t, const struct docker_target **on,
+			    os_error *err)
 {
 	return follow(gateway, t, on, err);
 }

@@ -21,31 +21,7 @@
 #define OPENSHELL_DOCKER_DAEMON_H
 
 #include "base/error.h"
-
-/* A daemon as docker is pointed at it, the one shape of "which daemon":
- * resolved from the environment or a command's options (struct
- * docker_daemon's), recorded in a gateway's metadata and a node's record,
- * and turned into a call's environment entries (docker_target_env()). */
-struct docker_target {
-	char *context;    /* "default" unless one is named; NULL: not recorded (older metadata) */
-	char *endpoint;   /* unix:///var/run/docker.sock, ssh://user@host:22, tcp://host:2376 */
-	int tls_recorded; /* the default context's TLS below was recorded */
-	int tls, tls_verify; /* its DOCKER_TLS, DOCKER_TLS_VERIFY */
-	char *cert_path;  /* its DOCKER_CERT_PATH, made absolute: a directory, never key material; or NULL */
-};
-
-void docker_target_copy(const struct docker_target *from, struct docker_target *to);
-void docker_target_free(struct docker_target *t);
-
-/* Do two targets name the same daemon, reached the same way? */
-int docker_target_same(const struct docker_target *a, const struct docker_target *b);
-
-/* For one call on T's daemon (docker/client.h's ON): the entries of
- * struct run_spec's env that name it (one without '=' unsets the
- * variable). A named context carries its own TLS material; "default" is
- * DOCKER_HOST's endpoint with the TLS settings recorded. */
-struct strv;
-void docker_target_env(const struct docker_target *t, struct strv *env);
+#include "docker/target.h"
 
 /* The daemon docker resolves, with what openshell reads of its endpoint. */
 struct docker_daemon {
@@ -97,10 +73,12 @@ int docker_daemon_chosen_fits(const struct docker_target *t);
 int docker_daemon_follow(const char *gateway, const struct docker_target *t, os_error *err);
 
 /* The same checks, but for the calls that name the daemon (docker/client.h's
- * ON): its entries into *ON (none where --context chose it or T records
- * none), the process's target unchanged. For a command that asks several
- * gateways' daemons side by side. */
-int docker_daemon_follow_on(const char *gateway, const struct docker_target *t, struct strv *on, os_error *err);
+ * ON): *ON is T for them to name, or NULL where --context chose it or T
+ * records none (the process's target serves), the process's target
+ * unchanged. For a command that asks several gateways' daemons side by
+ * side. */
+int docker_daemon_follow_on(const char *gateway, const struct docker_target *t, const struct docker_target **on,
+			    os_error *err);
 
 /* Undo docker_daemon_follow(): the daemon of the environment openshell
  * started with (after --context). For a command that looks at several

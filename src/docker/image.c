@@ -46,7 +46,7 @@ int image_inspect(const char *ref, int timeout_ms, struct docker_image *img, os_
 	return image_inspect_on(NULL, ref, timeout_ms, img, err);
 }
 
-int image_inspect_on(const char *const *on, const char *ref, int timeout_ms, struct docker_image *img, os_error *err)
+int image_inspect_on(const struct docker_target *on, const char *ref, int timeout_ms, struct docker_image *img, os_error *err)
 {
 	const char *args[] = { "image", "inspect", "--", ref, NULL };
 	struct run_result res = { 0 };
@@ -82,12 +82,12 @@ static const char *const send_side[] = { "saving it from the gateway's daemon", 
 
 /* IMAGE's ID on the daemon ENV points docker at; *id NULL when that daemon
  * has no such image. */
-static int image_id_on(const char *image, const char *const *env, char **id, os_error *err)
+static int image_id_on(const char *image, const struct docker_target *on, char **id, os_error *err)
 {
 	const char *args[] = { "image", "inspect", "--format", "{{.Id}}", "--", image, NULL };
-	struct run_spec spec = { .env = env };
+	struct run_spec spec = { 0 };
 	struct run_result res = { 0 };
-	struct run_child *c = docker_start(args, &spec, err);
+	struct run_child *c = docker_start(on, args, &spec, err);
 	int rc = c ? docker_await(c, &res, err) : -1;
 
 	*id = NULL;
@@ -145,7 +145,7 @@ static int await_sides(struct run_child *kids[2], const char *image, os_error *e
 /* docker save on the gateway's daemon into docker load on the node's,
  * side by side through a pipe; a side still running at a failure is
  * stopped. */
-static int pipe_image(const char *image, const char *const *from_env, const char *const *to_env, int timeout_ms,
+static int pipe_image(const char *image, const struct docker_target *from, const struct docker_target *to, int timeout_ms,
 		      os_error *err)
 {
 	const char *save[] = { "save", "--", image, NULL }, *load[] = { "load", NULL };
@@ -154,11 +154,11 @@ static int pipe_image(const char *image, const char *const *from_env, const char
 
 	if (run_pipe(fds, err) < 0)
 		return os_error_wrap(err, "cannot send the image %s", image);
-	struct run_spec save_spec = { .env = from_env, .stdout_fd = fds[1], .timeout_ms = timeout_ms };
-	struct run_spec load_spec = { .env = to_env, .stdin_fd = fds[0], .timeout_ms = timeout_ms };
-	kids[0] = docker_start(save, &save_spec, err);
+	struct run_spec save_spec = { .stdout_fd = fds[1], .timeout_ms = timeout_ms };
+	struct run_spec load_spec = { .stdin_fd = fds[0], .timeout_ms = timeout_ms };
+	kids[0] = docker_start(from, save, &save_spec, err);
 	if (kids[0])
-		kids[1] = docker_start(load, &load_spec, err);
+		kids[1] = docker_start(to, load, &load_spec, err);
 	/* Each child holds its own end now; ours must go, or load would never
 	 * see EOF when save ends, nor save a broken pipe when load does. */
 	close(fds[0]);
@@ -172,19 +172,19 @@ static int pipe_image(const char *image, const char *const *from_env, const char
 	return rc;
 }
 
-int docker_image_send(const char *image, const char *const *from_env, const char *const *to_env, int timeout_ms,
+int docker_image_send(const char *image, const struct docker_target *from, const struct docker_target *to, int timeout_ms,
 		      char **id_out, os_error *err)
 {
 	cleanup_free char *want = NULL, *got = NULL;
 
 	*id_out = NULL;
-	if (image_id_on(image, from_env, &want, err) < 0)
+	if (image_id_on(image, from, &want, err) < 0)
 		return os_error_wrap(err, "cannot read the image's ID on %s", send_daemon[0]);
 	if (!want)
 		return os_error_set(err, OS_EXIT_FAILURE, "the image %s is not on %s", image, send_daemon[0]);
-	if (pipe_image(image, from_env, to_env, timeout_ms, err) < 0)
+	if (pipe_image(image, from, to, timeout_ms, err) < 0)
 		return -1;
-	if (image_id_on(image, to_env, &got, err) < 0)
+	if (image_id_on(image, to, &got, err) < 0)
 		return os_error_wrap(err, "cannot read the image's ID on %s", send_daemon[1]);
 	if (!got)
 		return os_error_set(err, OS_EXIT_FAILURE, "the image %s is not on %s after docker load", image,

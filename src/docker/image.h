@@ -26,16 +26,16 @@ struct docker_image {
 int image_parse_inspect(const char *json, size_t len, struct docker_image *img, os_error *err);
 int image_inspect(const char *ref, int timeout_ms, struct docker_image *img, os_error *err);
 /* On the daemon ON names (docker/client.h). */
-int image_inspect_on(const char *const *on, const char *ref, int timeout_ms, struct docker_image *img, os_error *err);
+struct docker_target;
+int image_inspect_on(const struct docker_target *on, const char *ref, int timeout_ms, struct docker_image *img, os_error *err);
 void docker_image_free(struct docker_image *img);
 
 /* A label's value, or NULL when it is absent or empty. */
 const char *image_label(const struct docker_image *img, const char *key);
 
 /* Copy IMAGE from the gateway's daemon to a node's as `docker save IMAGE |
- * docker load`. FROM_ENV and TO_ENV point each docker at its daemon: a
- * run_spec env list such as { "DOCKER_HOST=ssh://gpu-2", "DOCKER_CONTEXT",
- * NULL }, or NULL for the daemon every docker call talks to (docker/client.h's target). save and load run side
+ * docker load`. FROM and TO name each docker's daemon (docker/target.h),
+ * NULL the one every docker call talks to (docker/client.h's target). save and load run side
  * by side, each under timeout_ms (0: the per-call default), the bytes
  * streamed between them through a pipe, never held in memory or on disk;
  * the IDs are read before and after under the per-call deadline. Succeeds
@@ -44,7 +44,7 @@ const char *image_label(const struct docker_image *img, const char *key);
  * as another ID, is an error. A side that fails is named in the message
  * (saving from the gateway's daemon, loading on the node's), with the first
  * line of its docker's stderr, and the other side is stopped. */
-int docker_image_send(const char *image, const char *const *from_env, const char *const *to_env, int timeout_ms,
+int docker_image_send(const char *image, const struct docker_target *from, const struct docker_target *to, int timeout_ms,
 		      char **id_out, os_error *err);
 
 #endif

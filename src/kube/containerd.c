@@ -68,7 +68,7 @@ struct run_child *containerd_nvidia_runtime_start(const char *ctr, int timeout_m
 	const char *args[] = { "exec", ctr, "cat", K3S_CONTAINERD_CONFIG, NULL };
 	struct run_spec spec = { .timeout_ms = timeout_ms };
 
-	return docker_start(args, &spec, err);
+	return docker_start(NULL, args, &spec, err);
 }
 
 int containerd_nvidia_runtime(const char *ctr, int timeout_ms, struct runtime_fact *f, os_error *err)

@@ -93,7 +93,7 @@ struct run_child *kube_start(const char *ctr, const char *const *args, const str
 
 	exec_argv(ctr, NULL, spec->input != NULL, spec->timeout_ms, &argv);
 	strv_pushv(&argv, args);
-	c = docker_start(strv_argv(&argv), spec, err);
+	c = docker_start(NULL, strv_argv(&argv), spec, err);
 	strv_free(&argv);
 	return c;
 }
@@ -245,7 +245,7 @@ struct run_child *kube_get_start(const char *ctr, const char *before, const char
 	get_argv(resource, NULL, ns, all_namespaces, &args);
 	exec_argv_s(ctr, &(struct ahead){ .before = before, .file = file }, kube_request_s(timeout_ms), &argv);
 	strv_pushv(&argv, strv_argv(&args));
-	c = docker_start(strv_argv(&argv), &spec, err);
+	c = docker_start(NULL, strv_argv(&argv), &spec, err);
 	strv_free(&args);
 	strv_free(&argv);
 	return c;

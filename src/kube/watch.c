@@ -202,7 +202,7 @@ int kube_watch_start(struct kube_watch *kw, const char *ctr, int timeout_ms, os_
 	kw->error = NULL;
 	kube_exec_argv(ctr, then, kw->file, request_s, &argv);
 	push_watch_args(kw, request_s, &argv);
-	kw->c = docker_start(strv_argv(&argv), &spec, err);
+	kw->c = docker_start(NULL, strv_argv(&argv), &spec, err);
 	strv_free(&argv);
 	return kw->c ? 0 : -1;
 }

@@ -230,7 +230,7 @@ static void test_follow(void)
 }
 
 /* The daemon a docker call was given: ON's (NULL: the process's). */
-static char *docker_saw(const char *const *on)
+static char *docker_saw(const struct docker_target *on)
 {
 	const char *args[] = { "context", "inspect", "--", "any", NULL };
 	cleanup_free char *path = xasprintf("%s/docker.env", bin);
@@ -247,7 +247,7 @@ static char *docker_saw(const char *const *on)
 }
 
 /* The call on ON went to the daemon WANT says (docker_saw's line). */
-static void saw_is(const char *const *on, const char *want, const char *name)
+static void saw_is(const struct docker_target *on, const char *want, const char *name)
 {
 	char *saw = docker_saw(on);
 
@@ -263,14 +263,10 @@ static void test_two_daemons(void)
 	struct docker_target node = { .context = "default", .endpoint = "ssh://root@node-b", .tls_recorded = 1 };
 	struct docker_target server = { .context = "default", .endpoint = "tcp://10.0.0.5:2376", .tls_recorded = 1,
 				       .tls_verify = 1, .cert_path = "/certs/box" };
-	struct strv on_node = { 0 }, on_server = { 0 }, on_bare = { 0 };
-
 	write_text("context.endpoint", "ssh://root@gpu-box", 0644);
 	setenv("DOCKER_HOST", "unix:///here.sock", 1);
-	docker_target_env(&node, &on_node);
-	docker_target_env(&server, &on_server);
-	saw_is(strv_argv(&on_node), "ssh://root@node-b unset unset\n", "a call on the node: docker talks to its daemon");
-	saw_is(strv_argv(&on_server), "tcp://10.0.0.5:2376 unset 1\n", "the next on the server: its daemon, with its TLS");
+	saw_is(&node, "ssh://root@node-b unset unset\n", "a call on the node: docker talks to its daemon");
+	saw_is(&server, "tcp://10.0.0.5:2376 unset 1\n", "the next on the server: its daemon, with its TLS");
 	saw_is(NULL, "unix:///here.sock unset unset\n", "one that names none: the process's, as it started");
 	ok(strcmp(getenv("DOCKER_HOST"), "unix:///here.sock") == 0 && !getenv("DOCKER_TLS_VERIFY"),
 	   "the process's environment never changed");
@@ -278,18 +274,17 @@ static void test_two_daemons(void)
 	 * docker itself would take them. */
 	node.tls_recorded = 0;
 	setenv("DOCKER_TLS_VERIFY", "1", 1);
-	docker_target_env(&node, &on_bare);
-	saw_is(strv_argv(&on_bare), "ssh://root@node-b unset 1\n", "recorded without TLS: the environment's TLS settings, as docker takes them");
+	saw_is(&node, "ssh://root@node-b unset 1\n", "recorded without TLS: the environment's TLS settings, as docker takes them");
 	unsetenv("DOCKER_TLS_VERIFY");
 	{
-		struct strv followed = { 0 };
+		const struct docker_target *followed = NULL;
 		os_error err = { 0 };
 
 		/* list: a gateway's daemon followed for its calls alone. */
-		ok(docker_daemon_follow_on("g", &server, &followed, &err) == 0 && followed.n, "the server followed for its calls");
-		saw_is(strv_argv(&followed), "tcp://10.0.0.5:2376 unset 1\n", "a call that names it: the server, with its TLS");
+		ok(docker_daemon_follow_on("g", &server, &followed, &err) == 0 && followed == &server,
+		   "the server followed for its calls");
+		saw_is(followed, "tcp://10.0.0.5:2376 unset 1\n", "a call that names it: the server, with its TLS");
 		saw_is(NULL, "unix:///here.sock unset unset\n", "the process's target did not move");
-		strv_free(&followed);
 	}
 	{
 		struct docker_daemon d = { 0 };
@@ -299,7 +294,7 @@ static void test_two_daemons(void)
 		 * the node, whose entries win over the server's TLS. */
 		ok(docker_daemon_follow("g", &server, &err) == 0, "the server followed");
 		node.tls_recorded = 1;
-		saw_is(strv_argv(&on_node), "ssh://root@node-b unset unset\n", "a call on the node names it, over the server followed");
+		saw_is(&node, "ssh://root@node-b unset unset\n", "a call on the node names it, over the server followed");
 		saw_is(NULL, "tcp://10.0.0.5:2376 unset 1\n", "the next that names none: the server followed");
 		ok(docker_daemon_named("tcp://10.0.0.9:2376", NULL, &d, &err) == 0 && !d.at.tls_verify && !d.at.cert_path,
 		   "a node's --docker-host takes the user's TLS settings, not those of the gateway followed");
@@ -307,9 +302,6 @@ static void test_two_daemons(void)
 		os_error_clear(&err);
 		docker_daemon_unfollow();
 	}
-	strv_free(&on_node);
-	strv_free(&on_server);
-	strv_free(&on_bare);
 	unsetenv("DOCKER_HOST");
 }
 

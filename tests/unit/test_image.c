@@ -18,6 +18,7 @@
 #include "base/xalloc.h"
 #include "docker/build.h"
 #include "docker/image.h"
+#include "docker/target.h"
 #include "gateway/deploy/image.h"
 #include "gateway/deploy/image_fit.h"
 #include "kube/containerd.h"
@@ -300,27 +301,31 @@ static void test_pod_reasons(void)
 
 /* ---- an image sent from one daemon to another ----------------------------- */
 
-/* docker for two daemons, each a directory (FAKE_DAEMON) of files named for
- * images and holding their IDs: `image inspect` prints the ID, `save` the
- * name and ID on a line and then a megabyte, `load` reads them back in.
- * FAKE_SAVE_FAIL cuts the save short, FAKE_LOAD_FAIL makes load fail before
- * it reads anything, FAKE_LOAD_ID records another ID than the one sent;
- * DOCKER_HOST=ssh://lost is a daemon that does not answer. */
+/* docker for two daemons, each a directory (DOCKER_HOST=unix://DIR) of
+ * files named for images and holding their IDs: `image inspect` prints the
+ * ID, `save` the name and ID on a line and then a megabyte, `load` reads
+ * them back in. A fault after '#' in the endpoint: save-fail cuts the save
+ * short, load-fail makes load fail before it reads anything, load-id=ID
+ * records another ID than the one sent; DOCKER_HOST=ssh://lost is a daemon
+ * that does not answer. */
 static const char fake_docker[] =
 	"#!/bin/sh\n"
-	"f() { printf '%s/%s' \"$FAKE_DAEMON\" \"$(printf %s \"$1\" | tr /: __)\"; }\n"
+	"d=${DOCKER_HOST#unix://} flag=\n"
+	"case $d in *'#'*) flag=${d#*#} d=${d%%#*} ;; esac\n"
+	"f() { printf '%s/%s' \"$d\" \"$(printf %s \"$1\" | tr /: __)\"; }\n"
 	"case \"$1\" in\n"
 	"image) [ -f \"$(f \"$6\")\" ] || { echo \"Error response from daemon: No such image: $6\" >&2; exit 1; }\n"
 	"	cat \"$(f \"$6\")\" ;;\n"
 	"save) [ -f \"$(f \"$3\")\" ] || { echo 'Error response from daemon: reference does not exist' >&2; exit 1; }\n"
-	"	if [ -n \"$FAKE_SAVE_FAIL\" ]; then printf part; echo 'Error response from daemon: layer vanished' >&2; exit 1; fi\n"
+	"	if [ \"$flag\" = save-fail ]; then printf part; echo 'Error response from daemon: layer vanished' >&2; exit 1; fi\n"
 	"	printf '%s %s\\n' \"$3\" \"$(cat \"$(f \"$3\")\")\"\n"
 	"	head -c 1048576 /dev/zero ;;\n"
 	"load) [ \"$DOCKER_HOST\" != ssh://lost ] || { echo 'Cannot connect to the Docker daemon at ssh://lost.' >&2; exit 1; }\n"
-	"	[ -z \"$FAKE_LOAD_FAIL\" ] || { echo 'Error response from daemon: no space left on device' >&2; exit 1; }\n"
+	"	[ \"$flag\" != load-fail ] || { echo 'Error response from daemon: no space left on device' >&2; exit 1; }\n"
 	"	read -r name id\n"
 	"	[ \"$(wc -c)\" -eq 1048576 ] || { echo 'Error: unexpected EOF' >&2; exit 1; }\n"
-	"	echo \"${FAKE_LOAD_ID:-$id}\" >\"$(f \"$name\")\"\n"
+	"	case $flag in load-id=*) id=${flag#load-id=} ;; esac\n"
+	"	echo \"$id\" >\"$(f \"$name\")\"\n"
 	"	echo \"Loaded image: $name\" ;;\n"
 	"esac\n";
 
@@ -343,15 +348,21 @@ static void write_send_file(const char *name, const char *text, int mode)
 	chmod(path, (mode_t)mode);
 }
 
-/* Send IMAGE, FROM_EXTRA and TO_EXTRA added to each side's FAKE_DAEMON;
- * the ID, or NULL with *err set. */
-static char *send_with(const char *image, const char *from_extra, const char *to_extra, os_error *err)
+/* Send IMAGE from the gateway's daemon to the node's, each target's
+ * endpoint with its fault (NULL: none; TO_LOST: a node's daemon that does
+ * not answer); the ID, or NULL with *err set. */
+#define TO_LOST "ssh://lost"
+static char *send_with(const char *image, const char *from_fault, const char *to_fault, os_error *err)
 {
-	cleanup_free char *gw = xasprintf("FAKE_DAEMON=%s/gw", send_dir), *node = xasprintf("FAKE_DAEMON=%s/node", send_dir);
-	const char *from_env[] = { gw, from_extra, NULL }, *to_env[] = { node, to_extra, NULL };
+	cleanup_free char *gw = xasprintf("unix://%s/gw%s%s", send_dir, from_fault ? "#" : "", from_fault ? from_fault : "");
+	cleanup_free char *node = to_fault && strcmp(to_fault, TO_LOST) == 0
+					  ? xstrdup(TO_LOST)
+					  : xasprintf("unix://%s/node%s%s", send_dir, to_fault ? "#" : "", to_fault ? to_fault : "");
+	struct docker_target from = { .context = "default", .endpoint = gw, .tls_recorded = 1 };
+	struct docker_target to = { .context = "default", .endpoint = node, .tls_recorded = 1 };
 	char *id = NULL;
 
-	if (docker_image_send(image, from_env, to_env, 10000, &id, err) < 0 && id)
+	if (docker_image_send(image, &from, &to, 10000, &id, err) < 0 && id)
 		printf("# an ID despite the failure\n");
 	return id;
 }
@@ -374,35 +385,35 @@ static void test_send(void)
 	docker = send_path("docker");
 	setenv("OPENSHELL_DOCKER", docker, 1);
 
-	setenv("FAKE_LOAD_FAIL", "1", 1);   /* openshell's own, unset for the node's docker */
-	id = send_with(image, NULL, "FAKE_LOAD_FAIL", &err);
+	setenv("DOCKER_HOST", TO_LOST, 1);   /* openshell's own: each side's target wins over it */
+	id = send_with(image, NULL, NULL, &err);
 	is_str(id, "sha256:1111", "the image is sent, and its ID given");
 	free(id);
-	unsetenv("FAKE_LOAD_FAIL");
+	unsetenv("DOCKER_HOST");
 	cleanup_free char *arrived_path = send_path("node/openshell_cluster_dev");
 	read_file(arrived_path, 4096, &arrived, &len, &err);
 	is_str(arrived, "sha256:1111\n", "the node's daemon has it under the same ID");
 	os_error_clear(&err);
 	unlink(arrived_path);
 
-	ok(!send_with(image, NULL, "FAKE_LOAD_FAIL=1", &err), "a load that fails fails the send");
+	ok(!send_with(image, NULL, "load-fail", &err), "a load that fails fails the send");
 	ok(err.msg && strstr(err.msg, "cannot send the image openshell/cluster:dev: loading it on the node's daemon failed "
 				      "(exit status 1): Error response from daemon: no space left on device"),
 	   "naming the loading side and quoting docker: %s", err.msg ? err.msg : "(none)");
 	os_error_clear(&err);
 
-	ok(!send_with(image, NULL, "DOCKER_HOST=ssh://lost", &err), "a node's daemon that does not answer");
+	ok(!send_with(image, NULL, TO_LOST, &err), "a node's daemon that does not answer");
 	ok(err.msg && strstr(err.msg, "loading it on the node's daemon failed: lost the Docker daemon (DOCKER_HOST=ssh://lost)"),
 	   "is named as the call's, not openshell's: %s", err.msg ? err.msg : "(none)");
 	os_error_clear(&err);
 
-	ok(!send_with(image, "FAKE_SAVE_FAIL=1", NULL, &err), "a save cut short fails the send");
+	ok(!send_with(image, "save-fail", NULL, &err), "a save cut short fails the send");
 	ok(err.msg && strstr(err.msg, "saving it from the gateway's daemon failed (exit status 1): "
 				      "Error response from daemon: layer vanished"),
 	   "naming the saving side, not load's short input: %s", err.msg ? err.msg : "(none)");
 	os_error_clear(&err);
 
-	ok(!send_with(image, NULL, "FAKE_LOAD_ID=sha256:2222", &err), "an image that arrives as another ID is refused");
+	ok(!send_with(image, NULL, "load-id=sha256:2222", &err), "an image that arrives as another ID is refused");
 	is_str(err.msg, "the image openshell/cluster:dev arrived as ID sha256:2222, not sha256:1111", "saying so");
 	os_error_clear(&err);
 	unlink(arrived_path);

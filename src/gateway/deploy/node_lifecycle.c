@@ -20,15 +20,7 @@
 /* `docker ARGS` on R's daemon. */
 static int on_agent_host(const struct node_record *r, const char *const *args, int timeout_ms, os_error *err)
 {
-	struct strv env = { 0 };
-	struct run_result res = { 0 };
-	int rc;
-
-	node_record_env(r, &env);
-	rc = docker_run_on(strv_argv(&env), args, NULL, 0, timeout_ms, &res, err);
-	run_result_free(&res);
-	strv_free(&env);
-	return rc;
+	return docker_ok_on(&r->docker, args, timeout_ms, err);
 }
 
 int nodes_stop(const struct node_records *rs)
@@ -70,26 +62,23 @@ static void start_agents(const struct node_records *rs)
 static int wait_node(const struct node_record *r, const char *server_ctr, enum gpu_allocation allocation,
 		     const struct deadline *by, int timeout_ms, os_error *err)
 {
-	struct strv env = { 0 };
 	struct node_join j = { .server_ctr = server_ctr, .agent_ctr = r->container, .node = r->name,
 			       .server = r->server, .gateway = r->gateway, .host = r->docker.endpoint, .gpu = r->gpu,
-			       .dra = allocation == GPU_ALLOCATION_DRA, .by = *by, .timeout_ms = timeout_ms };
+			       .dra = allocation == GPU_ALLOCATION_DRA, .by = *by, .timeout_ms = timeout_ms,
+			       .node_on = &r->docker };
 	const char *started[] = { "inspect", "--format", "{{.State.StartedAt}}", r->container, NULL };
 	struct run_result res = { 0 };
 	int rc;
 
 	log_step("waiting for node '%s' on %s", r->name, r->docker.endpoint);
-	node_record_env(r, &env);
-	j.node_env = strv_argv(&env);
 	/* Its node's Ready from before the stop is no news. */
-	rc = docker_run_on(j.node_env, started, NULL, 0, 0, &res, err);
+	rc = docker_run_on(j.node_on, started, NULL, 0, 0, &res, err);
 	res.out[strcspn(res.out, "\n")] = '\0';
 	j.since = res.out;
 	if (rc == 0)
 		rc = node_join_wait(&j, err);
 	run_result_free(&res);
 	log_step_done(rc == 0);
-	strv_free(&env);
 	return rc;
 }
 

@@ -313,11 +313,11 @@ int host_gpu_dra_published(const struct host_gpu *g)
 	return !g->mig_enabled || g->migs.n;
 }
 
-int container_dra_gpus(const char *ctr, const char *const *env, const char *what, int timeout_ms,
+int container_dra_gpus(const char *ctr, const struct docker_target *on, const char *what, int timeout_ms,
 		       struct strv *uuids, os_error *err)
 {
 	struct host_gpus h = { 0 };
-	struct run_child *c = container_gpus_start(ctr, env, timeout_ms, err);
+	struct run_child *c = container_gpus_start(ctr, on, timeout_ms, err);
 	int rc = c ? container_gpus_finish(c, ctr, &h, err) : -1;
 
 	for (int i = 0; rc == 0 && i < h.n; i++)

@@ -34,7 +34,7 @@ int gpu_errors_explain(const char *text, int kept, os_error *err)
 	return 1;
 }
 
-int gpu_errors_no_toolkit(const char *const *on, const char *image, os_error *err)
+int gpu_errors_no_toolkit(const struct docker_target *on, const char *image, os_error *err)
 {
 	static const char fix[] = "run 'nvidia-ctk runtime configure --runtime=docker' and restart docker";
 	struct host_facts f;

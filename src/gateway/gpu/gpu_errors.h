@@ -8,6 +8,7 @@
 #define OPENSHELL_GATEWAY_GPU_ERRORS_H
 
 #include "base/error.h"
+#include "docker/target.h"
 
 /* Recognise a docker run/start failure of the CDI path (an unresolvable
  * device, a spec older than the driver, a daemon without CDI) and set the
@@ -21,6 +22,6 @@ int gpu_errors_explain(const char *docker_stderr, int kept, os_error *err);
  * toolkit not installed there, or installed after
  * dockerd started, which registers the driver only when it finds the hook
  * on its PATH at start. Returns -1. */
-int gpu_errors_no_toolkit(const char *const *on, const char *image, os_error *err);
+int gpu_errors_no_toolkit(const struct docker_target *on, const char *image, os_error *err);
 
 #endif

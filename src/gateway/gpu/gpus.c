@@ -384,12 +384,12 @@ static int no_devices(const struct run_result *res)
 	return res->status == 6 && (strstr(res->out, "No devices were found") || strstr(res->err, "No devices were found"));
 }
 
-struct run_child *container_gpus_start(const char *ctr, const char *const *env, int timeout_ms, os_error *err)
+struct run_child *container_gpus_start(const char *ctr, const struct docker_target *on, int timeout_ms, os_error *err)
 {
 	const char *args[] = { "exec", ctr, "sh", "-c", GPUS_LOOK_SCRIPT, NULL };
-	struct run_spec spec = { .timeout_ms = timeout_ms, .env = env };
+	struct run_spec spec = { .timeout_ms = timeout_ms };
 
-	return docker_start(args, &spec, err);
+	return docker_start(on, args, &spec, err);
 }
 
 int container_gpus_finish(struct run_child *c, const char *ctr, struct host_gpus *h, os_error *err)
@@ -417,22 +417,22 @@ int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_erro
 	return container_gpus_finish(c, ctr, h, err);
 }
 
-struct run_child *host_gpus_probe_start(const char *const *on, const char *image, int cdi, int timeout_ms,
+struct run_child *host_gpus_probe_start(const struct docker_target *on, const char *image, int cdi, int timeout_ms,
 					os_error *err)
 {
 	const char *args[] = { "run", "--rm", "--network=none",
 			       cdi ? "--device=" CDI_GPU_PREFIX "all" : "--gpus=driver=nvidia,count=all,capabilities=utility",
 			       "--entrypoint=sh", "--label=org.openshell.managed-by=openshell-gpu-probe",
 			       image, "-c", GPUS_LOOK_SCRIPT, NULL };
-	struct run_spec spec = { .timeout_ms = timeout_ms, .env = on };
+	struct run_spec spec = { .timeout_ms = timeout_ms };
 
-	return docker_start(args, &spec, err);
+	return docker_start(on, args, &spec, err);
 }
 
-int host_gpus_probe_finish(struct run_child *c, const char *image, struct host_gpus *h, os_error *err)
+int host_gpus_probe_finish(struct run_child *c, const struct docker_target *on, const char *image, struct host_gpus *h,
+			   os_error *err)
 {
 	struct run_result res = { 0 };
-	const char *const *on = run_env(c);   /* its daemon, which the await forgets with C */
 	int rc = docker_await(c, &res, err);
 
 	memset(h, 0, sizeof(*h));
@@ -460,7 +460,7 @@ int host_gpus_probe_finish(struct run_child *c, const char *image, struct host_g
 	return rc;
 }
 
-int host_gpus_probe(const char *const *on, const char *image, int cdi, int timeout_ms, struct host_gpus *h,
+int host_gpus_probe(const struct docker_target *on, const char *image, int cdi, int timeout_ms, struct host_gpus *h,
 		    os_error *err)
 {
 	struct run_child *c = host_gpus_probe_start(on, image, cdi, timeout_ms, err);
@@ -469,5 +469,5 @@ int host_gpus_probe(const char *const *on, const char *image, int cdi, int timeo
 		memset(h, 0, sizeof(*h));
 		return -1;
 	}
-	return host_gpus_probe_finish(c, image, h, err);
+	return host_gpus_probe_finish(c, on, image, h, err);
 }

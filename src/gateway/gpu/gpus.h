@@ -17,6 +17,7 @@
 
 #include "base/error.h"
 #include "base/strv.h"
+#include "docker/target.h"
 #include "gateway/gpu/gpu_driver.h"
 #include "gateway/gpu/mig.h"
 
@@ -159,9 +160,8 @@ int gpus_plugin_devices(const struct host_gpus *h, enum mig_strategy strategy);
 /* The GPUs the gateway's container sees: its nvidia-smi -L. */
 int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_error *err);
 /* The same beside other calls: started, then awaited and read; on the
- * daemon ENV names (run_spec env entries that must outlive the call;
- * NULL: the environment's). */
-struct run_child *container_gpus_start(const char *ctr, const char *const *env, int timeout_ms, os_error *err);
+ * daemon ON names (docker/client.h; NULL: the process's). */
+struct run_child *container_gpus_start(const char *ctr, const struct docker_target *on, int timeout_ms, os_error *err);
 int container_gpus_finish(struct run_child *c, const char *ctr, struct host_gpus *h, os_error *err);
 
 /* Read TEXT, a GPUS_LOOK_BEFORE's output in container CTR followed by
@@ -173,11 +173,13 @@ int container_gpus_read(const char *ctr, const char *text, struct host_gpus *h, 
 /* List the Docker host's GPUs with a throwaway container of IMAGE, given
  * all of them the way the gateway gets its own: CDI or --gpus; on the
  * daemon ON names (docker/client.h; NULL: the process's). */
-int host_gpus_probe(const char *const *on, const char *image, int cdi, int timeout_ms, struct host_gpus *h,
+int host_gpus_probe(const struct docker_target *on, const char *image, int cdi, int timeout_ms, struct host_gpus *h,
 		    os_error *err);
-/* The same beside other calls: started, then awaited and read. */
-struct run_child *host_gpus_probe_start(const char *const *on, const char *image, int cdi, int timeout_ms,
+/* The same beside other calls: started, then awaited and read (ON again,
+ * for the message when the toolkit is missing there). */
+struct run_child *host_gpus_probe_start(const struct docker_target *on, const char *image, int cdi, int timeout_ms,
 					os_error *err);
-int host_gpus_probe_finish(struct run_child *c, const char *image, struct host_gpus *h, os_error *err);
+int host_gpus_probe_finish(struct run_child *c, const struct docker_target *on, const char *image, struct host_gpus *h,
+			   os_error *err);
 
 #endif

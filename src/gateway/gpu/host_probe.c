@@ -57,7 +57,7 @@ static const char probe_script[] =
 	"done\n"
 	"echo end\n";
 
-int host_probe(const char *const *on, const char *image, int timeout_ms, struct host_facts *f, os_error *err)
+int host_probe(const struct docker_target *on, const char *image, int timeout_ms, struct host_facts *f, os_error *err)
 {
 	const char *args[] = { "run", "--rm", "--pull=never", "--network=host", "--read-only", "--cap-drop=ALL",
 			       "--security-opt=no-new-privileges", "--log-driver=none",

@@ -19,6 +19,7 @@
 
 #include "base/error.h"
 #include "base/strv.h"
+#include "docker/target.h"
 
 /* An NVIDIA CDI spec in /etc/cdi or /var/run/cdi. */
 struct host_cdi_spec {
@@ -44,7 +45,7 @@ struct host_facts {
 /* Run the probe in IMAGE (present on the daemon ON names, docker/client.h;
  * NULL: the process's) and read its facts; timeout_ms 0 is the per-call
  * default. */
-int host_probe(const char *const *on, const char *image, int timeout_ms, struct host_facts *f, os_error *err);
+int host_probe(const struct docker_target *on, const char *image, int timeout_ms, struct host_facts *f, os_error *err);
 
 /* The probe's output, one fact a line, into F (zeroed first). Output
  * without the closing "end" line is an error: the probe did not finish. */

@@ -19,11 +19,11 @@ int mig_caps_named(const struct gpus *sel)
 	return 0;
 }
 
-struct run_child *mig_caps_probe_start(const char *const *on, const char *image, int cdi, const struct gpus *sel,
+struct run_child *mig_caps_probe_start(const struct docker_target *on, const char *image, int cdi, const struct gpus *sel,
 				       int timeout_ms, os_error *err)
 {
 	struct strv args = { 0 };
-	struct run_spec spec = { .timeout_ms = timeout_ms, .env = on };
+	struct run_spec spec = { .timeout_ms = timeout_ms };
 	struct run_child *c;
 
 	strv_pushv(&args, (const char *const[]){ "run", "--rm", "--network=none", "--entrypoint=sh",
@@ -40,7 +40,7 @@ struct run_child *mig_caps_probe_start(const char *const *on, const char *image,
 		strv_pushf(&args, "--gpus=%s", request);
 	}
 	strv_pushv(&args, (const char *const[]){ image, "-c", "ls /dev/nvidia-caps 2>/dev/null; true", NULL });
-	c = docker_start(strv_argv(&args), &spec, err);
+	c = docker_start(on, strv_argv(&args), &spec, err);
 	strv_free(&args);
 	return c;
 }

@@ -15,6 +15,7 @@
 #include "base/error.h"
 #include "base/runner.h"
 #include "base/strv.h"
+#include "docker/target.h"
 #include "gateway/gpu/gpus.h"
 
 /* A MIG capability's device node, /dev/nvidia-caps/MIG_CAP_NODE<minor>. */
@@ -26,7 +27,7 @@ int mig_caps_named(const struct gpus *sel);
 /* Start the throwaway container of IMAGE given SEL as a gateway is (CDI
  * devices, or --gpus), within TIMEOUT_MS (0: the per-call limit), on the
  * daemon ON names (docker/client.h; NULL: the process's). */
-struct run_child *mig_caps_probe_start(const char *const *on, const char *image, int cdi, const struct gpus *sel,
+struct run_child *mig_caps_probe_start(const struct docker_target *on, const char *image, int cdi, const struct gpus *sel,
 				       int timeout_ms, os_error *err);
 
 /* Its capability nodes' minors, as text ("12"), into MINORS; -1 when it

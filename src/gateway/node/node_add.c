@@ -44,9 +44,8 @@ struct add {
 	struct gateway gw;
 	struct gateway_request rq;     /* the agent's request: the gateway's name, the node's GPUs */
 	struct deploy_plan d;          /* its plan: the gateway's image and MIG strategy, the GPUs' mode */
-	struct docker_daemon sd, nd;   /* the server's daemon, the node's */
-	struct strv node_env;          /* the node's daemon, named in each call to it (docker/client.h):
-	                                * the process's target stays the server's */
+	struct docker_daemon sd, nd;   /* the server's daemon, the node's: each call to the node's names
+	                                * it (docker/client.h's ON); the process's target stays the server's */
 	struct daemon_gpus dg;         /* what the node's daemon offers for GPUs */
 	char *res;                     /* openshell-node-GATEWAY */
 	char *host;                    /* the node's Docker host, for messages */
@@ -192,9 +191,9 @@ out:
 /* --- on the node's daemon -------------------------------------------------- */
 
 /* The node's daemon, as the calls to it name it. */
-static const char *const *on_node(struct add *a)
+static const struct docker_target *on_node(const struct add *a)
 {
-	return strv_argv(&a->node_env);
+	return &a->nd.at;
 }
 
 static int node_daemon(struct add *a, os_error *err)
@@ -258,7 +257,6 @@ static int image_there(struct add *a, os_error *err)
 {
 	struct docker_image img = { 0 };
 	struct deadline whole;
-	struct strv from = { 0 };
 	cleanup_free char *id = NULL;
 	int rc;
 
@@ -269,11 +267,10 @@ static int image_there(struct add *a, os_error *err)
 	if (rc)
 		return 0;
 	log_step("sending image %s to %s (docker save | docker load)", a->gw.c.image, a->host);
-	docker_target_env(&a->sd.at, &from);
+
 	/* A send takes long: it may last until the deadline. */
 	whole = deadline_capped(&a->by, 0);
-	rc = docker_image_send(a->gw.c.image, strv_argv(&from), on_node(a), deadline_call_ms(&whole), &id, err);
-	strv_free(&from);
+	rc = docker_image_send(a->gw.c.image, &a->sd.at, on_node(a), deadline_call_ms(&whole), &id, err);
 	if (rc < 0)
 		return os_error_wrap(err, "cannot send image %s to %s", a->gw.c.image, a->host);
 	a->r->image_sent = 1;
@@ -336,7 +333,7 @@ static int make_agent(struct add *a, os_error *err)
 static int join(struct add *a, os_error *err)
 {
 	struct node_join j = { .server_ctr = a->gw.container, .agent_ctr = a->res,
-			       .node_env = strv_argv(&a->node_env), .node = a->o->node, .server = a->gw.md.server,
+			       .node_on = on_node(a), .node = a->o->node, .server = a->gw.md.server,
 			       .gateway = a->o->gateway, .host = a->host, .gpu = a->rq.gpu,
 			       .dra = a->d.allocation == GPU_ALLOCATION_DRA, .by = a->by,
 			       .timeout_ms = a->o->timeout_ms };
@@ -402,7 +399,6 @@ static int name_node_daemon(struct add *a, os_error *err)
 {
 	if (docker_daemon_named(a->o->docker_host, a->o->context, &a->nd, err) < 0)
 		return -1;
-	docker_target_env(&a->nd.at, &a->node_env);
 	a->d.docker_on = on_node(a);
 	a->host = xstrdup(a->nd.host ? a->nd.host : a->nd.at.endpoint);
 	return 0;
@@ -464,7 +460,6 @@ int gateway_node_add(const struct node_add_opts *o, struct node_add_result *r, o
 	docker_daemon_free(&a.sd);
 	docker_daemon_free(&a.nd);
 	daemon_gpus_free(&a.dg);
-	strv_free(&a.node_env);
 	if (a.token)
 		explicit_bzero(a.token, strlen(a.token));
 	free(a.token);

@@ -33,8 +33,7 @@ int node_drain_delete(const char *ctr, const char *node, int timeout_ms, os_erro
 }
 
 /* The IDs of TYPE ("container" or "volume") named NAME with R's labels. */
-static int find_ours(const char *type, const struct node_record *r, const char *const *env, char **ids,
-		     os_error *err)
+static int find_ours(const char *type, const struct node_record *r, char **ids, os_error *err)
 {
 	cleanup_free char *gw = xasprintf("label=%s=%s", LABEL_GATEWAY, r->gateway);
 	cleanup_free char *managed = xasprintf("label=%s=%s", LABEL_MANAGED, LABEL_MANAGED_VALUE);
@@ -44,14 +43,14 @@ static int find_ours(const char *type, const struct node_record *r, const char *
 			     "--filter", name, NULL };
 	const char *ls[] = { "volume", "ls", "--quiet", "--filter", gw, "--filter", managed, "--filter", name, NULL };
 	struct run_result res = { 0 };
-	int rc = docker_run_on(env, strcmp(type, "container") == 0 ? ps : ls, NULL, 0, 0, &res, err);
+	int rc = docker_run_on(&r->docker, strcmp(type, "container") == 0 ? ps : ls, NULL, 0, 0, &res, err);
 
 	*ids = rc == 0 ? xstrdup(res.out) : NULL;
 	run_result_free(&res);
 	return rc;
 }
 
-static int remove_each(const char *const *rm, char *ids, const char *const *env, int *removed, os_error *err)
+static int remove_each(const char *const *rm, char *ids, const struct docker_target *on, int *removed, os_error *err)
 {
 	struct run_result res = { 0 };
 	int rc = 0;
@@ -60,7 +59,7 @@ static int remove_each(const char *const *rm, char *ids, const char *const *env,
 		struct strv argv = { 0 };
 		strv_pushv(&argv, rm);
 		strv_push(&argv, id);
-		rc = docker_run_on(env, strv_argv(&argv), NULL, 0, 0, &res, err);
+		rc = docker_run_on(on, strv_argv(&argv), NULL, 0, 0, &res, err);
 		*removed += rc == 0;
 		run_result_free(&res);
 		strv_free(&argv);
@@ -72,18 +71,14 @@ int node_agent_remove(const struct node_record *r, int *removed, os_error *err)
 {
 	static const char *const rm[] = { DOCKER_RM, NULL };
 	static const char *const rmvol[] = { "volume", "rm", "--force", NULL };
-	struct strv env = { 0 };
 	cleanup_free char *ctrs = NULL, *vols = NULL;
 	int rc;
 
 	*removed = 0;
-	node_record_env(r, &env);
 	/* The container first: its volume cannot go while it is in use. */
-	const char *const *e = strv_argv(&env);
-	rc = find_ours("container", r, e, &ctrs, err) < 0 || remove_each(rm, ctrs, e, removed, err) < 0 ||
-		     find_ours("volume", r, e, &vols, err) < 0 || remove_each(rmvol, vols, e, removed, err) < 0
+	rc = find_ours("container", r, &ctrs, err) < 0 || remove_each(rm, ctrs, &r->docker, removed, err) < 0 ||
+		     find_ours("volume", r, &vols, err) < 0 || remove_each(rmvol, vols, &r->docker, removed, err) < 0
 	     ? -1 : 0;
-	strv_free(&env);
 	if (rc < 0)
 		os_error_wrap(err, "cannot remove node '%s''s agent from %s", r->name, r->docker.endpoint);
 	return rc;

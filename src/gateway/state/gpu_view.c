@@ -49,7 +49,7 @@
 /* One node asked: its exec, then what it said. */
 struct node_ask {
 	const char *name, *host, *ctr;
-	struct strv env;             /* its daemon, for an agent's */
+	const struct docker_target *on; /* its daemon, for an agent's (its record's); NULL: the server's */
 	int server;
 	const char *types;           /* the server's: what its kubectl gets */
 	int gpu;                     /* it has GPUs: rows of its own */
@@ -77,7 +77,7 @@ const char *gpu_share_name(enum gpu_share s)
 static void ask_start(struct node_ask *a)
 {
 	struct strv argv = { 0 };
-	struct run_spec spec = { .env = a->env.n ? strv_argv(&a->env) : NULL };
+	struct run_spec spec = { 0 };
 	os_error err = { 0 };
 
 	strv_pushv(&argv, (const char *const[]){ "exec", a->ctr, "sh", "-c", NULL });
@@ -89,7 +89,7 @@ static void ask_start(struct node_ask *a)
 	} else {
 		strv_push(&argv, NODE_SCRIPT);
 	}
-	a->c = docker_start(strv_argv(&argv), &spec, &err);
+	a->c = docker_start(a->on, strv_argv(&argv), &spec, &err);
 	if (!a->c)
 		a->why = xstrdup(err.msg ? err.msg : "docker did not start");
 	os_error_clear(&err);
@@ -163,7 +163,6 @@ static void ask_finish(struct node_ask *a)
 
 static void ask_free(struct node_ask *a)
 {
-	strv_free(&a->env);
 	free(a->why);
 	free(a->cp_why);
 	device_checkpoint_free(&a->cp);
@@ -418,8 +417,7 @@ static void plan(const struct gateway *gw, const struct node_records *rs, struct
 			continue;
 		a = &(*asks)[(*n)++];
 		*a = (struct node_ask){ .gpu = 1, .name = rs->v[i].name, .ctr = rs->v[i].container,
-					.host = rs->v[i].docker.endpoint };
-		node_record_env(&rs->v[i], &a->env);
+					.host = rs->v[i].docker.endpoint, .on = &rs->v[i].docker };
 	}
 }
 

@@ -24,11 +24,6 @@ char *node_resource_name(const char *gateway)
 	return xasprintf("openshell-node-%s", gateway);
 }
 
-void node_record_env(const struct node_record *r, struct strv *env)
-{
-	docker_target_env(&r->docker, env);
-}
-
 char *node_record_to_json(const struct node_record *r)
 {
 	cJSON *o = cJSON_CreateObject();

@@ -55,11 +55,6 @@ int node_record_write(const char *state_dir, const struct node_record *r, os_err
  * it is empty. */
 int node_record_remove(const char *state_dir, const char *name, os_error *err);
 
-/* The run_spec env entries that point a docker call at R's daemon (its
- * own docker call, whichever daemon the environment names). */
-struct strv;
-void node_record_env(const struct node_record *r, struct strv *env);
-
 /* The agent's container and volume on its host, and the container's
  * hostname: openshell-node-GATEWAY. One per gateway and host: an agent
  * runs in the host's network, where one kubelet has its port. */

@@ -30,7 +30,8 @@ struct group {
 	struct run_child *child;
 	os_error err;             /* why it could not be asked */
 	int refused;              /* by the follow: err names the daemon and the fix */
-	struct strv on;           /* its calls' daemon (docker/client.h), while they run */
+	int followed;             /* its daemon checked (docker_daemon_follow_on()) */
+	const struct docker_target *on; /* its calls' daemon (docker/client.h's ON), or NULL */
 };
 
 struct entry {
@@ -131,12 +132,11 @@ static void launch(struct gather *G, size_t gi)
 	}
 	if (g->stage == INSPECT && members == 0) {
 		g->stage = DONE;
-	} else if (!g->current && !g->on.n && docker_daemon_follow_on(g->first, &g->w, &g->on, &g->err) < 0) {
+	} else if (!g->current && !g->followed++ && docker_daemon_follow_on(g->first, &g->w, &g->on, &g->err) < 0) {
 		g->stage = DONE;
 		g->refused = 1;
 	} else {
-		spec.env = g->on.n ? strv_argv(&g->on) : NULL;
-		if (!(g->child = docker_start(strv_argv(&args), &spec, &g->err)))
+		if (!(g->child = docker_start(g->on, strv_argv(&args), &spec, &g->err)))
 			g->stage = DONE;
 	}
 	strv_free(&args);
@@ -348,7 +348,6 @@ out:
 			gateway_free(&G.e[i].gw);
 	for (size_t i = 0; i < G.ng; i++) {
 		os_error_clear(&G.g[i].err);
-		strv_free(&G.g[i].on);
 	}
 	os_error_clear(&cur_err);
 	free(G.e);

@@ -156,7 +156,6 @@ struct verify_nodes {
 	struct node_records rs;
 	struct verify_node_pod pods[VERIFY_MAX_NODES];
 	const struct node_record *rec[VERIFY_MAX_NODES];
-	struct strv env[VERIFY_MAX_NODES];
 	struct run_child *looks[VERIFY_MAX_NODES];
 	char *look_error[VERIFY_MAX_NODES];
 	size_t n;

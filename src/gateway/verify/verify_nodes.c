@@ -26,9 +26,8 @@ int verify_nodes_start(const struct gateway *gw, struct verify_nodes *vn, os_err
 		}
 		vn->rec[k] = r;
 		vn->pods[k] = (struct verify_node_pod){ .node = r->name, .check = { .name = r->name, .status = CHECK_SKIP } };
-		node_record_env(r, &vn->env[k]);
 		/* What its agent sees, on its host, beside the pods. */
-		if (!(vn->looks[k] = container_gpus_start(r->container, strv_argv(&vn->env[k]), 0, &e)))
+		if (!(vn->looks[k] = container_gpus_start(r->container, &r->docker, 0, &e)))
 			vn->look_error[k] = xstrdup(e.msg);
 		os_error_clear(&e);
 	}
@@ -93,7 +92,6 @@ void verify_nodes_free(struct verify_nodes *vn)
 {
 	for (size_t k = 0; k < vn->n; k++) {
 		docker_drop(&vn->looks[k]);
-		strv_free(&vn->env[k]);
 		free(vn->look_error[k]);
 		free(vn->pods[k].check.evidence);
 		free(vn->pods[k].check.detail);

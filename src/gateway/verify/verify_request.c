@@ -111,7 +111,7 @@ int verify_gpus_judge(const struct gateway *gw, struct gpu_looks *l, const struc
 	struct strv want = { 0 };
 	os_error e = { 0 };
 	cleanup_free char *has = NULL, *means = NULL;
-	int rc = -1, exact, probed = l->host_call ? host_gpus_probe_finish(l->host_call, gw->c.image, &l->host, &e) : 0;
+	int rc = -1, exact, probed = l->host_call ? host_gpus_probe_finish(l->host_call, NULL, gw->c.image, &l->host, &e) : 0;
 
 	l->host_call = NULL;
 	selection(gw, l);

@@ -170,7 +170,7 @@ static int follow_api_log(struct wait_ctx *w, const char *since, os_error *err)
 	if (since)
 		strv_pushv(&args, (const char *const[]){ "--since", since, NULL });
 	strv_push(&args, w->container);
-	f->c = docker_start(strv_argv(&args), &spec, err);
+	f->c = docker_start(NULL, strv_argv(&args), &spec, err);
 	strv_free(&args);
 	if (f->c) {
 		while (run_wait_any(&f->c, 1) == 0 && !f->ready)

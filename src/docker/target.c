@@ -1,0 +1,61 @@
+/* docker/target.c - a Docker daemon as docker is pointed at it (see docker/target.h). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/strv.h"
+#include "base/xalloc.h"
+#include "docker/target.h"
+
+static char *dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+void docker_target_copy(const struct docker_target *from, struct docker_target *to)
+{
+	*to = (struct docker_target){ .context = dup_or_null(from->context), .endpoint = dup_or_null(from->endpoint),
+				      .tls_recorded = from->tls_recorded, .tls = from->tls, .tls_verify = from->tls_verify,
+				      .cert_path = dup_or_null(from->cert_path) };
+}
+
+void docker_target_free(struct docker_target *t)
+{
+	free(t->context);
+	free(t->endpoint);
+	free(t->cert_path);
+	memset(t, 0, sizeof(*t));
+}
+
+static int same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+int docker_target_same(const struct docker_target *a, const struct docker_target *b)
+{
+	return same_str(a->context, b->context) && same_str(a->endpoint, b->endpoint) &&
+	       a->tls_recorded == b->tls_recorded &&
+	       (!a->tls_recorded || (a->tls == b->tls && a->tls_verify == b->tls_verify &&
+				     same_str(a->cert_path, b->cert_path)));
+}
+
+void docker_target_env(const struct docker_target *t, struct strv *env)
+{
+	if (strcmp(t->context, "default") != 0) {
+		strv_pushf(env, "DOCKER_CONTEXT=%s", t->context);
+		strv_push(env, "DOCKER_HOST");
+		return;
+	}
+	strv_pushf(env, "DOCKER_HOST=%s", t->endpoint);
+	strv_push(env, "DOCKER_CONTEXT");
+	if (t->tls_recorded) {
+		strv_push(env, t->tls ? "DOCKER_TLS=1" : "DOCKER_TLS");
+		strv_push(env, t->tls_verify ? "DOCKER_TLS_VERIFY=1" : "DOCKER_TLS_VERIFY");
+		if (t->cert_path)
+			strv_pushf(env, "DOCKER_CERT_PATH=%s", t->cert_path);
+		else
+			strv_push(env, "DOCKER_CERT_PATH");
+	}
+}

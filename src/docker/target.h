@@ -1,0 +1,35 @@
+/* docker/target.h - a Docker daemon as docker is pointed at it: the one shape of "which daemon".
+ *
+ * A target is a context's name and endpoint, with the default context's
+ * TLS settings from the environment (DOCKER_TLS, DOCKER_TLS_VERIFY,
+ * DOCKER_CERT_PATH: flags and a path, no key material). docker/daemon.h
+ * resolves one as the docker CLI would; a gateway's metadata and a node's
+ * record keep one; docker/client.h's calls name one (ON) through the
+ * environment entries made here, over the environment openshell started
+ * with, which is never changed.
+ */
+#ifndef OPENSHELL_DOCKER_TARGET_H
+#define OPENSHELL_DOCKER_TARGET_H
+
+struct docker_target {
+	char *context;    /* "default" unless one is named; NULL: not recorded (older metadata) */
+	char *endpoint;   /* unix:///var/run/docker.sock, ssh://user@host:22, tcp://host:2376 */
+	int tls_recorded; /* the default context's TLS below was recorded */
+	int tls, tls_verify; /* its DOCKER_TLS, DOCKER_TLS_VERIFY */
+	char *cert_path;  /* its DOCKER_CERT_PATH, made absolute: a directory, never key material; or NULL */
+};
+
+void docker_target_copy(const struct docker_target *from, struct docker_target *to);
+void docker_target_free(struct docker_target *t);
+
+/* Do two targets name the same daemon, reached the same way? */
+int docker_target_same(const struct docker_target *a, const struct docker_target *b);
+
+/* For one call on T's daemon (docker/client.h's ON): the entries of
+ * struct run_spec's env that name it (one without '=' unsets the
+ * variable). A named context carries its own TLS material; "default" is
+ * DOCKER_HOST's endpoint with the TLS settings recorded. */
+struct strv;
+void docker_target_env(const struct docker_target *t, struct strv *env);
+
+#endif
