@@ -220,7 +220,7 @@ char *docker_daemon_ssh_hostname(const struct docker_daemon *d)
 
 
 /* --context's name, and its entries of the target (docker/client.h): a
- * gateway followed is pointed at over them, and unfollowed back to them. */
+ * gateway followed is pointed at over them. */
 static char *chosen;
 static struct strv chosen_env;
 
@@ -274,7 +274,7 @@ static int context_still_there(const char *gateway, const struct docker_target *
 
 
 /* Every docker call after on T's daemon (the target: --context's
- * entries, then T's); docker_daemon_unfollow() undoes it. */
+ * entries, then T's): a command follows the one gateway it is about. */
 static void point(const struct docker_target *t)
 {
 	struct strv env = { 0 };
@@ -312,11 +312,6 @@ int docker_daemon_follow_on(const char *gateway, const struct docker_target *t, 
 			    os_error *err)
 {
 	return follow(gateway, t, on, err);
-}
-
-void docker_daemon_unfollow(void)
-{
-	docker_process_target_set(strv_argv(&chosen_env));
 }
 
 void docker_daemon_free(struct docker_daemon *d)

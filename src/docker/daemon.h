@@ -80,9 +80,4 @@ int docker_daemon_follow(const char *gateway, const struct docker_target *t, os_
 int docker_daemon_follow_on(const char *gateway, const struct docker_target *t, const struct docker_target **on,
 			    os_error *err);
 
-/* Undo docker_daemon_follow(): the daemon of the environment openshell
- * started with (after --context). For a command that looks at several
- * gateways. */
-void docker_daemon_unfollow(void);
-
 #endif

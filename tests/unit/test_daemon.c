@@ -204,26 +204,26 @@ static void test_follow(void)
 	ok(strcmp(getenv("DOCKER_HOST"), "unix:///elsewhere.sock") == 0 && !getenv("DOCKER_TLS_VERIFY") &&
 	   strcmp(getenv("DOCKER_CERT_PATH"), "/other") == 0 && getenv("DOCKER_TLS"),
 	   "the process's environment is left as it was");
-	docker_daemon_unfollow();
+	docker_process_target_set(NULL);   /* as a command of another gateway starts */
 	ok(strcmp(docker_env("DOCKER_HOST"), "unix:///elsewhere.sock") == 0 && !docker_env("DOCKER_TLS_VERIFY") &&
-	   strcmp(docker_env("DOCKER_CERT_PATH"), "/other") == 0 && docker_env("DOCKER_TLS"), "unfollow: the environment's again");
+	   strcmp(docker_env("DOCKER_CERT_PATH"), "/other") == 0 && docker_env("DOCKER_TLS"), "no target: the environment's again");
 	write_text("context.endpoint", "ssh://root@gpu-box", 0644);
 	ok(docker_daemon_follow("r", &box, &err) == 0 && strcmp(docker_env("DOCKER_CONTEXT"), "box") == 0 &&
 	   !docker_env("DOCKER_HOST"), "a named context that still names the daemon: followed");
-	docker_daemon_unfollow();
+	docker_process_target_set(NULL);
 	write_text("context.endpoint", "tcp://10.0.0.9:2376", 0644);
 	docker_daemon_follow("r", &box, &err);
 	ok(err.code == OS_EXIT_CONFLICT && strstr(err.msg, "ssh://root@gpu-box") && strstr(err.msg, "tcp://10.0.0.9:2376") &&
 	   strstr(err.msg, "docker context update box --docker host=ssh://root@gpu-box"),
 	   "re-pointed at another daemon: refused, naming both and the fix: %s", err.msg ? err.msg : "(none)");
 	os_error_clear(&err);
-	docker_daemon_unfollow();
+	docker_process_target_set(NULL);
 	unlink(ep);
 	docker_daemon_follow("r", &box, &err);
 	ok(err.code == OS_EXIT_DOCKER && strstr(err.msg, "docker context create box --docker host=ssh://root@gpu-box"),
 	   "a context that is gone: a Docker error naming how to make it again: %s", err.msg ? err.msg : "(none)");
 	os_error_clear(&err);
-	docker_daemon_unfollow();
+	docker_process_target_set(NULL);
 	unsetenv("DOCKER_HOST");
 	unsetenv("DOCKER_CERT_PATH");
 	unsetenv("DOCKER_TLS");
@@ -300,7 +300,7 @@ static void test_two_daemons(void)
 		   "a node's --docker-host takes the user's TLS settings, not those of the gateway followed");
 		docker_daemon_free(&d);
 		os_error_clear(&err);
-		docker_daemon_unfollow();
+		docker_process_target_set(NULL);
 	}
 	unsetenv("DOCKER_HOST");
 }

@@ -453,7 +453,6 @@ int gateway_node_add(const struct node_add_opts *o, struct node_add_result *r, o
 		rc = add_locked(&a, err);
 		gateway_unlock(lock);
 	}
-	docker_daemon_unfollow();
 	deploy_plan_free(&a.d);
 	gateway_request_free(&a.rq);
 	gateway_free(&a.gw);
