@@ -123,7 +123,8 @@ struct run_child *run_start(const struct run_spec *spec, os_error *err);
  * when openshell was started with stdin closed. */
 int run_pipe(int fds[2], os_error *err);
 
-/* The child's spec->env, for a message that names what it talked to. */
+/* The child's copy of spec->env, for a message that names what it talked
+ * to; freed when the child is reaped (copy it first). */
 const char *const *run_env(const struct run_child *c);
 
 /* Serve the children in KIDS (NULL entries and those already returned

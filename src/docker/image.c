@@ -80,7 +80,7 @@ const char *image_label(const struct docker_image *img, const char *key)
 static const char *const send_daemon[] = { "the gateway's daemon", "the node's daemon" };
 static const char *const send_side[] = { "saving it from the gateway's daemon", "loading it on the node's daemon" };
 
-/* IMAGE's ID on the daemon ENV points docker at; *id NULL when that daemon
+/* IMAGE's ID on the daemon ON names; *id NULL when that daemon
  * has no such image. */
 static int image_id_on(const char *image, const struct docker_target *on, char **id, os_error *err)
 {

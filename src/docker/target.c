@@ -41,8 +41,21 @@ int docker_target_same(const struct docker_target *a, const struct docker_target
 				     same_str(a->cert_path, b->cert_path)));
 }
 
+/* NAME as the environment openshell started with has it: set, or unset. */
+static void env_as_started(struct strv *env, const char *name)
+{
+	const char *v = getenv(name);
+
+	if (v)
+		strv_pushf(env, "%s=%s", name, v);
+	else
+		strv_push(env, name);
+}
+
 void docker_target_env(const struct docker_target *t, struct strv *env)
 {
+	if (!t->context || !t->endpoint)
+		return;   /* not recorded: the process's target serves */
 	if (strcmp(t->context, "default") != 0) {
 		strv_pushf(env, "DOCKER_CONTEXT=%s", t->context);
 		strv_push(env, "DOCKER_HOST");
@@ -57,5 +70,11 @@ void docker_target_env(const struct docker_target *t, struct strv *env)
 			strv_pushf(env, "DOCKER_CERT_PATH=%s", t->cert_path);
 		else
 			strv_push(env, "DOCKER_CERT_PATH");
+		return;
 	}
+	/* Not recorded: the user's own, as docker takes them from the
+	 * environment, never those of a gateway the process followed. */
+	env_as_started(env, "DOCKER_TLS");
+	env_as_started(env, "DOCKER_TLS_VERIFY");
+	env_as_started(env, "DOCKER_CERT_PATH");
 }

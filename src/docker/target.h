@@ -5,8 +5,9 @@
  * DOCKER_CERT_PATH: flags and a path, no key material). docker/daemon.h
  * resolves one as the docker CLI would; a gateway's metadata and a node's
  * record keep one; docker/client.h's calls name one (ON) through the
- * environment entries made here, over the environment openshell started
- * with, which is never changed.
+ * environment entries made here, over the process's target (which they
+ * replace wholly: a call names its daemon whatever the process follows);
+ * the environment openshell started with is never changed.
  */
 #ifndef OPENSHELL_DOCKER_TARGET_H
 #define OPENSHELL_DOCKER_TARGET_H
@@ -28,7 +29,9 @@ int docker_target_same(const struct docker_target *a, const struct docker_target
 /* For one call on T's daemon (docker/client.h's ON): the entries of
  * struct run_spec's env that name it (one without '=' unsets the
  * variable). A named context carries its own TLS material; "default" is
- * DOCKER_HOST's endpoint with the TLS settings recorded. */
+ * DOCKER_HOST's endpoint with the TLS settings recorded, or where none
+ * were, those of the environment openshell started with. None for a
+ * target not recorded (no context or endpoint). */
 struct strv;
 void docker_target_env(const struct docker_target *t, struct strv *env);
 

@@ -204,12 +204,12 @@ static void test_follow(void)
 	ok(strcmp(getenv("DOCKER_HOST"), "unix:///elsewhere.sock") == 0 && !getenv("DOCKER_TLS_VERIFY") &&
 	   strcmp(getenv("DOCKER_CERT_PATH"), "/other") == 0 && getenv("DOCKER_TLS"),
 	   "the process's environment is left as it was");
-	docker_process_target_set(NULL);   /* as a command of another gateway starts */
-	ok(strcmp(docker_env("DOCKER_HOST"), "unix:///elsewhere.sock") == 0 && !docker_env("DOCKER_TLS_VERIFY") &&
-	   strcmp(docker_env("DOCKER_CERT_PATH"), "/other") == 0 && docker_env("DOCKER_TLS"), "no target: the environment's again");
 	write_text("context.endpoint", "ssh://root@gpu-box", 0644);
+	/* A second follow replaces the first's entries wholly. */
 	ok(docker_daemon_follow("r", &box, &err) == 0 && strcmp(docker_env("DOCKER_CONTEXT"), "box") == 0 &&
-	   !docker_env("DOCKER_HOST"), "a named context that still names the daemon: followed");
+	   !docker_env("DOCKER_HOST") && !docker_env("DOCKER_TLS_VERIFY") &&
+	   strcmp(docker_env("DOCKER_CERT_PATH"), "/other") == 0 && docker_env("DOCKER_TLS"),
+	   "a named context that still names the daemon: followed, nothing of the first gateway's TLS left");
 	docker_process_target_set(NULL);
 	write_text("context.endpoint", "tcp://10.0.0.9:2376", 0644);
 	docker_daemon_follow("r", &box, &err);
@@ -293,6 +293,10 @@ static void test_two_daemons(void)
 		/* node add: the process follows the server; the node's calls name
 		 * the node, whose entries win over the server's TLS. */
 		ok(docker_daemon_follow("g", &server, &err) == 0, "the server followed");
+		/* A node recorded without TLS: the user's settings, not the
+		 * server's the process follows. */
+		saw_is(&node, "ssh://root@node-b unset unset\n",
+		       "a node recorded without TLS, the server followed: the environment's TLS, not the server's");
 		node.tls_recorded = 1;
 		saw_is(&node, "ssh://root@node-b unset unset\n", "a call on the node names it, over the server followed");
 		saw_is(NULL, "tcp://10.0.0.5:2376 unset 1\n", "the next that names none: the server followed");

@@ -31,7 +31,10 @@ struct group {
 	os_error err;             /* why it could not be asked */
 	int refused;              /* by the follow: err names the daemon and the fix */
 	int followed;             /* its daemon checked (docker_daemon_follow_on()) */
-	const struct docker_target *on; /* its calls' daemon (docker/client.h's ON), or NULL */
+	/* Its calls' daemon (docker/client.h's ON): its w, or NULL. G->g is
+	 * not grown once the calls start (group_of() runs before), so the
+	 * pointer holds. */
+	const struct docker_target *on;
 };
 
 struct entry {
@@ -102,7 +105,7 @@ static int load_recorded(struct gather *G, int current_known, os_error *err)
 		/* w's strings are those the entry's copy of gw owns alike */
 		if (gw.has_metadata)
 			w = gw.md.docker;
-		if (!w.context || (now && docker_target_same(&w, now)))
+		if (!w.context || !w.endpoint || (now && docker_target_same(&w, now)))
 			add_entry(G, &gw, 0);
 		else if (docker_daemon_chosen_fits(&w))
 			add_entry(G, &gw, group_of(G, &w, gw.name));
