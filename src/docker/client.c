@@ -190,33 +190,29 @@ struct run_child *docker_start(const struct docker_target *on, const char *const
 	return c;
 }
 
-/* The child's env (its daemon), kept for the message once C is reaped. */
-static void child_env(const struct run_child *c, struct strv *env)
+/* Reap C by HOW (run_finish, run_await), its env (its daemon) kept for
+ * the message first: the child's copy goes with it. */
+static int reap(struct run_child *c, int (*how)(struct run_child *, struct run_result *, os_error *),
+		struct run_result *res, os_error *err)
 {
+	struct strv env = { 0 };
+	int rc;
+
 	if (run_env(c))
-		strv_pushv(env, run_env(c));
+		strv_pushv(&env, run_env(c));
+	rc = check_daemon(how(c, res, err), res, env.n ? strv_argv(&env) : NULL, err);
+	strv_free(&env);
+	return rc;
 }
 
 int docker_finish(struct run_child *c, struct run_result *res, os_error *err)
 {
-	struct strv env = { 0 };
-	int rc;
-
-	child_env(c, &env);
-	rc = check_daemon(run_finish(c, res, err), res, env.n ? strv_argv(&env) : NULL, err);
-	strv_free(&env);
-	return rc;
+	return reap(c, run_finish, res, err);
 }
 
 int docker_await(struct run_child *c, struct run_result *res, os_error *err)
 {
-	struct strv env = { 0 };
-	int rc;
-
-	child_env(c, &env);
-	rc = check_daemon(run_await(c, res, err), res, env.n ? strv_argv(&env) : NULL, err);
-	strv_free(&env);
-	return rc;
+	return reap(c, run_await, res, err);
 }
 
 int docker_detached(const char *const *args, int timeout_ms, os_error *err)

@@ -57,6 +57,15 @@ plugin_gates() {
 		-o jsonpath='{.spec.template.spec.containers[?(@.name=="gpus")].env[?(@.name=="FEATURE_GATES")].value}'
 }
 
+# verify of gateway d passes, its dra-driver check saying --gpu-sharing $1's
+# feature gate $2 is on in the driver's pods.
+verify_says_gate() {
+	run --separate-stderr openshell gateway verify --name d --json
+	assert_success
+	run evidence "$output" dra-driver
+	assert_output --partial "; $1 on: its pods run with feature gate $2, so a claim's GpuConfig may ask for it"
+}
+
 # What the simulated driver keeps of GPU $1's compute settings, in the gateway.
 gpu_compute() { docker exec openshell-cluster-d cat "/run/nvidia-sim/compute/$1" 2>/dev/null; }
 timeslice_is() { gpu_compute "$1" | grep -qx "timeslice $2"; }
@@ -415,10 +424,7 @@ relabelled() {
 	run gpu_compute "$uuid"
 	assert_line "mode DEFAULT"
 	assert_line "timeslice 3"
-	run --separate-stderr openshell gateway verify --name d --json
-	assert_success
-	run evidence "$output" dra-driver
-	assert_output --partial "; time-slicing on: its pods run with feature gate TimeSlicingSettings, so a claim's GpuConfig may ask for it"
+	verify_says_gate time-slicing TimeSlicingSettings
 	kd delete pod shared-hold --wait=false >/dev/null
 	eventually timeslice_is "$uuid" 0
 	run kd delete -f - <"$BATS_TEST_TMPDIR/shared-gpu.yaml"
@@ -497,10 +503,7 @@ no_mps_daemons() { local out; out=$(mps_daemons) && [ -z "$out" ]; }
 	run jq -r --arg u "$uuid" '.gpus[] | [(.uuid == $u), .sharing.mode, .sharing.replicas, (.holders | map(.pod) | join(","))] | join(" ")' <<<"$json"
 	assert_line "true mps  mps-hold"
 	assert_line "false exclusive  "
-	run --separate-stderr openshell gateway verify --name d --json
-	assert_success
-	run evidence "$output" dra-driver
-	assert_output --partial "; mps on: its pods run with feature gate MPSSupport, so a claim's GpuConfig may ask for it"
+	verify_says_gate mps MPSSupport
 	# Its last pod gone, the claim is unprepared: the daemon goes; the
 	# GPU stays in EXCLUSIVE_PROCESS, as the driver leaves it.
 	kd delete pod mps-hold --wait=false >/dev/null

@@ -785,11 +785,11 @@ static void test_gpu_claims(void)
 #undef GC_CLAIM
 #undef GC_FOR
 #undef GC_POD
-#undef GC_DEV
 }
 
 /* How a claim asks the driver to share its GPU: the GpuConfig the driver
- * applies to the result (device_state.go's precedence). */
+ * applies to the result (device_state.go's precedence). The slice's
+ * devices are test_gpu_claims()'s GC_DEV. */
 static void test_gpu_claims_sharing(void)
 {
 #define GS_CFG(source, requests, driver, kind, strategy)                                                       \
@@ -799,12 +799,11 @@ static void test_gpu_claims_sharing(void)
 	"{\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"c-" device "\"},\"status\":{\"allocation\":"          \
 	"{\"devices\":{\"results\":[{\"request\":\"" request "\",\"driver\":\"gpu.nvidia.com\",\"pool\":\"n1\","   \
 	"\"device\":\"" device "\"}],\"config\":[" configs "]}}}}"
-#define GS_DEV(name, uuid) "{\"name\":\"" name "\",\"attributes\":{\"type\":{\"string\":\"gpu\"},\"uuid\":{\"string\":\"" uuid "\"}}}"
 	static const char text[] =
 		"{\"kind\":\"List\",\"items\":["
 		"{\"kind\":\"ResourceSlice\",\"spec\":{\"driver\":\"gpu.nvidia.com\",\"nodeName\":\"n1\",\"pool\":{\"name\":\"n1\"},"
-		"\"devices\":[" GS_DEV("gpu-0", "GPU-a") "," GS_DEV("gpu-1", "GPU-b") "," GS_DEV("gpu-2", "GPU-c") ","
-		GS_DEV("gpu-3", "GPU-d") "]}},"
+		"\"devices\":[" GC_DEV("gpu-0", "GPU-a") "," GC_DEV("gpu-1", "GPU-b") "," GC_DEV("gpu-2", "GPU-c") ","
+		GC_DEV("gpu-3", "GPU-d") "]}},"
 		/* the claim's config over the class's, whatever their order in the list */
 		GS_CLAIM("gpu-0", "gpu", GS_CFG("FromClaim", "", "gpu.nvidia.com", "GpuConfig", "MPS") ","
 			 GS_CFG("FromClass", "", "gpu.nvidia.com", "GpuConfig", "TimeSlicing")) ","
@@ -829,7 +828,7 @@ static void test_gpu_claims_sharing(void)
 	cJSON_Delete(list);
 #undef GS_CFG
 #undef GS_CLAIM
-#undef GS_DEV
+#undef GC_DEV   /* test_gpu_claims()'s, shared */
 }
 
 /* The kubelet's device checkpoint, as checkpoint.go's Data marshals it. */

@@ -117,6 +117,15 @@ class Base(unittest.TestCase):
     def _restore(saved):
         config.KUBELET_DIR, config.CDI_DIRS, driverprocfs.GPUS, config.NVIDIA_RUNTIME_CONFIG = saved
 
+    def said(self):
+        """What the driver root's recording nvidia-smi was asked (self.calls), since the last look."""
+        if not os.path.exists(self.calls):
+            return []
+        with open(self.calls, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        os.unlink(self.calls)
+        return lines
+
 
 class Plugin(Base):
     """cmd/gpu-kubelet-plugin deviceinfo.go, cdi.go; resourceslicecontroller.go."""
@@ -257,14 +266,6 @@ class Sharing(Base):
         os.chmod(os.path.join(root, "usr/bin/nvidia-smi"), 0o755)
         self.ctx.pod = {"spec": {"volumes": [{"name": "driver-root-parent", "hostPath": {"path": root}}]}}
         self.ctx.env["NVIDIA_DRIVER_ROOT"] = "/"
-
-    def said(self):
-        if not os.path.exists(self.calls):
-            return []
-        with open(self.calls, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-        os.unlink(self.calls)
-        return lines
 
     def test_feature_gates_as_the_chart_renders_them(self):
         self.assertEqual(gpuconfig.feature_gates("MPSSupport=false,TimeSlicingSettings=true,"),

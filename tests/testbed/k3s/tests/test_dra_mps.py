@@ -54,14 +54,6 @@ class Mps(Base):
     def _put_back(saved):
         dra_mps.mount_shm, dra_mps.unmount_shm, dra_mps.READY_WAIT = saved
 
-    def said(self):
-        if not os.path.exists(self.calls):
-            return []
-        with open(self.calls, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-        os.unlink(self.calls)
-        return lines
-
     def deployments(self):
         return [o for (r, _, _), o in self.k.api.objs.items() if r == "Deployment"]
 

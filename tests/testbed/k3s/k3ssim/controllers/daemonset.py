@@ -24,7 +24,7 @@ import hashlib
 import json
 
 from .. import status
-from . import scheduler
+from . import ownedpods, scheduler
 
 DAEMON_TOLERATIONS = [
     {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"},
@@ -115,17 +115,7 @@ class DaemonSets:
         md["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": ds["metadata"]["name"],
                                   "uid": ds["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}]
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": tmpl.get("spec", {})}
-        try:
-            created, _ = self.api.create(pods_res, pod, md["namespace"], validation="Ignore")
-        except status.ApiError as e:
-            msg = "Error creating: " + e.message
-            if self.failed.get(ds["metadata"]["uid"]) != msg:
-                self.failed[ds["metadata"]["uid"]] = msg
-                self.api.record_event(ds, "Warning", "FailedCreate", msg, "daemonset-controller")
-            return
-        self.failed.pop(ds["metadata"]["uid"], None)
-        self.api.record_event(ds, "Normal", "SuccessfulCreate", "Created pod: " + created["metadata"]["name"],
-                              "daemonset-controller")
+        ownedpods.create(self.api, pods_res, ds, pod, "daemonset-controller", self.failed)
 
     def _delete(self, pods_res, pod):
         try:

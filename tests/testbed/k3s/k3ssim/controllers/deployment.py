@@ -35,6 +35,7 @@ import hashlib
 import json
 
 from .. import clock, selectors, status
+from . import ownedpods
 
 HASH_LABEL = "pod-template-hash"
 SAFE = "bcdfghjklmnpqrstvwxz2456789"   # apimachinery util/rand SafeEncodeString's alphabet
@@ -192,18 +193,8 @@ class Deployments:
         md = tmpl.setdefault("metadata", {})
         md.update(generateName=s["metadata"]["name"] + "-", namespace=s["metadata"]["namespace"],
                   ownerReferences=[_owner_ref("ReplicaSet", s)])
-        try:
-            pod, _ = self.api.create(pods_res, {"apiVersion": "v1", "kind": "Pod", "metadata": md,
-                                                "spec": tmpl.get("spec", {})}, md["namespace"], validation="Ignore")
-        except status.ApiError as e:
-            msg = "Error creating: " + e.message
-            if self.failed.get(s["metadata"]["uid"]) != msg:
-                self.failed[s["metadata"]["uid"]] = msg
-                self.api.record_event(s, "Warning", "FailedCreate", msg, "replicaset-controller")
-            return
-        self.failed.pop(s["metadata"]["uid"], None)
-        self.api.record_event(s, "Normal", "SuccessfulCreate", "Created pod: " + pod["metadata"]["name"],
-                              "replicaset-controller")
+        ownedpods.create(self.api, pods_res, s, {"apiVersion": "v1", "kind": "Pod", "metadata": md,
+                                                 "spec": tmpl.get("spec", {})}, "replicaset-controller", self.failed)
 
 
 def _surge(d, want):
