@@ -452,14 +452,14 @@ assert_nothing_on_for() {
 }
 
 # Last, once mh and its VXLAN port are gone: a DRA gateway's server and a node.
-@test "a DRA gateway joins node-e with the 2 of its GPUs the driver publishes, in its ResourceSlices; verify's pod there sees the GPU its claim was allocated" {
+@test "a DRA gateway joins node-e with the 2 of its GPUs the driver publishes, in its ResourceSlices; verify's pod there sees the GPU its claim was allocated; an MPS claim there gets its daemon there" {
 	# node-e's third GPU has MIG enabled and no MIG device: NVIDIA's DRA
 	# driver publishes nothing of it, so a join given all three waits for
 	# the other two, not for three.
 	sim_host_machine node-e --gpus 3 --driver 570.172.08 --mig 2=
 	port=$(free_port)
-	run --separate-stderr openshell gateway start --name md --gpu --gpu-allocation dra --bind 0.0.0.0 --tls-san "$UPLINK" \
-		--port "$port"
+	run --separate-stderr openshell gateway start --name md --gpu --gpu-allocation dra --gpu-sharing mps --bind 0.0.0.0 \
+		--tls-san "$UPLINK" --port "$port"
 	assert_success
 	run --separate-stderr openshell gateway node add node-e --name md --docker-host "$(sim_host_of node-e docker-host)" --gpus 2 \
 		--gpu-sharing time-slicing:2
@@ -476,6 +476,40 @@ assert_nothing_on_for() {
 	shown=$(openshell gateway status --name md)
 	run --separate-stderr openshell gateway verify --name md
 	verify=$output verify_status=$status
+	# A claim that asks for MPS, its pod on node-e: the driver's kubelet
+	# plugin there starts the claim's control daemon there (a Deployment
+	# bound to node-e), whose pipe the pod asks for the percentage set.
+	gw_kubectl md apply -f - >/dev/null <<'EOF'
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: mps-e}
+spec:
+  devices:
+    requests:
+    - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}
+    config:
+    - requests: [gpu]
+      opaque:
+        driver: gpu.nvidia.com
+        parameters: {apiVersion: resource.nvidia.com/v1beta1, kind: GpuConfig,
+                     sharing: {strategy: MPS, mpsConfig: {defaultActiveThreadPercentage: 25}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: mps-e}
+spec:
+  restartPolicy: Never
+  nodeSelector: {kubernetes.io/hostname: node-e}
+  resourceClaims: [{name: gpu, resourceClaimName: mps-e}]
+  containers:
+  - name: cuda
+    image: nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04
+    command: ["sh", "-c", "echo get_default_active_thread_percentage | nvidia-cuda-mps-control"]
+    resources: {claims: [{name: gpu}]}
+EOF
+	gw_kubectl md wait --for=jsonpath='{.status.phase}'=Succeeded pod/mps-e --timeout=90s >/dev/null || true
+	mps_said=$(gw_kubectl md logs mps-e 2>&1)
+	mps_events=$(gw_kubectl md get events -n nvidia-dra-driver-gpu -o jsonpath='{range .items[*]}{.reason} {.source.host} {.message}{"\n"}{end}' 2>&1)
 	openshell gateway destroy --name md --yes >/dev/null 2>&1
 	assert_equal "$shared_status" 6
 	[[ $shared_err == *"gateway 'md' allocates its GPUs by dra: under --gpu-allocation dra pods share a GPU by using one ResourceClaim, whose GpuConfig asks the DRA driver for time-slicing, and there is no count of replicas: give --gpu-sharing time-slicing, without :N" ]]
@@ -491,6 +525,12 @@ assert_nothing_on_for() {
 	line=$(grep '^  PASS  node-gpus ' <<<"$verify")
 	re="node-e: pod openshell-verify-[0-9a-f]+-node-e Succeeded: GPU 0: [^;]*\\(UUID: ($(sim_gpu_uuids node-e | head -2 | paste -sd'|'))\\), the device gpu-[0-9]+ its claim openshell-verify-[0-9a-f]+-node-e-gpu-[a-z0-9]+ was allocated and reserved for it"
 	[[ $line =~ $re ]]
+	assert_equal "$mps_said" "25.0"
+	# The daemon's Deployment, its ReplicaSet and pod (the pod bound to
+	# node-e by the template's nodeName, run by that node's kubelet).
+	[[ $mps_events == *"ScalingReplicaSet  Scaled up replica set mps-control-daemon-"* ]]
+	[[ $mps_events == *"SuccessfulCreate  Created pod: mps-control-daemon-"* ]]
+	[[ $mps_events == *"Started node-e Started container mps-control-daemon"* ]]
 	# The destroy took the agent and its volumes from node-e's host.
 	run sim_docker node-e ps -aq --filter label=org.openshell.gateway=md
 	assert_output ""
