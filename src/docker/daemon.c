@@ -246,7 +246,7 @@ int docker_daemon_chosen_fits(const struct docker_target *t)
 	const char *host = docker_env("DOCKER_HOST");
 	const char *now = host && *host ? host : DOCKER_DEFAULT_ENDPOINT;
 
-	if (!chosen || !t->context || !t->endpoint)
+	if (!chosen || !docker_target_recorded(t))
 		return 1;
 	return strcmp(chosen, t->context) == 0 && (strcmp(t->context, "default") != 0 || strcmp(t->endpoint, now) == 0);
 }
@@ -290,7 +290,7 @@ static int follow(const char *gateway, const struct docker_target *t, const stru
 {
 	if (on)
 		*on = NULL;
-	if (!t->context || !t->endpoint)
+	if (!docker_target_recorded(t))
 		return 0;
 	if (!docker_daemon_chosen_fits(t))
 		return os_error_set(err, OS_EXIT_CONFLICT,

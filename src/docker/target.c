@@ -5,20 +5,7 @@
 #include <string.h>
 
 #include "base/strv.h"
-#include "base/xalloc.h"
 #include "docker/target.h"
-
-static char *dup_or_null(const char *s)
-{
-	return s ? xstrdup(s) : NULL;
-}
-
-void docker_target_copy(const struct docker_target *from, struct docker_target *to)
-{
-	*to = (struct docker_target){ .context = dup_or_null(from->context), .endpoint = dup_or_null(from->endpoint),
-				      .tls_recorded = from->tls_recorded, .tls = from->tls, .tls_verify = from->tls_verify,
-				      .cert_path = dup_or_null(from->cert_path) };
-}
 
 void docker_target_free(struct docker_target *t)
 {
@@ -31,6 +18,11 @@ void docker_target_free(struct docker_target *t)
 static int same_str(const char *a, const char *b)
 {
 	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+int docker_target_recorded(const struct docker_target *t)
+{
+	return t->context && t->endpoint;
 }
 
 int docker_target_same(const struct docker_target *a, const struct docker_target *b)
@@ -54,8 +46,8 @@ static void env_as_started(struct strv *env, const char *name)
 
 void docker_target_env(const struct docker_target *t, struct strv *env)
 {
-	if (!t->context || !t->endpoint)
-		return;   /* not recorded: the process's target serves */
+	if (!docker_target_recorded(t))
+		return;   /* the process's target serves */
 	if (strcmp(t->context, "default") != 0) {
 		strv_pushf(env, "DOCKER_CONTEXT=%s", t->context);
 		strv_push(env, "DOCKER_HOST");

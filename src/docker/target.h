@@ -20,8 +20,11 @@ struct docker_target {
 	char *cert_path;  /* its DOCKER_CERT_PATH, made absolute: a directory, never key material; or NULL */
 };
 
-void docker_target_copy(const struct docker_target *from, struct docker_target *to);
 void docker_target_free(struct docker_target *t);
+
+/* Does T name a daemon: a context and its endpoint (older metadata records
+ * neither)? */
+int docker_target_recorded(const struct docker_target *t);
 
 /* Do two targets name the same daemon, reached the same way? */
 int docker_target_same(const struct docker_target *a, const struct docker_target *b);

@@ -313,19 +313,25 @@ int host_gpu_dra_published(const struct host_gpu *g)
 	return !g->mig_enabled || g->migs.n;
 }
 
+void host_gpus_dra_published(const struct host_gpus *h, struct strv *uuids)
+{
+	for (int i = 0; i < h->n; i++)
+		if (host_gpu_dra_published(&h->v[i]))
+			strv_push(uuids, h->v[i].uuid);
+}
+
 int container_dra_gpus(const char *ctr, const struct docker_target *on, const char *what, int timeout_ms,
 		       struct strv *uuids, os_error *err)
 {
 	struct host_gpus h = { 0 };
-	struct run_child *c = container_gpus_start(ctr, on, timeout_ms, err);
-	int rc = c ? container_gpus_finish(c, ctr, &h, err) : -1;
+	int rc = container_gpus(ctr, on, timeout_ms, &h, err);
 
 	for (int i = 0; rc == 0 && i < h.n; i++)
 		if (!host_gpu_dra_published(&h.v[i]))
 			log_warn("GPU %s has MIG enabled and no MIG device: NVIDIA's DRA driver publishes nothing of it (create MIG devices with nvidia-smi mig, or disable MIG)",
 				 h.v[i].uuid);
-		else
-			strv_push(uuids, h.v[i].uuid);
+	if (rc == 0)
+		host_gpus_dra_published(&h, uuids);
 	if (rc == 0 && !h.n)
 		rc = os_error_set(err, OS_EXIT_NOGPU,
 				  "%s sees no GPU in its container %s (nvidia-smi -L lists none), so NVIDIA's DRA driver has nothing to publish: check the host's driver and toolkit ('openshell doctor')",

@@ -121,10 +121,13 @@ const char *gpu_allocation_sharing_refused(enum gpu_allocation a, const struct s
 int gpu_allocation_check(enum gpu_allocation a, const struct sharing *s, enum mig_strategy m, os_error *err);
 
 struct host_gpu;
+struct host_gpus;
 /* Does NVIDIA's DRA driver publish G, whole or as its MIG devices? Not a
  * GPU with MIG enabled and no MIG device (its nvlib.go publishes nothing
  * of it). */
 int host_gpu_dra_published(const struct host_gpu *g);
+/* The UUIDs of H's GPUs that it publishes, pushed onto UUIDS. */
+void host_gpus_dra_published(const struct host_gpus *h, struct strv *uuids);
 
 /* The UUIDs, pushed onto UUIDS, of the GPUs container CTR (on the daemon
  * ON names, docker/client.h) was given that NVIDIA's DRA driver publishes

@@ -406,9 +406,9 @@ int container_gpus_finish(struct run_child *c, const char *ctr, struct host_gpus
 	return rc;
 }
 
-int container_gpus(const char *ctr, int timeout_ms, struct host_gpus *h, os_error *err)
+int container_gpus(const char *ctr, const struct docker_target *on, int timeout_ms, struct host_gpus *h, os_error *err)
 {
-	struct run_child *c = container_gpus_start(ctr, NULL, timeout_ms, err);
+	struct run_child *c = container_gpus_start(ctr, on, timeout_ms, err);
 
 	if (!c) {
 		memset(h, 0, sizeof(*h));

@@ -409,7 +409,7 @@ static int want_mig(const char *ctr, int timeout_ms, struct sharing_want *want)
 	os_error e = { 0 };
 
 	/* Without the count the wait is as before: any MIG device will do. */
-	if (container_gpus(ctr, timeout_ms, &h, &e) == 0)
+	if (container_gpus(ctr, NULL, timeout_ms, &h, &e) == 0)
 		want->mig = mig_devices(&h);
 	else
 		log_verbose("the gateway's MIG devices are not known, so the start waits for any of them: %s", e.msg);
@@ -449,7 +449,7 @@ int sharing_configure(const char *ctr, const struct sharing *s, enum mig_strateg
 	log_step("setting GPU sharing to %s", what);
 	/* The container's GPUs first: what MPS cannot share is refused before
 	 * anything of the sharing changes. */
-	if (container_gpus(ctr, deadline_call_ms(by), &h, err) < 0 || sharing_check_gpus(s, mig, &h, NULL, err) < 0 ||
+	if (container_gpus(ctr, NULL, deadline_call_ms(by), &h, err) < 0 || sharing_check_gpus(s, mig, &h, NULL, err) < 0 ||
 	    apply(ctr, s, release, by, err) < 0 || label_mps(ctr, s->mps, by, err) < 0)
 		goto out;
 	if (s->mps)

@@ -18,8 +18,9 @@
  * Under --gpu-allocation dra there are no replicas: pods share a GPU by
  * using one ResourceClaim, and NVIDIA's DRA driver sets the GPU up for it
  * as the claim's opaque GpuConfig asks (sharing.strategy TimeSlicing and
- * its interval). `time-slicing`, without a count, turns on the driver's
- * feature gate for it (TimeSlicingSettings, off by default), through a
+ * its interval, or MPS and its mpsConfig). `time-slicing` or `mps`,
+ * without a count, turns on the driver's feature gate for it
+ * (TimeSlicingSettings or MPSSupport, off by default), through a
  * HelmChartConfig of the driver's HelmChart as above; without it the
  * driver refuses a claim that asks. `none` deletes it.
  */

@@ -33,8 +33,8 @@ int gpu_claims_published(const cJSON *list, const char *node, const char *uuid);
 void gpu_claims_holders(const cJSON *list, const char *uuid,
 			void (*hold)(void *ctx, const char *ns, const char *pod, const char *container), void *ctx);
 
-/* How a claim in LIST that holds the GPU UUID asks the driver to share
- * it: the sharing strategy ("TimeSlicing", "MPS") of the GpuConfig the
+/* How a claim in LIST allocated the GPU UUID (held by a pod or not) asks
+ * the driver to share it: the sharing strategy ("TimeSlicing", "MPS") of the GpuConfig the
  * driver applies to the claim's result on it, as it picks one (of its own
  * driver's configs, the class's before the claim's, the last that names
  * the result's request or none); NULL when no claim asks. */

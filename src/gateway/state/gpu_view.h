@@ -11,7 +11,8 @@
  * kubectl get of the pods (a checkpoint entry counts while its pod
  * lives), the nodes (unhealthy devices: capacity over allocatable) and
  * the HelmChartConfigs (the sharing: time-slicing or MPS); under DRA the
- * claims and slices, whose holders are the claims' instead
+ * claims and slices, whose holders are the claims' instead, and the
+ * sharing the GpuConfig of a claim allocated the GPU asks
  * (gateway/state/gpu_claims.h). A node that
  * does not answer gets one row, its state unknown and why; the other
  * nodes' rows stand. Reads, never changes.

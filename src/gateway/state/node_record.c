@@ -86,7 +86,7 @@ int node_record_parse(const char *json, size_t len, struct node_record *r, os_er
 		goto out;
 	}
 	metadata_docker_from_json(o, &r->docker);
-	if (!r->docker.context || !r->docker.endpoint) {
+	if (!docker_target_recorded(&r->docker)) {
 		os_error_set(err, OS_EXIT_FAILURE, "is corrupt: it names no Docker daemon");
 		goto out;
 	}

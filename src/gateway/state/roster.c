@@ -30,11 +30,6 @@ struct group {
 	struct run_child *child;
 	os_error err;             /* why it could not be asked */
 	int refused;              /* by the follow: err names the daemon and the fix */
-	int followed;             /* its daemon checked (docker_daemon_follow_on()) */
-	/* Its calls' daemon (docker/client.h's ON): its w, or NULL. G->g is
-	 * not grown once the calls start (group_of() runs before), so the
-	 * pointer holds. */
-	const struct docker_target *on;
 };
 
 struct entry {
@@ -105,7 +100,7 @@ static int load_recorded(struct gather *G, int current_known, os_error *err)
 		/* w's strings are those the entry's copy of gw owns alike */
 		if (gw.has_metadata)
 			w = gw.md.docker;
-		if (!w.context || !w.endpoint || (now && docker_target_same(&w, now)))
+		if (!docker_target_recorded(&w) || (now && docker_target_same(&w, now)))
 			add_entry(G, &gw, 0);
 		else if (docker_daemon_chosen_fits(&w))
 			add_entry(G, &gw, group_of(G, &w, gw.name));
@@ -123,6 +118,7 @@ static void launch(struct gather *G, size_t gi)
 	struct group *g = &G->g[gi];
 	struct strv args = { 0 };
 	struct run_spec spec = { 0 };
+	const struct docker_target *on = NULL;   /* its calls' daemon (docker/client.h's ON) */
 	size_t members = 0;
 
 	if (g->stage == LIST) {
@@ -135,12 +131,11 @@ static void launch(struct gather *G, size_t gi)
 	}
 	if (g->stage == INSPECT && members == 0) {
 		g->stage = DONE;
-	} else if (!g->current && !g->followed++ && docker_daemon_follow_on(g->first, &g->w, &g->on, &g->err) < 0) {
+	} else if (!g->current && docker_daemon_follow_on(g->first, &g->w, &on, &g->err) < 0) {
 		g->stage = DONE;
 		g->refused = 1;
-	} else {
-		if (!(g->child = docker_start(g->on, strv_argv(&args), &spec, &g->err)))
-			g->stage = DONE;
+	} else if (!(g->child = docker_start(on, strv_argv(&args), &spec, &g->err))) {
+		g->stage = DONE;
 	}
 	strv_free(&args);
 }

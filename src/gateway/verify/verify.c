@@ -157,20 +157,21 @@ static void check_runtime_class(const struct gateway *gw, const cJSON *list, con
 static void check_dra_sharing(const cJSON *list, const cJSON *ds, const struct ds_status *st, struct check *c)
 {
 	struct sharing sh;
-	const char *gate;
+	const char *gate, *mode;
 	cleanup_free char *was = NULL;
 
 	sharing_from_list(list, DRA_DRIVER_RELEASE, &sh);
 	if (!sh.per_claim || c->status != CHECK_PASS)
 		return;
 	gate = sharing_dra_gate(&sh);
+	mode = sharing_mode_name(&sh);
 	was = c->evidence ? xstrdup(c->evidence) : xstrdup("");
 	if (dra_gates_rolled(ds, st, gate))
-		check_set(c, CHECK_PASS, xasprintf("%s; %s on: its pods run with feature gate %s, so a claim's GpuConfig may ask for it",
-						   was, sharing_mode_name(&sh), gate));
+		check_set(c, CHECK_PASS, xasprintf("%s; %s on: its pods run with feature gate %s, so a claim's GpuConfig may ask for it", was, mode, gate));
+	else if (st->rolled && st->updated == st->desired)   /* rolled out without it: changed by hand */
+		check_set(c, CHECK_FAIL, xasprintf("%s, but --gpu-sharing %s asks for feature gate %s, which its pods do not run with: the DaemonSet was changed since the chart rendered it (all %lld pods updated); 'openshell gateway start --gpu-sharing none', then '--gpu-sharing %s', renders it again", was, mode, gate, st->updated, mode));
 	else
-		check_set(c, CHECK_FAIL, xasprintf("%s, but --gpu-sharing %s asks for feature gate %s, which its pods do not run with yet (%lld of %lld updated; job helm-install-%s in kube-system upgrades the chart)",
-						   was, sharing_mode_name(&sh), gate, st->updated, st->desired, DRA_DRIVER_RELEASE));
+		check_set(c, CHECK_FAIL, xasprintf("%s, but --gpu-sharing %s asks for feature gate %s, which its pods do not run with yet (%lld of %lld updated; job helm-install-%s in kube-system upgrades the chart)", was, mode, gate, st->updated, st->desired, DRA_DRIVER_RELEASE));
 }
 
 /* The DaemonSet that serves the node's GPUs: the device plugin's, or
@@ -431,7 +432,7 @@ static int verify_run_judge(struct verify_run *v, int answered, os_error *err)
 		kube_keep_node(v->list, v->own);
 		/* Under DRA a MIG-enabled GPU without MIG devices is published not at all. */
 		if (v->gw->allocation == GPU_ALLOCATION_DRA)
-			verify_gpus_publishable(&v->looks, &publishable);
+			host_gpus_dra_published(&v->looks.mine, &publishable);
 		int rc = check_cluster(v->gw, v->list, &v->rt, v->devices,
 				       v->gw->allocation == GPU_ALLOCATION_DRA ? &publishable : &v->seen, v->checks, &v->plan,
 				       v->vp, &v->smoked, err);

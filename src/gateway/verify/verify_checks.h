@@ -45,9 +45,6 @@ int verify_gpus_seen(const struct gateway *gw, struct gpu_looks *l, const char *
 int verify_gpus_judge(const struct gateway *gw, struct gpu_looks *l, const struct strv *seen, struct check *c,
 		      os_error *err);
 void verify_gpus_free(struct gpu_looks *l);
-/* Of the GPUs the look L saw (verify_gpus_seen()'s), into OUT, those
- * NVIDIA's DRA driver publishes (host_gpu_dra_published()). */
-void verify_gpus_publishable(const struct gpu_looks *l, struct strv *out);
 
 /* The MIG capabilities (/dev/nvidia-caps/nvidia-capN) the gateway can
  * open, part of the GPU request's check: only those of its own GPUs

@@ -83,13 +83,6 @@ int verify_gpus_seen(const struct gateway *gw, struct gpu_looks *l, const char *
 	return 0;
 }
 
-void verify_gpus_publishable(const struct gpu_looks *l, struct strv *out)
-{
-	for (int i = 0; i < l->mine.n; i++)
-		if (host_gpu_dra_published(&l->mine.v[i]))
-			strv_push(out, l->mine.v[i].uuid);
-}
-
 /* What actually gave a legacy request its GPUs, when it was not the hook
  * asked for: Docker 29.2 and later send --gpus through CDI first
  * (moby's daemon/devices_nvidia_linux.go) wherever nvidia-cdi-hook is on

@@ -236,9 +236,8 @@ static int timed_out(struct join_state *s, os_error *err)
 	cleanup_free char *why = s->cause ? xasprintf("%s (still so after %s)", s->cause, dur)
 			       : !s->registered ? xasprintf("it did not register with the server within %s%s", dur, said)
 			       : !s->ready ? xasprintf("it registered but was not Ready within %s%s", dur, said)
-			       : s->j->dra ? xasprintf("it is Ready but its ResourceSlices publish %lld GPUs of this run, not %s, within %s",
-						       s->j->gpus < 0 ? 0 : s->j->gpus,
-						       s->j->want_gpus > 0 ? "all it was given" : "any", dur)
+			       : s->j->dra ? xasprintf("it is Ready but its ResourceSlices publish %lld GPUs of this run, not the %lld of its GPUs the driver publishes, within %s",
+						       s->j->gpus < 0 ? 0 : s->j->gpus, s->j->want_gpus, dur)
 					   : xasprintf("it is Ready but advertised %lld nvidia.com/gpu, not %s, within %s",
 						       s->j->gpus < 0 ? 0 : s->j->gpus,
 						       s->j->want_gpus > 0 ? "all it was given" : "any", dur);
