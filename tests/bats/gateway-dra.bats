@@ -127,10 +127,7 @@ readme_dra_sample() { readme_sample pod; }
 
 kd() { openshell gateway kubectl --name d -- "$@"; }
 
-claim_gone() { # CLAIM: the API answers, and has no such claim
-	local out
-	out=$(gw_kubectl d get resourceclaim "$1" --ignore-not-found -o name) && [ -z "$out" ]
-}
+claim_gone() { gw_kubectl_is d "" get resourceclaim "$1" --ignore-not-found -o name; }   # the API answers: none
 
 @test "the README's sample claim pod runs as written: one published GPU seen through its claim, deleted once the pod is done" {
 	readme_dra_sample >"$BATS_TEST_TMPDIR/dra-pod.yaml"
@@ -429,17 +426,6 @@ relabelled() {
 	eventually timeslice_is "$uuid" 0
 	run kd delete -f - <"$BATS_TEST_TMPDIR/shared-gpu.yaml"
 	assert_success
-	# Drift: the kubelet plugin's DaemonSet edited by hand to run without
-	# the gate, rolled out. verify judges the pods' template against what
-	# --gpu-sharing asked, and fails naming the gate. (The next test removes
-	# the driver: nothing to set back.)
-	gw_kubectl d set env daemonset/dra-driver-nvidia-gpu-kubelet-plugin -n nvidia-dra-driver-gpu -c gpus \
-		FEATURE_GATES= >/dev/null
-	eventually plugin_rolled_without_gates
-	run --separate-stderr openshell gateway verify --name d --json
-	assert_failure
-	run evidence "$output" dra-driver
-	assert_output "DaemonSet nvidia-dra-driver-gpu/dra-driver-nvidia-gpu-kubelet-plugin: 1/1 pods ready, but --gpu-sharing time-slicing asks for feature gate TimeSlicingSettings, which its pods do not run with yet (1 of 1 updated; job helm-install-dra-driver-nvidia-gpu in kube-system upgrades the chart)"
 }
 
 # The kubelet plugin's DaemonSet rolled out with no feature gate: its
@@ -456,19 +442,25 @@ mps_daemons() {
 	gw_kubectl d get deployments -n nvidia-dra-driver-gpu \
 		-o jsonpath='{range .items[*]}{.metadata.name} {.status.readyReplicas}{"\n"}{end}'
 }
-no_mps_daemons() { local out; out=$(mps_daemons) && [ -z "$out" ]; }
+no_mps_daemons() { gw_kubectl_is d "" get deployments -n nvidia-dra-driver-gpu -o name; }
 
-@test "--gpu-sharing mps on a DRA gateway: the README's MPS claim gets a control daemon of its own, whose pipe its pods use, gone with the claim's last pod" {
+@test "--gpu-sharing mps on a DRA gateway: the README's MPS claim gets a control daemon of its own, which every pod of the claim shares, gone with its last pod" {
 	run --separate-stderr openshell gateway start --gpus 2 --gpu-allocation dra --gpu-sharing mps --name d
 	assert_success
 	[[ "$stderr" == *"setting GPU sharing to mps (the DRA driver's feature gate)"* ]]
 	[[ "$stderr" == *"a claim that asks for MPS puts its GPUs in compute mode EXCLUSIVE_PROCESS on the host"* ]]
 	run plugin_gates
 	assert_output "MPSSupport=true,"
+	# The README's claim and pod, and beside them a second pod of the claim
+	# that holds it.
 	readme_sample mps >"$BATS_TEST_TMPDIR/mps-gpu.yaml"
+	readme_sample mps | sed -n '/^kind: Pod$/,$p' |
+		sed 's/name: mps-a/name: mps-hold/; s/\["sh", "-c", .*\]$/["sleep", "60"]/' >"$BATS_TEST_TMPDIR/hold.yaml"
 	run kd apply -f - <"$BATS_TEST_TMPDIR/mps-gpu.yaml"
 	assert_success
-	run kd wait --for=jsonpath='{.status.phase}'=Succeeded pod/mps-a --timeout=60s
+	run gw_kubectl d apply -f - < <(printf 'apiVersion: v1\n'; cat "$BATS_TEST_TMPDIR/hold.yaml")
+	assert_success
+	run gw_kubectl d wait --for=jsonpath='{.status.phase}'=Succeeded pod/mps-a --timeout=60s
 	assert_success
 	# Its GPU, then the claim's daemon's answer through the pipe: the
 	# percentage the claim's mpsConfig set.
@@ -479,20 +471,14 @@ no_mps_daemons() { local out; out=$(mps_daemons) && [ -z "$out" ]; }
 	assert_output 1
 	run gpu_compute "$uuid"
 	assert_line "mode EXCLUSIVE_PROCESS"
-	# mps-a done, no pod holds the claim: unprepared, its daemon goes.
-	eventually no_mps_daemons
-	# Held again: the claim's daemon, named for its UID, is ready, and the
-	# pod has its pipe where CUDA_MPS_PIPE_DIRECTORY says.
-	readme_sample mps | sed -n '/^kind: Pod$/,$p' |
-		sed 's/name: mps-a/name: mps-hold/; s/\["sh", "-c", .*\]$/["sleep", "60"]/' >"$BATS_TEST_TMPDIR/hold.yaml"
-	run kd apply -f - < <(printf 'apiVersion: v1\n'; cat "$BATS_TEST_TMPDIR/hold.yaml")
+	# The other pod on the same daemon, the one named for the claim's UID,
+	# with its pipe where CUDA_MPS_PIPE_DIRECTORY says.
+	run gw_kubectl d wait --for=jsonpath='{.status.phase}'=Running pod/mps-hold --timeout=60s
 	assert_success
-	run kd wait --for=jsonpath='{.status.phase}'=Running pod/mps-hold --timeout=60s
-	assert_success
-	uid=$(kd get resourceclaim mps-gpu -o jsonpath='{.metadata.uid}')
+	uid=$(gw_kubectl d get resourceclaim mps-gpu -o jsonpath='{.metadata.uid}')
 	run mps_daemons
 	assert_output --regexp "^mps-control-daemon-$uid-[0-9a-f]{5} 1$"
-	run kd exec mps-hold -- sh -c 'echo "$CUDA_MPS_PIPE_DIRECTORY"; [ -p "$CUDA_MPS_PIPE_DIRECTORY/control" ] && echo pipe'
+	run gw_kubectl d exec mps-hold -- sh -c 'echo "$CUDA_MPS_PIPE_DIRECTORY"; [ -p "$CUDA_MPS_PIPE_DIRECTORY/control" ] && echo pipe'
 	assert_output $'/tmp/nvidia-mps\npipe'
 	# gateway gpus: that GPU shared by MPS, as its claim asks, no count;
 	# the other one exclusive.
@@ -503,15 +489,30 @@ no_mps_daemons() { local out; out=$(mps_daemons) && [ -z "$out" ]; }
 	run jq -r --arg u "$uuid" '.gpus[] | [(.uuid == $u), .sharing.mode, .sharing.replicas, (.holders | map(.pod) | join(","))] | join(" ")' <<<"$json"
 	assert_line "true mps  mps-hold"
 	assert_line "false exclusive  "
+	run --separate-stderr openshell gateway gpus --name d
+	assert_success
+	assert_line --regexp "^openshell-d +[0-9] +$uuid .* MPS +healthy +default/mps-hold/cuda$"
 	verify_says_gate mps MPSSupport
 	# Its last pod gone, the claim is unprepared: the daemon goes; the
-	# GPU stays in EXCLUSIVE_PROCESS, as the driver leaves it.
+	# GPU stays in EXCLUSIVE_PROCESS, as the driver leaves it, the claim
+	# gone too.
 	kd delete pod mps-hold --wait=false >/dev/null
 	eventually no_mps_daemons
-	run gpu_compute "$uuid"
-	assert_line "mode EXCLUSIVE_PROCESS"
 	run kd delete -f - <"$BATS_TEST_TMPDIR/mps-gpu.yaml"
 	assert_success
+	run gpu_compute "$uuid"
+	assert_line "mode EXCLUSIVE_PROCESS"
+	# Drift: the kubelet plugin's DaemonSet edited by hand to run without
+	# the gate, rolled out. verify judges the pods' template against what
+	# --gpu-sharing asked, and fails naming the gate and the remedy. (The
+	# tests after it remove the driver: nothing to set back.)
+	gw_kubectl d set env daemonset/dra-driver-nvidia-gpu-kubelet-plugin -n nvidia-dra-driver-gpu -c gpus \
+		FEATURE_GATES= >/dev/null
+	eventually plugin_rolled_without_gates
+	run --separate-stderr openshell gateway verify --name d --json
+	assert_failure
+	run evidence "$output" dra-driver
+	assert_output "DaemonSet nvidia-dra-driver-gpu/dra-driver-nvidia-gpu-kubelet-plugin: 1/1 pods ready, but --gpu-sharing mps asks for feature gate MPSSupport, which its pods do not run with: the DaemonSet was changed since the chart rendered it (all 1 pods updated); 'openshell gateway start --gpu-sharing none', then '--gpu-sharing mps', renders it again"
 }
 
 # The devices gateway $1's node publishes: "TYPE NAME PARENT", sorted.

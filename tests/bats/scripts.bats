@@ -153,17 +153,20 @@ fake_run() {
 	b=$(fake_run <<-'EOF'
 		400.0 tests/bats/slow.bats 40
 		210.0 tests/bats/steady.bats 3
+		60.0 tests/bats/new.bats 2
 	EOF
 	)
 	printf '# pace 1000\n200.0 40 tests/bats/slow.bats\n100.0 3 tests/bats/steady.bats\n' >"$BATS_TEST_TMPDIR/baseline"
 	export OPENSHELL_CHECK_FAIL_AFTER=1500
 	# Process starts twice as dear: 32 minutes as run are 16 at the baseline's
-	# pace, a warning; at that pace neither file grew (400 s are 200, 210 are 105).
+	# pace, a warning; at that pace neither old file grew (400 s are 200, 210
+	# are 105), and the new one is named at that pace.
 	run --separate-stderr "$OPENSHELL_SRCDIR/scripts/test-times" "$b" "$BATS_TEST_TMPDIR/baseline" 1920 2000
 	assert_success
 	assert_line "check: pace: a process start here costs 2.00 times what it did where the baseline was recorded (scripts/pace: 2000 ms here, 1000 ms there); times below are judged at 0.50 times their length"
 	[[ $stderr == *"check: warning: the run took 32 min 0 s (16 min 0 s at the baseline's pace), past the suite's 15 minutes"* ]]
-	[[ $stderr != *"grown since"* ]]
+	[[ $stderr == *"tests/bats/new.bats (30.0 s at the baseline's pace, new)"* ]]
+	[[ $stderr != *"slow.bats ("* && $stderr != *"steady.bats ("* ]]
 	# The run's own table keeps its pace, so that it can be the next baseline.
 	run head -n 1 "$b/test-times.txt"
 	assert_output "# pace 2000"

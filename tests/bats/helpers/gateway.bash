@@ -120,11 +120,12 @@ gw_kubectl_says() {
 	gw_kubectl "$name" "$@" | grep -q -- "$text"
 }
 
-# gw_kubectl_is NAME VALUE KUBECTL-ARGS...: kubectl's output is VALUE.
+# gw_kubectl_is NAME VALUE KUBECTL-ARGS...: kubectl succeeds and prints
+# VALUE (a failing kubectl is no "", whatever VALUE is).
 gw_kubectl_is() {
-	local name=$1 value=$2
+	local name=$1 value=$2 out
 	shift 2
-	[ "$(gw_kubectl "$name" "$@")" = "$value" ]
+	out=$(gw_kubectl "$name" "$@") && [ "$out" = "$value" ]
 }
 
 # Poll (up to ~60 s) until a command succeeds: the stand-in's state under

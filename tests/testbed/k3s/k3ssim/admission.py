@@ -200,22 +200,47 @@ def _namespace(api, obj, res):
     obj["status"] = {"phase": "Active"}
 
 
-def _daemonset(api, obj, res):
+def _selector_and_template(kind, obj):
+    """The apps workloads' validation (pkg/apis/apps/validation): a selector,
+    and a template whose labels it matches."""
     spec = obj.setdefault("spec", {})
     name = obj["metadata"].get("name", "")
     tmpl = spec.setdefault("template", {})
     labels = (tmpl.get("metadata") or {}).get("labels") or {}
     sel = spec.get("selector")
     if not sel:
-        raise status.invalid("DaemonSet", "apps", name, [("spec.selector", "FieldValueRequired", "Required value")])
+        raise status.invalid(kind, "apps", name, [("spec.selector", "FieldValueRequired", "Required value")])
     if not selectors.from_label_selector(sel).matches(labels):
-        raise status.invalid("DaemonSet", "apps", name, [("spec.template.metadata.labels", "FieldValueInvalid",
-                                                           "Invalid value: %s: `selector` does not match template `labels`"
-                                                           % _go_map(labels))])
+        raise status.invalid(kind, "apps", name, [("spec.template.metadata.labels", "FieldValueInvalid",
+                                                   "Invalid value: %s: `selector` does not match template `labels`"
+                                                   % _go_map(labels))])
+    default_pod_spec(tmpl.setdefault("spec", {}))
+    return spec
+
+
+def _deployment(api, obj, res):
+    """Deployment's defaults (pkg/apis/apps/v1/defaults.go)."""
+    spec = _selector_and_template("Deployment", obj)
+    spec.setdefault("replicas", 1)
+    strategy = spec.setdefault("strategy", {"type": "RollingUpdate"})
+    if strategy.get("type") == "RollingUpdate":
+        strategy.setdefault("rollingUpdate", {}).setdefault("maxUnavailable", "25%")
+        strategy["rollingUpdate"].setdefault("maxSurge", "25%")
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("progressDeadlineSeconds", 600)
+    obj["status"] = {}
+
+
+def _replicaset(api, obj, res):
+    _selector_and_template("ReplicaSet", obj).setdefault("replicas", 1)
+    obj["status"] = {"replicas": 0}
+
+
+def _daemonset(api, obj, res):
+    spec = _selector_and_template("DaemonSet", obj)
     spec.setdefault("updateStrategy", {"type": "RollingUpdate",
                                        "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}})
     spec.setdefault("revisionHistoryLimit", 10)
-    default_pod_spec(tmpl.setdefault("spec", {}))
     obj["status"] = {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0,
                      "numberReady": 0}
 
@@ -270,6 +295,7 @@ def _resource_claim(api, obj, res):
 
 
 ON_CREATE = {("", "Pod"): _pod, ("", "Namespace"): _namespace, ("apps", "DaemonSet"): _daemonset,
+             ("apps", "Deployment"): _deployment, ("apps", "ReplicaSet"): _replicaset,
              ("batch", "Job"): _job, ("apiextensions.k8s.io", "CustomResourceDefinition"): _crd,
              ("resource.k8s.io", "ResourceClaim"): _resource_claim}
 

@@ -92,15 +92,8 @@ def run(kubelet, req, pod, container):
     cs = next((c for c in (worker.init + worker.main if worker else []) if c.spec["name"] == container), None)
     if cs is None or not (cs.run and cs.run.running):
         raise status.internal('unable to upgrade connection: container not found ("%s")' % container)
-    argv = _commands(req)
+    argv = worker.exec_argv(cs, _commands(req))
     env = worker.exec_env(cs)
-    # runc exec joins the container's namespaces: its mount namespace (its
-    # procfs, its termination-message file), where it has one of its own.
-    pid = getattr(getattr(cs.run, "proc", None), "pid", None)
-    if pid and os.path.exists("/proc/%d/ns/mnt" % pid):
-        argv = ["nsenter", "--mount=/proc/%d/ns/mnt" % pid, "--"] + list(argv)
-    if worker.netns:
-        argv = kubelet.net.wrap(worker.pod, argv)
     websocket.upgrade(req, PROTOCOLS, "Upgrade request required")
     ws = websocket.Socket(req)
     done = threading.Event()

@@ -37,8 +37,10 @@ class FakeApi:
     def find(self, res, ns, name):
         return self.objs.get((res, ns, name))
 
-    def list(self, res, *a, **k):
-        return [o for (r, _, _), o in self.objs.items() if r == res], None
+    def list(self, res, namespace=None, label_selector=None, *a, **k):
+        want = dict(kv.split("=", 1) for kv in (label_selector or "").split(",") if kv)
+        return [o for (r, ns, _), o in self.objs.items() if r == res and namespace in (None, ns) and
+                all((o["metadata"].get("labels") or {}).get(k) == v for k, v in want.items())], None
 
     def create(self, res, obj, *a, **k):
         md = obj["metadata"]

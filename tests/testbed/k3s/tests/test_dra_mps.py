@@ -60,7 +60,8 @@ class Mps(Base):
     def ready(self, d):
         """The Deployment's one pod up and ready, as its controllers and the kubelet make it."""
         d["status"] = {"readyReplicas": 1}
-        self.k.api.create("Pod", {"metadata": {"name": d["metadata"]["name"] + "-abc", "namespace": "x",
+        self.k.api.create("Pod", {"metadata": {"name": d["metadata"]["name"] + "-abc",
+                                               "namespace": d["metadata"]["namespace"],
                                                "labels": dict(d["spec"]["selector"]["matchLabels"])},
                                   "status": {"containerStatuses": [{"name": "mps-control-daemon", "ready": True}]}})
 
@@ -153,6 +154,10 @@ class Mps(Base):
              "json: cannot unmarshal number 50.5 into Go struct field"),
             (None, {"defaultPinnedDeviceMemoryLimit": "lots"},
              "error decoding config parameters: quantities must match the regular expression"),
+            (None, {"defaultPerDevicePinnedMemoryLimit": ["1Gi"]},
+             "json: cannot unmarshal array into Go struct field "
+             "MpsConfig.sharing.mpsConfig.defaultPerDevicePinnedMemoryLimit of type "
+             "v1beta1.MpsPerDevicePinnedMemoryLimit"),
             (None, {"defaultPinnedDeviceMemoryLimit": True},
              "error decoding config parameters: quantities must match the regular expression"),
             (None, {"defaultPinnedDeviceMemoryLimit": "1Ki"},

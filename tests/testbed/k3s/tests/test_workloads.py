@@ -13,7 +13,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from k3ssim import api, clock, registry, store  # noqa: E402
+from k3ssim import api, clock, registry, status, store  # noqa: E402
 from k3ssim.controllers import deployment, gc  # noqa: E402
 from k3ssim.kubelet import mounts, prober, runtime  # noqa: E402
 
@@ -77,6 +77,26 @@ class Deployments(unittest.TestCase):
         self.assertEqual({c["type"]: c["reason"] for c in d["status"]["conditions"]},
                          {"Available": "MinimumReplicasAvailable", "Progressing": "NewReplicaSetAvailable"})
 
+    def test_the_apis_defaults_and_refusal(self):
+        d = self.make()
+        self.assertEqual((d["spec"]["replicas"], d["spec"]["strategy"], d["spec"]["revisionHistoryLimit"],
+                          d["spec"]["progressDeadlineSeconds"]),
+                         (1, {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}},
+                          10, 600))
+        with self.assertRaises(status.ApiError) as e:
+            self.api.create(self.res["Deployment"], {"metadata": {"name": "bad"}, "spec": {
+                "template": {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c"}]}}}},
+                "default")
+        self.assertIn("spec.selector: Required value", e.exception.message)
+        # The first pass: its set made at the replicas wanted, the event of it.
+        self.c.tick()
+        events = [o for o in self.api.list(self.api.registry.by_kind("v1", "Event"), "default")[0]]
+        self.assertIn("Scaled up replica set %s from 0 to 1" % self.objs("ReplicaSet")[0]["metadata"]["name"],
+                      [e.get("message") for e in events])
+        d = self.api.find(self.res["Deployment"], "default", "web")
+        self.assertEqual({c["type"]: c["reason"] for c in d["status"]["conditions"]}["Progressing"],
+                         "NewReplicaSetCreated")
+
     def test_a_new_template_scales_the_old_set_to_zero_and_extras_go(self):
         d = self.make(replicas=2)
         self.c.tick()
@@ -125,6 +145,9 @@ class FakeWorker:
     def exec_env(self, cs):
         return dict(os.environ)
 
+    def exec_argv(self, cs, argv):
+        return ["nsenter", "--mount=/proc/%d/ns/mnt" % cs.run.proc.pid, "--"] + list(argv)
+
 
 class FakeRun:
     def __init__(self, pid):
@@ -135,7 +158,9 @@ class FakeRun:
         self.killed = grace
 
 
-@unittest.skipUnless(os.geteuid() == 0, "the probe enters a mount namespace: nsenter needs root")
+ROOT = unittest.skipUnless(os.geteuid() == 0, "the probe enters a mount namespace: nsenter needs root")
+
+
 class StartupProbe(unittest.TestCase):
     """pkg/kubelet/prober worker.go, prober.go; kuberuntime_manager.go."""
 
@@ -152,6 +177,7 @@ class StartupProbe(unittest.TestCase):
         cs.startup = prober.Startup(spec, clock.now())
         return cs
 
+    @ROOT
     def test_not_started_until_it_passes_then_never_probed_again(self):
         cs, w = self.container(), FakeWorker({"spec": {}})
         prober.step(w, cs)
@@ -166,6 +192,7 @@ class StartupProbe(unittest.TestCase):
         prober.step(w, cs)
         self.assertEqual((prober.started(cs), len(w.events)), (True, 1))
 
+    @ROOT
     def test_failure_threshold_kills_the_container(self):
         cs, w = self.container(failureThreshold=2), FakeWorker({"spec": {"terminationGracePeriodSeconds": 5}})
         prober.step(w, cs)
@@ -186,7 +213,7 @@ class StartupProbe(unittest.TestCase):
 class Mounts(unittest.TestCase):
     """containerd WithMounts (sorted by depth, a missing source made), CDI's mounts."""
 
-    def test_hostpath_volumes_bound_shallow_first_cdi_identity_binds_skipped(self):
+    def test_hostpath_volumes_and_cdi_mounts_bound_shallow_first(self):
         d = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, d)
         missing = os.path.join(d, "made")
@@ -196,14 +223,19 @@ class Mounts(unittest.TestCase):
         ctr = {"volumeMounts": [{"name": "deep", "mountPath": "/r/a/b"}, {"name": "root", "mountPath": "/r"},
                                 {"name": "empty", "mountPath": "/e"}]}
         ns = runtime.MountNamespace()
-        mounts.bind_volumes(pod, ctr, ns)
+        # CDI's among the volumes' by depth; one of the gateway's own file at its own path is no bind.
+        cdi = [("/usr/bin/nvidia-smi", "/usr/bin/nvidia-smi"), (d, "/r/a")]
+        self.assertIsNone(mounts.bind(pod, ctr, cdi, ns))
         self.assertTrue(os.path.isdir(missing))
         self.assertEqual([line.split("mount --rbind ")[1].split(";")[0] for line in ns.lines],
-                         ["%s /r" % d, "%s /r/a/b" % missing])
-        ns = runtime.MountNamespace()
-        mounts.bind_cdi([("/usr/bin/nvidia-smi", "/usr/bin/nvidia-smi"), (d, "/tmp/nvidia-mps")], ns)
-        self.assertEqual(len(ns.lines), 1)
-        self.assertIn("mkdir -p /tmp/nvidia-mps", ns.lines[0])
+                         ["%s /r" % d, "%s /r/a" % d, "%s /r/a/b" % missing])
+        self.assertIn("mkdir -p /r/a", ns.lines[1])
+        # A source containerd cannot make: the container's creation fails.
+        blocker = os.path.join(d, "file")
+        open(blocker, "w").close()
+        pod["spec"]["volumes"][1]["hostPath"]["path"] = os.path.join(blocker, "sub")
+        self.assertEqual(mounts.bind(pod, ctr, [], runtime.MountNamespace()),
+                         'failed to mkdir "%s/sub": mkdir %s/sub: not a directory' % (blocker, blocker))
 
     @unittest.skipUnless(os.geteuid() == 0, "unshare -m needs root")
     def test_a_failed_bind_is_runcs_start_error(self):

@@ -57,7 +57,7 @@ class DaemonSets:
         for ds in dss:
             if ds["metadata"].get("deletionTimestamp"):
                 continue
-            self._sync(ds, nodes, [p for p in pods if _owned(p, ds)])
+            self._sync(ds, nodes, [p for p in pods if ownedpods.owned(p, ds)])
 
     def _pod_for(self, ds, node):
         tmpl = copy.deepcopy(ds["spec"].get("template", {}))
@@ -89,7 +89,7 @@ class DaemonSets:
             node = _target(p)
             if node not in keep:
                 if not p["metadata"].get("deletionTimestamp"):
-                    self._delete(pods_res, p)
+                    ownedpods.delete(self.api, pods_res, ds, p, "daemonset-controller")
                 continue
             if node not in want_names or p["metadata"].get("deletionTimestamp"):
                 continue
@@ -100,7 +100,7 @@ class DaemonSets:
             current = [p for p in mine if p["metadata"].get("labels", {}).get("controller-revision-hash") == h]
             old = [p for p in mine if p not in current]
             for p in old:
-                self._delete(pods_res, p)
+                ownedpods.delete(self.api, pods_res, ds, p, "daemonset-controller")
             if not mine and not any(_target(p) == name and p["metadata"].get("deletionTimestamp") for p in pods):
                 self._create(pods_res, ds, n, h, gen)
         self._status(ds, want_names, pods, h, gen)
@@ -117,16 +117,10 @@ class DaemonSets:
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": tmpl.get("spec", {})}
         ownedpods.create(self.api, pods_res, ds, pod, "daemonset-controller", self.failed)
 
-    def _delete(self, pods_res, pod):
-        try:
-            self.api.delete(pods_res, pod["metadata"]["namespace"], pod["metadata"]["name"])
-        except status.ApiError:
-            pass
-
     def _status(self, ds, want_names, pods, h, gen):
         live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
         scheduled = [p for p in live if _target(p) in want_names]
-        ready = [p for p in scheduled if _ready(p)]
+        ready = [p for p in scheduled if ownedpods.ready(p)]
         updated = [p for p in scheduled if p["metadata"].get("labels", {}).get("controller-revision-hash") == h]
         desired = len(want_names)
         st = {"currentNumberScheduled": len(scheduled), "desiredNumberScheduled": desired,
@@ -146,11 +140,6 @@ class DaemonSets:
                 pass
 
 
-def _owned(pod, owner):
-    return any(r.get("uid") == owner["metadata"]["uid"] and r.get("controller")
-               for r in pod["metadata"].get("ownerReferences") or [])
-
-
 def _target(pod):
     """The node a daemon pod is for: its nodeName, or its affinity's."""
     if pod["spec"].get("nodeName"):
@@ -163,7 +152,4 @@ def _target(pod):
                 return f["values"][0]
     return None
 
-
-def _ready(pod):
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in pod.get("status", {}).get("conditions") or [])
 

@@ -47,19 +47,9 @@ def template_hash(tmpl):
     return "".join(SAFE[ord(c) % len(SAFE)] for c in str(value))
 
 
-def _owned(obj, owner):
-    return any(r.get("uid") == owner["metadata"]["uid"] and r.get("controller")
-               for r in obj["metadata"].get("ownerReferences") or [])
-
-
 def _owner_ref(kind, obj):
     return {"apiVersion": "apps/v1", "kind": kind, "name": obj["metadata"]["name"], "uid": obj["metadata"]["uid"],
             "controller": True, "blockOwnerDeletion": True}
-
-
-def _ready(pod):
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in pod.get("status", {}).get("conditions") or [])
 
 
 def _active(pod):
@@ -93,12 +83,12 @@ class Deployments:
         if not deps and not sets:
             return
         for d in deps:
-            self._deployment(deps_res, rs_res, d, [s for s in sets if _owned(s, d)])
+            self._deployment(deps_res, rs_res, d, [s for s in sets if ownedpods.owned(s, d)])
         pods_res = self.api.registry.by_kind("v1", "Pod")
         pods, _ = self.api.list(pods_res)
         sets, _ = self.api.list(rs_res)
         for s in sets:
-            self._replicaset(rs_res, pods_res, s, [p for p in pods if _owned(p, s)])
+            self._replicaset(rs_res, pods_res, s, [p for p in pods if ownedpods.owned(p, s)])
 
     # ---- Deployment -----------------------------------------------------
 
@@ -108,34 +98,46 @@ class Deployments:
         h = template_hash(spec.get("template", {}))
         name = "%s-%s" % (md["name"], h)
         new = next((s for s in sets if s["metadata"]["name"] == name), None)
+        made = failed = None
         # One being deleted gets its status alone (syncStatusOnly).
         deleting = bool(md.get("deletionTimestamp"))
         if new is None and not deleting:
-            new = self._new_set(rs_res, d, name, h, want, len(sets) + 1)
-        for s in sets + ([new] if new else []) if not deleting else ():
+            new, failed = self._new_set(rs_res, d, name, h, want, len(sets) + 1)
+            made = new
+        for s in sets if not deleting else ():
             target = want if s is new else 0
             if s["spec"].get("replicas", 1) != target and not s["metadata"].get("deletionTimestamp"):
                 self._scale(rs_res, d, s, target)
-        live = [s for s in sets if s is not new] + ([new] if new else [])
+        live = sets + ([made] if made else [])
         count = lambda k, ss: sum((s.get("status") or {}).get(k, 0) for s in ss)
         replicas, ready = count("replicas", live), count("readyReplicas", live)
         updated = count("replicas", [new] if new else [])
         st = {"observedGeneration": md.get("generation", 1), "replicas": replicas, "updatedReplicas": updated,
               "readyReplicas": ready, "availableReplicas": ready}
         st = {k: v for k, v in st.items() if v or k == "observedGeneration"}
-        if want - ready > 0:
-            st["unavailableReplicas"] = want - ready
+        # calculateStatus: the sets' desired replicas less those available.
+        unavailable = sum(s["spec"].get("replicas", 1) for s in live) - ready
+        if unavailable > 0:
+            st["unavailableReplicas"] = unavailable
         old = {c["type"]: c for c in (d.get("status") or {}).get("conditions") or []}
-        avail = ready >= want
+        avail = ready >= want - _unavailable(d, want)
+        if failed:
+            progress = _cond(old, "Progressing", False, "ReplicaSetCreateError", failed)
+        elif made:
+            progress = _cond(old, "Progressing", True, "NewReplicaSetCreated", 'Created new replica set "%s"' % name)
+        else:
+            progress = _cond(old, "Progressing", True, "NewReplicaSetAvailable" if avail and updated == replicas
+                             else "ReplicaSetUpdated", 'ReplicaSet "%s" %s.' % (
+                                 name, "has successfully progressed" if avail else "is progressing"))
         st["conditions"] = [
             _cond(old, "Available", avail, "MinimumReplicasAvailable" if avail else "MinimumReplicasUnavailable",
                   "Deployment has minimum availability." if avail else "Deployment does not have minimum availability."),
-            _cond(old, "Progressing", True, "NewReplicaSetAvailable" if avail and updated == replicas
-                  else "ReplicaSetUpdated", 'ReplicaSet "%s" %s.' % (name, "has successfully progressed" if avail
-                                                                      else "is progressing"))]
+            progress]
         _put_status(self.api, deps_res, d, st)
 
     def _new_set(self, rs_res, d, name, h, want, revision):
+        """getNewReplicaSet: the set made at the replicas wanted (and the
+        event of it), or (None, the ReplicaSetCreateError message)."""
         tmpl = copy.deepcopy(d["spec"].get("template", {}))
         tmd = tmpl.setdefault("metadata", {})
         tmd["labels"] = dict(tmd.get("labels") or {}, **{HASH_LABEL: h})
@@ -147,14 +149,20 @@ class Deployments:
                                             str(want), "deployment.kubernetes.io/max-replicas":
                                             str(want + _surge(d, want))},
                             "ownerReferences": [_owner_ref("Deployment", d)]},
-               "spec": {"replicas": 0, "selector": sel, "template": tmpl}}
+               "spec": {"replicas": want, "selector": sel, "template": tmpl}}
+        uid = d["metadata"]["uid"]
         try:
             created, _ = self.api.create(rs_res, obj, obj["metadata"]["namespace"], validation="Ignore")
         except status.ApiError as e:
-            self.api.record_event(d, "Warning", "FailedCreate", "Failed to create new replica set \"%s\": %s"
-                                  % (name, e.message), "deployment-controller")
-            return None
-        return created
+            msg = 'Failed to create new replica set "%s": %s' % (name, e.message)
+            if self.failed.get(uid) != msg:
+                self.failed[uid] = msg
+                self.api.record_event(d, "Warning", "ReplicaSetCreateError", msg, "deployment-controller")
+            return None, msg
+        self.failed.pop(uid, None)
+        self.api.record_event(d, "Normal", "ScalingReplicaSet", "Scaled up replica set %s from 0 to %d" % (name, want),
+                              "deployment-controller")
+        return created, None
 
     def _scale(self, rs_res, d, s, target):
         was = s["spec"].get("replicas", 1)
@@ -176,14 +184,11 @@ class Deployments:
         for _ in range(want - len(active)) if not s["metadata"].get("deletionTimestamp") else ():
             self._create_pod(pods_res, s)
         if len(active) > want and not s["metadata"].get("deletionTimestamp"):
-            for p in sorted(active, key=_ready)[:len(active) - want]:
-                try:
-                    self.api.delete(pods_res, p["metadata"]["namespace"], p["metadata"]["name"])
-                except status.ApiError:
-                    pass
+            for p in sorted(active, key=ownedpods.ready)[:len(active) - want]:
+                ownedpods.delete(self.api, pods_res, s, p, "replicaset-controller")
         sel = selectors.from_label_selector(s["spec"].get("selector") or {})
         labelled = [p for p in active if sel.matches(p["metadata"].get("labels") or {})]
-        ready = len([p for p in active if _ready(p)])
+        ready = len([p for p in active if ownedpods.ready(p)])
         st = {"replicas": len(active), "fullyLabeledReplicas": len(labelled), "readyReplicas": ready,
               "availableReplicas": ready, "observedGeneration": s["metadata"].get("generation", 1)}
         _put_status(self.api, rs_res, s, {k: v for k, v in st.items() if v or k in ("replicas", "observedGeneration")})
@@ -197,13 +202,24 @@ class Deployments:
                                                  "spec": tmpl.get("spec", {})}, "replicaset-controller", self.failed)
 
 
+def _rolling(d, key, want, up):
+    """RollingUpdate's KEY (maxSurge, maxUnavailable: 25% unless given) as a
+    count of WANT, a percentage rounded UP or down; 0 under Recreate."""
+    strategy = d["spec"].get("strategy") or {}
+    if strategy.get("type") == "Recreate":
+        return 0
+    v = (strategy.get("rollingUpdate") or {}).get(key, "25%")
+    if isinstance(v, str) and v.endswith("%"):
+        return -(-want * int(v[:-1]) // 100) if up else want * int(v[:-1]) // 100
+    return int(v)
+
+
 def _surge(d, want):
-    """RollingUpdate's maxSurge as a count (25% unless given, rounded up)."""
-    ru = ((d["spec"].get("strategy") or {}).get("rollingUpdate") or {})
-    surge = ru.get("maxSurge", "25%")
-    if isinstance(surge, str) and surge.endswith("%"):
-        return -(-want * int(surge[:-1]) // 100)
-    return int(surge)
+    return _rolling(d, "maxSurge", want, True)
+
+
+def _unavailable(d, want):
+    return _rolling(d, "maxUnavailable", want, False)
 
 
 def _cond(old, kind, ok, reason, message):

@@ -14,16 +14,13 @@
 import copy
 
 from .. import clock, status
-
-
-def _owned(pod, job):
-    return any(r.get("uid") == job["metadata"]["uid"] and r.get("controller")
-               for r in pod["metadata"].get("ownerReferences") or [])
+from . import ownedpods
 
 
 class Jobs:
     def __init__(self, api):
         self.api = api
+        self.failed = {}      # job uid -> last FailedCreate message
 
     def start(self):
         pass
@@ -38,7 +35,7 @@ class Jobs:
         for job in jobs:
             if job["metadata"].get("deletionTimestamp") or _finished(job):
                 continue
-            self._sync(jobs_res, pods_res, job, [p for p in pods if _owned(p, job)])
+            self._sync(jobs_res, pods_res, job, [p for p in pods if ownedpods.owned(p, job)])
 
     def _sync(self, jobs_res, pods_res, job, pods):
         spec = job["spec"]
@@ -62,7 +59,7 @@ class Jobs:
             conds = [_cond("FailureTarget", "BackoffLimitExceeded", "Job has reached the specified backoff limit", now),
                      _cond("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit", now)]
             for p in active:
-                self._delete(pods_res, p)
+                ownedpods.delete(self.api, pods_res, job, p, "job-controller")
             active = []
         elif not active and not spec.get("suspend"):
             self._create(pods_res, job)
@@ -91,20 +88,8 @@ class Jobs:
         md["namespace"] = job["metadata"]["namespace"]
         md["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "Job", "name": job["metadata"]["name"],
                                   "uid": job["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}]
-        try:
-            pod, _ = self.api.create(pods_res, {"metadata": md, "spec": tmpl.get("spec", {})}, md["namespace"],
-                                     validation="Ignore")
-        except status.ApiError as e:
-            self.api.record_event(job, "Warning", "FailedCreate", "Error creating: " + e.message, "job-controller")
-            return
-        self.api.record_event(job, "Normal", "SuccessfulCreate", "Created pod: " + pod["metadata"]["name"],
-                              "job-controller")
-
-    def _delete(self, pods_res, pod):
-        try:
-            self.api.delete(pods_res, pod["metadata"]["namespace"], pod["metadata"]["name"])
-        except status.ApiError:
-            pass
+        ownedpods.create(self.api, pods_res, job, {"metadata": md, "spec": tmpl.get("spec", {})}, "job-controller",
+                         self.failed)
 
 
 def _cond(t, reason, message, now):

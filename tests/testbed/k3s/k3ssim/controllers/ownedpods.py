@@ -1,9 +1,12 @@
-"""How kube-controller-manager's workload controllers make an owner's pod
-(pkg/controller/controller_utils.go RealPodControl.CreatePods): the pod
-created as the API admits it; a refusal is the owner's Warning
-FailedCreate "Error creating: <the API's words>" (once while it repeats,
-as the event recorder's aggregation shows it), a pod made its Normal
-SuccessfulCreate "Created pod: <name>".
+"""How kube-controller-manager's workload controllers (Job, DaemonSet,
+ReplicaSet) handle their pods (pkg/controller/controller_utils.go
+RealPodControl, FilterActivePods, IsPodReady; metav1.IsControlledBy): an
+owner's pods are those it controls (its UID in a controller reference); a
+pod made as the API admits it, a refusal the owner's Warning FailedCreate
+"Error creating: <the API's words>" (once while it repeats, as the event
+recorder's aggregation shows it), a pod made its Normal SuccessfulCreate
+"Created pod: <name>"; a pod deleted its SuccessfulDelete "Deleted pod:
+<name>".
 """
 
 from .. import status
@@ -24,3 +27,23 @@ def create(api, pods_res, owner, pod, component, failed):
     failed.pop(uid, None)
     api.record_event(owner, "Normal", "SuccessfulCreate", "Created pod: " + created["metadata"]["name"], component)
     return created
+
+
+def owned(obj, owner):
+    """Does OWNER control OBJ?"""
+    return any(r.get("uid") == owner["metadata"]["uid"] and r.get("controller")
+               for r in obj["metadata"].get("ownerReferences") or [])
+
+
+def ready(pod):
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in pod.get("status", {}).get("conditions") or [])
+
+
+def delete(api, pods_res, owner, pod, component):
+    """Delete OWNER's POD; gone already is no error."""
+    try:
+        api.delete(pods_res, pod["metadata"]["namespace"], pod["metadata"]["name"])
+    except status.ApiError:
+        return
+    api.record_event(owner, "Normal", "SuccessfulDelete", "Deleted pod: " + pod["metadata"]["name"], component)

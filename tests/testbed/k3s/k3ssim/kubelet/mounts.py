@@ -10,14 +10,16 @@ the gateway's filesystem.
   shared mount"). The mounts are the gateway's own (/proc/self/mountinfo).
 - hostPath volumes (the kubelet's makeMounts, containerd's WithMounts):
   each volumeMount's host path bound recursively (rbind, CRI's default)
-  at its mountPath, a missing host path made a directory, the mount point
+  at its mountPath (subPath not taken), a missing host path made a
+  directory (a failure a CreateContainerError), the mount point
   made as runc makes it, shallower
   destinations first (containerd sorts them by depth, so that none hides
   another). SIMULATION: other volume kinds are not mounted; readOnly and
   the propagation are not applied (the check above is made).
-- CDI mounts (container-device-interface ContainerEdits.Apply): each
-  mount's hostPath bound at its containerPath. One whose host and
-  container paths are the same is the file the gateway's root shows
+- CDI mounts (container-device-interface pkg/cdi/container-edits.go
+  Apply): each mount's hostPath bound at its containerPath, sorted by
+  depth with the volumes' (Apply sorts the spec's mounts). One whose host
+  and container paths are the same is the file the gateway's root shows
   already, so no bind is made (the stand-in's root is the gateway's).
 """
 
@@ -69,24 +71,23 @@ def _depth(dst):
     return len([p for p in dst.split("/") if p])
 
 
-def bind_volumes(pod, container, ns):
-    """The container's hostPath volumeMounts into NS (MountNamespace)."""
+def bind(pod, container, cdi_binds, ns):
+    """The container's hostPath volumeMounts and its CDI mounts
+    [(hostPath, containerPath)] into NS (MountNamespace), all sorted by
+    depth together, as the OCI spec's mounts are; None, or containerd's
+    error when a missing source cannot be made."""
     vols = {v.get("name"): v for v in (pod.get("spec") or {}).get("volumes") or []}
     binds = []
     for m in container.get("volumeMounts") or []:
         host = ((vols.get(m.get("name")) or {}).get("hostPath") or {}).get("path")
         if host and m.get("mountPath"):
-            if not os.path.exists(host):
-                os.makedirs(host, exist_ok=True)   # containerd's WithMounts makes a missing source a directory
+            try:
+                if not os.path.exists(host):
+                    os.makedirs(host, exist_ok=True)   # containerd's WithMounts makes a missing source
+            except OSError as e:
+                return 'failed to mkdir "%s": mkdir %s: %s' % (host, host, (e.strerror or "").lower())
             binds.append((host, m["mountPath"]))
-    _bind_all(binds, ns)
-
-
-def bind_cdi(binds, ns):
-    """CDI mounts [(hostPath, containerPath)] into NS."""
-    _bind_all([(h, c) for h, c in binds if h and c and os.path.normpath(h) != os.path.normpath(c)], ns)
-
-
-def _bind_all(binds, ns):
+    binds += [(h, c) for h, c in cdi_binds if h and c and os.path.normpath(h) != os.path.normpath(c)]
     for host, dst in sorted(binds, key=lambda b: _depth(b[1])):
         ns.bind(host, dst, create=True, directory=os.path.isdir(host), recursive=True)
+    return None

@@ -349,8 +349,9 @@ class PodWorker:
             where = os.path.join(config.KUBELET_DIR, "pods", self.uid, "containers", name, os.urandom(4).hex())
             ns = runtime.MountNamespace(start_error=where + ".start-error")
             nvidia_runtime.pod_procfs(self.handler, hooks, ns)
-            mounts.bind_volumes(self.pod, cs.spec, ns)
-            mounts.bind_cdi(cdi.binds, ns)
+            why = mounts.bind(self.pod, cs.spec, cdi.binds, ns)
+            if why:
+                return self._create_error(cs, why)
             term = runtime.Termination(
                 where,
                 cs.spec.get("terminationMessagePath") or "/dev/termination-log",
@@ -506,6 +507,18 @@ class PodWorker:
             return
         if st.get("phase") in ("Succeeded", "Failed") and was != st["phase"]:
             clock.stamp("pod-terminated %s/%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"]))
+
+    def exec_argv(self, cs, argv):
+        """ARGV as an exec into container CS runs it: runc exec joins the
+        container's namespaces, its mount namespace (its procfs, its
+        termination-message file, its mounts) where it has one of its own,
+        and its pod's network namespace."""
+        pid = getattr(getattr(cs.run, "proc", None), "pid", None)
+        if pid and os.path.exists("/proc/%d/ns/mnt" % pid):
+            argv = ["nsenter", "--mount=/proc/%d/ns/mnt" % pid, "--"] + list(argv)
+        if self.netns:
+            argv = self.k.net.wrap(self.pod, argv)
+        return list(argv)
 
     def exec_env(self, cs):
         """The environment an exec into container CS gets: the container's."""

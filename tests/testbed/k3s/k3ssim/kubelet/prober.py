@@ -5,8 +5,9 @@ kuberuntime_manager.go computePodActions).
   false), so not ready, until the probe succeeds once. The first probe
   runs initialDelaySeconds (0) after the container started, then one every
   periodSeconds (10), each limited to timeoutSeconds (1).
-- An exec probe runs its command in the container (its mount namespace
-  and environment), as `kubectl exec` would: exit 0 passes; any other is
+- An exec probe runs its command in the container (its mount and network
+  namespaces and environment: the pod worker's exec_argv and exec_env), as
+  `kubectl exec` would: exit 0 passes; any other is
   a failure, its output the Warning event Unhealthy "Startup probe failed:
   …"; one past its timeout fails as "command \"…\" timed out".
 - failureThreshold (3) failures in a row: the container is killed (Normal
@@ -18,8 +19,6 @@ an exec probe of a program container (programs/: a thread, no process to
 enter); readiness and liveness probes are not run (a started container is
 ready).
 """
-
-import os
 
 from .. import clock, procs
 
@@ -50,11 +49,9 @@ def step(worker, cs):
         p.ok = True
         return
     p.next_at = clock.now() + float(p.probe.get("periodSeconds", 10))
-    argv = list(p.probe["exec"]["command"])
     timeout = float(p.probe.get("timeoutSeconds", 1))
-    if os.path.exists("/proc/%d/ns/mnt" % pid):
-        argv = ["nsenter", "--mount=/proc/%d/ns/mnt" % pid, "--"] + argv
-    code, out, err = procs.run(argv, timeout=timeout, env=worker.exec_env(cs))
+    code, out, err = procs.run(worker.exec_argv(cs, p.probe["exec"]["command"]), timeout=timeout,
+                               env=worker.exec_env(cs))
     if code == 0:
         p.ok = True
         worker.k.wake.set()

@@ -260,7 +260,8 @@ class Plugin:
         code, out, err = procs.run([os.path.join(root, smi[len("/driver-root/"):])] + list(args), timeout=10)
         if code == 0:
             return None
-        _klog(self.ctx, "E", "nvlib.go:870", "\n" + (out + err).decode("utf-8", "replace"))
+        where = "nvlib.go:851" if args[:1] == ("compute-policy",) else "nvlib.go:870"   # setTimeSlice, setComputeMode
+        _klog(self.ctx, "E", where, "\n" + (out + err).decode("utf-8", "replace"))
         # Go's exec.ExitError: a child ended by a signal (procs.run's timeout
         # kills) is named by it, as strsignal does.
         if code < 0:

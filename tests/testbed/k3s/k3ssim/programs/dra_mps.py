@@ -199,7 +199,7 @@ class Daemon:
         """Start(): None or the error."""
         if self.ctx.api.find(self.res, self.namespace, self.name) is not None:
             return None
-        self.plugin.klog("I", "sharing.go:237", "Starting MPS control daemon for '%s', with settings: %s"
+        self.plugin.klog("I", "sharing.go:225", "Starting MPS control daemon for '%s', with settings: %s"
                          % (self.id, mps))
         try:
             limits = gpuconfig.pinned_limits(mps, self.uuids)
@@ -255,7 +255,7 @@ class Daemon:
         """Stop(): None or the error."""
         if not os.path.exists(self.root):
             return None
-        self.plugin.klog("I", "sharing.go:398", "Stopping MPS control daemon for '%s'" % self.id)
+        self.plugin.klog("I", "sharing.go:409", "Stopping MPS control daemon for '%s'" % self.id)
         try:
             self.ctx.api.delete(self.res, self.namespace, self.name, {"propagationPolicy": "Foreground"})
         except status.ApiError as e:

@@ -244,15 +244,30 @@ def _json_type(v):
     return {str: "string", list: "array", dict: "object"}.get(type(v), "value")
 
 
+def _type_error(value, field, gotype):
+    return ConfigError("error decoding config parameters: json: cannot unmarshal %s into Go struct field %s of type %s"
+                       % (_json_type(value), field, gotype))
+
+
 def _mps_decode(params):
-    """The decoder's types in an MpsConfig: an integer percentage, quantities."""
-    mps = (params.get("sharing") or {}).get("mpsConfig") or {}
+    """The decoder's types: sharing and mpsConfig objects, an integer
+    percentage, quantities, a map of them per device."""
+    sharing = params.get("sharing")
+    if sharing is not None and not isinstance(sharing, dict):
+        raise _type_error(sharing, "%s.sharing" % params["kind"], "v1beta1.%sSharing"
+                          % ("Gpu" if params["kind"] == "GpuConfig" else "MigDevice"))
+    mps = (sharing or {}).get("mpsConfig")
+    if mps is not None and not isinstance(mps, dict):
+        raise _type_error(mps, "MpsConfig.sharing.mpsConfig", "v1beta1.MpsConfig")
+    mps = mps or {}
     pct = mps.get("defaultActiveThreadPercentage")
     if pct is not None and (isinstance(pct, bool) or not isinstance(pct, int)):
-        raise ConfigError("error decoding config parameters: json: cannot unmarshal %s into Go struct field "
-                          "MpsConfig.sharing.mpsConfig.defaultActiveThreadPercentage of type int" % _json_type(pct))
-    for v in [mps.get("defaultPinnedDeviceMemoryLimit")] + list((mps.get("defaultPerDevicePinnedMemoryLimit")
-                                                                 or {}).values()):
+        raise _type_error(pct, "MpsConfig.sharing.mpsConfig.defaultActiveThreadPercentage", "int")
+    per = mps.get("defaultPerDevicePinnedMemoryLimit")
+    if per is not None and not isinstance(per, dict):
+        raise _type_error(per, "MpsConfig.sharing.mpsConfig.defaultPerDevicePinnedMemoryLimit",
+                          "v1beta1.MpsPerDevicePinnedMemoryLimit")
+    for v in [mps.get("defaultPinnedDeviceMemoryLimit")] + list((per or {}).values()):
         if v is not None:
             quantity_bytes(v)
 
