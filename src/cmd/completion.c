@@ -92,7 +92,7 @@ static void offer_contexts(const char *prefix)
 	struct run_result res = { 0 };
 	os_error err = { 0 };
 
-	if (docker_run_ok(args, NULL, 0, 0, &res, &err) == 0)
+	if (docker_run_ok(NULL, args, NULL, 0, 0, &res, &err) == 0)
 		for (char *line = strtok(res.out, "\n"); line; line = strtok(NULL, "\n"))
 			offer(line, prefix);
 	run_result_free(&res);

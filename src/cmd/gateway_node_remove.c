@@ -57,7 +57,7 @@ static int remove_node(const struct gateway *gw, const struct node_record *r, in
 	if (!yes && !confirmed(r->name, gw->name))
 		return os_error_set(err, OS_EXIT_FAILURE, "node '%s' was not removed", r->name);
 	log_step("draining node '%s' and deleting it from the cluster", r->name);
-	if (node_drain_delete(gw->container, r->name, NODE_DRAIN_TIMEOUT_MS, err) < 0)
+	if (node_drain_delete(&gw->ctr, r->name, NODE_DRAIN_TIMEOUT_MS, err) < 0)
 		return -1;
 	log_step_done(1);
 	log_step("removing its agent from %s", r->docker.endpoint);

@@ -122,7 +122,7 @@ static int run(int argc, char **argv)
 	r.ref = gateway_default_image();
 	r.recipe = image_context_dir();
 	image_versions(r.recipe, &r.pins, &recipe_err);
-	if (image_present(r.ref, NULL, &present, &docker_err) == 0)
+	if (image_present(NULL, r.ref, NULL, &present, &docker_err) == 0)
 		r.present = present;
 	if (json)
 		print_json(&r);

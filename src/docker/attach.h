@@ -10,10 +10,11 @@
 
 #include "base/error.h"
 
-/* Run `docker ARGS…` attached. timeout_ms 0: no deadline (for --follow
+/* Run `docker ARGS…` attached, on ON (docker/client.h). timeout_ms 0: no deadline (for --follow
  * and interactive shells). On success *status is docker's exit status
  * (128 + N when killed by signal N). -1 when docker could not be run or
  * the deadline passed. */
-int docker_attach(const char *const *args, int timeout_ms, int *status, os_error *err);
+struct docker_target;
+int docker_attach(const struct docker_target *on, const char *const *args, int timeout_ms, int *status, os_error *err);
 
 #endif

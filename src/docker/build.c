@@ -225,7 +225,7 @@ int docker_build(const struct build_request *rq, os_error *err)
 	int rc;
 
 	build_argv(rq, &argv);
-	rc = docker_stream(strv_argv(&argv), &so, &res, err);
+	rc = docker_stream(rq->on, strv_argv(&argv), &so, &res, err);
 	if (rc == 0 && res.status != 0)
 		rc = explain_failure(rq, &res, err);
 	strv_free(&argv);

@@ -14,7 +14,9 @@
 #include "base/error.h"
 #include "base/strv.h"
 
+struct docker_target;
 struct build_request {
+	const struct docker_target *on; /* the daemon that builds (docker/client.h) */
 	const char *context;          /* the build context directory */
 	const char *dockerfile;       /* the Dockerfile, relative to the context */
 	const char *tag;

@@ -162,29 +162,39 @@ static int check_daemon(int rc, const struct run_result *res, const char *const 
 	return -1;
 }
 
-struct run_child *docker_start(const struct docker_target *on, const char *const *args, const struct run_spec *spec,
-			       os_error *err)
+/* SPEC for `docker ARGS` on ON, its argv and env kept in ARGV and ENV
+ * (the caller frees them once the child is started: it keeps its copy). */
+static struct run_spec spec_on(const struct docker_target *on, const char *const *args, const struct run_spec *spec,
+			       struct strv *argv, struct strv *env)
 {
 	struct run_spec s = *spec;
-	struct strv argv = { 0 }, env = { 0 };
-	struct run_child *c;
 
-	if (docker_init(err) < 0)
-		return NULL;
-	strv_push(&argv, docker_exe);
-	strv_pushv(&argv, args);
-	s.argv = strv_argv(&argv);
+	strv_push(argv, docker_exe);
+	strv_pushv(argv, args);
+	s.argv = strv_argv(argv);
 	s.env_base = docker_process_target();
-	/* ON's entries after the spec's own: the child keeps its copy. */
+	/* ON's entries after the spec's own. */
 	if (on) {
 		if (spec->env)
-			strv_pushv(&env, spec->env);
-		docker_target_env(on, &env);
-		s.env = strv_argv(&env);
+			strv_pushv(env, spec->env);
+		docker_target_env(on, env);
+		s.env = strv_argv(env);
 	}
 	if (s.timeout_ms <= 0)
 		s.timeout_ms = call_timeout_ms;
-	c = run_start(&s, err);
+	return s;
+}
+
+struct run_child *docker_start(const struct docker_target *on, const char *const *args, const struct run_spec *spec,
+			       os_error *err)
+{
+	struct strv argv = { 0 }, env = { 0 };
+	struct run_child *c = NULL;
+
+	if (docker_init(err) == 0) {
+		struct run_spec s = spec_on(on, args, spec, &argv, &env);
+		c = run_start(&s, err);
+	}
 	strv_free(&argv);
 	strv_free(&env);
 	return c;
@@ -215,20 +225,17 @@ int docker_await(struct run_child *c, struct run_result *res, os_error *err)
 	return reap(c, run_await, res, err);
 }
 
-int docker_detached(const char *const *args, int timeout_ms, os_error *err)
+int docker_detached(const struct docker_target *on, const char *const *args, int timeout_ms, os_error *err)
 {
-	struct run_spec spec = { .timeout_ms = timeout_ms > 0 ? timeout_ms : call_timeout_ms };
-	struct strv argv = { 0 };
-	int rc;
+	struct strv argv = { 0 }, env = { 0 };
+	int rc = -1;
 
-	if (docker_init(err) < 0)
-		return -1;
-	strv_push(&argv, docker_exe);
-	strv_pushv(&argv, args);
-	spec.argv = strv_argv(&argv);
-	spec.env_base = docker_process_target();
-	rc = run_detached(&spec, err);
+	if (docker_init(err) == 0) {
+		struct run_spec s = spec_on(on, args, &(struct run_spec){ .timeout_ms = timeout_ms }, &argv, &env);
+		rc = run_detached(&s, err);
+	}
 	strv_free(&argv);
+	strv_free(&env);
 	return rc;
 }
 
@@ -270,23 +277,15 @@ static int docker_spawn(const struct docker_target *on, struct run_spec spec, co
 	return rc;
 }
 
-int docker_run(const char *const *args, const char *input, size_t input_len, int timeout_ms,
-	       struct run_result *res, os_error *err)
+int docker_run(const struct docker_target *on, const char *const *args, const char *input, size_t input_len,
+	       int timeout_ms, struct run_result *res, os_error *err)
 {
 	struct run_spec spec = { .input = input, .input_len = input_len, .timeout_ms = timeout_ms };
 
-	return docker_spawn(NULL, spec, args, 0, res, err);
+	return docker_spawn(on, spec, args, 0, res, err);
 }
 
-int docker_run_ok(const char *const *args, const char *input, size_t input_len, int timeout_ms,
-		  struct run_result *res, os_error *err)
-{
-	struct run_spec spec = { .input = input, .input_len = input_len, .timeout_ms = timeout_ms };
-
-	return docker_spawn(NULL, spec, args, 1, res, err);
-}
-
-int docker_run_on(const struct docker_target *on, const char *const *args, const char *input, size_t input_len,
+int docker_run_ok(const struct docker_target *on, const char *const *args, const char *input, size_t input_len,
 		  int timeout_ms, struct run_result *res, os_error *err)
 {
 	struct run_spec spec = { .input = input, .input_len = input_len, .timeout_ms = timeout_ms };
@@ -294,35 +293,30 @@ int docker_run_on(const struct docker_target *on, const char *const *args, const
 	return docker_spawn(on, spec, args, 1, res, err);
 }
 
-int docker_ok_on(const struct docker_target *on, const char *const *args, int timeout_ms, os_error *err)
+int docker_ok(const struct docker_target *on, const char *const *args, int timeout_ms, os_error *err)
 {
 	struct run_result res = { 0 };
-	int rc = docker_run_on(on, args, NULL, 0, timeout_ms, &res, err);
+	int rc = docker_run_ok(on, args, NULL, 0, timeout_ms, &res, err);
 
 	run_result_free(&res);
 	return rc;
 }
 
-int docker_ok(const char *const *args, int timeout_ms, os_error *err)
-{
-	return docker_ok_on(NULL, args, timeout_ms, err);
-}
-
-int docker_run_finishing(const struct docker_target *on, const char *const *args, int timeout_ms, struct run_result *res,
-			 os_error *err)
+int docker_run_finishing(const struct docker_target *on, const char *const *args, int timeout_ms,
+			 struct run_result *res, os_error *err)
 {
 	struct run_spec spec = { .timeout_ms = timeout_ms, .interrupt_grace_ms = DOCKER_INTERRUPT_GRACE_MS };
 
 	return docker_spawn(on, spec, args, 0, res, err);
 }
 
-int docker_stream(const char *const *args, const struct docker_stream_opts *o, struct run_result *res,
-		  os_error *err)
+int docker_stream(const struct docker_target *on, const char *const *args, const struct docker_stream_opts *o,
+		  struct run_result *res, os_error *err)
 {
 	struct run_spec spec = { .timeout_ms = o->timeout_ms, .merge_stderr = 1, .env = o->env,
 				 .on_line = o->on_line, .ctx = o->ctx };
 
-	return docker_spawn(NULL, spec, args, 0, res, err);
+	return docker_spawn(on, spec, args, 0, res, err);
 }
 
 int docker_says_missing(const char *text)
@@ -383,7 +377,7 @@ static int first_contact(const struct docker_target *on, const char *const *args
 	return 0;
 }
 
-int docker_info_on(const struct docker_target *on, cJSON **info, os_error *err)
+int docker_info(const struct docker_target *on, cJSON **info, os_error *err)
 {
 	static const char *const args[] = { "info", "--format", "{{json .}}", NULL };
 	struct run_result res = { 0 };
@@ -404,7 +398,3 @@ int docker_info_on(const struct docker_target *on, cJSON **info, os_error *err)
 	return rc;
 }
 
-int docker_info(cJSON **info, os_error *err)
-{
-	return docker_info_on(NULL, info, err);
-}

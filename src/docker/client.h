@@ -17,12 +17,12 @@
 
 #define DOCKER_DEFAULT_CALL_TIMEOUT_MS 60000
 
-/* The process's target: the daemon every docker call talks to, unless the
- * call names another (ON, below): entries as run_spec's env takes them
- * ("NAME=VALUE", a bare "NAME" unset), over the process's environment,
- * which openshell never changes. docker/daemon.h sets them once a command
- * knows its daemon (--context, the gateway's recorded daemon); NULL or
- * empty: the environment's. */
+/* The process's target: the daemon the user's environment and --context
+ * name, which a call gets when it names none (ON NULL, below): entries as
+ * run_spec's env takes them ("NAME=VALUE", a bare "NAME" unset), over the
+ * process's environment, which openshell never changes. Set once, by
+ * docker_daemon_choose() (--context) before any call; NULL or empty: the
+ * environment's. A gateway's calls name its own daemon instead. */
 void docker_process_target_set(const char *const *env);
 const char *const *docker_process_target(void);
 
@@ -42,39 +42,35 @@ int docker_call_timeout_ms(void);
  * a shell waits on it), whatever OPENSHELL_CALL_TIMEOUT says. */
 void docker_set_call_timeout_ms(int ms);
 
-/* Run `docker ARGS…` (args NULL-terminated, without "docker"), capturing
- * output, with stdin from input (may be NULL), under timeout_ms (0: the
- * per-call default). Same contract as run_command(). */
-int docker_run(const char *const *args, const char *input, size_t input_len, int timeout_ms,
-	       struct run_result *res, os_error *err);
-
-/* As docker_run(), but a non-zero exit status is an error as well. */
-int docker_run_ok(const char *const *args, const char *input, size_t input_len, int timeout_ms,
-		  struct run_result *res, os_error *err);
-
-/* A call's daemon, ON: a target (docker/target.h), whose entries go over
- * the process's target, whichever that names; NULL is the process's
- * target. A command on two daemons (node add: the server's and the
- * node's) names the other one in each call to it, and never switches the
- * process's target. */
+/* Every call names its daemon, ON: a target (docker/target.h), whose
+ * entries go over the process's target; NULL is the process's target
+ * itself, the daemon the user's environment and --context name. A
+ * command on two daemons (node add: the server's and the node's) names
+ * each in each call to it; a gateway's calls name the daemon it was made
+ * on (gateway/state/lookup.h). */
 struct docker_target;
 
-/* As docker_run_ok(), on ON. */
-int docker_run_on(const struct docker_target *on, const char *const *args, const char *input, size_t input_len,
+/* Run `docker ARGS…` (args NULL-terminated, without "docker") on ON,
+ * capturing output, with stdin from input (may be NULL), under timeout_ms
+ * (0: the per-call default). Same contract as run_command(). */
+int docker_run(const struct docker_target *on, const char *const *args, const char *input, size_t input_len,
+	       int timeout_ms, struct run_result *res, os_error *err);
+
+/* As docker_run(), but a non-zero exit status is an error as well. */
+int docker_run_ok(const struct docker_target *on, const char *const *args, const char *input, size_t input_len,
 		  int timeout_ms, struct run_result *res, os_error *err);
 
 /* As docker_run_ok(), where success alone matters: the output is dropped
  * (a failure's stderr is the error's detail all the same). */
-int docker_ok(const char *const *args, int timeout_ms, os_error *err);
-int docker_ok_on(const struct docker_target *on, const char *const *args, int timeout_ms, os_error *err);
+int docker_ok(const struct docker_target *on, const char *const *args, int timeout_ms, os_error *err);
 
 /* As docker_run(), for a call whose work the daemon completes even once
  * its client is gone (docker run goes on creating the container): an
  * interrupt lets the call finish, for up to DOCKER_INTERRUPT_GRACE_MS, so
  * that the caller knows what was made and can undo it. */
 #define DOCKER_INTERRUPT_GRACE_MS 5000
-int docker_run_finishing(const struct docker_target *on, const char *const *args, int timeout_ms, struct run_result *res,
-			 os_error *err);
+int docker_run_finishing(const struct docker_target *on, const char *const *args, int timeout_ms,
+			 struct run_result *res, os_error *err);
 
 /* A long command read as it comes: stderr merged into stdout, each line
  * handed to on_line (the fields of struct run_spec). */
@@ -86,8 +82,8 @@ struct docker_stream_opts {
 };
 
 /* As docker_run(), for a stream (see struct docker_stream_opts). */
-int docker_stream(const char *const *args, const struct docker_stream_opts *o, struct run_result *res,
-		  os_error *err);
+int docker_stream(const struct docker_target *on, const char *const *args, const struct docker_stream_opts *o,
+		  struct run_result *res, os_error *err);
 
 /* A docker call that runs beside others (base/runner.h), on ON: SPEC's
  * fields but argv (docker's executable and ARGS make it; timeout_ms 0 is
@@ -103,7 +99,7 @@ int docker_finish(struct run_child *c, struct run_result *res, os_error *err);
 /* `docker ARGS` detached (run_detached): for cleanup that nobody should
  * wait on; it ends within timeout_ms (0: the per-call default) even
  * after openshell has exited. 0 once it is on its way. */
-int docker_detached(const char *const *args, int timeout_ms, os_error *err);
+int docker_detached(const struct docker_target *on, const char *const *args, int timeout_ms, os_error *err);
 
 /* Tell a call it is no longer wanted (run_stop()), before docker_drop()
  * reaps it: several dropped at once end side by side. NULL is fine. */
@@ -125,7 +121,6 @@ int docker_inspect(const struct docker_target *on, const char *const *args, cons
 /* Check that the daemon answers (`docker info`), explaining how to fix it
  * when it does not; its answer (parsed into *info, owned by the caller)
  * holds the daemon's ServerVersion and what it offers for GPUs. */
-int docker_info(cJSON **info, os_error *err);
-int docker_info_on(const struct docker_target *on, cJSON **info, os_error *err);
+int docker_info(const struct docker_target *on, cJSON **info, os_error *err);
 
 #endif

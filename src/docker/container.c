@@ -10,6 +10,7 @@
 #include "base/xalloc.h"
 #include "docker/client.h"
 #include "docker/container.h"
+#include "docker/target.h"
 
 static char *dup_or_null(const char *s) { return s ? xstrdup(s) : NULL; }
 
@@ -275,14 +276,8 @@ enum owner docker_labels_owner(const cJSON *labels, const char *gateway)
 	return labels_owner(json_str(labels, LABEL_MANAGED), json_str(labels, LABEL_GATEWAY), gateway);
 }
 
-int docker_object_owner(const char *type, const char *object, const char *gateway, int timeout_ms,
-			enum owner *out, os_error *err)
-{
-	return docker_object_owner_on(NULL, type, object, gateway, timeout_ms, out, err);
-}
-
-int docker_object_owner_on(const struct docker_target *on, const char *type, const char *object, const char *gateway,
-			   int timeout_ms, enum owner *out, os_error *err)
+int docker_object_owner(const struct docker_target *on, const char *type, const char *object, const char *gateway,
+			int timeout_ms, enum owner *out, os_error *err)
 {
 	const char *args[] = { type, "inspect", "--format", "{{json .Labels}}", object, NULL };
 	struct run_result res = { 0 };
@@ -305,20 +300,15 @@ out:
 	return rc;
 }
 
-int container_inspect(const char *name, struct gw_container *c, os_error *err)
+int container_inspect(const struct docker_ctr *ctr, struct gw_container *c, os_error *err)
 {
-	return container_inspect_on(NULL, name, c, err);
-}
-
-int container_inspect_on(const struct docker_target *on, const char *name, struct gw_container *c, os_error *err)
-{
-	const char *args[] = { "inspect", "--type=container", name, NULL };
+	const char *args[] = { "inspect", "--type=container", ctr->name, NULL };
 	struct run_result res = { 0 };
-	cleanup_free char *what = xasprintf("docker inspect %s", name);
+	cleanup_free char *what = xasprintf("docker inspect %s", ctr->name);
 	int rc;
 
 	memset(c, 0, sizeof(*c));
-	rc = docker_inspect(on, args, what, 0, &res, err);
+	rc = docker_inspect(ctr->on, args, what, 0, &res, err);
 	if (rc > 0)   /* rc 0: exists = 0 */
 		rc = container_parse_inspect(res.out, res.out_len, c, err);
 	run_result_free(&res);
@@ -352,7 +342,7 @@ void container_free(struct gw_container *c)
 	memset(c, 0, sizeof(*c));
 }
 
-int container_probe_health(const char *name, const struct gw_container *c, char **line, os_error *err)
+int container_probe_health(const struct docker_ctr *ctr, const struct gw_container *c, char **line, os_error *err)
 {
 	struct strv args = { 0 };
 	struct run_result res = { 0 };
@@ -361,10 +351,10 @@ int container_probe_health(const char *name, const struct gw_container *c, char 
 	*line = NULL;
 	if (!c->running || c->health_test.n == 0)
 		return -1;
-	strv_pushv(&args, (const char *const[]){ "exec", name, NULL });
+	strv_pushv(&args, (const char *const[]){ "exec", ctr->name, NULL });
 	for (size_t i = 0; i < c->health_test.n; i++)
 		strv_push(&args, c->health_test.v[i]);
-	if (docker_run(strv_argv(&args), NULL, 0, 0, &res, err) == 0) {
+	if (docker_run(ctr->on, strv_argv(&args), NULL, 0, 0, &res, err) == 0) {
 		*line = last_line(res.out);
 		rc = res.status == 0;
 	}

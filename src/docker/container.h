@@ -64,18 +64,17 @@ int container_parse_inspect(const char *json, size_t len, struct gw_container *c
 
 /* One object of that array (`docker inspect` of several containers). */
 int container_parse_object(const cJSON *obj, struct gw_container *c, os_error *err);
-int container_inspect(const char *name, struct gw_container *c, os_error *err);
-/* On the daemon ON names (docker/client.h). */
-struct docker_target;
-int container_inspect_on(const struct docker_target *on, const char *name, struct gw_container *c, os_error *err);
+/* `docker inspect` of the container CTR names, on its daemon. */
+struct docker_ctr;
+int container_inspect(const struct docker_ctr *ctr, struct gw_container *c, os_error *err);
 void container_free(struct gw_container *c);
 
-/* Run container NAME's healthcheck now, as Docker runs it (an exec of C's
+/* Run container CTR's healthcheck now, as Docker runs it (an exec of C's
  * health_test), for an answer before Docker's next probe: 1 when it
  * passed, 0 when it failed, -1 when it could not run (no healthcheck, a
  * stopped container, docker's error). *line gets the last line it printed,
  * where the healthcheck puts its marker (owned; NULL when none). */
-int container_probe_health(const char *name, const struct gw_container *c, char **line, os_error *err);
+int container_probe_health(const struct docker_ctr *ctr, const struct gw_container *c, char **line, os_error *err);
 
 /* Whose the container is (base/names.h's labels_owner()); OWNER_ABSENT
  * when it does not exist. */
@@ -84,10 +83,10 @@ enum owner container_owner(const struct gw_container *c, const char *gateway);
 /* Whose an object with LABELS (an object, or null: none) is, by the same rule. */
 enum owner docker_labels_owner(const cJSON *labels, const char *gateway);
 
-/* Whose a network or volume is, by the same rule. */
-int docker_object_owner(const char *type, const char *object, const char *gateway, int timeout_ms,
-			enum owner *out, os_error *err);
-int docker_object_owner_on(const struct docker_target *on, const char *type, const char *object, const char *gateway,
-			   int timeout_ms, enum owner *out, os_error *err);
+/* Whose a network or volume on ON's daemon (docker/client.h) is, by the
+ * same rule. */
+struct docker_target;
+int docker_object_owner(const struct docker_target *on, const char *type, const char *object, const char *gateway,
+			int timeout_ms, enum owner *out, os_error *err);
 
 #endif

@@ -54,7 +54,7 @@ static int context_endpoint(const char *context, char **endpoint, os_error *err)
 	cJSON *host = NULL;
 	int rc = -1;
 
-	if (docker_run_ok(args, NULL, 0, 0, &res, err) < 0)
+	if (docker_run_ok(NULL, args, NULL, 0, 0, &res, err) < 0)
 		goto out;
 	if (!(host = json_parse(res.out, res.out_len, "docker context inspect output", err)))
 		goto out;
@@ -219,24 +219,24 @@ char *docker_daemon_ssh_hostname(const struct docker_daemon *d)
 }
 
 
-/* --context's name, and its entries of the target (docker/client.h): a
- * gateway followed is pointed at over them. */
+/* --context's name: a gateway's daemon must be the one it chose. */
 static char *chosen;
-static struct strv chosen_env;
 
 int docker_daemon_choose(const char *context, os_error *err)
 {
+	struct strv env = { 0 };
+
 	if (!*context)
 		return os_error_set(err, OS_EXIT_USAGE, "--context needs a context's name (see 'docker context ls')");
 	free(chosen);
 	chosen = xstrdup(context);
-	strv_free(&chosen_env);
-	strv_pushf(&chosen_env, "DOCKER_CONTEXT=%s", context);
+	strv_pushf(&env, "DOCKER_CONTEXT=%s", context);
 	/* docker's default context takes DOCKER_HOST for its endpoint (docker/cli
 	 * resolveDefaultDockerEndpoint); a named one wins over it. */
 	if (strcmp(context, "default") != 0)
-		strv_push(&chosen_env, "DOCKER_HOST");
-	docker_process_target_set(strv_argv(&chosen_env));
+		strv_push(&env, "DOCKER_HOST");
+	docker_process_target_set(strv_argv(&env));
+	strv_free(&env);
 	return 0;
 }
 
@@ -273,45 +273,35 @@ static int context_still_there(const char *gateway, const struct docker_target *
 }
 
 
-/* Every docker call after on T's daemon (the target: --context's
- * entries, then T's): a command follows the one gateway it is about. */
-static void point(const struct docker_target *t)
+int docker_daemon_follow(const char *gateway, const struct docker_target *t, const struct docker_target **on,
+			 os_error *err)
 {
-	struct strv env = { 0 };
-
-	strv_pushv(&env, strv_argv(&chosen_env));
-	docker_target_env(t, &env);
-	docker_process_target_set(strv_argv(&env));
-	strv_free(&env);
-}
-
-/* Follow T: the process's target (ON NULL), or the calls that name *ON. */
-static int follow(const char *gateway, const struct docker_target *t, const struct docker_target **on, os_error *err)
-{
-	if (on)
-		*on = NULL;
+	*on = NULL;
 	if (!docker_target_recorded(t))
 		return 0;
 	if (!docker_daemon_chosen_fits(t))
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' was made in Docker context '%s' (%s), not '%s'; drop --context to reach it there",
 				    gateway, t->context, t->endpoint, chosen);
-	if (!chosen && on)
+	if (!chosen)
 		*on = t;
-	else if (!chosen)
-		point(t);
 	return strcmp(t->context, "default") != 0 ? context_still_there(gateway, t, err) : 0;
 }
 
-int docker_daemon_follow(const char *gateway, const struct docker_target *t, os_error *err)
+int docker_daemon_of(const struct docker_target *on, struct docker_daemon *d, os_error *err)
 {
-	return follow(gateway, t, NULL, err);
-}
+	struct docker_target *copy;
 
-int docker_daemon_follow_on(const char *gateway, const struct docker_target *t, const struct docker_target **on,
-			    os_error *err)
-{
-	return follow(gateway, t, on, err);
+	if (!on)
+		return docker_daemon_resolve(d, err);
+	copy = docker_target_dup(on);
+	memset(d, 0, sizeof(*d));
+	d->at = *copy;
+	free(copy);
+	if (docker_daemon_parse_endpoint(d, err) == 0)
+		return 0;
+	docker_daemon_free(d);
+	return -1;
 }
 
 void docker_daemon_free(struct docker_daemon *d)

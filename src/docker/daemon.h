@@ -7,10 +7,11 @@
  * host is the local socket. Only a named context needs a docker call
  * (`docker context inspect`) for its endpoint; the rest is read here.
  * openshell's --context gives docker DOCKER_CONTEXT and drops DOCKER_HOST,
- * so it resolves as docker's own --context does. Which daemon docker talks
- * to is the docker layer's target (docker/client.h: entries of each docker
- * child's environment), set below; openshell's own environment is never
- * changed.
+ * so it resolves as docker's own --context does: the process's target
+ * (docker/client.h: entries of each docker child's environment), set once
+ * by main before any command runs. A gateway's calls name the daemon it
+ * lives on instead (docker_daemon_follow()); openshell's own environment
+ * is never changed.
  *
  * The default context's TLS comes from the environment too: DOCKER_TLS,
  * DOCKER_TLS_VERIFY (set to anything) and DOCKER_CERT_PATH, the directory
@@ -54,30 +55,30 @@ char *docker_daemon_ssh_hostname(const struct docker_daemon *d);
 
 void docker_daemon_free(struct docker_daemon *d);
 
-/* --context NAME: every docker call in that context (the target's
- * DOCKER_CONTEXT, DOCKER_HOST dropped, as docker's own --context wins over
- * it; "default" keeps it, as docker's default context takes it), and the
- * user's explicit choice for docker_daemon_follow(). */
+/* --context NAME: the process's target in that context (DOCKER_CONTEXT,
+ * DOCKER_HOST dropped, as docker's own --context wins over it; "default"
+ * keeps it, as docker's default context takes it), and the user's
+ * explicit choice for docker_daemon_follow(). Once, before any call. */
 int docker_daemon_choose(const char *context, os_error *err);
+
+/* D for the daemon ON names (docker/client.h): NULL, the process's target
+ * (docker_daemon_resolve()); else ON's, as resolve would fill it were
+ * the process pointed there (a gateway's own daemon). */
+int docker_daemon_of(const struct docker_target *on, struct docker_daemon *d, os_error *err);
 
 /* Was the daemon T names chosen by --context, or none chosen? */
 int docker_daemon_chosen_fits(const struct docker_target *t);
 
 /* A gateway lives on the daemon it was made on (its metadata's context,
- * endpoint and TLS): point docker there, whatever the environment says
- * now, unless --context chose another, which is a conflict naming both.
- * A named context is asked for its endpoint (`docker context inspect`):
- * one that now names another daemon than the recorded one is a conflict
- * too, naming both endpoints, and one that is gone a Docker error. No
- * context (metadata older than the record): nothing changes. */
-int docker_daemon_follow(const char *gateway, const struct docker_target *t, os_error *err);
-
-/* The same checks, but for the calls that name the daemon (docker/client.h's
- * ON): *ON is T for them to name, or NULL where --context chose it or T
- * records none (the process's target serves), the process's target
- * unchanged. For a command that asks several gateways' daemons side by
- * side. */
-int docker_daemon_follow_on(const char *gateway, const struct docker_target *t, const struct docker_target **on,
-			    os_error *err);
+ * endpoint and TLS), T: its calls go there, whatever the environment
+ * says now, unless --context chose another, which is a conflict naming
+ * both. A named context is asked for its endpoint (`docker context
+ * inspect`): one that now names another daemon than the recorded one is
+ * a conflict too, naming both endpoints, and one that is gone a Docker
+ * error. *ON is T for the gateway's calls to name (docker/client.h's ON),
+ * or NULL where --context chose it or T records none (metadata older than
+ * the record): the process's target serves. */
+int docker_daemon_follow(const char *gateway, const struct docker_target *t, const struct docker_target **on,
+			 os_error *err);
 
 #endif

@@ -41,12 +41,8 @@ int image_parse_inspect(const char *json, size_t len, struct docker_image *img, 
 	return 0;
 }
 
-int image_inspect(const char *ref, int timeout_ms, struct docker_image *img, os_error *err)
-{
-	return image_inspect_on(NULL, ref, timeout_ms, img, err);
-}
-
-int image_inspect_on(const struct docker_target *on, const char *ref, int timeout_ms, struct docker_image *img, os_error *err)
+int image_inspect(const struct docker_target *on, const char *ref, int timeout_ms, struct docker_image *img,
+		  os_error *err)
 {
 	const char *args[] = { "image", "inspect", "--", ref, NULL };
 	struct run_result res = { 0 };
@@ -145,8 +141,8 @@ static int await_sides(struct run_child *kids[2], const char *image, os_error *e
 /* docker save on the gateway's daemon into docker load on the node's,
  * side by side through a pipe; a side still running at a failure is
  * stopped. */
-static int pipe_image(const char *image, const struct docker_target *from, const struct docker_target *to, int timeout_ms,
-		      os_error *err)
+static int pipe_image(const char *image, const struct docker_target *from, const struct docker_target *to,
+		      int timeout_ms, os_error *err)
 {
 	const char *save[] = { "save", "--", image, NULL }, *load[] = { "load", NULL };
 	struct run_child *kids[2] = { NULL, NULL };
@@ -172,8 +168,8 @@ static int pipe_image(const char *image, const struct docker_target *from, const
 	return rc;
 }
 
-int docker_image_send(const char *image, const struct docker_target *from, const struct docker_target *to, int timeout_ms,
-		      char **id_out, os_error *err)
+int docker_image_send(const char *image, const struct docker_target *from, const struct docker_target *to,
+		      int timeout_ms, char **id_out, os_error *err)
 {
 	cleanup_free char *want = NULL, *got = NULL;
 

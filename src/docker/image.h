@@ -24,10 +24,10 @@ struct docker_image {
 };
 
 int image_parse_inspect(const char *json, size_t len, struct docker_image *img, os_error *err);
-int image_inspect(const char *ref, int timeout_ms, struct docker_image *img, os_error *err);
-/* On the daemon ON names (docker/client.h). */
+/* `docker image inspect REF` on the daemon ON names (docker/client.h). */
 struct docker_target;
-int image_inspect_on(const struct docker_target *on, const char *ref, int timeout_ms, struct docker_image *img, os_error *err);
+int image_inspect(const struct docker_target *on, const char *ref, int timeout_ms, struct docker_image *img,
+		  os_error *err);
 void docker_image_free(struct docker_image *img);
 
 /* A label's value, or NULL when it is absent or empty. */
@@ -44,7 +44,7 @@ const char *image_label(const struct docker_image *img, const char *key);
  * as another ID, is an error. A side that fails is named in the message
  * (saving from the gateway's daemon, loading on the node's), with the first
  * line of its docker's stderr, and the other side is stopped. */
-int docker_image_send(const char *image, const struct docker_target *from, const struct docker_target *to, int timeout_ms,
-		      char **id_out, os_error *err);
+int docker_image_send(const char *image, const struct docker_target *from, const struct docker_target *to,
+		      int timeout_ms, char **id_out, os_error *err);
 
 #endif

@@ -90,8 +90,8 @@ out:
 	return rc;
 }
 
-int docker_inspect_any(const char *const *names, size_t n, int timeout_ms, struct docker_found *found,
-		       os_error *err)
+int docker_inspect_any(const struct docker_target *on, const char *const *names, size_t n, int timeout_ms,
+		       struct docker_found *found, os_error *err)
 {
 	struct strv args = { 0 };
 	struct run_result res = { 0 };
@@ -101,7 +101,7 @@ int docker_inspect_any(const char *const *names, size_t n, int timeout_ms, struc
 	strv_pushv(&args, (const char *const[]){ "inspect", "--", NULL });
 	for (size_t i = 0; i < n; i++)
 		strv_push(&args, names[i]);
-	if (docker_run(strv_argv(&args), NULL, 0, timeout_ms, &res, err) < 0)
+	if (docker_run(on, strv_argv(&args), NULL, 0, timeout_ms, &res, err) < 0)
 		goto out;
 	/* Some name missing is exit status 1; any other failure of its own. */
 	if (res.status != 0 && !strcasestr(res.err, NO_SUCH_OBJECT)) {

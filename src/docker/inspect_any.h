@@ -34,12 +34,13 @@ struct docker_found {
 	cJSON *obj;         /* the object docker printed (owned); NULL when missing */
 };
 
-/* `docker inspect -- NAMES…` (N of them) into found[N]: 0 with each name
+struct docker_target;
+/* `docker inspect -- NAMES…` (N of them) on ON (docker/client.h) into found[N]: 0 with each name
  * answered, -1 when docker failed otherwise (the message quotes it) or its
  * answer cannot be matched to the names. found[] must be released either
  * way. */
-int docker_inspect_any(const char *const *names, size_t n, int timeout_ms, struct docker_found *found,
-		       os_error *err);
+int docker_inspect_any(const struct docker_target *on, const char *const *names, size_t n, int timeout_ms,
+		       struct docker_found *found, os_error *err);
 
 /* The same from docker's output: its stdout (OUT) and stderr (ERRTEXT). */
 int docker_found_parse(const char *const *names, size_t n, const char *out, size_t out_len, const char *errtext,

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/strv.h"
+#include "base/xalloc.h"
 #include "docker/target.h"
 
 void docker_target_free(struct docker_target *t)
@@ -13,6 +14,32 @@ void docker_target_free(struct docker_target *t)
 	free(t->endpoint);
 	free(t->cert_path);
 	memset(t, 0, sizeof(*t));
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+struct docker_target *docker_target_dup(const struct docker_target *t)
+{
+	struct docker_target *d;
+
+	if (!t)
+		return NULL;
+	d = xmalloc(sizeof(*d));
+	*d = *t;
+	d->context = dup_or_null(t->context);
+	d->endpoint = dup_or_null(t->endpoint);
+	d->cert_path = dup_or_null(t->cert_path);
+	return d;
+}
+
+void docker_target_destroy(struct docker_target *t)
+{
+	if (t)
+		docker_target_free(t);
+	free(t);
 }
 
 static int same_str(const char *a, const char *b)
@@ -65,7 +92,7 @@ void docker_target_env(const struct docker_target *t, struct strv *env)
 		return;
 	}
 	/* Not recorded: the user's own, as docker takes them from the
-	 * environment, never those of a gateway the process followed. */
+	 * environment, never those of another gateway's daemon. */
 	env_as_started(env, "DOCKER_TLS");
 	env_as_started(env, "DOCKER_TLS_VERIFY");
 	env_as_started(env, "DOCKER_CERT_PATH");

@@ -6,8 +6,9 @@
  * resolves one as the docker CLI would; a gateway's metadata and a node's
  * record keep one; docker/client.h's calls name one (ON) through the
  * environment entries made here, over the process's target (which they
- * replace wholly: a call names its daemon whatever the process follows);
- * the environment openshell started with is never changed.
+ * replace wholly: --context's choice does not leak into a call that
+ * names another daemon); the environment openshell started with is never
+ * changed.
  */
 #ifndef OPENSHELL_DOCKER_TARGET_H
 #define OPENSHELL_DOCKER_TARGET_H
@@ -20,7 +21,21 @@ struct docker_target {
 	char *cert_path;  /* its DOCKER_CERT_PATH, made absolute: a directory, never key material; or NULL */
 };
 
+/* A container by its name on the daemon ON names: what every call about
+ * one container (kube/'s `docker exec NAME kubectl`, its inspect) takes,
+ * so that the call goes where the container is. ON NULL: the process's
+ * target (the environment's daemon, as --context leaves it). */
+struct docker_ctr {
+	const struct docker_target *on;
+	const char *name;
+};
+
 void docker_target_free(struct docker_target *t);
+
+/* A copy of T that outlives it (NULL: none), for a value that keeps the
+ * daemon it was found on; docker_target_destroy() frees it (NULL fine). */
+struct docker_target *docker_target_dup(const struct docker_target *t);
+void docker_target_destroy(struct docker_target *t);
 
 /* Does T name a daemon: a context and its endpoint (older metadata records
  * neither)? */

@@ -63,15 +63,15 @@ void containerd_parse_nvidia(const char *toml, struct runtime_fact *f)
 	}
 }
 
-struct run_child *containerd_nvidia_runtime_start(const char *ctr, int timeout_ms, os_error *err)
+struct run_child *containerd_nvidia_runtime_start(const struct docker_ctr *ctr, int timeout_ms, os_error *err)
 {
-	const char *args[] = { "exec", ctr, "cat", K3S_CONTAINERD_CONFIG, NULL };
+	const char *args[] = { "exec", ctr->name, "cat", K3S_CONTAINERD_CONFIG, NULL };
 	struct run_spec spec = { .timeout_ms = timeout_ms };
 
-	return docker_start(NULL, args, &spec, err);
+	return docker_start(ctr->on, args, &spec, err);
 }
 
-int containerd_nvidia_runtime(const char *ctr, int timeout_ms, struct runtime_fact *f, os_error *err)
+int containerd_nvidia_runtime(const struct docker_ctr *ctr, int timeout_ms, struct runtime_fact *f, os_error *err)
 {
 	struct run_child *c = containerd_nvidia_runtime_start(ctr, timeout_ms, err);
 

@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "base/error.h"
+#include "docker/target.h"
 
 #define K3S_CONTAINERD_CONFIG "/var/lib/rancher/k3s/agent/etc/containerd/config.toml"
 
@@ -26,9 +27,9 @@ struct runtime_fact {
 
 /* Read it from the container: 0 (with config_read 0 while k3s has not
  * written the file yet, or it is empty), -1 when docker failed. */
-int containerd_nvidia_runtime(const char *ctr, int timeout_ms, struct runtime_fact *f, os_error *err);
+int containerd_nvidia_runtime(const struct docker_ctr *ctr, int timeout_ms, struct runtime_fact *f, os_error *err);
 /* The same beside other calls: started, then awaited and read. */
-struct run_child *containerd_nvidia_runtime_start(const char *ctr, int timeout_ms, os_error *err);
+struct run_child *containerd_nvidia_runtime_start(const struct docker_ctr *ctr, int timeout_ms, os_error *err);
 int containerd_nvidia_runtime_finish(struct run_child *c, struct runtime_fact *f, os_error *err);
 
 /* The same from the file's text (for tests). */

@@ -41,12 +41,12 @@ struct ahead {
 	int interactive;   /* keep stdin open: apply -f -, or THEN's input */
 };
 
-static void exec_argv_s(const char *ctr, const struct ahead *a, int request_s, struct strv *argv)
+static void exec_argv_s(const struct docker_ctr *ctr, const struct ahead *a, int request_s, struct strv *argv)
 {
 	strv_push(argv, "exec");
 	if (a->interactive)
 		strv_push(argv, "--interactive");
-	strv_push(argv, ctr);
+	strv_push(argv, ctr->name);
 	if (a->then || a->before || a->file) {
 		const char *operands[] = { a->then, a->before, a->file };
 		cleanup_free char *script = xasprintf("%s%s%sexec \"$@\"", a->then ? THEN_PART : "",
@@ -61,12 +61,13 @@ static void exec_argv_s(const char *ctr, const struct ahead *a, int request_s, s
 	strv_pushf(argv, "--request-timeout=%ds", request_s);
 }
 
-static void exec_argv(const char *ctr, const char *file, int interactive, int timeout_ms, struct strv *argv)
+static void exec_argv(const struct docker_ctr *ctr, const char *file, int interactive, int timeout_ms,
+		      struct strv *argv)
 {
 	exec_argv_s(ctr, &(struct ahead){ .file = file, .interactive = interactive }, kube_request_s(timeout_ms), argv);
 }
 
-void kube_exec_argv(const char *ctr, const char *then, const char *file, int request_s, struct strv *argv)
+void kube_exec_argv(const struct docker_ctr *ctr, const char *then, const char *file, int request_s, struct strv *argv)
 {
 	/* THEN's stdin is the call's: the exec keeps it open. */
 	exec_argv_s(ctr, &(struct ahead){ .then = then, .file = file, .interactive = then != NULL }, request_s, argv);
@@ -86,31 +87,32 @@ const char *kube_file_split(const char *out, char **file)
 	return at + sizeof(mark) - 1;
 }
 
-struct run_child *kube_start(const char *ctr, const char *const *args, const struct run_spec *spec, os_error *err)
+struct run_child *kube_start(const struct docker_ctr *ctr, const char *const *args, const struct run_spec *spec,
+			     os_error *err)
 {
 	struct strv argv = { 0 };
 	struct run_child *c;
 
 	exec_argv(ctr, NULL, spec->input != NULL, spec->timeout_ms, &argv);
 	strv_pushv(&argv, args);
-	c = docker_start(NULL, strv_argv(&argv), spec, err);
+	c = docker_start(ctr->on, strv_argv(&argv), spec, err);
 	strv_free(&argv);
 	return c;
 }
 
-int kube_detached(const char *ctr, const char *const *args, int timeout_ms, os_error *err)
+int kube_detached(const struct docker_ctr *ctr, const char *const *args, int timeout_ms, os_error *err)
 {
 	struct strv argv = { 0 };
 	int rc;
 
 	exec_argv(ctr, NULL, 0, timeout_ms, &argv);
 	strv_pushv(&argv, args);
-	rc = docker_detached(strv_argv(&argv), timeout_ms, err);
+	rc = docker_detached(ctr->on, strv_argv(&argv), timeout_ms, err);
 	strv_free(&argv);
 	return rc;
 }
 
-int kube_exec(const char *ctr, const char *const *args, const char *input, int timeout_ms,
+int kube_exec(const struct docker_ctr *ctr, const char *const *args, const char *input, int timeout_ms,
 	      struct run_result *res, os_error *err)
 {
 	struct strv argv = { 0 };
@@ -118,7 +120,7 @@ int kube_exec(const char *ctr, const char *const *args, const char *input, int t
 
 	exec_argv(ctr, NULL, input != NULL, timeout_ms, &argv);
 	strv_pushv(&argv, args);
-	rc = docker_run(strv_argv(&argv), input, input ? strlen(input) : 0, timeout_ms, res, err);
+	rc = docker_run(ctr->on, strv_argv(&argv), input, input ? strlen(input) : 0, timeout_ms, res, err);
 	strv_free(&argv);
 	return rc;
 }
@@ -130,7 +132,7 @@ static int type_unregistered(const struct run_result *res)
 		strstr(res->err, "the server doesn't have a resource type"));
 }
 
-int kube_exec_k3s_type(const char *ctr, const char *type, const char *const *args, const char *input,
+int kube_exec_k3s_type(const struct docker_ctr *ctr, const char *type, const char *const *args, const char *input,
 		       const struct deadline *by, struct run_result *res, os_error *err)
 {
 	struct backoff b = { 0 };
@@ -152,21 +154,21 @@ int kube_exec_k3s_type(const char *ctr, const char *type, const char *const *arg
 		os_error_clear(err);
 		if (!(gave_up = last.err != NULL))
 			os_error_set(err, OS_EXIT_TIMEOUT, "the --timeout ran out while kubectl %s of %s ran in gateway container %s",
-				     args[0], type, ctr);
+				     args[0], type, ctr->name);
 	}
 	if (gave_up) {
 		run_result_free(res);
 		*res = last;
 		last = (struct run_result){ 0 };
 		rc = run_failure(err, OS_EXIT_TIMEOUT, res,
-				 "k3s in gateway container %s did not register its %s type in time (kubectl %s)", ctr, type,
+				 "k3s in gateway container %s did not register its %s type in time (kubectl %s)", ctr->name, type,
 				 args[0]);
 	}
 	run_result_free(&last);
 	return rc;
 }
 
-int kube_readyz(const char *ctr, int timeout_ms, os_error *err)
+int kube_readyz(const struct docker_ctr *ctr, int timeout_ms, os_error *err)
 {
 	static const char *const args[] = { "get", "--raw", "/readyz", NULL };
 	struct run_result res = { 0 };
@@ -222,7 +224,7 @@ out:
 	return rc;
 }
 
-int kube_get(const char *ctr, const char *resource, const char *name, const char *ns,
+int kube_get(const struct docker_ctr *ctr, const char *resource, const char *name, const char *ns,
 	     int all_namespaces, int timeout_ms, cJSON **out, os_error *err)
 {
 	struct strv args = { 0 };
@@ -235,8 +237,9 @@ int kube_get(const char *ctr, const char *resource, const char *name, const char
 	return get_result(rc, &res, resource, out, NULL, err);
 }
 
-struct run_child *kube_get_start(const char *ctr, const char *before, const char *file, const char *resource,
-				 const char *ns, int all_namespaces, int timeout_ms, os_error *err)
+struct run_child *kube_get_start(const struct docker_ctr *ctr, const char *before, const char *file,
+				 const char *resource, const char *ns, int all_namespaces, int timeout_ms,
+				 os_error *err)
 {
 	struct strv args = { 0 }, argv = { 0 };
 	struct run_spec spec = { .timeout_ms = timeout_ms };
@@ -245,7 +248,7 @@ struct run_child *kube_get_start(const char *ctr, const char *before, const char
 	get_argv(resource, NULL, ns, all_namespaces, &args);
 	exec_argv_s(ctr, &(struct ahead){ .before = before, .file = file }, kube_request_s(timeout_ms), &argv);
 	strv_pushv(&argv, strv_argv(&args));
-	c = docker_start(NULL, strv_argv(&argv), &spec, err);
+	c = docker_start(ctr->on, strv_argv(&argv), &spec, err);
 	strv_free(&args);
 	strv_free(&argv);
 	return c;
@@ -289,8 +292,8 @@ int kube_api_starting(const os_error *err)
 
 /* kubectl logs of TARGET ("--selector=S", or a pod's name), of its
  * CONTAINER (NULL: the pod's default one). */
-static char *logs_once(const char *ctr, const char *ns, const char *target, const char *container, int lines,
-		       int previous, int timeout_ms, char **why)
+static char *logs_once(const struct docker_ctr *ctr, const char *ns, const char *target, const char *container,
+		       int lines, int previous, int timeout_ms, char **why)
 {
 	struct strv args = { 0 };
 	struct run_result res = { 0 };
@@ -320,8 +323,8 @@ static char *logs_once(const char *ctr, const char *ns, const char *target, cons
 
 /* The last lines of TARGET's log and, after them, its previous
  * container's (never NULL). */
-static char *tail_with_previous(const char *ctr, const char *ns, const char *target, const char *container, int lines,
-				int timeout_ms)
+static char *tail_with_previous(const struct docker_ctr *ctr, const char *ns, const char *target, const char *container,
+				int lines, int timeout_ms)
 {
 	cleanup_free char *why = NULL, *why_previous = NULL;
 	cleanup_free char *now = logs_once(ctr, ns, target, container, lines, 0, timeout_ms, &why);
@@ -338,7 +341,7 @@ static char *tail_with_previous(const char *ctr, const char *ns, const char *tar
 	return why ? xasprintf("(logs unavailable: %s)", why) : xstrdup("");
 }
 
-char *kube_logs_tail(const char *ctr, const char *ns, const char *selector, int lines,
+char *kube_logs_tail(const struct docker_ctr *ctr, const char *ns, const char *selector, int lines,
 		     int timeout_ms)
 {
 	cleanup_free char *target = xasprintf("--selector=%s", selector);
@@ -346,8 +349,8 @@ char *kube_logs_tail(const char *ctr, const char *ns, const char *selector, int 
 	return tail_with_previous(ctr, ns, target, NULL, lines, timeout_ms);
 }
 
-char *kube_container_logs_tail(const char *ctr, const char *ns, const cJSON *known, const char *container, int lines,
-			       int timeout_ms)
+char *kube_container_logs_tail(const struct docker_ctr *ctr, const char *ns, const cJSON *known, const char *container,
+			       int lines, int timeout_ms)
 {
 	os_error err = { 0 };
 	cJSON *got = NULL;

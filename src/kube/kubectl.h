@@ -14,21 +14,23 @@
 #include "base/error.h"
 #include "base/runner.h"
 #include "base/strv.h"
+#include "docker/target.h"
 
 
 /* Run kubectl ARGS in the container; input (may be NULL) goes to its
  * stdin. timeout_ms 0: the per-call default. Contract of run_command(). */
-int kube_exec(const char *ctr, const char *const *args, const char *input, int timeout_ms,
+int kube_exec(const struct docker_ctr *ctr, const char *const *args, const char *input, int timeout_ms,
 	      struct run_result *res, os_error *err);
 
 /* kube_exec as a call beside others (docker_start): SPEC's fields but
  * argv; input makes it interactive (stdin kept open). End it with
  * docker_await() or docker_finish(). */
-struct run_child *kube_start(const char *ctr, const char *const *args, const struct run_spec *spec, os_error *err);
+struct run_child *kube_start(const struct docker_ctr *ctr, const char *const *args, const struct run_spec *spec,
+			     os_error *err);
 
 /* kubectl ARGS in the container, detached (docker_detached): nobody
  * waits for it or hears of it; it ends within timeout_ms. */
-int kube_detached(const char *ctr, const char *const *args, int timeout_ms, os_error *err);
+int kube_detached(const struct docker_ctr *ctr, const char *const *args, int timeout_ms, os_error *err);
 
 /* kube_exec of a command on TYPE, one of k3s's own types (HelmChart,
  * HelmChartConfig). k3s registers them only once its API server is ready
@@ -39,17 +41,17 @@ int kube_detached(const char *ctr, const char *const *args, int timeout_ms, os_e
  * then a timeout (-1, err set, naming TYPE and kubectl's line). A try
  * that BY cuts short is that timeout too once k3s has said no, and
  * before any answer one that names the --timeout. */
-int kube_exec_k3s_type(const char *ctr, const char *type, const char *const *args, const char *input,
+int kube_exec_k3s_type(const struct docker_ctr *ctr, const char *type, const char *const *args, const char *input,
 		       const struct deadline *by, struct run_result *res, os_error *err);
 
 /* 1 when /readyz answers ok, 0 when not (yet), -1 when docker failed. */
-int kube_readyz(const char *ctr, int timeout_ms, os_error *err);
+int kube_readyz(const struct docker_ctr *ctr, int timeout_ms, os_error *err);
 
 /* `kubectl get RESOURCE [NAME] [-n NS | -A] -o json`. ns NULL: -A for a
  * list, none for cluster-scoped objects; RESOURCE "T1,T2,..." reads
  * several types in one call, one List with each item's kind. Returns 1
  * with *out set, 0 when the object is NotFound, -1 on failure. */
-int kube_get(const char *ctr, const char *resource, const char *name, const char *ns,
+int kube_get(const struct docker_ctr *ctr, const char *resource, const char *name, const char *ns,
 	     int all_namespaces, int timeout_ms, cJSON **out, os_error *err);
 
 /* Did a kube_get() of several types fail only because k3s has not yet
@@ -72,8 +74,9 @@ int kube_api_starting(const os_error *err);
  * caller's, run first in a shell of its own, its output ahead of the
  * file's in *file_text (the caller marks where it ends): one docker exec
  * for a look and a get. */
-struct run_child *kube_get_start(const char *ctr, const char *before, const char *file, const char *resource,
-				 const char *ns, int all_namespaces, int timeout_ms, os_error *err);
+struct run_child *kube_get_start(const struct docker_ctr *ctr, const char *before, const char *file,
+				 const char *resource, const char *ns, int all_namespaces, int timeout_ms,
+				 os_error *err);
 int kube_get_finish(struct run_child *c, const char *resource, cJSON **out, char **file_text, os_error *err);
 
 /* A call that reads FILE before kubectl prints (kube_get_start, the
@@ -96,20 +99,20 @@ int kube_request_s(int timeout_ms);
  * only when it succeeded, after a line KUBE_THEN_MARK on stdout. Its
  * failure is the call's: its exit status and stderr, no mark. */
 #define KUBE_THEN_MARK "#openshell-then"
-void kube_exec_argv(const char *ctr, const char *then, const char *file, int request_s, struct strv *argv);
+void kube_exec_argv(const struct docker_ctr *ctr, const char *then, const char *file, int request_s, struct strv *argv);
 
 /* The last lines of logs: `kubectl logs -n NS -l SELECTOR --tail=N`, and
  * after them the previous container's (--previous) when there is one, so
  * that a crash loop's reason comes along whenever the timeout looks.
  * Returns newly allocated text (possibly empty), never NULL. */
-char *kube_logs_tail(const char *ctr, const char *ns, const char *selector, int lines,
+char *kube_logs_tail(const struct docker_ctr *ctr, const char *ns, const char *selector, int lines,
 		     int timeout_ms);
 
 /* The same for the container named CONTAINER of every pod in NS that has
  * one: a chart's pods may run sidecars before it (the device plugin's
  * config manager does), and `kubectl logs` shows a pod's first container.
  * PODS: NS's PodList when the caller has it, else NULL (it is read). */
-char *kube_container_logs_tail(const char *ctr, const char *ns, const cJSON *pods, const char *container, int lines,
-			       int timeout_ms);
+char *kube_container_logs_tail(const struct docker_ctr *ctr, const char *ns, const cJSON *pods, const char *container,
+			       int lines, int timeout_ms);
 
 #endif

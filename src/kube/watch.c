@@ -173,7 +173,7 @@ static void push_watch_args(const struct kube_watch *kw, int request_s, struct s
 	strv_pushv(argv, (const char *const[]){ "--watch", "--output-watch-events", "--output=json", NULL });
 }
 
-int kube_watch_start(struct kube_watch *kw, const char *ctr, int timeout_ms, os_error *err)
+int kube_watch_start(struct kube_watch *kw, const struct docker_ctr *ctr, int timeout_ms, os_error *err)
 {
 	struct strv argv = { 0 };
 	const char *then = kw->then && !kw->then_done ? kw->then : NULL;
@@ -202,7 +202,7 @@ int kube_watch_start(struct kube_watch *kw, const char *ctr, int timeout_ms, os_
 	kw->error = NULL;
 	kube_exec_argv(ctr, then, kw->file, request_s, &argv);
 	push_watch_args(kw, request_s, &argv);
-	kw->c = docker_start(NULL, strv_argv(&argv), &spec, err);
+	kw->c = docker_start(ctr->on, strv_argv(&argv), &spec, err);
 	strv_free(&argv);
 	return kw->c ? 0 : -1;
 }

@@ -32,6 +32,7 @@
 
 #include "base/error.h"
 #include "base/runner.h"
+#include "docker/target.h"
 
 /* kubectl's --request-timeout ends a long watch this much before the
  * docker call's deadline: on a loaded host an exec takes a second or
@@ -74,7 +75,7 @@ struct kube_watch {
 void kube_watch_since(struct kube_watch *kw, const char *rv);
 
 /* Start it, within timeout_ms: the docker call's deadline. */
-int kube_watch_start(struct kube_watch *kw, const char *ctr, int timeout_ms, os_error *err);
+int kube_watch_start(struct kube_watch *kw, const struct docker_ctr *ctr, int timeout_ms, os_error *err);
 
 /* It ended (run_wait_any() returned it ended): reaped. 0 when kubectl
  * ended it well (its request timeout ends a watch so); -1 with err when it

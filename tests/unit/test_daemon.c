@@ -185,50 +185,6 @@ static void test_ssh_hostname(void)
 	os_error_clear(&err);
 }
 
-/* A gateway's recorded daemon, followed: TLS set as recorded, a context
- * that names another daemon now refused. */
-static void test_follow(void)
-{
-	struct docker_target tls = { .context = "default", .endpoint = "tcp://10.0.0.5:2376", .tls_recorded = 1,
-				    .tls_verify = 1, .cert_path = "/certs/box" };
-	struct docker_target box = { .context = "box", .endpoint = "ssh://root@gpu-box" };
-	cleanup_free char *ep = xasprintf("%s/context.endpoint", bin);
-	os_error err = { 0 };
-
-	setenv("DOCKER_HOST", "unix:///elsewhere.sock", 1);
-	setenv("DOCKER_CERT_PATH", "/other", 1);
-	setenv("DOCKER_TLS", "1", 1);
-	ok(docker_daemon_follow("t", &tls, &err) == 0 && strcmp(docker_env("DOCKER_HOST"), "tcp://10.0.0.5:2376") == 0 &&
-	   strcmp(docker_env("DOCKER_TLS_VERIFY"), "1") == 0 && strcmp(docker_env("DOCKER_CERT_PATH"), "/certs/box") == 0 &&
-	   !docker_env("DOCKER_TLS"), "the default context: endpoint and TLS as recorded");
-	ok(strcmp(getenv("DOCKER_HOST"), "unix:///elsewhere.sock") == 0 && !getenv("DOCKER_TLS_VERIFY") &&
-	   strcmp(getenv("DOCKER_CERT_PATH"), "/other") == 0 && getenv("DOCKER_TLS"),
-	   "the process's environment is left as it was");
-	write_text("context.endpoint", "ssh://root@gpu-box", 0644);
-	/* A second follow replaces the first's entries wholly. */
-	ok(docker_daemon_follow("r", &box, &err) == 0 && strcmp(docker_env("DOCKER_CONTEXT"), "box") == 0 &&
-	   !docker_env("DOCKER_HOST") && !docker_env("DOCKER_TLS_VERIFY") &&
-	   strcmp(docker_env("DOCKER_CERT_PATH"), "/other") == 0 && docker_env("DOCKER_TLS"),
-	   "a named context that still names the daemon: followed, nothing of the first gateway's TLS left");
-	docker_process_target_set(NULL);
-	write_text("context.endpoint", "tcp://10.0.0.9:2376", 0644);
-	docker_daemon_follow("r", &box, &err);
-	ok(err.code == OS_EXIT_CONFLICT && strstr(err.msg, "ssh://root@gpu-box") && strstr(err.msg, "tcp://10.0.0.9:2376") &&
-	   strstr(err.msg, "docker context update box --docker host=ssh://root@gpu-box"),
-	   "re-pointed at another daemon: refused, naming both and the fix: %s", err.msg ? err.msg : "(none)");
-	os_error_clear(&err);
-	docker_process_target_set(NULL);
-	unlink(ep);
-	docker_daemon_follow("r", &box, &err);
-	ok(err.code == OS_EXIT_DOCKER && strstr(err.msg, "docker context create box --docker host=ssh://root@gpu-box"),
-	   "a context that is gone: a Docker error naming how to make it again: %s", err.msg ? err.msg : "(none)");
-	os_error_clear(&err);
-	docker_process_target_set(NULL);
-	unsetenv("DOCKER_HOST");
-	unsetenv("DOCKER_CERT_PATH");
-	unsetenv("DOCKER_TLS");
-}
-
 /* The daemon a docker call was given: ON's (NULL: the process's). */
 static char *docker_saw(const struct docker_target *on)
 {
@@ -239,7 +195,7 @@ static char *docker_saw(const struct docker_target *on)
 	os_error err = { 0 };
 
 	unlink(path);
-	docker_ok_on(on, args, 0, &err);
+	docker_ok(on, args, 0, &err);
 	if (read_file(path, 4096, &text, &len, &err) < 0)
 		text = xstrdup("none");
 	os_error_clear(&err);
@@ -258,6 +214,50 @@ static void saw_is(const struct docker_target *on, const char *want, const char 
 /* Two daemons in one process, side by side (a node's and its gateway's):
  * each call names its own, in any order, and the process's target and
  * environment never change. */
+/* A gateway's recorded daemon, followed: its calls name it, TLS as
+ * recorded; a context that names another daemon now refused; neither
+ * the process's target nor its environment moves. */
+static void test_follow(void)
+{
+	struct docker_target tls = { .context = "default", .endpoint = "tcp://10.0.0.5:2376", .tls_recorded = 1,
+				    .tls_verify = 1, .cert_path = "/certs/box" };
+	struct docker_target box = { .context = "box", .endpoint = "ssh://root@gpu-box" };
+	struct docker_target old = { 0 };
+	const struct docker_target *on = NULL;
+	cleanup_free char *ep = xasprintf("%s/context.endpoint", bin);
+	os_error err = { 0 };
+
+	setenv("DOCKER_HOST", "unix:///elsewhere.sock", 1);
+	setenv("DOCKER_CERT_PATH", "/other", 1);
+	setenv("DOCKER_TLS", "1", 1);
+	ok(docker_daemon_follow("t", &tls, &on, &err) == 0 && on == &tls, "the default context: its calls name it");
+	saw_is(on, "tcp://10.0.0.5:2376 unset 1\n", "a call that names it: endpoint and TLS as recorded");
+	saw_is(NULL, "unix:///elsewhere.sock unset unset\n", "one that names none: the process's target, unmoved");
+	ok(strcmp(docker_env("DOCKER_HOST"), "unix:///elsewhere.sock") == 0 && !docker_env("DOCKER_TLS_VERIFY") &&
+	   strcmp(getenv("DOCKER_CERT_PATH"), "/other") == 0 && getenv("DOCKER_TLS"),
+	   "the process's environment and target are left as they were");
+	write_text("context.endpoint", "ssh://root@gpu-box", 0644);
+	ok(docker_daemon_follow("r", &box, &on, &err) == 0 && on == &box, "a named context that still names the daemon");
+	saw_is(on, "unset box unset\n", "its calls: the context, DOCKER_HOST dropped, nothing of another's TLS");
+	on = &tls;
+	ok(docker_daemon_follow("o", &old, &on, &err) == 0 && on == NULL,
+	   "metadata older than the record: the process's target serves");
+	write_text("context.endpoint", "tcp://10.0.0.9:2376", 0644);
+	docker_daemon_follow("r", &box, &on, &err);
+	ok(err.code == OS_EXIT_CONFLICT && strstr(err.msg, "ssh://root@gpu-box") && strstr(err.msg, "tcp://10.0.0.9:2376") &&
+	   strstr(err.msg, "docker context update box --docker host=ssh://root@gpu-box"),
+	   "re-pointed at another daemon: refused, naming both and the fix: %s", err.msg ? err.msg : "(none)");
+	os_error_clear(&err);
+	unlink(ep);
+	docker_daemon_follow("r", &box, &on, &err);
+	ok(err.code == OS_EXIT_DOCKER && strstr(err.msg, "docker context create box --docker host=ssh://root@gpu-box"),
+	   "a context that is gone: a Docker error naming how to make it again: %s", err.msg ? err.msg : "(none)");
+	os_error_clear(&err);
+	unsetenv("DOCKER_HOST");
+	unsetenv("DOCKER_CERT_PATH");
+	unsetenv("DOCKER_TLS");
+}
+
 static void test_two_daemons(void)
 {
 	struct docker_target node = { .context = "default", .endpoint = "ssh://root@node-b", .tls_recorded = 1 };
@@ -278,33 +278,25 @@ static void test_two_daemons(void)
 	unsetenv("DOCKER_TLS_VERIFY");
 	{
 		const struct docker_target *followed = NULL;
-		os_error err = { 0 };
-
-		/* list: a gateway's daemon followed for its calls alone. */
-		ok(docker_daemon_follow_on("g", &server, &followed, &err) == 0 && followed == &server,
-		   "the server followed for its calls");
-		saw_is(followed, "tcp://10.0.0.5:2376 unset 1\n", "a call that names it: the server, with its TLS");
-		saw_is(NULL, "unix:///here.sock unset unset\n", "the process's target did not move");
-	}
-	{
 		struct docker_daemon d = { 0 };
 		os_error err = { 0 };
 
-		/* node add: the process follows the server; the node's calls name
-		 * the node, whose entries win over the server's TLS. */
-		ok(docker_daemon_follow("g", &server, &err) == 0, "the server followed");
-		/* A node recorded without TLS: the user's settings, not the
-		 * server's the process follows. */
+		/* node add: the server followed for its calls, the node's name the
+		 * node; a node recorded without TLS takes the user's settings, not
+		 * the server's. */
+		ok(docker_daemon_follow("g", &server, &followed, &err) == 0 && followed == &server,
+		   "the server followed for its calls");
+		saw_is(followed, "tcp://10.0.0.5:2376 unset 1\n", "a call that names it: the server, with its TLS");
+		node.tls_recorded = 0;
 		saw_is(&node, "ssh://root@node-b unset unset\n",
-		       "a node recorded without TLS, the server followed: the environment's TLS, not the server's");
+		       "a node recorded without TLS, beside the server: the environment's TLS, not the server's");
 		node.tls_recorded = 1;
-		saw_is(&node, "ssh://root@node-b unset unset\n", "a call on the node names it, over the server followed");
-		saw_is(NULL, "tcp://10.0.0.5:2376 unset 1\n", "the next that names none: the server followed");
+		saw_is(&node, "ssh://root@node-b unset unset\n", "a call on the node names it");
+		saw_is(NULL, "unix:///here.sock unset unset\n", "the process's target did not move");
 		ok(docker_daemon_named("tcp://10.0.0.9:2376", NULL, &d, &err) == 0 && !d.at.tls_verify && !d.at.cert_path,
 		   "a node's --docker-host takes the user's TLS settings, not those of the gateway followed");
 		docker_daemon_free(&d);
 		os_error_clear(&err);
-		docker_process_target_set(NULL);
 	}
 	unsetenv("DOCKER_HOST");
 }
@@ -367,6 +359,29 @@ static void test_call_timeout(void)
 	unsetenv("OPENSHELL_CALL_TIMEOUT");
 }
 
+/* --context chose the daemon (once, before any call): a gateway made in
+ * that context is reached through the process's target; one made
+ * elsewhere is refused, naming the flag to drop. Last: the choice stays. */
+static void test_chosen(void)
+{
+	struct docker_target box = { .context = "box", .endpoint = "ssh://root@gpu-box" };
+	struct docker_target tls = { .context = "default", .endpoint = "tcp://10.0.0.5:2376", .tls_recorded = 1 };
+	const struct docker_target *on = &tls;
+	os_error err = { 0 };
+
+	setenv("DOCKER_HOST", "unix:///here.sock", 1);
+	write_text("context.endpoint", "ssh://root@gpu-box", 0644);
+	ok(docker_daemon_choose("box", &err) == 0, "--context box");
+	saw_is(NULL, "unset box unset\n", "the process's target: the context, DOCKER_HOST dropped");
+	ok(docker_daemon_follow("g", &box, &on, &err) == 0 && on == NULL,
+	   "a gateway made in the chosen context: its calls are the process's");
+	docker_daemon_follow("t", &tls, &on, &err);
+	ok(err.code == OS_EXIT_CONFLICT && strstr(err.msg, "drop --context") && strstr(err.msg, "tcp://10.0.0.5:2376"),
+	   "one made on another daemon: refused, naming it and the fix: %s", err.msg ? err.msg : "(none)");
+	os_error_clear(&err);
+	unsetenv("DOCKER_HOST");
+}
+
 int main(void)
 {
 	test_call_timeout();
@@ -377,6 +392,7 @@ int main(void)
 	test_follow();
 	test_two_daemons();
 	test_reach();
+	test_chosen();
 	for (const char *const *f = (const char *const[]){ "ssh", "docker", "ssh.args", "fake-ssh.out", "docker.env",
 								"context.endpoint", NULL }; *f; f++) {
 		cleanup_free char *path = xasprintf("%s/%s", bin, *f);

@@ -20,6 +20,9 @@
 #include "kube/watch.h"
 #include "tap.h"
 
+/* The container the watches exec in (the fake docker ignores it). */
+static const struct docker_ctr gateway_ctr = { NULL, "ctr" };
+
 static void test_file_split(void)
 {
 	char *file;
@@ -109,7 +112,7 @@ static void test_watch(const char *dir)
 
 	docker = fake_docker(dir);
 	setenv("OPENSHELL_DOCKER", docker, 1);
-	is_int(kube_watch_start(&kw, "ctr", 10000, &err), 0, "a watch starts");
+	is_int(kube_watch_start(&kw, &gateway_ctr, 10000, &err), 0, "a watch starts");
 	while ((i = run_wait_any(&kw.c, 1)) == 0 && !run_ended(kw.c))
 		wakes++;
 	ok(wakes >= 1, "each change wakes the waiter (%d times)", wakes);
@@ -134,7 +137,7 @@ static void test_watch(const char *dir)
 	os_error_clear(&err);
 	/* Started again: its kubectl ends well at once, having said nothing. */
 	kw.file = NULL;
-	is_int(kube_watch_start(&kw, "ctr", 10000, &err), 0, "a watch starts again");
+	is_int(kube_watch_start(&kw, &gateway_ctr, 10000, &err), 0, "a watch starts again");
 	while (run_wait_any(&kw.c, 1) == 0 && !run_ended(kw.c))
 		;
 	is_int(kube_watch_end(&kw, &err), 0, "an end of kubectl's own is no failure");
@@ -194,7 +197,7 @@ static void test_then(const char *dir)
 			 dir, dir);
 	kw.then = then;
 	kw.input = "manifest\n";
-	i = kube_watch_start(&kw, "ctr", 10000, &err);
+	i = kube_watch_start(&kw, &gateway_ctr, 10000, &err);
 	ok(i == 0, "a watch with THEN starts: %s", err.msg ? err.msg : "yes");
 	run_to_end(&kw);
 	is_int(kube_watch_end(&kw, &err), 0, "it ends well");
@@ -210,7 +213,7 @@ static void test_then(const char *dir)
 	write_file_atomic(fail, "", 0, 0600, &err);
 	os_error_clear(&err);
 	kw = (struct kube_watch){ .resource = "nodes", .then = then, .input = "m\n" };
-	is_int(kube_watch_start(&kw, "ctr", 10000, &err), 0, "started again, THEN to fail");
+	is_int(kube_watch_start(&kw, &gateway_ctr, 10000, &err), 0, "started again, THEN to fail");
 	run_to_end(&kw);
 	i = kube_watch_end(&kw, &err);
 	ok(i < 0 && err.msg && strstr(err.msg, "the command before kubectl get nodes --watch failed (exit status 3): one"),
@@ -265,7 +268,7 @@ static void test_since(const char *dir)
 	os_error err = { 0 };
 
 	kube_watch_since(&kw, "3");
-	is_int(kube_watch_start(&kw, "ctr", 20000, &err), 0, "a watch from a version starts");
+	is_int(kube_watch_start(&kw, &gateway_ctr, 20000, &err), 0, "a watch from a version starts");
 	run_to_end(&kw);
 	is_int(kube_watch_end(&kw, &err), 0, "its stream's end is no failure");
 	a0 = argv_of(dir, 0);
@@ -275,7 +278,7 @@ static void test_since(const char *dir)
 	ok(strstr(a0, "--request-timeout=15s\n"), "which is a second later");
 	is_int(cJSON_GetArraySize(json_get(kw.list, "items", NULL)), 0, "an object made and deleted after it came and went");
 	is_str(kw.since, "7", "each event moved the version on");
-	is_int(kube_watch_start(&kw, "ctr", 20000, &err), 0, "started again");
+	is_int(kube_watch_start(&kw, &gateway_ctr, 20000, &err), 0, "started again");
 	run_to_end(&kw);
 	ok(kube_watch_end(&kw, &err) < 0 && err.msg &&
 		   strcmp(err.msg, "the API ended the watch of things.g.io: too old resource version: 7 (9)") == 0,
@@ -284,7 +287,7 @@ static void test_since(const char *dir)
 	a1 = argv_of(dir, 1);
 	ok(strstr(a1, "resourceVersion=7&"), "from where the last left off");
 	ok(!kw.since, "410 Expired: no version to resume after");
-	is_int(kube_watch_start(&kw, "ctr", 20000, &err), 0, "started a third time");
+	is_int(kube_watch_start(&kw, &gateway_ctr, 20000, &err), 0, "started a third time");
 	run_to_end(&kw);
 	is_int(kube_watch_end(&kw, &err), 0, "and ended well");
 	a2 = argv_of(dir, 2);

@@ -147,7 +147,7 @@ void doctor_run(struct doctor *d)
 	} else {
 		doctor_check(d, CHECK_PASS, "docker-client", NULL, "docker client: %s", docker_path());
 		/* One `docker info`: the daemon answers, and says what it has. */
-		if (docker_info(&info, &err) < 0) {
+		if (docker_info(NULL, &info, &err) < 0) {
 			doctor_check(d, CHECK_FAIL, "docker-daemon", NULL, "docker daemon: %s", err.msg);
 		} else {
 			doctor_check(d, CHECK_PASS, "docker-daemon", NULL, "docker daemon: version %s",

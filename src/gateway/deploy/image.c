@@ -138,7 +138,7 @@ int image_build(const struct image_build_opts *o, os_error *err)
 		goto out;
 	build_args(&pins, o->build_args, &args);
 	struct build_request rq = {
-		.context = dir, .dockerfile = IMAGE_DOCKERFILE, .tag = o->tag, .build_args = &args,
+		.on = o->on, .context = dir, .dockerfile = IMAGE_DOCKERFILE, .tag = o->tag, .build_args = &args,
 		.pull = o->pull, .no_cache = o->no_cache, .network = o->network,
 		.timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : IMAGE_BUILD_TIMEOUT_MS,
 	};
@@ -156,7 +156,7 @@ out:
 	return rc;
 }
 
-static int pull(const char *ref, const struct deadline *by, os_error *err)
+static int pull(const struct docker_target *on, const char *ref, const struct deadline *by, os_error *err)
 {
 	const char *args[] = { "pull", "--", ref, NULL };
 	struct deadline whole = deadline_capped(by, 0);
@@ -164,46 +164,48 @@ static int pull(const char *ref, const struct deadline *by, os_error *err)
 	log_step("pulling %s", ref);
 	/* A pull legitimately takes long: it gets what is left of the overall
 	 * deadline rather than the per-call one. */
-	if (docker_ok(args, deadline_call_ms(&whole), err) < 0)
+	if (docker_ok(on, args, deadline_call_ms(&whole), err) < 0)
 		return os_error_add_fix(err,
 					   "check the reference and your access to its registry ('docker login'), or drop --image to use the default image, which openshell builds");
 	log_step_done(1);
 	return 0;
 }
 
-int image_present(const char *ref, const struct deadline *by, int *present, os_error *err)
+int image_present(const struct docker_target *on, const char *ref, const struct deadline *by, int *present,
+		  os_error *err)
 {
 	struct docker_image img;
 
-	if (image_inspect(ref, by ? deadline_call_ms(by) : 0, &img, err) < 0)
+	if (image_inspect(on, ref, by ? deadline_call_ms(by) : 0, &img, err) < 0)
 		return os_error_wrap(err, "cannot look for image %s", ref);
 	*present = img.exists;
 	docker_image_free(&img);
 	return 0;
 }
 
-int image_fetch(const char *ref, int explicit_ref, int no_build, const struct deadline *by, os_error *err)
+int image_fetch(const struct docker_target *on, const char *ref, int explicit_ref, int no_build,
+		const struct deadline *by, os_error *err)
 {
 	if (explicit_ref)
-		return pull(ref, by, err) < 0 ? os_error_wrap(err, "cannot get image %s", ref) : 0;
+		return pull(on, ref, by, err) < 0 ? os_error_wrap(err, "cannot get image %s", ref) : 0;
 	if (no_build)
 		return os_error_set(err, OS_EXIT_FAILURE,
 				    "image %s is not built yet; build it with 'openshell image build' (or leave out --no-build, and start builds it)",
 				    ref);
 	log_info("image %s is not here yet: building it once from the recipe openshell installed (later starts reuse it)",
 		 ref);
-	struct image_build_opts bo = { .tag = ref, .timeout_ms = IMAGE_BUILD_TIMEOUT_MS };
+	struct image_build_opts bo = { .on = on, .tag = ref, .timeout_ms = IMAGE_BUILD_TIMEOUT_MS };
 	return image_build(&bo, err);
 }
 
-int image_find_cluster(int timeout_ms, char **ref, os_error *err)
+int image_find_cluster(const struct docker_target *on, int timeout_ms, char **ref, os_error *err)
 {
 	const char *args[] = { "images", "--filter", "label=" IMAGE_LABEL_KIND "=cluster", "--filter", "dangling=false",
 			       "--format", "{{.Repository}}:{{.Tag}}", NULL };
 	struct run_result res = { 0 };
 
 	*ref = NULL;
-	if (docker_run_ok(args, NULL, 0, timeout_ms, &res, err) < 0) {
+	if (docker_run_ok(on, args, NULL, 0, timeout_ms, &res, err) < 0) {
 		run_result_free(&res);
 		return os_error_wrap(err, "cannot list the cluster images here");
 	}
@@ -242,7 +244,7 @@ static int bundle_files(const char *ref, struct strv *files, os_error *err)
 	int rc = 0;
 
 	/* ls fails for a missing directory and still lists the other one. */
-	if (docker_run(args, NULL, 0, 0, &res, err) < 0)
+	if (docker_run(NULL, args, NULL, 0, 0, &res, err) < 0)
 		rc = -1;
 	for (const char *p = res.out; rc == 0 && *p;) {
 		size_t n = strcspn(p, "\n");
@@ -326,7 +328,7 @@ static const struct {
 int image_read(const char *ref, struct image_facts *f, os_error *err)
 {
 	memset(f, 0, sizeof(*f));
-	if (image_inspect(ref, 0, &f->img, err) < 0)
+	if (image_inspect(NULL, ref, 0, &f->img, err) < 0)
 		return -1;
 	if (!f->img.exists)
 		return 0;

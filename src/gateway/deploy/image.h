@@ -39,6 +39,7 @@ int image_named(const char *ref);
 #define IMAGE_LABEL_SMOKE "org.openshell.smoke-image"
 
 struct image_build_opts {
+	const struct docker_target *on; /* the daemon that builds (docker/client.h) */
 	const char *tag;
 	int pull;                       /* fresh base images */
 	int no_cache;
@@ -57,20 +58,25 @@ int image_versions(const char *dir, struct strv *pairs, os_error *err);
 /* Build the image, showing each build step, and tag it. */
 int image_build(const struct image_build_opts *o, os_error *err);
 
+/* The image calls of a start name its daemon, ON (docker/client.h); the
+ * image commands' and doctor's are the process's (NULL). */
+
 /* Whether ref is here (docker image inspect), a call within BY (NULL:
  * docker's per-call limit). */
-int image_present(const char *ref, const struct deadline *by, int *present, os_error *err);
+int image_present(const struct docker_target *on, const char *ref, const struct deadline *by, int *present,
+		  os_error *err);
 
 /* Get ref, which is not here: an explicit reference is pulled, within
  * what is left of BY (no per-call cap: a pull takes long); the default one
  * is built (or, with no_build, refused with the command that builds it). */
-int image_fetch(const char *ref, int explicit_ref, int no_build, const struct deadline *by, os_error *err);
+int image_fetch(const struct docker_target *on, const char *ref, int explicit_ref, int no_build,
+		const struct deadline *by, os_error *err);
 
 /* A cluster image that is here (labelled IMAGE_LABEL_KIND=cluster, as
  * every build of the recipe is, and tagged), the newest: *ref (owned), or
  * NULL when there is none. For a container that must run before the image
  * a start wants is built or pulled. */
-int image_find_cluster(int timeout_ms, char **ref, os_error *err);
+int image_find_cluster(const struct docker_target *on, int timeout_ms, char **ref, os_error *err);
 
 /* Whether the image holds the bundle a start needs without network: its
  * labels name a bundle and every file of it is in the image (listed by a

@@ -87,8 +87,8 @@ int image_fit_allocation(const char *ref, const struct docker_image *img, enum g
 	return 0;
 }
 
-int image_check_allocation(const char *ref, const cJSON *labels, enum gpu_allocation a, int timeout_ms,
-			   os_error *err)
+int image_check_allocation(const struct docker_target *on, const char *ref, const cJSON *labels, enum gpu_allocation a,
+			   int timeout_ms, os_error *err)
 {
 	struct docker_image img;
 	int rc;
@@ -97,7 +97,7 @@ int image_check_allocation(const char *ref, const cJSON *labels, enum gpu_alloca
 		return 0;
 	if (labels)
 		return image_fit_allocation(ref, &(struct docker_image){ .exists = 1, .labels = (cJSON *)labels }, a, err);
-	if (image_inspect(ref, timeout_ms, &img, err) < 0)
+	if (image_inspect(on, ref, timeout_ms, &img, err) < 0)
 		return os_error_wrap(err, "cannot look at image %s", ref);
 	rc = image_fit_allocation(ref, &img, a, err);
 	docker_image_free(&img);

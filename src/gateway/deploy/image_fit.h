@@ -22,9 +22,10 @@
 int image_fit_allocation(const char *ref, const struct docker_image *img, enum gpu_allocation a, os_error *err);
 
 /* The same by REF's LABELS where the caller has them (a look that found the
- * image), else by an inspect of REF (a docker call within TIMEOUT_MS); not
+ * image), else by an inspect of REF on ON (a docker call within TIMEOUT_MS); not
  * under dra, nothing is asked. */
-int image_check_allocation(const char *ref, const cJSON *labels, enum gpu_allocation a, int timeout_ms,
-			   os_error *err);
+struct docker_target;
+int image_check_allocation(const struct docker_target *on, const char *ref, const cJSON *labels, enum gpu_allocation a,
+			   int timeout_ms, os_error *err);
 
 #endif

@@ -17,12 +17,6 @@
 #define AGENT_STOP_GRACE "10"
 #define AGENT_STOP_GRACE_MS 10000
 
-/* `docker ARGS` on R's daemon. */
-static int on_agent_host(const struct node_record *r, const char *const *args, int timeout_ms, os_error *err)
-{
-	return docker_ok_on(&r->docker, args, timeout_ms, err);
-}
-
 int nodes_stop(const struct node_records *rs)
 {
 	int failed = 0;
@@ -32,7 +26,7 @@ int nodes_stop(const struct node_records *rs)
 		os_error e = { 0 };
 
 		log_step("stopping node '%s' on %s", rs->v[i].name, rs->v[i].docker.endpoint);
-		if (on_agent_host(&rs->v[i], stop, AGENT_STOP_GRACE_MS + docker_call_timeout_ms(), &e) < 0) {
+		if (docker_ok(&rs->v[i].docker, stop, AGENT_STOP_GRACE_MS + docker_call_timeout_ms(), &e) < 0) {
 			log_step_done(0);
 			log_warn("could not stop node '%s''s agent on %s: %s", rs->v[i].name, rs->v[i].docker.endpoint, e.msg);
 			failed++;
@@ -52,27 +46,26 @@ static void start_agents(const struct node_records *rs)
 		const char *start[] = { "start", rs->v[i].container, NULL };
 		os_error e = { 0 };
 
-		if (on_agent_host(&rs->v[i], start, 0, &e) < 0)
+		if (docker_ok(&rs->v[i].docker, start, 0, &e) < 0)
 			log_warn("could not start node '%s''s agent on %s: %s", rs->v[i].name, rs->v[i].docker.endpoint,
 				 e.msg);
 		os_error_clear(&e);
 	}
 }
 
-static int wait_node(const struct node_record *r, const char *server_ctr, enum gpu_allocation allocation,
+static int wait_node(const struct node_record *r, const struct docker_ctr *server_ctr, enum gpu_allocation allocation,
 		     const struct deadline *by, int timeout_ms, os_error *err)
 {
-	struct node_join j = { .server_ctr = server_ctr, .agent_ctr = r->container, .node = r->name,
+	struct node_join j = { .server_ctr = server_ctr, .agent = { &r->docker, r->container }, .node = r->name,
 			       .server = r->server, .gateway = r->gateway, .host = r->docker.endpoint, .gpu = r->gpu,
-			       .dra = allocation == GPU_ALLOCATION_DRA, .by = *by, .timeout_ms = timeout_ms,
-			       .node_on = &r->docker };
+			       .dra = allocation == GPU_ALLOCATION_DRA, .by = *by, .timeout_ms = timeout_ms };
 	const char *started[] = { "inspect", "--format", "{{.State.StartedAt}}", r->container, NULL };
 	struct run_result res = { 0 };
 	int rc;
 
 	log_step("waiting for node '%s' on %s", r->name, r->docker.endpoint);
 	/* Its node's Ready from before the stop is no news. */
-	rc = docker_run_on(j.node_on, started, NULL, 0, 0, &res, err);
+	rc = docker_run_ok(j.agent.on, started, NULL, 0, 0, &res, err);
 	res.out[strcspn(res.out, "\n")] = '\0';
 	j.since = res.out;
 	if (rc == 0)
@@ -122,7 +115,7 @@ int nodes_refuse_recreate(const char *gateway, os_error *err)
 	return rc;
 }
 
-int nodes_wait_gateway(const char *gateway, const char *server_ctr, enum gpu_allocation allocation,
+int nodes_wait_gateway(const char *gateway, const struct docker_ctr *server_ctr, enum gpu_allocation allocation,
 		       const struct deadline *by, int timeout_ms, os_error *err)
 {
 	struct node_records rs;

@@ -12,6 +12,7 @@
 
 #include "base/deadline.h"
 #include "base/error.h"
+#include "docker/target.h"
 #include "gateway/gpu/allocation.h"
 #include "gateway/state/node_record.h"
 
@@ -34,7 +35,7 @@ int nodes_refuse_recreate(const char *gateway, os_error *err);
 /* Wait, until BY passes, for each of them to be Ready in the cluster of
  * the server container SERVER_CTR, with its GPUs when it has some, as the
  * gateway's ALLOCATION serves them. TIMEOUT_MS is for messages. */
-int nodes_wait_gateway(const char *gateway, const char *server_ctr, enum gpu_allocation allocation,
+int nodes_wait_gateway(const char *gateway, const struct docker_ctr *server_ctr, enum gpu_allocation allocation,
 		       const struct deadline *by, int timeout_ms, os_error *err);
 
 #endif

@@ -111,7 +111,7 @@ int start_gpus_precheck(struct deploy_plan *p, const struct daemon_gpus *d, int 
 	/* The look needs sh and what the toolkit injects, which any cluster
 	 * image has: one that is here spares a build or pull that ends in a
 	 * refusal. */
-	if (image_find_cluster(timeout_ms, &other, err) < 0)
+	if (image_find_cluster(p->docker_on, timeout_ms, &other, err) < 0)
 		return -1;
 	if (other) {
 		log_verbose("image %s is not here yet: the Docker host's GPUs are looked at with image %s", p->image,

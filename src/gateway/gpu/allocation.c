@@ -320,11 +320,11 @@ void host_gpus_dra_published(const struct host_gpus *h, struct strv *uuids)
 			strv_push(uuids, h->v[i].uuid);
 }
 
-int container_dra_gpus(const char *ctr, const struct docker_target *on, const char *what, int timeout_ms,
+int container_dra_gpus(const struct docker_ctr *ctr, const char *what, int timeout_ms,
 		       struct strv *uuids, os_error *err)
 {
 	struct host_gpus h = { 0 };
-	int rc = container_gpus(ctr, on, timeout_ms, &h, err);
+	int rc = container_gpus(ctr, timeout_ms, &h, err);
 
 	for (int i = 0; rc == 0 && i < h.n; i++)
 		if (!host_gpu_dra_published(&h.v[i]))
@@ -335,7 +335,7 @@ int container_dra_gpus(const char *ctr, const struct docker_target *on, const ch
 	if (rc == 0 && !h.n)
 		rc = os_error_set(err, OS_EXIT_NOGPU,
 				  "%s sees no GPU in its container %s (nvidia-smi -L lists none), so NVIDIA's DRA driver has nothing to publish: check the host's driver and toolkit ('openshell doctor')",
-				  what, ctr);
+				  what, ctr->name);
 	else if (rc == 0 && !uuids->n)
 		rc = os_error_set(err, OS_EXIT_NOGPU,
 				  "every GPU of %s has MIG enabled and no MIG device, and NVIDIA's DRA driver publishes none of them: create MIG devices (nvidia-smi mig -cgi PROFILE -C), or disable MIG",

@@ -129,14 +129,13 @@ int host_gpu_dra_published(const struct host_gpu *g);
 /* The UUIDs of H's GPUs that it publishes, pushed onto UUIDS. */
 void host_gpus_dra_published(const struct host_gpus *h, struct strv *uuids);
 
-/* The UUIDs, pushed onto UUIDS, of the GPUs container CTR (on the daemon
- * ON names, docker/client.h) was given that NVIDIA's DRA driver publishes
+/* The UUIDs, pushed onto UUIDS, of the GPUs container CTR was given that NVIDIA's DRA driver publishes
  * (host_gpu_dra_published()), with a warning for each it leaves out. -1
  * when nvidia-smi -L fails there (container_gpus_finish()'s error), or
  * (OS_EXIT_NOGPU) when the container sees no GPU or the driver would
  * publish none of those it sees, naming WHAT ("gateway 'g'", "node 'n'")
  * and the fix. */
-int container_dra_gpus(const char *ctr, const struct docker_target *on, const char *what, int timeout_ms,
+int container_dra_gpus(const struct docker_ctr *ctr, const char *what, int timeout_ms,
 		       struct strv *uuids, os_error *err);
 
 #endif

@@ -384,12 +384,12 @@ static int no_devices(const struct run_result *res)
 	return res->status == 6 && (strstr(res->out, "No devices were found") || strstr(res->err, "No devices were found"));
 }
 
-struct run_child *container_gpus_start(const char *ctr, const struct docker_target *on, int timeout_ms, os_error *err)
+struct run_child *container_gpus_start(const struct docker_ctr *ctr, int timeout_ms, os_error *err)
 {
-	const char *args[] = { "exec", ctr, "sh", "-c", GPUS_LOOK_SCRIPT, NULL };
+	const char *args[] = { "exec", ctr->name, "sh", "-c", GPUS_LOOK_SCRIPT, NULL };
 	struct run_spec spec = { .timeout_ms = timeout_ms };
 
-	return docker_start(on, args, &spec, err);
+	return docker_start(ctr->on, args, &spec, err);
 }
 
 int container_gpus_finish(struct run_child *c, const char *ctr, struct host_gpus *h, os_error *err)
@@ -406,15 +406,15 @@ int container_gpus_finish(struct run_child *c, const char *ctr, struct host_gpus
 	return rc;
 }
 
-int container_gpus(const char *ctr, const struct docker_target *on, int timeout_ms, struct host_gpus *h, os_error *err)
+int container_gpus(const struct docker_ctr *ctr, int timeout_ms, struct host_gpus *h, os_error *err)
 {
-	struct run_child *c = container_gpus_start(ctr, on, timeout_ms, err);
+	struct run_child *c = container_gpus_start(ctr, timeout_ms, err);
 
 	if (!c) {
 		memset(h, 0, sizeof(*h));
 		return -1;
 	}
-	return container_gpus_finish(c, ctr, h, err);
+	return container_gpus_finish(c, ctr->name, h, err);
 }
 
 struct run_child *host_gpus_probe_start(const struct docker_target *on, const char *image, int cdi, int timeout_ms,

@@ -157,12 +157,10 @@ int gpus_check_lacks(const struct gpus *g, int n, const struct strv *known, cons
  * for all of them. */
 int gpus_plugin_devices(const struct host_gpus *h, enum mig_strategy strategy);
 
-/* The GPUs container CTR sees (its nvidia-smi -L), on the daemon ON names
- * (docker/client.h; NULL: the process's). */
-int container_gpus(const char *ctr, const struct docker_target *on, int timeout_ms, struct host_gpus *h,
-		   os_error *err);
+/* The GPUs container CTR sees (its nvidia-smi -L). */
+int container_gpus(const struct docker_ctr *ctr, int timeout_ms, struct host_gpus *h, os_error *err);
 /* The same beside other calls: started, then awaited and read. */
-struct run_child *container_gpus_start(const char *ctr, const struct docker_target *on, int timeout_ms, os_error *err);
+struct run_child *container_gpus_start(const struct docker_ctr *ctr, int timeout_ms, os_error *err);
 int container_gpus_finish(struct run_child *c, const char *ctr, struct host_gpus *h, os_error *err);
 
 /* Read TEXT, a GPUS_LOOK_BEFORE's output in container CTR followed by

@@ -67,7 +67,7 @@ int host_probe(const struct docker_target *on, const char *image, int timeout_ms
 	struct run_result res = { 0 };
 	int rc = -1;
 
-	if (docker_run_on(on, args, NULL, 0, timeout_ms, &res, err) == 0)
+	if (docker_run_ok(on, args, NULL, 0, timeout_ms, &res, err) == 0)
 		rc = host_facts_parse(res.out, f, err);
 	run_result_free(&res);
 	if (rc < 0)

@@ -299,7 +299,7 @@ static void sharing_of(const cJSON *obj, struct sharing *s)
 		sharing_from_values(json_str(json_get(obj, "spec", NULL), "valuesContent"), s);
 }
 
-int sharing_read(const char *ctr, const char *release, int timeout_ms, struct sharing *s, os_error *err)
+int sharing_read(const struct docker_ctr *ctr, const char *release, int timeout_ms, struct sharing *s, os_error *err)
 {
 	cJSON *obj = NULL;
 	int found = kube_get(ctr, "helmchartconfigs", release, "kube-system", 0, timeout_ms, &obj, err);
@@ -325,7 +325,7 @@ void sharing_from_list(const cJSON *list, const char *release, struct sharing *s
 	sharing_of(found, s);
 }
 
-static int apply(const char *ctr, const struct sharing *s, const char *release, const struct deadline *by,
+static int apply(const struct docker_ctr *ctr, const struct sharing *s, const char *release, const struct deadline *by,
 		 os_error *err)
 {
 	const char *apply[] = { "apply", "-f", "-", NULL };
@@ -346,7 +346,7 @@ static int apply(const char *ctr, const struct sharing *s, const char *release, 
 
 /* The names of the cluster's nodes, once it has one (k3s registers its
  * node a moment after its API answers), before BY passes. */
-static int node_names(const char *ctr, const struct deadline *by, struct strv *names, os_error *err)
+static int node_names(const struct docker_ctr *ctr, const struct deadline *by, struct strv *names, os_error *err)
 {
 	struct backoff b = { 0 };
 	const cJSON *node;
@@ -365,14 +365,15 @@ static int node_names(const char *ctr, const struct deadline *by, struct strv *n
 		if (names->n)
 			return 0;
 		if (!backoff_wait(&b, by->at_ms))
-			return os_error_set(err, OS_EXIT_TIMEOUT, "gateway container %s has no node yet, whose MPS label the sharing sets", ctr);
+			return os_error_set(err, OS_EXIT_TIMEOUT,
+					    "gateway container %s has no node yet, whose MPS label the sharing sets", ctr->name);
 	}
 }
 
 /* The chart runs its MPS control daemon only on nodes labelled
  * nvidia.com/mps.capable=true, which GPU Feature Discovery would set and
  * the gateway (which runs no GFD) sets itself; other sharing removes it. */
-static int label_mps(const char *ctr, int mps, const struct deadline *by, os_error *err)
+static int label_mps(const struct docker_ctr *ctr, int mps, const struct deadline *by, os_error *err)
 {
 	struct strv args = { 0 };
 	struct run_result res = { 0 };
@@ -403,13 +404,13 @@ static long long mig_devices(const struct host_gpus *h)
  * own, after nvidia.com/gpu, and the kubelet may post them in separate
  * status updates: the node is ready once it holds every MIG device of
  * the container's GPUs. */
-static int want_mig(const char *ctr, int timeout_ms, struct sharing_want *want)
+static int want_mig(const struct docker_ctr *ctr, int timeout_ms, struct sharing_want *want)
 {
 	struct host_gpus h = { 0 };
 	os_error e = { 0 };
 
 	/* Without the count the wait is as before: any MIG device will do. */
-	if (container_gpus(ctr, NULL, timeout_ms, &h, &e) == 0)
+	if (container_gpus(ctr, timeout_ms, &h, &e) == 0)
 		want->mig = mig_devices(&h);
 	else
 		log_verbose("the gateway's MIG devices are not known, so the start waits for any of them: %s", e.msg);
@@ -418,8 +419,8 @@ static int want_mig(const char *ctr, int timeout_ms, struct sharing_want *want)
 	return 0;
 }
 
-int sharing_configure_dra(const char *ctr, const struct sharing *s, const char *release, const struct deadline *by,
-			  os_error *err)
+int sharing_configure_dra(const struct docker_ctr *ctr, const struct sharing *s, const char *release,
+			  const struct deadline *by, os_error *err)
 {
 	cleanup_free char *what = NULL;
 
@@ -435,7 +436,7 @@ int sharing_configure_dra(const char *ctr, const struct sharing *s, const char *
 	return 0;
 }
 
-int sharing_configure(const char *ctr, const struct sharing *s, enum mig_strategy mig, const char *release,
+int sharing_configure(const struct docker_ctr *ctr, const struct sharing *s, enum mig_strategy mig, const char *release,
 		      const struct deadline *by, struct sharing_want *want, os_error *err)
 {
 	struct host_gpus h = { 0 };
@@ -449,7 +450,7 @@ int sharing_configure(const char *ctr, const struct sharing *s, enum mig_strateg
 	log_step("setting GPU sharing to %s", what);
 	/* The container's GPUs first: what MPS cannot share is refused before
 	 * anything of the sharing changes. */
-	if (container_gpus(ctr, NULL, deadline_call_ms(by), &h, err) < 0 || sharing_check_gpus(s, mig, &h, NULL, err) < 0 ||
+	if (container_gpus(ctr, deadline_call_ms(by), &h, err) < 0 || sharing_check_gpus(s, mig, &h, NULL, err) < 0 ||
 	    apply(ctr, s, release, by, err) < 0 || label_mps(ctr, s->mps, by, err) < 0)
 		goto out;
 	if (s->mps)

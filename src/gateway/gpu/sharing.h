@@ -31,6 +31,7 @@
 
 #include "base/deadline.h"
 #include "base/error.h"
+#include "docker/target.h"
 #include "gateway/gpu/mig.h"
 
 #define SHARING_MAX_REPLICAS 1024
@@ -85,7 +86,7 @@ int sharing_manifest(const struct sharing *s, const char *release, char **json, 
 int sharing_from_values(const char *yaml, struct sharing *s);
 
 /* The sharing the HelmChartConfig of RELEASE sets (replicas 1 without one). */
-int sharing_read(const char *ctr, const char *release, int timeout_ms, struct sharing *s, os_error *err);
+int sharing_read(const struct docker_ctr *ctr, const char *release, int timeout_ms, struct sharing *s, os_error *err);
 
 /* The same from a List of several types that holds the HelmChartConfigs. */
 void sharing_from_list(const cJSON *list, const char *release, struct sharing *s);
@@ -131,14 +132,14 @@ struct sharing_want {
  * container's GPUs under the MIG strategy (gateway/gpu/gpus.h) x replicas. S
  * NULL: nothing to change, *want all 0 but its MIG devices under mixed.
  * The node it labels may come until BY passes, each call within it. */
-int sharing_configure(const char *ctr, const struct sharing *s, enum mig_strategy mig, const char *release,
+int sharing_configure(const struct docker_ctr *ctr, const struct sharing *s, enum mig_strategy mig, const char *release,
 		      const struct deadline *by, struct sharing_want *want, os_error *err);
 
 /* Per claim, under DRA: apply S (or, for none, delete) as the
  * HelmChartConfig of the DRA driver's HelmChart RELEASE; S NULL: nothing
  * to change. The GPU wait then waits for the driver's DaemonSet to roll
  * out with its gates. */
-int sharing_configure_dra(const char *ctr, const struct sharing *s, const char *release, const struct deadline *by,
-			  os_error *err);
+int sharing_configure_dra(const struct docker_ctr *ctr, const struct sharing *s, const char *release,
+			  const struct deadline *by, os_error *err);
 
 #endif

@@ -25,7 +25,7 @@ int gateway_exec_attached(const struct gateway *gw, const char *prefix, char *co
 	if (prefix)
 		strv_push(&args, prefix);
 	strv_pushv(&args, (const char *const *)cmd);
-	rc = docker_attach(strv_argv(&args), 0, status, err);
+	rc = docker_attach(gw->ctr.on, strv_argv(&args), 0, status, err);
 	strv_free(&args);
 	return rc;
 }
@@ -46,7 +46,7 @@ int gateway_logs_attached(const struct gateway *gw, int follow, int tail, int *s
 	strv_push(&args, gw->container);
 	/* No deadline: a slow reader (| less) makes docker wait as long as the
 	 * reader likes, as does --follow by design; the user ends it. */
-	rc = docker_attach(strv_argv(&args), 0, status, err);
+	rc = docker_attach(gw->ctr.on, strv_argv(&args), 0, status, err);
 	strv_free(&args);
 	return rc;
 }

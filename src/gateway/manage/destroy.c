@@ -22,15 +22,15 @@ static int survey(struct destroy_plan *p, os_error *err)
 {
 	struct gw_container c;
 
-	if (gateway_state_dir(p->name, &p->dir, err) < 0 || gateway_inspect_followed(p->name, &c, err) < 0)
+	if (gateway_state_dir(p->name, &p->dir, err) < 0 || gateway_inspect_followed(p->name, &c, &p->on, err) < 0)
 		return -1;
 	p->container = container_owner(&c, p->name);
 	container_free(&c);
 	p->has_dir = access(p->dir, F_OK) == 0;
 	if (node_records_load(p->dir, &p->nodes, err) < 0)
 		return -1;
-	if (docker_object_owner("network", p->res, p->name, 0, &p->network, err) < 0 ||
-	    docker_object_owner("volume", p->res, p->name, 0, &p->volume, err) < 0)
+	if (docker_object_owner(p->on, "network", p->res, p->name, 0, &p->network, err) < 0 ||
+	    docker_object_owner(p->on, "volume", p->res, p->name, 0, &p->volume, err) < 0)
 		return -1;
 	return 0;
 }
@@ -45,7 +45,7 @@ static void warn_foreign(const char *what, enum owner pr, const struct destroy_p
 
 static int remove_object(const char *const *args, const char *what, const struct destroy_plan *p, os_error *err)
 {
-	return docker_ok(args, 0, err) < 0 ? os_error_wrap(err, "cannot remove %s %s", what, p->res) : 0;
+	return docker_ok(p->on, args, 0, err) < 0 ? os_error_wrap(err, "cannot remove %s %s", what, p->res) : 0;
 }
 
 /* The entries --update-kubeconfig merged into the user's kubeconfig, which
@@ -154,5 +154,6 @@ void destroy_plan_free(struct destroy_plan *p)
 	node_records_free(&p->nodes);
 	free(p->res);
 	free(p->dir);
+	docker_target_destroy(p->on);
 	memset(p, 0, sizeof(*p));
 }

@@ -15,11 +15,13 @@
 
 #include "base/error.h"
 #include "base/names.h"
+#include "docker/target.h"
 #include "gateway/state/node_record.h"
 
 struct destroy_plan {
 	const char *name;
 	char *res;                 /* openshell-cluster-NAME */
+	struct docker_target *on;  /* the daemon it lives on, when not the process's (owned) */
 	char *dir;                 /* the state directory */
 	enum owner container, network, volume;
 	struct node_records nodes; /* its agents on other hosts, from the state directory */

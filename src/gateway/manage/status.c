@@ -37,7 +37,7 @@ static void say_verbose(os_error *err)
 
 /* The one exec: with GPUs, the kubelet's device checkpoint and
  * containerd's config read ahead of kubectl. */
-static struct run_child *get_start(const char *ctr, int gpu, int dra)
+static struct run_child *get_start(const struct docker_ctr *ctr, int gpu, int dra)
 {
 	os_error err = { 0 };
 	struct run_child *c = kube_get_start(ctr, gpu ? GPU_USE_SCRIPT : NULL, gpu ? K3S_CONTAINERD_CONFIG : NULL,
@@ -53,7 +53,7 @@ static void probe_health(const struct gateway *gw, struct gateway_status *s)
 {
 	char *line;
 	os_error err = { 0 };
-	int rc = container_probe_health(gw->container, &gw->c, &line, &err);
+	int rc = container_probe_health(&gw->ctr, &gw->c, &line, &err);
 
 	if (rc >= 0) {
 		free(s->health_line);
@@ -176,7 +176,7 @@ int gateway_status_look(const char *name, struct gateway *gw, struct gateway_sta
 	if (gw->has_metadata) {
 		early_gpu = gw->md.gpu;
 		early_dra = early_gpu && gw->md.allocation == GPU_ALLOCATION_DRA;
-		get = get_start(gw->container, early_gpu, early_dra);
+		get = get_start(&gw->ctr, early_gpu, early_dra);
 	}
 	if (gateway_lookup_container(gw, err) < 0)
 		goto out;
@@ -186,7 +186,7 @@ int gateway_status_look(const char *name, struct gateway *gw, struct gateway_sta
 		    early_dra != (early_gpu && gw->allocation == GPU_ALLOCATION_DRA)))
 		docker_drop(&get);
 	if (!get && gw->c.running)
-		get = get_start(gw->container, gateway_wants_gpu(gw), gw->allocation == GPU_ALLOCATION_DRA);
+		get = get_start(&gw->ctr, gateway_wants_gpu(gw), gw->allocation == GPU_ALLOCATION_DRA);
 	if (get)
 		list = read_answer(gw, get, s);
 	get = NULL;   /* reaped */

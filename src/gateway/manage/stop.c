@@ -28,7 +28,7 @@ static int stop_server(const struct gateway *gw, os_error *err)
 	const char *args[] = { "stop", "--time", grace, gw->container, NULL };
 	log_step("stopping gateway '%s'", gw->name);
 	/* docker's own grace period comes on top of the per-call deadline. */
-	if (docker_ok(args, GATEWAY_STOP_GRACE_S * 1000 + docker_call_timeout_ms(), err) < 0)
+	if (docker_ok(gw->ctr.on, args, GATEWAY_STOP_GRACE_S * 1000 + docker_call_timeout_ms(), err) < 0)
 		return os_error_wrap(err, "cannot stop gateway '%s'", gw->name);
 	log_step_done(1);
 	return 0;

@@ -44,8 +44,8 @@ struct add {
 	struct gateway gw;
 	struct gateway_request rq;     /* the agent's request: the gateway's name, the node's GPUs */
 	struct deploy_plan d;          /* its plan: the gateway's image and MIG strategy, the GPUs' mode */
-	struct docker_daemon sd, nd;   /* the server's daemon, the node's: each call to the node's names
-	                                * it (docker/client.h's ON); the process's target stays the server's */
+	struct docker_daemon sd, nd;   /* the server's daemon (gw.ctr.on names it) and the node's: each
+	                                * call names one of them (docker/client.h's ON) */
 	struct daemon_gpus dg;         /* what the node's daemon offers for GPUs */
 	char *res;                     /* openshell-node-GATEWAY */
 	char *host;                    /* the node's Docker host, for messages */
@@ -108,7 +108,7 @@ static int check_name_free(struct add *a, os_error *err)
 	node_records_free(&rs);
 	if (err->msg)
 		return -1;
-	found = kube_get(a->gw.container, "node", a->o->node, NULL, 0, deadline_call_ms(&a->by), &node, err);
+	found = kube_get(&a->gw.ctr, "node", a->o->node, NULL, 0, deadline_call_ms(&a->by), &node, err);
 	cJSON_Delete(node);
 	if (found > 0)
 		return os_error_set(err, OS_EXIT_CONFLICT, "gateway '%s''s cluster already has a node named '%s'; choose another name",
@@ -138,7 +138,7 @@ static int check_plugin_config(struct add *a, os_error *err)
 				    "gateway '%s' has --mig-strategy %s, and the device plugin has one for every node: add node '%s' without --mig-strategy, or remake the gateway with 'openshell gateway start --name %s --recreate --gpu --mig-strategy %s'",
 				    a->o->gateway, mig_strategy_name(a->gw.mig), a->o->node, a->o->gateway,
 				    mig_strategy_name(a->o->mig));
-	if (!a->rq.gpu || sharing_read(a->gw.container, dra ? DRA_DRIVER_RELEASE : DEVICE_PLUGIN_RELEASE,
+	if (!a->rq.gpu || sharing_read(&a->gw.ctr, dra ? DRA_DRIVER_RELEASE : DEVICE_PLUGIN_RELEASE,
 				       deadline_call_ms(&a->by), &a->sharing, err) < 0)
 		return a->rq.gpu ? -1 : 0;
 	if (!sharing_asked(&a->o->sharing) ||
@@ -162,18 +162,18 @@ static int server_facts(struct add *a, os_error *err)
 	cJSON *info = NULL;
 	int rc = -1;
 
-	if (docker_daemon_resolve(&a->sd, err) < 0 || docker_info(&info, err) < 0)
+	if (docker_daemon_of(a->gw.ctr.on, &a->sd, err) < 0 || docker_info(a->gw.ctr.on, &info, err) < 0)
 		goto out;
 	a->daemon_id = json_str(info, "ID") ? xstrdup(json_str(info, "ID")) : NULL;
 	a->daemon_name = json_str(info, "Name") ? xstrdup(json_str(info, "Name")) : NULL;
-	if (image_inspect(a->gw.c.image, deadline_call_ms(&a->by), &img, err) < 0)
+	if (image_inspect(a->gw.ctr.on, a->gw.c.image, deadline_call_ms(&a->by), &img, err) < 0)
 		goto out;
 	if (!img.exists) {
 		os_error_set(err, OS_EXIT_FAILURE, "the gateway's image %s is no longer on its Docker host", a->gw.c.image);
 		goto out;
 	}
 	a->image_id = xstrdup(img.id);
-	if (docker_run_ok(cat, NULL, 0, deadline_call_ms(&a->by), &res, err) < 0) {
+	if (docker_run_ok(a->gw.ctr.on, cat, NULL, 0, deadline_call_ms(&a->by), &res, err) < 0) {
 		os_error_wrap(err, "cannot read the server's node token");
 		goto out;
 	}
@@ -202,7 +202,7 @@ static int node_daemon(struct add *a, os_error *err)
 	const char *id, *name;
 	int rc = -1;
 
-	if (docker_info_on(on_node(a), &info, err) < 0) {
+	if (docker_info(on_node(a), &info, err) < 0) {
 		os_error_wrap(err, "cannot reach node '%s''s Docker daemon at %s", a->o->node, a->nd.at.endpoint);
 		goto out;
 	}
@@ -233,8 +233,8 @@ static int check_host_free(struct add *a, os_error *err)
 	enum owner vol;
 	int rc = 0;
 
-	if (container_inspect_on(on_node(a), a->res, &c, err) < 0 ||
-	    docker_object_owner_on(on_node(a), "volume", a->res, a->o->gateway, deadline_call_ms(&a->by), &vol, err) < 0)
+	if (container_inspect(&(struct docker_ctr){ on_node(a), a->res }, &c, err) < 0 ||
+	    docker_object_owner(on_node(a), "volume", a->res, a->o->gateway, deadline_call_ms(&a->by), &vol, err) < 0)
 		return -1;
 	if (c.exists && container_owner(&c, a->o->gateway) == OWNER_OURS)
 		rc = os_error_set(err, OS_EXIT_CONFLICT,
@@ -260,7 +260,7 @@ static int image_there(struct add *a, os_error *err)
 	cleanup_free char *id = NULL;
 	int rc;
 
-	if (image_inspect_on(on_node(a), a->gw.c.image, deadline_call_ms(&a->by), &img, err) < 0)
+	if (image_inspect(on_node(a), a->gw.c.image, deadline_call_ms(&a->by), &img, err) < 0)
 		return -1;
 	rc = img.exists && strcmp(img.id, a->image_id) == 0;
 	docker_image_free(&img);
@@ -289,7 +289,7 @@ static int put_token(struct add *a, os_error *err)
 	int rc;
 
 	a->made_volume = 1;
-	rc = docker_run_on(on_node(a), args, a->token, strlen(a->token), deadline_call_ms(&a->by), &res, err);
+	rc = docker_run_ok(on_node(a), args, a->token, strlen(a->token), deadline_call_ms(&a->by), &res, err);
 	run_result_free(&res);
 	return rc < 0 ? os_error_wrap(err, "cannot give the agent its token on %s", a->host) : 0;
 }
@@ -332,8 +332,8 @@ static int make_agent(struct add *a, os_error *err)
 
 static int join(struct add *a, os_error *err)
 {
-	struct node_join j = { .server_ctr = a->gw.container, .agent_ctr = a->res,
-			       .node_on = on_node(a), .node = a->o->node, .server = a->gw.md.server,
+	struct node_join j = { .server_ctr = &a->gw.ctr, .agent = { on_node(a), a->res },
+			       .node = a->o->node, .server = a->gw.md.server,
 			       .gateway = a->o->gateway, .host = a->host, .gpu = a->rq.gpu,
 			       .dra = a->d.allocation == GPU_ALLOCATION_DRA, .by = a->by,
 			       .timeout_ms = a->o->timeout_ms };
@@ -380,13 +380,13 @@ static void rollback(struct add *a)
 	if (!a->made_volume && !a->made_container)
 		return;
 	signals_shield();   /* a second ^C must not cut the rollback short */
-	if (a->made_container && docker_ok_on(on_node(a), rm, t, &e) < 0 && !docker_says_missing(e.msg))
+	if (a->made_container && docker_ok(on_node(a), rm, t, &e) < 0 && !docker_says_missing(e.msg))
 		log_warn("could not remove container %s on %s: %s", a->res, a->host, e.msg);
 	os_error_clear(&e);
-	if (docker_ok_on(on_node(a), rmvol, t, &e) < 0)
+	if (docker_ok(on_node(a), rmvol, t, &e) < 0)
 		log_warn("could not remove volume %s on %s: %s", a->res, a->host, e.msg);
 	os_error_clear(&e);
-	if (a->made_container && kube_exec(a->gw.container, del, NULL, t, &res, &e) < 0)
+	if (a->made_container && kube_exec(&a->gw.ctr, del, NULL, t, &res, &e) < 0)
 		log_warn("could not delete node '%s' from the cluster: %s", a->o->node, e.msg);
 	os_error_clear(&e);
 	run_result_free(&res);

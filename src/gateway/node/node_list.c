@@ -23,7 +23,7 @@ int gateway_node_list(const char *name, struct node_list *l, os_error *err)
 	if (node_records_load(gw->state_dir, &l->rs, err) < 0)
 		return -1;
 	/* Under DRA a node's GPUs are those its ResourceSlices publish. */
-	if (gw->c.running && kube_get(gw->container, dra ? "nodes,resourceslices.resource.k8s.io" : "nodes", NULL, NULL,
+	if (gw->c.running && kube_get(&gw->ctr, dra ? "nodes,resourceslices.resource.k8s.io" : "nodes", NULL, NULL,
 				      0, 0, &l->nodes, err) < 0)
 		return -1;
 	l->own = gateway_hostname(name);

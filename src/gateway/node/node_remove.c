@@ -14,7 +14,7 @@
 #include "gateway/node/node_remove.h"
 #include "kube/kubectl.h"
 
-int node_drain_delete(const char *ctr, const char *node, int timeout_ms, os_error *err)
+int node_drain_delete(const struct docker_ctr *ctr, const char *node, int timeout_ms, os_error *err)
 {
 	cleanup_free char *t = xasprintf("--timeout=%ds", timeout_ms / 1000);
 	const char *drain[] = { "drain", node, "--ignore-daemonsets", "--delete-emptydir-data", "--force", t, NULL };
@@ -43,7 +43,7 @@ static int find_ours(const char *type, const struct node_record *r, char **ids, 
 			     "--filter", name, NULL };
 	const char *ls[] = { "volume", "ls", "--quiet", "--filter", gw, "--filter", managed, "--filter", name, NULL };
 	struct run_result res = { 0 };
-	int rc = docker_run_on(&r->docker, strcmp(type, "container") == 0 ? ps : ls, NULL, 0, 0, &res, err);
+	int rc = docker_run_ok(&r->docker, strcmp(type, "container") == 0 ? ps : ls, NULL, 0, 0, &res, err);
 
 	*ids = rc == 0 ? xstrdup(res.out) : NULL;
 	run_result_free(&res);
@@ -59,7 +59,7 @@ static int remove_each(const char *const *rm, char *ids, const struct docker_tar
 		struct strv argv = { 0 };
 		strv_pushv(&argv, rm);
 		strv_push(&argv, id);
-		rc = docker_run_on(on, strv_argv(&argv), NULL, 0, 0, &res, err);
+		rc = docker_run_ok(on, strv_argv(&argv), NULL, 0, 0, &res, err);
 		*removed += rc == 0;
 		run_result_free(&res);
 		strv_free(&argv);

@@ -11,12 +11,13 @@
 #define OPENSHELL_GATEWAY_NODE_REMOVE_H
 
 #include "base/error.h"
+#include "docker/target.h"
 #include "gateway/state/node_record.h"
 
 #define NODE_DRAIN_TIMEOUT_MS 120000
 
 /* Drain NODE and delete it from the cluster of the server container CTR. */
-int node_drain_delete(const char *ctr, const char *node, int timeout_ms, os_error *err);
+int node_drain_delete(const struct docker_ctr *ctr, const char *node, int timeout_ms, os_error *err);
 
 /* Remove R's agent (container, then volume) from the daemon R records.
  * *removed counts what went (0 when nothing of it was there). */

@@ -56,17 +56,17 @@ static int write_metadata(const struct deploy_plan *p, const char *container, co
 int gateway_write_files(const struct deploy_plan *p, const struct wait_ctx *w, struct start_result *r,
 			os_error *err)
 {
-	const char *args[] = { "exec", w->container, "cat", K3S_KUBECONFIG_PATH, NULL };
+	const char *args[] = { "exec", w->ctr.name, "cat", K3S_KUBECONFIG_PATH, NULL };
 	struct run_result res = { 0 };
 	int rc = -1;
 
-	if (docker_run_ok(args, NULL, 0, deadline_call_ms(&w->by), &res, err) < 0) {
+	if (docker_run_ok(w->ctr.on, args, NULL, 0, deadline_call_ms(&w->by), &res, err) < 0) {
 		if (wait_cut(w, err))
 			wait_timeout_error(w, "the kubeconfig (" K3S_KUBECONFIG_PATH ")", NULL, err);
 		else
 			os_error_wrap(err, "cannot read %s from the gateway", K3S_KUBECONFIG_PATH);
 	} else {
-		rc = gateway_write_files_from(p, w->container, res.out, r, err);
+		rc = gateway_write_files_from(p, w->ctr.name, res.out, r, err);
 	}
 	run_result_free(&res);
 	return rc;

@@ -46,6 +46,7 @@ struct start {
 	                            * values in place of defaults */
 	struct start_result *r;
 	char *res;                 /* openshell-cluster-NAME */
+	struct docker_target *on;  /* an existing gateway's daemon, every call's (owned), or NULL */
 	char *reused_image;        /* owned copy behind p.image when adopted */
 	char *reused_bind;         /* owned copy behind p.bind when adopted */
 	char *reused_api_host;     /* owned copy behind p.api_host when adopted */
@@ -70,9 +71,12 @@ static int preflight(struct start *st, os_error *err)
 	const char *version;
 
 	log_step("checking Docker");
-	if (docker_daemon_resolve(&st->daemon, err) < 0 || docker_info(&info, err) < 0)
+	/* An existing gateway's calls go to the daemon it lives on. */
+	if (gateway_follow_daemon(st->p.req->name, &st->on, err) < 0 || docker_daemon_of(st->on, &st->daemon, err) < 0 ||
+	    docker_info(st->on, &info, err) < 0)
 		return -1;
 	st->p.docker = &st->daemon.at;
+	st->w.ctr.on = st->p.docker_on = st->on;
 	version = json_str(info, "ServerVersion");
 	log_verbose("docker daemon %s", version);
 	/* Docker 25 probes at --health-start-interval during the start
@@ -104,10 +108,10 @@ static int prepare_new(struct start *st, os_error *err)
 	    start_gpus_mode(&st->p, &st->dg, err) < 0)
 		return -1;
 	if ((present = start_look_image(&st->look, st->p.image)) == LOOK_NOT_KNOWN &&
-	    image_present(st->p.image, &st->w.by, &present, err) < 0)
+	    image_present(st->on, st->p.image, &st->w.by, &present, err) < 0)
 		return -1;
 	if (!present && (start_gpus_precheck(&st->p, &st->dg, deadline_call_ms(&st->w.by), &looked, err) < 0 ||
-			 image_fetch(st->p.image, st->p.image_named, st->p.req->no_build, &st->w.by, err) < 0))
+			 image_fetch(st->on, st->p.image, st->p.image_named, st->p.req->no_build, &st->w.by, err) < 0))
 		return -1;
 	if (!present && !st->p.image_named)
 		st->w.by = deadline_in(st->p.req->timeout_ms, docker_call_timeout_ms());
@@ -118,7 +122,7 @@ static int prepare_new(struct start *st, os_error *err)
 	/* DRA needs a k3s that serves it and a bundle with the driver: the look's labels tell. */
 	labels = present ? start_look_image_labels(&st->look, st->p.image) : NULL;
 	if (st->p.req->gpu &&
-	    image_check_allocation(st->p.image, labels, st->p.allocation, deadline_call_ms(&st->w.by), err) < 0)
+	    image_check_allocation(st->on, st->p.image, labels, st->p.allocation, deadline_call_ms(&st->w.by), err) < 0)
 		return -1;
 	st->prepared = start_gpus_check(&st->p, &st->dg, looked, deadline_call_ms(&st->w.by), err) == 0;
 	return st->prepared ? 0 : -1;
@@ -152,12 +156,12 @@ static int remove_gateway(struct start *st, int container_exists, os_error *err)
 	if (!container_exists && vol == OWNER_ABSENT && net == OWNER_ABSENT)
 		return 0;
 	log_step("removing gateway '%s' (--recreate)", st->p.req->name);
-	if (container_exists && docker_ok(rm, deadline_call_ms(&st->w.by), err) < 0)
+	if (container_exists && docker_ok(st->on, rm, deadline_call_ms(&st->w.by), err) < 0)
 		return os_error_wrap(err, "cannot remove the old container");
 	/* Only now that the container is gone can its volume go. */
-	if (vol == OWNER_OURS && docker_ok(rmvol, deadline_call_ms(&st->w.by), err) < 0)
+	if (vol == OWNER_OURS && docker_ok(st->on, rmvol, deadline_call_ms(&st->w.by), err) < 0)
 		return os_error_wrap(err, "cannot remove the old volume");
-	if (net == OWNER_OURS && docker_ok(rmnet, deadline_call_ms(&st->w.by), err) < 0)
+	if (net == OWNER_OURS && docker_ok(st->on, rmnet, deadline_call_ms(&st->w.by), err) < 0)
 		return os_error_wrap(err, "cannot remove the old network");
 	st->removed_old = 1;
 	start_look_forget(&st->look);
@@ -211,7 +215,7 @@ static int resume(struct start *st, os_error *err)
 	int rc;
 
 	log_step("resuming stopped gateway '%s'", st->p.req->name);
-	rc = docker_run(start, NULL, 0, deadline_call_ms(&st->w.by), &res, err);
+	rc = docker_run(st->on, start, NULL, 0, deadline_call_ms(&st->w.by), &res, err);
 	if (rc == 0 && res.status != 0)
 		rc = start_explain_failure(&st->p, st->res, &res, "start", err);
 	run_result_free(&res);
@@ -234,7 +238,7 @@ static int reconcile_existing(struct start *st, os_error *err)
 	int rc = -1;
 
 	if ((st->p.req->recreate && nodes_refuse_recreate(st->p.req->name, err) < 0) ||
-	    start_look(st->res, st->p.req->name, st->p.image, deadline_call_ms(&st->w.by), &st->look, &c, err) < 0) {
+	    start_look(&st->w.ctr, st->p.req->name, st->p.image, deadline_call_ms(&st->w.by), &st->look, &c, err) < 0) {
 		container_free(&c);
 		return -1;
 	}
@@ -282,13 +286,13 @@ static void rollback(struct start *st)
 
 	signals_shield();   /* a second ^C must not cut the rollback short */
 	st->rolled_back = st->created_container || st->created_volume || st->created_network;
-	if (st->created_container && docker_ok(rm, t, &err) < 0)
+	if (st->created_container && docker_ok(st->on, rm, t, &err) < 0)
 		log_warn("could not remove container %s: %s", st->res, err.msg);
 	os_error_clear(&err);
-	if (st->created_volume && docker_ok(rmvol, t, &err) < 0)
+	if (st->created_volume && docker_ok(st->on, rmvol, t, &err) < 0)
 		log_warn("could not remove volume %s: %s", st->res, err.msg);
 	os_error_clear(&err);
-	if (st->created_network && docker_ok(rmnet, t, &err) < 0)
+	if (st->created_network && docker_ok(st->on, rmnet, t, &err) < 0)
 		log_warn("could not remove network %s: %s", st->res, err.msg);
 	os_error_clear(&err);
 	st->created_container = st->created_volume = st->created_network = 0;
@@ -320,12 +324,12 @@ static int ensure_network(struct start *st, os_error *err)
 	const char *create[] = { "network", "create", l1, l2, st->res, NULL };
 	struct run_result res = { 0 };
 	enum owner owner;
-	int rc = docker_run(create, NULL, 0, deadline_call_ms(&st->w.by), &res, err);
+	int rc = docker_run(st->on, create, NULL, 0, deadline_call_ms(&st->w.by), &res, err);
 
 	if (rc == 0 && res.status == 0) {
 		st->created_network = 1;
 	} else if (rc == 0 && strstr(res.err, "already exists")) {
-		rc = docker_object_owner("network", st->res, st->p.req->name, deadline_call_ms(&st->w.by), &owner, err);
+		rc = docker_object_owner(st->on, "network", st->res, st->p.req->name, deadline_call_ms(&st->w.by), &owner, err);
 		if (rc == 0 && owner == OWNER_FOREIGN)
 			rc = refuse_foreign("network", st, err);
 		else if (rc == 0 && owner == OWNER_ABSENT)
@@ -349,7 +353,7 @@ static int left_behind(const struct start *st)
 	int ours = 0;
 
 	signals_shield();   /* asked on the way out of an interrupt too */
-	if (container_inspect(st->res, &c, &err) == 0)
+	if (container_inspect(&st->w.ctr, &c, &err) == 0)
 		ours = container_owner(&c, st->p.req->name) == OWNER_OURS;
 	signals_unshield();
 	container_free(&c);
@@ -369,7 +373,7 @@ static int run_once(struct start *st, os_error *err)
 	/* An interrupt lets the run finish: the daemon goes on creating a
 	 * container whose client is gone, after a rollback would have looked
 	 * for it (and taken its network from under it). */
-	if (docker_run_finishing(NULL, strv_argv(&argv), deadline_call_ms(&st->w.by), &res, err) < 0) {
+	if (docker_run_finishing(st->on, strv_argv(&argv), deadline_call_ms(&st->w.by), &res, err) < 0) {
 		st->created_container = left_behind(st);   /* cut short all the same */
 		goto out;
 	}
@@ -379,7 +383,7 @@ static int run_once(struct start *st, os_error *err)
 	} else if (!st->p.req->port && start_port_taken(res.err) &&
 		   !start_node_port_taken(&st->p, res.err)) {   /* flannel's port is every node's: it stays */
 		const char *rm[] = { DOCKER_RM, st->res, NULL };
-		rc = docker_ok(rm, deadline_call_ms(&st->w.by), err) < 0 ? -1 : 1;
+		rc = docker_ok(st->on, rm, deadline_call_ms(&st->w.by), err) < 0 ? -1 : 1;
 		st->created_container = rc < 0;
 	} else {
 		start_explain_failure(&st->p, st->res, &res, "run", err);
@@ -437,31 +441,26 @@ int gateway_start(const struct gateway_request *rq, struct start_result *r, os_e
 	struct start st = { .r = r };
 	int existing, lock = -1, rc = -1;
 
-	memset(r, 0, sizeof(*r));
+	*r = (struct start_result){ .gpus = -1 };
 	deploy_plan_init(&st.p, rq);
-	r->gpus = -1;
 	phases_begin(&r->phases);
 	st.res = gateway_resource_name(rq->name);
-	st.w = (struct wait_ctx){ .container = st.res, .by = deadline_in(rq->timeout_ms, docker_call_timeout_ms()),
+	st.w = (struct wait_ctx){ .ctr = { .name = st.res }, .by = deadline_in(rq->timeout_ms, docker_call_timeout_ms()),
 				  .timeout_ms = rq->timeout_ms, .phases = &r->phases };
 	r->container = xstrdup(st.res);
 
 	/* One command at a time per gateway: a second start waits here, then
 	 * finds the gateway the first one made. */
-	if ((lock = gateway_lock(rq->name, st.w.by.at_ms, err)) < 0 || gateway_follow_daemon(rq->name, err) < 0)
-		goto out;
-	if (preflight(&st, err) < 0)
-		goto out;
-	if ((existing = reconcile_existing(&st, err)) < 0)
-		goto out;
-	if (!existing && create_new(&st, err) < 0)
+	if ((lock = gateway_lock(rq->name, st.w.by.at_ms, err)) < 0 || preflight(&st, err) < 0 ||
+	    (existing = reconcile_existing(&st, err)) < 0 || (!existing && create_new(&st, err) < 0))
 		goto out;
 	phases_mark(&r->phases, PHASE_CONTAINER);
 	st.w.fresh = st.created_container;
 	st.w.new_volume = st.created_container && st.created_volume;
 	if ((existing && nodes_start_gateway(rq->name, err) < 0) ||
 	    start_ready(&st.p, &st.w, st.created_volume, r, err) < 0 ||
-	    (existing && !rq->no_wait && nodes_wait_gateway(rq->name, st.res, st.p.allocation, &st.w.by, rq->timeout_ms, err) < 0))
+	    (existing && !rq->no_wait &&
+	     nodes_wait_gateway(rq->name, &st.w.ctr, st.p.allocation, &st.w.by, rq->timeout_ms, err) < 0))
 		goto out;
 	r->image = xstrdup(st.p.image);
 	r->gpu_mode = rq->gpu ? (st.p.cdi ? "cdi" : "legacy") : NULL;
@@ -484,6 +483,7 @@ out:
 	deploy_plan_free(&st.p);
 	daemon_gpus_free(&st.dg);
 	docker_daemon_free(&st.daemon);
+	docker_target_destroy(st.on);
 	return rc;
 }
 

@@ -7,21 +7,22 @@
 
 #include "base/json.h"
 #include "docker/inspect_any.h"
+#include "docker/target.h"
 #include "gateway/start/start_look.h"
 
-int start_look(const char *res, const char *gateway, const char *image, int timeout_ms, struct start_look *l,
-	       struct gw_container *c, os_error *err)
+int start_look(const struct docker_ctr *ctr, const char *gateway, const char *image, int timeout_ms,
+	       struct start_look *l, struct gw_container *c, os_error *err)
 {
-	const char *names[] = { res, image };
+	const char *names[] = { ctr->name, image };
 	struct docker_found f[2];
 	const cJSON *labels;
 	int rc = 0;
 
 	memset(c, 0, sizeof(*c));
 	start_look_free(l);
-	*l = (struct start_look){ .res = res, .gateway = gateway, .image = image, .net_owner = LOOK_NOT_KNOWN,
+	*l = (struct start_look){ .ctr = ctr, .gateway = gateway, .image = image, .net_owner = LOOK_NOT_KNOWN,
 				  .vol_owner = LOOK_NOT_KNOWN, .image_here = LOOK_NOT_KNOWN };
-	if (docker_inspect_any(names, 2, timeout_ms, f, err) < 0) {
+	if (docker_inspect_any(ctr->on, names, 2, timeout_ms, f, err) < 0) {
 		rc = -1;
 		goto out;
 	}
@@ -69,7 +70,7 @@ int start_look_owner(const struct start_look *l, const char *type, int timeout_m
 		*out = (enum owner)known;
 		return 0;
 	}
-	return docker_object_owner(type, l->res, l->gateway, timeout_ms, out, err);
+	return docker_object_owner(l->ctr->on, type, l->ctr->name, l->gateway, timeout_ms, out, err);
 }
 
 const cJSON *start_look_image_labels(const struct start_look *l, const char *image)

@@ -18,11 +18,12 @@
 #include "base/error.h"
 #include "base/names.h"
 #include "docker/container.h"
+#include "docker/target.h"
 
 #define LOOK_NOT_KNOWN (-1)
 
 struct start_look {
-	const char *res;       /* openshell-cluster-NAME */
+	const struct docker_ctr *ctr; /* openshell-cluster-NAME, on the start's daemon */
 	const char *gateway;   /* NAME, whose labels make an object ours */
 	int net_owner;         /* enum owner of the network, or LOOK_NOT_KNOWN */
 	int vol_owner;         /* of the volume */
@@ -34,8 +35,8 @@ struct start_look {
 /* Look at RES (gateway GATEWAY's) and IMAGE: L's facts, and C the
  * container (c->exists 0 when there is none; container_free() it either
  * way). */
-int start_look(const char *res, const char *gateway, const char *image, int timeout_ms, struct start_look *l,
-	       struct gw_container *c, os_error *err);
+int start_look(const struct docker_ctr *ctr, const char *gateway, const char *image, int timeout_ms,
+	       struct start_look *l, struct gw_container *c, os_error *err);
 
 /* Is IMAGE here? 1 or 0 as the look found it, LOOK_NOT_KNOWN when it
  * cannot tell (another image, or an object of another type of its name). */

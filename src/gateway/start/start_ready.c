@@ -23,7 +23,7 @@ struct ready {
 /* K3S_YAML: its text as the GPU wait read it, or NULL to read it. */
 static int save_files(const struct ready *rd, const char *k3s_yaml, os_error *err)
 {
-	if ((k3s_yaml ? gateway_write_files_from(rd->p, rd->w->container, k3s_yaml, rd->r, err)
+	if ((k3s_yaml ? gateway_write_files_from(rd->p, rd->w->ctr.name, k3s_yaml, rd->r, err)
 		      : gateway_write_files(rd->p, rd->w, rd->r, err)) == 0)
 		return 0;
 	/* A container that restarted as its kubeconfig was read ("is
@@ -61,7 +61,7 @@ static int wait_gpus_saving(const struct ready *rd, os_error *err)
 	struct sharing_want want;   /* what a --gpu-sharing change makes */
 	cleanup_free char *node = gateway_hostname(p->req->name);
 	struct wait_file kc = { .path = K3S_KUBECONFIG_PATH, .got = kubeconfig_got, .ctx = (void *)rd };
-	int rc = sharing_configure(rd->w->container, sharing_asked(&p->req->sharing), p->mig, DEVICE_PLUGIN_RELEASE,
+	int rc = sharing_configure(&rd->w->ctr, sharing_asked(&p->req->sharing), p->mig, DEVICE_PLUGIN_RELEASE,
 				   &rd->w->by, &want, err);
 
 	want.node = node;
@@ -83,10 +83,10 @@ static int wait_dra_saving(const struct ready *rd, os_error *err)
 	struct wait_file kc = { .path = K3S_KUBECONFIG_PATH, .got = kubeconfig_got, .ctx = (void *)rd };
 	cleanup_free char *what = xasprintf("gateway '%s'", rd->p->req->name);
 	struct strv uuids = { 0 };
-	int rc = sharing_configure_dra(rd->w->container, s, DRA_DRIVER_RELEASE, &rd->w->by, err);
+	int rc = sharing_configure_dra(&rd->w->ctr, s, DRA_DRIVER_RELEASE, &rd->w->by, err);
 
 	if (rc == 0)
-		rc = container_dra_gpus(rd->w->container, NULL, what, deadline_call_ms(&rd->w->by), &uuids, err);
+		rc = container_dra_gpus(&rd->w->ctr, what, deadline_call_ms(&rd->w->by), &uuids, err);
 	if (rc == 0)
 		rc = wait_dra_gpus(rd->w, node, &uuids, s ? sharing_dra_gate(s) : NULL, &kc, &rd->r->gpus, err);
 	if (rc < 0 && !kc.done)

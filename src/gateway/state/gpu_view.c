@@ -48,8 +48,8 @@
 
 /* One node asked: its exec, then what it said. */
 struct node_ask {
-	const char *name, *host, *ctr;
-	const struct docker_target *on; /* its daemon, for an agent's (its record's); NULL: the server's */
+	const char *name, *host;
+	struct docker_ctr ctr;       /* the server's container, or an agent's on its record's daemon */
 	int server;
 	const char *types;           /* the server's: what its kubectl gets */
 	int gpu;                     /* it has GPUs: rows of its own */
@@ -80,7 +80,7 @@ static void ask_start(struct node_ask *a)
 	struct run_spec spec = { 0 };
 	os_error err = { 0 };
 
-	strv_pushv(&argv, (const char *const[]){ "exec", a->ctr, "sh", "-c", NULL });
+	strv_pushv(&argv, (const char *const[]){ "exec", a->ctr.name, "sh", "-c", NULL });
 	if (a->server) {
 		strv_push(&argv, NODE_SCRIPT "; exec \"$@\"");
 		strv_pushv(&argv, (const char *const[]){ "openshell", "kubectl", NULL });
@@ -89,7 +89,7 @@ static void ask_start(struct node_ask *a)
 	} else {
 		strv_push(&argv, NODE_SCRIPT);
 	}
-	a->c = docker_start(a->on, strv_argv(&argv), &spec, &err);
+	a->c = docker_start(a->ctr.on, strv_argv(&argv), &spec, &err);
 	if (!a->c)
 		a->why = xstrdup(err.msg ? err.msg : "docker did not start");
 	os_error_clear(&err);
@@ -407,7 +407,7 @@ static void node_rows(struct gpu_view *v, const struct node_ask *a, const cJSON 
 static void plan(const struct gateway *gw, const struct node_records *rs, struct node_ask **asks, size_t *n)
 {
 	*asks = xcalloc(rs->n + 1, sizeof(**asks));
-	(*asks)[0] = (struct node_ask){ .server = 1, .gpu = gateway_wants_gpu(gw), .ctr = gw->container,
+	(*asks)[0] = (struct node_ask){ .server = 1, .gpu = gateway_wants_gpu(gw), .ctr = gw->ctr,
 					.host = gw->has_metadata ? gw->md.docker.endpoint : NULL,
 					.types = gw->allocation == GPU_ALLOCATION_DRA ? SERVER_DRA_TYPES : SERVER_TYPES };
 	*n = 1;
@@ -416,8 +416,8 @@ static void plan(const struct gateway *gw, const struct node_records *rs, struct
 		if (!rs->v[i].gpu)
 			continue;
 		a = &(*asks)[(*n)++];
-		*a = (struct node_ask){ .gpu = 1, .name = rs->v[i].name, .ctr = rs->v[i].container,
-					.host = rs->v[i].docker.endpoint, .on = &rs->v[i].docker };
+		*a = (struct node_ask){ .gpu = 1, .name = rs->v[i].name, .host = rs->v[i].docker.endpoint,
+					.ctr = { &rs->v[i].docker, rs->v[i].container } };
 	}
 }
 

@@ -72,7 +72,7 @@ static int add_labelled(struct strv *names, os_error *err)
 	struct run_result res;
 
 	gateway_labelled_ps(&args);
-	if (docker_run_ok(strv_argv(&args), NULL, 0, 0, &res, err) < 0) {
+	if (docker_run_ok(NULL, strv_argv(&args), NULL, 0, 0, &res, err) < 0) {
 		run_result_free(&res);
 		strv_free(&args);
 		return os_error_wrap(err, "cannot list openshell's containers");

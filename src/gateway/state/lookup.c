@@ -47,41 +47,62 @@ static void add_lost_fix(const struct gateway *gw, os_error *err)
 	os_error_add_fix(err, fix);
 }
 
-static int follow(const struct gateway *gw, os_error *err)
+/* The daemon of GW's calls: its recorded one, unless the process's
+ * target serves (docker_daemon_follow()). */
+static int follow(struct gateway *gw, os_error *err)
 {
-	return gw->has_metadata ? docker_daemon_follow(gw->name, &gw->md.docker, err) : 0;
+	const struct docker_target *on = NULL;
+
+	if (gw->has_metadata && docker_daemon_follow(gw->name, &gw->md.docker, &on, err) < 0)
+		return -1;
+	docker_target_destroy(gw->daemon);
+	gw->daemon = docker_target_dup(on);
+	gw->ctr.on = gw->daemon;
+	return 0;
 }
 
-int gateway_load_files(const char *name, struct gateway *gw, os_error *err)
+static void files_init(struct gateway *gw, const char *name)
 {
 	memset(gw, 0, sizeof(*gw));
 	gw->name = xstrdup(name);
 	gw->container = gateway_resource_name(name);
+	gw->ctr.name = gw->container;
+}
+
+int gateway_load_files(const char *name, struct gateway *gw, os_error *err)
+{
+	files_init(gw, name);
 	if (gateway_state_dir(name, &gw->state_dir, err) < 0)
 		return -1;
 	load_metadata(gw);
 	return 0;
 }
 
-int gateway_follow_daemon(const char *name, os_error *err)
+int gateway_follow_daemon(const char *name, struct docker_target **on, os_error *err)
 {
 	struct gateway gw;
 	int rc = gateway_load_files(name, &gw, err) < 0 ? -1 : follow(&gw, err);
 
+	*on = rc == 0 ? gw.daemon : NULL;
+	gw.daemon = NULL;   /* the caller's now */
 	gateway_free(&gw);
 	return rc;
 }
 
-int gateway_inspect_followed(const char *name, struct gw_container *c, os_error *err)
+int gateway_inspect_followed(const char *name, struct gw_container *c, struct docker_target **on, os_error *err)
 {
 	struct gateway gw;
-	cleanup_free char *res = gateway_resource_name(name);
 	int rc = -1;
 
+	*on = NULL;
 	if (gateway_load_files(name, &gw, err) == 0 && follow(&gw, err) == 0) {
-		rc = container_inspect(res, c, err);
+		rc = container_inspect(&gw.ctr, c, err);
 		if (rc < 0)
 			add_lost_fix(&gw, err);
+	}
+	if (rc == 0) {
+		*on = gw.daemon;
+		gw.daemon = NULL;
 	}
 	gateway_free(&gw);
 	return rc;
@@ -92,8 +113,7 @@ int gateway_lookup_files(const char *name, struct gateway *gw, os_error *err)
 	memset(gw, 0, sizeof(*gw));
 	if (gateway_name_check(name, err) < 0)
 		return -1;
-	gw->name = xstrdup(name);
-	gw->container = gateway_resource_name(name);
+	files_init(gw, name);
 	if (gateway_state_dir(name, &gw->state_dir, err) < 0)
 		goto fail;
 	/* The daemon it was made on, before anything asks Docker. */
@@ -108,7 +128,7 @@ fail:
 
 int gateway_lookup_container(struct gateway *gw, os_error *err)
 {
-	if (container_inspect(gw->container, &gw->c, err) < 0) {
+	if (container_inspect(&gw->ctr, &gw->c, err) < 0) {
 		add_lost_fix(gw, err);
 		goto fail;
 	}
@@ -182,6 +202,7 @@ void gateway_free(struct gateway *gw)
 {
 	free(gw->name);
 	free(gw->container);
+	docker_target_destroy(gw->daemon);
 	free(gw->state_dir);
 	free(gw->metadata_error);
 	free(gw->daemon_error);

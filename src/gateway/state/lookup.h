@@ -6,13 +6,15 @@
  * container that is not labelled as openshell's is never managed; a
  * metadata.json that cannot be read is reported, not trusted. A gateway
  * whose metadata records the Docker daemon it was made on is looked for
- * there, and every docker call after goes there (docker/daemon.h).
+ * there, and every call about it names that daemon (gw->ctr;
+ * docker/daemon.h's docker_daemon_follow()).
  */
 #ifndef OPENSHELL_GATEWAY_LOOKUP_H
 #define OPENSHELL_GATEWAY_LOOKUP_H
 
 #include "base/error.h"
 #include "docker/container.h"
+#include "docker/target.h"
 #include "gateway/gpu/gpus.h"
 #include "gateway/gpu/allocation.h"
 #include "gateway/gpu/mig.h"
@@ -21,6 +23,10 @@
 struct gateway {
 	char *name;
 	char *container;          /* openshell-cluster-NAME */
+	struct docker_ctr ctr;    /* that container on the daemon the gateway lives on: what
+	                           * every call about it names (docker/target.h) */
+	struct docker_target *daemon; /* that daemon when it is not the process's target
+	                               * (owned; ctr.on), else NULL */
 	char *state_dir;          /* $XDG_CONFIG_HOME/openshell/gateways/NAME */
 	struct gw_container c;    /* c.exists == 0 when there is no container */
 	enum mig_strategy mig;    /* the container's MIG strategy (none without one) */
@@ -60,13 +66,14 @@ void gateway_free(struct gateway *gw);
  * container, state_dir and metadata (no container: c.exists == 0). */
 int gateway_load_files(const char *name, struct gateway *gw, os_error *err);
 
-/* Point docker at the daemon gateway NAME was made on, as its metadata
- * records it (docker_daemon_follow()); none recorded: nothing changes. */
-int gateway_follow_daemon(const char *name, os_error *err);
+/* The daemon gateway NAME was made on, as its metadata records it
+ * (docker_daemon_follow()): *ON a copy for its calls to name
+ * (docker_target_destroy()), or NULL where the process's target serves. */
+int gateway_follow_daemon(const char *name, struct docker_target **on, os_error *err);
 
-/* Follow gateway NAME to its daemon, then `docker inspect` its container
- * into c; a daemon that is gone gets the fix that forgets the gateway. */
-int gateway_inspect_followed(const char *name, struct gw_container *c, os_error *err);
+/* The same, then `docker inspect` its container there into c; a daemon
+ * that is gone gets the fix that forgets the gateway. */
+int gateway_inspect_followed(const char *name, struct gw_container *c, struct docker_target **on, os_error *err);
 
 /* gateway_lookup() for a command's top level: returns 0, or reports the
  * error on stderr and returns the exit status to end with. */

@@ -112,7 +112,7 @@ static int load_recorded(struct gather *G, int current_known, os_error *err)
 }
 
 /* Start the group's next docker call: for a recorded daemon, one that
- * names it, the process's target unchanged. */
+ * names it. */
 static void launch(struct gather *G, size_t gi)
 {
 	struct group *g = &G->g[gi];
@@ -131,7 +131,7 @@ static void launch(struct gather *G, size_t gi)
 	}
 	if (g->stage == INSPECT && members == 0) {
 		g->stage = DONE;
-	} else if (!g->current && docker_daemon_follow_on(g->first, &g->w, &on, &g->err) < 0) {
+	} else if (!g->current && docker_daemon_follow(g->first, &g->w, &on, &g->err) < 0) {
 		g->stage = DONE;
 		g->refused = 1;
 	} else if (!(g->child = docker_start(on, strv_argv(&args), &spec, &g->err))) {

@@ -48,8 +48,7 @@ static const char *state_types(const struct gateway *gw)
  * there is one, and containerd's config read in the same exec. */
 static struct run_child *state_start(const struct gateway *gw, const char *before, int timeout_ms, os_error *err)
 {
-	return kube_get_start(gw->container, before, K3S_CONTAINERD_CONFIG, state_types(gw), NULL, 1, timeout_ms,
-			      err);
+	return kube_get_start(&gw->ctr, before, K3S_CONTAINERD_CONFIG, state_types(gw), NULL, 1, timeout_ms, err);
 }
 
 /* Is the RuntimeClass still to come? k3s's deploy controller applies
@@ -207,7 +206,7 @@ static void check_allocator(const struct gateway *gw, const cJSON *list, struct 
 	if (by->mode == GPU_ALLOCATION_DRA)
 		check_dra_sharing(list, ds, &st, c);
 	if (c->status == CHECK_FAIL)
-		c->detail = kube_container_logs_tail(gw->container, ns ? ns : by->ns, NULL, by->container, 20, 0);
+		c->detail = kube_container_logs_tail(&gw->ctr, ns ? ns : by->ns, NULL, by->container, 20, 0);
 }
 
 /* The cluster checks from one look at it (LIST) and the containerd fact;
@@ -409,7 +408,7 @@ static int verify_run_collect(struct verify_run *v, os_error *err)
 no_answer:
 	/* No answer: an API that is down (/readyz says so), one up but k3s
 	 * still starting its own parts, or a failure of its own. */
-	found = kube_readyz(v->gw->container, 0, err);
+	found = kube_readyz(&v->gw->ctr, 0, err);
 	if (found <= 0)
 		return found;
 	if (state_pending(v->gw, -1, NULL, &v->api_err)) {

@@ -139,7 +139,7 @@ const char *verify_pod_unschedulable(const cJSON *pod)
 	return NULL;
 }
 
-char *verify_pod_warning(const char *ctr, const char *pod)
+char *verify_pod_warning(const struct docker_ctr *ctr, const char *pod)
 {
 	os_error err = { 0 };
 	cJSON *events = NULL;
@@ -151,7 +151,7 @@ char *verify_pod_warning(const char *ctr, const char *pod)
 	return w;
 }
 
-char *verify_pod_output(const char *ctr, const char *pod, const cJSON *cs)
+char *verify_pod_output(const struct docker_ctr *ctr, const char *pod, const cJSON *cs)
 {
 	const char *msg = json_str(json_get(cs, "state", "terminated", NULL), "message");
 	const char *args[] = { "logs", "--namespace", SMOKE_NAMESPACE, pod, "--tail=20", NULL };

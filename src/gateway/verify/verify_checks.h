@@ -171,8 +171,8 @@ void verify_nodes_free(struct verify_nodes *vn);
  * carries (its container status CS), or, from a cluster that gave none (a
  * kubelet without the file, an image whose shell never ran), its log. */
 const char *verify_pod_unschedulable(const cJSON *pod);
-char *verify_pod_warning(const char *ctr, const char *pod);
-char *verify_pod_output(const char *ctr, const char *pod, const cJSON *cs);
+char *verify_pod_warning(const struct docker_ctr *ctr, const char *pod);
+char *verify_pod_output(const struct docker_ctr *ctr, const char *pod, const cJSON *cs);
 
 /* The smoke pod's GPU must be one of those seen. */
 void verify_smoke_gpu(const struct strv *seen, struct check *c);
@@ -254,7 +254,7 @@ void verify_claim_free(struct verify_claim *got);
  * seconds at most; verify_claims_of() is a pod's (empty when none came). */
 struct verify_claims {
 	struct kube_watch watch;
-	const char *ctr;
+	const struct docker_ctr *ctr;
 	const struct deadline *by;
 	int armed;                /* verify_claims_from() was called: the watch may start */
 	long long started_ms;     /* the watch's last start */
@@ -263,7 +263,8 @@ struct verify_claims {
 	struct verify_claim got[VERIFY_PODS];
 	size_t n;
 };
-void verify_claims_init(struct verify_claims *vc, const char *ctr, const char *selector, const struct deadline *by);
+void verify_claims_init(struct verify_claims *vc, const struct docker_ctr *ctr, const char *selector,
+			const struct deadline *by);
 void verify_claims_add(struct verify_claims *vc, const char *pod);
 void verify_claims_from(struct verify_claims *vc, const char *rv);
 void verify_claims_again(struct verify_claims *vc);

@@ -70,7 +70,8 @@ static void claim_seen(void *ctx, const cJSON *claim)
 			verify_dra_claim_read(claim, vc->pod[i], &vc->got[i]);
 }
 
-void verify_claims_init(struct verify_claims *vc, const char *ctr, const char *selector, const struct deadline *by)
+void verify_claims_init(struct verify_claims *vc, const struct docker_ctr *ctr, const char *selector,
+			const struct deadline *by)
 {
 	*vc = (struct verify_claims){ .ctr = ctr, .by = by };
 	vc->watch = (struct kube_watch){ .resource = "resourceclaims.resource.k8s.io", .ns = SMOKE_NAMESPACE,

@@ -14,7 +14,7 @@ int verify_mig_start(const struct gateway *gw, struct gpu_looks *l, os_error *er
 {
 	if (!l->want || !mig_caps_named(l->want))
 		return 0;
-	l->mig_call = mig_caps_probe_start(NULL, gw->c.image, gw->c.gpu_cdi, l->want, 0, err);
+	l->mig_call = mig_caps_probe_start(gw->ctr.on, gw->c.image, gw->c.gpu_cdi, l->want, 0, err);
 	return l->mig_call ? 0 : -1;
 }
 

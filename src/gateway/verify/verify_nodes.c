@@ -27,7 +27,7 @@ int verify_nodes_start(const struct gateway *gw, struct verify_nodes *vn, os_err
 		vn->rec[k] = r;
 		vn->pods[k] = (struct verify_node_pod){ .node = r->name, .check = { .name = r->name, .status = CHECK_SKIP } };
 		/* What its agent sees, on its host, beside the pods. */
-		if (!(vn->looks[k] = container_gpus_start(r->container, &r->docker, 0, &e)))
+		if (!(vn->looks[k] = container_gpus_start(&(struct docker_ctr){ &r->docker, r->container }, 0, &e)))
 			vn->look_error[k] = xstrdup(e.msg);
 		os_error_clear(&e);
 	}

@@ -76,7 +76,7 @@ static char *print_manifest(cJSON *m)
 }
 
 /* Judge a finished pod by its phase, exit code and answer. */
-static void judge_finished(const char *ctr, struct probe *p, const cJSON *obj)
+static void judge_finished(const struct docker_ctr *ctr, struct probe *p, const cJSON *obj)
 {
 	const char *phase = json_str(json_get(obj, "status", NULL), "phase");
 	const cJSON *cs = cJSON_GetArrayItem(json_get(obj, "status", "containerStatuses", NULL), 0);
@@ -107,15 +107,15 @@ static void judge_unfinished(const struct gateway *gw, struct probe *p, int time
 	const char *phase = NULL;
 	cleanup_free char *pending = NULL;
 
-	if (kube_get(gw->container, "pods", p->name, SMOKE_NAMESPACE, 0, cleanup_budget_ms(), &obj, &err) > 0)
+	if (kube_get(&gw->ctr, "pods", p->name, SMOKE_NAMESPACE, 0, cleanup_budget_ms(), &obj, &err) > 0)
 		phase = json_str(json_get(obj, "status", NULL), "phase");
 	if (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)) {
-		judge_finished(gw->container, p, obj);
+		judge_finished(&gw->ctr, p, obj);
 	} else {
 		cleanup_free char *dur = clock_format_ms(timeout_ms);
 		pending = verify_pod_unschedulable(obj) ? xstrdup(verify_pod_unschedulable(obj)) : kube_pod_stuck(obj);
 		if (!pending)
-			pending = verify_pod_warning(gw->container, p->name);
+			pending = verify_pod_warning(&gw->ctr, p->name);
 		check_set(p->check, CHECK_FAIL, pending ? xasprintf("pod %s Pending: %s", p->name, pending)
 						  : xasprintf("pod %s did not finish within %s", p->name, dur));
 		p->judged = 1;
@@ -127,7 +127,7 @@ static void judge_unfinished(const struct gateway *gw, struct probe *p, int time
 /* Deleted, neither waited for nor watched: the API has the deletion once
  * kubectl has run, and the kubelet ends a finished pod on its own. The
  * user waits for none of it (a call of its own, detached). */
-static void delete_pods(const char *ctr, const struct verify_pods *vp)
+static void delete_pods(const struct docker_ctr *ctr, const struct verify_pods *vp)
 {
 	struct strv del = { 0 };
 	os_error err = { 0 };
@@ -153,7 +153,7 @@ static void delete_pods(const char *ctr, const struct verify_pods *vp)
 
 static int watch_start(const struct gateway *gw, struct verify_pods *vp, os_error *err)
 {
-	if (kube_watch_start(&vp->watch, gw->container, deadline_call_ms(&vp->by), err) < 0)
+	if (kube_watch_start(&vp->watch, &gw->ctr, deadline_call_ms(&vp->by), err) < 0)
 		return -1;
 	vp->created = 1;
 	return 0;
@@ -231,7 +231,7 @@ static int judge_ended(const struct gateway *gw, struct verify_pods *vp)
 
 		for (size_t i = 0; name && json_get(cs, "state", "terminated", NULL) && i < vp->n; i++)
 			if (vp->probes[i].check && !vp->probes[i].judged && strcmp(vp->probes[i].name, name) == 0)
-				judge_finished(gw->container, &vp->probes[i], pod);
+				judge_finished(&gw->ctr, &vp->probes[i], pod);
 	}
 	for (size_t i = 0; i < vp->n; i++)
 		left += vp->probes[i].check && !vp->probes[i].judged;
@@ -396,7 +396,7 @@ struct verify_pods *verify_pods_start(const struct gateway *gw, const struct ver
 	if (plan->dra) {
 		vp->tmpl = xasprintf("%s-gpu", vp->instance);
 		cJSON_AddItemToArray(items, verify_dra_template(vp->tmpl, vp->instance));
-		verify_claims_init(&vp->claims, gw->container, vp->selector, &vp->by);
+		verify_claims_init(&vp->claims, &gw->ctr, vp->selector, &vp->by);
 	}
 	if (plan->smoke)
 		add_probe(vp, items, tag, PROBE_SMOKE);
@@ -476,7 +476,7 @@ void verify_pods_drop(const struct gateway *gw, struct verify_pods *vp)
 	/* After a failed create too: a List's create goes on past an item
 	 * the API refused. */
 	if (vp->created && !vp->plan->keep)
-		delete_pods(gw->container, vp);
+		delete_pods(&gw->ctr, vp);
 	else if (vp->created && !refused)
 		for (size_t k = 0; k < vp->n; k++)
 			log_info("kept pod %s in namespace %s (--keep)", vp->probes[k].name, SMOKE_NAMESPACE);

@@ -117,7 +117,7 @@ static char *gpu_cause(const struct wait_ctx *w, const struct gpu_state *g, cons
 	/* Helm's own error says more than its pod's crash loop. */
 	if (line)
 		return xasprintf("its Helm install fails: %s", line);
-	if (kube_get(w->container, "pods", NULL, ns, 0, t, &pods, &err) > 0)
+	if (kube_get(&w->ctr, "pods", NULL, ns, 0, t, &pods, &err) > 0)
 		cause = g->plugin_found ? kube_pods_stuck(pods, by->pod_label, by->pod_value)
 					: kube_pods_stuck(pods, "job-name", by->helm_job);
 	/* A pod still ContainerCreating: the kubelet's warning (a sandbox). */
@@ -143,14 +143,14 @@ int gpu_timeout(const struct wait_ctx *w, const struct gpu_state *g, os_error *e
 	cJSON *pods = NULL;   /* read once for the plugin's and the MPS daemon's logs */
 	os_error e = { 0 };
 
-	kube_get(w->container, "pods", NULL, by->ns, 0, t, &pods, &e);
+	kube_get(&w->ctr, "pods", NULL, by->ns, 0, t, &pods, &e);
 	os_error_clear(&e);
-	plugin = kube_container_logs_tail(w->container, by->ns, pods, by->container, WAIT_LOG_TAIL_LINES, t);
-	mps = g->mps.desired > 0 ? kube_container_logs_tail(w->container, by->ns, pods, MPS_DAEMON_CONTAINER,
+	plugin = kube_container_logs_tail(&w->ctr, by->ns, pods, by->container, WAIT_LOG_TAIL_LINES, t);
+	mps = g->mps.desired > 0 ? kube_container_logs_tail(&w->ctr, by->ns, pods, MPS_DAEMON_CONTAINER,
 							    WAIT_LOG_TAIL_LINES, t)
 				 : xstrdup("");
 	cJSON_Delete(pods);
-	helm = kube_logs_tail(w->container, "kube-system", job, WAIT_LOG_TAIL_LINES, t);
+	helm = kube_logs_tail(&w->ctr, "kube-system", job, WAIT_LOG_TAIL_LINES, t);
 	cause = gpu_cause(w, g, helm, t);
 	detail = xasprintf("%s logs:\n%s\n%s%s%s%s logs:\n%s%s%s", by->mode == GPU_ALLOCATION_DRA ? "DRA kubelet plugin" : "device plugin",
 			   *plugin ? plugin : "(none)\n",

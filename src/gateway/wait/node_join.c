@@ -159,12 +159,12 @@ static struct deadline watch_by(const struct node_join *j)
 
 static int follow_log(struct join_state *s, os_error *err)
 {
-	const char *args[] = { "logs", "--follow", "--tail", "0", s->j->agent_ctr, NULL };
+	const char *args[] = { "logs", "--follow", "--tail", "0", s->j->agent.name, NULL };
 	struct deadline by = log_by(s->j);
 	struct run_spec spec = { .timeout_ms = deadline_call_ms(&by), .merge_stderr = 1,
 				 .on_line = log_line, .discard_lines = 1, .ctx = s };
 
-	return (s->log = docker_start(s->j->node_on, args, &spec, err)) ? 0 : -1;
+	return (s->log = docker_start(s->j->agent.on, args, &spec, err)) ? 0 : -1;
 }
 
 static int start_watch(struct join_state *s, struct kube_watch *w, os_error *err)
@@ -205,12 +205,12 @@ static int node_ready(struct join_state *s)
 static char *agent_tail(const struct node_join *j)
 {
 	cleanup_free char *n = xasprintf("%d", JOIN_LOG_TAIL);
-	const char *args[] = { "logs", "--tail", n, j->agent_ctr, NULL };
+	const char *args[] = { "logs", "--tail", n, j->agent.name, NULL };
 	struct run_spec spec = { .timeout_ms = docker_call_timeout_ms(), .merge_stderr = 1 };
 	struct run_result res = { 0 };
 	os_error e = { 0 };
 	char *text = NULL;
-	struct run_child *c = docker_start(j->node_on, args, &spec, &e);
+	struct run_child *c = docker_start(j->agent.on, args, &spec, &e);
 
 	if (c && docker_await(c, &res, &e) == 0)
 		text = xstrdup(res.out);
@@ -302,7 +302,7 @@ static int dra_want(struct node_join *j, os_error *err)
 {
 	cleanup_free char *what = xasprintf("node '%s'", j->node);
 	struct strv uuids = { 0 };
-	int rc = container_dra_gpus(j->agent_ctr, j->node_on, what, deadline_call_ms(&j->by), &uuids, err);
+	int rc = container_dra_gpus(&j->agent, what, deadline_call_ms(&j->by), &uuids, err);
 
 	j->want_gpus = (long long)uuids.n;
 	strv_free(&uuids);

@@ -23,9 +23,8 @@
 #define NODE_JOIN_PATIENCE 3
 
 struct node_join {
-	const char *server_ctr;     /* the server's container (on docker's daemon now) */
-	const char *agent_ctr;      /* the agent's, on the node's daemon */
-	const struct docker_target *node_on; /* the node's daemon (docker/client.h's ON) */
+	const struct docker_ctr *server_ctr; /* the server's container, on the gateway's daemon */
+	struct docker_ctr agent;    /* the agent's, on the node's daemon */
 	const char *node;           /* its name in the cluster */
 	const char *server;         /* the URL the agent joins, for messages */
 	const char *gateway;        /* the gateway's name, for the fixes messages give */

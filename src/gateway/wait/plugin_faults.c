@@ -23,7 +23,7 @@ static char *pod_warning(const struct wait_ctx *w, const char *ns, const cJSON *
 	const cJSON *pod;
 	char *why = NULL;
 
-	if (kube_get(w->container, "events", NULL, ns, 0, t, &events, &err) > 0)
+	if (kube_get(&w->ctr, "events", NULL, ns, 0, t, &events, &err) > 0)
 		cJSON_ArrayForEach(pod, json_get(pods, "items", NULL)) {
 			const char *name = json_str(json_get(pod, "metadata", NULL), "name");
 			cleanup_free char *warn = name ? kube_pod_warning(events, name) : NULL;
@@ -65,7 +65,7 @@ int plugin_runtime_judge(const struct wait_ctx *w, const char *ns, const cJSON *
 		return 0;
 	return os_error_set(err, OS_EXIT_FAILURE,
 			    "the nvidia runtime in gateway container %s cannot start pods: %s; check the image's toolkit ('openshell image info') and the host's driver ('nvidia-smi'), then rerun with --recreate",
-			    w->container, why);
+			    w->ctr.name, why);
 }
 
 /* How often the plugin's container has restarted after failing: the most
@@ -124,13 +124,13 @@ static int plugin_exits(const struct wait_ctx *w, const struct gpu_allocator *by
 	/* The DRA driver's fatal errors are not read yet: its pods wait out the deadline. */
 	if (restarts < PLUGIN_FATAL_RESTARTS)
 		return 0;
-	logs = kube_container_logs_tail(w->container, by->ns, pods, by->container, WAIT_LOG_TAIL_LINES,
+	logs = kube_container_logs_tail(&w->ctr, by->ns, pods, by->container, WAIT_LOG_TAIL_LINES,
 					deadline_call_ms(&w->by));
 	if (!(line = plugin_fatal_line(logs)))
 		return 0;
 	os_error_set(err, OS_EXIT_FAILURE,
 		     "%s in gateway container %s exits at every start (%lld restarts): %s; %s, then rerun with --recreate",
-		     by->title, w->container, restarts, line,
+		     by->title, w->ctr.name, restarts, line,
 		     plugin_fix(line));
 	os_error_set_detail(err, logs);
 	return -1;

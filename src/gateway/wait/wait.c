@@ -46,8 +46,8 @@ static char *docker_logs_tail(const struct wait_ctx *w)
 	char *text;
 
 	snprintf(tail, sizeof(tail), "%d", WAIT_LOG_TAIL_LINES);
-	const char *args[] = { "logs", "--tail", tail, w->container, NULL };
-	if (docker_run(args, NULL, 0, cleanup_budget_ms(), &res, &err) < 0)
+	const char *args[] = { "logs", "--tail", tail, w->ctr.name, NULL };
+	if (docker_run(w->ctr.on, args, NULL, 0, cleanup_budget_ms(), &res, &err) < 0)
 		text = xasprintf("(logs unavailable: %s)", err.msg);
 	else
 		text = xasprintf("%s%s", res.out, res.err);
@@ -59,11 +59,11 @@ static char *docker_logs_tail(const struct wait_ctx *w)
 /* Fail if the container has stopped or restarted since the waits began. */
 int wait_check_alive(const struct wait_ctx *w, struct gw_container *c, os_error *err)
 {
-	if (container_inspect(w->container, c, err) < 0)
+	if (container_inspect(&w->ctr, c, err) < 0)
 		return -1;
 	if (!c->exists)
 		return os_error_set(err, OS_EXIT_FAILURE, "container %s disappeared while starting",
-				    w->container);
+				    w->ctr.name);
 	if (c->running && !c->restarting && c->restart_count == w->restarts)
 		return 0;
 	cleanup_free char *logs = docker_logs_tail(w);
@@ -72,11 +72,11 @@ int wait_check_alive(const struct wait_ctx *w, struct gw_container *c, os_error 
 	if (c->restarting || c->restart_count != w->restarts)
 		os_error_set(err, OS_EXIT_FAILURE,
 			     "container %s restarted (last exit code %lld); the gateway was kept for inspection, its last log lines follow",
-			     w->container, c->exit_code);
+			     w->ctr.name, c->exit_code);
 	else
 		os_error_set(err, OS_EXIT_FAILURE,
 			     "container %s is %s (exit code %lld%s%s); the gateway was kept for inspection, its last log lines follow",
-			     w->container, c->status, c->exit_code, c->state_error && *c->state_error ? ": " : "",
+			     w->ctr.name, c->status, c->exit_code, c->state_error && *c->state_error ? ": " : "",
 			     c->state_error ? c->state_error : "");
 	os_error_set_detail(err, logs);
 	return -1;
@@ -143,7 +143,7 @@ static int api_tick(void *ctx)
 
 	if (f->ready)
 		return RUN_WAKE;
-	f->ready = kube_readyz(f->w->container, deadline_call_ms(&f->w->by), &e) > 0;
+	f->ready = kube_readyz(&f->w->ctr, deadline_call_ms(&f->w->by), &e) > 0;
 	os_error_clear(&e);
 	return f->ready ? RUN_WAKE : wait_next_delay(&f->delay_ms, API_TICK_MAX_MS);
 }
@@ -169,8 +169,8 @@ static int follow_api_log(struct wait_ctx *w, const char *since, os_error *err)
 	strv_pushv(&args, (const char *const[]){ "logs", "--follow", NULL });
 	if (since)
 		strv_pushv(&args, (const char *const[]){ "--since", since, NULL });
-	strv_push(&args, w->container);
-	f->c = docker_start(NULL, strv_argv(&args), &spec, err);
+	strv_push(&args, w->ctr.name);
+	f->c = docker_start(w->ctr.on, strv_argv(&args), &spec, err);
 	strv_free(&args);
 	if (f->c) {
 		while (run_wait_any(&f->c, 1) == 0 && !f->ready)
@@ -232,8 +232,8 @@ static int api_timeout(const struct wait_ctx *w, os_error *err)
 	int rc;
 
 	signals_shield();
-	if (container_inspect(w->container, &c, &e) == 0 && !c.health_line)
-		container_probe_health(w->container, &c, &line, &e);
+	if (container_inspect(&w->ctr, &c, &e) == 0 && !c.health_line)
+		container_probe_health(&w->ctr, &c, &line, &e);
 	signals_unshield();
 	rc = wait_timeout_error(w, "the k3s API (kubectl get --raw /readyz)", line ? line : c.health_line, err);
 	container_free(&c);
@@ -277,7 +277,7 @@ int wait_k3s_api(struct wait_ctx *w, os_error *err)
 		container_free(&c);
 		if (alive < 0)
 			return wait_cut(w, err) ? api_timeout(w, err) : -1;
-		if ((ready = kube_readyz(w->container, deadline_call_ms(&w->by), err)) < 0 && !wait_cut(w, err))
+		if ((ready = kube_readyz(&w->ctr, deadline_call_ms(&w->by), err)) < 0 && !wait_cut(w, err))
 			return -1;
 		if (ready > 0)
 			break;
@@ -301,7 +301,7 @@ int wait_pending_restart(const struct wait_ctx *w, os_error *err)
 		struct gw_container c;
 		int pending;
 
-		if (container_inspect(w->container, &c, err) < 0)
+		if (container_inspect(&w->ctr, &c, err) < 0)
 			return -1;
 		/* Docker counts a restart when it decides on it (moby
 		 * daemon/monitor.go: RestartCount++, then SetRestarting), so the
@@ -326,7 +326,7 @@ int wait_running(const struct wait_ctx *w, os_error *err)
 
 int wait_kubeconfig_written(const struct wait_ctx *w, os_error *err)
 {
-	const char *test[] = { "exec", w->container, "test", "-s", K3S_KUBECONFIG_PATH, NULL };
+	const char *test[] = { "exec", w->ctr.name, "test", "-s", K3S_KUBECONFIG_PATH, NULL };
 	struct backoff b = { 0 };
 
 	log_step("waiting for the container to run");
@@ -336,7 +336,7 @@ int wait_kubeconfig_written(const struct wait_ctx *w, os_error *err)
 
 		if (wait_running(w, err) < 0)
 			return -1;
-		rc = docker_run(test, NULL, 0, deadline_call_ms(&w->by), &res, err);
+		rc = docker_run(w->ctr.on, test, NULL, 0, deadline_call_ms(&w->by), &res, err);
 		int written = rc == 0 && res.status == 0;
 		run_result_free(&res);
 		if (rc < 0 && !wait_cut(w, err))
@@ -367,7 +367,7 @@ static int delete_charts(const struct wait_ctx *w, const struct gpu_allocator *c
 	for (int i = 0; i < n; i++)
 		strv_push(&del, by[i]->helmchart);
 	strv_pushv(&del, (const char *const[]){ "--namespace", "kube-system", "--ignore-not-found", NULL });
-	rc = kube_exec_k3s_type(w->container, "HelmChart", strv_argv(&del), NULL, &w->by, &res, err);
+	rc = kube_exec_k3s_type(&w->ctr, "HelmChart", strv_argv(&del), NULL, &w->by, &res, err);
 	for (int i = 0; rc == 0 && res.out && i < n; i++) {
 		/* kubectl: helmchart.helm.cattle.io "NAME" deleted */
 		cleanup_free char *said = xasprintf("helmchart.helm.cattle.io \"%s\" deleted", by[i]->helmchart);
@@ -444,7 +444,7 @@ int wait_gpu_release_removed(const struct wait_ctx *w, const struct gpu_allocato
 	while (!gone) {
 		cJSON *list = NULL;
 
-		if (kube_get(w->container, "daemonsets", NULL, NULL, 1, deadline_call_ms(&w->by), &list, err) < 0) {
+		if (kube_get(&w->ctr, "daemonsets", NULL, NULL, 1, deadline_call_ms(&w->by), &list, err) < 0) {
 			if (wait_retry_api(w, &b, err))
 				continue;
 			return -1;

@@ -22,11 +22,12 @@
 #include "base/error.h"
 #include "base/strv.h"
 #include "docker/container.h"
+#include "docker/target.h"
 #include "gateway/wait/phases.h"
 
 struct wait_follow;
 struct wait_ctx {
-	const char *container;   /* openshell-cluster-NAME */
+	struct docker_ctr ctr;   /* openshell-cluster-NAME on its daemon */
 	struct deadline by;      /* the overall deadline, each call capped at docker's per-call limit */
 	int timeout_ms;          /* the overall --timeout, for messages */
 	long long restarts;      /* RestartCount when the waits began */

@@ -88,7 +88,7 @@ static int runtime_missing(const struct wait_ctx *w, const struct gpu_state *g, 
 		return 0;
 	return os_error_set(err, OS_EXIT_FAILURE,
 			    "k3s configured no nvidia runtime in containerd (%s has none), so no GPU pod can start in gateway container %s: its image lacks the NVIDIA Container Toolkit's nvidia-container-runtime; build one with it ('openshell image build') or name one with --image, then rerun with --recreate",
-			    K3S_CONTAINERD_CONFIG, w->container);
+			    K3S_CONTAINERD_CONFIG, w->ctr.name);
 }
 
 /* While the plugin's pods are not ready: the kubelet's and the plugin's
@@ -104,7 +104,7 @@ static int plugin_broken(const struct wait_ctx *w, const struct gpu_state *g, os
 
 	if (g->plugin_found ? g->ds.desired == 0 || g->ds.ready == g->ds.desired : !gpu_state_dra(g))
 		return 0;
-	if (kube_get(w->container, "pods", NULL, ns, 0, deadline_call_ms(&w->by), &pods, &e) > 0)
+	if (kube_get(&w->ctr, "pods", NULL, ns, 0, deadline_call_ms(&w->by), &pods, &e) > 0)
 		rc = g->plugin_found ? plugin_faults_judge(w, gpu_state_by(g), pods, err)
 				     : plugin_runtime_judge(w, ns, pods, err);
 	cJSON_Delete(pods);
@@ -138,7 +138,7 @@ static int gpu_tick(struct gpu_wait *gw, os_error *err)
 
 	if (!g->rt.config_read && !gw->rt_call) {
 		runtime_fact_free(&g->rt);
-		if (containerd_nvidia_runtime(gw->w->container, deadline_call_ms(&gw->w->by), &g->rt, &e) < 0)
+		if (containerd_nvidia_runtime(&gw->w->ctr, deadline_call_ms(&gw->w->by), &g->rt, &e) < 0)
 			transient(&gw->w->by, g, &e);
 	}
 	os_error_clear(&e);
@@ -164,7 +164,7 @@ static int start_watch(struct gpu_wait *gw, struct kube_watch *kw, os_error *err
 		kw->file = gw->g->rt.config_read ? NULL : K3S_CONTAINERD_CONFIG;
 	else if (kw == &gw->sets)
 		kw->file = gw->file && !gw->file->done ? gw->file->path : NULL;
-	return kube_watch_start(kw, gw->w->container, deadline_call_ms(&by), err);
+	return kube_watch_start(kw, &gw->w->ctr, deadline_call_ms(&by), err);
 }
 
 /* A watch ended: started again, at once after an end of kubectl's own
@@ -198,7 +198,7 @@ static void ask_runtime(struct gpu_wait *gw)
 	if (gw->g->rt.config_read || gw->rt_asked || !gw->g->plugin_found || !gw->nodes.file_read)
 		return;
 	gw->rt_asked = 1;
-	if (!(gw->rt_call = containerd_nvidia_runtime_start(gw->w->container, deadline_call_ms(&gw->w->by), &e)))
+	if (!(gw->rt_call = containerd_nvidia_runtime_start(&gw->w->ctr, deadline_call_ms(&gw->w->by), &e)))
 		transient(&gw->w->by, gw->g, &e);
 	os_error_clear(&e);
 }
@@ -302,7 +302,7 @@ static void look_runtime_class(const struct wait_ctx *w, struct gpu_state *g)
 
 	if (g->runtime_class >= 0 || gpu_state_dra(g))
 		return;
-	found = kube_get(w->container, "runtimeclass", NVIDIA_RUNTIME_CLASS, NULL, 0, cleanup_budget_ms(), &rc, &e);
+	found = kube_get(&w->ctr, "runtimeclass", NVIDIA_RUNTIME_CLASS, NULL, 0, cleanup_budget_ms(), &rc, &e);
 	if (found >= 0)
 		g->runtime_class = found;
 	cJSON_Delete(rc);
