@@ -21,8 +21,6 @@
 #include "base/xalloc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "docker/client.h"
-#include "docker/daemon.h"
 #include "gateway/state/info.h"
 
 static const char bash_script[] =
@@ -85,19 +83,12 @@ static void offer_opts(const struct cli_opt *opts, const char *prefix)
 	}
 }
 
-/* Docker's contexts, as `docker context ls` names them. */
-static void offer_contexts(const char *prefix)
-{
-	static const char *const args[] = { "context", "ls", "--format", "{{.Name}}", NULL };
-	struct run_result res = { 0 };
-	os_error err = { 0 };
+/* A shell waits on the answer: a daemon that does not answer gets this
+ * long a call, not the usual minute. */
+#define COMPLETE_CALL_MS 2000
 
-	if (docker_run_ok(NULL, args, NULL, 0, 0, &res, &err) == 0)
-		for (char *line = strtok(res.out, "\n"); line; line = strtok(NULL, "\n"))
-			offer(line, prefix);
-	run_result_free(&res);
-	os_error_clear(&err);
-}
+/* The --context typed earlier on the line: where gateway names come from. */
+static const char *typed_context;
 
 static void offer_value(const struct cli_opt *o, const char *prefix)
 {
@@ -110,7 +101,7 @@ static void offer_value(const struct cli_opt *o, const char *prefix)
 	/* A gateway's name: what `gateway list` shows, quietly; without a
 	 * Docker to ask, those the metadata knows. */
 	if (o->value == CLI_VALUE_GATEWAY) {
-		if (gateway_known_names(&names, &err) < 0) {
+		if (gateway_known_names(typed_context, COMPLETE_CALL_MS, &names, &err) < 0) {
 			os_error_clear(&err);
 			strv_free(&names);
 			gateway_metadata_names(&names, &err);
@@ -119,8 +110,9 @@ static void offer_value(const struct cli_opt *o, const char *prefix)
 		for (size_t i = 0; i < names.n; i++)
 			offer(names.v[i], prefix);
 	}
-	if (o->value == CLI_VALUE_CONTEXT)
-		offer_contexts(prefix);
+	if (o->value == CLI_VALUE_CONTEXT && gateway_docker_contexts(COMPLETE_CALL_MS, &names, &err) == 0)
+		for (size_t i = 0; i < names.n; i++)
+			offer(names.v[i], prefix);
 	os_error_clear(&err);
 	strv_free(&names);
 }
@@ -155,17 +147,15 @@ static void complete(int n, char **words)
 	const struct cli_spec *at = cli_root();
 	const struct cli_opt *pending = NULL;   /* an option waiting for its value */
 	const char *cur = words[n - 1];
-	os_error err = { 0 };
 	int operands = 0;                       /* of the command reached */
 
 	for (int i = 0; i < n - 1; i++) {
 		const struct cli_spec *next;
 
 		if (pending) {
-			/* this word was its value; a --context typed earlier is where
-			 * the gateway names come from */
-			if (pending->value == CLI_VALUE_CONTEXT && docker_daemon_choose(words[i], &err) < 0)
-				os_error_clear(&err);
+			/* this word was its value */
+			if (pending->value == CLI_VALUE_CONTEXT)
+				typed_context = words[i];
 			pending = NULL;
 		} else if (strcmp(words[i], "--") == 0) {
 			return;   /* the rest is a command line of its own */
@@ -175,8 +165,8 @@ static void complete(int n, char **words)
 
 			pending = o && o->arg ? o : NULL;
 			o = word_opt_with_value(at, words[i], &value);
-			if (o && o->value == CLI_VALUE_CONTEXT && docker_daemon_choose(value, &err) < 0)
-				os_error_clear(&err);
+			if (o && o->value == CLI_VALUE_CONTEXT)
+				typed_context = value;
 		} else if (at->subs && (next = cli_find(at, words[i])) && next != &cli_help_spec && !next->hidden) {
 			at = next;
 		} else {
@@ -208,11 +198,8 @@ static void complete(int n, char **words)
 
 static int run_complete(int argc, char **argv)
 {
-	/* No options of its own: the words may be anything the user typed.
-	 * A shell waits on the answer: a daemon that does not answer gets 2 s
-	 * a call, not the usual minute. */
+	/* No options of its own: the words may be anything the user typed. */
 	log_set_verbosity(-1);
-	docker_set_call_timeout_ms(2000);
 	if (argc > 1)
 		complete(argc - 1, argv + 1);
 	return OS_EXIT_OK;

@@ -15,7 +15,6 @@
 
 static char *docker_exe;
 static int call_timeout_ms = DOCKER_DEFAULT_CALL_TIMEOUT_MS;
-static int call_timeout_given;   /* by docker_set_call_timeout_ms(): the environment's is not read */
 
 static void docker_fini(void)
 {
@@ -34,7 +33,7 @@ static int read_call_timeout(void)
 	const char *t = getenv("OPENSHELL_CALL_TIMEOUT");
 	int ms;
 
-	if (read || call_timeout_given)
+	if (read)
 		return rc;
 	read = 1;
 	if (t && *t)
@@ -72,12 +71,6 @@ int docker_call_timeout_ms(void)
 {
 	read_call_timeout();
 	return call_timeout_ms;
-}
-
-void docker_set_call_timeout_ms(int ms)
-{
-	call_timeout_ms = ms;
-	call_timeout_given = 1;
 }
 
 /* Where a failed docker says it lost its daemon (stderr, or the merged

@@ -20,9 +20,10 @@
 /* The process's target: the daemon the user's environment and --context
  * name, which a call gets when it names none (ON NULL, below): entries as
  * run_spec's env takes them ("NAME=VALUE", a bare "NAME" unset), over the
- * process's environment, which openshell never changes. Set once, by
- * docker_daemon_choose() (--context) before any call; NULL or empty: the
- * environment's. A gateway's calls name its own daemon instead. */
+ * process's environment, which openshell never changes. Set by
+ * docker_daemon_choose() before any call (main's --context; completion's
+ * for the line it completes); NULL or empty: the environment's. A
+ * gateway's calls name its own daemon instead. */
 void docker_process_target_set(const char *const *env);
 const char *const *docker_process_target(void);
 
@@ -37,10 +38,6 @@ int docker_init(os_error *err);
 
 const char *docker_path(void);
 int docker_call_timeout_ms(void);
-
-/* The per-call default for a command that cannot wait long (completion:
- * a shell waits on it), whatever OPENSHELL_CALL_TIMEOUT says. */
-void docker_set_call_timeout_ms(int ms);
 
 /* Every call names its daemon, ON: a target (docker/target.h), whose
  * entries go over the process's target; NULL is the process's target

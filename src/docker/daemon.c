@@ -183,7 +183,10 @@ int docker_daemon_named(const char *host, const char *context, struct docker_dae
 		return os_error_set(err, OS_EXIT_USAGE, "--docker-host needs a daemon's address, e.g. ssh://user@gpu-box");
 	if (context && !*context)
 		return os_error_set(err, OS_EXIT_USAGE, "--context needs a context's name (see 'docker context ls')");
-	/* The user's own TLS settings, not those of a gateway followed. */
+	/* docker's default context takes DOCKER_HOST for its endpoint (docker/cli
+	 * getServerHost); the TLS settings are the user's, as openshell started. */
+	if (!host && context && strcmp(context, "default") == 0)
+		host = process_env("DOCKER_HOST");
 	return resolve(host, context ? context : "default", process_env, d, err);
 }
 
@@ -283,9 +286,10 @@ int docker_daemon_follow(const char *gateway, const struct docker_target *t, con
 		return os_error_set(err, OS_EXIT_CONFLICT,
 				    "gateway '%s' was made in Docker context '%s' (%s), not '%s'; drop --context to reach it there",
 				    gateway, t->context, t->endpoint, chosen);
-	if (!chosen)
-		*on = t;
-	return strcmp(t->context, "default") != 0 ? context_still_there(gateway, t, err) : 0;
+	if (strcmp(t->context, "default") != 0 && context_still_there(gateway, t, err) < 0)
+		return -1;
+	*on = chosen ? NULL : t;
+	return 0;
 }
 
 int docker_daemon_of(const struct docker_target *on, struct docker_daemon *d, os_error *err)
@@ -294,6 +298,10 @@ int docker_daemon_of(const struct docker_target *on, struct docker_daemon *d, os
 
 	if (!on)
 		return docker_daemon_resolve(d, err);
+	/* Recorded without TLS (older metadata): the user's settings, as
+	 * docker takes them, recorded from here on. */
+	if (on->context && strcmp(on->context, "default") == 0 && !on->tls_recorded)
+		return resolve(on->endpoint, NULL, process_env, d, err);
 	copy = docker_target_dup(on);
 	memset(d, 0, sizeof(*d));
 	d->at = *copy;

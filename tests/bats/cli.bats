@@ -327,6 +327,7 @@ legacy"
 		#!/bin/sh
 		echo "\$* DOCKER_CONTEXT=\${DOCKER_CONTEXT-unset} DOCKER_HOST=\${DOCKER_HOST-unset}" >>"$BATS_TEST_TMPDIR/calls"
 		[ "\$1 \$2" = "context ls" ] && { printf 'default\\ngpu-box\\ngpu-lab\\n'; exit 0; }
+		[ "\$1 \$2" = "context inspect" ] && { echo '"tcp://127.0.0.1:2"'; exit 0; }
 		if [ "\$1" = ps ]; then   # a daemon that does not answer
 			trap 'echo "ps stopped" >>"$BATS_TEST_TMPDIR/calls"; exit 143' TERM
 			sleep 5 & wait \$!

@@ -183,6 +183,16 @@ suite_teardown() {
 	assert_success
 	run jq -r '.state' <<<"$output"
 	assert_output running
+	# every call of verify (its host probe too), gpus and logs names the
+	# gateway's daemon: one that named none would find no daemon here
+	DOCKER_HOST=$elsewhere run --separate-stderr openshell gateway verify --name rs
+	assert_success
+	assert_line '7 passed, 0 failed'
+	DOCKER_HOST=$elsewhere run --separate-stderr openshell gateway gpus --name rs
+	assert_success
+	assert_line --regexp '^openshell-rs +0 +GPU-'
+	DOCKER_HOST=$elsewhere run --separate-stderr openshell gateway logs --name rs --tail 1
+	assert_success
 	DOCKER_HOST=$elsewhere run --separate-stderr openshell gateway destroy --name rs --yes
 	assert_success
 	assert_no_gateway_resources rs

@@ -13,9 +13,11 @@
 #include "base/files.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
+#include "docker/container.h"
 #include "docker/daemon.h"
 #include "gateway/deploy/deploy.h"
 #include "gateway/start/reach.h"
+#include "kube/kubectl.h"
 #include "tap.h"
 
 static void endpoint(const char *e, int local, const char *host)
@@ -141,7 +143,7 @@ static void stand_ins(void)
 	if (!mkdtemp(bin))
 		abort();
 	ssh = xasprintf("#!/bin/sh\necho \"$*\" >%s/ssh.args\ncat %s/fake-ssh.out\n", bin, bin);
-	docker = xasprintf("#!/bin/sh\necho \"${DOCKER_HOST-unset} ${DOCKER_CONTEXT-unset} ${DOCKER_TLS_VERIFY-unset}\" >%s/docker.env\n"
+	docker = xasprintf("#!/bin/sh\necho \"${DOCKER_HOST-unset} ${DOCKER_CONTEXT-unset} ${DOCKER_TLS_VERIFY-unset} ${DOCKER_CERT_PATH-unset}\" >%s/docker.env\n"
 			   "[ -f %s/context.endpoint ] || { echo 'context \"box\": context not found' >&2; exit 1; }\n"
 			   "printf '\"%%s\"\\n' \"$(cat %s/context.endpoint)\"\n", bin, bin, bin);
 	write_text("ssh", ssh, 0755);
@@ -185,21 +187,31 @@ static void test_ssh_hostname(void)
 	os_error_clear(&err);
 }
 
-/* The daemon a docker call was given: ON's (NULL: the process's). */
-static char *docker_saw(const struct docker_target *on)
+/* The daemon the last docker call was given, as the fake docker wrote
+ * it: DOCKER_HOST, DOCKER_CONTEXT, DOCKER_TLS_VERIFY, DOCKER_CERT_PATH. */
+static char *last_saw(void)
 {
-	const char *args[] = { "context", "inspect", "--", "any", NULL };
 	cleanup_free char *path = xasprintf("%s/docker.env", bin);
 	char *text = NULL;
 	size_t len;
 	os_error err = { 0 };
 
-	unlink(path);
-	docker_ok(on, args, 0, &err);
 	if (read_file(path, 4096, &text, &len, &err) < 0)
 		text = xstrdup("none");
+	unlink(path);
 	os_error_clear(&err);
 	return text;
+}
+
+/* The daemon a docker call was given: ON's (NULL: the process's). */
+static char *docker_saw(const struct docker_target *on)
+{
+	const char *args[] = { "context", "inspect", "--", "any", NULL };
+	os_error err = { 0 };
+
+	docker_ok(on, args, 0, &err);
+	os_error_clear(&err);
+	return last_saw();
 }
 
 /* The call on ON went to the daemon WANT says (docker_saw's line). */
@@ -211,9 +223,6 @@ static void saw_is(const struct docker_target *on, const char *want, const char 
 	free(saw);
 }
 
-/* Two daemons in one process, side by side (a node's and its gateway's):
- * each call names its own, in any order, and the process's target and
- * environment never change. */
 /* A gateway's recorded daemon, followed: its calls name it, TLS as
  * recorded; a context that names another daemon now refused; neither
  * the process's target nor its environment moves. */
@@ -231,14 +240,14 @@ static void test_follow(void)
 	setenv("DOCKER_CERT_PATH", "/other", 1);
 	setenv("DOCKER_TLS", "1", 1);
 	ok(docker_daemon_follow("t", &tls, &on, &err) == 0 && on == &tls, "the default context: its calls name it");
-	saw_is(on, "tcp://10.0.0.5:2376 unset 1\n", "a call that names it: endpoint and TLS as recorded");
-	saw_is(NULL, "unix:///elsewhere.sock unset unset\n", "one that names none: the process's target, unmoved");
+	saw_is(on, "tcp://10.0.0.5:2376 unset 1 /certs/box\n", "a call that names it: endpoint and TLS as recorded");
+	saw_is(NULL, "unix:///elsewhere.sock unset unset /other\n", "one that names none: the process's target, unmoved");
 	ok(strcmp(docker_env("DOCKER_HOST"), "unix:///elsewhere.sock") == 0 && !docker_env("DOCKER_TLS_VERIFY") &&
 	   strcmp(getenv("DOCKER_CERT_PATH"), "/other") == 0 && getenv("DOCKER_TLS"),
 	   "the process's environment and target are left as they were");
 	write_text("context.endpoint", "ssh://root@gpu-box", 0644);
 	ok(docker_daemon_follow("r", &box, &on, &err) == 0 && on == &box, "a named context that still names the daemon");
-	saw_is(on, "unset box unset\n", "its calls: the context, DOCKER_HOST dropped, nothing of another's TLS");
+	saw_is(on, "unset box unset /other\n", "its calls: the context, DOCKER_HOST dropped, the user's TLS, not another's");
 	on = &tls;
 	ok(docker_daemon_follow("o", &old, &on, &err) == 0 && on == NULL,
 	   "metadata older than the record: the process's target serves");
@@ -258,6 +267,9 @@ static void test_follow(void)
 	unsetenv("DOCKER_TLS");
 }
 
+/* Two daemons in one process, side by side (a node's and its gateway's):
+ * each call names its own, in any order, and the process's target and
+ * environment never change. */
 static void test_two_daemons(void)
 {
 	struct docker_target node = { .context = "default", .endpoint = "ssh://root@node-b", .tls_recorded = 1 };
@@ -265,40 +277,109 @@ static void test_two_daemons(void)
 				       .tls_verify = 1, .cert_path = "/certs/box" };
 	write_text("context.endpoint", "ssh://root@gpu-box", 0644);
 	setenv("DOCKER_HOST", "unix:///here.sock", 1);
-	saw_is(&node, "ssh://root@node-b unset unset\n", "a call on the node: docker talks to its daemon");
-	saw_is(&server, "tcp://10.0.0.5:2376 unset 1\n", "the next on the server: its daemon, with its TLS");
-	saw_is(NULL, "unix:///here.sock unset unset\n", "one that names none: the process's, as it started");
+	saw_is(&node, "ssh://root@node-b unset unset unset\n", "a call on the node: docker talks to its daemon");
+	saw_is(&server, "tcp://10.0.0.5:2376 unset 1 /certs/box\n", "the next on the server: its daemon, with its TLS");
+	saw_is(NULL, "unix:///here.sock unset unset unset\n", "one that names none: the process's, as it started");
 	ok(strcmp(getenv("DOCKER_HOST"), "unix:///here.sock") == 0 && !getenv("DOCKER_TLS_VERIFY"),
 	   "the process's environment never changed");
 	/* A daemon recorded without TLS: the environment's TLS settings, as
 	 * docker itself would take them. */
 	node.tls_recorded = 0;
 	setenv("DOCKER_TLS_VERIFY", "1", 1);
-	saw_is(&node, "ssh://root@node-b unset 1\n", "recorded without TLS: the environment's TLS settings, as docker takes them");
+	saw_is(&node, "ssh://root@node-b unset 1 unset\n", "recorded without TLS: the environment's TLS settings, as docker takes them");
 	unsetenv("DOCKER_TLS_VERIFY");
 	{
 		const struct docker_target *followed = NULL;
-		struct docker_daemon d = { 0 };
 		os_error err = { 0 };
 
-		/* node add: the server followed for its calls, the node's name the
-		 * node; a node recorded without TLS takes the user's settings, not
-		 * the server's. */
+		/* node add: the server followed for its calls, the node's naming
+		 * the node, each with its own TLS. */
 		ok(docker_daemon_follow("g", &server, &followed, &err) == 0 && followed == &server,
 		   "the server followed for its calls");
-		saw_is(followed, "tcp://10.0.0.5:2376 unset 1\n", "a call that names it: the server, with its TLS");
-		node.tls_recorded = 0;
-		saw_is(&node, "ssh://root@node-b unset unset\n",
-		       "a node recorded without TLS, beside the server: the environment's TLS, not the server's");
+		saw_is(followed, "tcp://10.0.0.5:2376 unset 1 /certs/box\n", "a call that names it: the server, with its TLS");
 		node.tls_recorded = 1;
-		saw_is(&node, "ssh://root@node-b unset unset\n", "a call on the node names it");
-		saw_is(NULL, "unix:///here.sock unset unset\n", "the process's target did not move");
-		ok(docker_daemon_named("tcp://10.0.0.9:2376", NULL, &d, &err) == 0 && !d.at.tls_verify && !d.at.cert_path,
-		   "a node's --docker-host takes the user's TLS settings, not those of the gateway followed");
-		docker_daemon_free(&d);
-		os_error_clear(&err);
+		saw_is(&node, "ssh://root@node-b unset unset unset\n", "the next on the node: nothing of the server's TLS");
+		saw_is(NULL, "unix:///here.sock unset unset unset\n", "the process's target did not move");
 	}
 	unsetenv("DOCKER_HOST");
+}
+
+/* A container's calls go to its daemon (struct docker_ctr): kube/'s exec,
+ * one beside others, its inspect and its healthcheck. */
+static void test_container_calls(void)
+{
+	struct docker_target server = { .context = "default", .endpoint = "tcp://10.0.0.5:2376", .tls_recorded = 1,
+				       .tls_verify = 1, .cert_path = "/certs/box" };
+	struct docker_ctr gw = { &server, "openshell-cluster-g" };
+	struct gw_container c = { .running = 1 };
+	struct run_result res = { 0 };
+	struct run_child *call;
+	char *line = NULL, *saw;
+	os_error err = { 0 };
+
+	setenv("DOCKER_HOST", "unix:///here.sock", 1);
+	kube_exec(&gw, (const char *const[]){ "get", "nodes", NULL }, NULL, 0, &res, &err);
+	run_result_free(&res);
+	is_str(saw = last_saw(), "tcp://10.0.0.5:2376 unset 1 /certs/box\n", "kubectl through the container's daemon");
+	free(saw);
+	os_error_clear(&err);
+	if ((call = kube_start(&gw, (const char *const[]){ "get", "pods", NULL }, &(struct run_spec){ 0 }, &err)))
+		docker_await(call, &res, &err);
+	run_result_free(&res);
+	is_str(saw = last_saw(), "tcp://10.0.0.5:2376 unset 1 /certs/box\n", "one beside others there too");
+	free(saw);
+	os_error_clear(&err);
+	container_inspect(&gw, &c, &err);
+	container_free(&c);
+	is_str(saw = last_saw(), "tcp://10.0.0.5:2376 unset 1 /certs/box\n", "its inspect there too");
+	free(saw);
+	os_error_clear(&err);
+	c = (struct gw_container){ .running = 1 };
+	strv_push(&c.health_test, "true");
+	gw.on = NULL;
+	container_probe_health(&gw, &c, &line, &err);
+	is_str(saw = last_saw(), "unix:///here.sock unset unset unset\n", "one that names none: the user's daemon");
+	free(saw);
+	free(line);
+	container_free(&c);
+	os_error_clear(&err);
+	unsetenv("DOCKER_HOST");
+}
+
+/* The daemon a gateway's target names, as start describes it: its
+ * endpoint read, its strings its own, and the user's TLS settings where
+ * older metadata recorded none. */
+static void test_daemon_of(void)
+{
+	struct docker_target box = { .context = "box", .endpoint = "ssh://root@gpu-box:2222" };
+	struct docker_target old = { .context = "default", .endpoint = "tcp://10.0.0.5:2376" };
+	struct docker_daemon d;
+	os_error err = { 0 };
+
+	ok(docker_daemon_of(&box, &d, &err) == 0 && d.at.context != box.context && strcmp(d.at.context, "box") == 0 &&
+	   strcmp(d.host, "gpu-box") == 0 && strcmp(d.user, "root") == 0 && strcmp(d.port, "2222") == 0 && !d.local,
+	   "a named context's: its endpoint read, the strings its own");
+	docker_daemon_free(&d);
+	setenv("DOCKER_TLS_VERIFY", "1", 1);
+	setenv("DOCKER_CERT_PATH", "/certs/mine", 1);
+	ok(docker_daemon_of(&old, &d, &err) == 0 && d.at.tls_recorded && d.at.tls_verify && !d.at.tls &&
+	   strcmp(d.at.cert_path, "/certs/mine") == 0 && strcmp(d.at.endpoint, "tcp://10.0.0.5:2376") == 0,
+	   "recorded without TLS: the user's settings, to be recorded");
+	docker_daemon_free(&d);
+	unsetenv("DOCKER_TLS_VERIFY");
+	unsetenv("DOCKER_CERT_PATH");
+	setenv("DOCKER_HOST", "tcp://10.0.0.7:2375", 1);
+	ok(docker_daemon_of(NULL, &d, &err) == 0 && strcmp(d.at.endpoint, "tcp://10.0.0.7:2375") == 0,
+	   "none named: the process's target, resolved");
+	docker_daemon_free(&d);
+	ok(docker_daemon_named(NULL, "default", &d, &err) == 0 && strcmp(d.at.endpoint, "tcp://10.0.0.7:2375") == 0,
+	   "an option's context 'default' is DOCKER_HOST's daemon, as docker's default context is");
+	docker_daemon_free(&d);
+	ok(docker_daemon_named(NULL, NULL, &d, &err) == 0 && strcmp(d.at.endpoint, DOCKER_DEFAULT_ENDPOINT) == 0,
+	   "no context named: the local socket");
+	docker_daemon_free(&d);
+	unsetenv("DOCKER_HOST");
+	os_error_clear(&err);
 }
 
 static void test_reach(void)
@@ -372,7 +453,7 @@ static void test_chosen(void)
 	setenv("DOCKER_HOST", "unix:///here.sock", 1);
 	write_text("context.endpoint", "ssh://root@gpu-box", 0644);
 	ok(docker_daemon_choose("box", &err) == 0, "--context box");
-	saw_is(NULL, "unset box unset\n", "the process's target: the context, DOCKER_HOST dropped");
+	saw_is(NULL, "unset box unset unset\n", "the process's target: the context, DOCKER_HOST dropped");
 	ok(docker_daemon_follow("g", &box, &on, &err) == 0 && on == NULL,
 	   "a gateway made in the chosen context: its calls are the process's");
 	docker_daemon_follow("t", &tls, &on, &err);
@@ -392,6 +473,8 @@ int main(void)
 	test_follow();
 	test_two_daemons();
 	test_reach();
+	test_container_calls();
+	test_daemon_of();
 	test_chosen();
 	for (const char *const *f = (const char *const[]){ "ssh", "docker", "ssh.args", "fake-ssh.out", "docker.env",
 								"context.endpoint", NULL }; *f; f++) {

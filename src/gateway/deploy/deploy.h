@@ -92,7 +92,8 @@ struct deploy_plan {
 	                            * (ssh:// or tcp://), or NULL */
 	const struct docker_target *docker; /* where the gateway lives (metadata) */
 	const struct docker_target *docker_on; /* the daemon its probes ask (docker/client.h): node
-	                                        * add's the node's; NULL: the process's */
+	                                        * add's the node's, start's the existing gateway's;
+	                                        * NULL: the process's */
 	const char *node;     /* node add's node, whose host the checks are of; NULL: the gateway's */
 	int health_start_interval; /* the daemon takes --health-start-interval (Docker >= 25) */
 };

@@ -68,20 +68,20 @@ struct start {
 static int preflight(struct start *st, os_error *err)
 {
 	cJSON *info = NULL;
-	const char *version;
 
-	log_step("checking Docker");
 	/* An existing gateway's calls go to the daemon it lives on. */
-	if (gateway_follow_daemon(st->p.req->name, &st->on, err) < 0 || docker_daemon_of(st->on, &st->daemon, err) < 0 ||
-	    docker_info(st->on, &info, err) < 0)
+	if (gateway_follow_daemon(st->p.req->name, &st->on, err) < 0)
+		return -1;
+	st->w.ctr.on = st->p.docker_on = st->on;
+	log_step("checking Docker");
+	if (docker_daemon_of(st->on, &st->daemon, err) < 0 || docker_info(st->on, &info, err) < 0)
 		return -1;
 	st->p.docker = &st->daemon.at;
-	st->w.ctr.on = st->p.docker_on = st->on;
-	version = json_str(info, "ServerVersion");
-	log_verbose("docker daemon %s", version);
+	log_verbose("docker daemon %s", json_str(info, "ServerVersion"));
 	/* Docker 25 probes at --health-start-interval during the start
-	 * period, so that its own verdict follows the facts within a second. */
-	st->p.health_start_interval = atoi(version) >= 25;
+	 * period, so that its own verdict follows the facts within a second.
+	 * (docker_info() answers with a ServerVersion or fails.) */
+	st->p.health_start_interval = atoi(json_str(info, "ServerVersion")) >= 25;
 	/* What the daemon offers for GPUs decides --gpu-mode auto. */
 	if (st->p.req->gpu)
 		daemon_gpus_from_info(info, &st->dg);

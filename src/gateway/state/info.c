@@ -13,6 +13,7 @@
 #include "base/names.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
+#include "docker/daemon.h"
 #include "gateway/gpu/gpus.h"
 #include "gateway/state/info.h"
 #include "gateway/state/node_network.h"
@@ -66,13 +67,13 @@ void gateway_labelled_ps(struct strv *args)
 	strv_pushf(args, "{{.Label \"%s\"}}", LABEL_GATEWAY);
 }
 
-static int add_labelled(struct strv *names, os_error *err)
+static int add_labelled(const struct docker_target *on, int within_ms, struct strv *names, os_error *err)
 {
 	struct strv args = { 0 };
 	struct run_result res;
 
 	gateway_labelled_ps(&args);
-	if (docker_run_ok(NULL, strv_argv(&args), NULL, 0, 0, &res, err) < 0) {
+	if (docker_run_ok(on, strv_argv(&args), NULL, 0, within_ms, &res, err) < 0) {
 		run_result_free(&res);
 		strv_free(&args);
 		return os_error_wrap(err, "cannot list openshell's containers");
@@ -118,12 +119,32 @@ int gateway_metadata_names(struct strv *names, os_error *err)
 	return 0;
 }
 
-int gateway_known_names(struct strv *names, os_error *err)
+int gateway_known_names(const char *context, int within_ms, struct strv *names, os_error *err)
 {
-	if (add_labelled(names, err) < 0 || gateway_metadata_names(names, err) < 0)
+	struct docker_daemon d = { 0 };
+	int rc = -1;
+
+	if (context && docker_daemon_named(NULL, context, &d, err) < 0)
 		return -1;
-	gateway_names_sort_unique(names);
-	return 0;
+	if (add_labelled(context ? &d.at : NULL, within_ms, names, err) == 0 && gateway_metadata_names(names, err) == 0) {
+		gateway_names_sort_unique(names);
+		rc = 0;
+	}
+	docker_daemon_free(&d);
+	return rc;
+}
+
+int gateway_docker_contexts(int within_ms, struct strv *names, os_error *err)
+{
+	static const char *const args[] = { "context", "ls", "--format", "{{.Name}}", NULL };
+	struct run_result res = { 0 };
+	char *save = NULL;
+	int rc = docker_run_ok(NULL, args, NULL, 0, within_ms, &res, err);
+
+	for (char *line = rc == 0 ? strtok_r(res.out, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save))
+		strv_push(names, line);
+	run_result_free(&res);
+	return rc;
 }
 
 const char *gateway_state_word(const struct gateway *gw)

@@ -17,10 +17,16 @@
 #include "gateway/state/lookup.h"
 
 /* Every gateway name openshell knows, sorted, without duplicates: the
- * org.openshell.gateway label of containers labelled as openshell's, and
- * the directories under $XDG_CONFIG_HOME/openshell/gateways holding a
- * metadata.json. Names that are not valid gateway names are skipped. */
-int gateway_known_names(struct strv *names, os_error *err);
+ * org.openshell.gateway label of containers labelled as openshell's on
+ * the daemon of Docker context CONTEXT (NULL: the process's), asked
+ * within WITHIN_MS (0: docker's per-call limit), and the directories
+ * under $XDG_CONFIG_HOME/openshell/gateways holding a metadata.json.
+ * Names that are not valid gateway names are skipped. */
+int gateway_known_names(const char *context, int within_ms, struct strv *names, os_error *err);
+
+/* Docker's contexts, as `docker context ls` names them, asked within
+ * WITHIN_MS: what --context may name. */
+int gateway_docker_contexts(int within_ms, struct strv *names, os_error *err);
 
 /* Add the names of the directories under $XDG_CONFIG_HOME/openshell/gateways
  * holding a metadata.json: what is known without asking Docker. */

@@ -24,7 +24,8 @@ struct gateway {
 	char *name;
 	char *container;          /* openshell-cluster-NAME */
 	struct docker_ctr ctr;    /* that container on the daemon the gateway lives on: what
-	                           * every call about it names (docker/target.h) */
+	                           * every call about it names (docker/target.h); from a
+	                           * lookup (gateway_load_files() leaves ctr.on NULL) */
 	struct docker_target *daemon; /* that daemon when it is not the process's target
 	                               * (owned; ctr.on), else NULL */
 	char *state_dir;          /* $XDG_CONFIG_HOME/openshell/gateways/NAME */
@@ -63,7 +64,8 @@ int gateway_lookup_container(struct gateway *gw, os_error *err);
 void gateway_free(struct gateway *gw);
 
 /* What gateway NAME's files say, without asking Docker: gw's name,
- * container, state_dir and metadata (no container: c.exists == 0). */
+ * container, state_dir and metadata (no container: c.exists == 0); its
+ * daemon not followed (ctr.on NULL). */
 int gateway_load_files(const char *name, struct gateway *gw, os_error *err);
 
 /* The daemon gateway NAME was made on, as its metadata records it

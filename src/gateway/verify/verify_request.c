@@ -68,7 +68,7 @@ static int host_of_look(const struct gateway *gw, struct gpu_looks *l, os_error 
 	selection(gw, l);
 	if (l->want && gpus_host_of_driver(&l->mine, l->want, &l->host))
 		return 0;
-	return (l->host_call = host_gpus_probe_start(NULL, gw->c.image, gw->c.gpu_cdi, 0, err)) ? 0 : -1;
+	return (l->host_call = host_gpus_probe_start(gw->ctr.on, gw->c.image, gw->c.gpu_cdi, 0, err)) ? 0 : -1;
 }
 
 int verify_gpus_seen(const struct gateway *gw, struct gpu_looks *l, const char *text, const char **rest,
@@ -104,7 +104,7 @@ int verify_gpus_judge(const struct gateway *gw, struct gpu_looks *l, const struc
 	struct strv want = { 0 };
 	os_error e = { 0 };
 	cleanup_free char *has = NULL, *means = NULL;
-	int rc = -1, exact, probed = l->host_call ? host_gpus_probe_finish(l->host_call, NULL, gw->c.image, &l->host, &e) : 0;
+	int rc = -1, exact, probed = l->host_call ? host_gpus_probe_finish(l->host_call, gw->ctr.on, gw->c.image, &l->host, &e) : 0;
 
 	l->host_call = NULL;
 	selection(gw, l);
