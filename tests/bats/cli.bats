@@ -478,4 +478,19 @@ pin() { sed -n "s/^$1=//p" "$OPENSHELL_SRCDIR/deploy/versions.env"; }
 			{ echo "$cmd: $stderr" >&2; return 1; }
 	done
 	[ -f "$dir/metadata.json" ]
+	# metadata older than the daemon's record is asked of the daemon the
+	# environment names, beside ghost's own: each its own unknown
+	old=$XDG_CONFIG_HOME/openshell/gateways/old
+	mkdir -p "$old"
+	cat >"$old/metadata.json" <<-EOF
+		{"schema": 1, "name": "old", "container": "openshell-cluster-old", "image": "i:1",
+		 "bind": "127.0.0.1", "port": 6444, "gpu": false, "server": "https://127.0.0.1:6444",
+		 "kubeconfig": "$old/kubeconfig", "created": "2026-12-01T00:00:00Z", "user_kubeconfig": null}
+	EOF
+	DOCKER_HOST=unix://$BATS_TEST_TMPDIR/none.sock run --separate-stderr openshell gateway list
+	assert_failure 3
+	assert_line --regexp '^ghost +unknown '
+	assert_line --regexp '^old +unknown '
+	[[ "$stderr" == *"cannot ask the Docker daemon (unix://$BATS_TEST_TMPDIR/none.sock) about old, listed as unknown"* ]]
+	[[ "$stderr" == *"cannot ask the Docker daemon (context gone, tcp://127.0.0.1:1) about ghost, listed as unknown"* ]]
 }

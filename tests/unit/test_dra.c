@@ -5,12 +5,16 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
+#include "base/exitcode.h"
+#include "base/files.h"
 #include "base/strv.h"
 #include "base/xalloc.h"
 #include "gateway/gpu/allocation.h"
+#include "gateway/gpu/gpus.h"
 #include "gateway/verify/verify_checks.h"
 #include "tap.h"
 
@@ -95,11 +99,69 @@ static void test_create_script(void)
 	ok(!verify_created_since(NULL), "nor is there one without text");
 }
 
+/* The GPUs a container's look (GPUS_LOOK_SCRIPT, as the fake docker
+ * answers it with the text of OUT and STATUS) gives the DRA driver to
+ * publish: what start and node add wait for. */
+static int dra_gpus_of(const char *dir, const char *out, int status, struct strv *uuids, os_error *err)
+{
+	cleanup_free char *path = xasprintf("%s/look.out", dir), *rc = xasprintf("%s/look.rc", dir);
+	cleanup_free char *code = xasprintf("%d", status);
+	struct docker_ctr node = { NULL, "openshell-node-g" };
+
+	if (write_file_atomic(path, out, strlen(out), 0644, err) < 0 ||
+	    write_file_atomic(rc, code, strlen(code), 0644, err) < 0)
+		return -2;
+	return container_dra_gpus(&node, "node 'n'", 5000, uuids, err);
+}
+
+static void test_container_dra_gpus(void)
+{
+	char dir[] = "/tmp/openshell-dra-XXXXXX";
+	cleanup_free char *docker = NULL, *script = NULL;
+	struct strv uuids = { 0 };
+	os_error err = { 0 };
+
+	if (!mkdtemp(dir))
+		abort();
+	docker = xasprintf("%s/docker", dir);
+	script = xasprintf("#!/bin/sh\ncat '%s/look.out'; exit $(cat '%s/look.rc')\n", dir, dir);
+	if (write_file_atomic(docker, script, strlen(script), 0755, &err) < 0)
+		abort();
+	setenv("OPENSHELL_DOCKER", docker, 1);
+	is_int(dra_gpus_of(dir, "GPU 0: A100 (UUID: GPU-a)\nGPU 1: A100 (UUID: GPU-b)\n"
+			   GPUS_VERSION_MARK " NVRM version: 570.86\n" GPUS_QUERY_MARK "\n"
+			   "GPU-a, Enabled, 8.0\nGPU-b, Enabled, 8.0\n" GPUS_ENV_MARK "\nall\n", 0, &uuids, &err),
+	       -1, "every GPU MIG-enabled without a MIG device: refused");
+	ok(err.code == OS_EXIT_NOGPU && strstr(err.msg, "every GPU of node 'n' has MIG enabled and no MIG device") &&
+		   strstr(err.msg, "nvidia-smi mig -cgi"),
+	   "naming the node and the fix (exit 7): %s", err.msg ? err.msg : "(none)");
+	os_error_clear(&err);
+	is_int(dra_gpus_of(dir, "GPU 0: A100 (UUID: GPU-a)\nGPU 1: A100 (UUID: GPU-b)\n"
+			   "  MIG 1g.10gb     Device  0: (UUID: MIG-x)\n"
+			   GPUS_VERSION_MARK " NVRM version: 570.86\n" GPUS_QUERY_MARK "\n"
+			   "GPU-a, Enabled, 8.0\nGPU-b, Enabled, 8.0\n" GPUS_ENV_MARK "\nall\n", 0, &uuids, &err),
+	       0, "one with a MIG device: published");
+	cleanup_free char *got = strv_join(&uuids, ",");
+	is_str(got, "GPU-b", "by its GPU's UUID, the other left out");
+	strv_free(&uuids);
+	is_int(dra_gpus_of(dir, "No devices were found\n", 6, &uuids, &err), -1, "no GPU at all: refused");
+	ok(err.code == OS_EXIT_NOGPU && strstr(err.msg, "node 'n' sees no GPU in its container openshell-node-g"),
+	   "naming the container: %s", err.msg ? err.msg : "(none)");
+	os_error_clear(&err);
+	for (const char *const *f = (const char *const[]){ "docker", "look.out", "look.rc", NULL }; *f; f++) {
+		cleanup_free char *path = xasprintf("%s/%s", dir, *f);
+		unlink(path);
+	}
+	rmdir(dir);
+	unsetenv("OPENSHELL_DOCKER");
+}
+
 int main(void)
 {
 	xalloc_init();
 	test_gates();
 	test_published();
 	test_create_script();
+	test_container_dra_gpus();
 	return tap_done();
 }
