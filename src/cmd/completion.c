@@ -84,10 +84,13 @@ static void offer_opts(const struct cli_opt *opts, const char *prefix)
 }
 
 /* A shell waits on the answer: a daemon that does not answer gets this
- * long a call, not the usual minute. */
+ * long a call, not the usual minute. (A bad OPENSHELL_CALL_TIMEOUT, which
+ * every command refuses, leaves what needs no docker call: the names the
+ * metadata knows.) */
 #define COMPLETE_CALL_MS 2000
 
-/* The --context typed earlier on the line: where gateway names come from. */
+/* The global --context typed earlier on the line: where gateway names
+ * come from (node add's own --context names the node's daemon). */
 static const char *typed_context;
 
 static void offer_value(const struct cli_opt *o, const char *prefix)
@@ -146,6 +149,7 @@ static void complete(int n, char **words)
 {
 	const struct cli_spec *at = cli_root();
 	const struct cli_opt *pending = NULL;   /* an option waiting for its value */
+	int pending_global = 0;                 /* and it is the command line's own */
 	const char *cur = words[n - 1];
 	int operands = 0;                       /* of the command reached */
 
@@ -154,7 +158,7 @@ static void complete(int n, char **words)
 
 		if (pending) {
 			/* this word was its value */
-			if (pending->value == CLI_VALUE_CONTEXT)
+			if (pending->value == CLI_VALUE_CONTEXT && pending_global)
 				typed_context = words[i];
 			pending = NULL;
 		} else if (strcmp(words[i], "--") == 0) {
@@ -164,8 +168,9 @@ static void complete(int n, char **words)
 			const char *value;
 
 			pending = o && o->arg ? o : NULL;
+			pending_global = at == cli_root();
 			o = word_opt_with_value(at, words[i], &value);
-			if (o && o->value == CLI_VALUE_CONTEXT)
+			if (o && o->value == CLI_VALUE_CONTEXT && at == cli_root())
 				typed_context = value;
 		} else if (at->subs && (next = cli_find(at, words[i])) && next != &cli_help_spec && !next->hidden) {
 			at = next;

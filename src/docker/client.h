@@ -20,10 +20,10 @@
 /* The process's target: the daemon the user's environment and --context
  * name, which a call gets when it names none (ON NULL, below): entries as
  * run_spec's env takes them ("NAME=VALUE", a bare "NAME" unset), over the
- * process's environment, which openshell never changes. Set by
- * docker_daemon_choose() before any call (main's --context; completion's
- * for the line it completes); NULL or empty: the environment's. A
- * gateway's calls name its own daemon instead. */
+ * process's environment, which openshell never changes. Set once, by
+ * docker_daemon_choose() (main's --context) before any call; NULL or
+ * empty: the environment's. A gateway's calls name its own daemon
+ * instead. */
 void docker_process_target_set(const char *const *env);
 const char *const *docker_process_target(void);
 

@@ -183,10 +183,7 @@ int docker_daemon_named(const char *host, const char *context, struct docker_dae
 		return os_error_set(err, OS_EXIT_USAGE, "--docker-host needs a daemon's address, e.g. ssh://user@gpu-box");
 	if (context && !*context)
 		return os_error_set(err, OS_EXIT_USAGE, "--context needs a context's name (see 'docker context ls')");
-	/* docker's default context takes DOCKER_HOST for its endpoint (docker/cli
-	 * getServerHost); the TLS settings are the user's, as openshell started. */
-	if (!host && context && strcmp(context, "default") == 0)
-		host = process_env("DOCKER_HOST");
+	/* The user's own TLS settings, as openshell started. */
 	return resolve(host, context ? context : "default", process_env, d, err);
 }
 
@@ -233,11 +230,7 @@ int docker_daemon_choose(const char *context, os_error *err)
 		return os_error_set(err, OS_EXIT_USAGE, "--context needs a context's name (see 'docker context ls')");
 	free(chosen);
 	chosen = xstrdup(context);
-	strv_pushf(&env, "DOCKER_CONTEXT=%s", context);
-	/* docker's default context takes DOCKER_HOST for its endpoint (docker/cli
-	 * resolveDefaultDockerEndpoint); a named one wins over it. */
-	if (strcmp(context, "default") != 0)
-		strv_push(&env, "DOCKER_HOST");
+	docker_target_env(&(struct docker_target){ .context = chosen }, &env);
 	docker_process_target_set(strv_argv(&env));
 	strv_free(&env);
 	return 0;
@@ -300,7 +293,7 @@ int docker_daemon_of(const struct docker_target *on, struct docker_daemon *d, os
 		return docker_daemon_resolve(d, err);
 	/* Recorded without TLS (older metadata): the user's settings, as
 	 * docker takes them, recorded from here on. */
-	if (on->context && strcmp(on->context, "default") == 0 && !on->tls_recorded)
+	if (on->context && strcmp(on->context, "default") == 0 && on->endpoint && *on->endpoint && !on->tls_recorded)
 		return resolve(on->endpoint, NULL, process_env, d, err);
 	copy = docker_target_dup(on);
 	memset(d, 0, sizeof(*d));

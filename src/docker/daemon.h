@@ -39,9 +39,7 @@ int docker_daemon_resolve(struct docker_daemon *d, os_error *err);
 
 /* The daemon another command's option names, not the environment: HOST
  * (--docker-host, DOCKER_HOST's form, with the environment's TLS settings)
- * or else CONTEXT (--context, a context's name; NULL: "default", the
- * local socket). A context named "default" is docker's: DOCKER_HOST's
- * endpoint where the environment sets one. */
+ * or else CONTEXT (--context, a context's name; NULL: "default"). */
 int docker_daemon_named(const char *host, const char *context, struct docker_daemon *d, os_error *err);
 
 /* Fill d's host, user, port and local from its endpoint, the one reading
@@ -60,7 +58,8 @@ void docker_daemon_free(struct docker_daemon *d);
 /* --context NAME: the process's target in that context (DOCKER_CONTEXT,
  * DOCKER_HOST dropped, as docker's own --context wins over it; "default"
  * keeps it, as docker's default context takes it), and the user's
- * explicit choice for docker_daemon_follow(). Before any call. */
+ * explicit choice for docker_daemon_follow(). Once, by main, before any
+ * call. */
 int docker_daemon_choose(const char *context, os_error *err);
 
 /* D for the daemon ON names (docker/client.h): NULL, the process's target

@@ -73,11 +73,18 @@ static void env_as_started(struct strv *env, const char *name)
 
 void docker_target_env(const struct docker_target *t, struct strv *env)
 {
-	if (!docker_target_recorded(t))
+	if (!t->context)
 		return;   /* the process's target serves */
+	/* A named context wins over DOCKER_HOST, as docker's own --context. */
 	if (strcmp(t->context, "default") != 0) {
 		strv_pushf(env, "DOCKER_CONTEXT=%s", t->context);
 		strv_push(env, "DOCKER_HOST");
+		return;
+	}
+	/* "default" alone is docker's default context, which takes DOCKER_HOST
+	 * for its endpoint (docker/cli resolveDefaultDockerEndpoint): kept. */
+	if (!t->endpoint) {
+		strv_push(env, "DOCKER_CONTEXT=default");
 		return;
 	}
 	strv_pushf(env, "DOCKER_HOST=%s", t->endpoint);

@@ -48,8 +48,9 @@ int docker_target_same(const struct docker_target *a, const struct docker_target
  * struct run_spec's env that name it (one without '=' unsets the
  * variable). A named context carries its own TLS material; "default" is
  * DOCKER_HOST's endpoint with the TLS settings recorded, or where none
- * were, those of the environment openshell started with. None for a
- * target not recorded (no context or endpoint). */
+ * were, those of the environment openshell started with. A context's
+ * name alone (no endpoint: --context as typed) names it as docker's
+ * --context does. None for a target without a context. */
 struct strv;
 void docker_target_env(const struct docker_target *t, struct strv *env);
 

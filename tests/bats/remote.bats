@@ -183,8 +183,8 @@ suite_teardown() {
 	assert_success
 	run jq -r '.state' <<<"$output"
 	assert_output running
-	# every call of verify (its host probe too), gpus and logs names the
-	# gateway's daemon: one that named none would find no daemon here
+	# every call of verify, gpus and logs names the gateway's daemon: one
+	# that named none would find no daemon here
 	DOCKER_HOST=$elsewhere run --separate-stderr openshell gateway verify --name rs
 	assert_success
 	assert_line '7 passed, 0 failed'

@@ -372,12 +372,10 @@ static void test_daemon_of(void)
 	ok(docker_daemon_of(NULL, &d, &err) == 0 && strcmp(d.at.endpoint, "tcp://10.0.0.7:2375") == 0,
 	   "none named: the process's target, resolved");
 	docker_daemon_free(&d);
-	ok(docker_daemon_named(NULL, "default", &d, &err) == 0 && strcmp(d.at.endpoint, "tcp://10.0.0.7:2375") == 0,
-	   "an option's context 'default' is DOCKER_HOST's daemon, as docker's default context is");
-	docker_daemon_free(&d);
-	ok(docker_daemon_named(NULL, NULL, &d, &err) == 0 && strcmp(d.at.endpoint, DOCKER_DEFAULT_ENDPOINT) == 0,
-	   "no context named: the local socket");
-	docker_daemon_free(&d);
+	saw_is(&(struct docker_target){ .context = "default" }, "tcp://10.0.0.7:2375 default unset unset\n",
+	       "'default' as typed: docker's default context, DOCKER_HOST kept");
+	saw_is(&(struct docker_target){ .context = "gpu-lab" }, "unset gpu-lab unset unset\n",
+	       "another as typed: that context, DOCKER_HOST dropped");
 	unsetenv("DOCKER_HOST");
 	os_error_clear(&err);
 }

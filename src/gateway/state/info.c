@@ -13,7 +13,7 @@
 #include "base/names.h"
 #include "base/xalloc.h"
 #include "docker/client.h"
-#include "docker/daemon.h"
+#include "docker/target.h"
 #include "gateway/gpu/gpus.h"
 #include "gateway/state/info.h"
 #include "gateway/state/node_network.h"
@@ -121,17 +121,14 @@ int gateway_metadata_names(struct strv *names, os_error *err)
 
 int gateway_known_names(const char *context, int within_ms, struct strv *names, os_error *err)
 {
-	struct docker_daemon d = { 0 };
-	int rc = -1;
+	/* The context as typed, as docker's --context takes it: no call to
+	 * resolve it, whose time no one caps. */
+	struct docker_target typed = { .context = (char *)context };
 
-	if (context && docker_daemon_named(NULL, context, &d, err) < 0)
+	if (add_labelled(context ? &typed : NULL, within_ms, names, err) < 0 || gateway_metadata_names(names, err) < 0)
 		return -1;
-	if (add_labelled(context ? &d.at : NULL, within_ms, names, err) == 0 && gateway_metadata_names(names, err) == 0) {
-		gateway_names_sort_unique(names);
-		rc = 0;
-	}
-	docker_daemon_free(&d);
-	return rc;
+	gateway_names_sort_unique(names);
+	return 0;
 }
 
 int gateway_docker_contexts(int within_ms, struct strv *names, os_error *err)
