@@ -14,7 +14,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from k3ssim import api, clock, registry, status, store  # noqa: E402
-from k3ssim.controllers import deployment, gc  # noqa: E402
+from k3ssim.controllers import deployment, gc, ownedpods  # noqa: E402
 from k3ssim.kubelet import mounts, prober, runtime  # noqa: E402
 
 
@@ -52,7 +52,7 @@ class Deployments(unittest.TestCase):
         [rs] = self.objs("ReplicaSet")
         h = rs["metadata"]["labels"]["pod-template-hash"]
         self.assertEqual(rs["metadata"]["name"], "web-" + h)
-        self.assertTrue(set(h) <= set(deployment.SAFE) and len(h) <= 10)
+        self.assertTrue(set(h) <= set(ownedpods.SAFE) and len(h) <= 10)
         self.assertEqual(rs["spec"]["selector"]["matchLabels"], {"app": "web", "pod-template-hash": h})
         self.assertEqual(rs["spec"]["replicas"], 1)   # replicas unset: 1
         self.assertTrue(rs["metadata"]["ownerReferences"][0]["blockOwnerDeletion"])
@@ -130,6 +130,17 @@ class Deployments(unittest.TestCase):
             self.gc.tick()
             self.c.tick()
         self.assertEqual((self.objs("Deployment"), self.objs("ReplicaSet"), self.objs("Pod")), ([], [], []))
+
+
+class TemplateHash(unittest.TestCase):
+    def test_a_decimal_fnv_written_as_safe_encode_string_writes_it(self):
+        tmpl = {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+        h = ownedpods.template_hash(tmpl)
+        # '0'..'9' are bytes 48..57: SafeEncodeString's letters 4-9, b, c, d, f
+        # (k3s's pod-template-hash "7c5ddbdf54" is one such)
+        self.assertTrue(h and set(h) <= set("456789bcdf") and len(h) <= 10, h)
+        self.assertEqual(h, ownedpods.template_hash(tmpl))
+        self.assertNotEqual(h, ownedpods.template_hash({"spec": {"containers": [{"name": "c", "image": "other"}]}}))
 
 
 class FakeWorker:

@@ -20,8 +20,6 @@ template fits.
 """
 
 import copy
-import hashlib
-import json
 
 from .. import status
 from . import ownedpods, scheduler
@@ -34,10 +32,6 @@ DAEMON_TOLERATIONS = [
     {"key": "node.kubernetes.io/pid-pressure", "operator": "Exists", "effect": "NoSchedule"},
     {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
 ]
-
-
-def template_hash(tmpl):
-    return hashlib.sha256(json.dumps(tmpl, sort_keys=True).encode()).hexdigest()[:10]
 
 
 class DaemonSets:
@@ -80,7 +74,7 @@ class DaemonSets:
     def _sync(self, ds, nodes, pods):
         pods_res = self.api.registry.by_kind("v1", "Pod")
         gen = ds["metadata"].get("generation", 1)
-        h = template_hash(ds["spec"].get("template", {}))
+        h = ownedpods.template_hash(ds["spec"].get("template", {}))
         want = [n for n in nodes if self._fits(ds, n)]
         want_names = {n["metadata"]["name"] for n in want}
         keep = want_names | {n["metadata"]["name"] for n in nodes if self._fits(ds, n, ("NoExecute",))}

@@ -31,20 +31,12 @@ skipped).
 """
 
 import copy
-import hashlib
-import json
 
 from .. import clock, selectors, status
 from . import ownedpods
 
 HASH_LABEL = "pod-template-hash"
-SAFE = "bcdfghjklmnpqrstvwxz2456789"   # apimachinery util/rand SafeEncodeString's alphabet
 REVISION = "deployment.kubernetes.io/revision"
-
-
-def template_hash(tmpl):
-    value = int.from_bytes(hashlib.sha256(json.dumps(tmpl, sort_keys=True).encode()).digest()[:4], "big")
-    return "".join(SAFE[ord(c) % len(SAFE)] for c in str(value))
 
 
 def _owner_ref(kind, obj):
@@ -95,7 +87,7 @@ class Deployments:
     def _deployment(self, deps_res, rs_res, d, sets):
         spec, md = d["spec"], d["metadata"]
         want = spec.get("replicas", 1)
-        h = template_hash(spec.get("template", {}))
+        h = ownedpods.template_hash(spec.get("template", {}))
         name = "%s-%s" % (md["name"], h)
         new = next((s for s in sets if s["metadata"]["name"] == name), None)
         made = failed = None

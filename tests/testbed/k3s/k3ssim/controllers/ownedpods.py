@@ -6,10 +6,27 @@ pod made as the API admits it, a refusal the owner's Warning FailedCreate
 "Error creating: <the API's words>" (once while it repeats, as the event
 recorder's aggregation shows it), a pod made its Normal SuccessfulCreate
 "Created pod: <name>"; a pod deleted its SuccessfulDelete "Deleted pod:
-<name>".
+<name>". A template's revision is named by a hash of it, a 32-bit FNV of
+the object written as apimachinery's rand.SafeEncodeString writes its
+decimal digits (controller.ComputeHash: a ReplicaSet's pod-template-hash;
+history.HashControllerRevision: a DaemonSet's controller-revision-hash);
+Go's DeepHashObject prints the object as the stand-in cannot, so the
+value differs from k3s's, its form does not.
 """
 
+import json
+
 from .. import status
+
+SAFE = "bcdfghjklmnpqrstvwxz2456789"   # apimachinery util/rand SafeEncodeString's alphabet
+
+
+def template_hash(tmpl):
+    """TMPL's revision hash: FNV-1a 32 of its JSON, SafeEncodeString'd."""
+    value = 0x811c9dc5
+    for b in json.dumps(tmpl, sort_keys=True).encode():
+        value = ((value ^ b) * 0x01000193) & 0xffffffff
+    return "".join(SAFE[ord(c) % len(SAFE)] for c in str(value))
 
 
 def create(api, pods_res, owner, pod, component, failed):
