@@ -287,18 +287,14 @@ int docker_daemon_follow(const char *gateway, const struct docker_target *t, con
 
 int docker_daemon_of(const struct docker_target *on, struct docker_daemon *d, os_error *err)
 {
-	struct docker_target *copy;
-
 	if (!on)
 		return docker_daemon_resolve(d, err);
 	/* Recorded without TLS (older metadata): the user's settings, as
 	 * docker takes them, recorded from here on. */
 	if (on->context && strcmp(on->context, "default") == 0 && on->endpoint && *on->endpoint && !on->tls_recorded)
 		return resolve(on->endpoint, NULL, process_env, d, err);
-	copy = docker_target_dup(on);
 	memset(d, 0, sizeof(*d));
-	d->at = *copy;
-	free(copy);
+	docker_target_copy(&d->at, on);
 	if (docker_daemon_parse_endpoint(d, err) == 0)
 		return 0;
 	docker_daemon_free(d);

@@ -21,17 +21,20 @@ static char *dup_or_null(const char *s)
 	return s ? xstrdup(s) : NULL;
 }
 
+void docker_target_copy(struct docker_target *to, const struct docker_target *from)
+{
+	*to = *from;
+	to->context = dup_or_null(from->context);
+	to->endpoint = dup_or_null(from->endpoint);
+	to->cert_path = dup_or_null(from->cert_path);
+}
+
 struct docker_target *docker_target_dup(const struct docker_target *t)
 {
-	struct docker_target *d;
+	struct docker_target *d = NULL;
 
-	if (!t)
-		return NULL;
-	d = xmalloc(sizeof(*d));
-	*d = *t;
-	d->context = dup_or_null(t->context);
-	d->endpoint = dup_or_null(t->endpoint);
-	d->cert_path = dup_or_null(t->cert_path);
+	if (t)
+		docker_target_copy(d = xmalloc(sizeof(*d)), t);
 	return d;
 }
 

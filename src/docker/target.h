@@ -32,6 +32,9 @@ struct docker_ctr {
 
 void docker_target_free(struct docker_target *t);
 
+/* TO as a copy of FROM, its strings its own (docker_target_free()). */
+void docker_target_copy(struct docker_target *to, const struct docker_target *from);
+
 /* A copy of T that outlives it (NULL: none), for a value that keeps the
  * daemon it was found on; docker_target_destroy() frees it (NULL fine). */
 struct docker_target *docker_target_dup(const struct docker_target *t);

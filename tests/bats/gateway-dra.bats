@@ -412,7 +412,7 @@ relabelled() {
 	assert_output 1
 	# The claim outlives its pods; held again, the driver sets the GPU's
 	# time slice as its GpuConfig asks (Long: 3), and back once released.
-	readme_shared_pod | sed 's/name: shared-a/name: shared-hold/; s/\["nvidia-smi", "-L"\]/["sleep", "60"]/' \
+	readme_shared_pod | sed 's/name: shared-a/name: shared-hold/; s/\["nvidia-smi", "-L"\]/["sleep", "3600"]/' \
 		>"$BATS_TEST_TMPDIR/hold.yaml"
 	run kd apply -f - < <(printf 'apiVersion: v1\n'; cat "$BATS_TEST_TMPDIR/hold.yaml")
 	assert_success
@@ -455,7 +455,7 @@ no_mps_daemons() { gw_kubectl_is d "" get deployments -n nvidia-dra-driver-gpu -
 	# that holds it.
 	readme_sample mps >"$BATS_TEST_TMPDIR/mps-gpu.yaml"
 	readme_sample mps | sed -n '/^kind: Pod$/,$p' |
-		sed 's/name: mps-a/name: mps-hold/; s/\["sh", "-c", .*\]$/["sleep", "60"]/' >"$BATS_TEST_TMPDIR/hold.yaml"
+		sed 's/name: mps-a/name: mps-hold/; s/\["sh", "-c", .*\]$/["sleep", "3600"]/' >"$BATS_TEST_TMPDIR/hold.yaml"
 	run kd apply -f - <"$BATS_TEST_TMPDIR/mps-gpu.yaml"
 	assert_success
 	run gw_kubectl d apply -f - < <(printf 'apiVersion: v1\n'; cat "$BATS_TEST_TMPDIR/hold.yaml")
@@ -478,8 +478,9 @@ no_mps_daemons() { gw_kubectl_is d "" get deployments -n nvidia-dra-driver-gpu -
 	uid=$(gw_kubectl d get resourceclaim mps-gpu -o jsonpath='{.metadata.uid}')
 	run mps_daemons
 	assert_output --regexp "^mps-control-daemon-$uid-[0-9a-f]{5} 1$"
-	run gw_kubectl d exec mps-hold -- sh -c 'echo "$CUDA_MPS_PIPE_DIRECTORY"; [ -p "$CUDA_MPS_PIPE_DIRECTORY/control" ] && echo pipe'
-	assert_output $'/tmp/nvidia-mps\npipe'
+	# the daemon's control endpoint and PID file, there as on a real host
+	run gw_kubectl d exec mps-hold -- sh -c 'cd "$CUDA_MPS_PIPE_DIRECTORY" && pwd && [ -e control ] && [ -s nvidia-cuda-mps-control.pid ] && echo daemon'
+	assert_output $'/tmp/nvidia-mps\ndaemon'
 	# gateway gpus: that GPU shared by MPS, as its claim asks, no count;
 	# the other one exclusive.
 	run --separate-stderr openshell gateway gpus --name d --json
@@ -512,7 +513,7 @@ no_mps_daemons() { gw_kubectl_is d "" get deployments -n nvidia-dra-driver-gpu -
 	run --separate-stderr openshell gateway verify --name d --json
 	assert_failure
 	run evidence "$output" dra-driver
-	assert_output "DaemonSet nvidia-dra-driver-gpu/dra-driver-nvidia-gpu-kubelet-plugin: 1/1 pods ready, but --gpu-sharing mps asks for feature gate MPSSupport, which its pods do not run with: the DaemonSet was changed since the chart rendered it (all 1 pods updated); 'openshell gateway start --gpu-sharing none', then '--gpu-sharing mps', renders it again"
+	assert_output "DaemonSet nvidia-dra-driver-gpu/dra-driver-nvidia-gpu-kubelet-plugin: 1/1 pods ready, but --gpu-sharing mps asks for feature gate MPSSupport, which its pods do not run with (all 1 updated): job helm-install-dra-driver-nvidia-gpu in kube-system has not rendered the chart again yet, or the DaemonSet was changed by hand; once that job is done, 'openshell gateway start --gpu-sharing none', then '--gpu-sharing mps', renders it again"
 }
 
 # The devices gateway $1's node publishes: "TYPE NAME PARENT", sorted.

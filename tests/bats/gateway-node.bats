@@ -464,7 +464,13 @@ assert_nothing_on_for() {
 	run --separate-stderr openshell gateway node add node-e --name md --docker-host "$(sim_host_of node-e docker-host)" --gpus 2 \
 		--gpu-sharing time-slicing:2
 	shared_err=$stderr shared_status=$status
-	run --separate-stderr openshell gateway node add node-e --name md --docker-host "$(sim_host_of node-e docker-host)" --gpus 3
+	run --separate-stderr openshell gateway node add node-e --name md --docker-host "$(sim_host_of node-e docker-host)" --gpus 3 \
+		--gpu-sharing time-slicing
+	other_err=$stderr other_status=$status
+	# The gateway's own sharing is accepted; every call on the server's side
+	# names the daemon md's metadata records: the shell's names none.
+	DOCKER_HOST=unix:///nonexistent.sock run --separate-stderr openshell gateway node add node-e --name md \
+		--docker-host "$(sim_host_of node-e docker-host)" --gpus 3 --gpu-sharing mps
 	add=$output add_err=$stderr add_status=$status
 	# The agent's k3s serves DRA as the server's does: its node labelled for
 	# the driver's kubelet plugin, which publishes the two of its three GPUs
@@ -472,7 +478,7 @@ assert_nothing_on_for() {
 	label=$(gw_kubectl md get node node-e -o jsonpath='{.metadata.labels.nvidia\.com/gpu\.present}')
 	published=$(gw_kubectl md get resourceslices -o json |
 		jq -r '.items[] | select(.spec.nodeName == "node-e") | .spec.devices[].attributes.uuid.string' | sort)
-	list=$(openshell gateway node list --name md --json)
+	list=$(DOCKER_HOST=unix:///nonexistent.sock openshell gateway node list --name md --json)
 	shown=$(openshell gateway status --name md)
 	run --separate-stderr openshell gateway verify --name md
 	verify=$output verify_status=$status
@@ -513,6 +519,8 @@ EOF
 	openshell gateway destroy --name md --yes >/dev/null 2>&1
 	assert_equal "$shared_status" 6
 	[[ $shared_err == *"gateway 'md' allocates its GPUs by dra: under --gpu-allocation dra pods share a GPU by using one ResourceClaim, whose GpuConfig asks the DRA driver for time-slicing, and there is no count of replicas: give --gpu-sharing time-slicing, without :N" ]]
+	assert_equal "$other_status" 6
+	[[ $other_err == *"gateway 'md' shares its GPUs as mps, and the DRA driver's sharing is one for every node: add node 'node-e' without --gpu-sharing"* ]]
 	assert_equal "$add_status" 0
 	grep -qxF "  GPUs:        2 published in ResourceSlices (DRA driver gpu.nvidia.com)" <<<"$add"
 	[[ $add_err == *"warning: GPU $(sim_gpu_uuids node-e | sed -n 3p) has MIG enabled and no MIG device: NVIDIA's DRA driver publishes nothing of it"* ]]
@@ -526,10 +534,8 @@ EOF
 	re="node-e: pod openshell-verify-[0-9a-f]+-node-e Succeeded: GPU 0: [^;]*\\(UUID: ($(sim_gpu_uuids node-e | head -2 | paste -sd'|'))\\), the device gpu-[0-9]+ its claim openshell-verify-[0-9a-f]+-node-e-gpu-[a-z0-9]+ was allocated and reserved for it"
 	[[ $line =~ $re ]]
 	assert_equal "$mps_said" "25.0"
-	# The daemon's Deployment, its ReplicaSet and pod (the pod bound to
-	# node-e by the template's nodeName, run by that node's kubelet).
-	[[ $mps_events == *"ScalingReplicaSet  Scaled up replica set mps-control-daemon-"* ]]
-	[[ $mps_events == *"SuccessfulCreate  Created pod: mps-control-daemon-"* ]]
+	# The daemon's pod bound to node-e by the template's nodeName, run by
+	# that node's kubelet.
 	[[ $mps_events == *"Started node-e Started container mps-control-daemon"* ]]
 	# The destroy took the agent and its volumes from node-e's host.
 	run sim_docker node-e ps -aq --filter label=org.openshell.gateway=md

@@ -183,8 +183,8 @@ suite_teardown() {
 	assert_success
 	run jq -r '.state' <<<"$output"
 	assert_output running
-	# every call of verify, gpus and logs names the gateway's daemon: one
-	# that named none would find no daemon here
+	# every call of verify, gpus, logs, kubectl and exec names the gateway's
+	# daemon: one that named none would find no daemon here
 	DOCKER_HOST=$elsewhere run --separate-stderr openshell gateway verify --name rs
 	assert_success
 	assert_line '7 passed, 0 failed'
@@ -192,6 +192,12 @@ suite_teardown() {
 	assert_success
 	assert_line --regexp '^openshell-rs +0 +GPU-'
 	DOCKER_HOST=$elsewhere run --separate-stderr openshell gateway logs --name rs --tail 1
+	assert_success
+	[ -n "$output$stderr" ]   # k3s logs to stderr
+	DOCKER_HOST=$elsewhere run --separate-stderr openshell gateway kubectl --name rs -- get nodes -o name
+	assert_success
+	assert_output node/openshell-rs
+	DOCKER_HOST=$elsewhere run --separate-stderr openshell gateway exec --name rs -- cat /etc/hostname
 	assert_success
 	DOCKER_HOST=$elsewhere run --separate-stderr openshell gateway destroy --name rs --yes
 	assert_success

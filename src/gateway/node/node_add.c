@@ -44,8 +44,8 @@ struct add {
 	struct gateway gw;
 	struct gateway_request rq;     /* the agent's request: the gateway's name, the node's GPUs */
 	struct deploy_plan d;          /* its plan: the gateway's image and MIG strategy, the GPUs' mode */
-	struct docker_daemon sd, nd;   /* the server's daemon (gw.ctr.on names it) and the node's: each
-	                                * call names one of them (docker/client.h's ON) */
+	struct docker_daemon nd;       /* the node's daemon; each call names it or the server's
+	                                * (gw.ctr.on; docker/client.h's ON) */
 	struct daemon_gpus dg;         /* what the node's daemon offers for GPUs */
 	char *res;                     /* openshell-node-GATEWAY */
 	char *host;                    /* the node's Docker host, for messages */
@@ -162,7 +162,7 @@ static int server_facts(struct add *a, os_error *err)
 	cJSON *info = NULL;
 	int rc = -1;
 
-	if (docker_daemon_of(a->gw.ctr.on, &a->sd, err) < 0 || docker_info(a->gw.ctr.on, &info, err) < 0)
+	if (docker_info(a->gw.ctr.on, &info, err) < 0)
 		goto out;
 	a->daemon_id = json_str(info, "ID") ? xstrdup(json_str(info, "ID")) : NULL;
 	a->daemon_name = json_str(info, "Name") ? xstrdup(json_str(info, "Name")) : NULL;
@@ -270,7 +270,7 @@ static int image_there(struct add *a, os_error *err)
 
 	/* A send takes long: it may last until the deadline. */
 	whole = deadline_capped(&a->by, 0);
-	rc = docker_image_send(a->gw.c.image, &a->sd.at, on_node(a), deadline_call_ms(&whole), &id, err);
+	rc = docker_image_send(a->gw.c.image, a->gw.ctr.on, on_node(a), deadline_call_ms(&whole), &id, err);
 	if (rc < 0)
 		return os_error_wrap(err, "cannot send image %s to %s", a->gw.c.image, a->host);
 	a->r->image_sent = 1;
@@ -456,7 +456,6 @@ int gateway_node_add(const struct node_add_opts *o, struct node_add_result *r, o
 	deploy_plan_free(&a.d);
 	gateway_request_free(&a.rq);
 	gateway_free(&a.gw);
-	docker_daemon_free(&a.sd);
 	docker_daemon_free(&a.nd);
 	daemon_gpus_free(&a.dg);
 	if (a.token)

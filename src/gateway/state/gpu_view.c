@@ -278,8 +278,9 @@ struct judge {
 };
 
 /* Under DRA: a GPU the node's slices publish is the driver's to hand out
- * (it publishes the ones it can serve), and its holders are the claims'. */
-static void judge_claimed(const struct judge *j, struct gpu_row *r)
+ * (it publishes the ones it can serve), and its holders are the claims'.
+ * LEAF: a row no MIG device sits under. */
+static void judge_claimed(const struct judge *j, struct gpu_row *r, int leaf)
 {
 	const char *strategy;
 
@@ -292,8 +293,9 @@ static void judge_claimed(const struct judge *j, struct gpu_row *r)
 		r->why = xstrdup("not published in the node's ResourceSlices (kubectl get resourceslices)");
 	}
 	gpu_claims_holders(j->list, r->uuid, hold_by_claim, r);
-	/* No count: the claim's pods share it as its GpuConfig asks. */
-	strategy = gpu_claims_sharing(j->list, r->uuid);
+	/* No count: the claim's pods share it as its GpuConfig asks (a MIG
+	 * GPU's claims are its devices'). */
+	strategy = leaf ? gpu_claims_sharing(j->list, r->uuid) : NULL;
 	if (strategy && strcmp(strategy, "MPS") == 0)
 		r->share = SHARE_MPS;
 	else if (strategy && strcmp(strategy, "TimeSlicing") == 0)
@@ -308,7 +310,7 @@ static void judge_row(const struct judge *j, struct gpu_row *r, int leaf)
 	int ids;
 
 	if (j->dra) {
-		judge_claimed(j, r);
+		judge_claimed(j, r, leaf);
 		return;
 	}
 	if (!j->a->have_cp) {

@@ -83,8 +83,7 @@ int gateway_follow_daemon(const char *name, struct docker_target **on, os_error 
 	struct gateway gw;
 	int rc = gateway_load_files(name, &gw, err) < 0 ? -1 : follow(&gw, err);
 
-	*on = rc == 0 ? gw.daemon : NULL;
-	gw.daemon = NULL;   /* the caller's now */
+	*on = rc == 0 ? steal_pointer(&gw.daemon) : NULL;
 	gateway_free(&gw);
 	return rc;
 }
@@ -100,10 +99,8 @@ int gateway_inspect_followed(const char *name, struct gw_container *c, struct do
 		if (rc < 0)
 			add_lost_fix(&gw, err);
 	}
-	if (rc == 0) {
-		*on = gw.daemon;
-		gw.daemon = NULL;
-	}
+	if (rc == 0)
+		*on = steal_pointer(&gw.daemon);
 	gateway_free(&gw);
 	return rc;
 }

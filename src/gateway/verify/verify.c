@@ -167,8 +167,8 @@ static void check_dra_sharing(const cJSON *list, const cJSON *ds, const struct d
 	was = c->evidence ? xstrdup(c->evidence) : xstrdup("");
 	if (dra_gates_rolled(ds, st, gate))
 		check_set(c, CHECK_PASS, xasprintf("%s; %s on: its pods run with feature gate %s, so a claim's GpuConfig may ask for it", was, mode, gate));
-	else if (st->rolled && st->updated == st->desired)   /* rolled out without it: changed by hand */
-		check_set(c, CHECK_FAIL, xasprintf("%s, but --gpu-sharing %s asks for feature gate %s, which its pods do not run with: the DaemonSet was changed since the chart rendered it (all %lld pods updated); 'openshell gateway start --gpu-sharing none', then '--gpu-sharing %s', renders it again", was, mode, gate, st->updated, mode));
+	else if (st->rolled && st->updated == st->desired)   /* rolled out without it: a render to come, or a hand's */
+		check_set(c, CHECK_FAIL, xasprintf("%s, but --gpu-sharing %s asks for feature gate %s, which its pods do not run with (all %lld updated): job helm-install-%s in kube-system has not rendered the chart again yet, or the DaemonSet was changed by hand; once that job is done, 'openshell gateway start --gpu-sharing none', then '--gpu-sharing %s', renders it again", was, mode, gate, st->updated, DRA_DRIVER_RELEASE, mode));
 	else
 		check_set(c, CHECK_FAIL, xasprintf("%s, but --gpu-sharing %s asks for feature gate %s, which its pods do not run with yet (%lld of %lld updated; job helm-install-%s in kube-system upgrades the chart)", was, mode, gate, st->updated, st->desired, DRA_DRIVER_RELEASE));
 }

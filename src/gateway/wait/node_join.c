@@ -304,6 +304,9 @@ static int dra_want(struct node_join *j, os_error *err)
 	struct strv uuids = { 0 };
 	int rc = container_dra_gpus(&j->agent, what, deadline_call_ms(&j->by), &uuids, err);
 
+	/* nvidia-smi's own failure: say whose host it was on. */
+	if (rc < 0 && err->code != OS_EXIT_NOGPU)
+		os_error_wrap(err, "cannot list the GPUs of %s's agent on %s", what, j->host);
 	j->want_gpus = (long long)uuids.n;
 	strv_free(&uuids);
 	return rc;

@@ -10,8 +10,8 @@ through a ReplicaSet of its template.
   given), a ReplicaSet of another template to 0 ("ScalingReplicaSet"
   events). SIMULATION: the rollout is one step, the new ReplicaSet scaled
   up and the old ones down at once (no maxSurge or maxUnavailable steps),
-  and the hash is of the template's JSON, not FNV of its Go dump (same
-  alphabet and length: controller.ComputeHash, rand.SafeEncodeString).
+  and the hash is an FNV-1a of the template's JSON, not of its Go dump
+  (same alphabet and length: controller.ComputeHash, rand.SafeEncodeString).
 - Its status (sync.go calculateStatus): observedGeneration, replicas,
   updatedReplicas, readyReplicas, availableReplicas (minReadySeconds 0: a
   ready pod is available), unavailableReplicas, and the conditions

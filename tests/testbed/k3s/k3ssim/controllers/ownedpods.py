@@ -8,8 +8,9 @@ recorder's aggregation shows it), a pod made its Normal SuccessfulCreate
 "Created pod: <name>"; a pod deleted its SuccessfulDelete "Deleted pod:
 <name>". A template's revision is named by a hash of it, a 32-bit FNV of
 the object written as apimachinery's rand.SafeEncodeString writes its
-decimal digits (controller.ComputeHash: a ReplicaSet's pod-template-hash;
-history.HashControllerRevision: a DaemonSet's controller-revision-hash);
+decimal digits (pkg/controller/controller_utils.go ComputeHash: a
+ReplicaSet's pod-template-hash, and through daemon/update.go snapshot a
+DaemonSet's controller-revision-hash; apimachinery pkg/util/rand);
 Go's DeepHashObject prints the object as the stand-in cannot, so the
 value differs from k3s's, its form does not.
 """
